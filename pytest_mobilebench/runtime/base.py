@@ -1,0 +1,149 @@
+"""The runtime interface: where a repository is checked out, patched and its tests run.
+
+Two implementations plug in here: :mod:`pytest_mobilebench.runtime.local` (a temporary git work tree on
+the host) and :mod:`pytest_mobilebench.runtime.docker` (one container per instance). Suites only talk to
+:class:`Runtime` and :class:`Workspace`; they never call git, subprocess or docker themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "ApplyResult",
+    "InfraError",
+    "RunResult",
+    "Runtime",
+    "Workspace",
+    "WorkspaceSpec",
+]
+
+
+class InfraError(RuntimeError):
+    """The environment failed (daemon down, image build failed, clone failed, disk full, OOM).
+
+    Raised by runtimes; suites turn it into the ``infra_error`` reason and never into a model failure.
+    ``kind`` is a short machine-readable tag (``"daemon_unreachable"``, ``"image_build_failed"``,
+    ``"clone_failed"``, ``"oom_killed"``, ``"disk_full"`` ...).
+    """
+
+    def __init__(self, kind: str, message: str, *, log: str = "") -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+        self.log = log
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkspaceSpec:
+    """What a runtime needs to prepare one workspace.
+
+    Attributes:
+        instance_id: the benchmark instance, used for names and labels.
+        repo: ``owner/name``.
+        base_commit: full or abbreviated commit id to check out.
+        repo_url: where to clone from (already expanded from the URL template).
+        environment: the instance's environment record as plain builtins (toolchain versions, recipe
+            overrides); the local runtime ignores what it cannot provide.
+        run_id: the run's id, used to label containers so they can be swept.
+    """
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    repo_url: str
+    environment: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    run_id: str = "adhoc"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """Outcome of one command run in a workspace.
+
+    Attributes:
+        command: the exact command line that ran (a shell string).
+        exit_code: the process's exit status; ``None`` when it was killed for the timeout.
+        output: stdout and stderr together, decoded as UTF-8 with replacement.
+        duration_s: wall-clock seconds.
+        timed_out: True when the wall-clock limit killed it (the whole process group / container).
+        oom_killed: True when the kernel killed it for memory (container runtime only).
+    """
+
+    command: str
+    exit_code: int | None
+    output: str
+    duration_s: float
+    timed_out: bool = False
+    oom_killed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-builtin form for evidence files."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class ApplyResult:
+    """Outcome of applying one patch.
+
+    Attributes:
+        ok: whether the patch is now applied.
+        method: the strategy that worked: ``"git apply"``, ``"git apply --3way"`` or ``"patch --fuzz"``;
+            ``None`` when all failed.
+        log: every attempt's command and output, in order (the real error is kept).
+    """
+
+    ok: bool
+    method: str | None
+    log: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-builtin form for evidence files."""
+        return dataclasses.asdict(self)
+
+
+@runtime_checkable
+class Workspace(Protocol):
+    """One checked-out repository at its base commit, owned by one pytest item."""
+
+    def apply_patch(self, patch: str, *, name: str) -> ApplyResult:
+        """Apply a unified diff: ``git apply``, then ``git apply --3way``, then ``patch --fuzz``.
+
+        The tree is reset to its state before the call between attempts. ``name`` labels the
+        evidence ("model_patch", "test_patch").
+        """
+
+    def restore_paths(self, paths: Sequence[str]) -> None:
+        """Restore the given repository-relative paths to the base commit (deleting files absent there)."""
+
+    def run(self, command: str, *, timeout_s: float, network: bool = False) -> RunResult:
+        """Run a shell command at the repository root under a wall-clock limit.
+
+        On timeout the whole process group (or container) is killed and ``timed_out`` is set.
+        ``network=False`` asks for networking to be off where the runtime can enforce it.
+        """
+
+    def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
+        """Return ``{relative path: bytes}`` for files matching any glob (``**`` allowed) under the root."""
+
+    def diff(self) -> str:
+        """The work tree's diff against the base commit, as ``git diff`` prints it (for evidence)."""
+
+    def close(self) -> None:
+        """Remove the workspace (work tree or container). Safe to call twice."""
+
+
+@runtime_checkable
+class Runtime(Protocol):
+    """Factory of workspaces. ``name`` is ``"local"`` or ``"docker"``."""
+
+    name: str
+
+    def prepare(self, spec: WorkspaceSpec, *, log_dir: Path | None = None) -> Workspace:
+        """Check out ``spec.repo`` at ``spec.base_commit`` and return a ready workspace.
+
+        Raises:
+            InfraError: the repository cannot be fetched, the image cannot be built, the daemon is down.
+        """

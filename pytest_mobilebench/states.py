@@ -1,0 +1,74 @@
+"""The closed vocabularies of the harness: test states, transitions and verdict reasons.
+
+One place per fact: every suite, parser and report imports these enums; no module compares
+status strings of its own. Values are plain strings so they travel through xdist and JSON as builtins.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+__all__ = ["TestState", "Transition", "Reason", "INFRA_REASONS", "transition_of"]
+
+
+@enum.unique
+class TestState(str, enum.Enum):
+    """State of one test in one run (MobileDev-Bench, Section 3 and Appendix A.6).
+
+    ``NONE`` means the test does not exist in that configuration: absent from the results, or in a
+    test source set that could not be compiled because it uses code only the fix introduces.
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    NONE = "NONE"
+    SKIP = "SKIP"
+
+    @property
+    def letter(self) -> str:
+        """One-letter code used in transition names: P, F, N, S."""
+        return self.value[0]
+
+
+class Transition(str):
+    """A transition name such as ``"F2P"``: (state in the ``test`` run) -> (state in the ``fix`` run)."""
+
+    __slots__ = ()
+
+
+def transition_of(before: TestState, after: TestState) -> Transition:
+    """Return the transition name for a pair of states, e.g. ``(FAIL, PASS) -> "F2P"``."""
+    return Transition(f"{before.letter}2{after.letter}")
+
+
+@enum.unique
+class Reason(str, enum.Enum):
+    """The single reason carried by every verdict (SPEC section 1 "Grading a candidate").
+
+    Exactly one reason per evaluated item; flags (for example ``test_files_touched``) never replace it.
+    """
+
+    RESOLVED = "resolved"
+    UNRESOLVED = "unresolved"
+    PATCH_APPLY_FAILED = "patch_apply_failed"
+    BUILD_FAILED = "build_failed"
+    NO_TESTS_RAN = "no_tests_ran"
+    TIMEOUT = "timeout"
+    INFRA_ERROR = "infra_error"
+    EMPTY_PATCH = "empty_patch"
+    MISSING_PREDICTION = "missing_prediction"
+    POLICY_VIOLATION = "policy_violation"
+
+    @property
+    def is_infra(self) -> bool:
+        """True for outcomes caused by the harness or its environment, not by the candidate."""
+        return self in INFRA_REASONS
+
+
+#: Reasons that say nothing about the candidate: the harness or its environment failed. They are counted
+#: apart in every summary. ``timeout`` is not among them for issue resolution (a patch can hang the tests),
+#: but it is reported as its own reason, never folded into ``unresolved``.
+INFRA_REASONS: Final[frozenset[Reason]] = frozenset({Reason.INFRA_ERROR})
