@@ -1,0 +1,169 @@
+"""The local runtime: a temporary git work tree on the host.
+
+Used where Docker is not wanted (``--mb-runtime=local``): fast, but the instance's toolchain must
+already be on the host, and networking cannot be switched off while tests run (documented in the
+README). The test command runs in its own process group; on timeout the whole group is killed.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import final
+
+from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult, WorkspaceSpec
+from pytest_mobilebench.runtime.patching import CHECKPOINT, DIFF, RESET, apply_with_fallbacks, restore_command
+from pytest_mobilebench.runtime.repos import RepoCache
+
+__all__ = ["LocalRuntime", "LocalWorkspace", "run_process_group"]
+
+
+def run_process_group(
+    command: str, *, cwd: Path, timeout_s: float, env: dict[str, str] | None = None
+) -> RunResult:
+    """Run ``command`` with ``bash -c`` in a new session; kill the whole process group on timeout.
+
+    Args:
+        command: shell command line.
+        cwd: working directory.
+        timeout_s: wall-clock limit in seconds.
+        env: full environment (default: the current one).
+
+    Returns:
+        RunResult; ``exit_code`` is None and ``timed_out`` True when the limit was hit.
+    """
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            code: int | None = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            code = None
+        # children that outlived a finished leader are killed too: nothing of the run survives it
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        out.seek(0)
+        output = out.read().decode("utf-8", errors="replace")
+    return RunResult(
+        command=command,
+        exit_code=code,
+        output=output,
+        duration_s=round(time.monotonic() - start, 3),
+        timed_out=timed_out,
+    )
+
+
+@final
+class LocalWorkspace:
+    """A work tree at ``root`` checked out at the base commit (tag ``mobilebench-base``)."""
+
+    def __init__(self, root: Path, owned_dir: Path) -> None:
+        self.root = root
+        self._owned = owned_dir
+
+    def _sh(self, command: str, timeout_s: float = 600) -> tuple[int, str]:
+        result = run_process_group(command, cwd=self.root, timeout_s=timeout_s)
+        return (result.exit_code if result.exit_code is not None else 124), result.output
+
+    def apply_patch(self, patch: str, *, name: str) -> ApplyResult:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.apply_patch`."""
+        code, out = self._sh(CHECKPOINT)
+        if code != 0:
+            raise InfraError("workspace_error", f"cannot checkpoint the work tree before {name}: {out}")
+        patch_file = self._owned / f"{name}.diff"
+        patch_file.write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
+        return apply_with_fallbacks(self._sh, str(patch_file), lambda: self._sh(RESET) and None)
+
+    def restore_paths(self, paths: Sequence[str]) -> None:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.restore_paths`."""
+        for path in paths:
+            code, out = self._sh(restore_command(path))
+            if code != 0:
+                raise InfraError("workspace_error", f"cannot restore {path}: {out}")
+
+    def run(self, command: str, *, timeout_s: float, network: bool = False) -> RunResult:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.run` (``network`` is not enforced locally)."""
+        return run_process_group(command, cwd=self.root, timeout_s=timeout_s)
+
+    def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`."""
+        found: dict[str, bytes] = {}
+        for pattern in patterns:
+            for match in sorted(glob.glob(str(self.root / pattern), recursive=True)):
+                path = Path(match)
+                if path.is_file():
+                    found[path.relative_to(self.root).as_posix()] = path.read_bytes()
+        return found
+
+    def diff(self) -> str:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.diff`."""
+        return self._sh(DIFF)[1]
+
+    def close(self) -> None:
+        """Delete the work tree."""
+        shutil.rmtree(self._owned, ignore_errors=True)
+
+
+@final
+class LocalRuntime:
+    """Workspaces as temporary git work trees; repositories from a :class:`RepoCache`.
+
+    Args:
+        repos: where repositories are mirrored and checked out from.
+        workdir: parent folder of the temporary work trees (default: the system temp folder).
+        setup_command: run once after checkout when the environment record names an ``install`` command.
+    """
+
+    name = "local"
+
+    def __init__(self, repos: RepoCache, workdir: Path | None = None) -> None:
+        self.repos = repos
+        self.workdir = workdir
+
+    def prepare(self, spec: WorkspaceSpec, *, log_dir: Path | None = None) -> LocalWorkspace:
+        """Check out the repository and run the environment's ``install`` command if it has one.
+
+        Raises:
+            InfraError: clone failure, or the install command failing (``install_failed``).
+        """
+        owned = Path(tempfile.mkdtemp(prefix=f"mb-{spec.instance_id[:40]}-", dir=self.workdir))
+        root = owned / "repo"
+        try:
+            self.repos.checkout(spec.repo, spec.base_commit, root)
+            workspace = LocalWorkspace(root, owned)
+            install = spec.environment.get("install")
+            if install:
+                result = workspace.run(str(install), timeout_s=float(spec.environment.get("install_timeout", 1800)))
+                if log_dir is not None:
+                    log_dir.mkdir(parents=True, exist_ok=True)
+                    (log_dir / "install.log").write_text(f"$ {install}\n{result.output}", encoding="utf-8")
+                if result.exit_code != 0:
+                    raise InfraError("install_failed", f"`{install}` failed (exit {result.exit_code})", log=result.output)
+        except BaseException:
+            shutil.rmtree(owned, ignore_errors=True)
+            raise
+        return workspace

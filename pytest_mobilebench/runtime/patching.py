@@ -1,0 +1,73 @@
+"""Applying a unified diff with fallbacks, the same way in every runtime.
+
+The three strategies of the harness, in order (SWE-bench's harness uses the same ladder):
+
+1. ``git apply --verbose --whitespace=nowarn``
+2. ``git apply --verbose --3way`` (uses blob ids in the ``index`` lines to merge)
+3. ``patch --batch --forward --fuzz=5 -p1``
+
+The tree is reset between attempts so a half-applied attempt never leaks into the next one, and the
+output of every attempt is kept: the first real error is the one users need to see.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Final
+
+from pytest_mobilebench.runtime.base import ApplyResult
+
+__all__ = ["CHECKPOINT", "DIFF", "GIT_IDENTITY", "RESET", "STRATEGIES", "apply_with_fallbacks", "restore_command"]
+
+#: (strategy name, shell command template; ``{patch}`` is the patch file path inside the workspace)
+STRATEGIES: Final[tuple[tuple[str, str], ...]] = (
+    ("git apply", "git apply --verbose --whitespace=nowarn {patch}"),
+    ("git apply --3way", "git apply --verbose --3way {patch}"),
+    ("patch --fuzz", "patch --batch --forward --fuzz=5 -p1 -i {patch}"),
+)
+
+
+def apply_with_fallbacks(
+    execute: Callable[[str], tuple[int, str]],
+    patch_path: str,
+    reset: Callable[[], None],
+) -> ApplyResult:
+    """Try each strategy in :data:`STRATEGIES` until one succeeds.
+
+    Args:
+        execute: runs a shell command at the repository root and returns ``(exit code, output)``.
+        patch_path: path of the patch file as seen by ``execute`` (shell-quoted by the caller if needed).
+        reset: restores the tree to its state before the first attempt (called after each failed attempt).
+
+    Returns:
+        ApplyResult with ``ok``, the winning ``method`` and the log of every attempt.
+    """
+    log: list[str] = []
+    for name, template in STRATEGIES:
+        command = template.format(patch=patch_path)
+        code, output = execute(command)
+        log.append(f"$ {command}\n{output.rstrip()}\n[exit {code}]")
+        if code == 0:
+            return ApplyResult(ok=True, method=name, log="\n".join(log))
+        reset()
+    return ApplyResult(ok=False, method=None, log="\n".join(log))
+
+#: Shell snippets shared by the runtimes, run at the repository root. The base commit is tagged
+#: ``mobilebench-base`` when the workspace is prepared.
+GIT_IDENTITY: Final = "-c user.name=mobilebench -c user.email=mobilebench@localhost -c commit.gpgsign=false"
+#: Records the current tree (candidate patch applied, say) so that a failed attempt resets to it.
+CHECKPOINT: Final = f"git add -A && git {GIT_IDENTITY} commit -q --allow-empty --no-verify -m mobilebench-checkpoint"
+#: Throws away a half-applied attempt (ignored files such as node_modules are kept).
+RESET: Final = "git reset -q --hard HEAD && git clean -fdq"
+#: The whole change against the base commit, new files included, binary-safe.
+DIFF: Final = "git add -A && git diff --cached --binary --no-color --no-ext-diff mobilebench-base"
+
+
+def restore_command(path: str) -> str:
+    """Shell command restoring one repository-relative path to the base commit (removing it if absent there)."""
+    q = shlex.quote(path)
+    return (
+        f"if git cat-file -e mobilebench-base:{q} 2>/dev/null; then git checkout -q mobilebench-base -- {q}; "
+        f"else rm -rf -- {q}; fi"
+    )

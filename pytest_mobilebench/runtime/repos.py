@@ -1,0 +1,143 @@
+"""Where repositories come from: one bare mirror per repository, fetched once per run.
+
+``--mb-repo-url-template`` decides the source: ``https://github.com/{owner}/{name}`` by default, or an
+offline mirror such as ``file:///srv/mirrors/{owner}+{name}/repo`` (a bare git directory works too).
+Mirrors live under the cache root; a file lock per repository keeps xdist workers from fetching the same
+repository at once, and a marker file with the run id makes the fetch happen once per run.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final, final
+
+from filelock import FileLock
+
+from pytest_mobilebench.runtime.base import InfraError
+
+__all__ = ["DEFAULT_URL_TEMPLATE", "RepoCache", "default_cache_dir", "repo_url"]
+
+DEFAULT_URL_TEMPLATE: Final = "https://github.com/{owner}/{name}"
+
+
+def default_cache_dir() -> Path:
+    """``$MOBILEBENCH_CACHE`` or ``$XDG_CACHE_HOME/pytest-mobilebench`` or ``~/.cache/pytest-mobilebench``."""
+    if env := os.environ.get("MOBILEBENCH_CACHE"):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-mobilebench"
+
+
+def repo_url(template: str, repo: str) -> str:
+    """Expand a URL template for ``owner/name``: ``{owner}``, ``{name}`` and ``{repo}`` are replaced.
+
+    Raises:
+        ValueError: ``repo`` is not of the form ``owner/name``.
+    """
+    owner, sep, name = repo.partition("/")
+    if not sep or not owner or not name or "/" in name:
+        raise ValueError(f"repository {repo!r} is not of the form 'owner/name'")
+    return template.format(owner=owner, name=name, repo=repo)
+
+
+def _git(args: Sequence[str], *, cwd: Path | None = None, timeout: float = 1800) -> str:
+    proc = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1"},
+    )
+    if proc.returncode != 0:
+        cmd = "git " + " ".join(shlex.quote(a) for a in args)
+        raise subprocess.CalledProcessError(proc.returncode, cmd, proc.stdout, proc.stderr)
+    return proc.stdout
+
+
+@final
+class RepoCache:
+    """Bare mirrors of repositories under ``root``.
+
+    Args:
+        root: cache folder (``<cache>/repos`` by default).
+        url_template: see :func:`repo_url`.
+        run_id: fetch each repository at most once for this run id.
+    """
+
+    def __init__(self, root: Path | None = None, url_template: str = DEFAULT_URL_TEMPLATE, run_id: str = "adhoc") -> None:
+        self.root = Path(root) if root else default_cache_dir() / "repos"
+        self.url_template = url_template
+        self.run_id = run_id
+
+    def mirror_path(self, repo: str) -> Path:
+        """The bare mirror folder of ``owner/name``."""
+        return self.root / (repo.replace("/", "+") + ".git")
+
+    def ensure(self, repo: str, commits: Sequence[str] = ()) -> Path:
+        """Make sure the mirror exists and holds ``commits``; return its path.
+
+        The first call of a run clones or fetches; later calls of the same run (any worker) only check
+        that the commits are present, fetching again only for a commit still missing.
+
+        Raises:
+            InfraError: ``clone_failed`` when the source cannot be cloned or a commit is not in it.
+        """
+        url = repo_url(self.url_template, repo)
+        mirror = self.mirror_path(repo)
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(mirror) + ".lock", timeout=3600):
+            marker = mirror / "mobilebench-fetched-run"
+            try:
+                if not (mirror / "HEAD").exists():
+                    _git(["clone", "--mirror", "--quiet", url, str(mirror)])
+                elif not marker.exists() or marker.read_text() != self.run_id:
+                    _git(["remote", "set-url", "origin", url], cwd=mirror)
+                    _git(["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"], cwd=mirror)
+                marker.write_text(self.run_id)
+                missing = self._missing(mirror, commits)
+            except subprocess.CalledProcessError as exc:
+                raise InfraError("clone_failed", f"cannot fetch {repo} from {url}: {exc.stderr.strip()}") from exc
+            if missing:
+                raise InfraError("clone_failed", f"{repo}: commit(s) {', '.join(missing)} not found in {url}")
+        return mirror
+
+    @staticmethod
+    def _missing(mirror: Path, commits: Sequence[str]) -> list[str]:
+        missing = []
+        for commit in commits:
+            try:
+                _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=mirror)
+            except subprocess.CalledProcessError:
+                missing.append(commit)
+        return missing
+
+    def checkout(self, repo: str, commit: str, dest: Path, *, standalone: bool = False) -> Path:
+        """Create a work tree of ``repo`` at ``commit`` in ``dest`` (a new folder) with its own ``.git``.
+
+        By default the clone borrows objects from the mirror (``--shared``), so it is fast and small;
+        ``standalone=True`` copies the objects instead, for a tree that is moved elsewhere (a Docker build
+        context). The checked-out commit is tagged ``mobilebench-base`` so resets and diffs can name it.
+
+        Raises:
+            InfraError: ``clone_failed`` when the commit cannot be checked out.
+        """
+        mirror = self.ensure(repo, [commit])
+        try:
+            share = "--no-hardlinks" if standalone else "--shared"
+            _git(["clone", "--quiet", share, "--no-checkout", str(mirror), str(dest)])
+            _git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", commit], cwd=dest)
+            _git(["tag", "-f", "mobilebench-base"], cwd=dest)
+        except subprocess.CalledProcessError as exc:
+            raise InfraError("clone_failed", f"cannot check out {repo}@{commit}: {exc.stderr.strip()}") from exc
+        return dest
+
+    def diff(self, repo: str, base: str, head: str) -> str:
+        """``git diff --binary base head`` of the mirror (used to derive patches from ``fix_commit``)."""
+        mirror = self.ensure(repo, [base, head])
+        return _git(["diff", "--binary", "--no-color", "--no-ext-diff", base, head], cwd=mirror)
