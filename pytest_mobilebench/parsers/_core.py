@@ -1,0 +1,218 @@
+"""Shared pieces of the log parsers: the result type, the registry and the duplicate-id rule.
+
+Everything here is re-exported by :mod:`pytest_mobilebench.parsers`; import it from there.
+The parsers are pure functions: ``(command output text, {relative path: bytes}) -> ParseResult``.
+They never touch the file system, never run anything and never decide verdicts; absent test ids
+are turned into ``NONE`` by grading (SPEC section 1, "Test states"), not here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, Final, TypeAlias, final
+
+from pytest_mobilebench.states import TestState
+
+__all__ = [
+    "PARSERS",
+    "ParseError",
+    "ParseResult",
+    "Parser",
+    "ResultBuilder",
+    "get_parser",
+    "register",
+    "relative_to_root",
+    "strip_ansi",
+]
+
+
+class ParseError(ValueError):
+    """The input yields nothing usable: no result file or event could be read at all.
+
+    The message names the file (or ``"output"`` for the command output text) and the line, and says
+    what is wrong, for example ``"TEST-a.xml: line 1: not well-formed (invalid token)"``. Partial damage
+    (one file of many cut off, one malformed event line) is never a ParseError: it becomes a warning
+    in :attr:`ParseResult.warnings` and the rest is kept.
+    """
+
+
+#: States a parser may report. ``NONE`` is assigned by grading to ids absent from a result.
+_REPORTABLE: Final[frozenset[TestState]] = frozenset({TestState.PASS, TestState.FAIL, TestState.SKIP})
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class ParseResult:
+    """What one run's test output says, per test id.
+
+    Attributes:
+        tests: test id -> state, only ``PASS``, ``FAIL`` or ``SKIP``. Each parser module documents its
+            id format (also ``docs/test-ids.md``); ids keep the names' whitespace exactly.
+        messages: test id -> failure/error message text, only for ids in ``tests`` (usually the
+            ``FAIL`` ones); may be empty.
+        warnings: human-readable notes about damaged or surprising input, each naming the file or
+            line, e.g. ``"TEST-x.xml: truncated at line 40, 3 testcases recovered"``.
+
+    Raises:
+        ValueError: at construction, when a state is not a reportable :class:`TestState` or a message
+            belongs to an id that is not in ``tests``.
+    """
+
+    tests: dict[str, TestState]
+    messages: dict[str, str]
+    warnings: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        for test_id, state in self.tests.items():
+            if not isinstance(state, TestState) or state not in _REPORTABLE:
+                raise ValueError(f"test {test_id!r}: state {state!r} is not one of PASS, FAIL, SKIP")
+        stray = sorted(set(self.messages) - set(self.tests))
+        if stray:
+            raise ValueError(f"messages for ids that are not in tests: {stray[:5]!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain builtins for xdist / JSON: ``{"tests": {id: "PASS"}, "messages": {...}, "warnings": [...]}``."""
+        return {
+            "tests": {test_id: state.value for test_id, state in self.tests.items()},
+            "messages": dict(self.messages),
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ParseResult:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            KeyError: a top-level key is missing.
+            ValueError: a state string is not a :class:`TestState` value, or see the class docstring.
+        """
+        return cls(
+            tests={str(k): TestState(v) for k, v in data["tests"].items()},
+            messages={str(k): str(v) for k, v in data["messages"].items()},
+            warnings=tuple(str(w) for w in data["warnings"]),
+        )
+
+
+#: A parser: (command output text, {path relative to the repository: file bytes}) -> ParseResult.
+#: The registered parsers also accept the keyword ``root_dir`` (see each module); callers that know the
+#: repository's absolute path in the run environment should pass it so ids do not depend on it.
+Parser: TypeAlias = Callable[[str, Mapping[str, bytes]], ParseResult]
+
+_REGISTRY: dict[str, Parser] = {}
+
+#: Read-only view of the registered parsers, by name (``"flutter"``, ``"jest"``, ``"junit"``).
+PARSERS: Mapping[str, Parser] = MappingProxyType(_REGISTRY)
+
+
+def register(name: str) -> Callable[[Parser], Parser]:
+    """Decorator registering a parser function under ``name``; returns the function unchanged.
+
+    Raises:
+        ValueError: ``name`` is empty or already registered to a different function.
+    """
+    if not name:
+        raise ValueError("parser name must be non-empty")
+
+    def decorate(func: Parser) -> Parser:
+        existing = _REGISTRY.get(name)
+        if existing is not None and existing is not func:
+            raise ValueError(f"parser {name!r} is already registered ({existing!r})")
+        _REGISTRY[name] = func
+        return func
+
+    return decorate
+
+
+def get_parser(name: str) -> Parser:
+    """Return the parser registered under ``name``.
+
+    Raises:
+        KeyError: unknown name; the message lists the known names.
+    """
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY)) or "(none)"
+        raise KeyError(f"unknown parser {name!r}; known parsers: {known}") from None
+
+
+_ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI colour / cursor escape sequences (``ESC [ ... letter``) from ``text``."""
+    return _ANSI_RE.sub("", text)
+
+
+def relative_to_root(path: str, root_dir: str | None) -> str:
+    """Return ``path`` relative to ``root_dir`` when it lies under it, else ``path`` unchanged.
+
+    Backslashes are turned into ``/`` first (Windows runners) and a leading ``./`` is dropped, so
+    ``"/repo/src/a.test.ts"`` with root ``"/repo"`` (or ``"/repo/"``) gives ``"src/a.test.ts"``.
+    """
+    norm = path.replace("\\", "/")
+    if root_dir:
+        root = root_dir.replace("\\", "/").rstrip("/")
+        if root and norm.startswith(root + "/"):
+            norm = norm[len(root) + 1 :]
+    while norm.startswith("./"):
+        norm = norm[2:]
+    return posixpath.normpath(norm) if norm else norm
+
+
+# Duplicate ids: the state that wins. A test that failed in any of its executions (a retry, a duplicate
+# name, the same class in two result files) is FAIL; one that ran and passed beats one that was skipped.
+_PRECEDENCE: Final[dict[TestState, int]] = {TestState.FAIL: 3, TestState.PASS: 2, TestState.SKIP: 1}
+
+
+@final
+class ResultBuilder:
+    """Accumulates test states, messages and warnings for one parse; applies the duplicate-id rule.
+
+    Duplicate rule (documented in ``docs/test-ids.md``): when an id is reported more than once, the
+    state with the highest precedence wins, ``FAIL > PASS > SKIP``; the message of the first failing
+    report is kept; one warning per duplicated id lists every state seen, in order.
+    """
+
+    def __init__(self) -> None:
+        self._tests: dict[str, TestState] = {}
+        self._messages: dict[str, str] = {}
+        self._seen: dict[str, list[TestState]] = {}
+        self._warnings: list[str] = []
+
+    def add(self, test_id: str, state: TestState, message: str = "") -> None:
+        """Record one report of ``test_id``; ``message`` is kept only for ``FAIL`` reports."""
+        history = self._seen.setdefault(test_id, [])
+        history.append(state)
+        current = self._tests.get(test_id)
+        if current is None or _PRECEDENCE[state] > _PRECEDENCE[current]:
+            self._tests[test_id] = state
+        if state is TestState.FAIL and message and test_id not in self._messages:
+            self._messages[test_id] = message
+
+    def warn(self, text: str) -> None:
+        """Add one warning line."""
+        self._warnings.append(text)
+
+    def __contains__(self, test_id: object) -> bool:
+        return test_id in self._tests
+
+    def __len__(self) -> int:
+        return len(self._tests)
+
+    def build(self) -> ParseResult:
+        """Freeze into a :class:`ParseResult`; duplicate-id warnings come after the other warnings."""
+        warnings = list(self._warnings)
+        for test_id, history in self._seen.items():
+            if len(history) > 1:
+                states = ", ".join(s.value for s in history)
+                warnings.append(
+                    f"duplicate test id {test_id!r} reported {len(history)} times ({states}); "
+                    f"kept {self._tests[test_id].value}"
+                )
+        messages = {k: v for k, v in self._messages.items() if self._tests.get(k) is TestState.FAIL}
+        return ParseResult(tests=dict(self._tests), messages=messages, warnings=tuple(warnings))
