@@ -309,7 +309,7 @@ def grade(
     failing: dict[str, dict[str, TestState]] = {}
     for list_name, ids in gold.items():
         states = states_for(ids, outcome.tests)
-        bad = {i: s for i, s in states.items() if s is not TestState.PASS}
+        bad: dict[str, TestState] = {i: s for i, s in states.items() if s is not TestState.PASS}
         counts[list_name] = {"passed": len(ids) - len(bad), "total": len(ids)}
         failing[list_name] = bad
 

@@ -16,6 +16,7 @@ intervals of failure-category proportions.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -159,7 +160,7 @@ def rate(k: int, n: int) -> float:
 
     The empty-denominator convention: a report over zero instances shows a 0% rate (and the count 0 beside
     it), never a division error or NaN, so summaries stay valid JSON. Resolution rate = resolved / all
-    instances evaluated (MobileDev-Bench, seed 000; SPEC section 1 "Grading a candidate").
+    instances evaluated (MobileDev-Bench, seed 000, Appendix D.4.1; SPEC section 1 "Grading a candidate").
 
     Raises:
         ValueError: on negative or non-int counts, or ``k > n``.
@@ -276,7 +277,7 @@ def recall_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
 
 def file_count_bin(n: int) -> str:
     """Bin of a gold patch's changed-file count: ``"1"``, ``"2-3"``, ``"4-5"``, ``"6-10"``, ``"11+"``
-    (MobileDev-Bench, seed 000, stratified results; SPEC section 1 "Stratified reporting").
+    (MobileDev-Bench, seed 000, Appendix E.1 Table 12 and Table 14; SPEC section 1 "Stratified reporting").
 
     Raises:
         ValueError: when ``n < 1`` (a gold patch changes at least one file) or ``n`` is not an int.
@@ -297,7 +298,8 @@ def file_count_bin(n: int) -> str:
 
 def changed_lines_bin(n: int) -> str:
     """Bin of a gold patch's changed-line count (added + removed): ``"<=10"``, ``"11-50"``, ``"51-100"``,
-    ``"101-500"``, ``">500"`` (MobileDev-Bench, seed 000; SPEC section 1 "Stratified reporting").
+    ``"101-500"``, ``">500"`` (MobileDev-Bench, seed 000, Appendix E.1 Figures 9-10; SPEC section 1
+    "Stratified reporting").
 
     ``0`` (a binary-only or rename-only patch) falls in ``"<=10"``.
 
@@ -321,8 +323,9 @@ def stratify(
     key: str | Callable[[Mapping[str, Any]], object],
     success: str | Callable[[Mapping[str, Any]], bool] = "resolved",
 ) -> dict[str, dict[str, Any]]:
-    """Group result rows into strata and count successes (MobileDev-Bench, seed 000, Tables by repository,
-    framework, difficulty, category, file-count and line-count bins; SPEC section 1 "Stratified reporting").
+    """Group result rows into strata and count successes (MobileDev-Bench, seed 000, section 5.3 and
+    Appendix E: tables by repository, framework, difficulty, category, file-count and line-count bins;
+    SPEC section 1 "Stratified reporting").
 
     Args:
         rows: one mapping per evaluated instance.
@@ -346,7 +349,11 @@ def stratify(
             if key not in row:
                 raise ValueError(f"row #{index} has no field {key!r} to stratify by (fields: {sorted(row)!r})")
             raw_stratum = row[key]
-        stratum = raw_stratum.value if isinstance(getattr(raw_stratum, "value", None), str) else raw_stratum
+        stratum = (
+            raw_stratum.value
+            if isinstance(raw_stratum, enum.Enum) and isinstance(raw_stratum.value, str)
+            else raw_stratum
+        )
         name = str(stratum)
         if callable(success):
             ok = success(row)

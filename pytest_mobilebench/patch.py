@@ -30,7 +30,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, Final, final
 
-import unidiff
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
 
 __all__ = [
     "FRAMEWORKS",
@@ -236,8 +237,9 @@ def artifact_type(path: str) -> Artifact:
 def is_test_file(path: str, framework: str) -> bool:
     """Whether ``path`` is a test file of ``framework`` (MobileDev-Bench Appendix A.2; SPEC section 1).
 
-    * ``android``: basename ends with ``Test.kt`` or ``Test.java``, or a directory of the path is named
-      ``androidTest`` or ``test`` (the instrumentation and unit-test source sets, e.g. ``app/src/test/...``).
+    * ``android``: basename ends with ``Test.kt`` or ``Test.java``, or the file is in the ``test`` or
+      ``androidTest`` Gradle source set, i.e. under ``src/test/`` or ``src/androidTest/`` of any module
+      (``app/src/test/resources/x.json`` is a test file; a Java package folder ``org/test/`` is not).
     * ``react-native``: basename ends with ``.test.ts``, ``.test.tsx``, ``.test.js`` or ``.spec.ts``.
     * ``flutter``: basename ends with ``_test.dart``, or a directory of the path is named ``test``.
 
@@ -251,7 +253,10 @@ def is_test_file(path: str, framework: str) -> bool:
     base = parts[-1]
     dirs = parts[:-1]
     if framework == "android":
-        return base.endswith(("Test.kt", "Test.java")) or "androidTest" in dirs or "test" in dirs
+        in_test_source_set = any(
+            dirs[k] == "src" and dirs[k + 1] in ("test", "androidTest") for k in range(len(dirs) - 1)
+        )
+        return base.endswith(("Test.kt", "Test.java")) or in_test_source_set
     if framework == "react-native":
         return base.endswith((".test.ts", ".test.tsx", ".test.js", ".spec.ts"))
     if framework == "flutter":
@@ -670,8 +675,8 @@ def _section_change(name: str, lines: list[str], sec: _Section) -> FileChange:
     # Hunk counting through unidiff, on the section with line endings normalised to "\n".
     body = "".join(_bare(x) + "\n" for x in lines[sec.start : sec.end])
     try:
-        parsed = unidiff.PatchSet(body)
-    except unidiff.UnidiffParseError as exc:
+        parsed = PatchSet(body)
+    except UnidiffParseError as exc:
         raise PatchError(name, f"unparseable section for {path!r}: {exc}", line=first, path=path) from exc
     added = sum(f.added for f in parsed)
     removed = sum(f.removed for f in parsed)
@@ -751,14 +756,14 @@ def _select(text: str, name: str, keep_section: Callable[[FileChange], bool]) ->
     return _join(lines, [s for s, c in zip(sections, changes) if keep_section(c)])
 
 
-def split_patch(text: str, framework: str) -> tuple[str, str]:
+def split_patch(text: str, framework: str, *, name: str = "patch") -> tuple[str, str]:
     """Split a fix commit's diff into ``(patch, test_patch)`` (SPEC section 1 "Instance fields").
 
     A file section goes to ``test_patch`` when ANY path it modifies (:attr:`FileChange.paths`: the new
     path, and the old one of a rename) is a test file of ``framework`` (:func:`is_test_file`); all other
     sections go to ``patch``. Each section's text is kept byte for byte (headers, ``index`` lines, binary
     data, CRLF endings), in the original order; text before the first section is dropped. Either part may
-    be ``""``.
+    be ``""``. ``name`` labels error messages.
 
     Raises:
         PatchError: when ``text`` is not a valid patch (see :func:`parse_patch`).
@@ -766,21 +771,22 @@ def split_patch(text: str, framework: str) -> tuple[str, str]:
     """
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; expected one of {', '.join(FRAMEWORKS)}")
-    lines, sections, changes = _analyse(text, "patch")
+    lines, sections, changes = _analyse(text, name)
     is_test = [any(is_test_file(p, framework) for p in c.paths) for c in changes]
     non_test = _join(lines, [s for s, t in zip(sections, is_test) if not t])
     tests = _join(lines, [s for s, t in zip(sections, is_test) if t])
     return non_test, tests
 
 
-def filter_patch(text: str, keep: Callable[[str], bool]) -> str:
+def filter_patch(text: str, keep: Callable[[str], bool], *, name: str = "patch") -> str:
     """The sub-patch of the file sections whose modified paths ALL satisfy ``keep``.
 
     ``keep`` is called with each path of :attr:`FileChange.paths` (so a rename is kept only when both its
     names are kept); ``filter_patch(t, lambda p: not is_test_file(p, fw))`` equals ``split_patch(t, fw)[0]``.
-    Sections are kept byte for byte, in order; text before the first section is dropped.
+    Sections are kept byte for byte, in order; text before the first section is dropped. ``name`` labels
+    error messages.
 
     Raises:
         PatchError: when ``text`` is not a valid patch (see :func:`parse_patch`).
     """
-    return _select(text, "patch", lambda c: all(keep(p) for p in c.paths))
+    return _select(text, name, lambda c: all(keep(p) for p in c.paths))

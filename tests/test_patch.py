@@ -407,6 +407,9 @@ def test_artifact_order_is_first_match() -> None:
         ("app/src/main/java/org/ex/Login.kt", "android", False),
         ("app/src/main/java/org/ex/LoginTests.kt", "android", False),
         ("app/src/main/java/org/ex/testing/Fake.kt", "android", False),
+        ("app/src/main/java/org/test/Fake.kt", "android", False),  # a package folder, not a source set
+        ("core/data/src/androidTest/AndroidManifest.xml", "android", True),
+        ("test/Helper.kt", "android", False),
         ("src/__tests__/App.test.tsx", "react-native", True),
         ("src/util.test.ts", "react-native", True),
         ("src/util.test.js", "react-native", True),
@@ -511,8 +514,8 @@ def test_filter_patch_by_predicate() -> None:
     code, tests = split_patch(text, "react-native")
     assert [f.path for f in parse_patch(tests).files] == ["src/App.test.tsx"]
     assert [f.path for f in parse_patch(code).files] == ["src/App.tsx", "package.json"]
-    with pytest.raises(PatchError, match="not a unified diff"):
-        filter_patch("hello", lambda p: True)
+    with pytest.raises(PatchError, match="^model_patch: line 1: not a unified diff"):
+        filter_patch("hello", lambda p: True, name="model_patch")
 
 
 def test_filechange_to_dict_is_plain() -> None:
