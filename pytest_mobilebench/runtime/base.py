@@ -106,7 +106,13 @@ class ApplyResult:
 
 @runtime_checkable
 class Workspace(Protocol):
-    """One checked-out repository at its base commit, owned by one pytest item."""
+    """One checked-out repository at its base commit, owned by one pytest item.
+
+    ``root`` is the repository folder as the test process sees it (a host path for the local runtime,
+    ``/testbed`` in a container); parsers use it to make file paths in test ids repository-relative.
+    """
+
+    root: Any
 
     def apply_patch(self, patch: str, *, name: str) -> ApplyResult:
         """Apply a unified diff: ``git apply``, then ``git apply --3way``, then ``patch --fuzz``.

@@ -153,7 +153,7 @@ class LocalRuntime:
         owned = Path(tempfile.mkdtemp(prefix=f"mb-{spec.instance_id[:40]}-", dir=self.workdir))
         root = owned / "repo"
         try:
-            self.repos.checkout(spec.repo, spec.base_commit, root)
+            self.repos.checkout(spec.repo, spec.base_commit, root, url=spec.repo_url or None)
             workspace = LocalWorkspace(root, owned)
             install = spec.environment.get("install")
             if install:

@@ -79,16 +79,16 @@ class RepoCache:
         """The bare mirror folder of ``owner/name``."""
         return self.root / (repo.replace("/", "+") + ".git")
 
-    def ensure(self, repo: str, commits: Sequence[str] = ()) -> Path:
+    def ensure(self, repo: str, commits: Sequence[str] = (), *, url: str | None = None) -> Path:
         """Make sure the mirror exists and holds ``commits``; return its path.
 
-        The first call of a run clones or fetches; later calls of the same run (any worker) only check
+        ``url`` overrides the template (an instance's own ``repo_url``). The first call of a run clones or fetches; later calls of the same run (any worker) only check
         that the commits are present, fetching again only for a commit still missing.
 
         Raises:
             InfraError: ``clone_failed`` when the source cannot be cloned or a commit is not in it.
         """
-        url = repo_url(self.url_template, repo)
+        url = url or repo_url(self.url_template, repo)
         mirror = self.mirror_path(repo)
         self.root.mkdir(parents=True, exist_ok=True)
         with FileLock(str(mirror) + ".lock", timeout=3600):
@@ -117,7 +117,7 @@ class RepoCache:
                 missing.append(commit)
         return missing
 
-    def checkout(self, repo: str, commit: str, dest: Path, *, standalone: bool = False) -> Path:
+    def checkout(self, repo: str, commit: str, dest: Path, *, standalone: bool = False, url: str | None = None) -> Path:
         """Create a work tree of ``repo`` at ``commit`` in ``dest`` (a new folder) with its own ``.git``.
 
         By default the clone borrows objects from the mirror (``--shared``), so it is fast and small;
@@ -127,7 +127,7 @@ class RepoCache:
         Raises:
             InfraError: ``clone_failed`` when the commit cannot be checked out.
         """
-        mirror = self.ensure(repo, [commit])
+        mirror = self.ensure(repo, [commit], url=url)
         try:
             share = "--no-hardlinks" if standalone else "--shared"
             _git(["clone", "--quiet", share, "--no-checkout", str(mirror), str(dest)])
@@ -137,7 +137,7 @@ class RepoCache:
             raise InfraError("clone_failed", f"cannot check out {repo}@{commit}: {exc.stderr.strip()}") from exc
         return dest
 
-    def diff(self, repo: str, base: str, head: str) -> str:
+    def diff(self, repo: str, base: str, head: str, *, url: str | None = None) -> str:
         """``git diff --binary base head`` of the mirror (used to derive patches from ``fix_commit``)."""
-        mirror = self.ensure(repo, [base, head])
+        mirror = self.ensure(repo, [base, head], url=url)
         return _git(["diff", "--binary", "--no-color", "--no-ext-diff", base, head], cwd=mirror)

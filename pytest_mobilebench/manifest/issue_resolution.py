@@ -1,0 +1,319 @@
+"""Typed records of the issue-resolution suite (MobileDev-Bench; SPEC section 1).
+
+Two sources produce the same :class:`IssueInstance`:
+
+* a manifest, ``cases/issue_resolution/<owner>__<repo>.yaml``: top-level ``suite: issue_resolution``,
+  shared fields (``repo``, ``framework``, ``environment``, ``test_command`` ...) and ``instances``, a list
+  whose entries override the shared fields. Unknown keys are errors (they are usually typos).
+* a dataset release in SWE-bench row form, ``--dataset release.jsonl`` (JSON list or JSON lines), where
+  ``FAIL_TO_PASS`` and friends may be JSON-encoded strings and unknown columns are ignored.
+
+An instance gives ``patch`` and ``test_patch`` inline, or ``fix_commit``: the merged upstream commit, from
+which both are derived at evaluation time (``test_patch`` = the diff base..fix restricted to test files by
+the framework's rule, ``patch`` = the rest).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pytest_mobilebench.manifest.yamlfile import YamlDocument
+from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+
+__all__ = [
+    "Environment",
+    "IssueInstance",
+    "load_dataset",
+    "load_manifest",
+    "record_for",
+]
+
+Framework = Literal["android", "flutter", "react-native"]
+Difficulty = Literal["easy", "medium", "hard"]
+Category = Literal["bug_fix", "new_feature", "feature_optimization"]
+TimeLabel = Literal["<15m", "15m-1h", "1-4h", ">4h"]
+
+_ID_RE = re.compile(r"^[A-Za-z0-9_.-]+__[A-Za-z0-9_.-]+-[A-Za-z0-9_.-]+$")
+_COMMIT_RE = re.compile(r"^[0-9a-fA-F]{7,40}$")
+#: MobileDev-Bench Appendix B.2: the four time labels and the three difficulty classes they fall into.
+TIME_LABEL_DIFFICULTY: dict[str, str] = {"<15m": "easy", "15m-1h": "medium", "1-4h": "hard", ">4h": "hard"}
+
+
+class Environment(BaseModel):
+    """Toolchain of an instance (SPEC section 1 "Environment images").
+
+    Every field is optional: what is missing is inferred from the repository at its base commit by the
+    environment recipes. ``recipe`` replaces the inferred recipe entirely (a Dockerfile text for the
+    environment layer); ``install`` replaces the dependency install command; ``image`` names a ready image.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    jdk: str | None = None
+    android_sdk: str | None = None
+    build_tools: str | None = None
+    gradle: str | None = None
+    node: str | None = None
+    package_manager: Literal["npm", "yarn", "pnpm"] | None = None
+    flutter: str | None = None
+    install: str | None = None
+    install_timeout: float | None = Field(default=None, gt=0)
+    recipe: str | None = None
+    image: str | None = None
+
+
+def _listify(value: Any) -> Any:
+    """SWE-bench releases store test lists as JSON-encoded strings; accept both forms."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return []
+        try:
+            decoded = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"expected a list of test ids or a JSON-encoded list, got {value[:60]!r}") from exc
+        return decoded
+    return value
+
+
+class IssueInstance(BaseModel):
+    """One issue-resolution instance (SPEC section 1 "Instance fields").
+
+    Raises (through pydantic): ValidationError naming the field for a missing ``base_commit``, a
+    malformed ``instance_id`` or commit id, neither ``patch``/``test_patch`` nor ``fix_commit``, an
+    unknown framework, or a test id present in two gold lists.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    framework: Framework
+    problem_statement: str = ""
+    patch: str | None = None
+    test_patch: str | None = None
+    fix_commit: str | None = None
+    repo_url: str | None = None
+    FAIL_TO_PASS: tuple[str, ...] = ()
+    NONE_TO_PASS: tuple[str, ...] = ()
+    PASS_TO_PASS: tuple[str, ...] = ()
+    test_command: str | None = None
+    test_targets: tuple[str, ...] = ()
+    environment: Environment = Environment()
+    difficulty: Difficulty | None = None
+    time_label: TimeLabel | None = None
+    category: Category | None = None
+    created_at: str | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+
+    @field_validator("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS", "test_targets", mode="before")
+    @classmethod
+    def _decode_lists(cls, value: Any) -> Any:
+        return _listify(value)
+
+    @field_validator("created_at", mode="before")
+    @classmethod
+    def _stringify_dates(cls, value: Any) -> Any:
+        return None if value is None else str(value)
+
+    @field_validator("instance_id")
+    @classmethod
+    def _check_id(cls, value: str) -> str:
+        if not _ID_RE.match(value):
+            raise ValueError(f"{value!r} is not of the form 'owner__repo-NUMBER'")
+        return value
+
+    @field_validator("repo")
+    @classmethod
+    def _check_repo(cls, value: str) -> str:
+        owner, sep, name = value.partition("/")
+        if not sep or not owner or not name or "/" in name:
+            raise ValueError(f"{value!r} is not of the form 'owner/name'")
+        return value
+
+    @field_validator("base_commit", "fix_commit")
+    @classmethod
+    def _check_commit(cls, value: str | None) -> str | None:
+        if value is not None and not _COMMIT_RE.match(value):
+            raise ValueError(f"{value!r} is not a commit id (7 to 40 hex digits)")
+        return value
+
+    @model_validator(mode="after")
+    def _check_sources(self) -> IssueInstance:
+        if self.fix_commit is None and (self.patch is None or self.test_patch is None):
+            raise ValueError("give either 'patch' and 'test_patch', or 'fix_commit'")
+        seen: dict[str, str] = {}
+        for name in ("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS"):
+            for test_id in getattr(self, name):
+                if test_id in seen:
+                    raise ValueError(f"test {test_id!r} is in both {seen[test_id]} and {name}")
+                seen[test_id] = name
+        if self.difficulty is None and self.time_label is not None:
+            object.__setattr__(self, "difficulty", TIME_LABEL_DIFFICULTY[self.time_label])
+        return self
+
+    @property
+    def owner_repo_slug(self) -> str:
+        """``owner__name``, the manifest file stem and the xdist group."""
+        return self.repo.replace("/", "__")
+
+
+def _errors_to_manifest_error(
+    exc: ValidationError, path: Path, instance_id: str | None, line_of: Any
+) -> ManifestError:
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or None
+    top_field = str(first["loc"][0]) if first["loc"] else None
+    message = first["msg"]
+    if len(exc.errors()) > 1:
+        others = ", ".join(".".join(str(p) for p in e["loc"]) or "(record)" for e in exc.errors()[1:])
+        message += f" (also: {others})"
+    return ManifestError(path, message, line=line_of(top_field), instance_id=instance_id, field=field)
+
+
+def record_for(instance: IssueInstance, path: Path, line: int | None) -> LoadedRecord:
+    """Wrap an instance as a :class:`LoadedRecord` with its markers and xdist group."""
+    markers = ["issue_resolution", instance.framework]
+    if instance.framework == "react-native":
+        markers.append("react_native")
+    for extra in (instance.difficulty, instance.category):
+        if extra:
+            markers.append(extra)
+    return LoadedRecord(
+        suite="issue_resolution",
+        instance_id=instance.instance_id,
+        source=path,
+        line=line,
+        record=instance,
+        group=instance.owner_repo_slug,
+        markers=tuple(markers),
+    )
+
+
+_SHARED_KEYS = frozenset(IssueInstance.model_fields) - {"instance_id", "base_commit", "patch", "test_patch", "fix_commit"}
+
+
+def _absolute_url(url: Any, manifest: Path) -> Any:
+    """A ``repo_url`` that is a plain relative path is taken relative to the manifest's folder.
+
+    Plain paths stay paths (git clones a bundle file from a path, not from a ``file://`` URL).
+    """
+    if isinstance(url, str) and "://" not in url and not url.startswith("/") and ":" not in url.split("/")[0]:
+        return str((manifest.parent / url).resolve())
+    return url
+
+
+def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
+    """Load an issue-resolution manifest; each broken entry becomes a ManifestError of its own.
+
+    Shared top-level keys (any instance field except the per-instance ones) are defaults for every entry;
+    ``environment`` mappings are merged key by key. ``repo_url`` (clone source overriding
+    ``--mb-repo-url-template``) may be a path relative to the manifest.
+    """
+    data = doc.data
+    path = doc.path
+    unknown = set(data) - _SHARED_KEYS - {"suite", "instances"}
+    if unknown:
+        key = sorted(unknown)[0]
+        return [ManifestError(path, f"unknown top-level key(s): {', '.join(sorted(unknown))}", line=doc.line_of(key))]
+    entries = data.get("instances")
+    if not isinstance(entries, list) or not entries:
+        return [ManifestError(path, "'instances' must be a non-empty list", line=doc.line_of("instances") or 1)]
+    shared = {k: v for k, v in data.items() if k not in ("suite", "instances")}
+    out: list[LoadedRecord | ManifestError] = []
+    for index, entry in enumerate(entries):
+        line = doc.line_of("instances", index)
+        if not isinstance(entry, Mapping):
+            out.append(ManifestError(path, f"instance entry #{index + 1} is not a mapping", line=line))
+            continue
+        merged: dict[str, Any] = {**shared, **entry}
+        if "repo_url" in merged:
+            merged["repo_url"] = _absolute_url(merged["repo_url"], path)
+        if isinstance(shared.get("environment"), Mapping) and isinstance(entry.get("environment"), Mapping):
+            merged["environment"] = {**shared["environment"], **entry["environment"]}
+        instance_id = entry.get("instance_id")
+        try:
+            instance = IssueInstance.model_validate(merged)
+        except ValidationError as exc:
+
+            def line_of(field: str | None, _i: int = index) -> int | None:
+                if field is None:
+                    return doc.line_of("instances", _i)
+                got = doc.line_of("instances", _i, field)
+                if got == doc.line_of("instances", _i) and field in doc.key_lines:
+                    return doc.key_lines[field]
+                return got
+
+            out.append(_errors_to_manifest_error(exc, path, str(instance_id) if instance_id else None, line_of))
+            continue
+        out.append(record_for(instance, path, line))
+    return out
+
+
+def _dataset_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    text = path.read_text(encoding="utf-8")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ManifestError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from exc
+        for i, row in enumerate(rows):
+            yield i + 1, row  # entry number, not line: JSON lists carry no per-row line
+        return
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield lineno, ManifestError(path, f"line is not valid JSON: {exc.msg} (column {exc.colno})", line=lineno)
+
+
+def load_dataset(path: Path, *, default_framework: str | None = None) -> list[LoadedRecord | ManifestError]:
+    """Load a SWE-bench-style release (JSON list or JSON lines) without converting it.
+
+    Unknown columns (``version``, ``environment_setup_commit``, ``hints_text`` ...) are ignored;
+    ``framework`` may be absent when ``default_framework`` is given.
+    """
+    allowed = set(IssueInstance.model_fields)
+    out: list[LoadedRecord | ManifestError] = []
+    try:
+        rows = list(_dataset_rows(path))
+    except ManifestError as exc:
+        return [exc]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [ManifestError(path, f"cannot read dataset: {exc}")]
+    for lineno, row in rows:
+        if isinstance(row, ManifestError):
+            out.append(row)
+            continue
+        if not isinstance(row, Mapping):
+            out.append(ManifestError(path, "row is not a JSON object", line=lineno))
+            continue
+        data = {k: v for k, v in row.items() if k in allowed}
+        if "framework" not in data and default_framework:
+            data["framework"] = default_framework
+        try:
+            instance = IssueInstance.model_validate(data)
+        except ValidationError as exc:
+            out.append(_errors_to_manifest_error(exc, path, row.get("instance_id"), lambda _f, _l=lineno: _l))
+            continue
+        out.append(record_for(instance, path, lineno))
+    return out
+
+
+def gold_lists(instance: IssueInstance) -> Mapping[str, Sequence[str]]:
+    """The three gold lists by name."""
+    return {
+        "FAIL_TO_PASS": instance.FAIL_TO_PASS,
+        "NONE_TO_PASS": instance.NONE_TO_PASS,
+        "PASS_TO_PASS": instance.PASS_TO_PASS,
+    }

@@ -1,0 +1,544 @@
+"""pytest hooks of pytest-mobilebench: options, collection, items, xdist / junit / html glue, summary.
+
+One benchmark instance is one pytest item. Manifests (YAML files whose top-level ``suite:`` names a
+registered suite) and ``--dataset`` files are collected; each record becomes one item per model found in
+``--predictions``, with node id ``<manifest path>::<instance_id>`` (``::<instance_id>[<model>]`` when the
+predictions hold several models). The item asks its suite to evaluate the candidate, attaches the verdict
+as junit ``user_properties`` (plain builtins, so they cross xdist), writes the instance's evidence, and
+fails when the candidate is not resolved. The controller gathers every result, appends it to
+``<summary>.jsonl`` as it arrives, and writes the summary once, atomically, at the end.
+
+Plugin state lives in ``config.stash``; hooks of the optional plugins pytest-xdist and pytest-html are
+registered only when those plugins are active.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import json
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, TypeVar, final
+
+import pytest
+
+from pytest_mobilebench import __version__
+from pytest_mobilebench.manifest.issue_resolution import load_dataset
+from pytest_mobilebench.manifest.yamlfile import read_yaml
+from pytest_mobilebench.predictions import Predictions, PredictionsError, load_predictions
+from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
+from pytest_mobilebench.report.summary import build_summary
+from pytest_mobilebench.suites import builtin_registry
+from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+
+__all__ = ["InstanceItem", "InvalidInstanceItem", "ManifestFile", "MobileBenchState"]
+
+T = TypeVar("T")
+
+#: Options that change what an evaluation computes; they enter the result cache key.
+_KEYED_OPTIONS = (
+    "mb_runtime",
+    "mb_instance_timeout",
+    "mb_validate",
+    "mb_validate_runs",
+    "mb_repo_url_template",
+    "mb_price_table",
+    "mb_judge_model",
+)
+
+
+@final
+@dataclasses.dataclass
+class MobileBenchState:
+    """Per-process plugin state, kept in ``config.stash[STATE]``."""
+
+    run_id: str
+    reports_dir: Path
+    summary_path: Path
+    predictions: Predictions | None
+    suites: dict[str, Any]
+    is_controller: bool
+    seen_ids: dict[str, str] = dataclasses.field(default_factory=dict)
+    results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    manifest_errors: list[str] = dataclasses.field(default_factory=list)
+    resources: dict[str, tuple[Any, Callable[[Any], None] | None]] = dataclasses.field(default_factory=dict)
+
+    def resource(self, key: str, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> T:
+        """A per-process object (browser, docker client), made on first use and closed at session end."""
+        if key not in self.resources:
+            self.resources[key] = (factory(), close)
+        return self.resources[key][0]
+
+    def close_resources(self) -> None:
+        """Close every resource made by :meth:`resource`, newest first; errors are swallowed."""
+        for obj, close in reversed(list(self.resources.values())):
+            if close is not None:
+                try:
+                    close(obj)
+                except Exception:  # noqa: BLE001 - teardown must reach every resource
+                    pass
+        self.resources.clear()
+
+
+STATE = pytest.StashKey[MobileBenchState]()
+RESULT = pytest.StashKey[dict[str, Any]]()
+
+
+# --------------------------------------------------------------------------------------------- options
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_mobilebench import hooks
+
+    pluginmanager.add_hookspecs(hooks)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mobilebench", "pytest-mobilebench: mobile-development benchmarks")
+    group.addoption(
+        "--predictions",
+        action="append",
+        default=[],
+        metavar="PATH|gold|empty",
+        help="predictions file (JSONL, JSON list or JSON dict keyed by instance_id); repeatable. "
+        "'gold' and 'empty' are pseudo-predictions for validating instances.",
+    )
+    group.addoption(
+        "--dataset",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a SWE-bench-style release (JSON/JSONL) of issue-resolution instances, collected as manifests",
+    )
+    group.addoption("--dataset-framework", default=None, help="framework of --dataset rows that lack one")
+    group.addoption("--mb-summary", default="reports/summary.json", help="where the controller writes the run summary")
+    group.addoption("--mb-reports-dir", default="reports", help="root of evidence folders and the result cache")
+    group.addoption("--mb-run-id", default=None, help="run id (default: UTC timestamp + random suffix)")
+    group.addoption(
+        "--mb-runtime",
+        choices=("auto", "docker", "local"),
+        default="auto",
+        help="where issue-resolution instances run; auto = docker when a daemon answers, else local",
+    )
+    group.addoption(
+        "--mb-repo-url-template",
+        default="https://github.com/{owner}/{name}",
+        help="clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
+    )
+    group.addoption(
+        "--mb-cache-level",
+        choices=("none", "base", "env", "instance"),
+        default="env",
+        help="which Docker images are kept after the run",
+    )
+    group.addoption("--mb-force-rebuild", action="store_true", help="rebuild Docker images even when their hash matches")
+    group.addoption("--mb-ca-bundle", default=None, help="CA bundle injected into images (default: the system bundle)")
+    group.addoption(
+        "--mb-instance-timeout", type=float, default=1800.0, help="wall-clock seconds for one test run (default 1800)"
+    )
+    group.addoption("--mb-mem-limit", default="4g", help="memory limit of instance containers")
+    group.addoption("--mb-validate", action="store_true", help="with --predictions=gold: run base, test and fix configurations")
+    group.addoption("--mb-validate-runs", type=int, default=1, help="repeat validation runs and drop flaky tests")
+    group.addoption("--mb-rerun", action="store_true", help="ignore cached results and evaluate again")
+    group.addoption("--mb-price-table", default=None, help="app generation: JSON price table (USD per million tokens)")
+    group.addoption("--mb-judge-base-url", default=None, help="app generation: OpenAI-compatible judge endpoint")
+    group.addoption("--mb-judge-model", default=None, help="app generation: judge model name")
+    group.addoption("--mb-chromium", default="/usr/bin/chromium", help="app generation: Chromium executable")
+
+
+# ------------------------------------------------------------------------------------------ configure
+
+
+def _new_run_id() -> str:
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, doc in (
+        ("issue_resolution", "issue-resolution instances (MobileDev-Bench)"),
+        ("app_generation", "app-generation instances (MobileForge)"),
+        ("android", "Android instances"),
+        ("flutter", "Flutter instances"),
+        ("react-native", "React-Native instances"),
+        ("react_native", "React-Native instances"),
+        ("easy", "difficulty easy (< 15 min)"),
+        ("medium", "difficulty medium (15 min - 1 h)"),
+        ("hard", "difficulty hard (> 1 h)"),
+        ("bug_fix", "category bug fix"),
+        ("new_feature", "category new feature"),
+        ("feature_optimization", "category feature optimisation"),
+    ):
+        config.addinivalue_line("markers", f"{name}: {doc}")
+    workerinput = getattr(config, "workerinput", None)
+    run_id = (workerinput or {}).get("mobilebench_run_id") or config.getoption("mb_run_id") or _new_run_id()
+    rootdir = Path(config.invocation_params.dir)
+    predictions = None
+    if config.getoption("predictions"):
+        try:
+            predictions = load_predictions(config.getoption("predictions"), base_dir=rootdir)
+        except PredictionsError as exc:
+            raise pytest.UsageError(f"--predictions: {exc}") from exc
+    suites = builtin_registry()
+    config.hook.pytest_mobilebench_register_suites(registry=suites)
+    reports_dir = Path(config.getoption("mb_reports_dir"))
+    summary = Path(config.getoption("mb_summary"))
+    state = MobileBenchState(
+        run_id=run_id,
+        reports_dir=reports_dir if reports_dir.is_absolute() else rootdir / reports_dir,
+        summary_path=summary if summary.is_absolute() else rootdir / summary,
+        predictions=predictions,
+        suites=suites,
+        is_controller=workerinput is None,
+    )
+    config.stash[STATE] = state
+    for dataset in config.getoption("dataset"):
+        if dataset not in config.args:
+            config.args.append(dataset)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(), "mobilebench-xdist")
+    if config.pluginmanager.hasplugin("html"):
+        from pytest_mobilebench.report.html import HtmlHooks
+
+        config.pluginmanager.register(HtmlHooks(), "mobilebench-html")
+    if state.is_controller:
+        config.pluginmanager.register(_Controller(config), "mobilebench-controller")
+        if predictions is not None:
+            # a fresh incremental log per run; earlier runs' results stay in the result cache
+            _partial_path(state).unlink(missing_ok=True)
+
+
+class _XdistHooks:
+    """Hooks that exist only with pytest-xdist: hand the controller's run id to every worker."""
+
+    @pytest.hookimpl
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["mobilebench_run_id"] = node.config.stash[STATE].run_id
+
+
+# ------------------------------------------------------------------------------------------ collection
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    config = parent.config
+    datasets = {str(Path(d).resolve()) for d in config.getoption("dataset")}
+    if str(file_path.resolve()) in datasets:
+        return DatasetFile.from_parent(parent, path=file_path)
+    if file_path.suffix not in (".yaml", ".yml"):
+        return None
+    try:
+        head = file_path.read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:
+        return None
+    match = re.search(r"(?m)^suite:\s*['\"]?([A-Za-z0-9_-]+)", head)
+    if not match or match.group(1) not in config.stash[STATE].suites:
+        return None
+    return ManifestFile.from_parent(parent, path=file_path)
+
+
+class _RecordCollector(pytest.File):
+    """Shared by manifest and dataset files: records -> items, broken records -> error items."""
+
+    def _records(self) -> list[LoadedRecord | ManifestError]:
+        raise TypeError("subclasses define _records")
+
+    def collect(self) -> Iterator[pytest.Item]:
+        state = self.config.stash[STATE]
+        rel = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
+        for index, entry in enumerate(self._records()):
+            if isinstance(entry, ManifestError):
+                name = entry.instance_id or f"entry-{index + 1}"
+                yield InvalidInstanceItem.from_parent(self, name=name, error=entry)
+                continue
+            first = state.seen_ids.setdefault(entry.instance_id, f"{rel}:{entry.line or '?'}")
+            if first != f"{rel}:{entry.line or '?'}":
+                error = ManifestError(
+                    entry.source, f"duplicate instance_id, first defined at {first}", line=entry.line,
+                    instance_id=entry.instance_id,
+                )
+                yield InvalidInstanceItem.from_parent(self, name=f"{entry.instance_id}[duplicate]", error=error)
+                continue
+            models: list[str | None] = list(state.predictions.models) if state.predictions else [None]
+            if not models:
+                models = [None]
+            for model in models:
+                name = entry.instance_id if len(models) == 1 else f"{entry.instance_id}[{model}]"
+                item = InstanceItem.from_parent(self, name=name, record=entry, model=model)
+                for marker in entry.markers:
+                    item.add_marker(marker)
+                item.add_marker(pytest.mark.xdist_group(name=entry.group))
+                yield item
+
+
+class ManifestFile(_RecordCollector):
+    """A YAML manifest whose ``suite:`` names a registered suite."""
+
+    def _records(self) -> list[LoadedRecord | ManifestError]:
+        try:
+            doc = read_yaml(self.path)
+        except ManifestError as exc:
+            return [exc]
+        suite_name = str(doc.data.get("suite"))
+        suite = self.config.stash[STATE].suites[suite_name]
+        try:
+            return list(suite.load(self.path, doc))
+        except ManifestError as exc:
+            return [exc]
+
+
+class DatasetFile(_RecordCollector):
+    """A ``--dataset`` release in SWE-bench row form (issue resolution)."""
+
+    def _records(self) -> list[LoadedRecord | ManifestError]:
+        return load_dataset(self.path, default_framework=self.config.getoption("dataset_framework"))
+
+
+class InvalidInstanceItem(pytest.Item):
+    """Stands for one broken manifest entry: it errors alone, with the file, line and field in the message."""
+
+    def __init__(self, *, error: ManifestError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ManifestError):
+            return f"invalid benchmark instance: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, (self.error.line - 1 if self.error.line else None), f"invalid instance {self.name}"
+
+
+class InstanceNotResolved(Exception):
+    """Raised by an item whose candidate was not resolved; carries the result for the failure text."""
+
+    def __init__(self, result: Mapping[str, Any]) -> None:
+        super().__init__(result.get("reason"))
+        self.result = result
+
+
+@dataclasses.dataclass
+class _Context:
+    """:class:`pytest_mobilebench.suites.base.EvalContext` for one item."""
+
+    run_id: str
+    evidence_dir: Path
+    options: dict[str, Any]
+    _state: MobileBenchState
+    _reporter: Any
+
+    def resource(self, key: str, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> T:
+        return self._state.resource(key, factory, close)
+
+    def progress(self, message: str) -> None:
+        if self._reporter is not None and not self.options.get("_xdist_worker"):
+            self._reporter.write_line(f"[mobilebench] {message}")
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@+-]+", "__", name).strip("_") or "_"
+
+
+def _options(config: pytest.Config) -> dict[str, Any]:
+    names = [
+        "mb_runtime", "mb_repo_url_template", "mb_cache_level", "mb_force_rebuild", "mb_ca_bundle",
+        "mb_instance_timeout", "mb_mem_limit", "mb_validate", "mb_validate_runs", "mb_rerun",
+        "mb_price_table", "mb_judge_base_url", "mb_judge_model", "mb_chromium", "mb_reports_dir",
+    ]
+    opts = {name: config.getoption(name) for name in names}
+    opts["_xdist_worker"] = hasattr(config, "workerinput")
+    opts["_rootdir"] = str(config.invocation_params.dir)
+    return opts
+
+
+class InstanceItem(pytest.Item):
+    """One benchmark instance evaluated for one model's prediction."""
+
+    def __init__(self, *, record: LoadedRecord, model: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.record = record
+        self.model = model
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, (self.record.line - 1 if self.record.line else None), f"{self.record.suite}: {self.name}"
+
+    def _cache_key(self, suite: Any, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> str:
+        record = self.record.record
+        material = {
+            "harness": __version__,
+            "suite": self.record.suite,
+            "record": record.model_dump(mode="json") if hasattr(record, "model_dump") else repr(record),
+            "prediction": {k: v for k, v in (prediction or {}).items() if not k.startswith("_")},
+            "options": {k: options.get(k) for k in _KEYED_OPTIONS},
+        }
+        extra = getattr(suite, "cache_material", None)
+        if extra is not None:
+            material["suite_material"] = extra(self.record, prediction, options)
+        blob = json.dumps(material, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+    def runtest(self) -> None:
+        state = self.config.stash[STATE]
+        if state.predictions is None:
+            pytest.skip("no --predictions given (use a predictions file, or 'gold' / 'empty')")
+        assert self.model is not None
+        prediction = state.predictions.get(self.record.instance_id, self.model)
+        suite = state.suites[self.record.suite]
+        options = _options(self.config)
+        key = self._cache_key(suite, prediction, options)
+        cache_file = state.reports_dir / "cache" / key[:2] / f"{key}.json"
+        cached = None if options["mb_rerun"] else read_json(cache_file)
+        if cached is not None:
+            result = {**cached, "cached": True}
+        else:
+            evidence = state.reports_dir / state.run_id / _safe(self.model) / _safe(self.record.instance_id)
+            evidence.mkdir(parents=True, exist_ok=True)
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            ctx = _Context(state.run_id, evidence, options, state, reporter)
+            result = suite.evaluate(self.record, prediction, ctx)
+            result.setdefault("instance_id", self.record.instance_id)
+            result.setdefault("suite", self.record.suite)
+            result["model_name_or_path"] = self.model
+            result["evidence_dir"] = str(evidence)
+            result["cache_key"] = key
+            result["group"] = self.record.group
+            atomic_write_json(evidence / "result.json", result)
+            if not result.get("retryable"):
+                atomic_write_json(cache_file, result)
+        self.stash[RESULT] = result
+        for name, value in sorted(result.get("properties", {}).items()):
+            self.user_properties.append((name, value))
+        for name in ("reason", "passed"):
+            self.user_properties.append((name, result.get(name)))
+        self.user_properties.append(("resolved", bool(result.get("passed"))))
+        if not result.get("passed"):
+            raise InstanceNotResolved(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, InstanceNotResolved):
+            r = excinfo.value.result
+            lines = [f"{r.get('instance_id')} [{r.get('model_name_or_path')}]: {r.get('reason')}"]
+            if r.get("detail"):
+                lines.append(str(r["detail"]))
+            for name, tests in sorted((r.get("failing") or {}).items()):
+                for test in tests[:20]:
+                    lines.append(f"  {name}: {test}")
+                if len(tests) > 20:
+                    lines.append(f"  {name}: ... {len(tests) - 20} more")
+            lines.append(f"evidence: {r.get('evidence_dir')}")
+            return "\n".join(lines)
+        return super().repr_failure(excinfo)
+
+
+# ------------------------------------------------------------------------------- reports and summary
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if call.when == "call" and isinstance(item, InstanceItem) and RESULT in item.stash:
+        report.mobilebench_result = item.stash[RESULT]
+    elif call.when == "call" and isinstance(item, InvalidInstanceItem):
+        report.mobilebench_manifest_error = str(item.error)
+    return report
+
+
+def _partial_path(state: MobileBenchState) -> Path:
+    return state.summary_path.with_name(state.summary_path.stem + ".jsonl")
+
+
+_SUMMARY = pytest.StashKey[dict[str, Any]]()
+
+
+@final
+class _Controller:
+    """Result gathering on the controller (or the only process): incremental log, summary, terminal."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        state = self.config.stash[STATE]
+        error = getattr(report, "mobilebench_manifest_error", None)
+        if error is not None and error not in state.manifest_errors:
+            state.manifest_errors.append(error)
+        result = getattr(report, "mobilebench_result", None)
+        if result is None:
+            return
+        state.results.append(result)
+        append_jsonl(_partial_path(state), result)
+        self.config.hook.pytest_mobilebench_result(config=self.config, result=result)
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        state = self.config.stash[STATE]
+        if not state.results and state.predictions is None:
+            return
+        summary = make_summary(state)
+        self.config.hook.pytest_mobilebench_summary(config=self.config, summary=summary)
+        atomic_write_json(state.summary_path, summary)
+        self.config.stash[_SUMMARY] = summary
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is not None:
+        state.close_resources()
+
+
+def make_summary(state: MobileBenchState) -> dict[str, Any]:
+    """Build the run summary from the results gathered on the controller."""
+    tables: dict[str, Any] = {}
+    for suite_name in sorted({str(r.get("suite")) for r in state.results}):
+        suite = state.suites.get(suite_name)
+        rows = [r for r in state.results if r.get("suite") == suite_name]
+        if suite is not None:
+            try:
+                tables[suite_name] = suite.summarize(rows)
+            except Exception as exc:  # noqa: BLE001 - a table must never cost the summary itself
+                tables[suite_name] = {"error": f"{type(exc).__name__}: {exc}"}
+    unmatched: list[str] = []
+    if state.predictions is not None and not state.predictions.pseudo:
+        evaluated = {str(r.get("instance_id")) for r in state.results}
+        unmatched = sorted(state.predictions.instance_ids - evaluated)
+    return build_summary(
+        state.results,
+        run_id=state.run_id,
+        suite_tables=tables,
+        manifest_errors=sorted(set(state.manifest_errors)),
+        unmatched_predictions=unmatched,
+    )
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    summary = config.stash.get(_SUMMARY, None)
+    if summary is None:
+        return
+    tr = terminalreporter
+    tr.section("mobilebench")
+    tr.write_line(
+        f"run {summary['run_id']}: {summary['resolved']}/{summary['total']} resolved "
+        f"(resolution rate {summary['resolution_rate']:.3f}), infra errors {summary['infra_errors']}"
+    )
+    for reason, count in summary["by_reason"].items():
+        tr.write_line(f"  {reason:<20} {count}")
+    if len(summary["by_model"]) > 1:
+        for model, row in summary["by_model"].items():
+            tr.write_line(f"  model {model}: {row['resolved']}/{row['total']} ({row['resolution_rate']:.3f})")
+    if summary["unmatched_predictions"]:
+        shown = ", ".join(summary["unmatched_predictions"][:10])
+        more = len(summary["unmatched_predictions"]) - 10
+        tr.write_line(f"predictions matching no selected instance: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+    if summary["manifest_errors"]:
+        tr.write_line(f"invalid instances: {len(summary['manifest_errors'])}")
+    state = config.stash[STATE]
+    tr.write_line(f"summary: {state.summary_path}")

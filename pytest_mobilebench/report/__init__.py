@@ -1,0 +1,1 @@
+"""Reports: evidence files, the run summary, junit properties and pytest-html columns."""

@@ -1,0 +1,54 @@
+"""Writing results so that nothing finished is ever lost: atomic replaces and append-only logs."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["append_jsonl", "atomic_write_json", "atomic_write_text", "read_json"]
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``.
+
+    A reader sees the old content or the new one, never a half-written file; a crash leaves the old one.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """:func:`atomic_write_text` of ``data`` as indented, key-sorted JSON."""
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def append_jsonl(path: Path, data: Any) -> None:
+    """Append one JSON line and flush it to disk (the run's incremental result log)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_json(path: Path) -> Any | None:
+    """Parse a JSON file; None when it is absent or unreadable (a cache miss, never an error)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,504 @@
+"""The issue-resolution protocol (MobileDev-Bench; SPEC section 1), one candidate at a time.
+
+``evaluate`` drives one item through: patches (inline, or derived from ``fix_commit``) -> a fresh
+workspace at ``base_commit`` -> the candidate's ``model_patch`` -> test files the candidate touched
+restored to base (flagged) -> runner-configuration check (``policy_violation``) -> ``test_patch`` -> the
+framework's test plan under the instance timeout -> result files -> registered parser -> grading.
+Everything needed to re-grade is written to the evidence folder (:func:`regrade` re-grades from it
+without running anything). Infrastructure failures become the ``infra_error`` reason and are marked
+retryable, so they are never cached and never scored as the model's fault.
+
+``--mb-validate`` with ``--predictions=gold`` runs the three configurations of MobileDev-Bench
+(Section 3, Phase 4): ``base``, ``test`` (base + test patch) and ``fix`` (base + test patch + gold
+patch), ``--mb-validate-runs`` times each, drops flaky tests and proposes the gold lists.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, final
+
+from pytest_mobilebench import frameworks, grading
+from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_manifest
+from pytest_mobilebench.manifest.yamlfile import YamlDocument
+from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
+from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
+from pytest_mobilebench.patch import PatchError, PatchInfo, artifact_type, is_test_file, parse_patch, split_patch
+from pytest_mobilebench.policy import config_files_to_compare, runner_config_violations, touched_test_files
+from pytest_mobilebench.predictions import GOLD_PATCH
+from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.runtime.base import InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
+from pytest_mobilebench.runtime.repos import RepoCache, repo_url
+from pytest_mobilebench.states import Reason, TestState
+from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+
+__all__ = ["SUITE", "IssueResolutionSuite", "regrade"]
+
+
+def _write(evidence: Path, name: str, text: str) -> None:
+    atomic_write_text(evidence / name, text)
+
+
+def make_runtime(ctx: EvalContext) -> Runtime:
+    """The per-process runtime chosen by ``--mb-runtime`` (``auto``: Docker when a daemon answers)."""
+    options = ctx.options
+    repos = RepoCache(url_template=options["mb_repo_url_template"], run_id=ctx.run_id)
+    choice = options.get("mb_runtime", "auto")
+    if choice in ("auto", "docker"):
+        try:
+            from pytest_mobilebench.runtime.docker import DockerRuntime, docker_available
+
+            if choice == "docker" or docker_available():
+                return ctx.resource(
+                    "runtime:docker",
+                    lambda: DockerRuntime.from_options(options, repos=repos, run_id=ctx.run_id, progress=ctx.progress),
+                    lambda rt: rt.shutdown(),
+                )
+        except ImportError:
+            if choice == "docker":
+                raise InfraError("daemon_unreachable", "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'")
+    from pytest_mobilebench.runtime.local import LocalRuntime
+
+    return ctx.resource("runtime:local", lambda: LocalRuntime(repos))
+
+
+def workspace_spec(instance: IssueInstance, ctx: EvalContext) -> WorkspaceSpec:
+    """The runtime's view of an instance: repository, base commit, clone URL and environment."""
+    return WorkspaceSpec(
+        instance_id=instance.instance_id,
+        repo=instance.repo,
+        base_commit=instance.base_commit,
+        repo_url=instance.repo_url or repo_url(ctx.options["mb_repo_url_template"], instance.repo),
+        environment={**instance.environment.model_dump(exclude_none=True), "framework": instance.framework},
+        run_id=ctx.run_id,
+    )
+
+
+def resolve_patches(instance: IssueInstance, repos: RepoCache) -> tuple[str, str]:
+    """``(gold patch, test patch)`` of an instance: inline, or derived from ``fix_commit``.
+
+    Derived patches: ``git diff base_commit fix_commit`` split by the framework's test-file rule
+    (SPEC section 1 "Test-file identification"): test files -> test patch, the rest -> gold patch.
+
+    Raises:
+        InfraError: the repository or a commit cannot be fetched.
+    """
+    if instance.patch is not None and instance.test_patch is not None:
+        return instance.patch, instance.test_patch
+    assert instance.fix_commit is not None
+    diff = repos.diff(instance.repo, instance.base_commit, instance.fix_commit, url=instance.repo_url)
+    gold, test = split_patch(diff, instance.framework)
+    return gold, test
+
+
+def _states_json(tests: Mapping[str, TestState]) -> dict[str, str]:
+    return {k: TestState(v).value for k, v in sorted(tests.items())}
+
+
+@final
+class IssueResolutionSuite:
+    """The ``issue_resolution`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`)."""
+
+    name = "issue_resolution"
+
+    def load(self, path: Path, document: YamlDocument | Mapping[str, Any]) -> list[LoadedRecord | ManifestError]:
+        """Load a manifest (see :mod:`pytest_mobilebench.manifest.issue_resolution`)."""
+        if not isinstance(document, YamlDocument):
+            document = YamlDocument(path=path, data=dict(document), key_lines={}, item_lines={})
+        return load_manifest(document)
+
+    # ------------------------------------------------------------------------------------- evaluate
+
+    def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+        """Evaluate one prediction; see the module docstring. Never raises for the candidate's fault."""
+        instance: IssueInstance = record.record
+        evidence = ctx.evidence_dir
+        started = time.monotonic()
+        model = (prediction or {}).get("model_name_or_path", "")
+        base: dict[str, Any] = {
+            "instance_id": instance.instance_id,
+            "suite": self.name,
+            "model_name_or_path": model,
+            "repo": instance.repo,
+            "framework": instance.framework,
+            "difficulty": instance.difficulty,
+            "category": instance.category,
+            "flags": [],
+        }
+        try:
+            if ctx.options.get("mb_validate"):
+                result = self._validate(instance, prediction, ctx, base)
+            else:
+                result = self._grade_candidate(instance, prediction, ctx, base)
+        except InfraError as exc:
+            _write(evidence, "infra_error.log", f"{exc}\n\n{exc.log}")
+            result = {
+                **base,
+                "reason": Reason.INFRA_ERROR.value,
+                "passed": False,
+                "retryable": True,
+                "detail": str(exc),
+                "infra_kind": exc.kind,
+                "properties": {"infra_error": exc.kind},
+            }
+        result["duration_s"] = round(time.monotonic() - started, 3)
+        result["properties"]["duration_s"] = result["duration_s"]
+        return result
+
+    def _grade_candidate(
+        self, instance: IssueInstance, prediction: Mapping[str, Any] | None, ctx: EvalContext, base: dict[str, Any]
+    ) -> dict[str, Any]:
+        evidence = ctx.evidence_dir
+        repos = RepoCache(url_template=ctx.options["mb_repo_url_template"], run_id=ctx.run_id)
+        if prediction is None:
+            return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, missing_prediction=True), None, None)
+        raw = prediction.get("model_patch")
+        if raw != GOLD_PATCH and not (raw or "").strip():
+            # no workspace needed; the gold patch only serves localization, so its absence costs nothing
+            try:
+                gold_only: str | None = resolve_patches(instance, repos)[0]
+            except InfraError:
+                gold_only = None
+            return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_only, None)
+        gold_patch, test_patch = resolve_patches(instance, repos)
+        _write(evidence, "test_patch.diff", test_patch)
+        model_patch = gold_patch if raw == GOLD_PATCH else str(raw)
+        _write(evidence, "model_patch.diff", model_patch)
+        try:
+            info = parse_patch(model_patch, name=f"model_patch of {instance.instance_id}")
+        except PatchError as exc:
+            base["detail"] = str(exc)
+            return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}), gold_patch, None)
+        if not info.files:
+            return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_patch, info)
+
+        runtime = make_runtime(ctx)
+        spec = workspace_spec(instance, ctx)
+        ctx.progress(f"{instance.instance_id}: preparing workspace ({runtime.name})")
+        ws = runtime.prepare(spec, log_dir=evidence)
+        try:
+            watched = config_files_to_compare(instance.framework)
+            before = ws.read_files(watched)
+            applied = ws.apply_patch(model_patch, name="model_patch")
+            _write(evidence, "model_patch.apply.log", applied.log)
+            if not applied.ok:
+                base["detail"] = applied.log.strip().splitlines()[-2] if applied.log.strip() else "patch did not apply"
+                return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}), gold_patch, info)
+            touched = touched_test_files(info, instance.framework)
+            if touched:
+                base["flags"].append("test_files_touched")
+                base["test_files_touched"] = touched
+                ws.restore_paths(touched)
+            violations = runner_config_violations(
+                info, model_patch, instance.framework, before=before, after=ws.read_files(watched)
+            )
+            if violations:
+                base["policy_violations"] = violations
+            run, parsed, built = self._run_tests(ws, instance, test_patch, ctx, tag="")
+        finally:
+            ws.close()
+        outcome = grading.RunOutcome(
+            applied=True,
+            built=built,
+            timed_out=run.timed_out,
+            infra_error="oom_killed" if run.oom_killed else None,
+            tests=parsed.tests,
+            policy_violation="; ".join(violations) if violations else None,
+        )
+        return self._finish(instance, base, outcome, gold_patch, info)
+
+    def _run_tests(
+        self, ws: Workspace, instance: IssueInstance, test_patch: str, ctx: EvalContext, *, tag: str, apply: bool = True
+    ) -> tuple[RunResult, ParseResult, bool]:
+        """Apply the test patch (unless ``apply`` is False), run the plan that targets its test files, parse.
+
+        Returns ``(run, parsed, production built)``.
+        """
+        evidence = ctx.evidence_dir
+        test_files: list[str] = []
+        if test_patch.strip():
+            test_info = parse_patch(test_patch, name=f"test_patch of {instance.instance_id}")
+            test_files = [f.path for f in test_info.files if f.status.value != "deleted"]
+        if test_patch.strip() and apply:
+            applied = ws.apply_patch(test_patch, name=f"test_patch{tag}")
+            _write(evidence, f"test_patch{tag}.apply.log", applied.log)
+            if not applied.ok:
+                raise InfraError("test_patch_apply_failed", "the instance's test patch does not apply", log=applied.log)
+        with tempfile.TemporaryDirectory(prefix="mb-plan-") as plan_dir:
+            plan_root = Path(plan_dir)
+            for rel, data in ws.read_files(frameworks.PLANNING_FILES.get(instance.framework, ())).items():
+                (plan_root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (plan_root / rel).write_bytes(data)
+            plan = frameworks.plan_tests(
+                instance.framework,
+                plan_root,
+                test_files,
+                test_command=instance.test_command,
+                test_targets=instance.test_targets,
+            )
+        timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
+        ctx.progress(f"{instance.instance_id}: {plan.command}")
+        _write(evidence, f"commands{tag}.txt", plan.command + "\n")
+        run = ws.run(plan.command, timeout_s=timeout, network=False)
+        _write(evidence, f"test_output{tag}.log", run.output)
+        root_dir = str(getattr(ws, "root", "") or "") or None
+        atomic_write_json(
+            evidence / f"run{tag}.json", {**run.to_dict(), "output": None, "plan": plan.to_dict(), "root_dir": root_dir}
+        )
+        files = ws.read_files(plan.result_globs)
+        results_dir = evidence / f"results{tag}"
+        for rel, data in files.items():
+            (results_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            (results_dir / rel).write_bytes(data)
+        parsed, built = parse_run(instance.framework, plan, run.output, files, root_dir=root_dir)
+        atomic_write_json(evidence / f"parsed{tag}.json", {**parsed.to_dict(), "production_built": built})
+        return run, parsed, built
+
+    def _finish(
+        self,
+        instance: IssueInstance,
+        base: dict[str, Any],
+        outcome: grading.RunOutcome,
+        gold_patch: str | None,
+        info: PatchInfo | None,
+    ) -> dict[str, Any]:
+        verdict = grading.grade(
+            fail_to_pass=instance.FAIL_TO_PASS,
+            none_to_pass=instance.NONE_TO_PASS,
+            pass_to_pass=instance.PASS_TO_PASS,
+            outcome=outcome,
+        )
+        gold_info = _safe_parse(gold_patch)
+        gold_files = sorted(gold_info.paths) if gold_info else []
+        pred_files = sorted(info.paths) if info else []
+        loc = grading.localization(gold_files, pred_files) if gold_files else None
+        counts = verdict.to_dict().get("counts", {})
+        properties: dict[str, Any] = {
+            "verdict": verdict.reason.value,
+            "f2p_passed": counts.get("FAIL_TO_PASS", {}).get("passed", 0),
+            "f2p_total": len(instance.FAIL_TO_PASS),
+            "n2p_passed": counts.get("NONE_TO_PASS", {}).get("passed", 0),
+            "n2p_total": len(instance.NONE_TO_PASS),
+            "p2p_passed": counts.get("PASS_TO_PASS", {}).get("passed", 0),
+            "p2p_total": len(instance.PASS_TO_PASS),
+            "p2f": len(verdict.failing.get("PASS_TO_PASS", [])),
+            "flags": ",".join(base["flags"]),
+        }
+        if loc is not None:
+            properties.update(
+                loc_precision=round(loc.precision, 6), loc_recall=round(loc.recall, 6), loc_f1=round(loc.f1, 6)
+            )
+        if gold_info is not None:
+            properties["gold_files"] = len(gold_info.files)
+            properties["gold_lines"] = gold_info.lines_changed
+            artifacts = sorted({f.artifact.value for f in gold_info.files})
+            properties["gold_artifacts"] = "+".join(artifacts)
+        detail = "; ".join(x for x in (base.get("detail"), verdict.detail) if x)
+        return {
+            **base,
+            "detail": detail,
+            "reason": verdict.reason.value,
+            "passed": verdict.resolved,
+            "retryable": verdict.reason.is_infra,
+            "verdict": verdict.to_dict(),
+            "failing": {k: [f"{t} ({s.value})" for t, s in v.items()] for k, v in verdict.failing.items() if v},
+            "localization": {"gold_files": gold_files, "pred_files": pred_files, **(loc.to_dict() if loc else {})},
+            "properties": properties,
+        }
+
+    # ------------------------------------------------------------------------------------- validate
+
+    def _validate(
+        self, instance: IssueInstance, prediction: Mapping[str, Any] | None, ctx: EvalContext, base: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run base / test / fix configurations (with the gold patch) and propose the gold lists."""
+        repos = RepoCache(url_template=ctx.options["mb_repo_url_template"], run_id=ctx.run_id)
+        gold_patch, test_patch = resolve_patches(instance, repos)
+        _write(ctx.evidence_dir, "gold_patch.diff", gold_patch)
+        _write(ctx.evidence_dir, "test_patch.diff", test_patch)
+        runtime = make_runtime(ctx)
+        spec = workspace_spec(instance, ctx)
+        runs = max(1, int(ctx.options.get("mb_validate_runs") or 1))
+        configs: dict[str, list[grading.RunStates]] = {"base": [], "test": [], "fix": []}
+        for attempt in range(runs):
+            for config in ("base", "test", "fix"):
+                tag = f".{config}.{attempt + 1}"
+                ws = runtime.prepare(spec, log_dir=ctx.evidence_dir)
+                try:
+                    if config == "fix":
+                        applied = ws.apply_patch(gold_patch, name=f"gold_patch{tag}")
+                        if not applied.ok:
+                            raise InfraError("gold_patch_apply_failed", "the gold patch does not apply", log=applied.log)
+                    # at base the test patch's files are targeted without applying it: absent tests are NONE
+                    run, parsed, built = self._run_tests(ws, instance, test_patch, ctx, tag=tag, apply=config != "base")
+                finally:
+                    ws.close()
+                executed = not run.timed_out and not run.oom_killed and built
+                configs[config].append(grading.RunStates(tests=parsed.tests, built=built, executed=executed))
+        stable: dict[str, Mapping[str, TestState]] = {}
+        flaky: set[str] = set()
+        for config, states in configs.items():
+            merged, unstable = grading.drop_flaky([s.tests for s in states])
+            stable[config] = merged
+            flaky |= unstable
+        final = {
+            c: grading.RunStates(
+                tests={k: v for k, v in stable[c].items() if k not in flaky},
+                built=all(s.built for s in configs[c]),
+                executed=all(s.executed for s in configs[c]),
+            )
+            for c in configs
+        }
+        validation = grading.validate_instance(final["base"], final["test"], final["fix"])
+        transitions = grading.transitions(final["test"].tests, final["fix"].tests)
+        report = {
+            "instance_id": instance.instance_id,
+            "valid": validation.valid,
+            "problems": list(validation.problems),
+            "FAIL_TO_PASS": list(validation.fail_to_pass),
+            "NONE_TO_PASS": list(validation.none_to_pass),
+            "PASS_TO_PASS": list(validation.pass_to_pass),
+            "PASS_TO_FAIL": list(validation.pass_to_fail),
+            "flaky": sorted(flaky),
+            "states": {c: _states_json(final[c].tests) for c in final},
+            "transitions": dict(sorted(transitions.items())),
+            "runs": runs,
+        }
+        atomic_write_json(ctx.evidence_dir / "validation.json", report)
+        counts: dict[str, int] = {}
+        for t in transitions.values():
+            counts[t] = counts.get(t, 0) + 1
+        return {
+            **base,
+            "reason": Reason.RESOLVED.value if validation.valid else Reason.UNRESOLVED.value,
+            "passed": validation.valid,
+            "retryable": False,
+            "validation": report,
+            "detail": "; ".join(validation.problems),
+            "properties": {
+                "valid": validation.valid,
+                "f2p": len(validation.fail_to_pass),
+                "n2p": len(validation.none_to_pass),
+                "p2p": len(validation.pass_to_pass),
+                "p2f": len(validation.pass_to_fail),
+                "flaky": len(flaky),
+                "transitions": json.dumps(counts, sort_keys=True),
+            },
+        }
+
+    # ------------------------------------------------------------------------------------- summary
+
+    def summarize(self, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Per-repository, per-framework, difficulty, category, gold-size and artifact tables; localization means."""
+        rows = [dict(r, resolved=bool(r.get("passed")), **r.get("properties", {})) for r in results]
+        loc_rows = [r for r in rows if "loc_f1" in r]
+        table: dict[str, Any] = {
+            "by_repository": stratify(rows, "repo"),
+            "by_framework": stratify(rows, "framework"),
+            "by_difficulty": stratify(rows, lambda r: r.get("difficulty") or "unknown"),
+            "by_category": stratify(rows, lambda r: r.get("category") or "unknown"),
+            "by_gold_file_count": stratify(
+                [r for r in rows if "gold_files" in r], lambda r: file_count_bin(int(r["gold_files"]))
+            ),
+            "by_gold_changed_lines": stratify(
+                [r for r in rows if "gold_lines" in r], lambda r: changed_lines_bin(int(r["gold_lines"]))
+            ),
+            "by_artifact_combination": stratify(
+                [r for r in rows if r.get("gold_artifacts")], lambda r: r["gold_artifacts"]
+            ),
+            "by_artifact_count": stratify(
+                [r for r in rows if r.get("gold_artifacts")],
+                lambda r: "multi-artifact" if "+" in r["gold_artifacts"] else "single-artifact",
+            ),
+            "localization": {
+                "precision": mean([float(r["loc_precision"]) for r in loc_rows]),
+                "recall": mean([float(r["loc_recall"]) for r in loc_rows]),
+                "f1": mean([float(r["loc_f1"]) for r in loc_rows]),
+                "instances": len(loc_rows),
+            },
+            "flags": {
+                "test_files_touched": sum(1 for r in rows if "test_files_touched" in (r.get("flags") or [])),
+            },
+        }
+        validated = [r for r in rows if "validation" in r]
+        if validated:
+            table["validation"] = {
+                "instances": len(validated),
+                "valid": sum(1 for r in validated if r["validation"]["valid"]),
+                "flaky_tests": sum(len(r["validation"]["flaky"]) for r in validated),
+            }
+        return table
+
+
+def _safe_parse(text: str | None) -> PatchInfo | None:
+    if not text or not text.strip():
+        return None
+    try:
+        return parse_patch(text)
+    except PatchError:
+        return None
+
+
+def parse_run(
+    framework: str,
+    plan: frameworks.TestPlan,
+    output: str,
+    files: Mapping[str, bytes],
+    *,
+    root_dir: str | None = None,
+) -> tuple[ParseResult, bool]:
+    """Parse one run's output and result files (pure). Returns ``(parsed, production_built)``.
+
+    ``root_dir`` is the repository folder as the test process saw it (``/testbed`` in a container), so
+    that ids built from absolute paths come out repository-relative. ``production_built`` is False only when the framework's build check finds a failure of production
+    code (a test-source compile failure leaves the module's tests absent, i.e. NONE, and the build ok).
+    A parser error yields an empty result with the error as a warning: no tests ran, never passed.
+    """
+    try:
+        parsed = get_parser(plan.parser)(output, files, root_dir=root_dir)
+    except ParseError as exc:
+        parsed = ParseResult(tests={}, messages={}, warnings=(f"parser {plan.parser}: {exc}",))
+    built = frameworks.production_built(framework, output, plan)
+    return parsed, built
+
+
+def regrade(instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
+    """Re-grade a finished evaluation from its evidence folder, running nothing.
+
+    Reads ``run.json``, ``test_output.log`` and ``results/`` and grades again with the current parsers
+    and grading rules. Returns the verdict's plain dict.
+
+    Raises:
+        FileNotFoundError: the evidence folder lacks the run files (the run did not reach the tests).
+    """
+    run = json.loads((evidence_dir / "run.json").read_text(encoding="utf-8"))
+    output = (evidence_dir / "test_output.log").read_text(encoding="utf-8")
+    files = {
+        p.relative_to(evidence_dir / "results").as_posix(): p.read_bytes()
+        for p in sorted((evidence_dir / "results").rglob("*"))
+        if p.is_file()
+    }
+    plan = frameworks.TestPlan.from_dict(run["plan"])
+    parsed, built = parse_run(instance.framework, plan, output, files, root_dir=run.get("root_dir"))
+    outcome = grading.RunOutcome(
+        applied=True,
+        built=built,
+        timed_out=bool(run.get("timed_out")),
+        infra_error="oom_killed" if run.get("oom_killed") else None,
+        tests=parsed.tests,
+    )
+    verdict = grading.grade(
+        fail_to_pass=instance.FAIL_TO_PASS,
+        none_to_pass=instance.NONE_TO_PASS,
+        pass_to_pass=instance.PASS_TO_PASS,
+        outcome=outcome,
+    )
+    return verdict.to_dict()
+
+
+SUITE = IssueResolutionSuite()

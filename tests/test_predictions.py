@@ -1,0 +1,118 @@
+"""Predictions files: formats, pseudo-predictions, and every bad input with its message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_mobilebench.predictions import GOLD_PATCH, PredictionsError, load_predictions
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_jsonl_list_and_dict_forms_load_the_same(tmp_path: Path) -> None:
+    rows = [
+        {"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "diff"},
+        {"instance_id": "a__b-2", "model_name_or_path": "m", "model_patch": None},
+    ]
+    jsonl = write(tmp_path, "p.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n\n")
+    as_list = write(tmp_path, "p.json", json.dumps(rows))
+    as_dict = write(
+        tmp_path, "d.json", json.dumps({r["instance_id"]: {k: v for k, v in r.items() if k != "instance_id"} for r in rows})
+    )
+    for spec in (jsonl, as_list, as_dict):
+        preds = load_predictions([spec])
+        assert preds.models == ["m"]
+        assert preds.instance_ids == {"a__b-1", "a__b-2"}
+        assert preds.get("a__b-1", "m")["model_patch"] == "diff"
+        assert preds.get("a__b-2", "m")["model_patch"] is None
+        assert preds.get("a__b-3", "m") is None
+
+
+def test_pseudo_predictions() -> None:
+    gold = load_predictions(["gold"])
+    assert gold.get("x__y-1", "gold") == {"instance_id": "x__y-1", "model_name_or_path": "gold", "model_patch": GOLD_PATCH}
+    assert load_predictions(["empty"]).get("x__y-1", "empty")["model_patch"] == ""
+
+
+def test_line_that_is_not_json_names_file_and_line(tmp_path: Path) -> None:
+    spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-1", "model_name_or_path": "m"}\n{not json\n')
+    with pytest.raises(PredictionsError, match=r"p\.jsonl:2: line is not valid JSON"):
+        load_predictions([spec])
+
+
+def test_duplicate_prediction_names_both_places(tmp_path: Path) -> None:
+    line = '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": ""}\n'
+    spec = write(tmp_path, "p.jsonl", line + line)
+    with pytest.raises(PredictionsError, match=r"p\.jsonl:2: duplicate prediction for instance 'a__b-1' by model 'm' \(first at .*p\.jsonl:1\)"):
+        load_predictions([spec])
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('["a"]', "must be a JSON object"),
+        ('{"model_name_or_path": "m"}', "missing or non-string 'instance_id'"),
+        ('{"instance_id": "a__b-1"}', "instance 'a__b-1': missing or non-string 'model_name_or_path'"),
+        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": 3}', "'model_patch' must be a string or null"),
+    ],
+)
+def test_malformed_entries(tmp_path: Path, line: str, message: str) -> None:
+    spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-0", "model_name_or_path": "m"}\n' + line + "\n")
+    with pytest.raises(PredictionsError, match=rf"p\.jsonl:2: .*{message[:20]}"):
+        load_predictions([spec])
+
+
+def test_pseudo_mixed_with_files_is_refused(tmp_path: Path) -> None:
+    spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-1", "model_name_or_path": "m"}\n')
+    with pytest.raises(PredictionsError, match="cannot be combined"):
+        load_predictions(["gold", spec])
+
+
+MANIFEST = """\
+suite: issue_resolution
+repo: acme/app
+framework: android
+test_command: "true"
+instances:
+  - instance_id: acme__app-1
+    base_commit: abcdef1
+    patch: ""
+    test_patch: ""
+  - instance_id: acme__app-2
+    base_commit: abcdef1
+    patch: ""
+    test_patch: ""
+"""
+
+
+def test_bad_predictions_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", app=MANIFEST)
+    pytester.makefile(".jsonl", preds="{oops\n")
+    result = pytester.runpytest("--predictions=preds.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--predictions: *preds.jsonl:1: line is not valid JSON*"])
+
+
+def test_missing_empty_and_unknown_predictions_in_summary(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", app=MANIFEST)
+    pytester.makefile(
+        ".jsonl",
+        preds='{"instance_id": "acme__app-1", "model_name_or_path": "m", "model_patch": null}\n'
+        '{"instance_id": "acme__app-99", "model_name_or_path": "m", "model_patch": "x"}\n',
+    )
+    result = pytester.runpytest("--predictions=preds.jsonl", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*predictions matching no selected instance: acme__app-99*"])
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    assert summary["total"] == 2 and summary["resolved"] == 0 and summary["resolution_rate"] == 0.0
+    assert summary["by_reason"] == {"empty_patch": 1, "missing_prediction": 1}
+    assert summary["instances"]["acme__app-1"]["reason"] == "empty_patch"
+    assert summary["instances"]["acme__app-2"]["reason"] == "missing_prediction"
+    assert summary["unmatched_predictions"] == ["acme__app-99"]
