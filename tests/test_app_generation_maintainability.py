@@ -397,3 +397,34 @@ def test_use_routes_and_nested_layout_routes(tmp_path: Path) -> None:
         },
     )
     assert parse_routes(tmp_path) == ["/inbox", "/x", "/shop", "/shop/:id"]
+
+
+def test_memo_wrapped_exports_reach_the_component(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "src/ui/Card.tsx": (
+                "import { memo } from 'react';\n"
+                "function CardImpl() { return <div/>; }\n"
+                "export default memo(CardImpl);\n"
+            ),
+            "src/ui/Row.tsx": (
+                "import React from 'react';\n"
+                "const RowImpl = () => <li/>;\n"
+                "export const Row = React.memo(RowImpl);\n"
+            ),
+            "src/pages/Home.tsx": (
+                "import Card from '../ui/Card';\n"
+                "import { Row } from '../ui/Row';\n"
+                "export default function Home() { return <><Card/><Row/></>; }\n"
+            ),
+            "src/pages/About.tsx": "import Card from '../ui/Card';\nexport const About = () => <Card/>;\n",
+        },
+    )
+    report = measure(tmp_path)
+    card = _component(report, "src/ui/Card.tsx", "CardImpl")
+    row = _component(report, "src/ui/Row.tsx", "RowImpl")
+    assert card.exported_as == ("default",) and card.importers == ("src/pages/About.tsx", "src/pages/Home.tsx")
+    assert row.importers == ("src/pages/Home.tsx",)
+    assert card.shared and row.shared
+    assert report.reuse_rate == pytest.approx(1.5)  # (2 + 1) / 2

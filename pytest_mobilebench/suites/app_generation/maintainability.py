@@ -301,6 +301,7 @@ class _File:
     references: list[tuple[str, int]] = dataclasses.field(default_factory=list)
     declarators: dict[str, tree_sitter.Node] = dataclasses.field(default_factory=dict)
     lazy_targets: dict[str, str] = dataclasses.field(default_factory=dict)
+    aliases: dict[str, str] = dataclasses.field(default_factory=dict)
     colors: list[str] = dataclasses.field(default_factory=list)
     unresolved: list[tuple[int, str]] = dataclasses.field(default_factory=list)
 
@@ -383,6 +384,22 @@ def _unwrap_function(value: tree_sitter.Node | None) -> tree_sitter.Node | None:
     while value is not None:
         if value.type in ("arrow_function", "function_expression", "function"):
             return value
+        if value.type in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"):
+            value = value.named_children[0] if value.named_child_count else None
+            continue
+        if value.type == "call_expression" and _callee_name(value) in _COMPONENT_WRAPPERS:
+            args = value.child_by_field_name("arguments")
+            value = args.named_children[0] if args is not None and args.named_child_count else None
+            continue
+        return None
+    return None
+
+
+def _wrapped_identifier(value: tree_sitter.Node | None) -> str | None:
+    """``Card`` for ``memo(Card)``, ``React.memo(forwardRef(Card))``, ``(Card as FC)``; else ``None``."""
+    while value is not None:
+        if value.type == "identifier":
+            return _text(value)
         if value.type in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"):
             value = value.named_children[0] if value.named_child_count else None
             continue
@@ -521,6 +538,10 @@ def _analyze_file(f: _File, resolver: _Resolver) -> None:
                     add_component(name, _line(decl), _function_kind(fn), decl)
                 elif value is not None and value.type == "class" and _PASCAL.match(name) and _is_class_component(value):
                     add_component(name, _line(decl), "class", decl)
+                elif value is not None and value.type != "identifier":
+                    wrapped = _wrapped_identifier(value)
+                    if wrapped is not None:
+                        f.aliases[name] = wrapped  # const Card = memo(CardImpl)
                 if exported:
                     f.exports[name] = ("local", name)
 
@@ -574,8 +595,9 @@ def _analyze_file(f: _File, resolver: _Resolver) -> None:
                 declaration(decl, exported=True, default=is_default)
             elif value is not None:
                 fn = _unwrap_function(value)
-                if value.type == "identifier":
-                    f.exports["default"] = ("local", _text(value))
+                wrapped = _wrapped_identifier(value)
+                if wrapped is not None:  # `export default Foo;` or `export default memo(Foo);`
+                    f.exports["default"] = ("local", wrapped)
                 elif fn is not None and _returns_jsx(fn):
                     add_component("default", _line(stmt), _function_kind(fn), stmt)
                     f.exports["default"] = ("local", "default")
@@ -743,6 +765,10 @@ class _Project:
     def resolve_local(self, file: str, local: str, seen: frozenset[tuple[str, str]] = frozenset()) -> tuple[str, str] | None:
         """A local name of ``file``: an import binding is followed to its declaration, otherwise it is local."""
         f = self.files[file]
+        visited = {local}
+        while local in f.aliases and f.aliases[local] not in visited:  # const Card = memo(CardImpl)
+            local = f.aliases[local]
+            visited.add(local)
         for b in f.bindings:
             if b.local == local:
                 if b.imported.startswith("*"):
@@ -853,8 +879,9 @@ class _Project:
                         here = _join(pre, path) if path is not None else pre
                         if path is not None or "index" in attrs:
                             add(here)
-                        if attrs.get("element") is not None:
-                            leaf_elements(file, attrs["element"])
+                        element = attrs.get("element")
+                        if element is not None:
+                            leaf_elements(file, element)
                         for key in ("Component", "component"):
                             v = attrs.get(key)
                             if v is not None and v.type == "jsx_expression" and v.named_child_count:
@@ -909,8 +936,9 @@ class _Project:
                 index = pairs.get("index")
                 if path is not None or (index is not None and _text(index) == "true"):
                     add(here)
-                if pairs.get("element") is not None:
-                    leaf_elements(file, pairs["element"])
+                element = pairs.get("element")
+                if element is not None:
+                    leaf_elements(file, element)
                 for comp_key in ("Component", "component"):
                     v = pairs.get(comp_key)
                     if v is not None and v.type in ("identifier", "member_expression"):

@@ -499,10 +499,10 @@ class PointwiseRubric:
             m = re.search(rf"(?i)\b{d}\b[^0-9\n]{{0,20}}([0-9]+(?:\.[0-9]+)?)", text)
             if m is None:
                 raise JudgeResponseError(f"rubric dimension {d!r} missing from the judge's answer: {text[:200]!r}")
-            number = float(m.group(1))
-            if not number.is_integer() or not 1 <= number <= 5:
+            value = float(m.group(1))
+            if not value.is_integer() or not 1 <= value <= 5:
                 raise JudgeResponseError(f"rubric dimension {d!r}: expected an integer 1..5, got {m.group(1)!r}")
-            found[d] = int(number)
+            found[d] = int(value)
         return RubricScore.of(found)
 
 
@@ -607,7 +607,7 @@ class ChatJudge:
 
     def score(self, reference: Path, candidate: Path) -> RubricScore:
         """Point-wise rubric score of ``candidate`` against ``reference`` (:class:`PointwiseRubric`)."""
-        content = [
+        content: list[dict[str, Any]] = [
             {"type": "text", "text": self.rubric.prompt()},
             {"type": "text", "text": "REFERENCE:"},
             {"type": "image_url", "image_url": {"url": _data_url(Path(reference))}},
