@@ -1,0 +1,73 @@
+"""Environment recipes inferred from repository files (MobileDev-Bench Section 3.3 and Appendix A.5).
+
+``infer_recipe(repo_dir, framework)`` reads a repository checked out at its base commit (nothing is run)
+and returns an :class:`EnvRecipe`: exact toolchain versions, the evidence line of each, the environment
+layer's Dockerfile and the instance layer's dependency install command. The docker runtime builds the
+layered images (base -> environment -> instance) from it; ``EnvRecipe.key()`` is the content hash in the
+environment image's tag, so one environment image serves every instance with the same toolchain.
+
+Build-context contract with the docker runtime:
+
+- every Dockerfile starts ``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}`` (a Debian bookworm image);
+- the context always holds :data:`HOST_CA_CONTEXT_FILE` (the host CA bundle, PEM, may be empty), which
+  the Dockerfile installs under ``/usr/local/share/ca-certificates/`` before ``update-ca-certificates``;
+- the context holds every file of ``recipe.context_files``;
+- for react-native, the context also holds the npm tarballs of :func:`node_context_packages`
+  (``npm pack <spec>`` on the host, renamed to the given file name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from pytest_mobilebench.runtime.recipes.common import HOST_CA_CONTEXT_FILE, EnvRecipe, RecipeError
+from pytest_mobilebench.runtime.recipes.node import node_context_packages
+
+__all__ = [
+    "FRAMEWORKS",
+    "HOST_CA_CONTEXT_FILE",
+    "EnvRecipe",
+    "RecipeError",
+    "infer_recipe",
+    "node_context_packages",
+]
+
+#: The frameworks a recipe can be inferred for.
+FRAMEWORKS: Final[tuple[str, ...]] = ("android", "flutter", "react-native")
+
+
+def infer_recipe(repo_dir: Path, framework: str, *, overrides: Mapping[str, Any] | None = None) -> EnvRecipe:
+    """Infer the environment recipe of a repository checked out at its base commit.
+
+    Args:
+        repo_dir: the repository root (a work tree or an export of the base commit).
+        framework: ``"android"``, ``"flutter"`` or ``"react-native"``.
+        overrides: toolchain values from the instance's environment record; each given key replaces the
+            inferred value (and its source reads ``"override"``). ``install_command`` replaces the
+            dependency install command.
+
+    Returns:
+        The recipe; see :mod:`.node`, :mod:`.android` and :mod:`.flutter` for the precedence of sources.
+
+    Raises:
+        RecipeError: unknown framework, unreadable/invalid build files, or a version that cannot be inferred
+            (the message names the file and the value).
+    """
+    repo = Path(repo_dir)
+    if not repo.is_dir():
+        raise RecipeError(f"{repo}: not a directory")
+    if framework == "react-native":
+        from pytest_mobilebench.runtime.recipes.node import infer_node_recipe
+
+        return infer_node_recipe(repo, overrides=overrides)
+    if framework == "android":
+        from pytest_mobilebench.runtime.recipes.android import infer_android_recipe
+
+        return infer_android_recipe(repo, overrides=overrides)
+    if framework == "flutter":
+        from pytest_mobilebench.runtime.recipes.flutter import infer_flutter_recipe
+
+        return infer_flutter_recipe(repo, overrides=overrides)
+    raise RecipeError(f"framework {framework!r} is not one of {', '.join(FRAMEWORKS)}")
