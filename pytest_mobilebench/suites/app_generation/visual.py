@@ -152,6 +152,9 @@ def capture_screens(
     Returns:
         ``{screen_id: png_path}`` for every screen photographed. A navigation timeout still photographs
         what rendered; a screen whose screenshot fails is left out (and reported in ``errors``).
+
+    Raises:
+        Whatever ``page_factory`` raises (a dead browser is the caller's infrastructure failure).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
