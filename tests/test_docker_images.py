@@ -1,0 +1,254 @@
+"""Pure parts of the Docker runtime: apt source parsing, image names, hashes, Dockerfiles, error mapping.
+
+No daemon is needed: daemon-facing pieces are exercised with small stand-in clients.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_mobilebench.runtime import baseimage
+from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.baseimage import (
+    AptSource,
+    ensure_base_image,
+    host_apt_mirror,
+    parse_deb822_sources,
+    parse_sources_list,
+)
+from pytest_mobilebench.runtime.images import (
+    BASELINE_SCRIPT,
+    base_dockerfile,
+    content_hash,
+    docker_name,
+    instance_dockerfile,
+)
+
+docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
+
+from pytest_mobilebench.runtime.docker import (  # noqa: E402
+    _BoundedOutput,
+    _owner_alive,
+    connect,
+    owner_label,
+    shallow_checkout,
+)
+
+DEB822 = """Types: deb
+# a comment line
+URIs: http://mirror.example.invalid/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://mirror.example.invalid/debian-security
+Suites: bookworm-security
+Components: main
+
+Enabled: no
+Types: deb
+URIs: http://disabled.example.invalid/debian
+Suites: trixie
+"""
+
+
+def test_parse_deb822_sources() -> None:
+    assert parse_deb822_sources(DEB822) == [
+        AptSource(("deb",), ("http://mirror.example.invalid/debian",), ("bookworm", "bookworm-updates")),
+        AptSource(("deb",), ("http://mirror.example.invalid/debian-security",), ("bookworm-security",)),
+    ]
+
+
+def test_parse_sources_list_with_options_and_comments() -> None:
+    text = (
+        "# deb http://commented.example.invalid/debian bookworm main\n"
+        "deb [arch=amd64 signed-by=/k.gpg] http://one.example.invalid/debian bookworm main contrib\n"
+        "deb-src http://two.example.invalid/debian bookworm main # trailing\n"
+        "garbage line\n"
+    )
+    assert parse_sources_list(text) == [
+        AptSource(("deb",), ("http://one.example.invalid/debian",), ("bookworm",)),
+        AptSource(("deb-src",), ("http://two.example.invalid/debian",), ("bookworm",)),
+    ]
+
+
+def test_host_apt_mirror_picks_exact_suite(tmp_path: Path) -> None:
+    (tmp_path / "debian.sources").write_text(DEB822)
+    listing = tmp_path / "sources.list"
+    listing.write_text("deb http://legacy.example.invalid/debian trixie main\n")
+    assert host_apt_mirror("bookworm", sources_dir=tmp_path, sources_list=listing) == (
+        "http://mirror.example.invalid/debian"
+    )
+    assert host_apt_mirror("trixie", sources_dir=tmp_path, sources_list=listing) == "http://legacy.example.invalid/debian"
+    with pytest.raises(InfraError) as caught:
+        host_apt_mirror("bullseye", sources_dir=tmp_path, sources_list=listing)
+    assert caught.value.kind == "base_image_unavailable" and "docker load" in caught.value.message
+
+
+class _Images:
+    def get(self, name: str) -> object:
+        raise docker.errors.ImageNotFound(f"no such image: {name}")
+
+    def pull(self, repository: str, tag: str) -> object:
+        raise docker.errors.APIError("Get https://registry/v2/: dial tcp: lookup registry: no such host")
+
+
+class _NoImageClient:
+    images = _Images()
+
+
+def test_missing_debootstrap_says_how_to_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(baseimage.shutil, "which", lambda _name: None)
+    lines: list[str] = []
+    with pytest.raises(InfraError) as caught:
+        ensure_base_image(_NoImageClient(), "debian:bookworm-slim", progress=lines.append, mirror="http://m.invalid/debian")  # type: ignore[arg-type]
+    assert caught.value.kind == "base_image_unavailable"
+    assert "apt-get install -y debootstrap" in caught.value.message and "docker load" in caught.value.message
+    assert any(line.startswith("pull of debian:bookworm-slim failed") for line in lines)
+
+
+def test_non_debian_image_cannot_be_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path))
+    with pytest.raises(InfraError) as caught:
+        ensure_base_image(_NoImageClient(), "ubuntu:24.04")  # type: ignore[arg-type]
+    assert caught.value.kind == "base_image_unavailable" and "docker load" in caught.value.message
+
+
+def test_cache_root_honours_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "c"))
+    assert baseimage.cache_root() == tmp_path / "c" and (tmp_path / "c").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Owner/Repo", "owner__repo"),
+        ("thunderbird__thunderbird-android-9021", "thunderbird__thunderbird-android-9021"),
+        ("A..b", "a-b"),
+        ("x___y", "x-y"),
+        ("-_a.-b_", "a-b"),
+        ("we!rd name", "we-rd-name"),
+        ("a--b", "a--b"),
+    ],
+)
+def test_docker_name(text: str, expected: str) -> None:
+    assert docker_name(text) == expected
+
+
+def test_docker_name_rejects_empty() -> None:
+    with pytest.raises(ValueError, match="cannot make a docker image name"):
+        docker_name("___")
+
+
+def test_content_hash_is_length_prefixed() -> None:
+    assert content_hash("ab", "c") != content_hash("a", "bc")
+    assert content_hash("x", b"y") == content_hash(b"x", "y")
+    assert len(content_hash()) == 64
+
+
+def test_base_dockerfile_installs_tools_and_ca_env() -> None:
+    text = base_dockerfile()
+    assert text.startswith("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n")
+    for package in ("git", "ca-certificates", "patch", "python3", "build-essential"):
+        assert f" {package}" in text
+    assert "update-ca-certificates" in text
+    for variable in ("NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"):
+        assert f"{variable}=/etc/ssl/certs/ca-certificates.crt" in text
+
+
+def test_instance_dockerfile_shape() -> None:
+    text = instance_dockerfile("mobilebench/env.a__b:0123456789ab", "npm ci --ignore-scripts")
+    lines = text.splitlines()
+    assert lines[0] == "FROM mobilebench/env.a__b:0123456789ab"
+    assert "COPY testbed /testbed" in lines and "WORKDIR /testbed" in lines
+    assert 'RUN ["/bin/bash", "-c", "set -e; npm ci --ignore-scripts"]' in lines
+    assert lines[-1] == 'RUN ["/usr/local/bin/mobilebench-baseline"]'
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_baseline_script_excludes_new_files_and_commits_changed_ones(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "lock.json").write_text("{}\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    base = _git(repo, "rev-parse", "HEAD")
+    (repo / "node_modules" / "x").mkdir(parents=True)
+    (repo / "node_modules" / "x" / "index.js").write_text("1\n")
+    (repo / "lock.json").write_text('{"resolved": true}\n')
+    script = tmp_path / "baseline.sh"
+    script.write_text(BASELINE_SCRIPT)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    subprocess.run(["bash", str(script)], cwd=repo, env=env, check=True)
+    assert _git(repo, "status", "--porcelain") == ""
+    assert "/node_modules/" in (repo / ".git" / "info" / "exclude").read_text().splitlines()
+    assert _git(repo, "rev-parse", "HEAD~1") == base
+    assert _git(repo, "rev-parse", "mobilebench-base") == _git(repo, "rev-parse", "HEAD")
+    assert _git(repo, "show", "mobilebench-base:lock.json") == '{"resolved": true}'
+
+
+def test_shallow_checkout_is_self_contained(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.txt").write_text("one\n")
+    _git(src, "init", "-q")
+    _git(src, "add", "-A")
+    _git(src, "commit", "-qm", "1")
+    first = _git(src, "rev-parse", "HEAD")
+    (src / "a.txt").write_text("two\n")
+    _git(src, "commit", "-qam", "2")
+    mirror = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(src), str(mirror)], check=True)
+    dest = tmp_path / "dest"
+    assert shallow_checkout(mirror, first[:10], dest) == first
+    assert (dest / "a.txt").read_text() == "one\n"
+    assert _git(dest, "rev-parse", "mobilebench-base") == first
+    assert not (dest / ".git" / "objects" / "info" / "alternates").exists()
+    assert (dest / ".git" / "shallow").read_text().strip() == first
+    with pytest.raises(InfraError) as caught:
+        shallow_checkout(mirror, "0" * 40, tmp_path / "other")
+    assert caught.value.kind == "clone_failed"
+
+
+def test_daemon_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(InfraError) as caught:
+        connect(timeout_s=2)
+    assert caught.value.kind == "daemon_unreachable" and "dockerd" in caught.value.message
+
+
+def test_bounded_output_keeps_head_and_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_mobilebench.runtime import docker as runtime_docker
+
+    monkeypatch.setattr(runtime_docker, "_HEAD_BYTES", 4)
+    monkeypatch.setattr(runtime_docker, "_TAIL_BYTES", 6)
+    out = _BoundedOutput()
+    for chunk in (b"abcdef", b"ghij", b"klmnop"):
+        out.add(chunk)
+    text = out.text()
+    assert text.startswith("abcd") and text.endswith("klmnop")
+    assert "[... 6 bytes of output dropped ...]" in text
+    small = _BoundedOutput()
+    small.add(b"ok")
+    assert small.text() == "ok"
+
+
+def test_owner_label_liveness() -> None:
+    mine = owner_label()
+    assert _owner_alive(mine) is True
+    host = mine.split(":")[0]
+    assert _owner_alive(f"{host}:{os.getpid()}:1") is False  # same pid, other start time: a reused pid
+    assert _owner_alive("some-other-host:1:1") is None

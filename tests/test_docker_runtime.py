@@ -1,0 +1,398 @@
+"""Integration tests of the Docker runtime against a real daemon (marked ``docker``).
+
+They need a running dockerd and the Debian base image (made locally with debootstrap by
+``ensure_base_image`` the first time: about a minute, cached afterwards). Every test uses its own small
+git repository, its own run id and its own instance id, so tests are independent and xdist-safe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_mobilebench.runtime.base import InfraError, Runtime, Workspace, WorkspaceSpec
+
+docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
+
+from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root, ensure_base_image  # noqa: E402
+from pytest_mobilebench.runtime.docker import (  # noqa: E402
+    LABEL_INSTANCE,
+    LABEL_OWNER,
+    DockerRuntime,
+    connect,
+)
+from pytest_mobilebench.runtime.docker import shallow_checkout  # noqa: E402
+from pytest_mobilebench.runtime.images import LABEL_RUN, BuiltImage, ImageBuilder  # noqa: E402
+from pytest_mobilebench.runtime.repos import RepoCache  # noqa: E402
+
+pytestmark = pytest.mark.docker
+
+HOST_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+
+
+@pytest.fixture(scope="module")
+def client() -> docker.DockerClient:
+    """A connected client, or the whole module is skipped with the reason."""
+    try:
+        found = connect()
+    except InfraError as exc:
+        pytest.skip(f"no Docker daemon answers: {exc.message}")
+    try:
+        ensure_base_image(found, DEFAULT_BASE_IMAGE)
+    except InfraError as exc:
+        pytest.skip(f"the base image {DEFAULT_BASE_IMAGE} cannot be made here: {exc.message}")
+    return found
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """A test recipe with the fields the runtime uses (the real one comes from runtime.recipes)."""
+
+    dockerfile: str
+    install_command: str = "mkdir -p deps && echo installed > deps/marker"
+    context_files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps([self.dockerfile, self.install_command, sorted(self.context_files)]).encode()).hexdigest()
+
+
+ENV_DOCKERFILE = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo env-layer > /opt/env-marker\n"
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@dataclasses.dataclass
+class Fixture:
+    runtime: DockerRuntime
+    spec: WorkspaceSpec
+    repo_dir: Path
+
+
+def _make_repo(root: Path) -> tuple[Path, str]:
+    """``calc``: add() is wrong; test_calc.py tests it; .gitignore keeps Python caches out of diffs."""
+    repo = root / "src" / "calc"
+    (repo / "demo").mkdir(parents=True)
+    (repo / "demo" / "__init__.py").write_text("")
+    (repo / "demo" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "test_calc.py").write_text(
+        "import unittest\nfrom demo.calc import add\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+    )
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    return repo, _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def make(client: docker.DockerClient, tmp_path: Path) -> Iterator:
+    """Factory ``make(recipe=..., **runtime options) -> Fixture``; removes what it made afterwards."""
+    repo, sha = _make_repo(tmp_path)
+    made: list[DockerRuntime] = []
+
+    def factory(recipe: Recipe | None = None, instance_id: str | None = None, **options: object) -> Fixture:
+        chosen = recipe or Recipe(ENV_DOCKERFILE)
+        run_id = "test-" + uuid.uuid4().hex[:10]
+        runtime = DockerRuntime(
+            run_id=run_id,
+            client=client,
+            repos=RepoCache(tmp_path / "mirrors", f"{tmp_path}/src/{{name}}", run_id=run_id),
+            recipe_factory=lambda _dir, _spec: chosen,
+            node_packages=lambda _recipe: {},
+            log_dir=tmp_path / "logs",
+            **options,  # type: ignore[arg-type]
+        )
+        made.append(runtime)
+        spec = WorkspaceSpec(
+            instance_id=instance_id or f"Demo__calc-{uuid.uuid4().hex[:8]}",
+            repo="demo/calc",
+            base_commit=sha,
+            repo_url=str(repo),
+            run_id=run_id,
+        )
+        return Fixture(runtime, spec, repo)
+
+    yield factory
+    for runtime in made:
+        runtime.cleanup("base")
+
+
+FIX = (
+    "diff --git a/demo/calc.py b/demo/calc.py\n--- a/demo/calc.py\n+++ b/demo/calc.py\n"
+    "@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
+)
+NEW_TEST = (
+    "diff --git a/test_more.py b/test_more.py\nnew file mode 100644\n--- /dev/null\n+++ b/test_more.py\n"
+    "@@ -0,0 +1,2 @@\n+import unittest\n+class M(unittest.TestCase):\n"
+)
+
+
+def test_protocols_are_implemented(make) -> None:
+    fx = make()
+    assert isinstance(fx.runtime, Runtime) and fx.runtime.name == "docker"
+    ws = fx.runtime.prepare(fx.spec)
+    try:
+        assert isinstance(ws, Workspace)
+    finally:
+        ws.close()
+
+
+def test_image_reused_by_hash_and_rebuilt_when_recipe_changes(make) -> None:
+    fx = make()
+    first = fx.runtime.ensure_instance_image(fx.spec)
+    assert first.built and first.log_path is not None and first.log_path.is_file()
+    assert first.tag.startswith("mobilebench/inst." + fx.spec.instance_id.lower() + ":")
+    assert "Step" in first.log_path.read_text()
+
+    again = make(instance_id=fx.spec.instance_id)  # a fresh runtime: no in-process memo
+    started = time.monotonic()
+    second = again.runtime.ensure_instance_image(dataclasses.replace(again.spec, base_commit=fx.spec.base_commit))
+    elapsed = time.monotonic() - started
+    assert (second.tag, second.image_id, second.built) == (first.tag, first.image_id, False)
+    assert elapsed < max(1.5, first.seconds / 2), (elapsed, first.seconds)
+
+    changed = make(Recipe(ENV_DOCKERFILE + "RUN echo changed > /opt/changed\n"), instance_id=fx.spec.instance_id)
+    third = changed.runtime.ensure_instance_image(changed.spec)
+    assert third.built and third.tag != first.tag and third.image_id != first.image_id
+    env_tags = {tag for image in changed.runtime.client.images.list("mobilebench/env.demo__calc") for tag in image.tags}
+    assert len({t for t in env_tags if t.startswith("mobilebench/env.demo__calc:")}) >= 2
+
+
+def test_force_rebuild_builds_again_once_per_run(make, client: docker.DockerClient, tmp_path: Path) -> None:
+    fx = make()
+    first = fx.runtime.ensure_instance_image(fx.spec)
+    base = fx.runtime.builder.ensure_base()
+    assert not base.built
+    recipe = Recipe(ENV_DOCKERFILE)
+    checkout = tmp_path / "checkout"
+    shallow_checkout(fx.runtime.repos.ensure("demo/calc", [fx.spec.base_commit]), fx.spec.base_commit, checkout)
+
+    def build(builder: ImageBuilder) -> tuple[BuiltImage, BuiltImage]:
+        env = builder.ensure_env(recipe, "demo/calc", base=base)
+        inst = builder.ensure_instance(
+            fx.spec.instance_id, env, repo="demo/calc", base_commit=fx.spec.base_commit,
+            install_command=recipe.install_command, checkout_dir=checkout,
+        )
+        return env, inst
+
+    forced = ImageBuilder(client, run_id="forced-" + uuid.uuid4().hex[:8], force_rebuild=True, log_dir=tmp_path)
+    env, inst = build(forced)
+    assert env.built and inst.built and inst.tag == first.tag and inst.image_id != first.image_id
+    env_again, inst_again = build(forced)  # the same run: what it built is reused
+    assert not env_again.built and not inst_again.built and inst_again.image_id == inst.image_id
+    plain_env, plain_inst = build(ImageBuilder(client, run_id="plain", log_dir=tmp_path))
+    assert not plain_inst.built and plain_inst.image_id == inst.image_id
+    forced.remove_images(keep_level="env", only_run=forced.run_id)
+
+
+def test_apply_run_read_diff_restore(make) -> None:
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    try:
+        before = ws.run("python3 -m unittest -q", timeout_s=60)
+        assert before.exit_code == 1 and "FAILED (failures=1)" in before.output
+        assert ws.diff() == ""  # the install's deps/ folder is excluded, not a change
+
+        applied = ws.apply_patch(FIX, name="model_patch")
+        assert applied.ok and applied.method == "git apply", applied.log
+        after = ws.run("python3 -m unittest -q", timeout_s=60)
+        assert after.exit_code == 0 and "OK" in after.output
+
+        bad = ws.apply_patch("diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n", name="bad")
+        assert not bad.ok and bad.method is None and bad.log.count("$ ") == 3
+
+        created = ws.apply_patch(NEW_TEST, name="test_patch")
+        assert created.ok, created.log
+        diff = ws.diff()
+        assert "-    return a - b\n+    return a + b" in diff
+        assert "new file mode 100644" in diff and "b/test_more.py" in diff
+
+        files = ws.read_files(["**/*.py", "deps/*"])
+        assert files["demo/calc.py"] == b"def add(a, b):\n    return a + b\n"
+        assert files["deps/marker"] == b"installed\n"
+        assert set(files) == {"demo/__init__.py", "demo/calc.py", "test_calc.py", "test_more.py", "deps/marker"}
+        assert ws.read_files(["nothing/**/*.xml"]) == {}
+
+        ws.restore_paths(["demo/calc.py", "test_more.py"])
+        assert ws.diff() == ""
+        assert ws.read_files(["demo/calc.py"])["demo/calc.py"] == b"def add(a, b):\n    return a - b\n"
+        assert ws.run("cat /opt/env-marker", timeout_s=30).output == "env-layer\n"
+        assert ws.run("git rev-parse mobilebench-base", timeout_s=30).output.strip() == fx.spec.base_commit
+    finally:
+        ws.close()
+
+
+def test_timeout_kills_the_container_and_close_removes_it(make, client: docker.DockerClient) -> None:
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    try:
+        ws.run("echo partial > partial.txt", timeout_s=30)
+        started = time.monotonic()
+        result = ws.run("sleep 600 & sleep 600; echo never", timeout_s=2)
+        elapsed = time.monotonic() - started
+        assert result.timed_out and result.exit_code is None and "never" not in result.output
+        assert elapsed < 10, elapsed
+        container = client.containers.get(ws.container_id)
+        assert container.status != "running"  # killed: every process in it died
+        # evidence can still be read after the kill
+        assert ws.read_files(["partial.txt"]) == {"partial.txt": b"partial\n"}
+    finally:
+        ws.close()
+        ws.close()  # safe twice
+    with pytest.raises(docker.errors.NotFound):
+        client.containers.get(ws.container_id)
+
+
+def test_network_is_off_unless_asked(make) -> None:
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    try:
+        offline = ws.run("ls /sys/class/net; python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 3)'", timeout_s=30)
+        assert offline.output.split()[0] == "lo" and offline.exit_code != 0
+        assert "Network is unreachable" in offline.output
+        online = ws.run("ls /sys/class/net", timeout_s=30, network=True)
+        assert "eth0" in online.output.split()
+        again = ws.run("ls /sys/class/net", timeout_s=30)
+        assert again.output.split() == ["lo"]
+    finally:
+        ws.close()
+
+
+def test_labels_and_sweep_of_dead_runs(make, client: docker.DockerClient) -> None:
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    dead = client.containers.create(
+        ws.image.image_id,
+        ["sleep", "infinity"],
+        labels={LABEL_RUN: "dead-run", LABEL_INSTANCE: "x", LABEL_OWNER: "nohost-but-here:1:1"},
+    )
+    gone_pid = subprocess.Popen(["true"])
+    gone_pid.wait()
+    dead_here = client.containers.create(
+        ws.image.image_id,
+        ["sleep", "infinity"],
+        labels={LABEL_RUN: "dead-run-2", LABEL_INSTANCE: "y",
+                LABEL_OWNER: f"{os.uname().nodename}:{gone_pid.pid}:12345"},
+    )
+    try:
+        labels = client.containers.get(ws.container_id).labels
+        assert labels[LABEL_RUN] == fx.runtime.run_id
+        assert labels[LABEL_INSTANCE] == fx.spec.instance_id
+        removed = fx.runtime.sweep()
+        assert dead_here.id in removed
+        assert dead.id not in removed  # other host: unknown liveness, kept
+        assert ws.container_id not in removed  # our own live container is kept
+        assert dead.id in fx.runtime.sweep(run_id="dead-run")
+        client.containers.get(ws.container_id)  # still there
+    finally:
+        ws.close()
+        for container in (dead, dead_here):
+            try:
+                container.remove(force=True)
+            except docker.errors.NotFound:
+                pass
+
+
+@pytest.mark.skipif(not HOST_BUNDLE.is_file(), reason="the host has no CA bundle at /etc/ssl/certs")
+def test_ca_bundle_in_image(make) -> None:
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    try:
+        injected = ws.run("cat /usr/local/share/ca-certificates/mobilebench-host-ca.crt", timeout_s=30)
+        assert injected.output.encode() == HOST_BUNDLE.read_bytes()
+        env = ws.run("echo $NODE_EXTRA_CA_CERTS $REQUESTS_CA_BUNDLE $SSL_CERT_FILE", timeout_s=30).output.split()
+        assert env == ["/etc/ssl/certs/ca-certificates.crt"] * 3
+        # the first certificate of the host bundle is trusted by the system bundle in the image
+        first = HOST_BUNDLE.read_text().split("-----END CERTIFICATE-----")[0].split("-----BEGIN CERTIFICATE-----")[1]
+        bundle = ws.run("cat /etc/ssl/certs/ca-certificates.crt", timeout_s=30).output
+        assert first.strip() in bundle
+    finally:
+        ws.close()
+
+
+def test_oom_is_detected(make) -> None:
+    fx = make(mem_limit="64m")
+    ws = fx.runtime.prepare(fx.spec)
+    try:
+        killed = ws.run("python3 -c 'x = bytearray(200 * 1024 * 1024); print(len(x))'", timeout_s=60)
+        assert killed.oom_killed and killed.exit_code == 137 and not killed.timed_out
+        plain_kill = ws.run("kill -9 $$", timeout_s=30)
+        assert plain_kill.exit_code == 137 and not plain_kill.oom_killed
+        assert ws.run("echo alive", timeout_s=30).output == "alive\n"
+    finally:
+        ws.close()
+
+
+def test_one_build_per_tag_under_concurrency(make) -> None:
+    recipe = Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/unique && sleep 2\n")
+    fxs = [make(recipe) for _ in range(2)]
+    spec = fxs[0].spec
+    results: list[object] = [None, None]
+
+    def ensure(index: int) -> None:
+        try:
+            results[index] = fxs[index].runtime.ensure_instance_image(spec)
+        except BaseException as exc:  # reported below
+            results[index] = exc
+
+    threads = [threading.Thread(target=ensure, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert all(not isinstance(r, BaseException) and r is not None for r in results), results
+    assert sorted(r.built for r in results) == [False, True]  # type: ignore[union-attr]
+    assert results[0].image_id == results[1].image_id  # type: ignore[union-attr]
+
+
+def test_install_failure_is_image_build_failed_with_log(make) -> None:
+    fx = make(Recipe(ENV_DOCKERFILE, install_command="echo installing; echo broken-dependency >&2; exit 3"))
+    with pytest.raises(InfraError) as caught:
+        fx.runtime.prepare(fx.spec)
+    assert caught.value.kind == "image_build_failed"
+    assert "broken-dependency" in caught.value.log and "returned a non-zero code: 3" in caught.value.log
+
+
+def test_cleanup_keeps_levels(make, client: docker.DockerClient) -> None:
+    fx = make(Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/unique\n"))
+    image = fx.runtime.ensure_instance_image(fx.spec)
+    removed = fx.runtime.cleanup("env")
+    assert image.tag in removed
+    with pytest.raises(docker.errors.ImageNotFound):
+        client.images.get(image.tag)
+    env_images = client.images.list(filters={"label": [f"{LABEL_RUN}={fx.runtime.run_id}", "mobilebench.level=env"]})
+    assert len(env_images) == 1
+    assert fx.runtime.cleanup("base") == env_images[0].tags
+
+
+def test_base_image_import_from_cached_rootfs(client: docker.DockerClient) -> None:
+    tarball = cache_root() / "rootfs" / "debian-bookworm-minbase.tar"
+    if not tarball.is_file():
+        pytest.skip("no cached root file system yet")
+    name = "debian:12-slim"
+    try:
+        client.images.remove(name)
+    except docker.errors.ImageNotFound:
+        pass
+    started = time.monotonic()
+    image_id = ensure_base_image(client, name)
+    assert client.images.get(name).id == image_id
+    assert time.monotonic() - started < 60
+    out = client.containers.run(name, ["cat", "/etc/debian_version"], remove=True)
+    assert out.decode().startswith("12.")
+    client.images.remove(name)
