@@ -368,7 +368,8 @@ def _build_logic(repo_dir: Path) -> _Logic:
                 sources.append((rel, strip_comments(read_text(path))))
     classes: dict[str, str] = {}
     class_files = {PurePosixPath(rel).stem: text for rel, text in sources}
-    for path in [b / n for b in included_builds(root) for n in _BUILD_FILES if (b / n).is_file()]:
+    registrations = [p for b in included_builds(root) for p in walk_files(b) if p.name in _BUILD_FILES]
+    for path in registrations:
         text = strip_comments(read_text(path))
         if "gradlePlugin" not in text:
             continue

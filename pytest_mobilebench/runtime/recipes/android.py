@@ -542,16 +542,16 @@ def _jdk_from_files(repo_dir: Path) -> tuple[int, str] | None:
         if not step.uses.startswith("actions/setup-java"):
             continue
         specs = list(step.with_.get("java-version", ()))
-        where_pattern = r"java-version\s*:"
+        where_key = "java-version"
         for version_file in step.with_.get("java-version-file", ()):
             path = repo_dir / version_file
             if path.is_file():
                 specs.append(read_text(path).strip().splitlines()[0] if read_text(path).strip() else "")
-                where_pattern = r"java-version-file\s*:"
+                where_key = "java-version-file"
         for spec in specs:
             major = _major(spec)
             if major is not None and (best is None or major > best[0]):
-                best = (major, evidence(repo_dir, step.file, line_of(step.text, where_pattern)))
+                best = (major, evidence(repo_dir, step.file, step.line_of_key(where_key)))
     if best:
         return best
     for name, pattern in (

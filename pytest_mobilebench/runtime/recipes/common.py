@@ -223,6 +223,15 @@ class WorkflowStep:
     with_: Mapping[str, tuple[str, ...]]
     run: str = ""
 
+    def line_of_key(self, key: str) -> int | None:
+        """Line of the first ``key:`` after this step's ``uses:`` line in the file (evidence), or None."""
+        uses = re.search(rf"^\s*-?\s*uses\s*:\s*['\"]?{re.escape(self.uses)}", self.text, flags=re.MULTILINE)
+        start = uses.end() if uses else 0
+        match = re.compile(rf"^\s*{re.escape(key)}\s*:", flags=re.MULTILINE).search(self.text, start)
+        if match is None:
+            return None
+        return self.text.count("\n", 0, match.start()) + 1
+
 
 _EXPR_RE: Final = re.compile(r"\$\{\{\s*(env|matrix|vars)\.([A-Za-z0-9_-]+)\s*\}\}")
 

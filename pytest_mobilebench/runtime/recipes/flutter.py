@@ -119,7 +119,7 @@ def _from_workflows(repo_dir: Path) -> tuple[str, str] | None:
             version = parse_version(spec)
             if version is None:
                 continue
-            where = evidence(repo_dir, step.file, line_of(step.text, r"flutter-version\s*:"))
+            where = evidence(repo_dir, step.file, step.line_of_key("flutter-version"))
             if best is None or version > best[0]:
                 best = (version, spec, where)
     return (best[1], best[2]) if best else None

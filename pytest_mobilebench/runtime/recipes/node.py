@@ -234,9 +234,7 @@ def _infer_node(
         if not step.uses.startswith("actions/setup-node"):
             continue
         for spec in step.with_.get("node-version", ()):
-            where = evidence(
-                repo_dir, step.file, line_of(step.text, r"node-version\s*:") if step.text else None
-            )
+            where = evidence(repo_dir, step.file, step.line_of_key("node-version"))
             resolved = resolve_node_version(spec, source=where)
             version = parse_version(resolved)
             if version is not None and (best is None or version > best[0]):
@@ -301,7 +299,8 @@ def _pnpm_version(repo_dir: Path) -> tuple[str, str]:
     major = int(match.group(1))
     where = evidence(repo_dir, lock, line_of(text, r"^lockfileVersion:"))
     if major in _PNPM_BY_LOCKFILE_MAJOR:
-        return _PNPM_BY_LOCKFILE_MAJOR[major], f"{where} (lockfileVersion {match.group(0).split(':')[1].strip()})"
+        written = f"{match.group(1)}.{match.group(2)}" if match.group(2) is not None else match.group(1)
+        return _PNPM_BY_LOCKFILE_MAJOR[major], f"{where} (lockfileVersion {written})"
     if major < min(_PNPM_BY_LOCKFILE_MAJOR):
         return _PNPM_BY_LOCKFILE_MAJOR[min(_PNPM_BY_LOCKFILE_MAJOR)], where
     raise RecipeError(f"{lock}: pnpm lockfileVersion {major} is newer than any known pnpm release")
