@@ -1,0 +1,504 @@
+"""The app-generation suite: multi-screen app generation judged on five axes (MobileForge, seed 002; SPEC §3).
+
+One pytest item is one generated project (a prediction) for one app (a manifest under
+``cases/app_generation/``). :meth:`AppGenerationSuite.evaluate` runs, in order:
+
+1. build (:mod:`.build`): the candidate's ``src/`` in a clean pinned Vite + React + TS + Tailwind scaffold,
+   ``tsc --noEmit`` and ``vite build`` with zero errors; route count, page files, route coverage. With a
+   ``prebuilt_dist`` in the prediction the bundle is used as given and tsc / vite are not run
+   (``build_mode = "prebuilt"``), unless the option ``mb_app_build`` is ``"always"``;
+2. navigation (:mod:`.navigation`): every spec state-isolated in a fresh browser context; NavPassRate overall
+   and per category; C1-C4 failure classes (:mod:`.failures`) for failed interactive specs;
+3. maintainability (:mod:`.maintainability`): LoC, ReuseRate, DeadCompRate, ColorConsistency;
+4. visual capture (:mod:`.visual`): a 375x812 screenshot of every non-overlay screen, judged across models
+   in :meth:`AppGenerationSuite.summarize` (anchor-reference list-wise, Borda);
+5. efficiency (:mod:`.efficiency`): tokens, calls, LLM seconds and list-price cost.
+
+What "passed" means for the pytest item: the project builds with zero errors AND every navigation spec
+passes (NavPassRate == 1.0); ``reason`` says which part failed. All figures travel as properties; models
+are compared in the summary tables, not by item verdicts.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import random
+import shutil
+import tarfile
+import tempfile
+import time
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, final
+
+from pytest_mobilebench.metrics import mean
+from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.suites.app_generation import build as build_axis
+from pytest_mobilebench.suites.app_generation import efficiency, maintainability, visual
+from pytest_mobilebench.suites.app_generation import navigation as nav_axis
+from pytest_mobilebench.suites.app_generation.failures import FAILURE_CLASSES, FailureClass, failure_table
+from pytest_mobilebench.suites.app_generation.manifest import (
+    AppManifest,
+    AppPrediction,
+    NavCategory,
+    parse_manifest,
+    parse_prediction,
+)
+from pytest_mobilebench.suites.app_generation.serve import serve_spa
+from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+
+__all__ = ["SUITE", "AppGenReason", "AppGenerationSuite", "resolve_project"]
+
+SUITE_NAME: Final = "app_generation"
+
+
+@enum.unique
+class AppGenReason(str, enum.Enum):
+    """The closed reason vocabulary of this suite (one per item).
+
+    ``ok``: built and every spec passed; ``nav_failed``: built, some spec failed; ``build_failed``: tsc or vite
+    reported errors (or the project has no ``src/``); ``missing_prediction``: no project for this app and
+    model; ``invalid_prediction``: the prediction's fields or paths are unusable; ``infra_error``: the
+    harness's environment failed (npm, Chromium, price table) - never the candidate's fault.
+    """
+
+    OK = "ok"
+    NAV_FAILED = "nav_failed"
+    BUILD_FAILED = "build_failed"
+    MISSING_PREDICTION = "missing_prediction"
+    INVALID_PREDICTION = "invalid_prediction"
+    INFRA_ERROR = "infra_error"
+
+    @property
+    def is_infra(self) -> bool:
+        """True when the outcome says nothing about the candidate."""
+        return self is AppGenReason.INFRA_ERROR
+
+
+_ARCHIVE_SUFFIXES: Final = (".zip", ".tar.gz", ".tgz", ".tar")
+_SKIP_DIRS: Final = frozenset({"node_modules", "dist", ".git", ".vite-cache"})
+
+
+def _safe_extract(archive: Path, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    if archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                target = (dest / info.filename).resolve()
+                if not target.is_relative_to(dest.resolve()):
+                    raise ValueError(f"{archive}: member {info.filename!r} escapes the extraction folder")
+            zf.extractall(dest)
+    else:
+        with tarfile.open(archive) as tf:
+            tf.extractall(dest, filter="data")
+
+
+def resolve_project(path: Path, scratch: Path) -> Path:
+    """The project root of a prediction's ``project_path``: the folder itself, or an archive extracted into
+    ``scratch``; descends into a single top-level folder when the root has no ``src/``.
+
+    Raises:
+        FileNotFoundError: the path does not exist.
+        ValueError: an unsupported file type or an unsafe archive member.
+    """
+    if not path.exists():
+        raise FileNotFoundError(f"project_path {path} does not exist")
+    if path.is_file():
+        if not path.name.endswith(_ARCHIVE_SUFFIXES):
+            raise ValueError(f"project_path {path} is neither a folder nor a .zip/.tar.gz archive")
+        if scratch.exists():
+            shutil.rmtree(scratch)
+        _safe_extract(path, scratch)
+        path = scratch
+    if not (path / "src").is_dir():
+        subdirs = [p for p in path.iterdir() if p.is_dir() and not p.name.startswith((".", "__MACOSX"))]
+        if len(subdirs) == 1 and (subdirs[0] / "src").is_dir():
+            return subdirs[0]
+    return path
+
+
+def _tree_digest(root: Path) -> str:
+    """sha256 over relative paths and contents of a project (or archive file), skipping build outputs."""
+    h = hashlib.sha256()
+    if root.is_file():
+        h.update(root.read_bytes())
+        return h.hexdigest()
+    if not root.is_dir():
+        return "absent"
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if any(part in _SKIP_DIRS for part in rel.parts[:-1]) or not p.is_file():
+            continue
+        h.update(rel.as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+_PRICE_CACHE: dict[str, dict[str, dict[str, float]]] = {}
+
+
+def _price_table(path: str | None) -> dict[str, dict[str, float]]:
+    key = path or str(efficiency.DEFAULT_PRICE_TABLE)
+    if key not in _PRICE_CACHE:
+        _PRICE_CACHE[key] = efficiency.load_price_table(key)
+    return _PRICE_CACHE[key]
+
+
+def _num(value: Any) -> float | int | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@final
+class AppGenerationSuite:
+    """The ``app_generation`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`).
+
+    Options read from ``ctx.options`` (all optional): ``mb_price_table`` (price table path),
+    ``mb_chromium`` (Chromium executable, default ``/usr/bin/chromium``), ``mb_app_build`` (``"auto"``: use
+    ``prebuilt_dist`` when given; ``"always"``: always build from source), ``mb_build_timeout`` (seconds per
+    tsc / vite command, default 300).
+    """
+
+    name: Final = SUITE_NAME
+
+    # ------------------------------------------------------------------------------------------ load
+
+    def load(self, path: Path, document: Mapping[str, Any]) -> Sequence[LoadedRecord | ManifestError]:
+        """One record per manifest file (one app), or the file's ManifestErrors (file, line, app, field)."""
+        from pydantic import ValidationError
+
+        from pytest_mobilebench.suites.app_generation.manifest import manifest_errors
+
+        try:
+            manifest = parse_manifest(path, document)
+        except ManifestError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                return manifest_errors(path, document, cause)
+            return [exc]
+        return [
+            LoadedRecord(suite=SUITE_NAME, instance_id=manifest.app, source=path, line=1, record=manifest,
+                         group=f"{SUITE_NAME}:{manifest.app}", markers=(SUITE_NAME,))
+        ]
+
+    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None,
+                       options: Mapping[str, Any]) -> dict[str, Any]:
+        """Content digests of the project and bundle a prediction points at, and of the scaffold's lockfile,
+        so the plugin's result cache is invalidated when any of them changes."""
+        out: dict[str, Any] = {"scaffold": hashlib.sha256(
+            (build_axis.SCAFFOLD_DIR / "package-lock.json").read_bytes()).hexdigest()}
+        if prediction is None:
+            return out
+        try:
+            pred = parse_prediction(prediction)
+        except ValueError:
+            return out
+        for key in ("project_path", "prebuilt_dist"):
+            value = getattr(pred, key)
+            if value is not None:
+                out[key] = _tree_digest(Path(value))
+        return out
+
+    # -------------------------------------------------------------------------------------- evaluate
+
+    def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+        """Evaluate one generated project on the five axes; never raises for a candidate's fault.
+
+        Returns:
+            ``{"instance_id", "suite", "app", "model_name_or_path", "reason", "passed", "detail",
+            "retryable", "properties", "nav", "evidence", "axes"}`` as plain builtins, where ``nav`` is one
+            ``{"spec_id", "category", "passed", "failure_class", "error"}`` per spec, ``evidence`` holds paths
+            (logs, nav folder, ``screens`` and ``reference_screens`` as ``{screen_id: png}``) and ``axes``
+            the full per-axis figures (maintainability report, efficiency record, navigation rates).
+        """
+        manifest: AppManifest = record.record
+        model = str((prediction or {}).get("model_name_or_path") or "unknown")
+        result: dict[str, Any] = {
+            "instance_id": record.instance_id, "suite": SUITE_NAME, "app": manifest.app,
+            "model_name_or_path": model, "reason": AppGenReason.OK.value, "passed": False, "detail": "",
+            "retryable": False, "properties": {}, "nav": [],
+            "evidence": {"dir": str(ctx.evidence_dir), "screens": {}, "reference_screens": {
+                sid: s.screenshot for sid, s in manifest.screens.items() if s.screenshot and not s.overlay}},
+            "axes": {},
+        }
+        props: dict[str, Any] = result["properties"]
+        if prediction is None or not (prediction.get("project_path") or prediction.get("prebuilt_dist")):
+            detail = "no prediction for this app and model"
+            if prediction is not None and "model_patch" in prediction:
+                detail = "a patch-style (gold/empty) pseudo-prediction has no project to build"
+            return self._finish(result, AppGenReason.MISSING_PREDICTION, detail, ctx)
+        try:
+            pred = parse_prediction(prediction)
+        except ValueError as exc:
+            return self._finish(result, AppGenReason.INVALID_PREDICTION, str(exc), ctx)
+        started = time.monotonic()
+        options = ctx.options
+        with tempfile.TemporaryDirectory(prefix="mb-appgen-") as tmp_name:
+            tmp = Path(tmp_name)
+            # -- project source
+            project: Path | None = None
+            if pred.project_path is not None:
+                try:
+                    project = resolve_project(Path(pred.project_path), tmp / "extracted")
+                except (OSError, ValueError, tarfile.TarError, zipfile.BadZipFile) as exc:
+                    return self._finish(result, AppGenReason.INVALID_PREDICTION, str(exc), ctx)
+            # -- efficiency (pure; independent of the build)
+            try:
+                eff = efficiency.run_cost(
+                    {"model_name_or_path": pred.model_name_or_path, "input_tokens": pred.input_tokens,
+                     "output_tokens": pred.output_tokens, "llm_calls": pred.llm_calls, "llm_seconds": pred.llm_seconds},
+                    _price_table(options.get("mb_price_table")))
+            except efficiency.PriceTableError as exc:
+                return self._finish(result, AppGenReason.INFRA_ERROR, f"price table: {exc}", ctx, retryable=False)
+            result["axes"]["efficiency"] = eff
+            props.update(input_tokens=eff["input_tokens"], output_tokens=eff["output_tokens"],
+                         llm_calls=eff["llm_calls"], llm_seconds=eff["llm_seconds"])
+            if eff["cost_usd"] is not None:
+                props["cost_usd"] = eff["cost_usd"]
+            # -- maintainability and static route figures
+            report: maintainability.MaintainabilityReport | None = None
+            if project is not None:
+                try:
+                    report = maintainability.measure(project)
+                except Exception as exc:  # noqa: BLE001 - an unmeasurable project is still built and navigated
+                    result["axes"]["maintainability_error"] = f"{type(exc).__name__}: {exc}"
+            if report is not None:
+                mdict = report.to_dict()
+                result["axes"]["maintainability"] = {k: v for k, v in mdict.items() if k != "components"}
+                (ctx.evidence_dir / "maintainability.json").write_text(json.dumps(mdict, indent=2), encoding="utf-8")
+                stats = build_axis.source_stats(report.routes, report.page_modules, manifest.expected_routes)
+                props.update(route_count=stats.route_count, page_files=stats.page_file_count,
+                             route_coverage=stats.coverage, loc_total=report.total_loc,
+                             component_count=report.component_count)
+                for key in ("loc_per_file", "reuse_rate", "dead_comp_rate", "color_consistency"):
+                    value = _num(mdict.get(key))
+                    if value is not None:
+                        props[key] = round(float(value), 6)
+                result["axes"]["routes"] = {"declared": list(stats.routes), "missing": list(stats.missing_routes),
+                                            "pages": list(stats.pages)}
+            # -- build
+            dist: Path | None
+            use_prebuilt = pred.prebuilt_dist is not None and (options.get("mb_app_build") or "auto") != "always"
+            if use_prebuilt:
+                dist = Path(str(pred.prebuilt_dist))
+                if not (dist / "index.html").is_file():
+                    return self._finish(result, AppGenReason.INVALID_PREDICTION,
+                                        f"prebuilt_dist {dist} has no index.html", ctx)
+                props.update(build_mode="prebuilt", build_ok=True)
+            else:
+                if project is None:
+                    return self._finish(result, AppGenReason.INVALID_PREDICTION,
+                                        "mb_app_build=always needs a project_path", ctx)
+                props["build_mode"] = "scaffold"
+                try:
+                    scaffold = build_axis.ensure_scaffold(progress=ctx.progress)
+                except InfraError as exc:
+                    if exc.log:
+                        (ctx.evidence_dir / "scaffold-install.log").write_text(exc.log, encoding="utf-8")
+                    return self._finish(result, AppGenReason.INFRA_ERROR, str(exc), ctx, retryable=True)
+                try:
+                    work = build_axis.materialize_project(project, tmp / "build", scaffold)
+                except FileNotFoundError as exc:
+                    props.update(build_ok=False, tsc_errors=0, vite_errors=0)
+                    return self._finish(result, AppGenReason.BUILD_FAILED, str(exc), ctx)
+                built = build_axis.run_build(work, ctx.evidence_dir / "build",
+                                             timeout_s=float(options.get("mb_build_timeout") or 300.0))
+                props.update(build_ok=built.ok, tsc_errors=built.tsc_errors, vite_errors=built.vite_errors,
+                             build_seconds=built.seconds)
+                result["evidence"].update(tsc_log=str(built.tsc_log), vite_log=str(built.vite_log))
+                if not built.ok:
+                    props.update(nav_pass_rate=0.0, nav_passed=0, nav_total=len(manifest.nav_tests))
+                    return self._finish(result, AppGenReason.BUILD_FAILED, built.message, ctx)
+                dist = built.dist
+            assert dist is not None
+            # -- navigation and screenshots
+            chromium = str(options.get("mb_chromium") or nav_axis.CHROMIUM_PATH)
+            try:
+                handle = ctx.resource("chromium", lambda: nav_axis.launch_browser(chromium), nav_axis.close_browser)
+                browser = handle.browser()
+            except Exception as exc:  # noqa: BLE001 - no browser is the environment's failure
+                return self._finish(result, AppGenReason.INFRA_ERROR, f"chromium: {type(exc).__name__}: {exc}",
+                                    ctx, retryable=True)
+            nav_dir = ctx.evidence_dir / "nav"
+            t0 = time.monotonic()
+            with serve_spa(dist) as base_url:
+                evidence = nav_axis.run_specs(browser, base_url, manifest, out_dir=nav_dir)
+                props["nav_seconds"] = round(time.monotonic() - t0, 3)
+                screens, errors = self._capture(browser, base_url, manifest, ctx.evidence_dir / "screens")
+            result["evidence"].update(nav_dir=str(nav_dir), screens={k: str(v) for k, v in screens.items()},
+                                      screen_errors=errors)
+        rates = nav_axis.nav_rates(evidence)
+        result["axes"]["navigation"] = rates
+        result["nav"] = [{"spec_id": e["spec_id"], "category": e["category"], "passed": e["passed"],
+                          "failure_class": e["failure_class"], "error": e["error"]} for e in evidence]
+        props.update(nav_pass_rate=round(rates["rate"], 6), nav_passed=rates["passed"], nav_total=rates["total"],
+                     screens_captured=len(screens))
+        for cat in NavCategory:
+            cell = rates["by_category"].get(cat.value)
+            if cell is not None:
+                props[f"nav_rate_{cat.value}"] = round(cell["rate"], 6)
+        counts = {fc.value: 0 for fc in FailureClass}
+        for e in evidence:
+            if e["failure_class"] is not None:
+                counts[e["failure_class"]] += 1
+        for fc in FAILURE_CLASSES:
+            props[fc.value.lower()] = counts[fc.value]
+        props["unclassified"] = counts[FailureClass.UNCLASSIFIED.value]
+        props["nav_errors"] = counts[FailureClass.ERROR.value]
+        props["eval_seconds"] = round(time.monotonic() - started, 3)
+        if rates["total"] and rates["passed"] == rates["total"]:
+            return self._finish(result, AppGenReason.OK, "", ctx)
+        failed = [e["spec_id"] + (f" ({e['failure_class']})" if e["failure_class"] else "")
+                  for e in evidence if not e["passed"]]
+        return self._finish(result, AppGenReason.NAV_FAILED,
+                            f"NavPassRate {rates['passed']}/{rates['total']}; failed: {', '.join(failed)}", ctx)
+
+    @staticmethod
+    def _capture(browser: Any, base_url: str, manifest: AppManifest, out_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
+        """Screenshots of the non-overlay screens, each in its own fresh mobile context."""
+        contexts: list[Any] = []
+
+        def page_factory() -> Any:
+            context = nav_axis.new_mobile_context(browser)
+            contexts.append(context)
+            return context.new_page()
+
+        def settle(page: Any) -> None:
+            nav_axis.settle(page)
+
+        errors: dict[str, str] = {}
+        try:
+            shots = visual.capture_screens(
+                page_factory, base_url,
+                {sid: s.route for sid, s in manifest.screens.items() if not s.overlay}, out_dir,
+                settle=settle, errors=errors)
+        finally:
+            for context in contexts:
+                try:
+                    context.close()
+                except Exception:  # noqa: BLE001 - already closed with its page
+                    pass
+        return shots, errors
+
+    @staticmethod
+    def _finish(result: dict[str, Any], reason: AppGenReason, detail: str, ctx: EvalContext, *,
+                retryable: bool = False) -> dict[str, Any]:
+        result["reason"] = reason.value
+        result["passed"] = reason is AppGenReason.OK
+        result["detail"] = detail
+        result["retryable"] = retryable
+        (ctx.evidence_dir / "app_generation.json").write_text(json.dumps(result, indent=2, default=str),
+                                                               encoding="utf-8")
+        return result
+
+    # ------------------------------------------------------------------------------------- summarize
+
+    def summarize(self, results: Sequence[Mapping[str, Any]], *, judge: visual.Judge | None = None,
+                  seed: int = 0) -> dict[str, Any]:
+        """Per-model table of the five axes, C1-C4 proportions with Wilson 95% intervals, and visual Borda.
+
+        Args:
+            results: every item's result from :meth:`evaluate`.
+            judge: the list-wise visual judge (default: the offline :class:`.visual.PerceptualJudge`, which
+                reads the screenshots; every other part of this method is pure).
+            seed: seeds the judge's shuffles (per app and screen) for reproducible rankings.
+
+        Returns:
+            ``{"models": {model: row}, "failure_classes": table, "visual": {...}, "reasons": {...}}`` where a
+            row has ``apps``, ``build_rate``, ``nav_pass_rate`` (mean of per-app rates over built apps and
+            over all apps), ``nav_pooled`` (passed / total specs), ``nav_rate_<category>`` (pooled),
+            maintainability means, efficiency sums and means, ``reasons`` counts, ``failure_classes`` (the
+            :func:`.failures.failure_table` of that model) and ``borda`` (``None`` without a comparison).
+        """
+        rows: dict[str, dict[str, Any]] = {}
+        by_model: dict[str, list[Mapping[str, Any]]] = {}
+        for r in results:
+            by_model.setdefault(str(r.get("model_name_or_path")), []).append(r)
+        all_classes: list[str | None] = []
+        for model, items in sorted(by_model.items()):
+            evaluated = [r for r in items if r.get("reason") not in (AppGenReason.INFRA_ERROR.value,)]
+            props = [r.get("properties", {}) for r in evaluated]
+            built = [p for p in props if p.get("build_ok")]
+            nav_items = [n for r in evaluated for n in r.get("nav", [])]
+            classes = [n.get("failure_class") for n in nav_items]
+            all_classes.extend(classes)
+            row: dict[str, Any] = {
+                "apps": len(items),
+                "infra_errors": len(items) - len(evaluated),
+                "reasons": _count([str(r.get("reason")) for r in items]),
+                "build_rate": (len(built) / len(props)) if props else 0.0,
+                "nav_pass_rate": mean(float(p.get("nav_pass_rate", 0.0)) for p in props) if props else 0.0,
+                "nav_pass_rate_built": mean(float(p.get("nav_pass_rate", 0.0)) for p in built) if built else 0.0,
+                "nav_pooled": _pooled(nav_items),
+            }
+            for cat in NavCategory:
+                row[f"nav_rate_{cat.value}"] = _pooled([n for n in nav_items if n.get("category") == cat.value])
+            for key in ("loc_total", "loc_per_file", "reuse_rate", "dead_comp_rate", "color_consistency",
+                        "route_coverage", "route_count", "page_files"):
+                values = [float(p[key]) for p in props if _num(p.get(key)) is not None]
+                row[key] = mean(values) if values else None
+            for key in ("input_tokens", "output_tokens", "llm_calls", "llm_seconds", "cost_usd"):
+                values = [float(p[key]) for p in props if _num(p.get(key)) is not None]
+                row[f"{key}_total"] = sum(values) if values else None
+                row[f"{key}_mean"] = mean(values) if values else None
+            row["failure_classes"] = failure_table(c for c in classes if c is not None)
+            rows[model] = row
+        vis = self._visual(results, judge or visual.PerceptualJudge(), seed)
+        for model, row in rows.items():
+            row["borda"] = vis["borda"].get(model)
+        return {
+            "models": rows,
+            "failure_classes": failure_table(c for c in all_classes if c is not None),
+            "visual": vis,
+            "reasons": _count([str(r.get("reason")) for r in results]),
+        }
+
+    @staticmethod
+    def _visual(results: Sequence[Mapping[str, Any]], judge: visual.Judge, seed: int) -> dict[str, Any]:
+        """Anchor-reference list-wise judging of every screen that has a reference and a candidate shot."""
+        per_app: dict[str, dict[str, Mapping[str, Any]]] = {}
+        for r in results:
+            per_app.setdefault(str(r.get("app") or r.get("instance_id")), {})[str(r.get("model_name_or_path"))] = r
+        outcomes: list[Any] = []
+        errors: list[str] = []
+        for app, by_model in sorted(per_app.items()):
+            refs: dict[str, str] = {}
+            for r in by_model.values():
+                refs.update(r.get("evidence", {}).get("reference_screens", {}) or {})
+            for screen_id, ref in sorted(refs.items()):
+                cands = {m: Path(p) for m, r in by_model.items()
+                         if (p := (r.get("evidence", {}).get("screens", {}) or {}).get(screen_id)) and Path(p).is_file()}
+                if not cands or not Path(ref).is_file():
+                    continue
+                rng = random.Random(f"{seed}:{app}:{screen_id}")
+                try:
+                    outcomes.append(visual.judge_screen(Path(ref), cands, judge, rng=rng, screen_id=f"{app}/{screen_id}"))
+                except (OSError, ValueError, visual.JudgeTransportError) as exc:
+                    errors.append(f"{app}/{screen_id}: {exc}")
+        return {
+            "judge": type(judge).__name__,
+            "screens_judged": len(outcomes),
+            "anchor_pass_rate": visual.anchor_pass_rate(outcomes),
+            "acceptance_rate": visual.acceptance_rate(outcomes),
+            "borda": visual.borda_over_screens(outcomes),
+            "outcomes": [o.to_dict() for o in outcomes],
+            "errors": errors,
+        }
+
+
+def _count(values: Sequence[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _pooled(nav_items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    passed = sum(1 for n in nav_items if n.get("passed"))
+    total = len(nav_items)
+    return {"passed": passed, "total": total, "rate": passed / total if total else 0.0}
+
+
+#: the instance the plugin registers under ``app_generation``
+SUITE: Final = AppGenerationSuite()

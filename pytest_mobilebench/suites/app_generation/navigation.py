@@ -1,0 +1,497 @@
+"""Navigation axis: state-isolated navigation testing (MobileForge, seed 002 section 4.2).
+
+Every spec runs in a FRESH browser context (375x812 viewport, touch, mobile; service workers blocked) of one
+Chromium shared by the worker process: open the source screen's route directly, wait until the page settles
+(no request in flight and no DOM mutation for ``quiet_ms``, see :func:`settle`), perform the one action, settle again, observe. No spec
+depends on another; an exception inside one spec is that spec's failure with the error recorded.
+
+Pass rule (SPEC section 3, axis 2):
+
+* ``page_existence``: after opening the target route the URL path still is that route, the page is not blank
+  (visible text or an interactive element) and its content hash differs from the hash of a route that surely
+  does not exist (the app's own not-found / empty-outlet page), when that probe was not redirected;
+* interactive spec, ``overlay: false``: the URL path after the action equals the target screen's route;
+* interactive spec, ``overlay: true``: the URL path equals the target's route and the content hash changed.
+
+URL paths are compared without trailing slashes; an app using a hash router (``#/x``) is read from the
+fragment. The content hash is sha256 over the whitespace-normalised ``innerText`` of ``<body>`` plus the
+depth-tagged sequence of visible element tag names.
+
+Action hints are tried in order; a hint whose match is visible wins, else the first hint with any match is
+used (and the spec will show it as not visible). Strategies: ``role``+``name`` (``get_by_role``, exact name
+first, then substring), ``text`` (``get_by_text``, exact first, then substring), ``selector`` (CSS), and
+``tab_index``: the 0-based item among the interactive elements of the tab bar in DOM order, hidden ones
+included (so a hidden tab does not shift its neighbours' positions), where the tab bar is
+the first visible ``[role=tablist]``, else the visible ``nav``/``footer``/fixed-or-sticky element with at least
+two interactive items whose bottom edge is lowest on the screen.
+
+A hit-tested affordance (``elementFromPoint`` at its centre is itself or a descendant) is clicked with
+Playwright; a covered one gets a mouse click at its centre, as a finger would; one outside the viewport or
+invisible is not clicked. The evidence of every spec goes to ``<evidence>/nav/<spec>.json``; a failed spec
+also gets ``<spec>.before.png`` (the source route re-rendered in a fresh context) and ``<spec>.after.png``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, final
+from urllib.parse import urlsplit
+
+from pytest_mobilebench.suites.app_generation.failures import classify_failure
+from pytest_mobilebench.suites.app_generation.manifest import ActionHint, AppManifest, NavCategory, NavSpec
+
+__all__ = [
+    "CHROMIUM_ARGS",
+    "CHROMIUM_PATH",
+    "VIEWPORT",
+    "BrowserHandle",
+    "NetTracker",
+    "close_browser",
+    "content_hash",
+    "launch_browser",
+    "nav_rates",
+    "new_mobile_context",
+    "path_of",
+    "run_spec",
+    "run_specs",
+    "settle",
+]
+
+CHROMIUM_PATH: Final = "/usr/bin/chromium"
+CHROMIUM_ARGS: Final = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+#: seed 002 section 4.2 / SPEC section 3: a phone-sized viewport
+VIEWPORT: Final = {"width": 375, "height": 812}
+NOT_FOUND_PROBE: Final = "/__mobilebench_no_such_route__"
+
+_QUIET_JS: Final = """([quietMs, maxMs]) => new Promise(resolve => {
+  const start = performance.now(); let last = start;
+  const obs = new MutationObserver(() => { last = performance.now(); });
+  obs.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  const tick = () => {
+    const now = performance.now();
+    if (now - last >= quietMs || now - start >= maxMs) { obs.disconnect(); resolve(now - start); }
+    else setTimeout(tick, 20);
+  };
+  setTimeout(tick, 20);
+})"""
+
+_INTERACTIVE_SEL: Final = (
+    'a[href], button, input:not([type="hidden"]), select, textarea, [role="button"], [role="link"], '
+    '[role="tab"], [role="menuitem"], [onclick], [tabindex]:not([tabindex="-1"])'
+)
+
+_SNAPSHOT_JS: Final = """(interactiveSel) => {
+  const shown = el => el.checkVisibility({opacityProperty: true, visibilityProperty: true});
+  const body = document.body;
+  const text = (body ? body.innerText : '').replace(/\\s+/g, ' ').trim();
+  const parts = [];
+  const walk = (el, depth) => {
+    for (const c of el.children) {
+      if (c.tagName === 'SCRIPT' || c.tagName === 'STYLE' || c.tagName === 'NOSCRIPT') continue;
+      if (!shown(c)) continue;
+      parts.push(depth + ':' + c.tagName.toLowerCase());
+      walk(c, depth + 1);
+    }
+  };
+  if (body) walk(body, 0);
+  let interactive = 0;
+  for (const el of document.querySelectorAll(interactiveSel)) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0 && shown(el)) interactive += 1;
+  }
+  return {text, structure: parts.join('|'), interactive};
+}"""
+
+_TAB_JS: Final = """([index, interactiveSel]) => {
+  const shown = el => { const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && el.checkVisibility({opacityProperty: true, visibilityProperty: true}); };
+  const items = bar => [...bar.querySelectorAll(interactiveSel)]
+    .filter(el => !el.parentElement || !el.parentElement.closest(interactiveSel) ||
+                  !bar.contains(el.parentElement.closest(interactiveSel)));
+  let bar = [...document.querySelectorAll('[role="tablist"]')].find(shown) || null;
+  if (!bar) {
+    const cands = [...document.querySelectorAll('nav, footer, body *')].filter(el => {
+      if (!shown(el)) return false;
+      const tag = el.tagName;
+      const pos = getComputedStyle(el).position;
+      return (tag === 'NAV' || tag === 'FOOTER' || pos === 'fixed' || pos === 'sticky') && items(el).length >= 2;
+    });
+    cands.sort((a, b) => b.getBoundingClientRect().bottom - a.getBoundingClientRect().bottom);
+    bar = cands[0] || null;
+  }
+  if (!bar) return null;
+  const its = items(bar);
+  return index < its.length ? its[index] : null;
+}"""
+
+_HIT_JS: Final = """(el, [x, y]) => {
+  const h = document.elementFromPoint(x, y);
+  const describe = n => n ? n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') +
+      (typeof n.className === 'string' && n.className ? '.' + n.className.trim().split(/\\s+/).slice(0, 3).join('.') : '') : null;
+  return {ok: !!h && (h === el || el.contains(h)), hit: describe(h)};
+}"""
+
+
+@final
+class BrowserHandle:
+    """One Playwright driver and one Chromium for a worker process; relaunches Chromium if it died.
+
+    Attributes:
+        executable: the Chromium binary (Debian's ``/usr/bin/chromium`` by default).
+        launches: how many times Chromium was launched (1 unless it crashed).
+    """
+
+    def __init__(self, executable: str = CHROMIUM_PATH, headless: bool = True) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self.executable = executable
+        self.headless = headless
+        self.launches = 0
+        self._pw = sync_playwright().start()
+        self._browser: Any = None
+        self.browser()
+
+    def browser(self) -> Any:
+        """The connected ``playwright.sync_api.Browser`` (launched on first use or after a crash)."""
+        if self._browser is None or not self._browser.is_connected():
+            self._browser = self._pw.chromium.launch(executable_path=self.executable, headless=self.headless,
+                                                     args=list(CHROMIUM_ARGS))
+            self.launches += 1
+        return self._browser
+
+    def close(self) -> None:
+        """Close Chromium and stop the driver (idempotent)."""
+        if self._browser is not None:
+            try:
+                self._browser.close()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+            self._browser = None
+        if self._pw is not None:
+            self._pw.stop()
+            self._pw = None
+
+
+def launch_browser(executable: str = CHROMIUM_PATH) -> BrowserHandle:
+    """Factory for ``ctx.resource("chromium", launch_browser, close_browser)``.
+
+    Raises:
+        FileNotFoundError: ``executable`` does not exist (the caller reports an infra error).
+    """
+    if not Path(executable).exists():
+        raise FileNotFoundError(f"Chromium not found at {executable}")
+    return BrowserHandle(executable)
+
+
+def close_browser(handle: BrowserHandle) -> None:
+    """Closer for :func:`launch_browser`."""
+    handle.close()
+
+
+def new_mobile_context(browser: Any) -> Any:
+    """A fresh ``BrowserContext``: 375x812, touch, mobile, service workers blocked."""
+    return browser.new_context(viewport=dict(VIEWPORT), has_touch=True, is_mobile=True, service_workers="block")
+
+
+def path_of(url: str) -> str:
+    """The route of a URL: its path without trailing slash (``/`` for the root), or the ``#/...`` fragment path
+    for hash routers."""
+    parts = urlsplit(url)
+    path = parts.path
+    if parts.fragment.startswith("/"):
+        path = parts.fragment.split("?", 1)[0]
+    stripped = path.strip("/")
+    return "/" + stripped if stripped else "/"
+
+
+def content_hash(snapshot: Mapping[str, Any]) -> str:
+    """sha256 hex of the normalised visible text and visible element structure of a page snapshot."""
+    text = re.sub(r"\s+", " ", str(snapshot["text"])).strip()
+    return hashlib.sha256(f"{text}\n{snapshot['structure']}".encode()).hexdigest()
+
+
+@final
+class NetTracker:
+    """Counts a page's in-flight requests (Playwright ``request`` / ``requestfinished`` / ``requestfailed``)."""
+
+    def __init__(self, page: Any) -> None:
+        self.inflight = 0
+        page.on("request", self._up)
+        page.on("requestfinished", self._down)
+        page.on("requestfailed", self._down)
+
+    def _up(self, _request: Any) -> None:
+        self.inflight += 1
+
+    def _down(self, _request: Any) -> None:
+        self.inflight = max(0, self.inflight - 1)
+
+
+def settle(page: Any, tracker: NetTracker | None = None, *, quiet_ms: int = 150, max_ms: int = 3000) -> float:
+    """Wait until the page is settled: no request in flight and no DOM mutation for ``quiet_ms``.
+
+    With a :class:`NetTracker` the network condition is checked after each DOM-quiet window (cheaper than
+    Playwright's ``networkidle``, which always waits 500 ms); without one, ``networkidle`` is awaited first.
+    Gives up after ``max_ms`` (long-polling or animated pages never settle) and returns the seconds waited.
+    """
+    start = time.monotonic()
+    if tracker is None:
+        try:
+            page.wait_for_load_state("networkidle", timeout=max_ms)
+        except Exception:  # noqa: BLE001 - never idle; the DOM check still runs
+            pass
+    while True:
+        left_ms = max_ms - (time.monotonic() - start) * 1000
+        page.evaluate(_QUIET_JS, [quiet_ms, max(quiet_ms, int(left_ms))])
+        if tracker is None or tracker.inflight == 0 or (time.monotonic() - start) * 1000 >= max_ms:
+            return time.monotonic() - start
+
+
+def _snapshot(page: Any) -> dict[str, Any]:
+    snap = page.evaluate(_SNAPSHOT_JS, _INTERACTIVE_SEL)
+    return {"text": snap["text"], "structure": snap["structure"], "interactive": int(snap["interactive"]),
+            "hash": content_hash(snap)}
+
+
+def _hint_candidates(page: Any, hint: ActionHint) -> list[Any]:
+    """Element handles matching one hint (at most 10), exact matches first."""
+    if hint.strategy == "tab_index":
+        handle = page.evaluate_handle(_TAB_JS, [hint.tab_index, _INTERACTIVE_SEL]).as_element()
+        return [handle] if handle is not None else []
+    if hint.strategy == "role":
+        locs = [page.get_by_role(hint.role, name=hint.name, exact=True), page.get_by_role(hint.role, name=hint.name)] \
+            if hint.name is not None else [page.get_by_role(hint.role)]
+    elif hint.strategy == "text":
+        locs = [page.get_by_text(hint.text, exact=True), page.get_by_text(hint.text)]
+    else:
+        locs = [page.locator(hint.selector)]
+    for loc in locs:
+        handles = loc.element_handles()[:10]
+        if handles:
+            return handles
+    return []
+
+
+def _locate(page: Any, hints: Sequence[ActionHint]) -> tuple[Any, int | None]:
+    """The affordance per the module rules, and the index of the hint that found it."""
+    first: tuple[Any, int] | None = None
+    for i, hint in enumerate(hints):
+        try:
+            handles = _hint_candidates(page, hint)
+        except Exception:  # noqa: BLE001 - an invalid selector is that hint's miss
+            continue
+        for h in handles:
+            if h.is_visible():
+                return h, i
+        if handles and first is None:
+            first = (handles[0], i)
+    return first if first is not None else (None, None)
+
+
+def _affordance(page: Any, handle: Any, hint_index: int | None, hints: Sequence[ActionHint]) -> dict[str, Any]:
+    info: dict[str, Any] = {"found": handle is not None, "hint": hint_index,
+                            "strategy": hints[hint_index].strategy if hint_index is not None else None,
+                            "visible": False, "bbox": None, "in_viewport": False, "hit_ok": False, "hit": None}
+    if handle is None:
+        return info
+    info["visible"] = bool(handle.is_visible())
+    if not info["visible"]:
+        return info
+    try:
+        handle.scroll_into_view_if_needed(timeout=1000)
+    except Exception:  # noqa: BLE001 - unscrollable: judged by its box below
+        pass
+    box = handle.bounding_box()
+    if box is None:
+        return info
+    info["bbox"] = [round(box["x"], 1), round(box["y"], 1), round(box["width"], 1), round(box["height"], 1)]
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    info["in_viewport"] = 0 <= cx < VIEWPORT["width"] and 0 <= cy < VIEWPORT["height"]
+    if info["in_viewport"]:
+        hit = handle.evaluate(_HIT_JS, [cx, cy])
+        info["hit_ok"], info["hit"] = bool(hit["ok"]), hit["hit"]
+    return info
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class _Probe:
+    """The not-found fingerprint of an app: hash at a route that surely does not exist, if not redirected."""
+
+    hash: str | None
+
+
+def _probe_not_found(browser: Any, base_url: str, settle_kw: Mapping[str, Any]) -> _Probe:
+    context = new_mobile_context(browser)
+    try:
+        page = context.new_page()
+        tracker = NetTracker(page)
+        page.goto(base_url + NOT_FOUND_PROBE, wait_until="load", timeout=15000)
+        settle(page, tracker, **settle_kw)
+        if path_of(page.url) != NOT_FOUND_PROBE:
+            return _Probe(None)
+        return _Probe(_snapshot(page)["hash"])
+    except Exception:  # noqa: BLE001 - no probe: page existence falls back to the path and blankness checks
+        return _Probe(None)
+    finally:
+        context.close()
+
+
+def _shot(page: Any, path: Path) -> str | None:
+    try:
+        page.screenshot(path=str(path))
+        return str(path)
+    except Exception:  # noqa: BLE001 - a screenshot is evidence, never a verdict
+        return None
+
+
+def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, *, out_dir: Path | None = None,
+             not_found_hash: str | None = None, quiet_ms: int = 150, max_settle_ms: int = 3000) -> dict[str, Any]:
+    """Run one navigation spec in a fresh context and return its evidence dict (plain builtins).
+
+    Args:
+        browser: a connected Playwright ``Browser``.
+        base_url: where the bundle is served, e.g. ``http://127.0.0.1:41234``.
+        manifest: the app (routes of source / target / known screens).
+        spec: the spec to run.
+        out_dir: where ``<spec>.json`` and, on failure, the before/after screenshots go (``None``: nowhere).
+        not_found_hash: the app's not-found fingerprint (see the module docstring), if any.
+        quiet_ms, max_settle_ms: settle parameters (:func:`settle`).
+
+    Returns:
+        The evidence dict described in :mod:`.failures`, plus ``target``, ``source``, ``url_before``,
+        ``url_after``, ``seconds``, ``failure_class`` and ``screenshots``.
+    """
+    start = time.monotonic()
+    source_route = manifest.route_of(spec.source_screen)
+    target_route = path_of("http://x" + manifest.route_of(spec.target))
+    ev: dict[str, Any] = {
+        "spec_id": spec.id, "category": spec.category.value, "source": spec.source_screen, "target": spec.target,
+        "overlay": spec.overlay, "passed": False, "error": None, "url_before": None, "url_after": None,
+        "path_before": source_route, "path_after": source_route, "hash_before": "", "hash_after": "",
+        "visible_text_len": 0, "interactive_count": 0, "clicked": False,
+        "affordance": {"found": False, "hint": None, "strategy": None, "visible": False, "bbox": None,
+                       "in_viewport": False, "hit_ok": False, "hit": None},
+        "failure_class": None, "screenshots": [], "seconds": 0.0,
+    }
+    settle_kw = {"quiet_ms": quiet_ms, "max_ms": max_settle_ms}
+    context = None
+    page = None
+    try:
+        context = new_mobile_context(browser)
+        page = context.new_page()
+        tracker = NetTracker(page)
+        page.goto(base_url + source_route, wait_until="load", timeout=15000)
+        settle(page, tracker, **settle_kw)
+        before = _snapshot(page)
+        ev.update(url_before=page.url, path_before=path_of(page.url), hash_before=before["hash"],
+                  visible_text_len=len(before["text"]), interactive_count=before["interactive"])
+        if spec.category is NavCategory.PAGE_EXISTENCE:
+            ev.update(url_after=page.url, path_after=ev["path_before"], hash_after=before["hash"])
+            blank = ev["visible_text_len"] == 0 and ev["interactive_count"] == 0
+            ev["passed"] = (ev["path_after"] == target_route and not blank
+                            and (not_found_hash is None or before["hash"] != not_found_hash))
+        else:
+            handle, hint_index = _locate(page, spec.action)
+            aff = _affordance(page, handle, hint_index, spec.action)
+            ev["affordance"] = aff
+            if aff["in_viewport"]:
+                if aff["hit_ok"]:
+                    handle.click(timeout=3000)
+                else:
+                    x, y, w, h = aff["bbox"]
+                    page.mouse.click(x + w / 2, y + h / 2)
+                ev["clicked"] = True
+                settle(page, tracker, **settle_kw)
+            after = _snapshot(page)
+            ev.update(url_after=page.url, path_after=path_of(page.url), hash_after=after["hash"])
+            reached = ev["path_after"] == target_route
+            ev["passed"] = reached and (ev["hash_after"] != ev["hash_before"] if spec.overlay else True)
+    except Exception as exc:  # noqa: BLE001 - one spec's failure, recorded, never another's
+        ev["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+        ev["passed"] = False
+    routes = {sid: s.route for sid, s in manifest.screens.items()}
+    fc = classify_failure(ev, routes, spec.target)
+    ev["failure_class"] = fc.value if fc is not None else None
+    if not ev["passed"] and out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if page is not None:
+            shot = _shot(page, out_dir / f"{spec.id}.after.png")
+            if shot:
+                ev["screenshots"].append(shot)
+        before_shot = _rerender_before(browser, base_url + source_route, out_dir / f"{spec.id}.before.png", settle_kw)
+        if before_shot:
+            ev["screenshots"].insert(0, before_shot)
+    if context is not None:
+        try:
+            context.close()
+        except Exception:  # noqa: BLE001 - the browser may have crashed; the spec is already recorded
+            pass
+    ev["seconds"] = round(time.monotonic() - start, 3)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"{spec.id}.json").write_text(json.dumps(ev, indent=2), encoding="utf-8")
+    return ev
+
+
+def _rerender_before(browser: Any, url: str, path: Path, settle_kw: Mapping[str, Any]) -> str | None:
+    """Screenshot of the source route in a fresh context (state isolation makes it the spec's start state)."""
+    context = None
+    try:
+        context = new_mobile_context(browser)
+        page = context.new_page()
+        tracker = NetTracker(page)
+        page.goto(url, wait_until="load", timeout=15000)
+        settle(page, tracker, **settle_kw)
+        return _shot(page, path)
+    except Exception:  # noqa: BLE001 - evidence only
+        return None
+    finally:
+        if context is not None:
+            context.close()
+
+
+def run_specs(browser: Any, base_url: str, manifest: AppManifest, *, out_dir: Path | None = None,
+              quiet_ms: int = 150, max_settle_ms: int = 3000) -> list[dict[str, Any]]:
+    """Run every spec of ``manifest`` independently (see :func:`run_spec`); one evidence dict per spec."""
+    settle_kw = {"quiet_ms": quiet_ms, "max_settle_ms": max_settle_ms}
+    needs_probe = any(s.category is NavCategory.PAGE_EXISTENCE for s in manifest.nav_tests)
+    probe = _probe_not_found(browser, base_url, {"quiet_ms": quiet_ms, "max_ms": max_settle_ms}) if needs_probe \
+        else _Probe(None)
+    return [run_spec(browser, base_url, manifest, spec, out_dir=out_dir, not_found_hash=probe.hash, **settle_kw)
+            for spec in manifest.nav_tests]
+
+
+def nav_rates(evidence: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """NavPassRate overall and per category (seed 002 section 4.1 "Navigation Correctness").
+
+    Returns:
+        ``{"passed": int, "total": int, "rate": float, "by_category": {cat: {"passed", "total", "rate"}}}``;
+        a rate over zero specs is 0.0, and categories without specs are omitted.
+    """
+    by: dict[str, list[int]] = {}
+    for ev in evidence:
+        cell = by.setdefault(str(ev["category"]), [0, 0])
+        cell[0] += int(bool(ev["passed"]))
+        cell[1] += 1
+    passed = sum(c[0] for c in by.values())
+    total = sum(c[1] for c in by.values())
+    return {
+        "passed": passed,
+        "total": total,
+        "rate": passed / total if total else 0.0,
+        "by_category": {k: {"passed": p, "total": t, "rate": p / t if t else 0.0} for k, (p, t) in sorted(by.items())},
+    }
