@@ -263,7 +263,7 @@ class _RecordCollector(pytest.File):
                 )
                 yield InvalidInstanceItem.from_parent(self, name=f"{entry.instance_id}[duplicate]", error=error)
                 continue
-            models: list[str | None] = list(state.predictions.models) if state.predictions else [None]
+            models: list[str | None] = list(state.predictions.models) if state.predictions is not None else [None]
             if not models:
                 models = [None]
             for model in models:
@@ -403,7 +403,20 @@ class InstanceItem(pytest.Item):
             evidence.mkdir(parents=True, exist_ok=True)
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             ctx = _Context(state.run_id, evidence, options, state, reporter)
-            result = suite.evaluate(self.record, prediction, ctx)
+            try:
+                result = suite.evaluate(self.record, prediction, ctx)
+            except Exception as exc:  # noqa: BLE001 - a harness bug is recorded as infra, never lost
+                import traceback
+
+                (evidence / "harness_error.log").write_text(traceback.format_exc(), encoding="utf-8")
+                result = {
+                    "reason": "infra_error",
+                    "passed": False,
+                    "retryable": True,
+                    "infra_kind": "harness_error",
+                    "detail": f"harness error: {type(exc).__name__}: {exc}",
+                    "properties": {"infra_error": "harness_error"},
+                }
             result.setdefault("instance_id", self.record.instance_id)
             result.setdefault("suite", self.record.suite)
             result["model_name_or_path"] = self.model

@@ -63,6 +63,8 @@ def make_pytest_repo(root: Path) -> PyRepo:
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b + 1\n\n\ndef sub(a, b):\n    return a - b\n")
     (tests / "test_sub.py").write_text("from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n")
     (repo / ".gitignore").write_text("build/\n__pycache__/\n")
+    (repo / "settings.gradle").write_text("rootProject.name = 'calc'\ninclude ':app'\n")
+    (repo / "app" / "build.gradle").write_text("plugins {\n    id 'com.android.library'\n}\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     base = git(repo, "rev-parse", "HEAD")

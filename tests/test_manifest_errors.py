@@ -24,10 +24,10 @@ def test_yaml_syntax_error_names_file_and_line(pytester: pytest.Pytester) -> Non
     pytester.makefile(".yaml", good=f"suite: issue_resolution\nrepo: acme/app\nframework: android\ninstances:\n{GOOD}")
     result = _run(pytester)
     result.assert_outcomes(failed=2)  # the broken file, and the good instance's empty patch (unresolved)
-    result.stdout.fnmatch_lines(["*invalid benchmark instance: *broken.yaml:5: YAML syntax error*"])
+    result.stdout.fnmatch_lines(["*invalid benchmark instance: *broken.yaml:4: YAML syntax error*"])
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
     assert summary["instances"]["acme__app-1"]["reason"] == "empty_patch"
-    assert summary["manifest_errors"] and "broken.yaml:5" in summary["manifest_errors"][0]
+    assert summary["manifest_errors"] and "broken.yaml:4" in summary["manifest_errors"][0]
 
 
 def test_missing_base_commit_names_instance_and_field(pytester: pytest.Pytester) -> None:

@@ -60,7 +60,8 @@ def build_summary(
     for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")))):
         key = str(r["instance_id"]) if one_model else f"{r['instance_id']}@{r.get('model_name_or_path')}"
         entry = {k: v for k, v in r.items() if k not in ("properties",)}
-        entry.update(r.get("properties", {}))
+        for name, value in r.get("properties", {}).items():
+            entry.setdefault(name, value)  # the result's own structured fields win over flat properties
         instances[key] = entry
     by_model = {
         model: headline([r for r in results if str(r.get("model_name_or_path")) == model]) for model in models

@@ -234,13 +234,16 @@ class IssueResolutionSuite:
             for rel, data in ws.read_files(frameworks.PLANNING_FILES.get(instance.framework, ())).items():
                 (plan_root / rel).parent.mkdir(parents=True, exist_ok=True)
                 (plan_root / rel).write_bytes(data)
-            plan = frameworks.plan_tests(
-                instance.framework,
-                plan_root,
-                test_files,
-                test_command=instance.test_command,
-                test_targets=instance.test_targets,
-            )
+            try:
+                plan = frameworks.plan_tests(
+                    instance.framework,
+                    plan_root,
+                    test_files,
+                    test_command=instance.test_command,
+                    test_targets=instance.test_targets,
+                )
+            except ValueError as exc:  # PlanError, RecipeError: the instance cannot be run as described
+                raise InfraError("plan_failed", f"cannot plan the test run: {exc}") from exc
         timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
         ctx.progress(f"{instance.instance_id}: {plan.command}")
         _write(evidence, f"commands{tag}.txt", plan.command + "\n")
