@@ -145,9 +145,31 @@ _HIT_JS: Final = """(el, [x, y]) => {
 }"""
 
 
+_DRIVER: dict[str, Any] = {"pw": None, "users": 0}
+
+
+def _driver_acquire() -> Any:
+    """The process's one Playwright sync driver (Playwright allows one per thread), reference-counted."""
+    if _DRIVER["pw"] is None:
+        from playwright.sync_api import sync_playwright
+
+        _DRIVER["pw"] = sync_playwright().start()
+    _DRIVER["users"] += 1
+    return _DRIVER["pw"]
+
+
+def _driver_release() -> None:
+    _DRIVER["users"] -= 1
+    if _DRIVER["users"] <= 0 and _DRIVER["pw"] is not None:
+        _DRIVER["pw"].stop()
+        _DRIVER["pw"] = None
+        _DRIVER["users"] = 0
+
+
 @final
 class BrowserHandle:
-    """One Playwright driver and one Chromium for a worker process; relaunches Chromium if it died.
+    """One Chromium for a worker process, on the process's shared Playwright driver; relaunches Chromium if
+    it died.
 
     Attributes:
         executable: the Chromium binary (Debian's ``/usr/bin/chromium`` by default).
@@ -155,17 +177,22 @@ class BrowserHandle:
     """
 
     def __init__(self, executable: str = CHROMIUM_PATH, headless: bool = True) -> None:
-        from playwright.sync_api import sync_playwright
-
         self.executable = executable
         self.headless = headless
         self.launches = 0
-        self._pw = sync_playwright().start()
+        self._pw: Any = _driver_acquire()
         self._browser: Any = None
-        self.browser()
+        try:
+            self.browser()
+        except Exception:
+            self._pw = None
+            _driver_release()
+            raise
 
     def browser(self) -> Any:
         """The connected ``playwright.sync_api.Browser`` (launched on first use or after a crash)."""
+        if self._pw is None:
+            raise RuntimeError("the browser handle is closed")
         if self._browser is None or not self._browser.is_connected():
             self._browser = self._pw.chromium.launch(executable_path=self.executable, headless=self.headless,
                                                      args=list(CHROMIUM_ARGS))
@@ -173,7 +200,7 @@ class BrowserHandle:
         return self._browser
 
     def close(self) -> None:
-        """Close Chromium and stop the driver (idempotent)."""
+        """Close Chromium and release the driver (idempotent)."""
         if self._browser is not None:
             try:
                 self._browser.close()
@@ -181,8 +208,8 @@ class BrowserHandle:
                 pass
             self._browser = None
         if self._pw is not None:
-            self._pw.stop()
             self._pw = None
+            _driver_release()
 
 
 def launch_browser(executable: str = CHROMIUM_PATH) -> BrowserHandle:
