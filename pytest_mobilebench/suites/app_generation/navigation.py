@@ -25,9 +25,10 @@ included (so a hidden tab does not shift its neighbours' positions), where the t
 the first visible ``[role=tablist]``, else the visible ``nav``/``footer``/fixed-or-sticky element with at least
 two interactive items whose bottom edge is lowest on the screen.
 
-A hit-tested affordance (``elementFromPoint`` at its centre is itself or a descendant) is clicked with
-Playwright; a covered one gets a mouse click at its centre, as a finger would; one outside the viewport or
-invisible is not clicked. The evidence of every spec goes to ``<evidence>/nav/<spec>.json``; a failed spec
+The affordance is clicked with a mouse click at its centre, as a finger would tap it (a covered affordance's
+tap lands on the cover; ``hit_ok`` records whether ``elementFromPoint`` at the centre is the affordance or a
+descendant); an invisible one, or one whose centre stays outside the viewport after scrolling it into view,
+is not clicked. The evidence of every spec goes to ``<evidence>/nav/<spec>.json``; a failed spec
 also gets ``<spec>.before.png`` (the source route re-rendered in a fresh context) and ``<spec>.after.png``.
 """
 
@@ -137,12 +138,23 @@ _TAB_JS: Final = """([index, interactiveSel]) => {
   return index < its.length ? its[index] : null;
 }"""
 
-_HIT_JS: Final = """(el, [x, y]) => {
-  const h = document.elementFromPoint(x, y);
+_AFFORDANCE_JS: Final = """(el) => {
   const describe = n => n ? n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') +
       (typeof n.className === 'string' && n.className ? '.' + n.className.trim().split(/\\s+/).slice(0, 3).join('.') : '') : null;
-  return {ok: !!h && (h === el || el.contains(h)), hit: describe(h)};
-}"""
+  const r0 = el.getBoundingClientRect();
+  if (!(r0.width > 0 && r0.height > 0 && el.checkVisibility({opacityProperty: true, visibilityProperty: true})))
+    return {visible: false};
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const inside = r => { const x = r.left + r.width / 2, y = r.top + r.height / 2; return x >= 0 && x < vw && y >= 0 && y < vh; };
+  let r = r0;
+  if (!inside(r)) { el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'}); r = el.getBoundingClientRect(); }
+  const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+  const inView = inside(r);
+  let ok = false, hit = null;
+  if (inView) { const h = document.elementFromPoint(cx, cy); ok = !!h && (h === el || el.contains(h)); hit = describe(h); }
+  return {visible: true, bbox: [r.left, r.top, r.width, r.height], in_viewport: inView, hit_ok: ok, hit: hit};
+}
+"""
 
 
 _DRIVER: dict[str, Any] = {"pw": None, "users": 0}
@@ -312,45 +324,32 @@ def _hint_candidates(page: Any, hint: ActionHint) -> list[Any]:
     return []
 
 
-def _locate(page: Any, hints: Sequence[ActionHint]) -> tuple[Any, int | None]:
-    """The affordance per the module rules, and the index of the hint that found it."""
-    first: tuple[Any, int] | None = None
+def _locate(page: Any, hints: Sequence[ActionHint]) -> tuple[dict[str, Any], Any]:
+    """The affordance per the module rules: ``(affordance evidence, element handle or None)``.
+
+    One in-page evaluation per candidate measures visibility, scrolls it into view when its centre is
+    outside the viewport, and hit-tests its centre with ``document.elementFromPoint``.
+    """
+    first: tuple[dict[str, Any], Any] | None = None
     for i, hint in enumerate(hints):
         try:
             handles = _hint_candidates(page, hint)
         except Exception:  # noqa: BLE001 - an invalid selector is that hint's miss
             continue
         for h in handles:
-            if h.is_visible():
-                return h, i
-        if handles and first is None:
-            first = (handles[0], i)
-    return first if first is not None else (None, None)
-
-
-def _affordance(page: Any, handle: Any, hint_index: int | None, hints: Sequence[ActionHint]) -> dict[str, Any]:
-    info: dict[str, Any] = {"found": handle is not None, "hint": hint_index,
-                            "strategy": hints[hint_index].strategy if hint_index is not None else None,
-                            "visible": False, "bbox": None, "in_viewport": False, "hit_ok": False, "hit": None}
-    if handle is None:
-        return info
-    info["visible"] = bool(handle.is_visible())
-    if not info["visible"]:
-        return info
-    try:
-        handle.scroll_into_view_if_needed(timeout=1000)
-    except Exception:  # noqa: BLE001 - unscrollable: judged by its box below
-        pass
-    box = handle.bounding_box()
-    if box is None:
-        return info
-    info["bbox"] = [round(box["x"], 1), round(box["y"], 1), round(box["width"], 1), round(box["height"], 1)]
-    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    info["in_viewport"] = 0 <= cx < VIEWPORT["width"] and 0 <= cy < VIEWPORT["height"]
-    if info["in_viewport"]:
-        hit = handle.evaluate(_HIT_JS, [cx, cy])
-        info["hit_ok"], info["hit"] = bool(hit["ok"]), hit["hit"]
-    return info
+            probe = h.evaluate(_AFFORDANCE_JS)
+            info = {"found": True, "hint": i, "strategy": hint.strategy, "visible": bool(probe["visible"]),
+                    "bbox": [round(v, 1) for v in probe["bbox"]] if probe.get("bbox") else None,
+                    "in_viewport": bool(probe.get("in_viewport", False)), "hit_ok": bool(probe.get("hit_ok", False)),
+                    "hit": probe.get("hit")}
+            if info["visible"]:
+                return info, h
+            if first is None:
+                first = (info, h)
+    if first is not None:
+        return first
+    return ({"found": False, "hint": None, "strategy": None, "visible": False, "bbox": None, "in_viewport": False,
+             "hit_ok": False, "hit": None}, None)
 
 
 @final
@@ -432,15 +431,11 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
             ev["passed"] = (ev["path_after"] == target_route and not blank
                             and (not_found_hash is None or before["hash"] != not_found_hash))
         else:
-            handle, hint_index = _locate(page, spec.action)
-            aff = _affordance(page, handle, hint_index, spec.action)
+            aff, _handle = _locate(page, spec.action)
             ev["affordance"] = aff
             if aff["in_viewport"]:
-                if aff["hit_ok"]:
-                    handle.click(timeout=3000)
-                else:
-                    x, y, w, h = aff["bbox"]
-                    page.mouse.click(x + w / 2, y + h / 2)
+                x, y, w, h = aff["bbox"]
+                page.mouse.click(x + w / 2, y + h / 2)  # a finger's tap: lands on whatever is on top
                 ev["clicked"] = True
                 settle(page, tracker, **settle_kw)
             after = _snapshot(page)
