@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import threading
 import time
@@ -396,3 +397,40 @@ def test_base_image_import_from_cached_rootfs(client: docker.DockerClient) -> No
     out = client.containers.run(name, ["cat", "/etc/debian_version"], remove=True)
     assert out.decode().startswith("12.")
     client.images.remove(name)
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is needed on the host to pack Node into the build context")
+def test_react_native_recipe_end_to_end(client: docker.DockerClient, tmp_path: Path) -> None:
+    """The real recipe path: infer_recipe -> npm pack on the host -> env + instance images -> offline test."""
+    repo = tmp_path / "src" / "app"
+    repo.mkdir(parents=True)
+    (repo / "package.json").write_text(json.dumps(
+        {"name": "app", "version": "1.0.0", "private": True, "engines": {"node": ">=20 <21"},
+         "scripts": {"test": "node test.js"}}
+    ))
+    (repo / "test.js").write_text("const assert = require('node:assert');\nassert.strictEqual(1 + 1, 2);\nconsole.log('PASS', process.version);\n")
+    (repo / ".gitignore").write_text("node_modules/\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    run_id = "test-rn-" + uuid.uuid4().hex[:8]
+    runtime = DockerRuntime(
+        run_id=run_id, client=client, log_dir=tmp_path / "logs",
+        repos=RepoCache(tmp_path / "mirrors", f"{tmp_path}/src/{{name}}", run_id=run_id),
+    )
+    spec = WorkspaceSpec("demo__app-1", "demo/app", _git(repo, "rev-parse", "HEAD"), str(repo),
+                         environment={"framework": "react-native"}, run_id=run_id)
+    try:
+        ws = runtime.prepare(spec)
+    except InfraError as exc:
+        if "npm pack" in exc.message:
+            pytest.skip(f"the npm registry is not reachable from here: {exc.message}")
+        raise
+    try:
+        result = ws.run("npm test && ls /sys/class/net", timeout_s=120)
+        assert result.exit_code == 0, result.output
+        assert "PASS v20." in result.output and result.output.split()[-1] == "lo"
+        assert ws.diff() == ""
+    finally:
+        ws.close()
+        runtime.cleanup("env")

@@ -67,6 +67,9 @@ __all__ = [
     "LABEL_INSTANCE",
     "LABEL_OWNER",
     "connect",
+    "default_node_packages",
+    "default_recipe",
+    "export_tree",
     "owner_label",
     "shallow_checkout",
 ]
@@ -81,6 +84,8 @@ _HEAD_BYTES: Final[int] = 1 << 20
 _TAIL_BYTES: Final[int] = 15 << 20
 #: seconds for housekeeping commands (checkpoint, reset, diff, listing files)
 _HOUSEKEEPING_TIMEOUT_S: Final[float] = 600.0
+#: exit status meaning "the checkpoint before a patch failed" (never a git / patch status)
+_CHECKPOINT_FAILED: Final[int] = 97
 
 RecipeFactory = Callable[[Path, WorkspaceSpec], EnvRecipeLike]
 NodePackages = Callable[[EnvRecipeLike], Mapping[str, str]]
@@ -182,14 +187,35 @@ def shallow_checkout(mirror: Path, commit: str, dest: Path) -> str:
     return sha
 
 
+def export_tree(mirror: Path, commit: str, dest: Path) -> str:
+    """Write the files of ``commit`` (no ``.git``) into the new folder ``dest`` with ``git archive``.
+
+    Cheaper than :func:`shallow_checkout` (one git process); used to infer the recipe when the instance
+    image may already exist. Returns the full commit id.
+
+    Raises:
+        InfraError("clone_failed"): the commit is not in the mirror or git fails.
+    """
+    sha = _git(["rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=mirror)
+    dest.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["git", "archive", "--format=tar", sha], cwd=mirror, capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise InfraError("clone_failed", f"git archive {sha} failed: {proc.stderr.decode(errors='replace').strip()}")
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as tar:
+        tar.extractall(dest, filter="tar")
+    return sha
+
+
 def default_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipeLike:
     """Infer the environment recipe with :func:`pytest_mobilebench.runtime.recipes.infer_recipe`.
 
-    ``spec.environment["framework"]`` names the framework; ``spec.environment["overrides"]`` (a mapping,
-    optional) overrides inferred toolchain versions.
+    ``spec.environment["framework"]`` names the framework. The overrides are the environment record's
+    other scalar values (``node``, ``jdk``, ``gradle``, ``flutter``, ``install_command`` ...), updated by
+    its ``overrides`` mapping when it has one.
 
     Raises:
-        InfraError("image_build_failed"): no framework given, or the recipe cannot be inferred.
+        InfraError("image_build_failed"): no framework given, or the recipe cannot be inferred
+            (the message carries the recipe's own explanation: file and missing value).
     """
     from pytest_mobilebench.runtime import recipes
 
@@ -197,17 +223,28 @@ def default_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipeLike:
     framework = env.get("framework")
     if not framework:
         raise InfraError("image_build_failed", f"{spec.instance_id}: the environment record names no 'framework'")
+    overrides: dict[str, Any] = {
+        key: value
+        for key, value in env.items()
+        if key not in {"framework", "overrides"} and isinstance(value, (str, int, float))
+    }
+    nested = env.get("overrides")
+    if isinstance(nested, Mapping):
+        overrides.update(nested)
     try:
-        return recipes.infer_recipe(repo_dir, str(framework), dict(env.get("overrides") or {}))
-    except ValueError as exc:  # recipes.RecipeError
+        return recipes.infer_recipe(repo_dir, str(framework), overrides=overrides)
+    except recipes.RecipeError as exc:
         raise InfraError("image_build_failed", f"{spec.instance_id}: no environment recipe: {exc}") from exc
 
 
 def default_node_packages(recipe: EnvRecipeLike) -> Mapping[str, str]:
-    """``recipes.node_context_packages(recipe)``: npm tarballs the host packs into the env build context."""
+    """npm tarballs the host packs into the env build context: ``recipes.node_context_packages`` for a
+    react-native recipe, nothing for the others."""
     from pytest_mobilebench.runtime import recipes
 
-    return dict(recipes.node_context_packages(recipe))
+    if getattr(recipe, "framework", None) != "react-native":
+        return {}
+    return dict(recipes.node_context_packages(recipe))  # type: ignore[arg-type]
 
 
 class _BoundedOutput:
@@ -310,9 +347,11 @@ class DockerWorkspace:
         """After a timeout kill the container is stopped; start it again (still offline) to read files."""
         if self._closed:
             raise InfraError("workspace_error", f"{self.instance_id}: the workspace is closed")
-        self._container.reload()
-        if self._container.status != "running":
-            self._container.start()
+        if self._killed:
+            self._container.reload()
+            if self._container.status != "running":
+                self._container.start()
+            self._killed = False
 
     def run(self, command: str, *, timeout_s: float, network: bool = False) -> RunResult:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.run`.
@@ -400,16 +439,14 @@ class DockerWorkspace:
     def apply_patch(self, patch: str, *, name: str) -> ApplyResult:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.apply_patch`.
 
-        The tree is checkpointed (``patching.CHECKPOINT``), the patch is copied to
+        The tree is checkpointed (``patching.CHECKPOINT``, in the same exec as the first attempt),
+        the patch is copied to
         ``/tmp/mobilebench-<name>.diff`` and :func:`~pytest_mobilebench.runtime.patching.apply_with_fallbacks`
         runs its ladder inside the container, resetting (``patching.RESET``) between attempts.
 
         Raises:
             InfraError("workspace_error"): the checkpoint commit failed.
         """
-        code, out = self._sh(CHECKPOINT)
-        if code != 0:
-            raise InfraError("workspace_error", f"{self.instance_id}: cannot checkpoint the tree before {name}: {out}")
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "patch"
         file_name = f"mobilebench-{safe}.diff"
         data = (patch if patch.endswith("\n") else patch + "\n").encode("utf-8")
@@ -421,7 +458,23 @@ class DockerWorkspace:
             tar.addfile(info, io.BytesIO(data))
         self._ensure_running()
         self._container.put_archive("/tmp", archive.getvalue())
-        return apply_with_fallbacks(self._sh, shlex.quote(f"/tmp/{file_name}"), lambda: self._sh(RESET) and None)
+        checkpointed = False
+
+        def execute(command: str) -> tuple[int, str]:
+            # the checkpoint rides on the first attempt's exec (one container exec less per patch)
+            nonlocal checkpointed
+            if checkpointed:
+                return self._sh(command)
+            checkpointed = True
+            code, out = self._sh(
+                f"{{ {CHECKPOINT} ; }} >/tmp/mobilebench-checkpoint.log 2>&1 || "
+                f"{{ cat /tmp/mobilebench-checkpoint.log; exit {_CHECKPOINT_FAILED}; }}\n{command}"
+            )
+            if code == _CHECKPOINT_FAILED:
+                raise InfraError("workspace_error", f"{self.instance_id}: cannot checkpoint the tree before {name}: {out}")
+            return code, out
+
+        return apply_with_fallbacks(execute, shlex.quote(f"/tmp/{file_name}"), lambda: self._sh(RESET) and None)
 
     def restore_paths(self, paths: Sequence[str]) -> None:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.restore_paths` (one exec for all paths).
@@ -607,12 +660,17 @@ class DockerRuntime:
         base = builder.ensure_base(log_dir=log_dir)
         mirror = self.repos.ensure(spec.repo, [spec.base_commit])
         with tempfile.TemporaryDirectory(prefix="mobilebench-checkout-") as tmp:
-            checkout = Path(tmp) / "testbed"
-            sha = shallow_checkout(mirror, spec.base_commit, checkout)
-            recipe = self.recipe_factory(checkout, spec)
+            tree = Path(tmp) / "tree"
+            sha = export_tree(mirror, spec.base_commit, tree)
+            recipe = self.recipe_factory(tree, spec)
             env = builder.ensure_env(
                 recipe, spec.repo, node_packages=self.node_packages(recipe), base=base, log_dir=log_dir
             )
+
+            def checkout() -> Path:  # only when the instance image must be built
+                shallow_checkout(mirror, sha, Path(tmp) / "testbed")
+                return Path(tmp) / "testbed"
+
             instance = builder.ensure_instance(
                 spec.instance_id,
                 env,

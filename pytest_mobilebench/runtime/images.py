@@ -392,7 +392,7 @@ class ImageBuilder:
         repo: str,
         base_commit: str,
         install_command: str,
-        checkout_dir: Path,
+        checkout_dir: Path | Callable[[], Path],
         log_dir: Path | None = None,
     ) -> BuiltImage:
         """The instance layer (``mobilebench/inst.<id>:<h12>``).
@@ -402,7 +402,8 @@ class ImageBuilder:
             env: the environment layer.
             repo, base_commit, install_command: hashed into the tag.
             checkout_dir: the repository at ``base_commit`` with a self-contained ``.git`` (copied into
-                the build context as ``testbed/`` only when a build is needed).
+                the build context as ``testbed/`` only when a build is needed), or a function making
+                it, called only then.
             log_dir: where this build's log goes (default: the builder's ``log_dir``).
 
         Raises:
@@ -414,7 +415,8 @@ class ImageBuilder:
         tag = f"mobilebench/inst.{docker_name(instance_id)}:{tag_hash[:12]}"
 
         def context(tar: tarfile.TarFile) -> None:
-            tar.add(str(checkout_dir), arcname="testbed")
+            folder = checkout_dir if isinstance(checkout_dir, Path) else checkout_dir()
+            tar.add(str(folder), arcname="testbed")
             _tar_add_bytes(tar, "mobilebench-baseline.sh", BASELINE_SCRIPT.encode("utf-8"), 0o755)
 
         return self._ensure(tag, "instance", inputs, dockerfile, context, {}, log_dir)
