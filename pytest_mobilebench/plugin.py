@@ -14,6 +14,7 @@ registered only when those plugins are active.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import datetime
 import hashlib
@@ -241,11 +242,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return ManifestFile.from_parent(parent, path=file_path)
 
 
-class _RecordCollector(pytest.File):
+class _RecordCollector(pytest.File, abc.ABC):
     """Shared by manifest and dataset files: records -> items, broken records -> error items."""
 
+    @abc.abstractmethod
     def _records(self) -> list[LoadedRecord | ManifestError]:
-        raise TypeError("subclasses define _records")
+        """The file's records, a broken one as a ManifestError in its place."""
 
     def collect(self) -> Iterator[pytest.Item]:
         state = self.config.stash[STATE]
