@@ -30,7 +30,7 @@ from pytest_mobilebench.runtime.images import (
 
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
-from pytest_mobilebench.runtime.docker import (  # noqa: E402
+from pytest_mobilebench.runtime.docker import (
     _BoundedOutput,
     _owner_alive,
     connect,
@@ -252,3 +252,48 @@ def test_owner_label_liveness() -> None:
     host = mine.split(":")[0]
     assert _owner_alive(f"{host}:{os.getpid()}:1") is False  # same pid, other start time: a reused pid
     assert _owner_alive("some-other-host:1:1") is None
+
+
+class _FakeImages:
+    def get(self, name: str) -> object:
+        raise docker.errors.ImageNotFound(name)
+
+
+class _FakeAPI:
+    def __init__(self, chunks: list[dict[str, object]]) -> None:
+        self.chunks = chunks
+
+    def build(self, **_kwargs: object) -> object:
+        return iter(self.chunks)
+
+
+class _FakeBuildClient:
+    def __init__(self, chunks: list[dict[str, object]]) -> None:
+        self.api = _FakeAPI(chunks)
+        self.images = _FakeImages()
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("write /var/lib/docker/tmp/x: no space left on device", "disk_full"),
+        ("The command '/bin/sh -c exit 3' returned a non-zero code: 3", "image_build_failed"),
+    ],
+)
+def test_build_errors_are_mapped(tmp_path: Path, message: str, kind: str) -> None:
+    from pytest_mobilebench.runtime.images import ImageBuilder
+
+    chunks: list[dict[str, object]] = [
+        {"stream": "Step 1/2 : FROM x\n"},
+        {"stream": "\x1b[91mcolour\x1b[0m line\n"},
+        {"error": message, "errorDetail": {"message": message}},
+    ]
+    lines: list[str] = []
+    builder = ImageBuilder(_FakeBuildClient(chunks), log_dir=tmp_path, lock_dir=tmp_path, progress=lines.append)  # type: ignore[arg-type]
+    with pytest.raises(InfraError) as caught:
+        builder._ensure("mobilebench/t:abc", "env", "inputs", "FROM x\n", lambda _tar: None, {}, None)
+    assert caught.value.kind == kind
+    assert message in caught.value.log and "colour line" in caught.value.log  # ANSI colours stripped
+    log = tmp_path / "mobilebench_t_abc.build.log"
+    assert log.read_text() == caught.value.log
+    assert lines[0].startswith("building mobilebench/t:abc (env layer)") and "Step 1/2 : FROM x" in lines[1]

@@ -21,20 +21,29 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.runtime.base import InfraError, Runtime, Workspace, WorkspaceSpec
+from pytest_mobilebench.runtime.base import (
+    InfraError,
+    Runtime,
+    Workspace,
+    WorkspaceSpec,
+)
 
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
-from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root, ensure_base_image  # noqa: E402
-from pytest_mobilebench.runtime.docker import (  # noqa: E402
+from pytest_mobilebench.runtime.baseimage import (
+    DEFAULT_BASE_IMAGE,
+    cache_root,
+    ensure_base_image,
+)
+from pytest_mobilebench.runtime.docker import (
     LABEL_INSTANCE,
     LABEL_OWNER,
     DockerRuntime,
     connect,
+    shallow_checkout,
 )
-from pytest_mobilebench.runtime.docker import shallow_checkout  # noqa: E402
-from pytest_mobilebench.runtime.images import LABEL_RUN, BuiltImage, ImageBuilder  # noqa: E402
-from pytest_mobilebench.runtime.repos import RepoCache  # noqa: E402
+from pytest_mobilebench.runtime.images import LABEL_RUN, BuiltImage, ImageBuilder
+from pytest_mobilebench.runtime.repos import RepoCache
 
 pytestmark = pytest.mark.docker
 
@@ -196,7 +205,7 @@ def test_force_rebuild_builds_again_once_per_run(make, client: docker.DockerClie
     assert env.built and inst.built and inst.tag == first.tag and inst.image_id != first.image_id
     env_again, inst_again = build(forced)  # the same run: what it built is reused
     assert not env_again.built and not inst_again.built and inst_again.image_id == inst.image_id
-    plain_env, plain_inst = build(ImageBuilder(client, run_id="plain", log_dir=tmp_path))
+    _plain_env, plain_inst = build(ImageBuilder(client, run_id="plain", log_dir=tmp_path))
     assert not plain_inst.built and plain_inst.image_id == inst.image_id
     forced.remove_images(keep_level="env", only_run=forced.run_id)
 
@@ -270,6 +279,12 @@ def test_network_is_off_unless_asked(make) -> None:
         assert "eth0" in online.output.split()
         again = ws.run("ls /sys/class/net", timeout_s=30)
         assert again.output.split() == ["lo"]
+        # a timeout while the network was on: the restarted container is offline again
+        assert ws.run("sleep 600", timeout_s=1, network=True).timed_out
+        assert ws.run("ls /sys/class/net", timeout_s=30).output.split() == ["lo"]
+        # a container stopped behind the workspace's back is started again for the next command
+        fx.runtime.client.containers.get(ws.container_id).kill()
+        assert ws.run("echo back; ls /sys/class/net", timeout_s=30).output.split() == ["back", "lo"]
     finally:
         ws.close()
 
@@ -348,7 +363,7 @@ def test_one_build_per_tag_under_concurrency(make) -> None:
     def ensure(index: int) -> None:
         try:
             results[index] = fxs[index].runtime.ensure_instance_image(spec)
-        except BaseException as exc:  # reported below
+        except (InfraError, docker.errors.DockerException) as exc:  # reported below
             results[index] = exc
 
     threads = [threading.Thread(target=ensure, args=(i,)) for i in range(2)]

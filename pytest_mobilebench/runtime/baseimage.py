@@ -31,8 +31,8 @@ if TYPE_CHECKING:  # the docker SDK is an optional dependency
     import docker
 
 __all__ = [
-    "AptSource",
     "DEFAULT_BASE_IMAGE",
+    "AptSource",
     "cache_root",
     "ensure_base_image",
     "host_apt_mirror",

@@ -26,8 +26,8 @@ An exit by the kernel's OOM killer (exit 137 with the container's ``State.OOMKil
 from __future__ import annotations
 
 import collections
-import dataclasses
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -42,7 +42,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
 
-from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult, WorkspaceSpec
+from pytest_mobilebench.runtime.base import (
+    ApplyResult,
+    InfraError,
+    RunResult,
+    WorkspaceSpec,
+)
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
 from pytest_mobilebench.runtime.images import (
     BASELINE_REF,
@@ -53,7 +58,13 @@ from pytest_mobilebench.runtime.images import (
     EnvRecipeLike,
     ImageBuilder,
 )
-from pytest_mobilebench.runtime.patching import CHECKPOINT, DIFF, RESET, apply_with_fallbacks, restore_command
+from pytest_mobilebench.runtime.patching import (
+    CHECKPOINT,
+    DIFF,
+    RESET,
+    apply_with_fallbacks,
+    restore_command,
+)
 from pytest_mobilebench.runtime.repos import RepoCache
 
 if TYPE_CHECKING:
@@ -62,10 +73,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CA_BUNDLE",
-    "DockerRuntime",
-    "DockerWorkspace",
     "LABEL_INSTANCE",
     "LABEL_OWNER",
+    "DockerRuntime",
+    "DockerWorkspace",
     "connect",
     "default_node_packages",
     "default_recipe",
@@ -301,10 +312,23 @@ class DockerWorkspace:
 
     # ------------------------------------------------------------------------------------ execution
 
-    def _exec_stream(self, argv: list[str]) -> tuple[str, Iterator[bytes]]:
+    def _create_exec(self, argv: list[str]) -> str:
+        """Create an exec; a container that stopped (its init killed by the OOM killer, say) is started
+        again first, offline, with its file system as it was."""
+        import docker.errors
+
         api = self._client.api
-        exec_id = str(api.exec_create(self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True)["Id"])
-        return exec_id, api.exec_start(exec_id, stream=True)
+        try:
+            return str(api.exec_create(self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True)["Id"])
+        except docker.errors.APIError as exc:
+            if exc.status_code != 409:  # 409: "container ... is not running"
+                raise
+        self._container.start()
+        return str(api.exec_create(self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True)["Id"])
+
+    def _exec_stream(self, argv: list[str]) -> tuple[str, Iterator[bytes]]:
+        exec_id = self._create_exec(argv)
+        return exec_id, self._client.api.exec_start(exec_id, stream=True)
 
     def _exit_code(self, exec_id: str) -> int | None:
         deadline = time.monotonic() + 10
@@ -365,6 +389,7 @@ class DockerWorkspace:
         """
         import docker.errors
         import requests
+        import urllib3.exceptions
 
         with self._lock:
             self._ensure_running()
@@ -378,8 +403,8 @@ class DockerWorkspace:
                 try:
                     for chunk in stream:
                         output.add(chunk)
-                except Exception as exc:  # the stream breaks when the container is killed: expected
-                    failure.append(exc)
+                except (OSError, requests.RequestException, urllib3.exceptions.HTTPError, docker.errors.DockerException) as exc:
+                    failure.append(exc)  # the stream breaks when the container is killed: expected then
 
             try:
                 if network:
@@ -404,7 +429,7 @@ class DockerWorkspace:
                     raise InfraError("disk_full", f"{self.instance_id}: {text}") from exc
                 raise InfraError("daemon_unreachable", f"{self.instance_id}: running {command!r} failed: {text}") from exc
             finally:
-                if network and not self._killed:
+                if network:  # also after a kill: a restarted container must come back offline
                     with contextlib.suppress(docker.errors.APIError, requests.RequestException):
                         self._network(False)
             oom = code in (137, None) and not timed_out and self._oom_killed(wall_start)
@@ -428,9 +453,8 @@ class DockerWorkspace:
         """``(exit code, stdout, stderr)`` of a short command, kept apart (binary-safe)."""
         with self._lock:
             self._ensure_running()
-            api = self._client.api
-            exec_id = str(api.exec_create(self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True)["Id"])
-            out, err = api.exec_start(exec_id, demux=True)
+            exec_id = self._create_exec(argv)
+            out, err = self._client.api.exec_start(exec_id, demux=True)
             code = self._exit_code(exec_id)
         return (code if code is not None else 124), out or b"", err or b""
 
@@ -749,16 +773,17 @@ class DockerRuntime:
         import docker.errors
 
         removed: list[str] = []
-        for container in self.client.containers.list(all=True, filters={"label": LABEL_RUN}):
-            labels = container.labels or {}
+        # low-level listing (no per-container re-read that a concurrent removal could break)
+        for entry in self.client.api.containers(all=True, filters={"label": LABEL_RUN}):
+            labels = entry.get("Labels") or {}
             owner = labels.get(LABEL_OWNER, "")
             if owner == self._owner:
                 continue
             dead = (run_id is not None and labels.get(LABEL_RUN) == run_id) or _owner_alive(owner) is False
             if dead:
                 with contextlib.suppress(docker.errors.NotFound):
-                    container.remove(force=True, v=True)
-                    removed.append(str(container.id))
+                    self.client.api.remove_container(entry["Id"], force=True, v=True)
+                    removed.append(str(entry["Id"]))
         return removed
 
     def cleanup(self, cache_level: str | None = None, *, clean: bool = False) -> list[str]:
@@ -778,10 +803,10 @@ class DockerRuntime:
         import docker.errors
 
         removed: list[str] = []
-        for container in self.client.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={self._owner}"}):
+        for entry in self.client.api.containers(all=True, filters={"label": f"{LABEL_OWNER}={self._owner}"}):
             with contextlib.suppress(docker.errors.NotFound):
-                container.remove(force=True, v=True)
-                removed.append(str(container.id))
+                self.client.api.remove_container(entry["Id"], force=True, v=True)
+                removed.append(str(entry["Id"]))
         removed += self.builder.remove_images(
             keep_level=cache_level or self.cache_level, only_run=None if clean else self.run_id
         )

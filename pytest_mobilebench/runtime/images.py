@@ -35,7 +35,6 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -44,7 +43,11 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol, final
 from filelock import FileLock
 
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root, ensure_base_image
+from pytest_mobilebench.runtime.baseimage import (
+    DEFAULT_BASE_IMAGE,
+    cache_root,
+    ensure_base_image,
+)
 from pytest_mobilebench.runtime.recipes.common import HOST_CA_CONTEXT_FILE
 
 if TYPE_CHECKING:
@@ -53,14 +56,14 @@ if TYPE_CHECKING:
 __all__ = [
     "BASELINE_REF",
     "BASELINE_SCRIPT",
-    "BuiltImage",
     "CACHE_LEVELS",
-    "EnvRecipeLike",
-    "ImageBuilder",
     "LABEL_INPUTS",
     "LABEL_LEVEL",
     "LABEL_RUN",
     "TESTBED",
+    "BuiltImage",
+    "EnvRecipeLike",
+    "ImageBuilder",
     "base_dockerfile",
     "content_hash",
     "docker_name",
@@ -97,9 +100,20 @@ class EnvRecipeLike(Protocol):
         install_command: shell command run in ``/testbed`` at instance build time (deps, warm-up).
     """
 
-    dockerfile: str
-    context_files: Mapping[str, bytes | str]
-    install_command: str
+    @property
+    def dockerfile(self) -> str:
+        """The environment Dockerfile."""
+        ...
+
+    @property
+    def context_files(self) -> Mapping[str, bytes | str]:
+        """Extra build-context files."""
+        ...
+
+    @property
+    def install_command(self) -> str:
+        """The instance layer's dependency installation."""
+        ...
 
     def key(self) -> str:
         """A stable content hash of the recipe (hex)."""
@@ -316,7 +330,6 @@ class ImageBuilder:
         self.log_dir = log_dir or cache_root() / "build-logs"
         self.lock_dir = lock_dir or cache_root() / "locks"
         self.progress: Progress = progress or (lambda _line: None)
-        self._guard = threading.Lock()
 
     # ---------------------------------------------------------------------------------------- layers
 
@@ -567,8 +580,11 @@ class ImageBuilder:
             filters: dict[str, Any] = {"label": [f"{LABEL_LEVEL}={level}"]}
             if only_run is not None:
                 filters["label"].append(f"{LABEL_RUN}={only_run}")
-            for image in self.client.images.list(filters=filters):
-                for tag in image.tags or [image.id]:
+            # the low-level listing: the high-level one re-reads each image and fails on one that a
+            # concurrent cleanup (another xdist worker) removed in between
+            for image in self.client.api.images(filters=filters):
+                tags = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
+                for tag in tags or [image["Id"]]:
                     try:
                         self.client.images.remove(tag, noprune=False)
                         removed.append(tag)
