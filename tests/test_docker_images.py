@@ -297,3 +297,17 @@ def test_build_errors_are_mapped(tmp_path: Path, message: str, kind: str) -> Non
     log = tmp_path / "mobilebench_t_abc.build.log"
     assert log.read_text() == caught.value.log
     assert lines[0].startswith("building mobilebench/t:abc (env layer)") and "Step 1/2 : FROM x" in lines[1]
+
+
+def test_runtime_options_are_validated(tmp_path: Path) -> None:
+    from pytest_mobilebench.runtime.docker import DockerRuntime
+
+    with pytest.raises(ValueError, match="cache_level must be one of"):
+        DockerRuntime(cache_level="everything")
+    with pytest.raises(ValueError, match="is not a file"):
+        DockerRuntime(ca_bundle=tmp_path / "missing.pem")
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+    runtime = DockerRuntime(ca_bundle=bundle, cpus=1.5, mem_limit="1g", pids_limit=256)
+    assert (runtime.ca_bundle, runtime.nano_cpus, runtime.mem_limit, runtime.pids_limit) == (bundle, 1_500_000_000, "1g", 256)
+    assert DockerRuntime(ca_bundle=None).ca_bundle is None and DockerRuntime.name == "docker"

@@ -567,8 +567,8 @@ class DockerRuntime:
         cache_level: what :meth:`cleanup` keeps (SWE-bench's levels): ``"none"``, ``"base"``, ``"env"``
             (default) or ``"instance"``.
         force_rebuild: rebuild every image once in this run.
-        ca_bundle: host CA bundle injected into every image; default :data:`DEFAULT_CA_BUNDLE` when it
-            exists; ``None`` for none.
+        ca_bundle: host CA bundle (PEM) injected into every image; default :data:`DEFAULT_CA_BUNDLE`
+            (skipped silently when the host has none); ``None`` for none.
         mem_limit: container memory limit (docker units, ``"4g"``); swap is not added on top.
         cpus: CPU limit in CPUs (converted to ``nano_cpus``); ``nano_cpus`` sets it directly.
         pids_limit: maximum number of processes in the container; None for docker's default.
@@ -581,7 +581,7 @@ class DockerRuntime:
         client: an already connected docker client (tests); default: from the environment.
 
     Raises:
-        ValueError: unknown ``cache_level``.
+        ValueError: unknown ``cache_level``; a ``ca_bundle`` given explicitly that is not a file.
     """
 
     name = "docker"
@@ -592,7 +592,7 @@ class DockerRuntime:
         run_id: str = "adhoc",
         cache_level: str = "env",
         force_rebuild: bool = False,
-        ca_bundle: Path | None | str = "default",
+        ca_bundle: Path | str | None = DEFAULT_CA_BUNDLE,
         mem_limit: str | None = "4g",
         cpus: float | None = None,
         nano_cpus: int | None = None,
@@ -610,10 +610,13 @@ class DockerRuntime:
         self.run_id = run_id
         self.cache_level = cache_level
         self.force_rebuild = force_rebuild
-        if ca_bundle == "default":
-            self.ca_bundle: Path | None = DEFAULT_CA_BUNDLE if DEFAULT_CA_BUNDLE.is_file() else None
-        else:
-            self.ca_bundle = Path(ca_bundle) if ca_bundle is not None else None
+        self.ca_bundle: Path | None = None
+        if ca_bundle is not None:
+            bundle = Path(ca_bundle)
+            if bundle.is_file():
+                self.ca_bundle = bundle
+            elif bundle != DEFAULT_CA_BUNDLE:
+                raise ValueError(f"ca_bundle {bundle} is not a file")
         self.mem_limit = mem_limit
         self.nano_cpus = nano_cpus if nano_cpus is not None else (int(cpus * 1e9) if cpus else None)
         self.pids_limit = pids_limit
