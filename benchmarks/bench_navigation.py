@@ -21,11 +21,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import yaml  # noqa: E402
+import yaml
 
-from pytest_mobilebench.suites.app_generation import navigation as nav  # noqa: E402
-from pytest_mobilebench.suites.app_generation.manifest import AppManifest, NavCategory, parse_manifest  # noqa: E402
-from pytest_mobilebench.suites.app_generation.serve import serve_spa  # noqa: E402
+from pytest_mobilebench.suites.app_generation import navigation as nav
+from pytest_mobilebench.suites.app_generation.manifest import (
+    AppManifest,
+    NavCategory,
+    parse_manifest,
+)
+from pytest_mobilebench.suites.app_generation.serve import serve_spa
 
 CASE = ROOT / "cases" / "app_generation" / "tabs_demo.yaml"
 DIST = ROOT / "fixtures" / "apps" / "tabs_demo" / "dist"

@@ -7,7 +7,11 @@ from typing import Any
 import pytest
 
 from pytest_mobilebench.metrics import wilson_interval
-from pytest_mobilebench.suites.app_generation.failures import FailureClass, classify_failure, failure_table
+from pytest_mobilebench.suites.app_generation.failures import (
+    FailureClass,
+    classify_failure,
+    failure_table,
+)
 
 ROUTES = {"home": "/", "search": "/search", "profile": "/profile", "settings": "/profile/settings"}
 

@@ -10,7 +10,11 @@ import pytest
 import yaml
 
 from pytest_mobilebench.suites.app_generation import SUITE, AppGenReason
-from pytest_mobilebench.suites.app_generation.manifest import NavCategory, parse_manifest, parse_prediction
+from pytest_mobilebench.suites.app_generation.manifest import (
+    NavCategory,
+    parse_manifest,
+    parse_prediction,
+)
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
 
 ROOT = Path(__file__).resolve().parents[1]

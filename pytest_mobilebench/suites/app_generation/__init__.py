@@ -21,6 +21,7 @@ are compared in the summary tables, not by item verdicts.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import hashlib
 import json
@@ -39,10 +40,13 @@ from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.suites.app_generation import build as build_axis
 from pytest_mobilebench.suites.app_generation import efficiency, maintainability, visual
 from pytest_mobilebench.suites.app_generation import navigation as nav_axis
-from pytest_mobilebench.suites.app_generation.failures import FAILURE_CLASSES, FailureClass, failure_table
+from pytest_mobilebench.suites.app_generation.failures import (
+    FAILURE_CLASSES,
+    FailureClass,
+    failure_table,
+)
 from pytest_mobilebench.suites.app_generation.manifest import (
     AppManifest,
-    AppPrediction,
     NavCategory,
     parse_manifest,
     parse_prediction,
@@ -375,10 +379,8 @@ class AppGenerationSuite:
                 settle=settle, errors=errors)
         finally:
             for context in contexts:
-                try:
+                with contextlib.suppress(Exception):  # already closed with its page
                     context.close()
-                except Exception:  # noqa: BLE001 - already closed with its page
-                    pass
         return shots, errors
 
     @staticmethod

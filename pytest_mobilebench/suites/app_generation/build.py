@@ -23,7 +23,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final, final
 
@@ -39,8 +39,8 @@ __all__ = [
     "count_tsc_errors",
     "count_vite_errors",
     "ensure_scaffold",
-    "materialize_project",
     "is_catch_all",
+    "materialize_project",
     "route_coverage",
     "route_matches",
     "run_build",
@@ -54,7 +54,7 @@ _SCAFFOLD_FILES: Final = ("package.json", "package-lock.json", "tsconfig.json", 
 
 _TSC_ERROR_RE: Final = re.compile(r"\berror TS\d+:")
 _VITE_COUNT_RE: Final = re.compile(r"Build failed with (\d+) errors?")
-_VITE_CODE_RE: Final = re.compile(r"^\[([A-Z][A-Z_]+)\]", re.M)
+_VITE_CODE_RE: Final = re.compile(r"^\[([A-Z][A-Z_]+)\]", re.MULTILINE)
 
 
 

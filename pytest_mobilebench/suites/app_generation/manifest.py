@@ -45,7 +45,14 @@ from pathlib import Path
 from typing import Any, Final, final
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from pytest_mobilebench.suites.base import ManifestError
 
@@ -232,9 +239,10 @@ class AppManifest(_Model):
             if spec.id in seen:
                 raise ValueError(f"nav_tests[{i}].id: duplicate spec id {spec.id!r}")
             seen.add(spec.id)
-            for role, sid in (("source", spec.source), ("target", spec.target)):
-                if sid is not None and sid not in known:
-                    raise ValueError(f"nav_tests[{i}].{role}: unknown screen {sid!r} in spec {spec.id!r}")
+            refs: list[tuple[str, str | None]] = [("source", spec.source), ("target", spec.target)]
+            for role, ref in refs:
+                if ref is not None and ref not in known:
+                    raise ValueError(f"nav_tests[{i}].{role}: unknown screen {ref!r} in spec {spec.id!r}")
         return self
 
     def route_of(self, screen_id: str) -> str:

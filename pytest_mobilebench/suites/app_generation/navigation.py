@@ -15,7 +15,8 @@ Pass rule (SPEC section 3, axis 2):
 
 URL paths are compared without trailing slashes; an app using a hash router (``#/x``) is read from the
 fragment. The content hash is sha256 over the whitespace-normalised ``innerText`` of ``<body>`` plus the
-depth-tagged sequence of visible element tag names.
+depth-tagged sequence of visible element tag names. Interactive elements (for the C1 blank-page test) are
+counted through open shadow roots too (web-component toolkits such as Ionic draw their buttons there).
 
 Action hints are tried in order; a hint whose match is visible wins, else the first hint with any match is
 used (and the spec will show it as not visible). Strategies: ``role``+``name`` (``get_by_role``, exact name
@@ -34,6 +35,7 @@ also gets ``<spec>.before.png`` (the source route re-rendered in a fresh context
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -45,7 +47,12 @@ from typing import Any, Final, final
 from urllib.parse import urlsplit
 
 from pytest_mobilebench.suites.app_generation.failures import classify_failure
-from pytest_mobilebench.suites.app_generation.manifest import ActionHint, AppManifest, NavCategory, NavSpec
+from pytest_mobilebench.suites.app_generation.manifest import (
+    ActionHint,
+    AppManifest,
+    NavCategory,
+    NavSpec,
+)
 
 __all__ = [
     "CHROMIUM_ARGS",
@@ -108,8 +115,13 @@ _SNAPSHOT_JS: Final = """(interactiveSel) => {
     }
   };
   if (body) walk(body, 0);
+  const deep = root => {
+    let out = [...root.querySelectorAll(interactiveSel)];
+    for (const host of root.querySelectorAll('*')) if (host.shadowRoot) out = out.concat(deep(host.shadowRoot));
+    return out;
+  };
   let interactive = 0;
-  for (const el of document.querySelectorAll(interactiveSel)) {
+  for (const el of deep(document)) {
     const r = el.getBoundingClientRect();
     if (r.width > 0 && r.height > 0 && shown(el)) interactive += 1;
   }
@@ -214,10 +226,8 @@ class BrowserHandle:
     def close(self) -> None:
         """Close Chromium and release the driver (idempotent)."""
         if self._browser is not None:
-            try:
+            with contextlib.suppress(Exception):  # already gone
                 self._browser.close()
-            except Exception:  # noqa: BLE001 - already gone
-                pass
             self._browser = None
         if self._pw is not None:
             self._pw = None
@@ -288,10 +298,8 @@ def settle(page: Any, tracker: NetTracker | None = None, *, quiet_ms: int = 150,
     """
     start = time.monotonic()
     if tracker is None:
-        try:
+        with contextlib.suppress(Exception):  # never idle; the DOM check still runs
             page.wait_for_load_state("networkidle", timeout=max_ms)
-        except Exception:  # noqa: BLE001 - never idle; the DOM check still runs
-            pass
     while True:
         left_ms = max_ms - (time.monotonic() - start) * 1000
         page.evaluate(_QUIET_JS, [quiet_ms, max(quiet_ms, int(left_ms))])
@@ -332,10 +340,9 @@ def _locate(page: Any, hints: Sequence[ActionHint]) -> tuple[dict[str, Any], Any
     """
     first: tuple[dict[str, Any], Any] | None = None
     for i, hint in enumerate(hints):
-        try:
+        handles: list[Any] = []
+        with contextlib.suppress(Exception):  # an invalid selector is that hint's miss
             handles = _hint_candidates(page, hint)
-        except Exception:  # noqa: BLE001 - an invalid selector is that hint's miss
-            continue
         for h in handles:
             probe = h.evaluate(_AFFORDANCE_JS)
             info = {"found": True, "hint": i, "strategy": hint.strategy, "visible": bool(probe["visible"]),
@@ -458,10 +465,8 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
         if before_shot:
             ev["screenshots"].insert(0, before_shot)
     if context is not None:
-        try:
+        with contextlib.suppress(Exception):  # the browser may have crashed; the spec is already recorded
             context.close()
-        except Exception:  # noqa: BLE001 - the browser may have crashed; the spec is already recorded
-            pass
     ev["seconds"] = round(time.monotonic() - start, 3)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)

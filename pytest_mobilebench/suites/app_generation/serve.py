@@ -23,7 +23,7 @@ __all__ = ["serve_spa"]
 class _SpaHandler(http.server.SimpleHTTPRequestHandler):
     """Static files with fallback to ``/index.html`` for paths that are not files; quiet logs; no caching."""
 
-    def send_head(self) -> Any:  # noqa: D401 - stdlib override
+    def send_head(self) -> Any:
         path = unquote(urlsplit(self.path).path)
         local = Path(self.translate_path(path))
         if not local.is_file():
@@ -34,7 +34,7 @@ class _SpaHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
 
