@@ -145,3 +145,10 @@ def test_reason_vocabulary_is_closed() -> None:
                                                "invalid_prediction", "infra_error"}
     assert [r for r in AppGenReason if r.is_infra] == [AppGenReason.INFRA_ERROR]
     assert copy.copy(SUITE).name == "app_generation"
+
+
+def test_load_accepts_the_plugins_yaml_document() -> None:
+    from pytest_mobilebench.manifest.yamlfile import read_yaml
+
+    records = SUITE.load(CASE, read_yaml(CASE))
+    assert [r.instance_id for r in records if isinstance(r, LoadedRecord)] == ["tabs_demo"]

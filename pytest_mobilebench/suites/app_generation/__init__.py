@@ -168,11 +168,18 @@ class AppGenerationSuite:
 
     # ------------------------------------------------------------------------------------------ load
 
-    def load(self, path: Path, document: Mapping[str, Any]) -> Sequence[LoadedRecord | ManifestError]:
-        """One record per manifest file (one app), or the file's ManifestErrors (file, line, app, field)."""
+    def load(self, path: Path, document: Mapping[str, Any] | Any) -> Sequence[LoadedRecord | ManifestError]:
+        """One record per manifest file (one app), or the file's ManifestErrors (file, line, app, field).
+
+        ``document`` is the parsed mapping, or the plugin's ``YamlDocument`` (its ``.data`` is used; lines are
+        re-read from ``path``).
+        """
         from pydantic import ValidationError
 
         from pytest_mobilebench.suites.app_generation.manifest import manifest_errors
+
+        if not isinstance(document, Mapping) and isinstance(getattr(document, "data", None), Mapping):
+            document = document.data
 
         try:
             manifest = parse_manifest(path, document)
