@@ -499,6 +499,14 @@ class _Controller:
         if not state.results and state.predictions is None:
             return
         summary = make_summary(state)
+        options = _options(self.config)
+        for name in sorted({str(r.get("suite")) for r in state.results}):
+            finish = getattr(state.suites.get(name), "finish_run", None)
+            if finish is not None:
+                try:
+                    finish(options, state.run_id, [r for r in state.results if r.get("suite") == name])
+                except Exception as exc:  # noqa: BLE001 - cleanup must not cost the summary
+                    summary.setdefault("cleanup_errors", []).append(f"{name}: {type(exc).__name__}: {exc}")
         self.config.hook.pytest_mobilebench_summary(config=self.config, summary=summary)
         atomic_write_json(state.summary_path, summary)
         self.config.stash[_SUMMARY] = summary

@@ -49,7 +49,7 @@ def _pred(patch: str | None) -> dict:
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
 
 
 def test_gold_resolves_with_every_transition_kind(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
+from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
 
 if TYPE_CHECKING:  # the docker SDK is an optional dependency
@@ -56,22 +57,6 @@ _SUITE_OF_TAG: Final[dict[str, str]] = {
 }
 
 Progress = Callable[[str], None]
-
-
-def cache_root() -> Path:
-    """The harness's cache folder (image locks, root file system tarballs).
-
-    ``$PYTEST_MOBILEBENCH_CACHE`` when set, else ``$XDG_CACHE_HOME/pytest-mobilebench``, else
-    ``~/.cache/pytest-mobilebench``. Created on first use.
-    """
-    explicit = os.environ.get("PYTEST_MOBILEBENCH_CACHE")
-    if explicit:
-        root = Path(explicit)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "pytest-mobilebench"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
 
 
 class AptSource(NamedTuple):

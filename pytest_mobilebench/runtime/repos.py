@@ -17,19 +17,12 @@ from typing import Final, final
 
 from filelock import FileLock
 
+from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
 
-__all__ = ["DEFAULT_URL_TEMPLATE", "RepoCache", "default_cache_dir", "repo_url"]
+__all__ = ["DEFAULT_URL_TEMPLATE", "RepoCache", "repo_url"]
 
 DEFAULT_URL_TEMPLATE: Final = "https://github.com/{owner}/{name}"
-
-
-def default_cache_dir() -> Path:
-    """``$MOBILEBENCH_CACHE`` or ``$XDG_CACHE_HOME/pytest-mobilebench`` or ``~/.cache/pytest-mobilebench``."""
-    if env := os.environ.get("MOBILEBENCH_CACHE"):
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-mobilebench"
 
 
 def repo_url(template: str, repo: str) -> str:
@@ -71,7 +64,7 @@ class RepoCache:
     """
 
     def __init__(self, root: Path | None = None, url_template: str = DEFAULT_URL_TEMPLATE, run_id: str = "adhoc") -> None:
-        self.root = Path(root) if root else default_cache_dir() / "repos"
+        self.root = Path(root) if root else cache_root() / "repos"
         self.url_template = url_template
         self.run_id = run_id
 

@@ -44,26 +44,53 @@ def _write(evidence: Path, name: str, text: str) -> None:
     atomic_write_text(evidence / name, text)
 
 
-def make_runtime(ctx: EvalContext) -> Runtime:
-    """The per-process runtime chosen by ``--mb-runtime`` (``auto``: Docker when a daemon answers)."""
-    options = ctx.options
-    repos = RepoCache(url_template=options["mb_repo_url_template"], run_id=ctx.run_id)
-    choice = options.get("mb_runtime", "auto")
-    if choice in ("auto", "docker"):
-        try:
-            from pytest_mobilebench.runtime.docker import DockerRuntime, docker_available
+def docker_answers(timeout_s: float = 5) -> bool:
+    """Whether the docker SDK is installed and a daemon answers ``ping`` within ``timeout_s``."""
+    try:
+        from pytest_mobilebench.runtime.docker import connect
 
-            if choice == "docker" or docker_available():
-                return ctx.resource(
-                    "runtime:docker",
-                    lambda: DockerRuntime.from_options(options, repos=repos, run_id=ctx.run_id, progress=ctx.progress),
-                    lambda rt: rt.shutdown(),
-                )
-        except ImportError:
-            if choice == "docker":
-                raise InfraError("daemon_unreachable", "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'")
+        connect(timeout_s=timeout_s)
+    except InfraError:
+        return False
+    return True
+
+
+def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = None) -> Runtime:
+    from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE, DockerRuntime
+
+    runtime = DockerRuntime(
+        run_id=run_id,
+        cache_level=options.get("mb_cache_level") or "env",
+        force_rebuild=bool(options.get("mb_force_rebuild")),
+        ca_bundle=options.get("mb_ca_bundle") or DEFAULT_CA_BUNDLE,
+        mem_limit=options.get("mb_mem_limit") or "4g",
+        repos=RepoCache(url_template=options["mb_repo_url_template"], run_id=run_id),
+        progress=progress,
+    )
+    return runtime
+
+
+def make_runtime(ctx: EvalContext) -> Runtime:
+    """The per-process runtime chosen by ``--mb-runtime`` (``auto``: Docker when a daemon answers).
+
+    The Docker runtime sweeps containers left by dead runs when it is made (once per process).
+
+    Raises:
+        InfraError: ``--mb-runtime=docker`` and no daemon answers.
+    """
+    options = ctx.options
+    choice = options.get("mb_runtime", "auto")
+    if choice == "docker" or (choice == "auto" and ctx.resource("docker_answers", docker_answers)):
+
+        def make() -> Runtime:
+            runtime = _docker_runtime(options, run_id=ctx.run_id, progress=ctx.progress)
+            runtime.sweep()  # type: ignore[attr-defined]
+            return runtime
+
+        return ctx.resource("runtime:docker", make)
     from pytest_mobilebench.runtime.local import LocalRuntime
 
+    repos = RepoCache(url_template=options["mb_repo_url_template"], run_id=ctx.run_id)
     return ctx.resource("runtime:local", lambda: LocalRuntime(repos))
 
 
@@ -178,6 +205,7 @@ class IssueResolutionSuite:
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_patch, info)
 
         runtime = make_runtime(ctx)
+        base["runtime"] = runtime.name
         spec = workspace_spec(instance, ctx)
         ctx.progress(f"{instance.instance_id}: preparing workspace ({runtime.name})")
         ws = runtime.prepare(spec, log_dir=evidence)
@@ -325,6 +353,7 @@ class IssueResolutionSuite:
         _write(ctx.evidence_dir, "gold_patch.diff", gold_patch)
         _write(ctx.evidence_dir, "test_patch.diff", test_patch)
         runtime = make_runtime(ctx)
+        base["runtime"] = runtime.name
         spec = workspace_spec(instance, ctx)
         runs = max(1, int(ctx.options.get("mb_validate_runs") or 1))
         configs: dict[str, list[grading.RunStates]] = {"base": [], "test": [], "fix": []}
@@ -393,6 +422,12 @@ class IssueResolutionSuite:
                 "transitions": json.dumps(counts, sort_keys=True),
             },
         }
+
+    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
+        """Once per run, on the controller: remove the Docker images above ``--mb-cache-level``."""
+        if any(r.get("runtime") == "docker" for r in results):
+            runtime = _docker_runtime(options, run_id=run_id)
+            runtime.cleanup(options.get("mb_cache_level"))  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------------------------- summary
 
