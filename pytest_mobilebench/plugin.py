@@ -50,6 +50,7 @@ _KEYED_OPTIONS = (
     "mb_repo_url_template",
     "mb_price_table",
     "mb_judge_model",
+    "mb_app_build",
 )
 
 
@@ -150,6 +151,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mb-judge-base-url", default=None, help="app generation: OpenAI-compatible judge endpoint")
     group.addoption("--mb-judge-model", default=None, help="app generation: judge model name")
     group.addoption("--mb-chromium", default="/usr/bin/chromium", help="app generation: Chromium executable")
+    group.addoption(
+        "--mb-app-build",
+        choices=("auto", "always"),
+        default="auto",
+        help="app generation: 'auto' uses a prediction's prebuilt_dist when given; 'always' builds from source",
+    )
+    group.addoption("--mb-build-timeout", type=float, default=300.0, help="app generation: seconds for tsc and vite each")
 
 
 # ------------------------------------------------------------------------------------------ configure
@@ -354,6 +362,7 @@ def _options(config: pytest.Config) -> dict[str, Any]:
         "mb_runtime", "mb_repo_url_template", "mb_cache_level", "mb_force_rebuild", "mb_ca_bundle",
         "mb_instance_timeout", "mb_mem_limit", "mb_validate", "mb_validate_runs", "mb_rerun",
         "mb_price_table", "mb_judge_base_url", "mb_judge_model", "mb_chromium", "mb_reports_dir",
+        "mb_app_build", "mb_build_timeout",
     ]
     opts = {name: config.getoption(name) for name in names}
     opts["_xdist_worker"] = hasattr(config, "workerinput")
@@ -498,8 +507,8 @@ class _Controller:
         state = self.config.stash[STATE]
         if not state.results and state.predictions is None:
             return
-        summary = make_summary(state)
         options = _options(self.config)
+        summary = make_summary(state, options)
         for name in sorted({str(r.get("suite")) for r in state.results}):
             finish = getattr(state.suites.get(name), "finish_run", None)
             if finish is not None:
@@ -518,7 +527,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.close_resources()
 
 
-def make_summary(state: MobileBenchState) -> dict[str, Any]:
+def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Build the run summary from the results gathered on the controller."""
     tables: dict[str, Any] = {}
     for suite_name in sorted({str(r.get("suite")) for r in state.results}):
@@ -526,7 +535,7 @@ def make_summary(state: MobileBenchState) -> dict[str, Any]:
         rows = [r for r in state.results if r.get("suite") == suite_name]
         if suite is not None:
             try:
-                tables[suite_name] = suite.summarize(rows)
+                tables[suite_name] = suite.summarize(rows, options=options)
             except Exception as exc:  # noqa: BLE001 - a table must never cost the summary itself
                 tables[suite_name] = {"error": f"{type(exc).__name__}: {exc}"}
     unmatched: list[str] = []

@@ -99,8 +99,12 @@ class Suite(Protocol):
 
     name: str
 
-    def load(self, path: Path, document: Mapping[str, Any]) -> Sequence[LoadedRecord | ManifestError]:
-        """Turn one parsed manifest document into records; a broken entry becomes a ManifestError alone."""
+    def load(self, path: Path, document: Any) -> Sequence[LoadedRecord | ManifestError]:
+        """Turn one parsed manifest into records; a broken entry becomes a ManifestError alone.
+
+        ``document`` is a :class:`pytest_mobilebench.manifest.YamlDocument` (``.data`` is the mapping,
+        ``.line_of(...)`` gives lines for messages).
+        """
 
     def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
         """Evaluate one candidate and return a plain-builtin result.
@@ -112,5 +116,5 @@ class Suite(Protocol):
         a candidate's fault; infrastructure failures are results with an infra reason.
         """
 
-    def summarize(self, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """Suite-level tables for the run summary, from every item's result (pure)."""
+    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Suite-level tables for the run summary, from every item's result and the run's options."""

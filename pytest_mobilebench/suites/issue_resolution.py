@@ -431,7 +431,7 @@ class IssueResolutionSuite:
 
     # ------------------------------------------------------------------------------------- summary
 
-    def summarize(self, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Per-repository, per-framework, difficulty, category, gold-size and artifact tables; localization means."""
         rows = [dict(r, resolved=bool(r.get("passed")), **r.get("properties", {})) for r in results]
         loc_rows = [r for r in rows if "loc_f1" in r]

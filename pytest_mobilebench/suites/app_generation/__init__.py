@@ -25,6 +25,7 @@ import contextlib
 import enum
 import hashlib
 import json
+import os
 import random
 import shutil
 import tarfile
@@ -403,12 +404,14 @@ class AppGenerationSuite:
 
     # ------------------------------------------------------------------------------------- summarize
 
-    def summarize(self, results: Sequence[Mapping[str, Any]], *, judge: visual.Judge | None = None,
-                  seed: int = 0) -> dict[str, Any]:
+    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None,
+                  judge: visual.Judge | None = None, seed: int = 0) -> dict[str, Any]:
         """Per-model table of the five axes, C1-C4 proportions with Wilson 95% intervals, and visual Borda.
 
         Args:
             results: every item's result from :meth:`evaluate`.
+            options: the run's options; with ``mb_judge_base_url`` (or ``MOBILEBENCH_JUDGE_BASE_URL``) set and no
+                ``judge`` given, the list-wise judge is a :class:`.visual.ChatJudge` on that endpoint.
             judge: the list-wise visual judge (default: the offline :class:`.visual.PerceptualJudge`, which
                 reads the screenshots; every other part of this method is pure).
             seed: seeds the judge's shuffles (per app and screen) for reproducible rankings.
@@ -453,6 +456,8 @@ class AppGenerationSuite:
                 row[f"{key}_mean"] = mean(values) if values else None
             row["failure_classes"] = failure_table(c for c in classes if c is not None)
             rows[model] = row
+        if judge is None and ((options or {}).get("mb_judge_base_url") or os.environ.get(visual.ChatJudge.ENV_BASE_URL)):
+            judge = visual.ChatJudge.from_options(options)
         vis = self._visual(results, judge or visual.PerceptualJudge(), seed)
         for model, row in rows.items():
             row["borda"] = vis["borda"].get(model)

@@ -29,6 +29,7 @@ from typing import Final, final
 
 from filelock import FileLock
 
+from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
 
 __all__ = [
@@ -55,13 +56,6 @@ _SCAFFOLD_FILES: Final = ("package.json", "package-lock.json", "tsconfig.json", 
 _TSC_ERROR_RE: Final = re.compile(r"\berror TS\d+:")
 _VITE_COUNT_RE: Final = re.compile(r"Build failed with (\d+) errors?")
 _VITE_CODE_RE: Final = re.compile(r"^\[([A-Z][A-Z_]+)\]", re.MULTILINE)
-
-
-
-def cache_root() -> Path:
-    """``$PYTEST_MOBILEBENCH_CACHE`` or ``~/.cache/pytest-mobilebench``."""
-    env = os.environ.get("PYTEST_MOBILEBENCH_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "pytest-mobilebench"
 
 
 def _node_major() -> str:
