@@ -349,8 +349,16 @@ class _Context:
         return self._state.resource(key, factory, close)
 
     def progress(self, message: str) -> None:
+        """Show a progress line: on the terminal without xdist, and always in ``<run>/progress.log``
+        (``tail -f`` it to follow image builds on xdist workers)."""
         if self._reporter is not None and not self.options.get("_xdist_worker"):
             self._reporter.write_line(f"[mobilebench] {message}")
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        log = self._state.reports_dir / self.run_id / "progress.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} [{worker}] {message}\n")
 
 
 def _safe(name: str) -> str:
