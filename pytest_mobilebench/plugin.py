@@ -144,6 +144,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--mb-instance-timeout", type=float, default=1800.0, help="wall-clock seconds for one test run (default 1800)"
     )
     group.addoption("--mb-mem-limit", default="4g", help="memory limit of instance containers")
+    group.addoption("--mb-cpus", type=float, default=2.0, help="CPU limit of instance containers (CPUs)")
+    group.addoption("--mb-pids-limit", type=int, default=4096, help="process limit of instance containers")
     group.addoption("--mb-validate", action="store_true", help="with --predictions=gold: run base, test and fix configurations")
     group.addoption("--mb-validate-runs", type=int, default=1, help="repeat validation runs and drop flaky tests")
     group.addoption("--mb-rerun", action="store_true", help="ignore cached results and evaluate again")
@@ -206,6 +208,16 @@ def pytest_configure(config: pytest.Config) -> None:
         is_controller=workerinput is None,
     )
     config.stash[STATE] = state
+    outer = config.getoption("timeout", None)  # pytest-timeout, when installed
+    if outer and float(outer) <= float(config.getoption("mb_instance_timeout")):
+        config.issue_config_time_warning(
+            pytest.PytestConfigWarning(
+                f"pytest-timeout's --timeout={outer} is not longer than --mb-instance-timeout="
+                f"{config.getoption('mb_instance_timeout')}: a slow instance would be killed by pytest-timeout "
+                "and lose its 'timeout' verdict and its evidence; raise --timeout or lower --mb-instance-timeout"
+            ),
+            stacklevel=2,
+        )
     for dataset in config.getoption("dataset"):
         if dataset not in config.args:
             config.args.append(dataset)
@@ -368,7 +380,7 @@ def _safe(name: str) -> str:
 def _options(config: pytest.Config) -> dict[str, Any]:
     names = [
         "mb_runtime", "mb_repo_url_template", "mb_cache_level", "mb_force_rebuild", "mb_ca_bundle",
-        "mb_instance_timeout", "mb_mem_limit", "mb_validate", "mb_validate_runs", "mb_rerun",
+        "mb_instance_timeout", "mb_mem_limit", "mb_cpus", "mb_pids_limit", "mb_validate", "mb_validate_runs", "mb_rerun",
         "mb_price_table", "mb_judge_base_url", "mb_judge_model", "mb_chromium", "mb_reports_dir",
         "mb_app_build", "mb_build_timeout",
     ]

@@ -57,3 +57,11 @@ def test_without_pytest_html_nothing_breaks(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
     result = pytester.runpytest("--predictions=empty", "-p", "no:html", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=4)
+
+
+def test_warns_when_pytest_timeout_would_preempt_the_instance_timeout(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pytest_timeout")
+    pytester.makefile(".yaml", app=MANIFEST)
+    result = pytester.runpytest("--predictions=empty", "--timeout=60", "--mb-instance-timeout=120", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*--timeout=60.0 is not longer than --mb-instance-timeout=120.0*"])
+    result.assert_outcomes(failed=4)

@@ -64,6 +64,8 @@ def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = 
         force_rebuild=bool(options.get("mb_force_rebuild")),
         ca_bundle=options.get("mb_ca_bundle") or DEFAULT_CA_BUNDLE,
         mem_limit=options.get("mb_mem_limit") or "4g",
+        cpus=options.get("mb_cpus"),
+        pids_limit=options.get("mb_pids_limit"),
         repos=RepoCache(url_template=options["mb_repo_url_template"], run_id=run_id),
         progress=progress,
     )
