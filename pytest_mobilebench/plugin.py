@@ -17,6 +17,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -218,7 +219,10 @@ def pytest_configure(config: pytest.Config) -> None:
             ),
             stacklevel=2,
         )
-    for dataset in config.getoption("dataset"):
+    datasets = config.getoption("dataset")
+    if datasets and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        config.args[:] = []  # `pytest --dataset=x.jsonl` evaluates the dataset, not the ini's testpaths
+    for dataset in datasets:
         if dataset not in config.args:
             config.args.append(dataset)
     if config.pluginmanager.hasplugin("xdist"):
@@ -229,7 +233,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(HtmlHooks(), "mobilebench-html")
     if state.is_controller:
         config.pluginmanager.register(_Controller(config), "mobilebench-controller")
-        if predictions is not None:
+        if predictions is not None and not config.option.collectonly:
             # a fresh incremental log per run; earlier runs' results stay in the result cache
             _partial_path(state).unlink(missing_ok=True)
 
@@ -390,6 +394,17 @@ def _options(config: pytest.Config) -> dict[str, Any]:
     return opts
 
 
+@functools.lru_cache(maxsize=1)
+def _harness_fingerprint() -> str:
+    """Version plus a hash of the package's source files: a changed harness never reuses old verdicts."""
+    digest = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:16]}"
+
+
 class InstanceItem(pytest.Item):
     """One benchmark instance evaluated for one model's prediction."""
 
@@ -404,7 +419,9 @@ class InstanceItem(pytest.Item):
     def _cache_key(self, suite: Any, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> str:
         record = self.record.record
         material = {
-            "harness": __version__,
+            "harness": _harness_fingerprint(),
+            "instance_id": self.record.instance_id,
+            "model": self.model,
             "suite": self.record.suite,
             "record": record.model_dump(mode="json") if hasattr(record, "model_dump") else repr(record),
             "prediction": {k: v for k, v in (prediction or {}).items() if not k.startswith("_")},
@@ -460,6 +477,8 @@ class InstanceItem(pytest.Item):
         self.stash[RESULT] = result
         for name, value in sorted(result.get("properties", {}).items()):
             self.user_properties.append((name, value))
+        if "verdict" not in result.get("properties", {}):
+            self.user_properties.append(("verdict", result.get("reason")))
         for name in ("reason", "passed"):
             self.user_properties.append((name, result.get(name)))
         self.user_properties.append(("resolved", bool(result.get("passed"))))
@@ -525,10 +544,12 @@ class _Controller:
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.config.stash[STATE]
-        if not state.results and state.predictions is None:
-            return
+        if self.config.option.collectonly or (not state.results and state.predictions is None):
+            return  # nothing was evaluated: an earlier run's summary stays as it is
         options = _options(self.config)
         summary = make_summary(state, options)
+        summary["interrupted"] = exitstatus == pytest.ExitCode.INTERRUPTED
+        summary["exitstatus"] = int(exitstatus)
         for name in sorted({str(r.get("suite")) for r in state.results}):
             finish = getattr(state.suites.get(name), "finish_run", None)
             if finish is not None:
@@ -577,10 +598,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     tr = terminalreporter
     tr.section("mobilebench")
+    word = "resolved" if summary["suites"] == ["issue_resolution"] else "passed"
     tr.write_line(
-        f"run {summary['run_id']}: {summary['resolved']}/{summary['total']} resolved "
+        f"run {summary['run_id']}: {summary['resolved']}/{summary['total']} {word} "
         f"(resolution rate {summary['resolution_rate']:.3f}), infra errors {summary['infra_errors']}"
     )
+    if summary.get("interrupted"):
+        tr.write_line("the run was interrupted: the summary covers the finished items only (re-run to resume)")
     for reason, count in summary["by_reason"].items():
         tr.write_line(f"  {reason:<20} {count}")
     if len(summary["by_model"]) > 1:

@@ -61,6 +61,10 @@ def _entries(path: Path) -> Iterator[tuple[str, Any]]:
                 return
             for key, entry in doc.items():
                 if isinstance(entry, dict):
+                    if "instance_id" in entry and entry["instance_id"] != key:
+                        raise PredictionsError(
+                            f"{path}: key {key!r}: the entry's instance_id {entry['instance_id']!r} differs from its key"
+                        )
                     entry = {"instance_id": key, **entry}
                 yield f"{path}: key {key!r}", entry
             return

@@ -137,3 +137,15 @@ def test_collection_is_deterministic(cases: pytest.Pytester) -> None:
     first = _ids(cases.runpytest("cases", "--collect-only", "-q", "-p", "no:randomly"))
     second = _ids(cases.runpytest("cases", "--collect-only", "-q", "-p", "no:randomly"))
     assert first == second and len(first) == 3
+
+
+def test_dataset_replaces_ini_testpaths(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    pytester.mkdir("tests")
+    pytester.makepyfile(**{"tests/test_other": "def test_x():\n    pass\n"})
+    pytester.makefile(
+        ".jsonl",
+        release='{"instance_id": "acme__app-1", "repo": "acme/app", "base_commit": "abcdef1", "patch": "", "test_patch": ""}\n',
+    )
+    result = pytester.runpytest("--dataset=release.jsonl", "--dataset-framework=android", "--collect-only", "-q")
+    assert _ids(result) == ["release.jsonl::acme__app-1"]

@@ -116,3 +116,38 @@ def test_missing_empty_and_unknown_predictions_in_summary(pytester: pytest.Pytes
     assert summary["instances"]["acme__app-1"]["reason"] == "empty_patch"
     assert summary["instances"]["acme__app-2"]["reason"] == "missing_prediction"
     assert summary["unmatched_predictions"] == ["acme__app-99"]
+
+
+def test_dict_key_that_disagrees_with_instance_id(tmp_path: Path) -> None:
+    spec = write(tmp_path, "d.json", json.dumps({"a__b-1": {"instance_id": "a__b-2", "model_name_or_path": "m"}}))
+    with pytest.raises(PredictionsError, match=r"key 'a__b-1': the entry's instance_id 'a__b-2' differs from its key"):
+        load_predictions([spec])
+
+
+def test_cached_missing_prediction_stays_with_its_model(pytester: pytest.Pytester) -> None:
+    """Two models both lacking acme__app-2: each keeps its own missing_prediction, run after run."""
+    pytester.makefile(".yaml", app=MANIFEST)
+    pytester.makefile(
+        ".jsonl",
+        preds='{"instance_id": "acme__app-1", "model_name_or_path": "m1", "model_patch": ""}\n'
+        '{"instance_id": "acme__app-1", "model_name_or_path": "m2", "model_patch": ""}\n',
+    )
+    for _ in range(2):
+        result = pytester.runpytest("--predictions=preds.jsonl", "-p", "no:cacheprovider")
+        result.assert_outcomes(failed=4)
+        summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+        assert sorted(summary["instances"]) == [
+            "acme__app-1@m1", "acme__app-1@m2", "acme__app-2@m1", "acme__app-2@m2",
+        ]
+        assert summary["instances"]["acme__app-2@m2"]["reason"] == "missing_prediction"
+        assert summary["by_model"]["m1"]["total"] == 2 and summary["by_model"]["m2"]["total"] == 2
+
+
+def test_collect_only_leaves_the_last_summary_alone(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", app=MANIFEST)
+    pytester.runpytest("--predictions=empty", "--mb-run-id=first", "-p", "no:cacheprovider")
+    before = (pytester.path / "reports" / "summary.json").read_text()
+    result = pytester.runpytest("--predictions=empty", "--collect-only", "-q", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    assert (pytester.path / "reports" / "summary.json").read_text() == before
+    assert (pytester.path / "reports" / "summary.jsonl").is_file()

@@ -64,6 +64,7 @@ from pytest_mobilebench.runtime.patching import (
     RESET,
     apply_with_fallbacks,
     restore_command,
+    strategies_for,
 )
 from pytest_mobilebench.runtime.repos import RepoCache
 
@@ -498,7 +499,9 @@ class DockerWorkspace:
                 raise InfraError("workspace_error", f"{self.instance_id}: cannot checkpoint the tree before {name}: {out}")
             return code, out
 
-        return apply_with_fallbacks(execute, shlex.quote(f"/tmp/{file_name}"), lambda: self._sh(RESET) and None)
+        return apply_with_fallbacks(
+            execute, shlex.quote(f"/tmp/{file_name}"), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
+        )
 
     def restore_paths(self, paths: Sequence[str]) -> None:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.restore_paths` (one exec for all paths).
@@ -523,11 +526,17 @@ class DockerWorkspace:
         """
         if not patterns:
             return {}
-        code, out, err = self._stdout(["python3", "-c", _READ_FILES_SCRIPT, *patterns])
-        if code != 0:
-            raise InfraError(
-                "workspace_error", f"{self.instance_id}: reading {list(patterns)} failed: {err.decode(errors='replace')}"
-            )
+        for _attempt in range(3):
+            code, out, err = self._stdout(["python3", "-c", _READ_FILES_SCRIPT, *patterns])
+            if code != 0:
+                raise InfraError(
+                    "workspace_error",
+                    f"{self.instance_id}: reading {list(patterns)} failed: {err.decode(errors='replace')}",
+                )
+            if out:  # a tar stream, even of no file, is never empty: an empty one was lost on the way
+                break
+        else:
+            raise InfraError("workspace_error", f"{self.instance_id}: reading {list(patterns)} returned no tar stream")
         found: dict[str, bytes] = {}
         with tarfile.open(fileobj=io.BytesIO(out), mode="r|") as tar:
             for member in tar:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import final
 
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult, WorkspaceSpec
-from pytest_mobilebench.runtime.patching import CHECKPOINT, DIFF, RESET, apply_with_fallbacks, restore_command
+from pytest_mobilebench.runtime.patching import CHECKPOINT, DIFF, RESET, apply_with_fallbacks, restore_command, strategies_for
 from pytest_mobilebench.runtime.repos import RepoCache
 
 __all__ = ["LocalRuntime", "LocalWorkspace", "run_process_group"]
@@ -96,7 +96,9 @@ class LocalWorkspace:
             raise InfraError("workspace_error", f"cannot checkpoint the work tree before {name}: {out}")
         patch_file = self._owned / f"{name}.diff"
         patch_file.write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
-        return apply_with_fallbacks(self._sh, str(patch_file), lambda: self._sh(RESET) and None)
+        return apply_with_fallbacks(
+            self._sh, str(patch_file), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
+        )
 
     def restore_paths(self, paths: Sequence[str]) -> None:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.restore_paths`."""

@@ -12,13 +12,14 @@ output of every attempt is kept: the first real error is the one users need to s
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from typing import Final
 
 from pytest_mobilebench.runtime.base import ApplyResult
 
-__all__ = ["CHECKPOINT", "DIFF", "GIT_IDENTITY", "RESET", "STRATEGIES", "apply_with_fallbacks", "restore_command"]
+__all__ = ["CHECKPOINT", "DIFF", "GIT_IDENTITY", "RESET", "STRATEGIES", "apply_with_fallbacks", "restore_command", "strategies_for"]
 
 #: (strategy name, shell command template; ``{patch}`` is the patch file path inside the workspace)
 STRATEGIES: Final[tuple[tuple[str, str], ...]] = (
@@ -28,23 +29,39 @@ STRATEGIES: Final[tuple[tuple[str, str], ...]] = (
 )
 
 
+_BINARY_RE: Final = re.compile(r"^(GIT binary patch|Binary files .* differ)$", re.M)
+
+
+def strategies_for(patch: str) -> tuple[tuple[str, str], ...]:
+    """The strategies that can apply ``patch``: without ``patch --fuzz`` when it carries binary files.
+
+    GNU patch skips binary hunks and still exits 0, which would silently drop part of the candidate.
+    """
+    if _BINARY_RE.search(patch):
+        return tuple(s for s in STRATEGIES if s[0] != "patch --fuzz")
+    return STRATEGIES
+
+
 def apply_with_fallbacks(
     execute: Callable[[str], tuple[int, str]],
     patch_path: str,
     reset: Callable[[], None],
+    *,
+    strategies: tuple[tuple[str, str], ...] = STRATEGIES,
 ) -> ApplyResult:
-    """Try each strategy in :data:`STRATEGIES` until one succeeds.
+    """Try each strategy (default :data:`STRATEGIES`) until one succeeds.
 
     Args:
         execute: runs a shell command at the repository root and returns ``(exit code, output)``.
         patch_path: path of the patch file as seen by ``execute`` (shell-quoted by the caller if needed).
         reset: restores the tree to its state before the first attempt (called after each failed attempt).
+        strategies: the ladder to use; :func:`strategies_for` drops the fuzzy fallback for binary patches.
 
     Returns:
         ApplyResult with ``ok``, the winning ``method`` and the log of every attempt.
     """
     log: list[str] = []
-    for name, template in STRATEGIES:
+    for name, template in strategies:
         command = template.format(patch=patch_path)
         code, output = execute(command)
         log.append(f"$ {command}\n{output.rstrip()}\n[exit {code}]")
