@@ -151,3 +151,17 @@ def test_collect_only_leaves_the_last_summary_alone(pytester: pytest.Pytester) -
     assert result.ret == 0
     assert (pytester.path / "reports" / "summary.json").read_text() == before
     assert (pytester.path / "reports" / "summary.jsonl").is_file()
+
+
+def test_patch_escaping_the_repository_is_refused_before_anything_runs(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", app=MANIFEST)
+    evil = "--- a/../outside/x.txt\n+++ b/../outside/x.txt\n@@ -1 +1 @@\n-a\n+b\n"
+    pytester.makefile(
+        ".jsonl", preds=json.dumps({"instance_id": "acme__app-1", "model_name_or_path": "m", "model_patch": evil}) + "\n"
+    )
+    result = pytester.runpytest("--predictions=preds.jsonl", "-k", "acme__app-1", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    entry = summary["instances"]["acme__app-1"]
+    assert entry["reason"] == "patch_apply_failed"
+    assert "escapes the repository" in entry["detail"] and "model_patch of acme__app-1" in entry["detail"]
