@@ -92,6 +92,7 @@ def test_patch_that_does_not_apply(pytester: pytest.Pytester, pyrepo: PyRepo) ->
     result.assert_outcomes(failed=1)
     inst = summary["instances"]["acme__calc-1"]
     assert inst["reason"] == "patch_apply_failed"
+    assert inst["detail"].startswith("the patch does not apply (3 strategies tried; first error: error: patch failed: calc.py:1)")
     log = (Path(inst["evidence_dir"]) / "model_patch.apply.log").read_text()
     assert "git apply --verbose --3way" in log and "patch --batch" in log
 

@@ -217,7 +217,7 @@ class IssueResolutionSuite:
             applied = ws.apply_patch(model_patch, name="model_patch")
             _write(evidence, "model_patch.apply.log", applied.log)
             if not applied.ok:
-                base["detail"] = applied.log.strip().splitlines()[-2] if applied.log.strip() else "patch did not apply"
+                base["detail"] = apply_failure_detail(applied.log)
                 return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}), gold_patch, info)
             touched = touched_test_files(info, instance.framework)
             if touched:
@@ -473,6 +473,19 @@ class IssueResolutionSuite:
                 "flaky_tests": sum(len(r["validation"]["flaky"]) for r in validated),
             }
         return table
+
+
+def apply_failure_detail(log: str) -> str:
+    """One line for a patch that no strategy applied: the first attempt's first error (``git apply``'s
+    message names the file and line; later attempts' ``.rej`` files are gone after the reset)."""
+    errors = [
+        line.strip()
+        for line in log.splitlines()
+        if line.strip().startswith(("error:", "fatal:")) and not line.strip().endswith("while searching for:")
+    ]
+    attempts = sum(1 for line in log.splitlines() if line.startswith("$ "))
+    first = errors[0] if errors else "no strategy applied the patch"
+    return f"the patch does not apply ({attempts} strategies tried; first error: {first}); see model_patch.apply.log"
 
 
 def _safe_parse(text: str | None) -> PatchInfo | None:
