@@ -302,7 +302,7 @@ class ImageBuilder:
         client: connected docker client.
         run_id: recorded as label ``mobilebench.run_id`` on images this run builds.
         base_image: the Debian image under everything (made by :func:`ensure_base_image` if absent).
-        ca_bundle: host CA bundle injected into the base layer; None -> an empty placeholder file.
+        ca_bundle: host CA bundle injected into the base layer; None -> an empty file in its place (the Dockerfile COPY still finds one).
         force_rebuild: rebuild every image once in this run (images built by this run are reused).
         log_dir: where ``<tag>.build.log`` files go (``/`` and ``:`` in tags become ``_``);
             default ``<cache>/build-logs``.
