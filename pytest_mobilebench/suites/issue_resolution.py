@@ -16,7 +16,6 @@ patch), ``--mb-validate-runs`` times each, drops flaky tests and proposes the go
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -28,7 +27,7 @@ from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_man
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
-from pytest_mobilebench.patch import PatchError, PatchInfo, artifact_type, is_test_file, parse_patch, split_patch
+from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, split_patch
 from pytest_mobilebench.policy import config_files_to_compare, runner_config_violations, touched_test_files
 from pytest_mobilebench.predictions import GOLD_PATCH
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
