@@ -43,6 +43,11 @@ def _write(evidence: Path, name: str, text: str) -> None:
     atomic_write_text(evidence / name, text)
 
 
+def repo_cache(options: Mapping[str, Any], run_id: str) -> RepoCache:
+    """The run's repository mirrors, cloned from ``--mb-repo-url-template``."""
+    return RepoCache(url_template=options["mb_repo_url_template"], run_id=run_id)
+
+
 def docker_answers(timeout_s: float = 5) -> bool:
     """Whether the docker SDK is installed and a daemon answers ``ping`` within ``timeout_s``."""
     try:
@@ -65,7 +70,7 @@ def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = 
         mem_limit=options.get("mb_mem_limit") or "4g",
         cpus=options.get("mb_cpus"),
         pids_limit=options.get("mb_pids_limit"),
-        repos=RepoCache(url_template=options["mb_repo_url_template"], run_id=run_id),
+        repos=repo_cache(options, run_id),
         progress=progress,
     )
     return runtime
@@ -91,7 +96,7 @@ def make_runtime(ctx: EvalContext) -> Runtime:
         return ctx.resource("runtime:docker", make)
     from pytest_mobilebench.runtime.local import LocalRuntime
 
-    repos = RepoCache(url_template=options["mb_repo_url_template"], run_id=ctx.run_id)
+    repos = repo_cache(options, ctx.run_id)
     return ctx.resource("runtime:local", lambda: LocalRuntime(repos))
 
 
@@ -182,7 +187,7 @@ class IssueResolutionSuite:
         self, instance: IssueInstance, prediction: Mapping[str, Any] | None, ctx: EvalContext, base: dict[str, Any]
     ) -> dict[str, Any]:
         evidence = ctx.evidence_dir
-        repos = RepoCache(url_template=ctx.options["mb_repo_url_template"], run_id=ctx.run_id)
+        repos = repo_cache(ctx.options, ctx.run_id)
         if prediction is None:
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, missing_prediction=True), None, None)
         raw = prediction.get("model_patch")
@@ -349,7 +354,7 @@ class IssueResolutionSuite:
         self, instance: IssueInstance, prediction: Mapping[str, Any] | None, ctx: EvalContext, base: dict[str, Any]
     ) -> dict[str, Any]:
         """Run base / test / fix configurations (with the gold patch) and propose the gold lists."""
-        repos = RepoCache(url_template=ctx.options["mb_repo_url_template"], run_id=ctx.run_id)
+        repos = repo_cache(ctx.options, ctx.run_id)
         gold_patch, test_patch = resolve_patches(instance, repos)
         _write(ctx.evidence_dir, "gold_patch.diff", gold_patch)
         _write(ctx.evidence_dir, "test_patch.diff", test_patch)

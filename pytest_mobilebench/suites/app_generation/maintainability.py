@@ -379,19 +379,31 @@ def _returns_jsx(fn: tree_sitter.Node) -> bool:
     return any(_contains_jsx(r) for r in _own_returns(body))
 
 
+_WRAPPER_NODES: Final = ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression")
+
+
+def _peel(value: tree_sitter.Node) -> tree_sitter.Node | None:
+    """One wrapper layer off ``value``: parentheses, ``as``/``satisfies``/``!``, or a memo/forwardRef call.
+
+    Returns the wrapped node, ``None`` when the wrapper is empty, or ``value`` itself when it is no wrapper.
+    """
+    if value.type in _WRAPPER_NODES:
+        return value.named_children[0] if value.named_child_count else None
+    if value.type == "call_expression" and _callee_name(value) in _COMPONENT_WRAPPERS:
+        args = value.child_by_field_name("arguments")
+        return args.named_children[0] if args is not None and args.named_child_count else None
+    return value
+
+
 def _unwrap_function(value: tree_sitter.Node | None) -> tree_sitter.Node | None:
     """The function node behind ``value``: through parentheses, ``as``/``satisfies`` and memo/forwardRef."""
     while value is not None:
         if value.type in ("arrow_function", "function_expression", "function"):
             return value
-        if value.type in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"):
-            value = value.named_children[0] if value.named_child_count else None
-            continue
-        if value.type == "call_expression" and _callee_name(value) in _COMPONENT_WRAPPERS:
-            args = value.child_by_field_name("arguments")
-            value = args.named_children[0] if args is not None and args.named_child_count else None
-            continue
-        return None
+        inner = _peel(value)
+        if inner is value:
+            return None
+        value = inner
     return None
 
 
@@ -400,14 +412,10 @@ def _wrapped_identifier(value: tree_sitter.Node | None) -> str | None:
     while value is not None:
         if value.type == "identifier":
             return _text(value)
-        if value.type in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"):
-            value = value.named_children[0] if value.named_child_count else None
-            continue
-        if value.type == "call_expression" and _callee_name(value) in _COMPONENT_WRAPPERS:
-            args = value.child_by_field_name("arguments")
-            value = args.named_children[0] if args is not None and args.named_child_count else None
-            continue
-        return None
+        inner = _peel(value)
+        if inner is value:
+            return None
+        value = inner
     return None
 
 
