@@ -11,7 +11,7 @@ and documented per function:
 
 Sources: MobileDev-Bench (seed 000) for resolution rate and stratified tables; AppEval (seed 003) for
 Pass@1, Hit@k, Recall@k and Fleiss' kappa; MobileForge (seed 002) for Borda scores and Wilson
-intervals of failure-category proportions.
+intervals of failure-category proportions; McNemar (1947) for paired model comparisons.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "changed_lines_bin",
     "stratify",
     "mean",
+    "mcnemar_exact",
 ]
 
 #: Labels of :func:`file_count_bin`, in table order (MobileDev-Bench, stratified results by gold file count).
@@ -390,3 +391,30 @@ def mean(xs: Iterable[float]) -> float:
         total += x
         count += 1
     return total / count if count else 0.0
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value of two paired binary outcomes (two models on the same instances).
+
+    Only the discordant pairs count: ``only_a`` instances resolved by A and not by B, ``only_b`` the
+    reverse. Under the null hypothesis (both models equally good) each discordant pair is A's with
+    probability 1/2, so with ``n = only_a + only_b`` and ``k = min(only_a, only_b)``::
+
+        p = min(1, 2 * sum_{i=0..k} C(n, i) / 2**n)
+
+    the exact conditional (binomial) form of McNemar's test (Q. McNemar, "Note on the sampling error of
+    the difference between correlated proportions or percentages", Psychometrika 12(2), 1947; exact
+    form as in M. W. Fagerland, S. Lydersen, P. Laake, BMC Medical Research Methodology 13:91, 2013).
+    Computed in integers, so it is exact up to the final division. ``1.0`` when there is no discordant
+    pair (nothing tells the models apart).
+
+    Raises:
+        ValueError: on negative or non-int counts.
+    """
+    a = _check_count("only_a", only_a)
+    b = _check_count("only_b", only_b)
+    n = a + b
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(a, b) + 1))
+    return min(1.0, 2 * tail / 2**n)

@@ -1,0 +1,81 @@
+"""Paired model comparison: exact McNemar against hand calculations, from real summary-shaped files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_mobilebench.compare import CompareError, compare, load_outcomes
+from pytest_mobilebench.metrics import mcnemar_exact
+
+
+def _summary(path: Path, model: str, outcomes: dict[str, str]) -> Path:
+    """A summary in the plugin's shape: one model, instances keyed by id, reason + passed per instance."""
+    instances = {
+        iid: {"instance_id": iid, "model_name_or_path": model, "reason": reason, "passed": reason == "resolved"}
+        for iid, reason in outcomes.items()
+    }
+    path.write_text(json.dumps({"run_id": "r", "models": [model], "instances": instances}), encoding="utf-8")
+    return path
+
+
+# A resolves i1 only alone; B resolves i2..i7 alone; both resolve i8, i9; neither i10; i11 is an infra error of B.
+A = {f"i{n}": "resolved" if n in (1, 8, 9, 11) else "unresolved" for n in range(1, 12)}
+B = {f"i{n}": "resolved" if n in range(2, 10) else "unresolved" for n in range(1, 11)} | {"i11": "infra_error"}
+
+
+def test_mcnemar_hand_calculated() -> None:
+    # b=1, c=6, n=7: p = 2 * (C(7,0) + C(7,1)) / 2^7 = 2 * 8 / 128 = 0.125
+    assert mcnemar_exact(1, 6) == 0.125
+    # b=2, c=8, n=10: p = 2 * (1 + 10 + 45) / 1024 = 0.109375
+    assert mcnemar_exact(8, 2) == 0.109375
+    # b=c: the tail holds more than half the mass, p is capped at 1
+    assert mcnemar_exact(3, 3) == 1.0
+    assert mcnemar_exact(0, 0) == 1.0
+    # b=0, c=5: p = 2 / 32
+    assert mcnemar_exact(0, 5) == 0.0625
+    with pytest.raises(ValueError):
+        mcnemar_exact(-1, 2)
+
+
+def test_compare_two_summaries(tmp_path: Path) -> None:
+    paths = [_summary(tmp_path / "a.json", "model-a", A), _summary(tmp_path / "b.json", "model-b", B)]
+    report = compare(load_outcomes(paths))
+    (pair,) = report["pairs"]
+    assert (pair["a"], pair["b"]) == ("model-a", "model-b")
+    assert pair["instances"] == 10  # i11 left out: B's infra error says nothing about B
+    assert pair["excluded_infra"] == ["i11"]
+    assert (pair["resolved_a"], pair["resolved_b"], pair["both_resolved"], pair["neither_resolved"]) == (3, 8, 2, 1)
+    assert pair["only_a"] == ["i1"]
+    assert pair["only_b"] == ["i2", "i3", "i4", "i5", "i6", "i7"]
+    assert pair["mcnemar_p"] == 0.125
+
+
+def test_command_line(tmp_path: Path) -> None:
+    paths = [_summary(tmp_path / "a.json", "model-a", A), _summary(tmp_path / "b.json", "model-b", B)]
+    out = tmp_path / "cmp.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_mobilebench", "compare", *map(str, paths), "--json", str(out)],
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "exact McNemar p = 0.125" in proc.stdout
+    assert json.loads(out.read_text())["pairs"][0]["mcnemar_p"] == 0.125
+
+
+def test_conflicting_outcomes_are_an_error_naming_both_files(tmp_path: Path) -> None:
+    first = _summary(tmp_path / "one.json", "m", {"i1": "resolved"})
+    second = _summary(tmp_path / "two.json", "m", {"i1": "unresolved"})
+    with pytest.raises(CompareError, match="two.json.*one.json"):
+        load_outcomes([first, second])
+
+
+def test_not_a_summary(tmp_path: Path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_text("[1, 2]")
+    proc = subprocess.run([sys.executable, "-m", "pytest_mobilebench", "compare", str(bad)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "not a run summary" in proc.stderr
