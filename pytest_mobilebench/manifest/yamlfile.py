@@ -3,13 +3,17 @@
 A manifest is one YAML mapping per file. :func:`read_yaml` returns the data together with the line of
 each top-level key and of each entry of the ``instances`` (or another named) sequence, taken from
 PyYAML's node marks.
+
+The file is parsed once: libyaml's C parser and composer (``yaml.CSafeLoader``, which keeps the node
+marks) build the node tree, the data is constructed from that same tree with the safe constructor, and
+the lines are read off it. Without libyaml the pure-Python ``yaml.SafeLoader`` does the same, slower.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
@@ -46,6 +50,38 @@ class YamlDocument:
         return fields.get(field, line) if field else line
 
 
+#: libyaml's C loader when PyYAML was built with it (marks kept), else the pure-Python one.
+_LOADER: Final[type[yaml.SafeLoader] | type[yaml.CSafeLoader]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _compose_and_construct(text: str) -> tuple[yaml.Node | None, Any]:
+    """Parse ``text`` once: its root node (None for an empty document) and the data built from that node.
+
+    Raises:
+        yaml.YAMLError: syntax error, several documents, or a tag the safe constructor refuses.
+    """
+    loader = _LOADER(text)
+    try:
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    finally:
+        loader.dispose()
+
+
+def _error_place(text: str, mark: Any) -> tuple[int | None, str]:
+    """1-based line and a ``" (column C)"`` / ``" (at the end of the file)"`` suffix for a YAML error mark.
+
+    libyaml places an error at the end of the input on the line after the last one; that is reported as
+    the last line of the file, so the line always exists.
+    """
+    if mark is None:
+        return None, ""
+    last = max(1, len(text.splitlines()))
+    if mark.line + 1 > last:
+        return last, " (at the end of the file)"
+    return mark.line + 1, f" (column {mark.column + 1})"
+
+
 def read_yaml(path: Path) -> YamlDocument:
     """Parse one YAML file that must hold a mapping.
 
@@ -58,14 +94,11 @@ def read_yaml(path: Path) -> YamlDocument:
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(path, f"cannot read manifest: {exc}") from exc
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = _compose_and_construct(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
+        line, where = _error_place(text, getattr(exc, "problem_mark", None))
         problem = getattr(exc, "problem", None) or str(exc)
-        col = f" (column {mark.column + 1})" if mark is not None else ""
-        raise ManifestError(path, f"YAML syntax error: {problem}{col}", line=line) from exc
+        raise ManifestError(path, f"YAML syntax error: {problem}{where}", line=line) from exc
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
         raise ManifestError(path, f"a manifest must be a YAML mapping, got {type(data).__name__}", line=1)
     key_lines: dict[str, int] = {}

@@ -1,0 +1,95 @@
+"""read_yaml: one parse with libyaml's C loader, data equal to yaml.safe_load, lines from the node marks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_mobilebench.manifest import read_yaml
+from pytest_mobilebench.manifest import yamlfile
+from pytest_mobilebench.suites.base import ManifestError
+
+MANIFEST = """\
+# a comment line
+suite: issue_resolution
+repo: acme/app
+defaults: &d
+  difficulty: easy
+instances:
+  - instance_id: acme__app-1
+    base_commit: "abc"
+    created: 2026-01-06
+    <<: *d
+
+  - instance_id: acme__app-2
+    FAIL_TO_PASS:
+      - "a.test.js::x > y"
+    flag: yes
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "m.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_c_loader_is_used_when_pyyaml_has_libyaml() -> None:
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML was built without libyaml")
+    assert yamlfile._LOADER is yaml.CSafeLoader
+
+
+def test_data_equals_safe_load_and_lines_come_from_the_marks(tmp_path: Path) -> None:
+    doc = read_yaml(_write(tmp_path, MANIFEST))
+    assert doc.data == yaml.safe_load(MANIFEST)  # anchors, merge keys, dates, booleans as the safe loader builds them
+    assert doc.line_of("suite") == 2
+    assert doc.line_of("instances") == 6
+    assert doc.line_of("instances", 0) == 7
+    assert doc.line_of("instances", 1) == 12
+    assert doc.line_of("instances", 1, "FAIL_TO_PASS") == 13
+    assert doc.line_of("instances", 0, "created") == 9
+    assert doc.line_of("instances", 0, "absent_field") == 7
+    assert doc.line_of("instances", 5) == 6  # past the end: the key's line
+    assert doc.line_of("missing") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "where"),
+    [
+        # libyaml puts "end of input" on the line after the last: it is reported on the last line.
+        ("suite: issue_resolution\nrepo: acme/app\ninstances:\n  - instance_id: [unclosed", 4, "end of the file"),
+        ("suite: issue_resolution\nrepo: acme/app\ninstances:\n  - instance_id: [unclosed\n", 4, "end of the file"),
+        ("suite: x\nrepo: a\n  bad: indent\nmore: 1\n", 3, "column"),
+        ("suite: x\n\tinstances: []\n", 2, "column"),
+    ],
+)
+def test_syntax_errors_name_an_existing_line(tmp_path: Path, text: str, line: int, where: str) -> None:
+    with pytest.raises(ManifestError) as info:
+        read_yaml(_write(tmp_path, text))
+    assert info.value.line == line
+    assert "YAML syntax error" in str(info.value) and where in str(info.value)
+    assert f"m.yaml:{line}:" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "must be a YAML mapping, got NoneType"),
+        ("- a\n- b\n", "must be a YAML mapping, got list"),
+        ("a: 1\n---\nb: 2\n", "YAML syntax error"),  # a second document
+        ("a: !!python/object:os.system {}\n", "YAML syntax error"),  # the safe constructor refuses it
+    ],
+)
+def test_documents_that_are_not_one_safe_mapping_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ManifestError, match=message):
+        read_yaml(_write(tmp_path, text))
+
+
+def test_unreadable_file_is_a_manifest_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_bytes(b"suite: \xff\xfe\n")
+    with pytest.raises(ManifestError, match="cannot read manifest"):
+        read_yaml(path)
