@@ -34,6 +34,7 @@ from pytest_mobilebench.parsers._core import (
 
 # Importing the format modules registers them.
 from pytest_mobilebench.parsers import flutter as flutter  # noqa: E402
+from pytest_mobilebench.parsers import instrumentation as instrumentation  # noqa: E402
 from pytest_mobilebench.parsers import jest as jest  # noqa: E402
 from pytest_mobilebench.parsers import junit as junit  # noqa: E402
 
