@@ -5,6 +5,12 @@ object keyed by ``instance_id``. Every prediction has ``instance_id`` and ``mode
 issue-resolution suites read ``model_patch``, the app-generation suite ``project_path`` and the run
 record. Fields beyond these are kept as they are. Two pseudo-predictions exist for validating instances:
 ``gold`` (the reference fix) and ``empty`` (no change at all).
+
+Patch-file dialects are detected per entry (``docs/datasets.md``): an entry with ``org``, ``repo``,
+``number`` and ``fix_patch`` and no ``instance_id`` (a MobileDev-Bench / Multi-SWE-bench patch file) is
+read as ``instance_id = f"{org}__{repo}-{number}"``, ``model_patch = fix_patch`` and
+``model_name_or_path = model`` (the file's stem when the entry names no model, as Multi-SWE-bench patch
+files do not).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ __all__ = [
     "PSEUDO",
     "Predictions",
     "PredictionsError",
+    "from_patch_file_entry",
     "load_predictions",
 ]
 
@@ -56,7 +63,8 @@ def _entries(path: Path) -> Iterator[tuple[str, Any]]:
                 yield f"{path}: entry #{i + 1}", entry
             return
         if isinstance(doc, dict):
-            if "instance_id" in doc and isinstance(doc.get("instance_id"), str):
+            single = isinstance(doc.get("instance_id"), str) or all(k in doc for k in _PATCH_FILE_KEYS)
+            if single:
                 yield f"{path}:1", doc  # a single JSON-lines entry
                 return
             for key, entry in doc.items():
@@ -75,6 +83,34 @@ def _entries(path: Path) -> Iterator[tuple[str, Any]]:
             yield f"{path}:{lineno}", json.loads(line)
         except json.JSONDecodeError as exc:
             raise PredictionsError(f"{path}:{lineno}: line is not valid JSON: {exc.msg} (column {exc.colno})") from exc
+
+
+_PATCH_FILE_KEYS: Final = ("org", "repo", "number", "fix_patch")
+
+
+def from_patch_file_entry(entry: dict[str, Any], loc: str, *, default_model: str) -> dict[str, Any]:
+    """A MobileDev-Bench / Multi-SWE-bench patch-file entry in SWE-bench prediction form; other entries
+    are returned unchanged.
+
+    Raises:
+        PredictionsError: ``org``/``repo`` empty or not strings, or ``number`` not an integer.
+    """
+    if "instance_id" in entry or not all(k in entry for k in _PATCH_FILE_KEYS):
+        return entry
+    org, repo, number = entry["org"], entry["repo"], entry["number"]
+    if not (isinstance(org, str) and org and isinstance(repo, str) and repo):
+        raise PredictionsError(f"{loc}: patch-file entry: 'org' and 'repo' must be non-empty strings")
+    if isinstance(number, bool) or not isinstance(number, int):
+        raise PredictionsError(f"{loc}: patch-file entry {org}/{repo}: 'number' must be an integer, got {number!r}")
+    model = entry.get("model") or default_model
+    rest = {k: v for k, v in entry.items() if k not in ("fix_patch", "model")}
+    return {
+        **rest,
+        "instance_id": f"{org}__{repo}-{number}",
+        "model_name_or_path": model,
+        "model_patch": entry["fix_patch"],
+        "patch_dialect": "mobiledev-bench" if "model" in entry else "multi-swe-bench",
+    }
 
 
 @final
@@ -142,6 +178,7 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None) -> P
         for loc, entry in _entries(path):
             if not isinstance(entry, dict):
                 raise PredictionsError(f"{loc}: a prediction must be a JSON object, got {type(entry).__name__}")
+            entry = from_patch_file_entry(entry, loc, default_model=path.stem)
             iid = entry.get("instance_id")
             if not isinstance(iid, str) or not iid:
                 raise PredictionsError(f"{loc}: missing or non-string 'instance_id'")
