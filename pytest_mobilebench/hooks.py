@@ -6,18 +6,25 @@ Like pytest-xdist's ``newhooks.py``: registered with ``config.pluginmanager.add_
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.suites import SuiteRegistry
 
 __all__ = ["pytest_mobilebench_register_suites", "pytest_mobilebench_result", "pytest_mobilebench_summary"]
 
 
-@pytest.hookspec
-def pytest_mobilebench_register_suites(registry: dict[str, Any]) -> None:
-    """Add suites to ``registry`` ({name: object implementing ``pytest_mobilebench.suites.base.Suite``}).
+@pytest.hookspec(historic=True)
+def pytest_mobilebench_register_suites(registry: SuiteRegistry) -> None:
+    """Add suites: ``registry.register(suite)`` or ``registry[name] = suite``, where ``suite`` implements
+    :class:`pytest_mobilebench.suites.base.Suite` (checked as it is added).
 
-    Called once per process at configure time; the built-in suites are already in the registry.
+    Called once per process while options are declared, before the command line is parsed, so a suite's
+    declared options are real command-line options. Historic: a ``conftest.py`` at the root of the run (an
+    initial conftest) or a plugin loaded later still receives the call. The built-in suites are already in
+    the registry.
     """
 
 

@@ -18,11 +18,13 @@ import abc
 import dataclasses
 import datetime
 import functools
+import importlib
 import hashlib
 import json
 import os
 import re
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar, final
@@ -30,29 +32,22 @@ from typing import Any, TypeVar, final
 import pytest
 
 from pytest_mobilebench import __version__
-from pytest_mobilebench.manifest.issue_resolution import load_dataset
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.predictions import Predictions, PredictionsError, load_predictions
 from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
 from pytest_mobilebench.report.summary import build_summary
-from pytest_mobilebench.suites import builtin_registry
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
+from pytest_mobilebench.suites.base import LoadedRecord, ManifestError, Option, Suite
 
 __all__ = ["InstanceItem", "InvalidInstanceItem", "ManifestFile", "MobileBenchState"]
 
 T = TypeVar("T")
 
-#: Options that change what an evaluation computes; they enter the result cache key.
-_KEYED_OPTIONS = (
-    "mb_runtime",
-    "mb_instance_timeout",
-    "mb_validate",
-    "mb_validate_runs",
-    "mb_repo_url_template",
-    "mb_price_table",
-    "mb_judge_model",
-    "mb_app_build",
-)
+#: The plugin's own options that reach suites in ``ctx.options`` (suite options are declared by the suites).
+_PLUGIN_OPTIONS: tuple[str, ...] = ("mb_reports_dir", "mb_rerun")
+
+#: the registry made for each pytest run while options are declared (keyed by its plugin manager)
+_REGISTRIES: weakref.WeakKeyDictionary[Any, SuiteRegistry] = weakref.WeakKeyDictionary()
 
 
 @final
@@ -64,7 +59,7 @@ class MobileBenchState:
     reports_dir: Path
     summary_path: Path
     predictions: Predictions | None
-    suites: dict[str, Any]
+    suites: SuiteRegistry
     is_controller: bool
     seen_ids: dict[str, str] = dataclasses.field(default_factory=dict)
     results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
@@ -101,7 +96,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     group = parser.getgroup("mobilebench", "pytest-mobilebench: mobile-development benchmarks")
     group.addoption(
         "--predictions",
@@ -116,51 +111,49 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="a SWE-bench-style release (JSON/JSONL) of issue-resolution instances, collected as manifests",
+        help="a benchmark release (JSON/JSONL rows) collected as manifests by the suite that reads its dialect",
     )
-    group.addoption("--dataset-framework", default=None, help="framework of --dataset rows that lack one")
     group.addoption("--mb-summary", default="reports/summary.json", help="where the controller writes the run summary")
     group.addoption("--mb-reports-dir", default="reports", help="root of evidence folders and the result cache")
     group.addoption("--mb-run-id", default=None, help="run id (default: UTC timestamp + random suffix)")
-    group.addoption(
-        "--mb-runtime",
-        choices=("auto", "docker", "local"),
-        default="auto",
-        help="where issue-resolution instances run; auto = docker when a daemon answers, else local",
-    )
-    group.addoption(
-        "--mb-repo-url-template",
-        default="https://github.com/{owner}/{name}",
-        help="clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
-    )
-    group.addoption(
-        "--mb-cache-level",
-        choices=("none", "base", "env", "instance"),
-        default="env",
-        help="which Docker images are kept after the run",
-    )
-    group.addoption("--mb-force-rebuild", action="store_true", help="rebuild Docker images even when their hash matches")
-    group.addoption("--mb-ca-bundle", default=None, help="CA bundle injected into images (default: the system bundle)")
-    group.addoption(
-        "--mb-instance-timeout", type=float, default=1800.0, help="wall-clock seconds for one test run (default 1800)"
-    )
-    group.addoption("--mb-mem-limit", default="4g", help="memory limit of instance containers")
-    group.addoption("--mb-cpus", type=float, default=2.0, help="CPU limit of instance containers (CPUs)")
-    group.addoption("--mb-pids-limit", type=int, default=4096, help="process limit of instance containers")
-    group.addoption("--mb-validate", action="store_true", help="with --predictions=gold: run base, test and fix configurations")
-    group.addoption("--mb-validate-runs", type=int, default=1, help="repeat validation runs and drop flaky tests")
     group.addoption("--mb-rerun", action="store_true", help="ignore cached results and evaluate again")
-    group.addoption("--mb-price-table", default=None, help="app generation: JSON price table (USD per million tokens)")
-    group.addoption("--mb-judge-base-url", default=None, help="app generation: OpenAI-compatible judge endpoint")
-    group.addoption("--mb-judge-model", default=None, help="app generation: judge model name")
-    group.addoption("--mb-chromium", default="/usr/bin/chromium", help="app generation: Chromium executable")
-    group.addoption(
-        "--mb-app-build",
-        choices=("auto", "always"),
-        default="auto",
-        help="app generation: 'auto' uses a prediction's prebuilt_dist when given; 'always' builds from source",
-    )
-    group.addoption("--mb-build-timeout", type=float, default=300.0, help="app generation: seconds for tsc and vite each")
+
+    def declare(suite: Suite) -> None:
+        for option in suite.options:
+            group.addoption(*option.flags, **option.addoption_kwargs())
+
+    registry = builtin_registry(on_add=declare)
+    _REGISTRIES[pluginmanager] = registry
+    # historic: a conftest.py or plugin registered later still gets the call, before the command line is parsed
+    pluginmanager.hook.pytest_mobilebench_register_suites.call_historic(kwargs={"registry": registry})
+
+
+def _warn_outer_timeout(config: pytest.Config, options: list[Option]) -> None:
+    """Warn when pytest-timeout's ``--timeout`` would kill an item before a suite's own wall-clock limit."""
+    outer = config.getoption("timeout", None)  # pytest-timeout, when installed
+    for option in (o for o in options if o.item_deadline):
+        inner = config.getoption(option.dest)
+        if outer and inner and float(outer) <= float(inner):
+            config.issue_config_time_warning(
+                pytest.PytestConfigWarning(
+                    f"pytest-timeout's --timeout={outer} is not longer than {option.flags[0]}={inner}: a slow "
+                    "item would be killed by pytest-timeout and lose its own verdict and its evidence; raise "
+                    f"--timeout or lower {option.flags[0]}"
+                ),
+                stacklevel=2,
+            )
+
+
+def _apply_env_defaults(config: pytest.Config, options: list[Option]) -> None:
+    """An option left at its default takes its declared environment variable, converted by its ``type``."""
+    for option in options:
+        text = os.environ.get(option.env) if option.env else None
+        if text and getattr(config.option, option.dest, None) == option.default:
+            try:
+                value = option.type(text) if option.type is not None else text
+            except ValueError as exc:
+                raise pytest.UsageError(f"${option.env}={text!r} is not valid for {option.flags[0]}: {exc}") from exc
+            setattr(config.option, option.dest, value)
 
 
 # ------------------------------------------------------------------------------------------ configure
@@ -172,21 +165,17 @@ def _new_run_id() -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for name, doc in (
-        ("issue_resolution", "issue-resolution instances (MobileDev-Bench)"),
-        ("app_generation", "app-generation instances (MobileForge)"),
-        ("android", "Android instances"),
-        ("flutter", "Flutter instances"),
-        ("react-native", "React-Native instances"),
-        ("react_native", "React-Native instances"),
-        ("easy", "difficulty easy (< 15 min)"),
-        ("medium", "difficulty medium (15 min - 1 h)"),
-        ("hard", "difficulty hard (> 1 h)"),
-        ("bug_fix", "category bug fix"),
-        ("new_feature", "category new feature"),
-        ("feature_optimization", "category feature optimisation"),
-    ):
-        config.addinivalue_line("markers", f"{name}: {doc}")
+    suites = _REGISTRIES.get(config.pluginmanager)
+    if suites is None:  # the plugin was registered after option parsing (e.g. -p on an old pytest): no suites' options
+        raise pytest.UsageError("pytest-mobilebench was loaded too late to declare its suites' options")
+    _apply_env_defaults(config, suites.options())
+    for suite in suites.values():
+        for name, doc in suite.markers.items():
+            config.addinivalue_line("markers", f"{name}: {doc}")
+    config.pluginmanager.register(importlib.import_module("pytest_mobilebench.fixtures"), "mobilebench-fixtures")
+    for suite in suites.values():
+        if suite.fixture_module and not config.pluginmanager.has_plugin(f"mobilebench-fixtures-{suite.name}"):
+            config.pluginmanager.register(importlib.import_module(suite.fixture_module), f"mobilebench-fixtures-{suite.name}")
     workerinput = getattr(config, "workerinput", None)
     run_id = (workerinput or {}).get("mobilebench_run_id") or config.getoption("mb_run_id") or _new_run_id()
     rootdir = Path(config.invocation_params.dir)
@@ -196,8 +185,6 @@ def pytest_configure(config: pytest.Config) -> None:
             predictions = load_predictions(config.getoption("predictions"), base_dir=rootdir)
         except PredictionsError as exc:
             raise pytest.UsageError(f"--predictions: {exc}") from exc
-    suites = builtin_registry()
-    config.hook.pytest_mobilebench_register_suites(registry=suites)
     reports_dir = Path(config.getoption("mb_reports_dir"))
     summary = Path(config.getoption("mb_summary"))
     state = MobileBenchState(
@@ -209,16 +196,7 @@ def pytest_configure(config: pytest.Config) -> None:
         is_controller=workerinput is None,
     )
     config.stash[STATE] = state
-    outer = config.getoption("timeout", None)  # pytest-timeout, when installed
-    if outer and float(outer) <= float(config.getoption("mb_instance_timeout")):
-        config.issue_config_time_warning(
-            pytest.PytestConfigWarning(
-                f"pytest-timeout's --timeout={outer} is not longer than --mb-instance-timeout="
-                f"{config.getoption('mb_instance_timeout')}: a slow instance would be killed by pytest-timeout "
-                "and lose its 'timeout' verdict and its evidence; raise --timeout or lower --mb-instance-timeout"
-            ),
-            stacklevel=2,
-        )
+    _warn_outer_timeout(config, suites.options())
     datasets = config.getoption("dataset")
     if datasets and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
         config.args[:] = []  # `pytest --dataset=x.jsonl` evaluates the dataset, not the ini's testpaths
@@ -318,10 +296,16 @@ class ManifestFile(_RecordCollector):
 
 
 class DatasetFile(_RecordCollector):
-    """A ``--dataset`` release in SWE-bench row form (issue resolution)."""
+    """A ``--dataset`` release: the first suite whose ``load_dataset`` recognises the file's dialect reads it."""
 
     def _records(self) -> list[LoadedRecord | ManifestError]:
-        return load_dataset(self.path, default_framework=self.config.getoption("dataset_framework"))
+        state = self.config.stash[STATE]
+        options = _options(self.config)
+        for suite in state.suites.values():
+            records = suite.load_dataset(self.path, options)
+            if records is not None:
+                return list(records)
+        return [ManifestError(self.path, f"no suite reads this dataset (suites: {', '.join(state.suites)})")]
 
 
 class InvalidInstanceItem(pytest.Item):
@@ -360,6 +344,13 @@ class _Context:
     options: dict[str, Any]
     _state: MobileBenchState
     _reporter: Any
+    _fixtures: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def fixture(self, name: str) -> Any:
+        """The value of a fixture the suite declared in ``Suite.fixtures`` (resolved by pytest at item setup)."""
+        if name not in self._fixtures:
+            raise KeyError(f"fixture {name!r} is not among the suite's declared fixtures ({', '.join(self._fixtures)})")
+        return self._fixtures[name]
 
     def resource(self, key: str, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> T:
         return self._state.resource(key, factory, close)
@@ -382,26 +373,71 @@ def _safe(name: str) -> str:
 
 
 def _options(config: pytest.Config) -> dict[str, Any]:
-    names = [
-        "mb_runtime", "mb_repo_url_template", "mb_cache_level", "mb_force_rebuild", "mb_ca_bundle",
-        "mb_instance_timeout", "mb_mem_limit", "mb_cpus", "mb_pids_limit", "mb_validate", "mb_validate_runs", "mb_rerun",
-        "mb_price_table", "mb_judge_base_url", "mb_judge_model", "mb_chromium", "mb_reports_dir",
-        "mb_app_build", "mb_build_timeout",
-    ]
+    """The plugin's and every suite's options as plain builtins (what ``ctx.options`` holds)."""
+    names = [*_PLUGIN_OPTIONS, *(o.dest for o in config.stash[STATE].suites.options())]
     opts = {name: config.getoption(name) for name in names}
     opts["_xdist_worker"] = hasattr(config, "workerinput")
     opts["_rootdir"] = str(config.invocation_params.dir)
     return opts
 
 
-@functools.lru_cache(maxsize=1)
-def _harness_fingerprint() -> str:
-    """Version plus a hash of the package's source files: a changed harness never reuses old verdicts."""
+def _keyed_options(suite: Suite, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The suite's options that change what an evaluation computes (``Option.keyed``)."""
+    return {o.dest: options.get(o.dest) for o in suite.options if o.keyed}
+
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _module_file(module: str) -> Path | None:
+    """The source file of a ``pytest_mobilebench`` module (a package's ``__init__.py``), or None."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return _PACKAGE / "__init__.py"
+    for candidate in (_PACKAGE.joinpath(*parts[:-1], parts[-1] + ".py"), _PACKAGE.joinpath(*parts, "__init__.py")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports_of(path: Path, module: str) -> set[str]:
+    """``pytest_mobilebench`` modules that ``path`` imports anywhere (top level or inside functions)."""
+    import ast
+
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return {m for m in found if m == "pytest_mobilebench" or m.startswith("pytest_mobilebench.")}
+
+
+@functools.lru_cache(maxsize=None)
+def suite_fingerprint(module: str) -> str:
+    """Version plus a hash of the source of ``module`` and every package module it imports, transitively.
+
+    A suite's cached verdicts are reused only while the code that computes them is unchanged; a change to
+    another suite (or to the plugin's report code) leaves them valid.
+    """
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if name in seen or path is None:
+            continue
+        seen[name] = path
+        todo.extend(_imports_of(path, name) - seen.keys())
     digest = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parent
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
+    for name in sorted(seen):
+        digest.update(name.encode() + b"\0" + seen[name].read_bytes() + b"\0")
     return f"{__version__}+{digest.hexdigest()[:16]}"
 
 
@@ -412,6 +448,18 @@ class InstanceItem(pytest.Item):
         super().__init__(**kwargs)
         self.record = record
         self.model = model
+        suite = self.config.stash[STATE].suites[record.suite]
+        # request the suite's resources the way a test function requests fixtures (a conftest can override them)
+        self.add_marker(pytest.mark.usefixtures(*suite.fixtures))
+        self._fixtureinfo = self.session._fixturemanager.getfixtureinfo(node=self, func=None, cls=None)
+        self.fixturenames = self._fixtureinfo.names_closure
+        self.funcargs: dict[str, Any] = {}
+
+    def setup(self) -> None:
+        from _pytest.fixtures import TopRequest
+
+        self._request = TopRequest(self, _ispytest=True)  # type: ignore[arg-type]
+        self._request._fillfixtures()
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, (self.record.line - 1 if self.record.line else None), f"{self.record.suite}: {self.name}"
@@ -419,17 +467,15 @@ class InstanceItem(pytest.Item):
     def _cache_key(self, suite: Any, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> str:
         record = self.record.record
         material = {
-            "harness": _harness_fingerprint(),
+            "harness": suite_fingerprint(type(suite).__module__),
             "instance_id": self.record.instance_id,
             "model": self.model,
             "suite": self.record.suite,
             "record": record.model_dump(mode="json") if hasattr(record, "model_dump") else repr(record),
             "prediction": {k: v for k, v in (prediction or {}).items() if not k.startswith("_")},
-            "options": {k: options.get(k) for k in _KEYED_OPTIONS},
+            "options": _keyed_options(suite, options),
+            "suite_material": suite.cache_material(self.record, prediction, options),
         }
-        extra = getattr(suite, "cache_material", None)
-        if extra is not None:
-            material["suite_material"] = extra(self.record, prediction, options)
         blob = json.dumps(material, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()
 
@@ -450,7 +496,7 @@ class InstanceItem(pytest.Item):
             evidence = state.reports_dir / state.run_id / _safe(self.model) / _safe(self.record.instance_id)
             evidence.mkdir(parents=True, exist_ok=True)
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-            ctx = _Context(state.run_id, evidence, options, state, reporter)
+            ctx = _Context(state.run_id, evidence, options, state, reporter, self.funcargs)
             try:
                 result = suite.evaluate(self.record, prediction, ctx)
             except Exception as exc:  # noqa: BLE001 - a harness bug is recorded as infra, never lost
@@ -551,10 +597,10 @@ class _Controller:
         summary["interrupted"] = exitstatus == pytest.ExitCode.INTERRUPTED
         summary["exitstatus"] = int(exitstatus)
         for name in sorted({str(r.get("suite")) for r in state.results}):
-            finish = getattr(state.suites.get(name), "finish_run", None)
-            if finish is not None:
+            suite = state.suites.get(name)
+            if suite is not None:
                 try:
-                    finish(options, state.run_id, [r for r in state.results if r.get("suite") == name])
+                    suite.finish_run(options, state.run_id, [r for r in state.results if r.get("suite") == name])
                 except Exception as exc:  # noqa: BLE001 - cleanup must not cost the summary
                     summary.setdefault("cleanup_errors", []).append(f"{name}: {type(exc).__name__}: {exc}")
         self.config.hook.pytest_mobilebench_summary(config=self.config, summary=summary)
@@ -598,7 +644,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     tr = terminalreporter
     tr.section("mobilebench")
-    word = "resolved" if summary["suites"] == ["issue_resolution"] else "passed"
+    labels = {(t or {}).get("headline", {}).get("label") for t in summary.get("suite_tables", {}).values()}
+    word = "resolved" if labels == {"resolution rate"} else "passed"
     tr.write_line(
         f"run {summary['run_id']}: {summary['resolved']}/{summary['total']} {word} "
         f"(resolution rate {summary['resolution_rate']:.3f}), infra errors {summary['infra_errors']}"

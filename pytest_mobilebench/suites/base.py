@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["EvalContext", "LoadedRecord", "ManifestError", "Suite"]
+__all__ = ["Column", "EvalContext", "LoadedRecord", "ManifestError", "Option", "Suite", "SuiteContractError", "check_suite"]
 
 T = TypeVar("T")
 
@@ -92,12 +92,86 @@ class EvalContext(Protocol):
     def progress(self, message: str) -> None:
         """Show a progress line for long steps (image builds, installs)."""
 
+    def fixture(self, name: str) -> Any:
+        """The value of a pytest fixture named in the suite's ``fixtures`` (requested by the item).
+
+        Raises:
+            KeyError: ``name`` is not among the suite's declared fixtures.
+        """
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One command-line option a suite declares (added by the plugin with ``parser.addoption``).
+
+    Attributes:
+        flags: the option strings, e.g. ``("--mb-devices",)``.
+        dest: the attribute name; the value reaches :meth:`Suite.evaluate` as ``ctx.options[dest]``.
+        help: the ``--help`` text.
+        default: the value when neither the flag nor ``env`` is given.
+        type: a converter (``int``, ``float``) or None for strings.
+        choices: allowed values, or None.
+        action: an argparse action (``"store_true"``, ``"append"``) or None.
+        env: an environment variable read when the flag is absent (its text goes through ``type``).
+        keyed: True when the value changes what an evaluation computes: it enters the result-cache key.
+        item_deadline: True for a per-item wall-clock limit in seconds; the plugin warns when pytest-timeout's
+            ``--timeout`` is not longer (pytest-timeout would kill the item before its own timeout verdict).
+    """
+
+    flags: tuple[str, ...]
+    dest: str
+    help: str
+    default: Any = None
+    type: Callable[[str], Any] | None = None
+    choices: tuple[Any, ...] | None = None
+    action: str | None = None
+    env: str | None = None
+    keyed: bool = False
+    item_deadline: bool = False
+
+    def addoption_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``parser.addoption`` (the ``env`` fallback is applied by the plugin)."""
+        kwargs: dict[str, Any] = {"dest": self.dest, "help": self.help, "default": self.default}
+        if self.action is not None:
+            kwargs["action"] = self.action
+        if self.type is not None:
+            kwargs["type"] = self.type
+        if self.choices is not None:
+            kwargs["choices"] = self.choices
+        return kwargs
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """One report column of a suite: ``header`` over the item's junit property ``key``.
+
+    ``key`` names a property in the result's ``properties``; ``f2p`` and similar transition names are shown
+    as ``<key>_passed/<key>_total`` when those two properties exist.
+    """
+
+    header: str
+    key: str
+
 
 @runtime_checkable
 class Suite(Protocol):
-    """One evaluation protocol."""
+    """One evaluation protocol: a folder ``pytest_mobilebench/suites/<name>/`` whose ``SUITE`` implements this.
+
+    Every member is required (the registry checks them when the suite is registered, see
+    :func:`check_suite`); a suite with nothing to say returns an empty value.
+    """
 
     name: str
+    #: the suite's own command-line options
+    options: tuple[Option, ...]
+    #: marker name -> description; every marker a record carries is declared here
+    markers: Mapping[str, str]
+    #: report columns (html, run page), in display order
+    columns: tuple[Column, ...]
+    #: names of pytest fixtures each item of this suite requests; values reach ``evaluate`` via ``ctx.fixture``
+    fixtures: tuple[str, ...]
+    #: dotted module of the suite's own ``@pytest.fixture`` functions (registered as a plugin), or None
+    fixture_module: str | None
 
     def load(self, path: Path, document: Any) -> Sequence[LoadedRecord | ManifestError]:
         """Turn one parsed manifest into records; a broken entry becomes a ManifestError alone.
@@ -106,15 +180,70 @@ class Suite(Protocol):
         ``.line_of(...)`` gives lines for messages).
         """
 
+    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> Sequence[LoadedRecord | ManifestError] | None:
+        """Records of a ``--dataset`` file, or None when the file is not a dataset dialect this suite reads."""
+
     def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
         """Evaluate one candidate and return a plain-builtin result.
 
-        The result has at least ``instance_id``, ``suite``, ``model_name_or_path``, ``reason`` (a
-        :class:`~pytest_mobilebench.states.Reason` value for issue-style suites, or the suite's own
-        closed vocabulary), ``passed`` (bool: the item's headline success) and ``properties`` (a flat
-        ``{name: str|int|float|bool}`` that goes to junit ``user_properties``). It never raises for
-        a candidate's fault; infrastructure failures are results with an infra reason.
+        The result has at least ``reason`` (a value of the suite's closed str-Enum vocabulary), ``passed``
+        (bool: the item's headline success), ``retryable`` (True exactly for infrastructure outcomes, which are
+        never cached) and ``properties`` (a flat ``{name: str|int|float|bool}`` that goes to junit
+        ``user_properties``); infrastructure results also carry ``infra_kind``. The plugin adds
+        ``instance_id``, ``suite``, ``model_name_or_path``, ``evidence_dir`` and ``cache_key``. It never raises
+        for a candidate's fault.
         """
 
     def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Suite-level tables for the run summary, from every item's result and the run's options."""
+        """Suite-level tables for the run summary, from every item's result and the run's options.
+
+        Always has ``"headline"``: ``{"label": str, "numerator": int, "denominator": int, "value": float | None,
+        "ci95": [lo, hi] | None, "note": str}`` (the suite's own headline figure, e.g. resolution rate, Pass@1).
+        """
+
+    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
+        """Extra result-cache key material beyond the record, prediction and keyed options (None: nothing)."""
+
+    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
+        """Run-level cleanup on the controller after the last item (images, emulators); may do nothing."""
+
+    def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
+        """Grade again from an evidence folder, through the same grading function as the live run."""
+
+
+#: members every suite must have: (name, is_method)
+_REQUIRED: tuple[tuple[str, bool], ...] = (
+    ("name", False), ("options", False), ("markers", False), ("columns", False), ("fixtures", False),
+    ("fixture_module", False), ("load", True), ("load_dataset", True), ("evaluate", True), ("summarize", True),
+    ("cache_material", True), ("finish_run", True), ("regrade", True),
+)
+
+
+class SuiteContractError(TypeError):
+    """A suite object does not implement :class:`Suite` (the message lists every missing or wrong member)."""
+
+
+def check_suite(suite: Any, name: str | None = None) -> None:
+    """Check ``suite`` against :class:`Suite` at registration.
+
+    Raises:
+        SuiteContractError: a member is missing, a method is not callable, a declaration has the wrong type,
+            or ``name`` (the registry key) differs from ``suite.name``.
+    """
+    problems = [f"missing {attr!r}" for attr, _ in _REQUIRED if not hasattr(suite, attr)]
+    problems += [f"{attr!r} is not callable" for attr, method in _REQUIRED
+                 if method and hasattr(suite, attr) and not callable(getattr(suite, attr))]
+    if not problems:
+        if name is not None and suite.name != name:
+            problems.append(f"registered as {name!r} but its name is {suite.name!r}")
+        if not all(isinstance(o, Option) for o in suite.options):
+            problems.append("'options' must hold pytest_mobilebench.suites.base.Option objects")
+        if not all(isinstance(c, Column) for c in suite.columns):
+            problems.append("'columns' must hold pytest_mobilebench.suites.base.Column objects")
+        if not isinstance(suite.markers, Mapping):
+            problems.append("'markers' must map marker names to descriptions")
+        if isinstance(suite.fixtures, str) or not all(isinstance(f, str) for f in suite.fixtures):
+            problems.append("'fixtures' must be a tuple of fixture names")
+    if problems:
+        raise SuiteContractError(f"suite {name or getattr(suite, 'name', suite)!r} does not implement Suite: "
+                                 + "; ".join(problems))

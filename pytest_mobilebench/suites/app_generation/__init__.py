@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, final
 
-from pytest_mobilebench.metrics import mean
+from pytest_mobilebench.metrics import mean, wilson_interval
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.suites.app_generation import build as build_axis
 from pytest_mobilebench.suites.app_generation import efficiency, maintainability, visual
@@ -53,6 +53,7 @@ from pytest_mobilebench.suites.app_generation.manifest import (
     parse_prediction,
 )
 from pytest_mobilebench.suites.app_generation.serve import serve_spa
+from pytest_mobilebench.suites.app_generation import surface
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
 
 __all__ = ["SUITE", "AppGenReason", "AppGenerationSuite", "resolve_project"]
@@ -155,6 +156,45 @@ def _num(value: Any) -> float | int | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def grade_navigation(nav: Sequence[Mapping[str, Any]]) -> tuple[AppGenReason, str]:
+    """The verdict of a built app from its per-spec navigation records (``{"spec_id", "passed",
+    "failure_class"}``): ``ok`` when there is at least one spec and every spec passed, else ``nav_failed``
+    with the failed specs (and their C1-C4 class) in the detail."""
+    passed = sum(1 for e in nav if e.get("passed"))
+    if nav and passed == len(nav):
+        return AppGenReason.OK, ""
+    failed = [str(e.get("spec_id")) + (f" ({e['failure_class']})" if e.get("failure_class") else "")
+              for e in nav if not e.get("passed")]
+    return AppGenReason.NAV_FAILED, f"NavPassRate {passed}/{len(nav)}; failed: {', '.join(failed)}"
+
+
+def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """NavPassRate pooled over every navigation spec of the apps evaluated without an infrastructure error,
+    with the build pass rate beside it (MobileForge, seed 002: build and navigation axes).
+
+    Returns ``{"label", "numerator", "denominator", "value", "ci95", "note", "infra", "build_pass"}``;
+    ``ci95`` is the Wilson 95% interval; ``build_pass`` has the same shape for built apps / evaluated apps.
+    """
+    evaluated = [r for r in results if not r.get("retryable")]
+    nav = [n for r in evaluated for n in r.get("nav", [])]
+    passed = sum(1 for n in nav if n.get("passed"))
+    built = sum(1 for r in evaluated if r.get("properties", {}).get("build_ok"))
+    return {
+        "label": "NavPassRate",
+        "numerator": passed,
+        "denominator": len(nav),
+        "value": (passed / len(nav)) if nav else None,
+        "ci95": list(wilson_interval(passed, len(nav))) if nav else None,
+        "note": "navigation specs passed / specs run, pooled over apps without an infrastructure error",
+        "infra": len(results) - len(evaluated),
+        "build_pass": {
+            "label": "build pass", "numerator": built, "denominator": len(evaluated),
+            "value": (built / len(evaluated)) if evaluated else None,
+            "ci95": list(wilson_interval(built, len(evaluated))) if evaluated else None,
+        },
+    }
+
+
 @final
 class AppGenerationSuite:
     """The ``app_generation`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`).
@@ -166,6 +206,28 @@ class AppGenerationSuite:
     """
 
     name: Final = SUITE_NAME
+    options = surface.OPTIONS
+    markers = surface.MARKERS
+    columns = surface.COLUMNS
+    fixtures = surface.FIXTURES
+    fixture_module = None
+
+    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
+        """App generation reads no dataset dialect: its instances are manifests."""
+        return None
+
+    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
+        """Nothing to clean up: the browser is a fixture and the scaffold is kept for the next run."""
+        return None
+
+    def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
+        """Grade again from ``app_generation.json`` in the evidence folder through :func:`grade_navigation`
+        (a stored result that did not reach navigation keeps its reason)."""
+        stored = json.loads((evidence_dir / "app_generation.json").read_text(encoding="utf-8"))
+        if stored.get("reason") in (AppGenReason.OK.value, AppGenReason.NAV_FAILED.value):
+            reason, detail = grade_navigation(stored.get("nav") or [])
+            stored.update(reason=reason.value, passed=reason is AppGenReason.OK, detail=detail)
+        return stored
 
     # ------------------------------------------------------------------------------------------ load
 
@@ -325,10 +387,9 @@ class AppGenerationSuite:
                 dist = built.dist
             assert dist is not None
             # -- navigation and screenshots
-            chromium = str(options.get("mb_chromium") or nav_axis.CHROMIUM_PATH)
             try:
-                handle = ctx.resource("chromium", lambda: nav_axis.launch_browser(chromium), nav_axis.close_browser)
-                browser = handle.browser()
+                provided = ctx.fixture("mb_browser")  # pytest_mobilebench.fixtures; a conftest may override it
+                browser = provided.browser() if callable(getattr(provided, "browser", None)) else provided
             except Exception as exc:  # noqa: BLE001 - no browser is the environment's failure
                 return self._finish(result, AppGenReason.INFRA_ERROR, f"chromium: {type(exc).__name__}: {exc}",
                                     ctx, retryable=True)
@@ -359,12 +420,8 @@ class AppGenerationSuite:
         props["unclassified"] = counts[FailureClass.UNCLASSIFIED.value]
         props["nav_errors"] = counts[FailureClass.ERROR.value]
         props["eval_seconds"] = round(time.monotonic() - started, 3)
-        if rates["total"] and rates["passed"] == rates["total"]:
-            return self._finish(result, AppGenReason.OK, "", ctx)
-        failed = [e["spec_id"] + (f" ({e['failure_class']})" if e["failure_class"] else "")
-                  for e in evidence if not e["passed"]]
-        return self._finish(result, AppGenReason.NAV_FAILED,
-                            f"NavPassRate {rates['passed']}/{rates['total']}; failed: {', '.join(failed)}", ctx)
+        reason, detail = grade_navigation(result["nav"])
+        return self._finish(result, reason, detail, ctx)
 
     @staticmethod
     def _capture(browser: Any, base_url: str, manifest: AppManifest, out_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
@@ -466,6 +523,7 @@ class AppGenerationSuite:
             "failure_classes": failure_table(c for c in all_classes if c is not None),
             "visual": vis,
             "reasons": _count([str(r.get("reason")) for r in results]),
+            "headline": headline(results),
         }
 
     @staticmethod

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench import frameworks, grading
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_manifest
+from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_dataset, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
-from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
+from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify, wilson_interval
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, split_patch
 from pytest_mobilebench.policy import config_files_to_compare, runner_config_violations, touched_test_files
@@ -35,6 +35,7 @@ from pytest_mobilebench.runtime.base import InfraError, Runtime, RunResult, Work
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.suites.issue_resolution import surface
 
 __all__ = ["SUITE", "IssueResolutionSuite", "regrade"]
 
@@ -59,10 +60,11 @@ def docker_answers(timeout_s: float = 5) -> bool:
     return True
 
 
-def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = None) -> Runtime:
+def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = None, client: Any = None) -> Runtime:
     from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE, DockerRuntime
 
     runtime = DockerRuntime(
+        client=client,
         run_id=run_id,
         cache_level=options.get("mb_cache_level") or "env",
         force_rebuild=bool(options.get("mb_force_rebuild")),
@@ -86,10 +88,11 @@ def make_runtime(ctx: EvalContext) -> Runtime:
     """
     options = ctx.options
     choice = options.get("mb_runtime", "auto")
-    if choice == "docker" or (choice == "auto" and ctx.resource("docker_answers", docker_answers)):
+    client = ctx.fixture("mb_docker_client")  # None when no daemon answered (pytest_mobilebench.fixtures)
+    if choice == "docker" or (choice == "auto" and client is not None):
 
         def make() -> Runtime:
-            runtime = _docker_runtime(options, run_id=ctx.run_id, progress=ctx.progress)
+            runtime = _docker_runtime(options, run_id=ctx.run_id, progress=ctx.progress, client=client)
             runtime.sweep()  # type: ignore[attr-defined]
             return runtime
 
@@ -138,12 +141,29 @@ class IssueResolutionSuite:
     """The ``issue_resolution`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`)."""
 
     name = "issue_resolution"
+    options = surface.OPTIONS
+    markers = surface.MARKERS
+    columns = surface.COLUMNS
+    fixtures = surface.FIXTURES
+    fixture_module = None
 
     def load(self, path: Path, document: YamlDocument | Mapping[str, Any]) -> list[LoadedRecord | ManifestError]:
         """Load a manifest (see :mod:`pytest_mobilebench.manifest.issue_resolution`)."""
         if not isinstance(document, YamlDocument):
             document = YamlDocument(path=path, data=dict(document), key_lines={}, item_lines={})
         return load_manifest(document)
+
+    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> list[LoadedRecord | ManifestError] | None:
+        """SWE-bench-style rows (JSON list or JSON lines); ``--dataset-framework`` fills a missing framework."""
+        return load_dataset(path, default_framework=options.get("dataset_framework"))
+
+    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> None:
+        """Nothing beyond the record, the prediction and the keyed options."""
+        return None
+
+    def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
+        """:func:`regrade` of the record's instance."""
+        return regrade(record.record, evidence_dir)
 
     # ------------------------------------------------------------------------------------- evaluate
 
@@ -469,6 +489,7 @@ class IssueResolutionSuite:
                 "test_files_touched": sum(1 for r in rows if "test_files_touched" in (r.get("flags") or [])),
             },
         }
+        table["headline"] = headline(results)
         validated = [r for r in rows if "validation" in r]
         if validated:
             table["validation"] = {
@@ -477,6 +498,26 @@ class IssueResolutionSuite:
                 "flaky_tests": sum(len(r["validation"]["flaky"]) for r in validated),
             }
         return table
+
+
+def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Resolution rate over the eligible items (infrastructure outcomes excluded, counted apart).
+
+    Returns ``{"label", "numerator", "denominator", "value", "ci95", "note", "infra"}``; ``value`` is None
+    when nothing was eligible; ``ci95`` is the Wilson 95% interval (:func:`pytest_mobilebench.metrics.wilson_interval`).
+    """
+    infra = sum(1 for r in results if r.get("retryable"))
+    eligible = len(results) - infra
+    resolved = sum(1 for r in results if r.get("passed"))
+    return {
+        "label": "resolution rate",
+        "numerator": resolved,
+        "denominator": eligible,
+        "value": (resolved / eligible) if eligible else None,
+        "ci95": list(wilson_interval(resolved, eligible)) if eligible else None,
+        "note": "resolved / evaluated items without an infrastructure error (infra errors are counted apart)",
+        "infra": infra,
+    }
 
 
 def apply_failure_detail(log: str) -> str:

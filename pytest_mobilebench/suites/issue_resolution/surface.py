@@ -1,0 +1,61 @@
+"""What the issue-resolution suite shows the user: its options, markers and report columns.
+
+Declared once here; the plugin adds the options to the command line, the markers to the ini and the columns
+to the html report (:class:`pytest_mobilebench.suites.base.Suite`).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pytest_mobilebench.suites.base import Column, Option
+
+__all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS"]
+
+OPTIONS: Final[tuple[Option, ...]] = (
+    Option(("--dataset-framework",), "dataset_framework", "framework of --dataset rows that lack one"),
+    Option(("--mb-runtime",), "mb_runtime",
+           "where issue-resolution instances run; auto = docker when a daemon answers",
+           default="auto", choices=("auto", "docker", "local"), keyed=True),
+    Option(("--mb-repo-url-template",), "mb_repo_url_template",
+           "clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
+           default="https://github.com/{owner}/{name}", env="MOBILEBENCH_REPO_URL_TEMPLATE", keyed=True),
+    Option(("--mb-cache-level",), "mb_cache_level", "which Docker images are kept after the run",
+           default="env", choices=("none", "base", "env", "instance")),
+    Option(("--mb-force-rebuild",), "mb_force_rebuild", "rebuild Docker images even when their hash matches",
+           default=False, action="store_true"),
+    Option(("--mb-ca-bundle",), "mb_ca_bundle", "CA bundle injected into images (default: the system bundle)"),
+    Option(("--mb-instance-timeout",), "mb_instance_timeout", "wall-clock seconds for one test run (default 1800)",
+           default=1800.0, type=float, keyed=True, item_deadline=True),
+    Option(("--mb-mem-limit",), "mb_mem_limit", "memory limit of instance containers", default="4g"),
+    Option(("--mb-cpus",), "mb_cpus", "CPU limit of instance containers (CPUs)", default=2.0, type=float),
+    Option(("--mb-pids-limit",), "mb_pids_limit", "process limit of instance containers", default=4096, type=int),
+    Option(("--mb-validate",), "mb_validate", "with --predictions=gold: run base, test and fix configurations",
+           default=False, action="store_true", keyed=True),
+    Option(("--mb-validate-runs",), "mb_validate_runs", "repeat validation runs and drop flaky tests",
+           default=1, type=int, keyed=True),
+)
+
+MARKERS: Final[dict[str, str]] = {
+    "issue_resolution": "issue-resolution instances (MobileDev-Bench)",
+    "android": "Android instances",
+    "flutter": "Flutter instances",
+    "react-native": "React-Native instances",
+    "react_native": "React-Native instances",
+    "easy": "difficulty easy (< 15 min)",
+    "medium": "difficulty medium (15 min - 1 h)",
+    "hard": "difficulty hard (> 1 h)",
+    "bug_fix": "category bug fix",
+    "new_feature": "category new feature",
+    "feature_optimization": "category feature optimisation",
+}
+
+COLUMNS: Final[tuple[Column, ...]] = (
+    Column("Verdict", "reason"),
+    Column("F2P", "f2p"),
+    Column("N2P", "n2p"),
+    Column("P2P", "p2p"),
+)
+
+#: the Docker client each item requests (None when no daemon answers); see pytest_mobilebench.fixtures
+FIXTURES: Final[tuple[str, ...]] = ("mb_docker_client",)
