@@ -1,44 +1,154 @@
-"""pytest-html columns and extras; registered by the plugin only when pytest-html is active."""
+"""pytest-html glue; registered by the plugin only when pytest-html is active.
+
+What the pytest-html report (``--html``) gets:
+
+* a headline section above the table: per suite the figures of :mod:`.headline` and a link to the run page
+  ``reports/<run_id>/index.html`` (:mod:`.page`), relative to the report file;
+* three columns that fit every suite: ``Verdict`` (the reason), ``Figures`` (the suite's own declared
+  ``columns``, e.g. ``F2P 1/2 | P2P 3/3`` or ``NavPassRate 0.833``), and ``Cache`` (a badge with the original
+  duration when the result came from the result cache: pytest's own Duration column then shows milliseconds);
+* per item, relative links to the evidence folder and the run page, and the failure screenshots inline (the
+  before/after images of each failed navigation spec, or a result's ``images``), checked to be PNG files
+  below :data:`MAX_IMAGE_BYTES`, at most :data:`MAX_IMAGES` per item.
+
+Every text from a result is HTML-escaped before it reaches the report.
+"""
 
 from __future__ import annotations
 
+import base64
 import html
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, final
 
 import pytest
 
-__all__ = ["HtmlHooks"]
+from pytest_mobilebench.report.headline import is_infra
+from pytest_mobilebench.report.progress import item_seconds
 
-_COLUMNS = (("Verdict", "reason"), ("F2P", "f2p"), ("N2P", "n2p"), ("P2P", "p2p"), ("NavPassRate", "nav_pass_rate"))
+__all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "RUN_OUTPUT", "HtmlHooks", "failure_images", "figures_text"]
+
+#: ``(summary, run page path)`` set by the plugin's controller once both are written.
+RUN_OUTPUT = pytest.StashKey[tuple[dict[str, Any], Path | None]]()
+
+MAX_IMAGES = 8
+MAX_IMAGE_BYTES = 1_500_000
+_PNG = b"\x89PNG\r\n\x1a\n"
+_HEADERS = ("Verdict", "Figures", "Cache")
 
 
-def _cell(result: dict[str, Any], key: str) -> str:
-    props = result.get("properties", {})
-    if key == "reason":
-        return str(result.get("reason", ""))
-    if key in ("f2p", "n2p", "p2p"):
-        if f"{key}_total" in props:
-            return f"{props.get(f'{key}_passed', 0)}/{props[f'{key}_total']}"
-        return str(props.get(key, ""))
-    value = props.get(key, "")
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+def figures_text(result: Mapping[str, Any], columns: Sequence[Any]) -> str:
+    """``"F2P 1/2 | P2P 3/3"`` from the result's properties and the suite's columns (``header``, ``key``)."""
+    props = result.get("properties") or {}
+    parts = []
+    for column in columns:
+        if f"{column.key}_total" in props:
+            parts.append(f"{column.header} {props.get(f'{column.key}_passed', 0)}/{props[f'{column.key}_total']}")
+        elif column.key in props:
+            value = props[column.key]
+            parts.append(f"{column.header} {value:.3f}" if isinstance(value, float) else f"{column.header} {value}")
+    return " | ".join(parts)
+
+
+def failure_images(result: Mapping[str, Any]) -> list[Path]:
+    """PNG files to show inline for a failed item: ``images`` of the result, then ``nav/*.before.png`` /
+    ``nav/*.after.png`` in its evidence folder; only regular PNG files below the size cap, at most
+    :data:`MAX_IMAGES`."""
+    if result.get("passed") is True or not result.get("evidence_dir"):
+        return []
+    evidence = Path(str(result["evidence_dir"]))
+    candidates = [Path(str(p)) for p in result.get("images") or []]
+    nav = evidence / "nav"
+    if nav.is_dir():
+        candidates += sorted(p for p in nav.iterdir() if p.name.endswith((".before.png", ".after.png")))
+    shown = []
+    for path in candidates:
+        try:
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_IMAGE_BYTES:
+                continue
+            with open(path, "rb") as fh:
+                if fh.read(8) != _PNG:
+                    continue
+        except OSError:
+            continue
+        shown.append(path)
+        if len(shown) == MAX_IMAGES:
+            break
+    return shown
+
+
+def _relative(target: Path, base_dir: Path) -> str:
+    return Path(os.path.relpath(target.resolve(), base_dir.resolve())).as_posix()
+
+
+def _headline_html(summary: Mapping[str, Any], page: Path | None, html_dir: Path) -> str:
+    from pytest_mobilebench.report.page import headline_table
+
+    parts = ["<h3>mobilebench</h3>"]
+    if page is not None:
+        parts.append(f'<p><a href="{html.escape(_relative(page, html_dir))}">run page with plots: '
+                     f'{html.escape(str(summary["run_id"]))}</a></p>')
+    for name, block in summary.get("headlines", {}).items():
+        parts.append(f"<h4>{html.escape(name)}</h4>{headline_table(block)}")
+    if summary.get("invalid_instances"):
+        parts.append(f"<p>invalid instances: {int(summary['invalid_instances'])} (the run fails)</p>")
+    return "".join(parts)
 
 
 @final
 class HtmlHooks:
-    """Adds the verdict and transition counts as columns, and evidence images as extras."""
+    """pytest-html hooks: headline section, suite columns, cached badge, relative links, inline screenshots."""
+
+    def __init__(self, config: pytest.Config | None = None) -> None:
+        self.config: Any = config
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.config = session.config
+
+    def _html_dir(self) -> Path:
+        target = Path(os.path.expandvars(str(self.config.getoption("htmlpath")))).expanduser()
+        if not target.is_absolute():
+            target = Path(self.config.invocation_params.dir) / target
+        return target.parent
+
+    def _columns(self, suite_name: str) -> Sequence[Any]:
+        from pytest_mobilebench.plugin import STATE
+
+        state = self.config.stash.get(STATE, None)
+        suite = state.suites.get(suite_name) if state is not None else None
+        try:
+            return tuple(getattr(suite, "columns", ()) or ())
+        except Exception:  # noqa: BLE001 - a suite that fails to import shows no figures, the row stays
+            return ()
+
+    @pytest.hookimpl
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
+                                    session: pytest.Session) -> None:
+        output = self.config.stash.get(RUN_OUTPUT, None)
+        if output is not None:
+            prefix.append(_headline_html(output[0], output[1], self._html_dir()))
 
     @pytest.hookimpl
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
-        for title, _ in _COLUMNS:
+        for title in reversed(_HEADERS):
             cells.insert(2, f"<th>{html.escape(title)}</th>")
 
     @pytest.hookimpl
     def pytest_html_results_table_row(self, report: Any, cells: list[str]) -> None:
         result = getattr(report, "mobilebench_result", None) or {}
-        for _, key in _COLUMNS:
-            cells.insert(2, f"<td>{html.escape(_cell(result, key))}</td>")
+        if getattr(report, "mobilebench_manifest_error", None) is not None:
+            verdict = "invalid_instance"
+        else:
+            verdict = str(result.get("reason", ""))
+        figures = figures_text(result, self._columns(str(result.get("suite", "")))) if result else ""
+        cache = f"cached, originally {item_seconds(result, 0.0):.1f} s" if result.get("cached") else ""
+        if result and is_infra(result):
+            verdict += " (infrastructure, not the model)"
+        for text in reversed((verdict, figures, cache)):
+            cells.insert(2, f"<td>{html.escape(text)}</td>")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -48,11 +158,17 @@ class HtmlHooks:
             import pytest_html
 
             extras = list(getattr(report, "extras", []))
+            html_dir = self._html_dir()
             if result.get("evidence_dir"):
-                extras.append(pytest_html.extras.url(Path(result["evidence_dir"]).as_uri(), name="evidence"))
-            for image in result.get("images", [])[:12]:
-                path = Path(image)
-                if path.is_file():
-                    extras.append(pytest_html.extras.png(str(path), name=path.stem))
+                extras.append(pytest_html.extras.url(_relative(Path(result["evidence_dir"]), html_dir) + "/",
+                                                     name="evidence"))
+            from pytest_mobilebench.plugin import STATE
+
+            state = self.config.stash[STATE]
+            page = state.reports_dir / state.run_id / "index.html"
+            extras.append(pytest_html.extras.url(_relative(page, html_dir), name="run page"))
+            for path in failure_images(result):
+                encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+                extras.append(pytest_html.extras.png(encoded, name=path.name))
             report.extras = extras
         return report

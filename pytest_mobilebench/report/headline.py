@@ -1,0 +1,140 @@
+"""Honest per-suite headlines: what was selected, what was evaluated, what passed, and what was not the model.
+
+Pure: results (plain dicts) and counts in, plain dicts out. One block per suite, the shape written to
+``summary.json`` under ``headlines``, printed by :mod:`.terminal` and shown by :mod:`.page` and pytest-html::
+
+    {
+      "selected": int,            # items collected for the suite after -k / -m, invalid instances included
+      "invalid": int,             # manifest entries that failed validation: selected, never evaluated
+      "evaluated": int,           # items with a result (missing predictions included)
+      "missing_predictions": int, # results with reason "missing_prediction" (count as failures)
+      "infra_errors": int,        # infrastructure results (retryable): not the model's failure
+      "cached": int,              # results reused from the result cache
+      "not_run": int,             # selected - invalid - evaluated (interrupted, crashed, skipped)
+      "passed": int,              # results with passed == True
+      "eligible": int,            # evaluated - infra_errors
+      "over_eligible": Rate,      # passed / eligible: the model's rate, infrastructure set apart
+      "over_all": Rate,           # passed / selected: every invalid, infra and not-run item counted as a failure
+      "headline": {...},          # the suite's own figure (its summarize()["headline"]) or over_eligible;
+                                  # "secondary": the rate-shaped entries of the suite's headline (build pass)
+      "by_reason": {reason: int},
+    }
+
+``Rate`` is ``{"numerator", "denominator", "value", "ci95"}``; ``value`` is None over an empty denominator
+and ``ci95`` the Wilson 95% score interval (:func:`pytest_mobilebench.metrics.wilson_interval`, which gives
+``[0, 1]`` for no trials). The two rates bracket the truth: ``over_eligible`` is what the model did where the
+harness worked; ``over_all`` is the floor if every item the harness could not judge had failed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_mobilebench.metrics import wilson_interval
+from pytest_mobilebench.states import INFRA_REASONS
+
+__all__ = ["DEFAULT_LABELS", "is_infra", "rate_block", "suite_headline", "headlines"]
+
+_INFRA_VALUES = frozenset(r.value for r in INFRA_REASONS)
+
+#: Label of the generic headline (passed / eligible) when a suite's table has no ``headline`` of its own.
+DEFAULT_LABELS: Mapping[str, str] = {"issue_resolution": "Resolution rate"}
+
+
+def is_infra(result: Mapping[str, Any]) -> bool:
+    """True for an infrastructure outcome: ``retryable`` (the suite contract) or an infra reason."""
+    return result.get("retryable") is True or str(result.get("reason")) in _INFRA_VALUES
+
+
+def rate_block(numerator: int, denominator: int) -> dict[str, Any]:
+    """``{"numerator", "denominator", "value", "ci95"}`` of ``numerator / denominator`` with Wilson 95%.
+
+    ``value`` is None when ``denominator == 0`` (no evidence, shown as "n/a" rather than 0.0).
+
+    Raises:
+        ValueError: on negative counts or ``numerator > denominator`` (from the Wilson interval).
+    """
+    lo, hi = wilson_interval(numerator, denominator)
+    value = round(numerator / denominator, 6) if denominator else None
+    return {"numerator": numerator, "denominator": denominator, "value": value, "ci95": [round(lo, 6), round(hi, 6)]}
+
+
+def _suite_figure(table: Mapping[str, Any] | None, fallback: dict[str, Any], label: str) -> dict[str, Any]:
+    """The suite's own ``headline`` when its table has a well-formed one, else the generic rate."""
+    own = (table or {}).get("headline") if isinstance(table, Mapping) else None
+    if isinstance(own, Mapping) and isinstance(own.get("label"), str):
+        num, den = own.get("numerator"), own.get("denominator")
+        ci = own.get("ci95")
+        if ci is None and isinstance(num, int) and isinstance(den, int) and 0 <= num <= den:
+            ci = rate_block(num, den)["ci95"]
+        secondary = [dict(v) for v in own.values() if isinstance(v, Mapping) and {"label", "numerator", "denominator"} <= set(v)]
+        return {"label": own["label"], "numerator": num, "denominator": den, "value": own.get("value"),
+                "ci95": ci, "note": str(own.get("note", "")), "source": "suite", "secondary": secondary}
+    return {"label": label, **fallback, "note": "passed / eligible (evaluated minus infrastructure errors)",
+            "source": "generic"}
+
+
+def suite_headline(
+    suite: str,
+    results: Sequence[Mapping[str, Any]],
+    *,
+    selected: int | None = None,
+    invalid: int = 0,
+    table: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The headline block of one suite (shape in the module docstring).
+
+    Args:
+        suite: the suite name (picks the generic label).
+        results: that suite's results.
+        selected: items collected for the suite; None when unknown (then ``invalid + evaluated``).
+        invalid: invalid manifest entries of the suite.
+        table: the suite's ``summarize()`` output, whose ``headline`` is used when present.
+    """
+    evaluated = len(results)
+    infra = sum(1 for r in results if is_infra(r))
+    passed = sum(1 for r in results if r.get("passed") is True and not is_infra(r))
+    reasons = Counter(str(r.get("reason")) for r in results)
+    chosen = max(selected if selected is not None else 0, invalid + evaluated)
+    eligible = evaluated - infra
+    over_eligible = rate_block(passed, eligible)
+    return {
+        "selected": chosen,
+        "invalid": invalid,
+        "evaluated": evaluated,
+        "missing_predictions": reasons.get("missing_prediction", 0),
+        "infra_errors": infra,
+        "cached": sum(1 for r in results if r.get("cached")),
+        "not_run": chosen - invalid - evaluated,
+        "passed": passed,
+        "eligible": eligible,
+        "over_eligible": over_eligible,
+        "over_all": rate_block(passed, chosen),
+        "headline": _suite_figure(table, over_eligible, DEFAULT_LABELS.get(suite, "Pass rate")),
+        "by_reason": dict(sorted(reasons.items())),
+    }
+
+
+def headlines(
+    results: Sequence[Mapping[str, Any]],
+    *,
+    selected: Mapping[str, int] | None = None,
+    invalid: Mapping[str, int] | None = None,
+    tables: Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``{suite: block}`` for every suite that has a result, a selected item or an invalid instance."""
+    selected = selected or {}
+    invalid = invalid or {}
+    names = sorted({str(r.get("suite")) for r in results} | set(selected) | set(invalid))
+    return {
+        name: suite_headline(
+            name,
+            [r for r in results if str(r.get("suite")) == name],
+            selected=selected.get(name),
+            invalid=invalid.get(name, 0),
+            table=(tables or {}).get(name),
+        )
+        for name in names
+    }

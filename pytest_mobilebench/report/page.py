@@ -1,0 +1,333 @@
+"""The run page: a static, self-contained ``reports/<run_id>/index.html`` with headlines, plots and instances.
+
+What is on it, per suite present in the run: the headline block (:mod:`.headline`) with Wilson 95% intervals,
+generic plots drawn from the results (the headline rate per model and the outcomes per model, models side by
+side), the suite's own plots, and one row per item (verdict, the suite's columns, time, a cached badge with the
+original duration, a relative link to the evidence folder). Logs are linked, never inlined, so a 2,000-item run
+stays light. Invalid instances and predictions matching no instance (with "did you mean") close the page.
+
+The page is one file: plots are inline SVG (matplotlib, ``svg.fonttype = none``), the CSS is inline and the
+Content-Security-Policy allows no script at all. Every text that came from a result is HTML-escaped: a
+candidate's test name or error text cannot add markup, scripts or links to the page.
+
+The plot seam
+-------------
+A suite adds plots with a function ``plots(table) -> list[FigureSpec]``, found in this order: a ``plots``
+attribute of the suite object, else a module ``plots`` in the suite's folder
+(``pytest_mobilebench/suites/<name>/plots.py``). ``table`` is the suite's ``summarize()`` output as written
+to ``summary.json`` (``suite_tables[<name>]``). Each :class:`FigureSpec` is a grouped bar chart: one group
+per category, one bar per :class:`Series` (a model, usually), with optional error bars (use
+:func:`rate_series` for rates: it adds the Wilson 95% interval). A ``plots`` function that raises costs only
+its own figures: the page shows the error in their place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import html
+import importlib
+import io
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_mobilebench.report.headline import is_infra, rate_block
+from pytest_mobilebench.report.progress import item_seconds
+
+__all__ = ["FigureSpec", "Series", "find_plots", "generic_figures", "headline_table", "rate_series", "render_page",
+           "render_svg", "write_run_page"]
+
+PAGE_NAME = "index.html"
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    """One bar per category. ``values`` may hold None (no data: no bar); ``intervals`` are ``(lo, hi)`` error
+    bars in the values' unit (empty tuple: none); ``labels`` are texts above the bars (e.g. ``"2/3"``)."""
+
+    name: str
+    values: tuple[float | None, ...]
+    intervals: tuple[tuple[float, float] | None, ...] = ()
+    labels: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class FigureSpec:
+    """A grouped bar chart.
+
+    Attributes:
+        key: stable id within the suite (the page's element id is ``plot-<suite>-<key>``).
+        title: shown above the plot.
+        categories: the x groups, in order.
+        series: one per model (or per measure), drawn side by side in each group.
+        ylabel: the y-axis label with its unit.
+        ylim: ``(low, high)``, or None for automatic.
+        note: one sentence under the plot (what the denominator is, where the formula comes from).
+    """
+
+    key: str
+    title: str
+    categories: tuple[str, ...]
+    series: tuple[Series, ...]
+    ylabel: str = "rate"
+    ylim: tuple[float, float] | None = (0.0, 1.0)
+    note: str = ""
+
+
+def rate_series(name: str, cells: Sequence[tuple[int, int] | None]) -> Series:
+    """A series of rates ``k / n`` with Wilson 95% error bars and ``"k/n"`` labels; None or ``n == 0``: no bar."""
+    values: list[float | None] = []
+    intervals: list[tuple[float, float] | None] = []
+    labels: list[str] = []
+    for cell in cells:
+        if cell is None or cell[1] == 0:
+            values.append(None)
+            intervals.append(None)
+            labels.append("")
+            continue
+        block = rate_block(int(cell[0]), int(cell[1]))
+        values.append(block["value"])
+        intervals.append((block["ci95"][0], block["ci95"][1]))
+        labels.append(f"{cell[0]}/{cell[1]}")
+    return Series(name, tuple(values), tuple(intervals), tuple(labels))
+
+
+# ------------------------------------------------------------------------------------------ figures
+
+
+def generic_figures(results: Sequence[Mapping[str, Any]], headline_label: str) -> list[FigureSpec]:
+    """The plots every suite gets, from its results: passed over eligible per model, outcomes per model."""
+    models = sorted({str(r.get("model_name_or_path")) for r in results})
+    cells = []
+    for model in models:
+        mine = [r for r in results if str(r.get("model_name_or_path")) == model and not is_infra(r)]
+        cells.append((sum(1 for r in mine if r.get("passed") is True), len(mine)))
+    reasons = sorted({str(r.get("reason")) for r in results})
+    outcome = tuple(
+        Series(model, tuple(float(sum(1 for r in results if str(r.get("model_name_or_path")) == model
+                                       and str(r.get("reason")) == reason)) for reason in reasons))
+        for model in models
+    )
+    return [
+        FigureSpec("passed_by_model", f"Passed per model ({headline_label} items)", tuple(models),
+                   (rate_series("passed / eligible", cells),),
+                   note="eligible = evaluated minus infrastructure errors; bars are Wilson 95% intervals"),
+        FigureSpec("outcomes_by_model", "Outcomes per model", tuple(reasons), outcome, ylabel="items", ylim=None,
+                   note="one reason per item; infrastructure reasons are not the model's failure"),
+    ]
+
+
+def find_plots(name: str, suite: Any) -> Callable[[Mapping[str, Any]], Sequence[FigureSpec]] | None:
+    """The suite's ``plots`` function (see the module docstring), or None when it has none."""
+    own = getattr(suite, "plots", None) if suite is not None else None
+    if callable(own):
+        return own
+    module = getattr(suite, "_module", None) or (type(suite).__module__ if suite is not None else None)
+    candidates = [f"{module}.plots", f"{module.rsplit('.', 1)[0]}.plots"] if module else []
+    candidates.append(f"pytest_mobilebench.suites.{name}.plots")
+    for dotted in dict.fromkeys(candidates):
+        try:
+            mod = importlib.import_module(dotted)
+        except ModuleNotFoundError as exc:
+            if exc.name and dotted.startswith(exc.name):
+                continue
+            raise
+        fn = getattr(mod, "plots", None)
+        if callable(fn):
+            return fn
+    return None
+
+
+def render_svg(spec: FigureSpec, element_id: str) -> str:
+    """The figure as an inline ``<svg>`` element (no XML prolog), drawn with matplotlib's SVG backend."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": element_id, "font.size": 9}):
+        n_cat, n_ser = len(spec.categories), max(1, len(spec.series))
+        fig = Figure(figsize=(max(4.0, 1.0 + 0.9 * n_cat * max(1, n_ser) ** 0.5), 3.0), layout="constrained")
+        ax = fig.add_subplot()
+        width = 0.8 / n_ser
+        for i, series in enumerate(spec.series):
+            xs = [c + (i - (n_ser - 1) / 2) * width for c in range(n_cat)]
+            heights = [v if v is not None else 0.0 for v in series.values]
+            bars = ax.bar(xs, heights, width * 0.95, label=series.name)
+            if series.intervals:
+                lo = [max(0.0, (v or 0.0) - iv[0]) if iv else 0.0 for v, iv in zip(series.values, series.intervals)]
+                hi = [max(0.0, iv[1] - (v or 0.0)) if iv else 0.0 for v, iv in zip(series.values, series.intervals)]
+                ax.errorbar(xs, heights, yerr=[lo, hi], fmt="none", ecolor="black", capsize=3, linewidth=0.8)
+            if series.labels:
+                ax.bar_label(bars, labels=list(series.labels), fontsize=7, padding=2)
+        ax.set_xticks(range(n_cat), [str(c) for c in spec.categories], rotation=20 if n_cat > 4 else 0, ha="right"
+                      if n_cat > 4 else "center")
+        ax.set_ylabel(spec.ylabel)
+        if spec.ylim is not None:
+            ax.set_ylim(spec.ylim[0], spec.ylim[1] * 1.12)
+        if len(spec.series) > 1:
+            ax.legend(fontsize=7)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+# --------------------------------------------------------------------------------------------- html
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _link(target: str | None, page_dir: Path, reports_dir: Path, text: str) -> str:
+    """A relative link to ``target`` when it lies inside ``reports_dir``, else the text alone."""
+    if not target:
+        return ""
+    path = Path(target).resolve()
+    if not path.is_relative_to(reports_dir.resolve()):
+        return _e(text)
+    rel = os.path.relpath(path, page_dir.resolve())
+    return f'<a href="{_e(Path(rel).as_posix())}/">{_e(text)}</a>' if path.is_dir() else \
+        f'<a href="{_e(Path(rel).as_posix())}">{_e(text)}</a>'
+
+
+def _rate_cell(block: Mapping[str, Any]) -> str:
+    value = block.get("value")
+    shown = "n/a" if value is None else f"{float(value):.3f}"
+    ci = block.get("ci95")
+    interval = f" <small>[{float(ci[0]):.3f}, {float(ci[1]):.3f}]</small>" if ci else ""
+    return f"{_e(block.get('numerator'))}/{_e(block.get('denominator'))} = <b>{shown}</b>{interval}"
+
+
+def headline_table(block: Mapping[str, Any]) -> str:
+    """One suite's headline block (:mod:`.headline`) as an HTML table (also used in the pytest-html report)."""
+    own = block["headline"]
+    rows = [(f"{_e(own['label'])}", _rate_cell(own) + (f"<br><small>{_e(own.get('note', ''))}</small>" if own.get("note") else ""))]
+    rows += [(_e(extra["label"]), _rate_cell(extra)) for extra in own.get("secondary", [])]
+    rows += [
+            ("passed over eligible", _rate_cell(block["over_eligible"]) + "<br><small>evaluated minus infrastructure errors</small>"),
+            ("passed over all selected", _rate_cell(block["over_all"]) + "<br><small>invalid, infra and not-run items count as failures</small>")]
+    counts = ("selected", "evaluated", "invalid", "missing_predictions", "infra_errors", "cached", "not_run")
+    rows += [(name.replace("_", " "), _e(block[name])) for name in counts]
+    body = "".join(f'<tr data-figure="{_e(k)}"><th>{k}</th><td>{v}</td></tr>' for k, v in rows)
+    return f'<table class="headline">{body}</table>'
+
+
+def _cell_value(props: Mapping[str, Any], key: str) -> str:
+    if f"{key}_total" in props:
+        return f"{props.get(f'{key}_passed', 0)}/{props[f'{key}_total']}"
+    value = props.get(key, "")
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _instance_rows(results: Sequence[Mapping[str, Any]], columns: Sequence[Any], page_dir: Path,
+                   reports_dir: Path) -> str:
+    head = "".join(f"<th>{_e(c.header)}</th>" for c in columns)
+    rows = []
+    for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")))):
+        props = r.get("properties") or {}
+        seconds = item_seconds(r, 0.0)
+        shown = (f'<span class="badge">cached</span> originally {seconds:.1f} s' if r.get("cached")
+                 else f"{seconds:.1f} s")
+        verdict = "pass" if r.get("passed") is True else ("infra" if is_infra(r) else "fail")
+        cells = "".join(f"<td>{_e(_cell_value(props, c.key))}</td>" for c in columns)
+        detail = str(r.get("detail") or "")
+        rows.append(
+            f'<tr class="{verdict}"><td>{_e(r.get("instance_id"))}</td><td>{_e(r.get("model_name_or_path"))}</td>'
+            f'<td>{_e(r.get("reason"))}</td>{cells}<td>{shown}</td>'
+            f'<td>{_link(r.get("evidence_dir"), page_dir, reports_dir, "evidence")}</td>'
+            f'<td class="detail">{_e(detail[:300] + ("..." if len(detail) > 300 else ""))}</td></tr>'
+        )
+    return (f'<table class="instances"><thead><tr><th>instance</th><th>model</th><th>reason</th>{head}'
+            f'<th>time</th><th>logs</th><th>detail</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+def _figures_html(suite: str, specs: Sequence[FigureSpec]) -> str:
+    parts = []
+    for spec in specs:
+        element_id = f"plot-{re.sub(r'[^A-Za-z0-9_-]', '_', suite)}-{re.sub(r'[^A-Za-z0-9_-]', '_', spec.key)}"
+        parts.append(f'<figure class="plot" id="{_e(element_id)}"><figcaption>{_e(spec.title)}</figcaption>'
+                     f'{render_svg(spec, element_id)}'
+                     + (f'<p class="note">{_e(spec.note)}</p>' if spec.note else "") + "</figure>")
+    return "".join(parts)
+
+
+def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suite: Any,
+                   page_dir: Path, reports_dir: Path) -> str:
+    block = summary["headlines"][name]
+    figures = _figures_html(name, generic_figures(results, block["headline"]["label"])) if results else ""
+    table = summary.get("suite_tables", {}).get(name)
+    try:
+        plots = find_plots(name, suite)
+        own = list(plots(table)) if plots is not None and isinstance(table, Mapping) and "error" not in table else []
+        figures += _figures_html(name, own)
+    except Exception as exc:  # noqa: BLE001 - one suite's plotting error costs only its plots
+        figures += f'<p class="error">plots of {_e(name)} failed: {_e(type(exc).__name__)}: {_e(exc)}</p>'
+    columns = tuple(getattr(suite, "columns", ()) or ()) if suite is not None else ()
+    return (f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{headline_table(block)}'
+            f'<div class="figures">{figures}</div><h3>Items</h3>'
+            f'{_instance_rows(results, columns, page_dir, reports_dir)}</section>')
+
+
+_STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
+table.headline th{background:#f4f4f4}tr.pass td:nth-child(3){color:#176d22}tr.fail td:nth-child(3){color:#a4161a}
+tr.infra td:nth-child(3){color:#8a5a00}.badge{background:#e3ecff;border-radius:3px;padding:0 4px;font-size:12px}
+.figures{display:flex;flex-wrap:wrap;gap:1em}figure.plot{margin:0;border:1px solid #ddd;padding:.5em}
+figure.plot svg{max-width:100%;height:auto}figcaption{font-weight:600}.note{font-size:12px;color:#555;max-width:40em}
+.detail{font-size:12px;max-width:40em;word-break:break-word}.error{color:#a4161a}
+"""
+
+
+def render_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
+                page_dir: Path, reports_dir: Path, *, summary_path: Path | None = None) -> str:
+    """The run page's HTML (a pure function of its inputs, apart from reading the plots modules)."""
+    sections = [
+        _suite_section(name, summary, [r for r in results if str(r.get("suite")) == name], suites.get(name),
+                       page_dir, reports_dir)
+        for name in summary.get("headlines", {})
+    ]
+    problems = []
+    if summary.get("manifest_errors"):
+        problems.append("<h3>Invalid instances (the run fails)</h3><ul>"
+                        + "".join(f"<li>{_e(e)}</li>" for e in summary["manifest_errors"]) + "</ul>")
+    if summary.get("unmatched_predictions"):
+        hints = summary.get("unmatched_suggestions", {})
+        problems.append("<h3>Predictions matching no selected instance</h3><ul>" + "".join(
+            f"<li>{_e(i)}" + (f" (did you mean {_e(hints[i])}?)" if i in hints else "") + "</li>"
+            for i in summary["unmatched_predictions"]) + "</ul>")
+    if summary.get("interrupted"):
+        problems.append("<p class='error'>The run was interrupted: items not run are counted as not run.</p>")
+    summary_link = (f'<a href="{_e(Path(os.path.relpath(summary_path, page_dir)).as_posix())}">summary.json</a>'
+                    if summary_path else "")
+    nav = " | ".join(f'<a href="#suite-{_e(n)}">{_e(n)}</a>' for n in summary.get("headlines", {}))
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        f"<title>mobilebench run {_e(summary['run_id'])}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>mobilebench run {_e(summary['run_id'])}</h1>"
+        f"<p>models: {_e(', '.join(summary.get('models', [])) or '-')} | suites: {nav or '-'} | {stamp}"
+        + (f" | {summary_link}" if summary_link else "") + "</p>"
+        + "".join(sections) + (f'<section id="problems">{"".join(problems)}</section>' if problems else "")
+        + "</body></html>\n"
+    )
+
+
+def write_run_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
+                   reports_dir: Path, *, summary_path: Path | None = None) -> Path:
+    """Write ``<reports_dir>/<run_id>/index.html`` (mode 0644, atomically) and return its path."""
+    from pytest_mobilebench.report.files import atomic_write_text
+
+    page_dir = reports_dir / str(summary["run_id"])
+    page_dir.mkdir(parents=True, exist_ok=True)
+    path = page_dir / PAGE_NAME
+    atomic_write_text(path, render_page(summary, results, suites, page_dir, reports_dir, summary_path=summary_path))
+    os.chmod(path, 0o644)
+    return path
