@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, final
 
+from pytest_mobilebench.suggest import did_you_mean
+
 __all__ = [
     "EMPTY",
     "GOLD",
@@ -175,6 +177,11 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None) -> P
         path = Path(spec)
         if base_dir is not None and not path.is_absolute():
             path = base_dir / path
+        if not path.exists():
+            raise PredictionsError(
+                f"{spec}: no such predictions file{did_you_mean(spec, PSEUDO)}; --predictions takes "
+                f"{' or '.join(repr(p) for p in sorted(PSEUDO, reverse=True))} or a PATH"
+            )
         for loc, entry in _entries(path):
             if not isinstance(entry, dict):
                 raise PredictionsError(f"{loc}: a prediction must be a JSON object, got {type(entry).__name__}")
