@@ -30,7 +30,7 @@ from xml.sax.saxutils import escape as xml_escape
 
 from pydantic import ValidationError
 
-from pytest_mobilebench.frameworks import PARSERS as FRAMEWORK_PARSERS
+from pytest_mobilebench import frameworks
 from pytest_mobilebench.manifest.issue_resolution import (
     IssueInstance,
     _dataset_rows,
@@ -116,11 +116,10 @@ def records_from_ids(framework: str, ids: Iterable[str]) -> list[TestRecord]:
     ``file::name`` (a path never holds ``::``), so splitting at the first separator is exact.
 
     Raises:
-        ValueError: unknown framework, or an id without its separator (not produced by our parser).
+        ValueError: unknown framework (``FrameworkError``), or an id without its separator (not produced by
+            our parser).
     """
-    parser = FRAMEWORK_PARSERS.get(framework)
-    if parser is None:
-        raise ValueError(f"unknown framework {framework!r}")
+    parser = frameworks.get(framework).parser
     sep = "#" if parser == "junit" else "::"
     out = []
     for test_id in ids:

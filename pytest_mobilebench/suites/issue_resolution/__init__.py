@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench import frameworks, grading
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_dataset, load_manifest
+from pytest_mobilebench.manifest import dialects
+from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify, wilson_interval
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
@@ -154,16 +155,18 @@ class IssueResolutionSuite:
         return load_manifest(document)
 
     def load_dataset(self, path: Path, options: Mapping[str, Any]) -> list[LoadedRecord | ManifestError] | None:
-        """SWE-bench-style rows (JSON list or JSON lines); ``--dataset-framework`` fills a missing framework."""
-        return load_dataset(path, default_framework=options.get("dataset_framework"))
+        """SWE-bench, Multi-SWE-bench or MobileDev-Bench rows, detected per file (:mod:`.dialects`)."""
+        return dialects.load_dataset(path, options)
 
     def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> None:
         """Nothing beyond the record, the prediction and the keyed options."""
         return None
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
-        """:func:`regrade` of the record's instance."""
-        return regrade(record.record, evidence_dir)
+        """A new result from the item's evidence, through :meth:`_finish` (:mod:`.regrading`)."""
+        from pytest_mobilebench.suites.issue_resolution.regrading import regrade_result
+
+        return regrade_result(self, record.record, evidence_dir)
 
     # ------------------------------------------------------------------------------------- evaluate
 
@@ -184,7 +187,11 @@ class IssueResolutionSuite:
             "flags": [],
         }
         try:
-            if ctx.options.get("mb_validate"):
+            if ctx.options.get("mb_audit"):
+                from pytest_mobilebench.suites.issue_resolution.audit import audit_instance
+
+                result = audit_instance(self, instance, ctx, base)
+            elif ctx.options.get("mb_validate"):
                 result = self._validate(instance, prediction, ctx, base)
             else:
                 result = self._grade_candidate(instance, prediction, ctx, base)
@@ -324,12 +331,15 @@ class IssueResolutionSuite:
         gold_patch: str | None,
         info: PatchInfo | None,
     ) -> dict[str, Any]:
+        gold, id_matching = dialects.gold_for_run(instance, outcome.tests)  # foreign gold ids -> ours
         verdict = grading.grade(
-            fail_to_pass=instance.FAIL_TO_PASS,
-            none_to_pass=instance.NONE_TO_PASS,
-            pass_to_pass=instance.PASS_TO_PASS,
+            fail_to_pass=gold["FAIL_TO_PASS"],
+            none_to_pass=gold["NONE_TO_PASS"],
+            pass_to_pass=gold["PASS_TO_PASS"],
             outcome=outcome,
         )
+        if id_matching:
+            base = {**base, "id_matching": id_matching}
         gold_info = _safe_parse(gold_patch)
         gold_files = sorted(gold_info.paths) if gold_info else []
         pred_files = sorted(info.paths) if info else []
@@ -338,11 +348,11 @@ class IssueResolutionSuite:
         properties: dict[str, Any] = {
             "verdict": verdict.reason.value,
             "f2p_passed": counts.get("FAIL_TO_PASS", {}).get("passed", 0),
-            "f2p_total": len(instance.FAIL_TO_PASS),
+            "f2p_total": len(gold["FAIL_TO_PASS"]),
             "n2p_passed": counts.get("NONE_TO_PASS", {}).get("passed", 0),
-            "n2p_total": len(instance.NONE_TO_PASS),
+            "n2p_total": len(gold["NONE_TO_PASS"]),
             "p2p_passed": counts.get("PASS_TO_PASS", {}).get("passed", 0),
-            "p2p_total": len(instance.PASS_TO_PASS),
+            "p2p_total": len(gold["PASS_TO_PASS"]),
             "p2f": len(verdict.failing.get("PASS_TO_PASS", [])),
             "flags": ",".join(base["flags"]),
         }
@@ -497,6 +507,10 @@ class IssueResolutionSuite:
                 "valid": sum(1 for r in validated if r["validation"]["valid"]),
                 "flaky_tests": sum(len(r["validation"]["flaky"]) for r in validated),
             }
+        if any("audit" in r for r in results):
+            from pytest_mobilebench.suites.issue_resolution.audit import summarize_audit
+
+            table["audit"] = summarize_audit(results)
         return table
 
 
@@ -574,26 +588,14 @@ def regrade(instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
     Raises:
         FileNotFoundError: the evidence folder lacks the run files (the run did not reach the tests).
     """
-    run = json.loads((evidence_dir / "run.json").read_text(encoding="utf-8"))
-    output = (evidence_dir / "test_output.log").read_text(encoding="utf-8")
-    files = {
-        p.relative_to(evidence_dir / "results").as_posix(): p.read_bytes()
-        for p in sorted((evidence_dir / "results").rglob("*"))
-        if p.is_file()
-    }
-    plan = frameworks.TestPlan.from_dict(run["plan"])
-    parsed, built = parse_run(instance.framework, plan, output, files, root_dir=run.get("root_dir"))
-    outcome = grading.RunOutcome(
-        applied=True,
-        built=built,
-        timed_out=bool(run.get("timed_out")),
-        infra_error="oom_killed" if run.get("oom_killed") else None,
-        tests=parsed.tests,
-    )
+    from pytest_mobilebench.suites.issue_resolution.regrading import outcome_from_evidence
+
+    outcome = outcome_from_evidence(instance, evidence_dir)
+    gold, _ = dialects.gold_for_run(instance, outcome.tests)
     verdict = grading.grade(
-        fail_to_pass=instance.FAIL_TO_PASS,
-        none_to_pass=instance.NONE_TO_PASS,
-        pass_to_pass=instance.PASS_TO_PASS,
+        fail_to_pass=gold["FAIL_TO_PASS"],
+        none_to_pass=gold["NONE_TO_PASS"],
+        pass_to_pass=gold["PASS_TO_PASS"],
         outcome=outcome,
     )
     return verdict.to_dict()

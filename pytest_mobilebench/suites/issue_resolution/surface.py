@@ -34,6 +34,12 @@ OPTIONS: Final[tuple[Option, ...]] = (
            default=False, action="store_true", keyed=True),
     Option(("--mb-validate-runs",), "mb_validate_runs", "repeat validation runs and drop flaky tests",
            default=1, type=int, keyed=True),
+    Option(("--mb-audit",), "mb_audit",
+           "audit the instances with their gold patch: gold resolves, flaky tests, gold ids never reported, "
+           "test patch without test file, per-hunk test adequacy, duplicate fixes (docs/datasets.md)",
+           default=False, action="store_true", keyed=True),
+    Option(("--mb-audit-runs",), "mb_audit_runs", "gold runs per audited instance (at least 2: flaky tests)",
+           default=2, type=int, keyed=True),
 )
 
 MARKERS: Final[dict[str, str]] = {
