@@ -37,7 +37,7 @@ from pytest_mobilebench.predictions import Predictions, PredictionsError, load_p
 from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
 from pytest_mobilebench.report.summary import build_summary
 from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError, Option, Suite
+from pytest_mobilebench.suites.base import ItemResult, LoadedRecord, ManifestError, Option, Suite
 
 __all__ = ["InstanceItem", "InvalidInstanceItem", "ManifestFile", "MobileBenchState"]
 
@@ -441,6 +441,19 @@ def suite_fingerprint(module: str) -> str:
     return f"{__version__}+{digest.hexdigest()[:16]}"
 
 
+def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: _Context) -> dict[str, Any]:
+    """``suite.evaluate`` checked against the result contract; a raise or a broken result is recorded as an
+    infrastructure result with the traceback in ``harness_error.log``, never lost and never cached."""
+    try:
+        checked = ItemResult.from_suite(suite, suite.evaluate(record, prediction, ctx))
+    except Exception as exc:  # noqa: BLE001 - a harness bug is recorded as infra, never lost
+        import traceback
+
+        (ctx.evidence_dir / "harness_error.log").write_text(traceback.format_exc(), encoding="utf-8")
+        checked = ItemResult.harness_error(f"harness error: {type(exc).__name__}: {exc}")
+    return checked.to_dict()
+
+
 class InstanceItem(pytest.Item):
     """One benchmark instance evaluated for one model's prediction."""
 
@@ -497,20 +510,7 @@ class InstanceItem(pytest.Item):
             evidence.mkdir(parents=True, exist_ok=True)
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             ctx = _Context(state.run_id, evidence, options, state, reporter, self.funcargs)
-            try:
-                result = suite.evaluate(self.record, prediction, ctx)
-            except Exception as exc:  # noqa: BLE001 - a harness bug is recorded as infra, never lost
-                import traceback
-
-                (evidence / "harness_error.log").write_text(traceback.format_exc(), encoding="utf-8")
-                result = {
-                    "reason": "infra_error",
-                    "passed": False,
-                    "retryable": True,
-                    "infra_kind": "harness_error",
-                    "detail": f"harness error: {type(exc).__name__}: {exc}",
-                    "properties": {"infra_error": "harness_error"},
-                }
+            result = _checked_evaluate(suite, self.record, prediction, ctx)
             result.setdefault("instance_id", self.record.instance_id)
             result.setdefault("suite", self.record.suite)
             result["model_name_or_path"] = self.model

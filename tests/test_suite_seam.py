@@ -18,10 +18,20 @@ from pytest_mobilebench.suites.base import Column, Option, SuiteContractError, c
 
 #: a complete third-party suite: records are ``{id, answer}``; a prediction passes when it says the answer
 THIRD_PARTY_CONFTEST = '''
-import json, os
+import enum, json, os
 from pathlib import Path
 import pytest
 from pytest_mobilebench.suites.base import Column, LoadedRecord, ManifestError, Option
+
+
+class EchoReason(str, enum.Enum):
+    OK = "ok"
+    WRONG = "wrong"
+    FLAKY_ORACLE = "flaky_oracle"
+
+    @property
+    def is_infra(self):
+        return self is EchoReason.FLAKY_ORACLE
 
 
 class EchoSuite:
@@ -32,6 +42,7 @@ class EchoSuite:
     columns = (Column("Score", "score"),)
     fixtures = ("echo_oracle",)
     fixture_module = None
+    reasons = EchoReason
 
     def load(self, path, document):
         out = []
@@ -48,6 +59,12 @@ class EchoSuite:
 
     def evaluate(self, record, prediction, ctx):
         said = (prediction or {}).get("model_patch")
+        if said == "raise":
+            raise RuntimeError("the suite broke")
+        if said == "bogus":
+            return {"reason": "splendid", "passed": True, "properties": {}}
+        if said == "oracle-down":  # an infra reason the suite forgets to call retryable
+            return {"reason": "flaky_oracle", "passed": False, "retryable": False, "properties": {}}
         oracle = ctx.fixture("echo_oracle")
         ok = oracle(record.record["answer"], said)
         score = int(ok) + int(ctx.options["echo_bonus"])
@@ -219,7 +236,7 @@ def test_a_suite_missing_members_is_refused_naming_each() -> None:
     with pytest.raises(SuiteContractError) as info:
         SuiteRegistry()["partial"] = _Partial()  # type: ignore[assignment]
     message = str(info.value)
-    for member in ("fixtures", "fixture_module", "load_dataset", "evaluate", "summarize", "cache_material",
+    for member in ("fixtures", "fixture_module", "reasons", "load_dataset", "evaluate", "summarize", "cache_material",
                    "finish_run", "regrade"):
         assert repr(member) in message
     assert "'load'" not in message
@@ -299,3 +316,23 @@ def test_a_suites_cache_fingerprint_follows_its_own_code_only(tmp_path: Path, mo
     (package / "shared.py").write_text("X = 2\n")
     assert fingerprint("pytest_mobilebench.suites.a") != a2
     plugin.suite_fingerprint.cache_clear()
+
+
+def test_results_are_checked_and_retryable_follows_the_reason(pytester: pytest.Pytester) -> None:
+    """A suite that raises, returns a reason outside its vocabulary, or calls an infra reason not retryable:
+    the first two become harness errors (infra), the third is retryable anyway; none is cached."""
+    pytester.makeconftest(THIRD_PARTY_CONFTEST)
+    pytester.makefile(".yaml", echo=ECHO_MANIFEST)
+    _preds(pytester.path / "p.jsonl", {"echo-1": "raise", "echo-2": "bogus", "echo-3": "oracle-down"})
+    pytester.runpytest("--predictions=p.jsonl", "-p", "no:cacheprovider").assert_outcomes(failed=3)
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    entries = summary["instances"]
+    assert {k: (v["reason"], v.get("infra_kind")) for k, v in entries.items()} == {
+        "echo-1": ("infra_error", "harness_error"),
+        "echo-2": ("infra_error", "harness_error"),
+        "echo-3": ("flaky_oracle", None),
+    }
+    assert not list((pytester.path / "reports" / "cache").rglob("*.json"))
+    logs = sorted(p.read_text() for p in (pytester.path / "reports").rglob("harness_error.log"))
+    assert any("the suite broke" in text for text in logs)
+    assert any("reason 'splendid', not one of" in text for text in logs)

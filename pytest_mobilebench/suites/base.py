@@ -10,11 +10,12 @@ suite named in each file to load its records, makes one pytest item per (record,
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Final, Protocol, TypeVar, final, runtime_checkable
 
-__all__ = ["Column", "EvalContext", "LoadedRecord", "ManifestError", "Option", "Suite", "SuiteContractError", "check_suite"]
+__all__ = ["Column", "EvalContext", "LoadedRecord", "ManifestError", "Option", "INFRA_REASON", "ItemResult", "ResultContractError", "Suite", "SuiteContractError", "check_suite"]
 
 T = TypeVar("T")
 
@@ -172,6 +173,8 @@ class Suite(Protocol):
     fixtures: tuple[str, ...]
     #: dotted module of the suite's own ``@pytest.fixture`` functions (registered as a plugin), or None
     fixture_module: str | None
+    #: the closed reason vocabulary: a str-valued Enum whose members have a bool property ``is_infra``
+    reasons: type[enum.Enum]
 
     def load(self, path: Path, document: Any) -> Sequence[LoadedRecord | ManifestError]:
         """Turn one parsed manifest into records; a broken entry becomes a ManifestError alone.
@@ -214,7 +217,7 @@ class Suite(Protocol):
 #: members every suite must have: (name, is_method)
 _REQUIRED: tuple[tuple[str, bool], ...] = (
     ("name", False), ("options", False), ("markers", False), ("columns", False), ("fixtures", False),
-    ("fixture_module", False), ("load", True), ("load_dataset", True), ("evaluate", True), ("summarize", True),
+    ("fixture_module", False), ("reasons", False), ("load", True), ("load_dataset", True), ("evaluate", True), ("summarize", True),
     ("cache_material", True), ("finish_run", True), ("regrade", True),
 )
 
@@ -244,6 +247,89 @@ def check_suite(suite: Any, name: str | None = None) -> None:
             problems.append("'markers' must map marker names to descriptions")
         if isinstance(suite.fixtures, str) or not all(isinstance(f, str) for f in suite.fixtures):
             problems.append("'fixtures' must be a tuple of fixture names")
+        reasons = suite.reasons
+        if not (isinstance(reasons, type) and issubclass(reasons, enum.Enum)
+                and all(isinstance(m.value, str) and isinstance(getattr(m, "is_infra", None), bool) for m in reasons)):
+            problems.append("'reasons' must be a str-valued Enum whose members have a bool 'is_infra'")
     if problems:
         raise SuiteContractError(f"suite {name or getattr(suite, 'name', suite)!r} does not implement Suite: "
                                  + "; ".join(problems))
+
+
+#: the reason of a result the plugin makes itself when a suite raised or broke the result contract; it is an
+#: infrastructure outcome in every suite
+INFRA_REASON: Final[str] = "infra_error"
+
+_SCALARS: Final = (str, int, float, bool)
+
+
+class ResultContractError(ValueError):
+    """A suite's ``evaluate`` returned something that is not a valid result (the message says what)."""
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class ItemResult:
+    """One item's checked result; ``retryable`` follows from the reason (its ``is_infra``), never from the suite.
+
+    Attributes:
+        reason: a value of the suite's ``reasons`` vocabulary, or :data:`INFRA_REASON`.
+        passed: the item's headline success (never True for an infrastructure reason).
+        retryable: True exactly for infrastructure reasons: never cached, retried by the next run.
+        infra_kind: what failed, for infrastructure reasons (``container_died``, ``harness_error`` ...).
+        detail: one human-readable line or paragraph.
+        properties: flat ``{name: str | int | float | bool}``, the junit ``user_properties``.
+        fields: the suite's own further fields (plain builtins), kept as they are.
+    """
+
+    reason: str
+    passed: bool
+    retryable: bool
+    infra_kind: str | None
+    detail: str
+    properties: Mapping[str, str | int | float | bool]
+    fields: Mapping[str, Any]
+
+    @classmethod
+    def from_suite(cls, suite: Suite, raw: Mapping[str, Any]) -> ItemResult:
+        """Check ``raw`` (what ``suite.evaluate`` returned) against the result contract.
+
+        Raises:
+            ResultContractError: not a mapping, a reason outside the suite's vocabulary, a non-bool ``passed``,
+                an infrastructure reason that passed, or a property that is not a flat scalar.
+        """
+        if not isinstance(raw, Mapping):
+            raise ResultContractError(f"suite {suite.name!r} returned {type(raw).__name__}, not a mapping")
+        reason = raw.get("reason")
+        vocabulary = {m.value: m for m in suite.reasons}
+        if reason != INFRA_REASON and reason not in vocabulary:
+            raise ResultContractError(f"suite {suite.name!r} returned reason {reason!r}, not one of "
+                                      f"{', '.join(sorted(vocabulary))}")
+        infra = reason == INFRA_REASON or bool(vocabulary[reason].is_infra)
+        passed = raw.get("passed")
+        if not isinstance(passed, bool) or (infra and passed):
+            raise ResultContractError(f"suite {suite.name!r} returned passed={passed!r} with reason {reason!r}")
+        properties = raw.get("properties") or {}
+        bad = [k for k, v in properties.items() if not isinstance(k, str) or not isinstance(v, _SCALARS)]
+        if bad:
+            raise ResultContractError(f"suite {suite.name!r}: properties {bad} are not flat str/int/float/bool values")
+        known = {"reason", "passed", "retryable", "infra_kind", "detail", "properties"}
+        return cls(reason=str(reason), passed=passed, retryable=infra,
+                   infra_kind=(str(raw["infra_kind"]) if infra and raw.get("infra_kind") else None),
+                   detail=str(raw.get("detail") or ""), properties=dict(properties),
+                   fields={k: v for k, v in raw.items() if k not in known})
+
+    @classmethod
+    def harness_error(cls, detail: str, kind: str = "harness_error") -> ItemResult:
+        """The result the plugin records when a suite raised or broke the contract: infrastructure, retried."""
+        return cls(reason=INFRA_REASON, passed=False, retryable=True, infra_kind=kind, detail=detail,
+                   properties={"infra_error": kind}, fields={})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain builtins for xdist, JSON and the reports (the suite's fields first, the checked ones over them)."""
+        out = dict(self.fields)
+        out.update(reason=self.reason, passed=self.passed, retryable=self.retryable, detail=self.detail,
+                   properties=dict(self.properties))
+        if self.infra_kind is not None:
+            out["infra_kind"] = self.infra_kind
+        return out

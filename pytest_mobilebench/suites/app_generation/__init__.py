@@ -211,6 +211,7 @@ class AppGenerationSuite:
     columns = surface.COLUMNS
     fixtures = surface.FIXTURES
     fixture_module = None
+    reasons = AppGenReason
 
     def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
         """App generation reads no dataset dialect: its instances are manifests."""
