@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from typing import Final
 
-__all__ = ["TestState", "Transition", "Reason", "INFRA_REASONS", "transition_of"]
+__all__ = ["TestState", "Transition", "Reason", "InfraKind", "INFRA_REASONS", "transition_of"]
 
 
 @enum.unique
@@ -72,3 +72,28 @@ class Reason(str, enum.Enum):
 #: apart in every summary. ``timeout`` is not among them for issue resolution (a patch can hang the tests),
 #: but it is reported as its own reason, never folded into ``unresolved``.
 INFRA_REASONS: Final[frozenset[Reason]] = frozenset({Reason.INFRA_ERROR})
+
+
+@enum.unique
+class InfraKind(str, enum.Enum):
+    """The kind carried by an ``infra_error`` verdict: what failed, never the candidate (issue 7, item 5).
+
+    Every kind is retried by the next run (never cached) and counted apart in the summary. Values are
+    plain strings so they cross xdist and JSON unchanged; runtimes may still raise kinds not listed here
+    (``clone_failed``, ``plan_failed`` ...), which count as infrastructure all the same.
+    """
+
+    #: the container stopped (``docker kill``, ``docker stop``, a daemon restart) without a harness timeout
+    CONTAINER_DIED = "container_died"
+    #: the kernel's OOM killer struck any process of the container, whatever the exit status
+    OOM_KILLED = "oom_killed"
+    #: the Docker daemon did not answer, at start or in the middle of a run
+    DAEMON_UNREACHABLE = "daemon_unreachable"
+    #: ENOSPC anywhere: image build, container, writable-layer limit, reports folder
+    DISK_FULL = "disk_full"
+    #: the image could not be built (log attached)
+    IMAGE_BUILD_FAILED = "image_build_failed"
+    #: the repository or a commit could not be fetched
+    CLONE_FAILED = "clone_failed"
+    #: a bug of the harness itself (a traceback in ``harness_error.log``)
+    HARNESS_ERROR = "harness_error"

@@ -282,9 +282,11 @@ def test_network_is_off_unless_asked(make) -> None:
         # a timeout while the network was on: the restarted container is offline again
         assert ws.run("sleep 600", timeout_s=1, network=True).timed_out
         assert ws.run("ls /sys/class/net", timeout_s=30).output.split() == ["lo"]
-        # a container stopped behind the workspace's back is started again for the next command
+        # a container stopped behind the workspace's back is infrastructure, never restarted silently
         fx.runtime.client.containers.get(ws.container_id).kill()
-        assert ws.run("echo back; ls /sys/class/net", timeout_s=30).output.split() == ["back", "lo"]
+        with pytest.raises(InfraError) as died:
+            ws.run("echo back", timeout_s=30)
+        assert died.value.kind == "container_died"
     finally:
         ws.close()
 
@@ -345,8 +347,9 @@ def test_oom_is_detected(make) -> None:
     fx = make(mem_limit="64m")
     ws = fx.runtime.prepare(fx.spec)
     try:
-        killed = ws.run("python3 -c 'x = bytearray(200 * 1024 * 1024); print(len(x))'", timeout_s=60)
-        assert killed.oom_killed and killed.exit_code == 137 and not killed.timed_out
+        with pytest.raises(InfraError) as killed:
+            ws.run("python3 -c 'x = bytearray(200 * 1024 * 1024); print(len(x))'", timeout_s=60)
+        assert killed.value.kind == "oom_killed"
         plain_kill = ws.run("kill -9 $$", timeout_s=30)
         assert plain_kill.exit_code == 137 and not plain_kill.oom_killed
         assert ws.run("echo alive", timeout_s=30).output == "alive\n"

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["append_jsonl", "atomic_write_json", "atomic_write_text", "read_json"]
+__all__ = ["append_jsonl", "atomic_write_json", "atomic_write_text", "read_json", "write_under"]
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -52,3 +52,21 @@ def read_json(path: Path) -> Any | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def write_under(folder: Path, name: str, data: bytes) -> Path:
+    """Write ``data`` to ``folder / name`` only when that path stays inside ``folder``.
+
+    ``name`` comes from untrusted places (a container's result files): an absolute name, a ``..``
+    component or a symbolic link already in ``folder`` that leads out of it raises ``ValueError``
+    naming the file; nothing is written then. Returns the written path.
+    """
+    root = folder.resolve()
+    target = (folder / name).resolve()
+    if Path(name).is_absolute() or ".." in Path(name).parts or not target.is_relative_to(root) or target == root:
+        raise ValueError(f"refusing to write {name!r}: it leaves {folder}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink():
+        raise ValueError(f"refusing to write {name!r}: {target} is a symbolic link")
+    target.write_bytes(data)
+    return target

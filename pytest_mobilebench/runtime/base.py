@@ -26,11 +26,13 @@ class InfraError(RuntimeError):
     """The environment failed (daemon down, image build failed, clone failed, disk full, OOM).
 
     Raised by runtimes; suites turn it into the ``infra_error`` reason and never into a model failure.
-    ``kind`` is a short machine-readable tag (``"daemon_unreachable"``, ``"image_build_failed"``,
-    ``"clone_failed"``, ``"oom_killed"``, ``"disk_full"`` ...).
+    ``kind`` is a short machine-readable tag, a :class:`pytest_mobilebench.states.InfraKind` value where
+    one fits (``"container_died"``, ``"oom_killed"``, ``"daemon_unreachable"``, ``"disk_full"`` ...),
+    stored as a plain string.
     """
 
     def __init__(self, kind: str, message: str, *, log: str = "") -> None:
+        kind = str(getattr(kind, "value", kind))  # an InfraKind member or a plain string
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
@@ -110,9 +112,12 @@ class Workspace(Protocol):
 
     ``root`` is the repository folder as the test process sees it (a host path for the local runtime,
     ``/testbed`` in a container); parsers use it to make file paths in test ids repository-relative.
+    ``results_root`` is an absolute folder outside the repository, random per workspace, where the
+    harness's own result files go (:func:`pytest_mobilebench.trust.relocate_results`).
     """
 
     root: Any
+    results_root: str
 
     def apply_patch(self, patch: str, *, name: str) -> ApplyResult:
         """Apply a unified diff: ``git apply``, then ``git apply --3way``, then ``patch --fuzz``.
@@ -132,7 +137,13 @@ class Workspace(Protocol):
         """
 
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
-        """Return ``{relative path: bytes}`` for files matching any glob (``**`` allowed) under the root."""
+        """Return ``{relative path: bytes}`` for regular files matching any glob (``**`` allowed) under the
+        root; an absolute pattern names files outside it (key: the path without its leading ``/``).
+        Links and names leaving their folder are never read."""
+
+    def clear_files(self, patterns: Sequence[str]) -> list[str]:
+        """Delete the files matching ``patterns`` and empty ``results_root`` (before a test run); return
+        the deleted names as :meth:`read_files` keys them."""
 
     def diff(self) -> str:
         """The work tree's diff against the base commit, as ``git diff`` prints it (for evidence)."""

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
+from filelock import FileLock
+
 from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
 
@@ -237,10 +239,24 @@ def ensure_base_image(
         InfraError("base_image_unavailable"): not present, not pullable, and not buildable here (the
             message says how to fix it: install debootstrap, or ``docker load`` an image).
         InfraError("disk_full"): the disk filled up while building.
+
+    Steps 2 and 3 run under a per-image :class:`filelock.FileLock` in ``<cache>/locks``, so concurrent
+    runs and xdist workers import the image once (the others wait and reuse it).
     """
     report: Progress = progress or (lambda _line: None)
     if _image_exists(client, name):
         return str(client.images.get(name).id)
+    # one importer per machine: xdist workers and concurrent runs wait, then find the image made
+    lock_dir = cache_root() / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock_dir / ("base-image-" + re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".lock"))):
+        if _image_exists(client, name):
+            return str(client.images.get(name).id)
+        return _pull_or_import(client, name, mirror, report)
+
+
+def _pull_or_import(client: docker.DockerClient, name: str, mirror: str | None, report: Progress) -> str:
+    """Steps 2 and 3 of :func:`ensure_base_image` (called under its lock)."""
     if _try_pull(client, name, report):
         return str(client.images.get(name).id)
     repository, _, tag = name.partition(":")

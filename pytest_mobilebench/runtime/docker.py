@@ -31,6 +31,8 @@ import dataclasses
 import io
 import json
 import os
+import posixpath
+import secrets
 import shlex
 import socket
 import subprocess
@@ -49,10 +51,22 @@ from pytest_mobilebench.runtime.base import (
     WorkspaceSpec,
 )
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
+from pytest_mobilebench.runtime.channel import (
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
+    ChannelError,
+    Rejected,
+    glob_regex,
+    glob_root,
+    read_tar_files,
+    safe_relpath,
+)
 from pytest_mobilebench.runtime.images import (
     BASELINE_REF,
     CACHE_LEVELS,
     LABEL_RUN,
+    LABEL_USER,
     TESTBED,
     BuiltImage,
     EnvRecipeLike,
@@ -66,7 +80,10 @@ from pytest_mobilebench.runtime.patching import (
     restore_command,
     strategies_for,
 )
+from pytest_mobilebench.runtime.git import GitError, run_git
 from pytest_mobilebench.runtime.repos import RepoCache
+from pytest_mobilebench.states import InfraKind
+from pytest_mobilebench.trust import SCRUBBED_NAMES
 
 if TYPE_CHECKING:
     import docker
@@ -83,6 +100,7 @@ __all__ = [
     "default_recipe",
     "export_tree",
     "owner_label",
+    "sweep_dead_runs",
     "shallow_checkout",
 ]
 
@@ -102,18 +120,21 @@ _CHECKPOINT_FAILED: Final[int] = 97
 RecipeFactory = Callable[[Path, WorkspaceSpec], EnvRecipeLike]
 NodePackages = Callable[[EnvRecipeLike], Mapping[str, str]]
 
-#: lists files matching glob patterns (argv) under the working directory and writes them as a tar stream
-_READ_FILES_SCRIPT: Final[str] = """
-import glob, os, sys, tarfile
-seen = set()
-with tarfile.open(fileobj=sys.stdout.buffer, mode="w|") as tar:
-    for pattern in sys.argv[1:]:
-        for match in sorted(glob.glob(pattern, recursive=True)):
-            name = os.path.normpath(match)
-            if name not in seen and os.path.isfile(match):
-                seen.add(name)
-                tar.add(match, arcname=name, recursive=False)
-"""
+#: every exec gets these: the runner's start-up variables blanked (trust.SCRUBBED_NAMES), CI mode on
+_EXEC_ENV: Final[dict[str, str]] = {**{name: "" for name in sorted(SCRUBBED_NAMES)}, "CI": "true"}
+#: seconds between two looks at the writable layer's size when the daemon has no quota
+_DISK_POLL_S: Final[float] = 3.0
+#: an ownerless stopped container (a build step of a dead builder) this old is swept
+_ORPHAN_AGE_S: Final[float] = 600.0
+#: where patch files are put (the writable layer; ``put_archive`` does not reach tmpfs mounts)
+_INBOX: Final[str] = "/var/tmp"
+
+
+def _parse_bytes(size: str) -> int:
+    """Docker size units (``"512m"``, ``"10g"``) in bytes."""
+    from docker.utils import parse_bytes
+
+    return int(parse_bytes(size))
 
 
 def _is_disk_full(text: str) -> bool:
@@ -170,11 +191,42 @@ def _owner_alive(label: str) -> bool | None:
     return bool(ticks) and _process_start_ticks(int(pid_text)) == ticks
 
 
+def _sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool:
+    """Whether a listed container (``docker ps -a`` entry) belongs to a dead run (see :meth:`DockerRuntime.sweep`)."""
+    labels = entry.get("Labels") or {}
+    owner = labels.get(LABEL_OWNER, "")
+    if owner == own:
+        return False
+    if run_id is not None and labels.get(LABEL_RUN) == run_id:
+        return True
+    if not owner:
+        return entry.get("State") != "running" and time.time() - float(entry.get("Created") or 0) > _ORPHAN_AGE_S
+    return _owner_alive(owner) is False
+
+
+def sweep_dead_runs(timeout_s: float = 3) -> list[str]:
+    """Sweep the containers of dead runs when a daemon answers within ``timeout_s`` (else nothing).
+
+    Called once per run by the controller, so leftovers are removed even when every result of the run
+    comes from the cache and no runtime is ever made. Returns the removed container ids.
+    """
+    try:
+        client = connect(timeout_s=timeout_s)
+    except InfraError:
+        return []
+    try:
+        return DockerRuntime(client=client, ca_bundle=None).sweep()
+    except Exception:  # noqa: BLE001 - housekeeping never stops a run
+        return []
+    finally:
+        client.close()
+
+
 def _git(args: Sequence[str], cwd: Path | None = None) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, errors="replace", check=False)
-    if proc.returncode != 0:
-        raise InfraError("clone_failed", f"git {' '.join(args)} failed: {proc.stderr.strip()}")
-    return proc.stdout.strip()
+    try:
+        return run_git(args, cwd=cwd).strip()
+    except GitError as exc:
+        raise InfraError("clone_failed", str(exc)) from exc
 
 
 def shallow_checkout(mirror: Path, commit: str, dest: Path) -> str:
@@ -219,33 +271,24 @@ def export_tree(mirror: Path, commit: str, dest: Path) -> str:
 
 
 def default_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipeLike:
-    """Infer the environment recipe with :func:`pytest_mobilebench.runtime.recipes.infer_recipe`.
-
-    ``spec.environment["framework"]`` names the framework. The overrides are the environment record's
-    other scalar values (``node``, ``jdk``, ``gradle``, ``flutter``, ``install_command`` ...), updated by
-    its ``overrides`` mapping when it has one.
+    """:func:`pytest_mobilebench.frameworks.infer_recipe` of ``spec.environment`` (the typed environment
+    record plus ``framework``): the same fields the local runtime honours (``install`` ...).
 
     Raises:
-        InfraError("image_build_failed"): no framework given, or the recipe cannot be inferred
-            (the message carries the recipe's own explanation: file and missing value).
+        InfraError("image_build_failed"): no framework given, a bad environment record, or the recipe
+            cannot be inferred (the message carries the recipe's own explanation: file and missing value).
     """
+    import pydantic
+
+    from pytest_mobilebench import frameworks
     from pytest_mobilebench.runtime import recipes
 
-    env = dict(spec.environment)
-    framework = env.get("framework")
+    framework = spec.environment.get("framework")
     if not framework:
         raise InfraError("image_build_failed", f"{spec.instance_id}: the environment record names no 'framework'")
-    overrides: dict[str, Any] = {
-        key: value
-        for key, value in env.items()
-        if key not in {"framework", "overrides"} and isinstance(value, (str, int, float))
-    }
-    nested = env.get("overrides")
-    if isinstance(nested, Mapping):
-        overrides.update(nested)
     try:
-        return recipes.infer_recipe(repo_dir, str(framework), overrides=overrides)
-    except recipes.RecipeError as exc:
+        return frameworks.infer_recipe(repo_dir, str(framework), spec.environment)
+    except (recipes.RecipeError, frameworks.FrameworkError, pydantic.ValidationError) as exc:
         raise InfraError("image_build_failed", f"{spec.instance_id}: no environment recipe: {exc}") from exc
 
 
@@ -286,46 +329,101 @@ class _BoundedOutput:
         return (bytes(self.head) + middle + b"".join(self.tail)).decode("utf-8", errors="replace")
 
 
+@contextlib.contextmanager
+def _docker_errors(client: docker.DockerClient, instance_id: str, what: str) -> Iterator[None]:
+    """Translate what the docker SDK raises into named :class:`InfraError` kinds (issue 7, item 5).
+
+    ENOSPC in the message -> ``disk_full``; the container gone or not running -> ``container_died``; a
+    daemon that no longer answers ``ping`` -> ``daemon_unreachable``; another API error -> ``docker_error``.
+    """
+    import docker.errors
+    import requests
+    import urllib3.exceptions
+
+    try:
+        yield
+    except InfraError:
+        raise
+    except (docker.errors.DockerException, requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        text = str(exc)
+        if _is_disk_full(text):
+            raise InfraError(InfraKind.DISK_FULL, f"{instance_id}: {what}: {text}") from exc
+        if not _answers(client):
+            raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{instance_id}: {what}: the daemon stopped answering ({text})") from exc
+        if isinstance(exc, docker.errors.NotFound) or "is not running" in text or "is restarting" in text:
+            raise InfraError(InfraKind.CONTAINER_DIED, f"{instance_id}: {what}: the container is gone ({text})") from exc
+        raise InfraError("docker_error", f"{instance_id}: {what}: {text}") from exc
+
+
+def _answers(client: docker.DockerClient) -> bool:
+    try:
+        client.ping()
+    except Exception:  # noqa: BLE001 - any failure of ping means "no daemon"
+        return False
+    return True
+
+
 @final
 class DockerWorkspace:
     """One running container with the repository at ``/testbed`` (tag ``mobilebench-base`` = base tree).
 
-    Created by :meth:`DockerRuntime.prepare`; implements
-    :class:`~pytest_mobilebench.runtime.base.Workspace`.
+    Created by :meth:`DockerRuntime.start`; implements :class:`~pytest_mobilebench.runtime.base.Workspace`.
+    Files come back only through the daemon (``get_archive``), never through a program in the container;
+    every name is checked by :mod:`pytest_mobilebench.runtime.channel` and refused names are kept in
+    :attr:`rejected` for the evidence.
 
     Attributes:
         container_id: the container's id.
         image: the instance image it runs.
         instance_id: the benchmark instance.
+        results_root: a folder outside the repository, random per workspace, emptied by :meth:`clear_files`.
+        rejected: names refused by the last :meth:`read_files` (absolute, ``..``, links, too large).
     """
 
     root: Final[str] = TESTBED
 
-    def __init__(self, client: docker.DockerClient, container: Container, image: BuiltImage, instance_id: str) -> None:
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        container: Container,
+        image: BuiltImage,
+        instance_id: str,
+        *,
+        disk_limit_bytes: int | None = None,
+    ) -> None:
         self._client = client
         self._container = container
         self.container_id: str = str(container.id)
         self.image = image
         self.instance_id = instance_id
+        self.results_root = f"{_INBOX}/mb-results-{secrets.token_hex(16)}"
+        self.rejected: list[Rejected] = []
+        self._disk_limit = disk_limit_bytes
         self._closed = False
         self._killed = False
         self._lock = threading.Lock()
+        self._started_at = self._state().get("StartedAt")
 
     # ------------------------------------------------------------------------------------ execution
 
+    def _state(self) -> dict[str, Any]:
+        self._container.reload()
+        return dict(self._container.attrs.get("State") or {})
+
     def _create_exec(self, argv: list[str]) -> str:
-        """Create an exec; a container that stopped (its init killed by the OOM killer, say) is started
-        again first, offline, with its file system as it was."""
+        """Create an exec (scrubbed environment); a stopped container is ``container_died``."""
         import docker.errors
 
-        api = self._client.api
         try:
-            return str(api.exec_create(self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True)["Id"])
+            return str(
+                self._client.api.exec_create(
+                    self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True, environment=_EXEC_ENV
+                )["Id"]
+            )
         except docker.errors.APIError as exc:
-            if exc.status_code != 409:  # 409: "container ... is not running"
-                raise
-        self._container.start()
-        return str(api.exec_create(self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True)["Id"])
+            if exc.status_code == 409:  # "container ... is not running": stopped from outside
+                raise InfraError(InfraKind.CONTAINER_DIED, f"{self.instance_id}: the container stopped: {exc}") from exc
+            raise
 
     def _exec_stream(self, argv: list[str]) -> tuple[str, Iterator[bytes]]:
         exec_id = self._create_exec(argv)
@@ -348,13 +446,12 @@ class DockerWorkspace:
             bridge.disconnect(self.container_id, force=True)
 
     def _oom_killed(self, since: float) -> bool:
-        """Whether the kernel's OOM killer struck in this container since the wall-clock time ``since``.
+        """Whether the kernel's OOM killer struck any process of this container since wall-clock ``since``.
 
         ``State.OOMKilled`` is only set when the container's main process dies (cgroup v1, Docker 20.10),
         so the daemon's ``oom`` events of the container since ``since`` are asked too.
         """
-        self._container.reload()
-        if self._container.attrs.get("State", {}).get("OOMKilled"):
+        if self._state().get("OOMKilled"):
             return True
         now = time.time() + 0.001
         events = self._client.api.events(
@@ -368,82 +465,121 @@ class DockerWorkspace:
         finally:
             events.close()
 
+    def _check_alive(self) -> None:
+        """``container_died`` when the container stopped or was restarted behind the harness's back."""
+        state = self._state()
+        if not state.get("Running") or state.get("StartedAt") != self._started_at:
+            raise InfraError(
+                InfraKind.CONTAINER_DIED,
+                f"{self.instance_id}: the container stopped during the run without a harness timeout "
+                f"(status {state.get('Status')}, exit {state.get('ExitCode')}, finished {state.get('FinishedAt')})",
+            )
+
+    def _layer_bytes(self) -> int:
+        """Size of the container's writable layer (``SizeRw``), in bytes."""
+        entries = self._client.api.containers(all=True, size=True, filters={"id": self.container_id})
+        return int((entries[0] if entries else {}).get("SizeRw") or 0)
+
+    def _wait(self, reader: threading.Thread, timeout_s: float) -> tuple[bool, bool]:
+        """Join ``reader`` within ``timeout_s``; ``(timed out, writable layer over the limit)``."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return True, False
+            reader.join(min(remaining, _DISK_POLL_S) if self._disk_limit else remaining)
+            if not reader.is_alive():
+                return False, False
+            if self._disk_limit and self._layer_bytes() > self._disk_limit:
+                return False, True
+
     def _ensure_running(self) -> None:
-        """After a timeout kill the container is stopped; start it again (still offline) to read files."""
+        """After the harness's own kill the container is stopped; start it again (still offline) to read files."""
         if self._closed:
             raise InfraError("workspace_error", f"{self.instance_id}: the workspace is closed")
         if self._killed:
-            self._container.reload()
-            if self._container.status != "running":
+            if not self._state().get("Running"):
                 self._container.start()
+            self._started_at = self._state().get("StartedAt")
             self._killed = False
 
     def run(self, command: str, *, timeout_s: float, network: bool = False) -> RunResult:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.run`.
 
-        ``bash -c command`` runs in ``/testbed``. On timeout the container is killed (every process
-        in it), ``exit_code`` is None and ``timed_out`` True; the workspace can still be read
-        (:meth:`read_files`, :meth:`diff` restart the stopped container, offline) and closed.
+        ``bash -c command`` runs in ``/testbed`` as the container's user, with the runner's start-up
+        variables blanked (:data:`pytest_mobilebench.trust.SCRUBBED_NAMES`). On timeout the container is
+        killed (every process in it), ``exit_code`` is None and ``timed_out`` True; the workspace can
+        still be read (:meth:`read_files`, :meth:`diff` restart the stopped container, offline) and closed.
 
         Raises:
-            InfraError: ``daemon_unreachable`` (the daemon went away), ``disk_full``.
+            InfraError: ``oom_killed`` (any process of the container, whatever the exit status),
+                ``container_died`` (stopped or restarted from outside), ``daemon_unreachable``,
+                ``disk_full`` (ENOSPC, or the writable layer grew past the limit where the daemon has
+                no quota: the container is killed).
         """
+        with self._lock, _docker_errors(self._client, self.instance_id, f"running {command!r}"):
+            return self._run_locked(command, timeout_s=timeout_s, network=network)
+
+    def _run_locked(self, command: str, *, timeout_s: float, network: bool) -> RunResult:
         import docker.errors
         import requests
         import urllib3.exceptions
 
-        with self._lock:
-            self._ensure_running()
-            started = time.monotonic()
-            wall_start = time.time()
-            output = _BoundedOutput()
-            failure: list[BaseException] = []
-            exec_id = ""
+        self._ensure_running()
+        started = time.monotonic()
+        wall_start = time.time()
+        output = _BoundedOutput()
+        failure: list[BaseException] = []
 
-            def pump(stream: Iterator[bytes]) -> None:
-                try:
-                    for chunk in stream:
-                        output.add(chunk)
-                except (OSError, requests.RequestException, urllib3.exceptions.HTTPError, docker.errors.DockerException) as exc:
-                    failure.append(exc)  # the stream breaks when the container is killed: expected then
-
+        def pump(stream: Iterator[bytes]) -> None:
             try:
-                if network:
-                    self._network(True)
-                exec_id, stream = self._exec_stream(["/bin/bash", "-c", command])
-                reader = threading.Thread(target=pump, args=(stream,), name=f"exec-{exec_id[:12]}", daemon=True)
-                reader.start()
-                reader.join(timeout_s)
-                timed_out = reader.is_alive()
-                code: int | None
-                if timed_out:
-                    with contextlib.suppress(docker.errors.APIError):
-                        self._container.kill()
-                    self._killed = True
-                    reader.join(30)
-                    code = None
-                else:
-                    code = self._exit_code(exec_id)
-            except (docker.errors.APIError, requests.RequestException) as exc:
-                text = str(exc)
-                if _is_disk_full(text):
-                    raise InfraError("disk_full", f"{self.instance_id}: {text}") from exc
-                raise InfraError("daemon_unreachable", f"{self.instance_id}: running {command!r} failed: {text}") from exc
-            finally:
-                if network:  # also after a kill: a restarted container must come back offline
-                    with contextlib.suppress(docker.errors.APIError, requests.RequestException):
-                        self._network(False)
-            oom = code in (137, None) and not timed_out and self._oom_killed(wall_start)
-            if failure and not timed_out and code is None:
-                raise InfraError("daemon_unreachable", f"{self.instance_id}: output stream failed: {failure[0]}")
-            return RunResult(
-                command=command,
-                exit_code=code,
-                output=output.text(),
-                duration_s=round(time.monotonic() - started, 3),
-                timed_out=timed_out,
-                oom_killed=oom,
+                for chunk in stream:
+                    output.add(chunk)
+            except (OSError, requests.RequestException, urllib3.exceptions.HTTPError, docker.errors.DockerException) as exc:
+                failure.append(exc)  # the stream breaks when the container is killed: expected then
+
+        try:
+            if network:
+                self._network(True)
+            exec_id, stream = self._exec_stream(["/bin/bash", "-c", command])
+            reader = threading.Thread(target=pump, args=(stream,), name=f"exec-{exec_id[:12]}", daemon=True)
+            reader.start()
+            timed_out, over_disk = self._wait(reader, timeout_s)
+            code: int | None = None
+            if timed_out or over_disk:
+                with contextlib.suppress(docker.errors.APIError):
+                    self._container.kill()
+                self._killed = True
+                reader.join(30)
+            else:
+                code = self._exit_code(exec_id)
+                self._check_alive()
+        finally:
+            if network:  # also after a kill: a restarted container must come back offline
+                with contextlib.suppress(docker.errors.APIError, requests.RequestException):
+                    self._network(False)
+        if self._oom_killed(wall_start):
+            raise InfraError(InfraKind.OOM_KILLED, f"{self.instance_id}: the OOM killer struck during {command!r}", log=output.text()[-20000:])
+        if over_disk:
+            raise InfraError(
+                InfraKind.DISK_FULL,
+                f"{self.instance_id}: {command!r} wrote more than {self._disk_limit} bytes to the container's "
+                "writable layer; the container was killed",
+                log=output.text()[-20000:],
             )
+        if failure and not timed_out and code is None:
+            raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{self.instance_id}: output stream failed: {failure[0]}")
+        text = output.text()
+        if code not in (0, None) and _is_disk_full(text):  # ENOSPC anywhere: named, retried, never scored
+            raise InfraError(InfraKind.DISK_FULL, f"{self.instance_id}: {command!r} ran out of disk space", log=text[-20000:])
+        return RunResult(
+            command=command,
+            exit_code=code,
+            output=text,
+            duration_s=round(time.monotonic() - started, 3),
+            timed_out=timed_out,
+            oom_killed=False,
+        )
 
     def _sh(self, command: str) -> tuple[int, str]:
         """``(exit code, output)`` of a housekeeping command (124 when it timed out)."""
@@ -452,12 +588,13 @@ class DockerWorkspace:
 
     def _stdout(self, argv: list[str]) -> tuple[int, bytes, bytes]:
         """``(exit code, stdout, stderr)`` of a short command, kept apart (binary-safe)."""
-        with self._lock:
+        with self._lock, _docker_errors(self._client, self.instance_id, f"running {argv[0]}"):
             self._ensure_running()
             exec_id = self._create_exec(argv)
             out, err = self._client.api.exec_start(exec_id, demux=True)
             code = self._exit_code(exec_id)
         return (code if code is not None else 124), out or b"", err or b""
+
 
     # ---------------------------------------------------------------------------- workspace protocol
 
@@ -466,7 +603,7 @@ class DockerWorkspace:
 
         The tree is checkpointed (``patching.CHECKPOINT``, in the same exec as the first attempt),
         the patch is copied to
-        ``/tmp/mobilebench-<name>.diff`` and :func:`~pytest_mobilebench.runtime.patching.apply_with_fallbacks`
+        ``/var/tmp/mobilebench-<name>.diff`` and :func:`~pytest_mobilebench.runtime.patching.apply_with_fallbacks`
         runs its ladder inside the container, resetting (``patching.RESET``) between attempts.
 
         Raises:
@@ -482,7 +619,7 @@ class DockerWorkspace:
             info.mode = 0o644
             tar.addfile(info, io.BytesIO(data))
         self._ensure_running()
-        self._container.put_archive("/tmp", archive.getvalue())
+        self._container.put_archive(_INBOX, archive.getvalue())
         checkpointed = False
 
         def execute(command: str) -> tuple[int, str]:
@@ -500,7 +637,7 @@ class DockerWorkspace:
             return code, out
 
         return apply_with_fallbacks(
-            execute, shlex.quote(f"/tmp/{file_name}"), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
+            execute, shlex.quote(f"{_INBOX}/{file_name}"), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
         )
 
     def restore_paths(self, paths: Sequence[str]) -> None:
@@ -516,34 +653,114 @@ class DockerWorkspace:
             raise InfraError("workspace_error", f"{self.instance_id}: cannot restore {list(paths)}: {out}")
 
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
-        """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`.
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`; absolute patterns are allowed
+        too (their keys are the path without the leading ``/``).
 
-        Globs are expanded by Python's ``glob.glob(recursive=True)`` inside the container (the same
-        semantics as the local runtime) and the matches come back as one tar stream.
+        The one-way channel (issue 7, item 1): names are listed with ``/usr/bin/find`` (its answer is
+        untrusted: every name is checked, matched against the glob on the host and must stay under the
+        glob's folder), then each file is copied out by the daemon (``get_archive``) and only a regular
+        file of the expected name and bounded size is kept (:func:`~pytest_mobilebench.runtime.channel.read_tar_files`).
+        Refused names go to :attr:`rejected`.
 
         Raises:
-            InfraError("workspace_error"): the listing failed.
+            InfraError: ``daemon_unreachable``, ``container_died``, ``docker_error``.
         """
-        if not patterns:
-            return {}
-        for _attempt in range(3):
-            code, out, err = self._stdout(["python3", "-c", _READ_FILES_SCRIPT, *patterns])
-            if code != 0:
-                raise InfraError(
-                    "workspace_error",
-                    f"{self.instance_id}: reading {list(patterns)} failed: {err.decode(errors='replace')}",
-                )
-            if out:  # a tar stream, even of no file, is never empty: an empty one was lost on the way
-                break
-        else:
-            raise InfraError("workspace_error", f"{self.instance_id}: reading {list(patterns)} returned no tar stream")
+        self.rejected = []
         found: dict[str, bytes] = {}
-        with tarfile.open(fileobj=io.BytesIO(out), mode="r|") as tar:
-            for member in tar:
-                handle = tar.extractfile(member)
-                if member.isfile() and handle is not None:
-                    found[member.name] = handle.read()
+        total = 0
+        for path, key in self._matches(patterns):
+            data = None if key in found else self._fetch(path)
+            if data is None:
+                continue
+            if total + len(data) > MAX_TOTAL_BYTES:
+                self.rejected.append(Rejected(path, f"over the total of {MAX_TOTAL_BYTES} bytes per read"))
+                continue
+            total += len(data)
+            found[key] = data
         return found
+
+    def clear_files(self, patterns: Sequence[str]) -> list[str]:
+        """Delete every file matching ``patterns`` and make :attr:`results_root` a fresh empty folder.
+
+        Called before the test run, so a result file planted by the candidate's patch is never read as
+        this run's. Returns the deleted keys (as :meth:`read_files` names them).
+
+        Raises:
+            InfraError: the deletion failed, or a daemon error.
+        """
+        matches = self._matches(patterns)
+        paths = [path for path, _ in matches]
+        for argv in (["/bin/rm", "-rf", "--", self.results_root], *(
+            ["/bin/rm", "-f", "--", *paths[i : i + 500]] for i in range(0, len(paths), 500)
+        )):
+            code, _out, err = self._stdout(argv)
+            if code != 0:
+                raise InfraError("workspace_error", f"{self.instance_id}: cannot empty result files: {err.decode(errors='replace')}")
+        code, _out, err = self._stdout(["/bin/mkdir", "-m", "700", "-p", self.results_root])
+        if code != 0:
+            raise InfraError("workspace_error", f"{self.instance_id}: cannot make {self.results_root}: {err.decode(errors='replace')}")
+        return sorted({key for _, key in matches})
+
+    def _matches(self, patterns: Sequence[str]) -> list[tuple[str, str]]:
+        """``(absolute path in the container, key)`` of the listed files that match ``patterns``."""
+        out: list[tuple[str, str]] = []
+        for pattern in patterns:
+            full = pattern if pattern.startswith("/") else f"{TESTBED}/{pattern}"
+            folder = glob_root(full)
+            regex = glob_regex(full.lstrip("/"))
+            for rel in self._list(folder):
+                path = posixpath.join(folder, rel)
+                if regex.match(path.lstrip("/")):
+                    key = path.lstrip("/") if pattern.startswith("/") else posixpath.relpath(path, TESTBED)
+                    out.append((path, key))
+        return out
+
+    def _list(self, folder: str) -> list[str]:
+        """Regular files under ``folder`` (not in ``node_modules`` or ``.git``), relative, each name checked."""
+        code, out, _err = self._stdout(
+            ["/usr/bin/find", folder, "(", "-name", "node_modules", "-o", "-name", ".git", ")", "-prune",
+             "-o", "-type", "f", "-print0"]
+        )
+        names: list[str] = []
+        for raw in out.split(b"\0"):
+            name = raw.decode("utf-8", errors="surrogateescape")
+            if not name:
+                continue
+            try:
+                if not name.startswith(folder.rstrip("/") + "/"):
+                    raise ChannelError(f"listed name {name!r} is not under {folder}")
+                names.append(safe_relpath(name[len(folder.rstrip("/")) + 1 :]))
+            except ChannelError as exc:
+                self.rejected.append(Rejected(name, str(exc)))
+            if len(names) >= MAX_FILES:
+                self.rejected.append(Rejected(folder, f"more than {MAX_FILES} files: the rest is not read"))
+                break
+        del code  # find exits 1 for a missing folder: no file, not an error
+        return names
+
+    def _fetch(self, path: str) -> bytes | None:
+        """One regular file copied out by the daemon, or None (gone, refused: see :attr:`rejected`)."""
+        import docker.errors
+
+        with _docker_errors(self._client, self.instance_id, f"copying {path} out"):
+            try:
+                stream, stat = self._client.api.get_archive(self.container_id, path)
+            except docker.errors.NotFound:
+                return None
+            if int(stat.get("size") or 0) > MAX_FILE_BYTES:
+                self.rejected.append(Rejected(path, f"{stat.get('size')} bytes, over {MAX_FILE_BYTES}"))
+                return None
+            try:
+                files, refused = read_tar_files(stream, max_total_bytes=MAX_FILE_BYTES)
+            except ChannelError as exc:
+                self.rejected.append(Rejected(path, str(exc)))
+                return None
+        self.rejected += refused
+        expected = posixpath.basename(path)
+        for name in files:
+            if name != expected:
+                self.rejected.append(Rejected(name, f"unexpected member in the archive of {path}"))
+        return files.get(expected)
 
     def diff(self) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.diff` (``patching.DIFF``, stdout only).
@@ -557,13 +774,15 @@ class DockerWorkspace:
         return out.decode("utf-8", errors="replace")
 
     def close(self) -> None:
-        """Remove the container (killing what still runs). Safe after a timeout and safe to call twice."""
+        """Remove the container (killing what still runs). Safe after a timeout, after the daemon went
+        away (the container is then left for the next run's sweep) and safe to call twice."""
         import docker.errors
+        import requests
 
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(docker.errors.NotFound):
+        with contextlib.suppress(docker.errors.DockerException, requests.RequestException, OSError):
             self._container.remove(force=True, v=True)
 
 
@@ -581,6 +800,7 @@ class DockerRuntime:
         mem_limit: container memory limit (docker units, ``"4g"``); swap is not added on top.
         cpus: CPU limit in CPUs (converted to ``nano_cpus``); ``nano_cpus`` sets it directly.
         pids_limit: maximum number of processes in the container; None for docker's default.
+        disk_limit: bound of a container's writable layer (docker units, ``"10g"``); None for none.
         base_image: the Debian image under the base layer.
         repos: where repositories come from (default: ``RepoCache(run_id=run_id)``).
         recipe_factory: ``(host checkout, spec) -> recipe``; default :func:`default_recipe`.
@@ -606,6 +826,7 @@ class DockerRuntime:
         cpus: float | None = None,
         nano_cpus: int | None = None,
         pids_limit: int | None = None,
+        disk_limit: str | None = "10g",
         base_image: str = DEFAULT_BASE_IMAGE,
         repos: RepoCache | None = None,
         recipe_factory: RecipeFactory | None = None,
@@ -629,6 +850,8 @@ class DockerRuntime:
         self.mem_limit = mem_limit
         self.nano_cpus = nano_cpus if nano_cpus is not None else (int(cpus * 1e9) if cpus else None)
         self.pids_limit = pids_limit
+        self.disk_limit = disk_limit
+        self._quota: bool | None = None  # does the storage driver take a size quota? (asked on first start)
         self.base_image = base_image
         self.repos = repos or RepoCache(run_id=run_id)
         self.recipe_factory: RecipeFactory = recipe_factory or default_recipe
@@ -715,6 +938,7 @@ class DockerRuntime:
                 install_command=recipe.install_command,
                 checkout_dir=checkout,
                 log_dir=log_dir,
+                unprivileged=getattr(recipe, "framework", None) == "react-native",
             )
         self._memo[memo_key] = instance
         return instance
@@ -732,22 +956,46 @@ class DockerRuntime:
         return self.start(image, spec.instance_id)
 
     def start(self, image: BuiltImage, instance_id: str) -> DockerWorkspace:
-        """Create and start a labelled, offline container from an already built ``image``.
+        """Create and start a labelled, offline, confined container from an already built ``image``.
+
+        Confinement (issue 7, item 3): the image's :data:`~pytest_mobilebench.runtime.images.LABEL_USER`
+        when it has one (else root), every capability dropped, ``no-new-privileges``, the memory / CPU /
+        process limits, and the writable layer bounded by ``disk_limit``: a ``storage_opt`` quota where
+        the daemon's storage driver has one, else the workspace kills the run when the layer outgrows it.
 
         Raises:
-            InfraError: ``daemon_unreachable``, ``disk_full``.
+            InfraError: ``daemon_unreachable``, ``disk_full``, ``docker_error``.
         """
         import docker.errors
-        import requests
 
         client = self.client
+        with _docker_errors(client, instance_id, f"starting a container from {image.tag}"):
+            labels = client.api.inspect_image(image.image_id).get("Config", {}).get("Labels") or {}
+            options = self._container_options(instance_id, user=labels.get(LABEL_USER))
+            container = self._create(image, options)
+            try:
+                # offline while tests run: leave the default bridge before the first process starts
+                client.networks.get("bridge").disconnect(container.id, force=True)
+                container.start()
+            except BaseException:
+                with contextlib.suppress(docker.errors.DockerException):
+                    container.remove(force=True)
+                raise
+        limit = None if self._quota or not self.disk_limit else _parse_bytes(self.disk_limit)
+        return DockerWorkspace(client, container, image, instance_id, disk_limit_bytes=limit)
+
+    def _container_options(self, instance_id: str, *, user: str | None) -> dict[str, Any]:
         options: dict[str, Any] = {
             "command": ["sleep", "infinity"],
             "detach": True,
             "init": True,
             "working_dir": TESTBED,
             "labels": {LABEL_RUN: self.run_id, LABEL_INSTANCE: instance_id, LABEL_OWNER: self._owner},
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
         }
+        if user:
+            options["user"] = user
         if self.mem_limit:
             options["mem_limit"] = self.mem_limit
             options["memswap_limit"] = self.mem_limit
@@ -755,45 +1003,41 @@ class DockerRuntime:
             options["nano_cpus"] = self.nano_cpus
         if self.pids_limit:
             options["pids_limit"] = self.pids_limit
-        container = None
-        try:
-            container = client.containers.create(image.image_id, **options)
-            # offline while tests run: leave the default bridge before the first process starts
-            client.networks.get("bridge").disconnect(container.id, force=True)
-            container.start()
-        except (docker.errors.APIError, requests.RequestException) as exc:
-            if container is not None:
-                with contextlib.suppress(docker.errors.APIError, requests.RequestException):
-                    container.remove(force=True)
-            text = str(exc)
-            kind = "disk_full" if _is_disk_full(text) else "daemon_unreachable"
-            raise InfraError(kind, f"{instance_id}: cannot start a container from {image.tag}: {text}") from exc
-        return DockerWorkspace(client, container, image, instance_id)
+        return options
+
+    def _create(self, image: BuiltImage, options: dict[str, Any]) -> Container:
+        """Create the container, with a ``storage_opt`` size quota when the daemon supports one (asked once)."""
+        import docker.errors
+
+        if self.disk_limit and self._quota is not False:
+            try:
+                container = self.client.containers.create(image.image_id, storage_opt={"size": self.disk_limit}, **options)
+                self._quota = True
+                return container
+            except docker.errors.APIError as exc:
+                if "storage-opt" not in str(exc) and "storage_opt" not in str(exc):
+                    raise
+                self._quota = False  # e.g. overlay2 over ext4: "supported only for overlay over xfs with 'pquota'"
+        return self.client.containers.create(image.image_id, **options)
 
     # -------------------------------------------------------------------------------------- hygiene
 
     def sweep(self, run_id: str | None = None) -> list[str]:
-        """Remove leftover containers: those of ``run_id`` (when given) and those whose owner process died.
+        """Remove leftover containers whose owning run is dead (and those of ``run_id`` when given).
 
-        Call at session start. A container's owner is the ``mobilebench.owner`` label
-        (``host:pid:start time``); containers of live processes (other xdist workers, other sessions)
-        and of other hosts are kept.
+        A container's owner is the ``mobilebench.owner`` label (``host:pid:start time``); containers of
+        live processes (other xdist workers, other sessions) and of other hosts are kept. A container
+        with a mobilebench label but no owner (a build step inheriting its parent image's labels, left
+        by a builder or daemon that died) is removed once stopped and older than 10 minutes.
 
         Returns:
             The removed container ids.
         """
-        import docker.errors
-
         removed: list[str] = []
         # low-level listing (no per-container re-read that a concurrent removal could break)
         for entry in self.client.api.containers(all=True, filters={"label": LABEL_RUN}):
-            labels = entry.get("Labels") or {}
-            owner = labels.get(LABEL_OWNER, "")
-            if owner == self._owner:
-                continue
-            dead = (run_id is not None and labels.get(LABEL_RUN) == run_id) or _owner_alive(owner) is False
-            if dead:
-                with contextlib.suppress(docker.errors.NotFound):
+            if _sweepable(entry, own=self._owner, run_id=run_id):
+                with contextlib.suppress(Exception):  # gone already, or removal in progress elsewhere
                     self.client.api.remove_container(entry["Id"], force=True, v=True)
                     removed.append(str(entry["Id"]))
         return removed

@@ -48,6 +48,7 @@ from pytest_mobilebench.runtime.baseimage import (
     cache_root,
     ensure_base_image,
 )
+from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.recipes.common import HOST_CA_CONTEXT_FILE
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ __all__ = [
     "LABEL_INPUTS",
     "LABEL_LEVEL",
     "LABEL_RUN",
+    "LABEL_USER",
+    "TEST_USER",
     "TESTBED",
     "BuiltImage",
     "EnvRecipeLike",
@@ -75,13 +78,17 @@ __all__ = [
 TESTBED: Final[str] = "/testbed"
 #: git tag (inside /testbed) naming the tree after dependency installation; the shell snippets of
 #: :mod:`pytest_mobilebench.runtime.patching` (RESET, DIFF, restore_command) diff and restore against it
-BASELINE_REF: Final[str] = "mobilebench-base"
+BASELINE_REF: Final[str] = BASE_REF
 #: SWE-bench's cache levels, from keeping nothing to keeping every image
 CACHE_LEVELS: Final[tuple[str, ...]] = ("none", "base", "env", "instance")
 
 LABEL_INPUTS: Final[str] = "mobilebench.inputs"
 LABEL_LEVEL: Final[str] = "mobilebench.level"
 LABEL_RUN: Final[str] = "mobilebench.run_id"
+#: on instance images whose tests run unprivileged: ``uid:gid`` of the test user
+LABEL_USER: Final[str] = "mobilebench.user"
+#: the unprivileged test user of instance images (``uid:gid``)
+TEST_USER: Final[str] = "10001:10001"
 
 _CA_NAME: Final[str] = "mobilebench-host-ca.crt"
 _SYSTEM_BUNDLE: Final[str] = "/etc/ssl/certs/ca-certificates.crt"
@@ -228,22 +235,37 @@ git tag -f {BASELINE_REF} HEAD >/dev/null
 """
 
 
-def instance_dockerfile(env_tag: str, install_command: str) -> str:
+def instance_dockerfile(env_tag: str, install_command: str, *, unprivileged: bool = False) -> str:
     """The instance layer's Dockerfile: copy the checkout to ``/testbed``, install, record a baseline.
 
     After ``install_command``, :data:`BASELINE_SCRIPT` adds the untracked files it created to
     ``.git/info/exclude`` and commits the tracked files it changed on top of the base commit; the tag
     :data:`BASELINE_REF` names the result, so that the workspace's diff shows only what patches change.
+
+    ``unprivileged``: add the user :data:`TEST_USER` (uid 10001), give it the work tree except every
+    ``node_modules`` folder (installed dependencies stay root's: read-only to the tests) and label the
+    image :data:`LABEL_USER`; containers then run as that user (issue 7, item 3). Toolchains whose
+    caches live in root's home (Gradle, Flutter) keep root, with every capability dropped.
     """
     install = install_command.strip() or "true"
-    return (
-        f"FROM {env_tag}\n"
-        f"COPY testbed {TESTBED}\n"
-        "COPY mobilebench-baseline.sh /usr/local/bin/mobilebench-baseline\n"
-        f"WORKDIR {TESTBED}\n"
-        f"RUN {json.dumps(['/bin/bash', '-c', 'set -e; ' + install])}\n"
-        'RUN ["/usr/local/bin/mobilebench-baseline"]\n'
-    )
+    lines = [
+        f"FROM {env_tag}",
+        f"COPY testbed {TESTBED}",
+        "COPY mobilebench-baseline.sh /usr/local/bin/mobilebench-baseline",
+        f"WORKDIR {TESTBED}",
+        f"RUN {json.dumps(['/bin/bash', '-c', 'set -e; ' + install])}",
+        'RUN ["/usr/local/bin/mobilebench-baseline"]',
+    ]
+    if unprivileged:
+        uid = TEST_USER.split(":")[0]
+        own = (
+            f"set -e; useradd --uid {uid} --user-group --create-home --shell /bin/bash mobilebench; "
+            f"find {TESTBED} -name node_modules -prune -o -exec chown -h {TEST_USER} {{}} +; "
+            f"for d in $(find {TESTBED} -name node_modules -prune -print); do "
+            f"mkdir -p $d/.cache && chown {TEST_USER} $d/.cache; done"
+        )
+        lines += [f"RUN {json.dumps(['/bin/bash', '-c', own])}", f'LABEL {LABEL_USER}="{TEST_USER}"']
+    return "\n".join(lines) + "\n"
 
 
 def npm_pack(spec: str, dest_dir: Path, *, progress: Progress | None = None) -> Path:
@@ -407,6 +429,7 @@ class ImageBuilder:
         install_command: str,
         checkout_dir: Path | Callable[[], Path],
         log_dir: Path | None = None,
+        unprivileged: bool = False,
     ) -> BuiltImage:
         """The instance layer (``mobilebench/inst.<id>:<h12>``).
 
@@ -418,11 +441,12 @@ class ImageBuilder:
                 the build context as ``testbed/`` only when a build is needed), or a function making
                 it, called only then.
             log_dir: where this build's log goes (default: the builder's ``log_dir``).
+            unprivileged: tests run as :data:`TEST_USER` (see :func:`instance_dockerfile`).
 
         Raises:
             InfraError: ``image_build_failed`` (the install command failed: log attached), ``disk_full``.
         """
-        dockerfile = instance_dockerfile(env.tag, install_command)
+        dockerfile = instance_dockerfile(env.tag, install_command, unprivileged=unprivileged)
         tag_hash = content_hash(env.tag, repo, base_commit, install_command)
         inputs = content_hash("instance", tag_hash, env.image_id, dockerfile)
         tag = f"mobilebench/inst.{docker_name(instance_id)}:{tag_hash[:12]}"

@@ -1,14 +1,16 @@
 """The local runtime: a temporary git work tree on the host.
 
-Used where Docker is not wanted (``--mb-runtime=local``): fast, but the instance's toolchain must
-already be on the host, and networking cannot be switched off while tests run (documented in the
-README). The test command runs in its own process group; on timeout the whole group is killed.
+Used where Docker is not wanted (``--mb-runtime=local``, which needs ``--mb-trust-candidates``): fast,
+but the instance's toolchain must already be on the host, and the candidate's code runs UNISOLATED with
+the user's rights: it can read and write the user's files and reach the network (README "Threat
+model"). Only the environment is scrubbed and result files are read without following links. The test command runs in its own process group; on timeout the whole group is killed.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -19,8 +21,10 @@ from pathlib import Path
 from typing import final
 
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult, WorkspaceSpec
+from pytest_mobilebench.runtime.channel import glob_root
 from pytest_mobilebench.runtime.patching import CHECKPOINT, DIFF, RESET, apply_with_fallbacks, restore_command, strategies_for
 from pytest_mobilebench.runtime.repos import RepoCache
+from pytest_mobilebench.trust import scrubbed_environment
 
 __all__ = ["LocalRuntime", "LocalWorkspace", "run_process_group"]
 
@@ -84,6 +88,7 @@ class LocalWorkspace:
     def __init__(self, root: Path, owned_dir: Path) -> None:
         self.root = root
         self._owned = owned_dir
+        self.results_root = str(owned_dir / f"results-{secrets.token_hex(8)}")
 
     def _sh(self, command: str, timeout_s: float = 600) -> tuple[int, str]:
         result = run_process_group(command, cwd=self.root, timeout_s=timeout_s)
@@ -108,18 +113,35 @@ class LocalWorkspace:
                 raise InfraError("workspace_error", f"cannot restore {path}: {out}")
 
     def run(self, command: str, *, timeout_s: float, network: bool = False) -> RunResult:
-        """See :meth:`pytest_mobilebench.runtime.base.Workspace.run` (``network`` is not enforced locally)."""
-        return run_process_group(command, cwd=self.root, timeout_s=timeout_s)
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.run` (``network`` is not enforced locally;
+        the environment is scrubbed with :func:`pytest_mobilebench.trust.scrubbed_environment`)."""
+        return run_process_group(command, cwd=self.root, timeout_s=timeout_s, env=scrubbed_environment(os.environ))
+
+    def _matches(self, patterns: Sequence[str]) -> list[tuple[Path, str]]:
+        """``(path, key)`` of regular files (not links) matching ``patterns``, never outside their folder."""
+        out: list[tuple[Path, str]] = []
+        for pattern in patterns:
+            absolute = pattern.startswith("/")
+            for match in sorted(glob.glob(pattern if absolute else str(self.root / pattern), recursive=True)):
+                path = Path(match)
+                base = Path(glob_root(pattern)) if absolute else self.root
+                if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(base.resolve()):
+                    continue
+                out.append((path, match.lstrip("/") if absolute else path.relative_to(self.root).as_posix()))
+        return out
 
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`."""
-        found: dict[str, bytes] = {}
-        for pattern in patterns:
-            for match in sorted(glob.glob(str(self.root / pattern), recursive=True)):
-                path = Path(match)
-                if path.is_file():
-                    found[path.relative_to(self.root).as_posix()] = path.read_bytes()
-        return found
+        return {key: path.read_bytes() for path, key in self._matches(patterns)}
+
+    def clear_files(self, patterns: Sequence[str]) -> list[str]:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.clear_files`."""
+        matches = self._matches(patterns)
+        for path, _key in matches:
+            path.unlink(missing_ok=True)
+        shutil.rmtree(self.results_root, ignore_errors=True)
+        Path(self.results_root).mkdir(mode=0o700, parents=True)
+        return sorted({key for _, key in matches})
 
     def diff(self) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.diff`."""

@@ -1,0 +1,187 @@
+"""The one-way result channel: what comes back from a candidate's container, checked before use.
+
+Pure functions (no docker, no I/O beyond the byte streams handed in), used by
+:meth:`pytest_mobilebench.runtime.docker.DockerWorkspace.read_files` (issue 7, item 1):
+
+* :func:`safe_relpath` - a member or listing name that stays inside its destination: not absolute,
+  no ``..``, no empty or NUL name; anything else raises :class:`ChannelError`.
+* :func:`glob_regex` - the ``glob.glob(recursive=True)`` pattern language (``**``, ``*``, ``?``, ``[...]``)
+  as one anchored regular expression over POSIX paths, so names are matched on the host, not in the
+  container.
+* :func:`read_tar_files` - regular files of a tar stream (the daemon's ``get_archive``), every name
+  through :func:`safe_relpath`, links / devices / directories rejected, each file and the total bounded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import posixpath
+import re
+import tarfile
+from collections.abc import Iterable, Iterator
+from typing import Final
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_FILES",
+    "MAX_TOTAL_BYTES",
+    "ChannelError",
+    "Rejected",
+    "glob_regex",
+    "glob_root",
+    "read_tar_files",
+    "safe_relpath",
+]
+
+#: one result file may not exceed this (bytes); a larger one is rejected, never truncated
+MAX_FILE_BYTES: Final[int] = 64 << 20
+#: all result files of one read together (bytes)
+MAX_TOTAL_BYTES: Final[int] = 256 << 20
+#: result files of one read
+MAX_FILES: Final[int] = 20_000
+
+
+class ChannelError(ValueError):
+    """A name or archive from the container that the harness refuses (the message says which and why)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rejected:
+    """One refused archive member or listed name: ``name`` as received, ``why`` in words."""
+
+    name: str
+    why: str
+
+
+def safe_relpath(name: str) -> str:
+    """``name`` normalised to a relative POSIX path that cannot leave its destination folder.
+
+    ``"./a/b.xml"`` -> ``"a/b.xml"``. Raises :class:`ChannelError` for an absolute name, any ``..``
+    component (even one that would normalise away), an empty name, a NUL or a backslash.
+    """
+    if not name or "\x00" in name or "\\" in name:
+        raise ChannelError(f"unsafe name {name!r}: empty, NUL or backslash")
+    if name.startswith("/"):
+        raise ChannelError(f"unsafe name {name!r}: absolute")
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ChannelError(f"unsafe name {name!r}: '..' component")
+    if not parts:
+        raise ChannelError(f"unsafe name {name!r}: names no file")
+    return "/".join(parts)
+
+
+def glob_root(pattern: str) -> str:
+    """The literal folder a glob starts from: ``"build/test-results/**/TEST-*.xml"`` -> ``"build/test-results"``,
+    ``"**/x.xml"`` -> ``""``, ``"/tmp/r/j.json"`` -> ``"/tmp/r"``."""
+    parts = pattern.split("/")
+    literal: list[str] = []
+    for part in parts[:-1]:
+        if re.search(r"[*?\[]", part):
+            break
+        literal.append(part)
+    return "/".join(literal) if literal != [""] else "/"
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """An anchored regex matching what ``glob.glob(pattern, recursive=True)`` matches (POSIX paths).
+
+    ``**`` as a whole component matches zero or more folders; ``*`` and ``?`` never cross ``/``; like
+    glob, wildcards do not match a leading ``.`` of a component.
+    """
+    out: list[str] = []
+    parts = pattern.split("/")
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if part == "**":
+            out.append(r"(?:(?!\.)[^/]*/)*" if not last else r"(?:(?!\.)[^/]*(?:/|$))*")
+            continue
+        token = "(?!\\.)" if part[:1] in ("*", "?", "[") else ""
+        i = 0
+        while i < len(part):
+            char = part[i]
+            if char == "*":
+                token += "[^/]*"
+            elif char == "?":
+                token += "[^/]"
+            elif char == "[" and part.find("]", i + 2) != -1:
+                end = part.find("]", i + 2)
+                body = part[i + 1 : end].replace("\\", "\\\\")
+                token += "[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]"
+                i = end
+            else:
+                token += re.escape(char)
+            i += 1
+        out.append(token + ("" if last else "/"))
+    return re.compile("".join(out) + r"\Z")
+
+
+class _Capped(io.RawIOBase):
+    """A readable file over an iterator of chunks that refuses to deliver more than ``limit`` bytes."""
+
+    def __init__(self, chunks: Iterable[bytes], limit: int) -> None:
+        self._chunks: Iterator[bytes] = iter(chunks)
+        self._buffer = b""
+        self._limit = limit
+        self.delivered = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: bytearray | memoryview) -> int:  # type: ignore[override]
+        while not self._buffer:
+            try:
+                self._buffer = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(target), len(self._buffer))
+        if self.delivered + size > self._limit:
+            raise ChannelError(f"the archive exceeds {self._limit} bytes")
+        target[:size] = self._buffer[:size]
+        self._buffer = self._buffer[size:]
+        self.delivered += size
+        return size
+
+
+def read_tar_files(
+    chunks: Iterable[bytes],
+    *,
+    prefix: str = "",
+    max_file_bytes: int = MAX_FILE_BYTES,
+    max_total_bytes: int = MAX_TOTAL_BYTES,
+) -> tuple[dict[str, bytes], list[Rejected]]:
+    """The regular files of an uncompressed tar stream, ``{prefix/safe name: bytes}``, and what was refused.
+
+    Every member name goes through :func:`safe_relpath`; symbolic and hard links, devices, FIFOs and
+    files over ``max_file_bytes`` are refused (listed in the second value, never followed or
+    truncated). The stream as a whole may not exceed ``max_total_bytes`` plus tar framing.
+
+    Raises:
+        ChannelError: the stream is larger than allowed or is not a tar archive.
+    """
+    found: dict[str, bytes] = {}
+    rejected: list[Rejected] = []
+    raw = _Capped(chunks, max_total_bytes + (1 << 20))
+    try:
+        with tarfile.open(fileobj=io.BufferedReader(raw, 1 << 16), mode="r|") as tar:
+            for member in tar:
+                try:
+                    name = safe_relpath(member.name)
+                except ChannelError as exc:
+                    rejected.append(Rejected(member.name, str(exc)))
+                    continue
+                if member.isdir():
+                    continue
+                if not member.isreg():
+                    rejected.append(Rejected(member.name, "not a regular file (link, device or FIFO)"))
+                    continue
+                if member.size > max_file_bytes:
+                    rejected.append(Rejected(member.name, f"{member.size} bytes, over {max_file_bytes}"))
+                    continue
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    found[posixpath.join(prefix, name) if prefix else name] = handle.read()
+    except tarfile.TarError as exc:
+        raise ChannelError(f"not a tar stream: {exc}") from exc
+    return found, rejected
