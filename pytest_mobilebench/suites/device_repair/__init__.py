@@ -1,0 +1,246 @@
+"""The on-device repair protocol (AppEval; SPEC section 2): ONE target method, two states, locked devices.
+
+Records: :mod:`.records` (``cases/device_repair/*.yaml``). Grading contract: :mod:`.contract`. One item:
+:mod:`.flow` (locks, states, retries, attribution) -> :mod:`.execution` (workspace, build, device,
+evidence files) -> :mod:`.grading` (the verdict, from the evidence folder). Summary: :mod:`.summary`.
+Devices: the ``mb_device_pool`` fixture (:mod:`.fixtures`) over :mod:`pytest_mobilebench.devices`.
+Documentation: ``docs/device-repair.md``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, final
+
+from pytest_mobilebench.devices.android import DeviceError
+from pytest_mobilebench.manifest.yamlfile import YamlDocument
+from pytest_mobilebench.metrics import hit_at_k, recall_at_k
+from pytest_mobilebench.patch import PatchError, parse_patch
+from pytest_mobilebench.predictions import GOLD_PATCH
+from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.runtime.base import InfraError, Runtime
+from pytest_mobilebench.runtime.repos import RepoCache
+from pytest_mobilebench.suites.base import Column, EvalContext, LoadedRecord, ManifestError, Option
+from pytest_mobilebench.suites.device_repair import flow
+from pytest_mobilebench.suites.device_repair.contract import Reason
+from pytest_mobilebench.suites.device_repair.grading import grade_evidence
+from pytest_mobilebench.suites.device_repair.records import DeviceRecord, canonical_bytes, load_manifest, record_hash
+from pytest_mobilebench.suites.device_repair.summary import K_VALUES, summarize
+
+__all__ = ["SUITE", "DeviceRepairSuite"]
+
+OPTIONS = (
+    Option(("--mb-devices",), "mb_devices", "device serials for the pool, comma-separated (never shut down)",
+           env="MOBILEBENCH_DEVICES"),
+    Option(("--mb-avd",), "mb_avd", "start emulators: NAME or NAMExN (comma-separated), stopped at session end",
+           env="MOBILEBENCH_AVD"),
+    Option(("--mb-adb-server",), "mb_adb_server", "adb server HOST:PORT (default ADB_SERVER_SOCKET, else 127.0.0.1:5037)",
+           env="MOBILEBENCH_ADB_SERVER"),
+    Option(("--mb-emulator",), "mb_emulator", "the emulator executable (default: emulator on PATH)", env="MOBILEBENCH_EMULATOR"),
+    Option(("--mb-emulator-port-base",), "mb_emulator_port_base", "first emulator console port (even)", default=5554, type=int),
+    Option(("--mb-boot-timeout",), "mb_boot_timeout", "seconds to wait for a started emulator to boot", default=600.0, type=float),
+    Option(("--mb-device-lock-dir",), "mb_device_lock_dir", "folder of the device and repository lock files"),
+    Option(("--mb-device-retries",), "mb_device_retries", "infrastructure retries of a state (0-2, same candidate)",
+           default=2, type=int, choices=(0, 1, 2)),
+    Option(("--mb-lease-timeout",), "mb_lease_timeout", "seconds to wait for a repository lock and a free device",
+           default=1800.0, type=float),
+)
+
+COLUMNS = (
+    Column("verdict", "verdict"),
+    Column("q", "q_outcome"),
+    Column("F2P", "fail_to_pass"),
+    Column("Q safe", "regression_safe"),
+    Column("cause", "cause"),
+    Column("infra", "infra_kind"),
+    Column("attempts", "attempts"),
+    Column("device", "device"),
+)
+
+MARKERS = {
+    "device_repair": "on-device repair records (AppEval protocol)",
+    "android": "Android platform",
+    "ios": "iOS platform",
+    "harmonyos": "HarmonyOS platform",
+    "issue": "record constructed from a real issue",
+    "mutation": "record constructed by a controlled mutation",
+    "easy": "difficulty easy",
+    "medium": "difficulty medium",
+    "hard": "difficulty hard",
+}
+
+
+def localization(ranked: Any, defect_files: Sequence[str]) -> dict[str, float] | None:
+    """Hit@k / Recall@k of a prediction's ``ranked_files`` against F (None when it gives none)."""
+    if not isinstance(ranked, list) or not all(isinstance(p, str) for p in ranked):
+        return None
+    out: dict[str, float] = {}
+    for k in K_VALUES:
+        out[f"hit@{k}"] = float(hit_at_k(ranked, defect_files, k))
+        out[f"recall@{k}"] = round(recall_at_k(ranked, defect_files, k), 6)
+    return out
+
+
+def _runtime(record: DeviceRecord, ctx: EvalContext, repos: RepoCache) -> Runtime:
+    """``jvm`` plans build on the host (``javac -proc:none`` runs no candidate code); others in containers."""
+    if record.plan.kind == "jvm":
+        from pytest_mobilebench.runtime.local import LocalRuntime
+
+        return ctx.resource("device_repair:local", lambda: LocalRuntime(repos))
+    if record.plan.kind == "gradle":
+        from pytest_mobilebench.suites.issue_resolution import make_runtime
+
+        return make_runtime(ctx)
+    raise InfraError("platform_unavailable", f"plan kind {record.plan.kind!r} needs a macOS / DevEco host, not wired here")
+
+
+@final
+class DeviceRepairSuite:
+    """The ``device_repair`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`)."""
+
+    name = "device_repair"
+    options = OPTIONS
+    markers = MARKERS
+    columns = COLUMNS
+    fixtures = ("mb_device_pool",)
+    fixture_module = "pytest_mobilebench.suites.device_repair.fixtures"
+
+    def load(self, path: Path, document: Any) -> list[LoadedRecord | ManifestError]:
+        """Load one ``cases/device_repair/*.yaml`` (see :mod:`.records`)."""
+        if not isinstance(document, YamlDocument):
+            document = YamlDocument(path=path, data=dict(document), key_lines={}, item_lines={})
+        return load_manifest(document)
+
+    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
+        """No dataset dialect: records come from YAML manifests only."""
+        return None
+
+    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
+        """The record's content hash (evidence is reused only for the same record bytes)."""
+        return record_hash(record.record)
+
+    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
+        """Nothing run-wide: emulators are stopped by the pool fixture's teardown."""
+
+    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """See :mod:`.summary`."""
+        return summarize(results)
+
+    def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
+        """Grade again from ``evidence_dir`` through :func:`.grading.grade_evidence` (the live run's function)."""
+        return grade_evidence(record.record, evidence_dir)
+
+    # ------------------------------------------------------------------ evaluate
+
+    def evaluate(self, loaded: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+        """Evaluate one prediction (see :mod:`.flow`). Never raises for the candidate's or a device's fault."""
+        record: DeviceRecord = loaded.record
+        evidence = ctx.evidence_dir
+        started = time.monotonic()
+        atomic_write_text(evidence / "record.json", canonical_bytes(record).decode())
+        atomic_write_text(evidence / "record.sha256", record_hash(record) + "\n")
+        base = {"repo": record.repo, "construction": record.construction, "platform": record.platform,
+                "record_sha256": record_hash(record), "flags": []}
+        try:
+            result = self._evaluate(record, prediction, ctx, base)
+        except (InfraError, DeviceError) as exc:
+            atomic_write_text(evidence / "infra_error.log", f"{exc}\n\n{getattr(exc, 'log', '')}")
+            result = {**base, "reason": Reason.INFRA_ERROR.value, "passed": False, "retryable": True,
+                      "infra_kind": exc.kind, "detail": str(exc), "cause": "external_infrastructure"}
+        result["duration_s"] = round(time.monotonic() - started, 3)
+        result["properties"] = _properties(result)
+        atomic_write_json(evidence / "result.json", result)
+        return result
+
+    def _evaluate(self, record: DeviceRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext,
+                  base: dict[str, Any]) -> dict[str, Any]:
+        if prediction is None:
+            return {**base, "reason": Reason.MISSING_PREDICTION.value, "passed": False, "retryable": False,
+                    "detail": "no prediction for this record"}
+        raw = prediction.get("model_patch")
+        gold = raw == GOLD_PATCH
+        loc = localization(prediction.get("ranked_files"), record.defect_files)
+        if loc is not None:
+            base["localization"] = loc
+        if not gold and not str(raw or "").strip():
+            return {**base, "reason": Reason.EMPTY_PATCH.value, "passed": False, "retryable": False,
+                    "detail": "the prediction's model_patch is empty", "cause": "no_production_edit"}
+        repos = RepoCache(url_template=ctx.options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}",
+                          run_id=ctx.run_id)
+        p_t, p_f = flow.resolve_patches(record, repos)
+        base["fix_lines"] = parse_patch(p_f, name="fix_patch").lines_changed
+        flow.write_patches(ctx.evidence_dir, test_patch=p_t, fix_patch=p_f)
+        candidate = None
+        if not gold:
+            flow.write_patches(ctx.evidence_dir, candidate=str(raw))
+            try:
+                candidate = flow.Candidate(record, str(raw))
+            except PatchError as exc:
+                return {**base, "reason": Reason.PATCH_APPLY_FAILED.value, "passed": False, "retryable": False,
+                        "detail": str(exc), "cause": "build_regression", "patch_valid": False}
+            base["flags"] = candidate.flags
+        if record.platform != "android":
+            raise InfraError("platform_unavailable", f"{record.platform} records need a macOS / DevEco host")
+        pool = ctx.fixture("mb_device_pool")
+        if pool is None:
+            raise InfraError("no_device", "no device pool: give --mb-devices SERIAL,... or --mb-avd NAME[xN]")
+        return self._on_device(record, candidate, p_t, p_f, pool, ctx, base)
+
+    def _on_device(self, record: DeviceRecord, candidate: flow.Candidate | None, p_t: str, p_f: str, pool: Any,
+                   ctx: EvalContext, base: dict[str, Any]) -> dict[str, Any]:
+        evidence = ctx.evidence_dir
+        timeout = float(ctx.options.get("mb_lease_timeout") or 1800)
+        repos = RepoCache(url_template=ctx.options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}",
+                          run_id=ctx.run_id)
+        runtime = _runtime(record, ctx, repos)
+        spec = flow.workspace_spec(record, ctx.options, ctx.run_id)
+        commands = evidence / "device_commands.log"
+        with pool.repository(record.repo, timeout_s=timeout), pool.lease(f"{ctx.run_id}/{record.instance_id}", timeout_s=timeout) as device:
+            device.log = lambda line: _append(commands, line)
+            runner = flow.StateRunner(record, runtime=runtime, spec=spec, device=device, evidence=evidence,
+                                      retries=int(ctx.options.get("mb_device_retries", 2)), progress=ctx.progress)
+            if candidate is None:
+                flow.gold_states(runner, p_t, p_f)
+                mode, extra = "gold", {}
+            else:
+                flow.candidate_state(runner, candidate, p_t, p_f)
+                mode = "candidate"
+                extra = {"candidate": {"sha256": candidate.sha256, "lines": candidate.lines, "classes": candidate.classes}}
+            base["device"] = device.serial
+        finals = {a["state"]: a["folder"] for a in runner.attempts}
+        atomic_write_json(evidence / "grading.json", {"mode": mode, "finals": finals, "shadowing": runner.shadowing, **extra})
+        graded = grade_evidence(record, evidence)
+        if runner.shadowing:
+            base["flags"] = [*base["flags"], "shadows_test_stack"]
+        return {**base, **graded, "attempts": len(runner.attempts), "attempt_log": runner.attempts}
+
+
+def _append(path: Path, line: str) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
+def _properties(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The flat junit properties of a result."""
+    props: dict[str, Any] = {
+        "verdict": result["reason"],
+        "q_outcome": result.get("q_outcome", "not_run"),
+        "fail_to_pass": bool(result.get("fail_to_pass", False)),
+        "regression_safe": bool(result.get("regression_safe", False)),
+        "patch_valid": bool(result.get("patch_valid", False)),
+        "attempts": int(result.get("attempts", 0)),
+        "construction": result.get("construction", ""),
+        "flags": ",".join(result.get("flags") or []),
+        "duration_s": result.get("duration_s", 0.0),
+    }
+    for key in ("infra_kind", "cause", "device", "fix_lines", "accepted"):
+        if result.get(key) is not None:
+            props[key] = result[key]
+    for key, value in (result.get("localization") or {}).items():
+        props[key] = value
+    return props
+
+
+SUITE = DeviceRepairSuite()

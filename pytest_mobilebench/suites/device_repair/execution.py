@@ -1,0 +1,183 @@
+"""Side effects of one state attempt: workspace, patches, build, artefacts, device, evidence files.
+
+One attempt of one state writes, in its own fresh folder (nothing is ever overwritten)::
+
+    apply.<name>.log        each patch's apply log          build.log    both build commands' output
+    artifacts.json          sha256 / size of app and test   facts.json   applied, built, infra kind, device
+    instrument.<i>.txt      each method's raw output        runs.json    [{method, file, timed_out, ...}]
+    logcat.<i>.txt          logcat after each method        outcome.json the graded StateOutcome
+
+:func:`outcome_from_dir` grades a folder from those files alone; the live run calls it too, so a
+re-grade (:func:`pytest_mobilebench.suites.device_repair.regrade`) goes through the same function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import shlex
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from pytest_mobilebench.devices.android import AndroidDevice, DeviceError, Requirements
+from pytest_mobilebench.parsers.instrumentation import parse_instrumentation
+from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.runtime.base import Runtime, Workspace, WorkspaceSpec
+from pytest_mobilebench.suites.device_repair.contract import StateOutcome, classify_target
+from pytest_mobilebench.suites.device_repair.records import DeviceRecord
+
+__all__ = ["Patch", "outcome_from_dir", "run_state", "shadowing_entries"]
+
+#: Class-name prefixes of the test stack. An app artefact that ships classes under them would replace
+#: the assertions the target test calls (``org/junit/Assert.class`` with a no-op ``assertEquals``).
+TEST_STACK_PREFIXES: Final = ("org/junit/", "junit/", "org/hamcrest/", "androidx/test/", "android/support/test/",
+                              "com/google/common/truth/", "org/opentest4j/", "kotlin/test/", "MbInstrumentationRunner")
+
+
+@dataclasses.dataclass(frozen=True)
+class Patch:
+    """One patch to apply in order. ``restore``: test paths restored to base right after it (the
+    candidate's test edits, flagged elsewhere)."""
+
+    name: str
+    text: str
+    restore: tuple[str, ...] = ()
+
+
+def shadowing_entries(jar_bytes: bytes) -> list[str]:
+    """Entries of an artefact archive that shadow the test stack (see :data:`TEST_STACK_PREFIXES`)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(jar_bytes)) as jar:
+            names = jar.namelist()
+    except zipfile.BadZipFile:
+        return []
+    return sorted(n for n in names if n.endswith(".class") and n.startswith(TEST_STACK_PREFIXES))
+
+
+def _facts(out: Path, **facts: Any) -> None:
+    atomic_write_json(out / "facts.json", facts)
+
+
+def _build(ws: Workspace, record: DeviceRecord, out: Path) -> tuple[bool, str | None, str, dict[str, bytes]]:
+    """Build both artefacts. Returns ``(built, infra kind, detail, {"app": bytes, "test": bytes})``."""
+    plan = record.plan
+    paths = {"app": plan.app_artifact, "test": plan.test_artifact}
+    log: list[str] = []
+    ws.run("rm -rf -- " + " ".join(shlex.quote(p) for p in paths.values()), timeout_s=60)
+    for label, command in zip(("app", "test"), plan.build_commands()):
+        run = ws.run(command, timeout_s=plan.timeouts.build_s)
+        log.append(f"$ {command}\n{run.output}\n[exit {run.exit_code}, {run.duration_s}s]\n")
+        atomic_write_text(out / "build.log", "".join(log))
+        if run.timed_out:
+            return False, "build_timeout", f"{label} build exceeded {plan.timeouts.build_s:.0f}s", {}
+        if run.exit_code != 0:
+            return False, None, f"{label} build failed (exit {run.exit_code}); see build.log", {}
+    files = ws.read_files(list(paths.values()))
+    found = {label: files[path] for label, path in paths.items() if path in files}
+    atomic_write_json(out / "artifacts.json", {
+        label: {"path": paths[label], "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+        for label, data in found.items()
+    })
+    missing = sorted(set(paths) - set(found))
+    if missing:
+        return False, None, f"artefact(s) missing after the build: {', '.join(paths[m] for m in missing)}", {}
+    return True, None, "", found
+
+
+def _device_runs(device: AndroidDevice, record: DeviceRecord, artefacts: dict[str, bytes], out: Path) -> dict[str, Any]:
+    """Prepare the device, install, run q then each of Q, one ``am instrument`` each. Returns device facts."""
+    plan = record.plan
+    packages = [plan.app_package, plan.test_package]
+    device.ensure_online()
+    waited = device.wait_boot(timeout_s=plan.timeouts.boot_s, settle_s=plan.settle_s)
+    info = device.check(Requirements(plan.device.min_api, plan.device.max_api, plan.device.abis))
+    device.wake_and_unlock()
+    device.uninstall(packages)
+    device.install(artefacts["app"], "mb-app.apk", timeout_s=plan.timeouts.install_s)
+    device.install(artefacts["test"], "mb-test.apk", timeout_s=plan.timeouts.install_s)
+    runs = []
+    try:
+        for index, method in enumerate((record.target, *record.regression)):
+            device.clear(packages)
+            device.clear_logcat()
+            run = device.instrument(method, plan.component, wall_s=plan.timeouts.test_s,
+                                    no_output_s=plan.timeouts.no_output_s, stop_packages=packages)
+            atomic_write_text(out / f"instrument.{index}.txt", run.output)
+            atomic_write_text(out / f"logcat.{index}.txt", device.logcat())
+            runs.append({"method": method, "file": f"instrument.{index}.txt", **run.to_dict()})
+            atomic_write_json(out / "runs.json", runs)
+    finally:
+        device.uninstall(packages)
+    return {"serial": device.serial, "boot_wait_s": round(waited, 3), **info}
+
+
+def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime, spec: WorkspaceSpec,
+              device: AndroidDevice, out: Path, progress: Callable[[str], None]) -> tuple[StateOutcome, list[str]]:
+    """One attempt of one state. Returns ``(outcome, shadowing entries of the app artefact)``.
+
+    Never raises for the code's or the device's fault: those become the outcome.
+
+    Raises:
+        InfraError: the workspace could not be prepared (clone, checkout).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    progress(f"{record.instance_id}: {state}: workspace")
+    ws = runtime.prepare(spec, log_dir=out)
+    try:
+        for patch in patches:
+            applied = ws.apply_patch(patch.text, name=patch.name)
+            atomic_write_text(out / f"apply.{patch.name}.log", applied.log)
+            if not applied.ok:
+                _facts(out, state=state, applied=False, built=False, failed_patch=patch.name)
+                return outcome_from_dir(out), []
+            if patch.restore:
+                ws.restore_paths(list(patch.restore))
+        progress(f"{record.instance_id}: {state}: build")
+        built, kind, detail, artefacts = _build(ws, record, out)
+    finally:
+        ws.close()
+    if not built:
+        _facts(out, state=state, applied=True, built=False, infra_kind=kind, detail=detail)
+        return outcome_from_dir(out), []
+    shadow = shadowing_entries(artefacts["app"])
+    progress(f"{record.instance_id}: {state}: device {device.serial}")
+    try:
+        info = _device_runs(device, record, artefacts, out)
+    except DeviceError as exc:
+        atomic_write_text(out / "device_error.log", f"{exc}\n\n{exc.log}")
+        _facts(out, state=state, applied=True, built=True, infra_kind=exc.kind, detail=str(exc), serial=device.serial)
+        return outcome_from_dir(out), shadow
+    _facts(out, state=state, applied=True, built=True, device=info)
+    return outcome_from_dir(out), shadow
+
+
+def outcome_from_dir(out: Path) -> StateOutcome:
+    """Grade one attempt folder from its files (``facts.json``, ``runs.json``, ``instrument.*.txt``) and
+    write ``outcome.json``. Pure apart from reading and that one write.
+
+    Raises:
+        FileNotFoundError: the folder has no ``facts.json`` (not an attempt folder).
+    """
+    facts = json.loads((out / "facts.json").read_text(encoding="utf-8"))
+    runs = json.loads((out / "runs.json").read_text(encoding="utf-8")) if (out / "runs.json").is_file() else []
+    graded = []
+    for run in runs:
+        parsed = parse_instrumentation((out / run["file"]).read_text(encoding="utf-8"))
+        graded.append((run["method"], *classify_target(parsed, run["method"], run.get("timed_out"))))
+    target = graded[0] if graded else None
+    outcome = StateOutcome(
+        state=str(facts["state"]),
+        applied=bool(facts["applied"]),
+        built=bool(facts["built"]),
+        infra_kind=facts.get("infra_kind"),
+        target=target[1] if target else None,
+        target_detail=target[2] if target else "",
+        regression={method: result for method, result, _ in graded[1:]},
+        detail=str(facts.get("detail") or (f"patch {facts['failed_patch']} does not apply" if facts.get("failed_patch") else "")),
+    )
+    atomic_write_json(out / "outcome.json", outcome.to_dict())
+    return outcome

@@ -1,0 +1,110 @@
+"""Grading an item from its evidence folder: the ONE function the live run and a re-grade both use.
+
+The live run writes ``grading.json`` (mode, the candidate's path classes and hash, the shadowing entries,
+and which attempt folder is the final one of each state), then calls :func:`grade_evidence`, which
+re-grades every named folder from its raw files (:func:`~.execution.outcome_from_dir`) and derives the
+verdict with :mod:`.contract`. Nothing here runs a build or touches a device.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_mobilebench.suites.device_repair.contract import (
+    CANDIDATE_REACHABLE,
+    Cause,
+    Reason,
+    StateOutcome,
+    TargetOutcome,
+    acceptance,
+    candidate_verdict,
+    failure_cause,
+    state_infra_kind,
+)
+from pytest_mobilebench.suites.device_repair.execution import outcome_from_dir
+from pytest_mobilebench.suites.device_repair.records import DeviceRecord, record_hash
+
+__all__ = ["RecordMismatch", "grade_evidence"]
+
+
+class RecordMismatch(ValueError):
+    """The evidence was produced for other record bytes: it is not reused."""
+
+
+def _outcomes(evidence: Path, finals: Mapping[str, str]) -> dict[str, StateOutcome]:
+    return {state: outcome_from_dir(evidence / folder) for state, folder in finals.items()}
+
+
+def _gold(outcomes: Mapping[str, StateOutcome]) -> dict[str, Any]:
+    s_bug, s_fix = outcomes["S_bug"], outcomes["S_fix"]
+    kind = state_infra_kind(s_bug, reference=True) or state_infra_kind(s_fix, reference=True)
+    if kind:
+        bad = s_bug if state_infra_kind(s_bug, reference=True) else s_fix
+        return {"reason": Reason.INFRA_ERROR, "infra_kind": kind, "detail": f"{bad.state}: {bad.detail or bad.target_detail}",
+                "final": s_fix, "accepted": False}
+    accepted, why = acceptance(s_bug, s_fix)
+    return {"reason": Reason.RESOLVED if accepted else Reason.RECORD_REJECTED, "detail": why, "final": s_fix,
+            "accepted": accepted, "s_bug_q": s_bug.target.value if s_bug.target else None}
+
+
+def _candidate(record: DeviceRecord, data: Mapping[str, Any], outcomes: Mapping[str, StateOutcome]) -> dict[str, Any]:
+    outcome = outcomes["candidate"]
+    reference = outcomes.get("reference")
+    attributed = (
+        reference is not None
+        and state_infra_kind(reference, reference=True) is None
+        and reference.target is TargetOutcome.PASSED
+    )
+    reason = candidate_verdict(outcome, attributed=attributed)
+    if data.get("shadowing") and reason is Reason.RESOLVED:
+        reason = Reason.UNRESOLVED
+    classes = data["candidate"]["classes"]
+    kind = state_infra_kind(outcome, reference=False)
+    if reason is Reason.INFRA_ERROR:
+        cause: Cause | None = Cause.EXTERNAL_INFRASTRUCTURE
+    elif reason is Reason.RESOLVED:
+        cause = None
+    elif data.get("shadowing"):
+        cause = Cause.TEST_TARGET_MISMATCH
+    else:
+        touched = [p for group in classes.values() for p in group]
+        cause = failure_cause(touched, classes["production"], record.defect_files, outcome)
+    detail = outcome.detail or outcome.target_detail
+    if attributed and kind in CANDIDATE_REACHABLE:
+        detail = f"{kind} persisted through the retries while the reference state passed on the same device: {detail}"
+    if data.get("shadowing"):
+        detail = f"the app artefact ships test-stack classes ({', '.join(data['shadowing'][:3])}); {detail}"
+    return {"reason": reason, "infra_kind": kind if reason is Reason.INFRA_ERROR else None, "detail": detail,
+            "final": outcome, "cause": cause.value if cause else None, "attributed": attributed}
+
+
+def grade_evidence(record: DeviceRecord, evidence: Path) -> dict[str, Any]:
+    """Grade one item's evidence folder. Returns the result fields (plain builtins, no ``properties``).
+
+    Raises:
+        RecordMismatch: ``record.sha256`` in the folder differs from the record's hash.
+        FileNotFoundError: the folder has no ``grading.json`` (the item stopped before any state ran).
+    """
+    stored = (evidence / "record.sha256").read_text(encoding="utf-8").strip()
+    if stored != record_hash(record):
+        raise RecordMismatch(f"{evidence}: evidence of record {stored[:12]}, the record is now {record_hash(record)[:12]}")
+    data = json.loads((evidence / "grading.json").read_text(encoding="utf-8"))
+    outcomes = _outcomes(evidence, data["finals"])
+    fields = _gold(outcomes) if data["mode"] == "gold" else _candidate(record, data, outcomes)
+    final: StateOutcome = fields.pop("final")
+    reason: Reason = fields.pop("reason")
+    q_passed = final.target is TargetOutcome.PASSED
+    return {
+        **fields,
+        "reason": reason.value,
+        "passed": reason is Reason.RESOLVED,
+        "retryable": reason.is_infra,
+        "patch_valid": final.applied and final.built,
+        "fail_to_pass": q_passed,
+        "regression_safe": q_passed and all(v is TargetOutcome.PASSED for v in final.regression.values()),
+        "q_outcome": final.target.value if final.target else "not_run",
+        "states": {state: o.to_dict() for state, o in outcomes.items()},
+    }
