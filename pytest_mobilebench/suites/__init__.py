@@ -32,6 +32,7 @@ __all__ = ["BUILTIN_SUITES", "SuiteRegistry", "UnavailableSuite", "builtin_regis
 BUILTIN_SUITES: dict[str, str] = {
     "issue_resolution": "pytest_mobilebench.suites.issue_resolution",
     "app_generation": "pytest_mobilebench.suites.app_generation",
+    "planner": "pytest_mobilebench.suites.planner",
 }
 
 

@@ -1,0 +1,225 @@
+"""The planner suite: mobile planner agents in a stateful sandbox (MobilePA-Bench, seed 004; SPEC §4).
+
+One pytest item is one task (``cases/planner/*.yaml``) for one model. The candidate is a trajectory of tool
+calls: recorded in the prediction (``trajectory``, or ``trajectories`` for repeated runs), the task's own gold
+(``--predictions=gold``), a ``Finish``-only one (``--predictions=empty``), or produced live by a model endpoint
+(``--mb-agent-base-url``; the live run's calls are recorded, then graded exactly like a recorded prediction).
+Every trajectory is replayed on a fresh sandbox and graded by :func:`.grading.grade`; nothing the candidate
+reports about itself (a ``Finish`` claim, its own step results, its token counts for grading) is trusted.
+
+Repeats (``--mb-repeat K``): one item still stands for one task; it holds K runs (K live episodes, or the
+prediction's ``trajectories`` list, which must have K entries). The item passes when every run scores 1.0
+(pass^k); its ``score`` property is the mean over runs (pass^1 estimate).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from pytest_mobilebench.suites.base import Column, EvalContext, LoadedRecord, ManifestError, Option
+from pytest_mobilebench.suites.planner.catalog import DOMAINS
+from pytest_mobilebench.suites.planner.episode import Call, TrajectoryError, parse_trajectory
+from pytest_mobilebench.suites.planner.grading import episode_delta, grade
+from pytest_mobilebench.suites.planner.report import summarize_results
+from pytest_mobilebench.suites.planner.tasks import BUCKETS, DIMENSIONS, Task, load_tasks, replay
+
+__all__ = ["SUITE", "PlannerReason", "PlannerSuite", "grade_runs"]
+
+SUITE_NAME: Final = "planner"
+
+
+@enum.unique
+class PlannerReason(str, enum.Enum):
+    """One per item: ``passed`` (every run scored 1.0), ``failed``, ``missing_prediction``,
+    ``invalid_prediction`` (the trajectory is not a list of tool calls, or the wrong number of runs),
+    ``infra_error`` (the live endpoint failed: never the model's score, retried on the next run)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    MISSING_PREDICTION = "missing_prediction"
+    INVALID_PREDICTION = "invalid_prediction"
+    INFRA_ERROR = "infra_error"
+
+    @property
+    def is_infra(self) -> bool:
+        return self is PlannerReason.INFRA_ERROR
+
+
+def _result(reason: PlannerReason, detail: str, **extra: Any) -> dict[str, Any]:
+    props = extra.pop("properties", {})
+    return {"reason": reason.value, "passed": reason is PlannerReason.PASSED, "retryable": reason.is_infra,
+            "detail": detail, "properties": {"reason": reason.value, **props}, **extra}
+
+
+def grade_runs(task: Task, runs: Sequence[Sequence[Call]], evidence: Path | None = None) -> list[dict[str, Any]]:
+    """Replay and grade each run's calls on a fresh sandbox; with ``evidence``, write per run the steps (what
+    the agent saw), the operation log and the state delta. The one grading path of live, offline and regrade."""
+    graded = []
+    for k, calls in enumerate(runs):
+        episode = replay(task, list(calls))
+        result = grade(task, episode)
+        graded.append(result)
+        if evidence is not None:
+            folder = evidence / f"run-{k + 1}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "steps.json").write_text(json.dumps([s.as_dict() for s in episode.steps], indent=1, default=str))
+            (folder / "op_log.json").write_text(json.dumps(episode.sandbox.op_log(), indent=1, default=str))
+            (folder / "delta.json").write_text(json.dumps(episode_delta(task, episode), indent=1, default=str))
+            (folder / "grade.json").write_text(json.dumps(result, indent=1))
+    return graded
+
+
+def _meta(task: Task, graded: list[dict[str, Any]], usage: Mapping[str, int]) -> dict[str, Any]:
+    """The suite fields of a result: what the run-level tables group by, and every run's grade."""
+    return {"dimension": task.dimension, "bucket": task.bucket, "domain": task.domain,
+            "recovery_task": any("expect_error" in s for s in task.gold), "usage": dict(usage), "runs": graded}
+
+
+def _calls_json(calls: Sequence[Call]) -> list[dict[str, Any]]:
+    return [{"tool": c.tool, "arguments": c.arguments} for c in calls]
+
+
+class PlannerSuite:
+    """The ``planner`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`)."""
+
+    name: Final = SUITE_NAME
+    reasons = PlannerReason
+    options = (
+        Option(("--mb-agent-base-url",), "mb_agent_base_url", "planner live mode: OpenAI-compatible endpoint "
+               "(…/v1); the key comes from MOBILEBENCH_AGENT_API_KEY", env="MOBILEBENCH_AGENT_BASE_URL"),
+        Option(("--mb-agent-model",), "mb_agent_model", "planner live mode: the model name",
+               env="MOBILEBENCH_AGENT_MODEL", keyed=True),
+        Option(("--mb-agent-timeout",), "mb_agent_timeout", "planner live mode: seconds per request",
+               default=120.0, type=float),
+        Option(("--mb-repeat",), "mb_repeat", "planner: runs per task for pass^k (live: K episodes; offline: the "
+               "prediction's 'trajectories' must hold K runs)", default=1, type=int, keyed=True),
+    )
+    markers = {
+        SUITE_NAME: "planner suite: MobilePA-Bench-style stateful sandbox tasks",
+        **{d: f"planner capability dimension {d}" for d in DIMENSIONS},
+        **{b: f"planner verification bucket {b}" for b in BUCKETS},
+        **{f"planner_{d}": f"planner tasks of the {d} domain" for d in DOMAINS},
+    }
+    columns = (Column("Score", "score"), Column("Bucket", "bucket"), Column("Steps", "steps"),
+               Column("Errors met/recovered", "errors"))
+    fixtures = ("planner_agent",)
+    fixture_module = "pytest_mobilebench.suites.planner.fixtures"
+
+    def load(self, path: Path, document: Any) -> Sequence[LoadedRecord | ManifestError]:
+        """Every task of a manifest as a record (markers: suite, dimension, bucket, ``planner_<domain>``)."""
+        data = document.data if hasattr(document, "data") else document
+        line_of = getattr(document, "line_of", None)
+        out: list[LoadedRecord | ManifestError] = []
+        for i, entry in enumerate(load_tasks(path, data, line_of)):
+            if isinstance(entry, ManifestError):
+                out.append(entry)
+                continue
+            line = line_of("tasks", i) if line_of else None
+            out.append(LoadedRecord(SUITE_NAME, entry.id, path, line, entry, f"{SUITE_NAME}:{entry.domain}",
+                                    (SUITE_NAME, entry.dimension, entry.bucket, f"planner_{entry.domain}")))
+        return out
+
+    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
+        """The planner has no dataset dialect."""
+        return None
+
+    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
+        """Nothing beyond the task record, prediction and keyed options (replay is deterministic)."""
+        return None
+
+    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
+        """Nothing to clean up: sandboxes are in-memory."""
+
+    # ------------------------------------------------------------------------------------------ evaluate
+
+    def _offline_runs(self, task: Task, prediction: Mapping[str, Any], repeat: int) -> list[list[Call]]:
+        model = prediction.get("model_name_or_path")
+        if model == "gold" and prediction.get("model_patch") == "<gold>":
+            return [task.gold_calls] * repeat
+        if model == "empty" and not prediction.get("trajectory") and not prediction.get("trajectories"):
+            return [[Call("Finish", {})]] * repeat
+        if "trajectories" in prediction:
+            raw = prediction["trajectories"]
+            if not isinstance(raw, list) or len(raw) != repeat:
+                raise TrajectoryError(f"'trajectories' must be a list of {repeat} runs (--mb-repeat {repeat})")
+            return [parse_trajectory(r, f"trajectories[{k}]") for k, r in enumerate(raw)]
+        if "trajectory" not in prediction:
+            raise TrajectoryError("the prediction has no 'trajectory'")
+        if repeat != 1:
+            raise TrajectoryError(f"--mb-repeat {repeat} needs 'trajectories' with {repeat} runs")
+        return [parse_trajectory(prediction["trajectory"])]
+
+    def _live_runs(self, task: Task, agent: Any, repeat: int, ctx: EvalContext) -> tuple[list[list[Call]], dict[str, int]]:
+        from pytest_mobilebench.suites.planner.agent import run_live
+
+        runs, usage = [], {"input_tokens": 0, "output_tokens": 0, "requests": 0}
+        for k in range(repeat):
+            ctx.progress(f"planner {task.id}: live run {k + 1}/{repeat} with {agent.model}")
+            calls, used, transcript, _ = run_live(task, agent)
+            runs.append(calls)
+            usage = {key: usage[key] + used[key] for key in usage}
+            (ctx.evidence_dir / f"transcript-{k + 1}.json").write_text(json.dumps(transcript, indent=1, default=str))
+        return runs, usage
+
+    def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+        """Replay (or run live, then replay) and grade; see the module docstring."""
+        from pytest_mobilebench.suites.planner.agent import AgentInfraError
+
+        task: Task = record.record
+        repeat = int(ctx.options.get("mb_repeat") or 1)
+        agent = ctx.fixture("planner_agent")
+        live = agent is not None and not (prediction or {}).get("trajectory") and not (prediction or {}).get("trajectories")
+        usage: dict[str, int] = {}
+        try:
+            if live:
+                runs, usage = self._live_runs(task, agent, repeat, ctx)
+            elif prediction is None:
+                return _result(PlannerReason.MISSING_PREDICTION, "no trajectory for this task and model",
+                               planner=_meta(task, [], {}))
+            else:
+                runs = self._offline_runs(task, prediction, repeat)
+                usage = {k: int(v) for k, v in (prediction.get("usage") or {}).items()
+                         if k in ("input_tokens", "output_tokens") and isinstance(v, int) and not isinstance(v, bool)}
+        except AgentInfraError as exc:
+            return _result(PlannerReason.INFRA_ERROR, str(exc), infra_kind=exc.kind,
+                           properties={"infra_error": exc.kind})
+        except TrajectoryError as exc:
+            return _result(PlannerReason.INVALID_PREDICTION, str(exc), planner=_meta(task, [], {}))
+        record_doc = {"mode": "live" if live else "offline", "runs": [_calls_json(r) for r in runs], "usage": usage}
+        (ctx.evidence_dir / "trajectory.json").write_text(json.dumps(record_doc, indent=1, default=str))
+        return self._verdict(task, grade_runs(task, runs, ctx.evidence_dir), usage, record_doc["mode"])
+
+    def _verdict(self, task: Task, graded: list[dict[str, Any]], usage: Mapping[str, int], mode: str) -> dict[str, Any]:
+        first = graded[0]
+        all_pass = all(g["score"] == 1.0 for g in graded)
+        props = {
+            "score": round(sum(g["score"] for g in graded) / len(graded), 6), "pass_k": all_pass, "runs": len(graded),
+            "dimension": task.dimension, "bucket": task.bucket, "domain": task.domain, "mode": mode,
+            "primary": first["primary"], "state_match": first["state_match"], "steps": first["steps"],
+            "errors": f"{first['errors_met']}/{first['errors_recovered']}",
+            "errors_met": first["errors_met"], "errors_recovered": first["errors_recovered"],
+            "memory_gate": "n/a" if first["gates"]["memory"] is None else first["gates"]["memory"],
+            "skill_gate": "n/a" if first["gates"]["skill"] is None else first["gates"]["skill"],
+            "minefield": bool(first["minefields"]),
+            "input_tokens": int(usage.get("input_tokens", 0)), "output_tokens": int(usage.get("output_tokens", 0)),
+        }
+        reason = PlannerReason.PASSED if all_pass else PlannerReason.FAILED
+        detail = " | ".join(f"run {k + 1}: score {g['score']}: {g['detail']}" for k, g in enumerate(graded))
+        return _result(reason, detail, properties=props, planner=_meta(task, graded, usage))
+
+    def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
+        """Grade again from ``trajectory.json`` in an evidence folder, through :func:`grade_runs`."""
+        doc = json.loads((Path(evidence_dir) / "trajectory.json").read_text())
+        runs = [parse_trajectory(r, f"runs[{k}]") for k, r in enumerate(doc["runs"])]
+        return self._verdict(record.record, grade_runs(record.record, runs), doc.get("usage") or {}, doc["mode"])
+
+    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Per model: per-dimension success (Wilson 95%), Overall, per domain / bucket, errors, tokens, pass^k."""
+        return summarize_results(results)
+
+
+SUITE: Final = PlannerSuite()

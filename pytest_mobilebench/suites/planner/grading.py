@@ -1,0 +1,258 @@
+"""Pure grading of one episode (MobilePA-Bench, seed 004, Section 3 "verification" and Fig. 5).
+
+A task's primary checker is fixed by its bucket:
+
+* ``tool_call``: the episode's successful WRITE calls, in order, match the expected calls one to one (tool name
+  and arguments; reads, failed calls and recoveries in between are allowed; an extra write is a mismatch);
+* ``state_change``: the terminal database delta (:func:`.sandbox.state_delta`, generated ids / timestamps and the
+  task's ``ignore_columns`` left out, values canonicalised) equals the gold trajectory's delta replayed on a
+  fresh sandbox;
+* ``behaviour``: every explicit check holds (:class:`.tasks.Check`).
+
+Then the gates: memory retrieval (every ``gold_memory_ids`` record was returned by a successful
+``search_user_memory``) and skill loading (``gold_skill`` was loaded). A successful call matching a minefield
+zeroes the task. Score = 1.0 when the primary checker, every applicable gate and no minefield hold, else 0.0.
+
+Canonical values (:func:`canon`): strings case-folded, whitespace collapsed, surrounding quotes and final ``.!?``
+dropped, numeric strings read as numbers; numbers as floats rounded to 6 places; lists sorted; booleans kept.
+Argument specs: a value (canonical equality), ``{any_of: [...]}``, ``{contains: [...]}`` (every fragment occurs
+in the canonical string) or ``{any: true}``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_mobilebench.suites.planner.catalog import catalog
+from pytest_mobilebench.suites.planner.episode import Episode, Step
+from pytest_mobilebench.suites.planner.sandbox import GENERATED_COLUMNS, Snapshot, delta_equal, state_delta
+
+__all__ = ["canon", "spec_matches", "grade", "row_assertion_holds", "gold_delta", "expected_calls"]
+
+
+def canon(value: Any) -> Any:
+    """The canonical form used by every comparison (see the module docstring)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return round(float(value), 6)
+    if isinstance(value, str):
+        text = re.sub(r"\s+", " ", value.casefold()).strip().strip("\"'").rstrip(".!?").strip()
+        try:
+            return round(float(text), 6)
+        except ValueError:
+            return text
+    if isinstance(value, (list, tuple)):
+        return sorted((canon(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
+    if isinstance(value, Mapping):
+        return {str(k): canon(v) for k, v in value.items()}
+    return value
+
+
+def spec_matches(spec: Any, value: Any) -> bool:
+    """Does ``value`` satisfy the argument spec (value / any_of / contains / any)?"""
+    if isinstance(spec, Mapping) and set(spec) == {"any"}:
+        return bool(spec["any"])
+    if isinstance(spec, Mapping) and set(spec) == {"any_of"}:
+        return any(spec_matches(s, value) for s in spec["any_of"])
+    if isinstance(spec, Mapping) and set(spec) == {"contains"}:
+        text = str(canon(value)) if not isinstance(value, str) else canon(value)
+        return isinstance(text, str) and all(str(canon(f)) in text for f in spec["contains"])
+    return canon(spec) == canon(value)
+
+
+def _arg(arguments: Mapping[str, Any], path: str) -> Any:
+    node: Any = arguments
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node
+
+
+def call_matches(spec: Any, step: Step, *, strict: bool = True) -> bool:
+    """A successful step matches a :class:`.tasks.CallSpec`. ``strict``: arguments neither specified nor optional
+    must be at their schema default (expected calls); otherwise they are free (minefields, ``called`` checks)."""
+    if not step.ok or step.tool != spec.tool or not isinstance(step.arguments, Mapping):
+        return False
+    if not all(spec_matches(v, _arg(step.arguments, k)) for k, v in spec.arguments.items()):
+        return False
+    if not strict:
+        return True
+    defaults = catalog()[spec.tool].model.model_fields
+    for name, value in step.arguments.items():
+        if name in spec.arguments or name in spec.optional:
+            continue
+        if defaults[name].is_required() or canon(value) != canon(defaults[name].default):
+            return False
+    return True
+
+
+def _writes(episode: Episode) -> list[Step]:
+    tools = catalog()
+    return [s for s in episode.steps if s.ok and tools[s.tool].write]
+
+
+def expected_calls(task: Any) -> list[Any]:
+    """The task's expected write calls: explicit, or the gold's successful writes with their exact arguments."""
+    from pytest_mobilebench.suites.planner.tasks import CallSpec
+
+    if task.expected_calls is not None:
+        return list(task.expected_calls)
+    return [CallSpec(tool=s.tool, arguments=dict(s.arguments)) for s in _writes(_gold_episode(task))]
+
+
+@functools.lru_cache(maxsize=512)
+def _gold_episode_cached(task_json: str) -> Episode:
+    from pytest_mobilebench.suites.planner.tasks import Task, replay
+
+    task = Task.model_validate_json(task_json)
+    return replay(task, task.gold_calls)
+
+
+def _gold_episode(task: Any) -> Episode:
+    return _gold_episode_cached(task.model_dump_json())
+
+
+def _ignored(task: Any) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for col in task.ignore_columns:
+        table, _, name = col.partition(".")
+        out.setdefault(table, set()).add(name)
+    return out
+
+
+def _delta(task: Any, before: Snapshot, after: Snapshot) -> Any:
+    ignored = _ignored(task)
+    trimmed = [{t: {i: {c: v for c, v in row.items() if c not in ignored.get(t, ())} for i, row in rows.items()}
+                for t, rows in snap.items()} for snap in (before, after)]
+    return canon(json.loads(json.dumps(state_delta(*trimmed, ignore=GENERATED_COLUMNS), default=str)))
+
+
+def gold_delta(task: Any) -> Any:
+    """The canonical delta of the task's gold trajectory on a fresh sandbox."""
+    from pytest_mobilebench.suites.planner.tasks import new_episode
+
+    return _delta(task, new_episode(task).sandbox.snapshot(), _gold_episode(task).sandbox.snapshot())
+
+
+def episode_delta(task: Any, episode: Episode) -> Any:
+    """The canonical delta of an episode against the task's initial state."""
+    from pytest_mobilebench.suites.planner.tasks import new_episode
+
+    return _delta(task, new_episode(task).sandbox.snapshot(), episode.sandbox.snapshot())
+
+
+def row_assertion_holds(snapshot: Snapshot, assertion: Any) -> bool:
+    """A :class:`.tasks.RowAssertion` against a snapshot."""
+    rows = [r for r in snapshot.get(assertion.table, {}).values()
+            if all(spec_matches(v, _decoded(r.get(k))) for k, v in assertion.where.items())]
+    if assertion.absent:
+        return not rows
+    return any(all(spec_matches(v, _decoded(r.get(k))) for k, v in assertion.expect.items()) for r in rows)
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _check_tool_calls(task: Any, episode: Episode) -> tuple[bool, str]:
+    want, got = expected_calls(task), _writes(episode)
+    for i, spec in enumerate(want):
+        if i >= len(got):
+            return False, f"expected write call {i + 1} {spec.tool} is missing"
+        if not call_matches(spec, got[i]):
+            return False, f"write call {i + 1}: expected {spec.tool} {spec.arguments}, got {got[i].tool} {got[i].arguments}"
+    if len(got) > len(want):
+        return False, f"unexpected extra write call {got[len(want)].tool}"
+    return True, "tool calls match"
+
+
+def _check_state(task: Any, episode: Episode) -> tuple[bool, str]:
+    if delta_equal(episode_delta(task, episode), gold_delta(task)):
+        return True, "terminal state delta equals the gold's"
+    return False, "terminal state delta differs from the gold's"
+
+
+def _first(steps: list[Step], pred: Any) -> int | None:
+    return next((i for i, s in enumerate(steps) if pred(s)), None)
+
+
+def _check_one(check: Any, episode: Episode) -> bool:
+    steps, tools = episode.steps, catalog()
+    if check.delegated:
+        return any(s.ok and s.tool == f"delegate_to_{check.delegated}"
+                   and all(spec_matches(v, _arg(s.arguments, k)) for k, v in check.fields.items()) for s in steps)
+    if check.asked_user:
+        asked = _first(steps, lambda s: s.ok and s.tool == "ask_user")
+        wrote = _first(steps, lambda s: s.ok and tools[s.tool].write)
+        return asked is not None and (wrote is None or asked < wrote)
+    if check.called:
+        return any(call_matches(check.called, s, strict=False) for s in steps)
+    fin = _first(steps, lambda s: s.ok and s.tool == "Finish")
+    if fin is None:
+        return False
+    answer = canon(str(steps[fin].arguments.get("answer", "")))
+    seen = " ".join(str(canon(json.dumps(s.feedback))) for s in steps[:fin] if s.ok)
+    return any(str(canon(v)) in answer and str(canon(v)) in seen for v in check.answer_contains)
+
+
+def _check_behaviour(task: Any, episode: Episode) -> tuple[bool, str]:
+    failed = [i for i, c in enumerate(task.checks) if not _check_one(c, episode)]
+    if failed:
+        return False, "behaviour checks failed: " + ", ".join(
+            json.dumps(task.checks[i].model_dump(exclude_defaults=True)) for i in failed)
+    return True, "behaviour checks hold"
+
+
+_PRIMARY = {"tool_call": _check_tool_calls, "state_change": _check_state, "behaviour": _check_behaviour}
+
+
+def gates(task: Any, episode: Episode) -> dict[str, bool | None]:
+    """``{"memory": bool | None, "skill": bool | None}`` (None: the gate does not apply to this task)."""
+    retrieved = {m["id"] for s in episode.steps if s.ok and s.tool == "search_user_memory"
+                 for m in s.feedback["result"]}
+    return {
+        "memory": set(task.gold_memory_ids) <= retrieved if task.gold_memory_ids else None,
+        "skill": task.gold_skill in episode.loaded_skills if task.gold_skill else None,
+    }
+
+
+def grade(task: Any, episode: Episode) -> dict[str, Any]:
+    """Grade one finished episode; plain builtins only.
+
+    Returns:
+        ``{"score": 0.0|1.0, "primary": bool, "state_match": bool, "gates": {...}, "minefields": [tool names hit],
+        "steps", "errors_met", "errors_recovered", "finished", "over_limit", "after_finish", "detail"}``.
+    """
+    primary, detail = _PRIMARY[task.bucket](task, episode)
+    gate = gates(task, episode)
+    mines = [m.tool for m in task.minefields if any(call_matches(m, s, strict=False) for s in episode.steps)]
+    passed = primary and all(v is not False for v in gate.values()) and not mines
+    notes = [detail] + [f"{name} gate failed" for name, v in gate.items() if v is False]
+    notes += [f"minefield hit: {m}" for m in mines]
+    failed = [i for i, s in enumerate(episode.steps) if not s.ok]
+    recovered = [i for i in failed if any(s.ok and s.tool == episode.steps[i].tool for s in episode.steps[i + 1:])]
+    return {
+        "score": 1.0 if passed else 0.0,
+        "primary": primary,
+        "state_match": _check_state(task, episode)[0],
+        "gates": gate,
+        "minefields": mines,
+        "steps": len(episode.steps),
+        "errors_met": len(failed),
+        "errors_recovered": len(recovered),
+        "error_codes": [episode.steps[i].error for i in failed],
+        "finished": episode.finished,
+        "over_limit": episode.over_limit,
+        "after_finish": episode.after_finish,
+        "loaded_skills": list(episode.loaded_skills),
+        "detail": "; ".join(notes),
+    }

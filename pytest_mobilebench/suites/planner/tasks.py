@@ -1,0 +1,282 @@
+"""Planner task manifests: ``cases/planner/*.yaml`` -> typed :class:`Task` records, each validated by replaying its
+gold trajectory (a gold that errors, misses its target, or does not score 1.0 is a loud ManifestError).
+
+File layout::
+
+    suite: planner
+    domain: calendar                 # default domain of the file's tasks
+    now: "2026-03-16T09:00"          # the frozen clock
+    state: {table: [rows], settings: {key: value}}   # initial device state shared by the file's tasks
+    memory: [{id: m1, text: ..., category: ...}]     # the user-memory profile
+    tasks:
+      - id: cal-dentist-move
+        dimension: basic_tool_use | subagent_collaboration | memory_usage | skill_usage
+        bucket: tool_call | state_change | behaviour
+        query: "..."
+        history: ["user: ...", "assistant: ..."]    # optional dialogue history
+        state / memory: per-task rows (replace file rows with the same id, add the others)
+        skills: [trip_planner]       # skill loaders in the action space
+        gold: [{tool: ..., arguments: {...}, expect_error: permission_denied}]   # ends with Finish
+        expected_calls: [...]        # tool_call bucket (default: the gold's successful write calls)
+        checks: [...]                # behaviour bucket
+        target: [...]                # row assertions the gold's final state must satisfy (state_change)
+        gold_memory_ids: [m1]        # memory gate
+        gold_skill: trip_planner     # skill gate
+        minefields: [{tool: ..., arguments: {...}}]
+        user_replies: [...]; subagent_replies: {gui_agent: {...}}; ignore_columns: [messages.body]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+
+from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.suites.planner.catalog import DOMAINS, catalog
+from pytest_mobilebench.suites.planner.episode import MAX_STEPS, Call, Episode, parse_trajectory
+from pytest_mobilebench.suites.planner.sandbox import TABLES, Sandbox
+from pytest_mobilebench.suites.planner.tools.planner import SKILLS
+
+__all__ = ["DIMENSIONS", "BUCKETS", "Task", "load_tasks", "new_episode", "replay"]
+
+DIMENSIONS = ("basic_tool_use", "subagent_collaboration", "memory_usage", "skill_usage")
+BUCKETS = ("tool_call", "state_change", "behaviour")
+
+_Strict = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+
+class CallSpec(pydantic.BaseModel):
+    """An expected call: ``arguments`` {name: value | {any_of} | {contains} | {any: true}}; ``optional`` names
+    may take any value or be left out; every other argument must be left at its default."""
+
+    model_config = _Strict
+    tool: str
+    arguments: dict[str, Any] = {}
+    optional: list[str] = []
+
+
+class Check(pydantic.BaseModel):
+    """One behaviour check (exactly one kind set).
+
+    ``delegated``: a successful hand-off to that sub-agent whose fields match ``fields`` (dotted paths into the
+    hand-off, values as in :class:`CallSpec`); ``asked_user``: ``before_write`` = ``ask_user`` succeeded before
+    the first successful write; ``called``: a successful call matching the spec; ``answer_contains``: the
+    ``Finish`` answer contains one of the strings AND one of them occurred in an earlier tool result.
+    """
+
+    model_config = _Strict
+    delegated: Literal["gui_agent", "vision_agent", "web_agent"] | None = None
+    fields: dict[str, Any] = {}
+    asked_user: Literal["before_write"] | None = None
+    called: CallSpec | None = None
+    answer_contains: list[str] | None = None
+
+    @pydantic.model_validator(mode="after")
+    def _one_kind(self) -> Check:
+        kinds = [k for k in ("delegated", "asked_user", "called", "answer_contains") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"a check needs exactly one of delegated / asked_user / called / answer_contains, got {kinds}")
+        return self
+
+
+class RowAssertion(pydantic.BaseModel):
+    """The gold's final state has a row of ``table`` matching ``where`` (and ``expect``), or none when ``absent``."""
+
+    model_config = _Strict
+    table: str
+    where: dict[str, Any]
+    expect: dict[str, Any] = {}
+    absent: bool = False
+
+
+class Task(pydantic.BaseModel):
+    """One planner task (see the module docstring for the fields)."""
+
+    model_config = _Strict
+    id: str = pydantic.Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    domain: str
+    dimension: Literal["basic_tool_use", "subagent_collaboration", "memory_usage", "skill_usage"]
+    bucket: Literal["tool_call", "state_change", "behaviour"]
+    query: str = pydantic.Field(min_length=3)
+    history: list[str] = []
+    now: str
+    state: dict[str, list[dict[str, Any]]]
+    memory: list[dict[str, Any]] = []
+    skills: list[str] = []
+    gold: list[dict[str, Any]]
+    expected_calls: list[CallSpec] | None = None
+    checks: list[Check] = []
+    target: list[RowAssertion] = []
+    gold_memory_ids: list[str] = []
+    gold_skill: str | None = None
+    minefields: list[CallSpec] = []
+    user_replies: list[str] = []
+    subagent_replies: dict[str, Any] = {}
+    ignore_columns: list[str] = []
+
+    @pydantic.field_validator("domain")
+    @classmethod
+    def _domain(cls, v: str) -> str:
+        if v not in DOMAINS:
+            raise ValueError(f"unknown domain {v!r}; one of {', '.join(DOMAINS)}")
+        return v
+
+    @pydantic.field_validator("skills")
+    @classmethod
+    def _skills(cls, v: list[str]) -> list[str]:
+        unknown = [s for s in v if s not in SKILLS]
+        if unknown:
+            raise ValueError(f"unknown skills {unknown}; known: {sorted(SKILLS)}")
+        return v
+
+    @pydantic.model_validator(mode="after")
+    def _consistent(self) -> Task:
+        if self.bucket == "behaviour" and not self.checks:
+            raise ValueError("a behaviour task needs checks")
+        if self.bucket == "state_change" and not self.target:
+            raise ValueError("a state_change task needs target row assertions")
+        if self.gold_skill and self.gold_skill not in self.skills:
+            raise ValueError(f"gold_skill {self.gold_skill!r} is not among the task's skills")
+        for col in self.ignore_columns:
+            table, _, name = col.partition(".")
+            if name not in TABLES.get(table, ()):
+                raise ValueError(f"ignore_columns: {col!r} is not a table.column")
+        names = catalog()
+        for spec in [*(self.expected_calls or []), *self.minefields, *(c.called for c in self.checks if c.called)]:
+            if spec.tool not in names:
+                raise ValueError(f"unknown tool {spec.tool!r}")
+        return self
+
+    @property
+    def gold_calls(self) -> list[Call]:
+        """The gold trajectory as calls."""
+        return parse_trajectory(self.gold, "gold")
+
+
+def new_episode(task: Task) -> Episode:
+    """A fresh sandbox seeded with the task's state and memory profile, and the task's starting action space."""
+    sb = Sandbox(task.id, task.now, list(task.user_replies), dict(task.subagent_replies))
+    sb.seed(task.state)
+    sb.seed({"memory": [{"updated_at": task.now, **m} for m in task.memory]})
+    return Episode.start(sb, task.query, task.history, task.skills)
+
+
+def replay(task: Task, calls: list[Call]) -> Episode:
+    """Run recorded calls, in order, against a fresh episode of ``task``."""
+    episode = new_episode(task)
+    for call in calls:
+        episode.call(call.tool, call.arguments)
+    return episode
+
+
+# ----------------------------------------------------------------------------------------------- loading
+
+
+def _rows(table: str, value: Any) -> list[dict[str, Any]]:
+    if table == "settings" and isinstance(value, Mapping):
+        return [{"id": k, "value": v} for k, v in value.items()]
+    if not isinstance(value, list) or not all(isinstance(r, Mapping) for r in value):
+        raise ValueError(f"state.{table}: a list of rows (mappings) is required")
+    return [dict(r) for r in value]
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    merged: dict[str, list[dict[str, Any]]] = {}
+    for table in {**base, **over}:
+        if table not in TABLES:
+            raise ValueError(f"state: unknown table {table!r}")
+        by_id = {r.get("id"): r for r in _rows(table, base.get(table, []))}
+        by_id.update({r.get("id"): r for r in _rows(table, over.get(table, []))})
+        merged[table] = list(by_id.values())
+    return merged
+
+
+def _merge_memory(base: list[Any], over: list[Any]) -> list[dict[str, Any]]:
+    by_id = {m["id"]: m for m in [*base, *over]}
+    return list(by_id.values())
+
+
+_FILE_KEYS = {"suite", "domain", "now", "state", "memory", "tasks"}
+
+
+def load_tasks(path: Path, data: Mapping[str, Any], line_of: Any = None) -> list[Task | ManifestError]:
+    """Every task of one manifest, validated; a broken task becomes a ManifestError naming file, line, task and field.
+
+    Args:
+        path: the manifest (for messages).
+        data: the parsed mapping.
+        line_of: ``YamlDocument.line_of`` for line numbers, or None.
+    """
+    line = (lambda i=None, f=None: line_of("tasks", i, f)) if line_of else (lambda i=None, f=None: None)
+    unknown = set(data) - _FILE_KEYS
+    if unknown:
+        return [ManifestError(path, f"unknown top-level keys {sorted(unknown)}", field=sorted(unknown)[0])]
+    if not isinstance(data.get("tasks"), list):
+        return [ManifestError(path, "'tasks' must be a list", field="tasks")]
+    out: list[Task | ManifestError] = []
+    for i, raw in enumerate(data["tasks"]):
+        tid = raw.get("id") if isinstance(raw, Mapping) else None
+        try:
+            if not isinstance(raw, Mapping):
+                raise ValueError("a task must be a mapping")
+            fields = {"domain": data.get("domain"), "now": data.get("now"), **raw}
+            fields["state"] = _merge(data.get("state") or {}, raw.get("state") or {})
+            fields["memory"] = _merge_memory(data.get("memory") or [], raw.get("memory") or [])
+            task = Task.model_validate(fields)
+        except pydantic.ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(map(str, err["loc"])) or None
+            top = str(err["loc"][0]) if err["loc"] else None
+            out.append(ManifestError(path, err["msg"], line=line(i, top), instance_id=tid, field=field))
+            continue
+        except (ValueError, KeyError, TypeError) as exc:
+            out.append(ManifestError(path, str(exc), line=line(i), instance_id=tid, field="state"))
+            continue
+        problem = validate_gold(task)
+        if problem:
+            fld, msg = problem
+            out.append(ManifestError(path, f"gold validation failed: {msg}", line=line(i, fld), instance_id=tid,
+                                     field=fld))
+            continue
+        out.append(task)
+    return out
+
+
+def validate_gold(task: Task) -> tuple[str, str] | None:
+    """Replay the gold and check it: returns ``(field, problem)`` or None when the task is sound.
+
+    The gold must: end with ``Finish`` within the step limit; fail exactly at the steps marked ``expect_error``
+    (with that code) and nowhere else; satisfy its ``target``; score 1.0 under its own checkers and gates; and
+    a ``Finish``-only trajectory must score 0.
+    """
+    from pytest_mobilebench.suites.planner.grading import grade, row_assertion_holds
+
+    try:
+        sb = Sandbox(task.id, task.now)
+        sb.seed(task.state)
+        sb.seed({"memory": [{"updated_at": task.now, **m} for m in task.memory]})
+        calls = task.gold_calls
+    except ValueError as exc:
+        return "state", str(exc)
+    if not calls or calls[-1].tool != "Finish" or len(calls) > MAX_STEPS:
+        return "gold", f"the gold must end with Finish within {MAX_STEPS} steps"
+    episode = replay(task, calls)
+    for i, (raw, step) in enumerate(zip(task.gold, episode.steps, strict=True)):
+        want = raw.get("expect_error", "")
+        if step.error != want:
+            got = step.feedback.get("error", {}).get("message", "succeeded") if step.error else "succeeded"
+            return "gold", f"step {i + 1} ({step.tool}): expected {want or 'success'}, got {step.error or 'success'}: {got}"
+    final = episode.sandbox.snapshot()
+    for k, assertion in enumerate(task.target):
+        if not row_assertion_holds(final, assertion):
+            return "target", f"target[{k}] does not hold after the gold: {assertion.model_dump()}"
+    gold_result = grade(task, episode)
+    if gold_result["score"] != 1.0:
+        return "gold", f"the gold scores {gold_result['score']}: {gold_result['detail']}"
+    empty = grade(task, replay(task, [Call("Finish", {})]))
+    if empty["score"] != 0.0:
+        return "gold", "a Finish-only trajectory passes this task: its checks are too weak"
+    return None
