@@ -128,3 +128,69 @@ def test_no_events_at_all_raises() -> None:
         parse("Error: No pubspec.yaml file found.\nThis command should be run from the root of your Flutter project.", {})
     with pytest.raises(ParseError, match=r"in 0 lines"):
         parse("", {})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        _ev(type="suite", suite=[0, "/app/x.dart"]),
+        _ev(type="suite", suite={"id": [0], "path": "/app/x.dart"}),
+        _ev(type="testStart", test="not an object"),
+        _ev(type="testStart", test={"id": {"a": 1}, "name": "t", "suiteID": 0, "groupIDs": 5}),
+        _ev(type="testStart", test={"id": 99, "name": ["t"], "suiteID": [0], "groupIDs": 5}),
+        _ev(type="testDone", testID=[7], result="success"),
+        _ev(type="testDone", testID=8, result=["success"], skipped="yes", hidden={"x": 1}),
+        _ev(type="error", testID={"id": 8}, error=None),
+        '{"type":"print","testID":' + "9" * 5000 + "}",  # over Python's int digit limit
+        "[" * 100_000 + "]" * 100_000,
+    ],
+)
+def test_valid_json_of_the_wrong_shape_is_a_warning(line: str) -> None:
+    lines = _stream("machine-complete.txt").split("\n")
+    result = parse("\n".join([*lines[:20], line, *lines[20:]]), {}, root_dir="/app")
+    assert result.tests == COMPLETE_TESTS  # nothing else is lost or changed
+    assert any("output line 21:" in w for w in result.warnings)
+
+
+def test_two_machine_streams_in_one_output_keep_their_own_ids() -> None:
+    """melos / custom commands: each `flutter test --machine` process numbers its suites and tests from 0."""
+    first = _stream("machine-complete.txt")
+    second = first.replace("/app/test/", "/app/packages/other/test/").replace('"result":"failure"', '"result":"success"')
+    second = second.replace('"isFailure":true,"type":"error"', '"isFailure":true,"type":"print"')
+    result = parse(f"$ melos exec -- flutter test --machine\n{first}\n{second}", {}, root_dir="/app")
+    other = {k.replace("test/", "packages/other/test/", 1): v for k, v in COMPLETE_TESTS.items()}
+    other[other.__iter__().__next__().replace("Counter starts at zero", "Counter increments  twice")] = P
+    other["packages/other/test/counter_test.dart::same name"] = P
+    assert result.tests == {**COMPLETE_TESTS, **other}
+    assert not any("repeated test id" in w for w in result.warnings)
+
+
+def test_unicode_line_separators_do_not_split_an_event() -> None:
+    """U+2028/U+2029/U+0085 are written raw inside JSON strings; a late error after them still fails the test."""
+    lines = _stream("machine-complete.txt").split("\n")
+    late = json.dumps({"testID": 7, "error": "boom\u2028at line\u2029two\x85three", "type": "error"},
+                      ensure_ascii=False)
+    result = parse("\n".join([*lines[:17], late, *lines[17:]]), {}, root_dir="/app")
+    assert result.tests[C + "Counter starts at zero"] is F
+    assert result.messages[C + "Counter starts at zero"] == "boom\u2028at line\u2029two\x85three"
+
+
+def test_an_unreadable_error_event_still_fails_its_test() -> None:
+    lines = _stream("machine-complete.txt").split("\n")
+    broken = '{"testID":7,"error":"Expected: <1>\\n  Actual: <0>","stackTrace":"x","isFailure":true,"type":"error",'
+    result = parse("\n".join([*lines[:17], broken, *lines[17:]]), {}, root_dir="/app")
+    assert result.tests[C + "Counter starts at zero"] is F
+    assert result.messages[C + "Counter starts at zero"] == (
+        "an error event for this test could not be read (output line 18)")
+
+
+def test_a_repeated_event_never_overwrites_another_test() -> None:
+    lines = _stream("machine-complete.txt").split("\n")
+    extra = [
+        _ev(type="testDone", testID=8, result="success", skipped=False, hidden=False),  # 8 failed before
+        _start(7, "an impostor", [4, 5]),  # id 7 is taken
+        _ev(type="suite", suite={"id": 0, "path": "/app/test/elsewhere_test.dart"}),  # suite 0 is taken
+    ]
+    result = parse("\n".join([*lines[:-2], *extra, *lines[-2:]]), {}, root_dir="/app")
+    assert result.tests == COMPLETE_TESTS
+    assert "output line 39: second testDone for 'Counter increments  twice'; a failure is kept" in result.warnings

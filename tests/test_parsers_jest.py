@@ -84,7 +84,7 @@ def test_invalid_json_file_and_no_json_raise() -> None:
         parse("", {"r.json": b'{"testResults":\n'})
     with pytest.raises(ParseError, match=r"no \.json result file and no JSON object in the output \(1 lines\)"):
         parse("sh: 1: jest: not found", {})
-    with pytest.raises(ParseError, match=r"r\.json: 'testResults' is a dict, expected a list"):
+    with pytest.raises(ParseError, match=r"r\.json: line 1: 'testResults' is a dict, expected a list"):
         parse("", {"r.json": b'{"testResults": {}}'})
 
 
@@ -126,3 +126,71 @@ def test_several_reports_are_merged() -> None:
     result = parse("", {"packages/p1/jest.json": one, "packages/p2/jest.json": two}, root_dir="/w")
     assert result.tests == {"p1/a.test.js::t": P, "p2/a.test.js::t": S}
     assert result.warnings == ()
+
+
+def test_retried_tests_follow_the_duplicate_rule() -> None:
+    """Real jest 29 output with jest.retryTimes(2): failed then passed is FAIL (docs/test-ids.md, "Retries")."""
+    result = parse("", {"jest-retry.json": (FIXTURES / "jest-retry.json").read_bytes()}, root_dir=ROOT)
+    r = "src/retry/flaky.retry.js::retry > "
+    assert result.tests == {r + "fails once then passes": F, r + "fails on every attempt": F,
+                            r + "passes first time": P}
+    assert result.messages[r + "fails once then passes"] == "run 1 of 2 failed (jest retryTimes)"
+    assert result.messages[r + "fails on every attempt"] == "run 1 of 3 failed (jest retryTimes)"
+    assert result.warnings == (
+        f"duplicate test id '{r}fails once then passes' reported 2 times (FAIL, PASS); kept FAIL",
+        f"duplicate test id '{r}fails on every attempt' reported 3 times (FAIL, FAIL, FAIL); kept FAIL",
+    )
+
+
+def test_retry_reasons_are_the_messages_of_the_earlier_runs() -> None:
+    report = json.loads((FIXTURES / "jest-retry.json").read_text())
+    report["testResults"][0]["assertionResults"][0]["retryReasons"] = ["\x1b[31mError: calls was 1\x1b[39m"]
+    result = parse("", {"r.json": json.dumps(report).encode()}, root_dir=ROOT)
+    assert result.messages["src/retry/flaky.retry.js::retry > fails once then passes"] == "Error: calls was 1"
+
+
+def _real_report() -> dict:
+    return json.loads((FIXTURES / "jest-results.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("testResults", 0, "assertionResults"), 7),
+        (("testResults", 0, "assertionResults"), "abc"),
+        (("testResults", 0, "assertionResults", 0), ["not", "an", "object"]),
+        (("testResults", 0, "assertionResults", 0, "ancestorTitles"), 5),
+        (("testResults", 0, "assertionResults", 0, "ancestorTitles"), [["math"]]),
+        (("testResults", 0, "assertionResults", 0, "title"), {"t": 1}),
+        (("testResults", 0, "assertionResults", 0, "failureMessages"), 3),
+        (("testResults", 0, "assertionResults", 0, "status"), ["passed"]),
+        (("testResults", 0, "assertionResults", 0, "invocations"), "2"),
+        (("testResults", 0, "name"), {"path": "x"}),
+        (("testResults", 0, "testExecError"), "boom"),
+        (("testResults", 0), None),
+    ],
+)
+def test_valid_json_of_the_wrong_shape_loses_only_its_own_part(where: tuple, value: object) -> None:
+    report = _real_report()
+    target = report
+    for key in where[:-1]:
+        target = target[key]
+    mutated_suite = report["testResults"][0]["name"]
+    target[where[-1]] = value
+    result = parse("", {"r.json": json.dumps(report).encode()}, root_dir=ROOT)
+    untouched = {k: v for k, v in EXPECTED_TESTS.items() if not mutated_suite.endswith(k.split("::")[0])}
+    assert untouched and all(result.tests.get(k) is v for k, v in untouched.items())
+
+
+def test_one_report_with_bad_test_results_among_good_ones_is_a_warning() -> None:
+    good = (FIXTURES / "jest-results.json").read_bytes()
+    result = parse("", {"a.json": good, "b.json": b'{"testResults": {"x": 1}}'}, root_dir=ROOT)
+    assert result.tests == EXPECTED_TESTS
+    assert result.warnings[0] == "b.json: line 1: 'testResults' is a dict, expected a list; that report is skipped"
+
+
+def test_json_that_python_cannot_hold_is_a_parse_error_not_a_crash() -> None:
+    with pytest.raises(ParseError):
+        parse("", {"r.json": b'{"testResults": [' * 50_000})
+    with pytest.raises(ParseError):
+        parse('{"testResults": [], "n": ' + "9" * 5000 + "}", {})

@@ -98,9 +98,83 @@ def test_malformed_in_the_middle_is_reported_as_malformed() -> None:
         b'<testcase classname="K" name="c"/>\n</testsuite>\n'
     )
     result = parse("", {"TEST-K.xml": data})
-    assert result.tests == {"K#a": P}
-    assert result.warnings == ("TEST-K.xml: malformed at line 3, 1 testcases recovered (not well-formed (invalid token): "
-                               "line 3, column 33)",)
+    assert result.tests == {"K#a": P, "K#c": P}  # the testcase after the damaged one is kept
+    assert result.warnings == (
+        "TEST-K.xml: malformed at line 3, 2 testcases recovered (not well-formed (invalid token): line 3, column 33)",
+        "TEST-K.xml: line 3: testcase dropped, it does not parse on its own (not well-formed (invalid token))",
+    )
+
+
+CALC = GRADLE_RESULTS / "TEST-demo.CalcTest.xml"
+CALC_TESTS = {
+    "demo.CalcTest#addsTwoNumbers": P,
+    "demo.CalcTest#addIsWrong": F,
+    "demo.CalcTest#printsToStdout": P,
+    "demo.CalcTest#divByZeroErrors": F,
+    "demo.CalcTest#ignoredOne": S,
+}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "note"),
+    [
+        # a test printed an ANSI colour code: ESC is not allowed anywhere in XML 1.0
+        (b"but was:&lt;4&gt;\n", b"but was:&lt;4&gt;\x1b[31m\n", "1 characters not allowed in XML replaced by U+FFFD"),
+        (b"hello <from>", b"hello \x00\x07 <from>", "2 characters not allowed in XML replaced by U+FFFD"),
+        # Surefire-style escaped control characters are just as invalid
+        (b"expected:&lt;5&gt;", b"expected:&#27;&#x1;&lt;5&gt;", "2 characters not allowed in XML replaced by U+FFFD"),
+        (b"/ by zero", b"/ by \xff\xfezero", "bytes that are not utf-8 replaced by U+FFFD (first at byte"),
+        (b'encoding="UTF-8"', b'encoding="UTF-9"', "unknown encoding 'UTF-9' read as UTF-8"),
+    ],
+)
+def test_invalid_characters_lose_no_testcase(old: bytes, new: bytes, note: str) -> None:
+    data = CALC.read_bytes()
+    assert old in data
+    result = parse("", {"TEST-demo.CalcTest.xml": data.replace(old, new, 1)})
+    assert result.tests == CALC_TESTS
+    assert result.warnings[0].startswith(f"TEST-demo.CalcTest.xml: {note}")
+
+
+def test_declared_latin1_file_is_read_in_its_encoding() -> None:
+    data = '<?xml version="1.0" encoding="ISO-8859-1"?>\n<testsuite name="K"><testcase classname="K" name="caf\xe9"/></testsuite>'
+    result = parse("", {"TEST-K.xml": data.encode("latin-1")})
+    assert result.tests == {"K#caf\xe9": P} and result.warnings == ()
+
+
+def test_broken_markup_inside_one_testcase_keeps_every_other_one() -> None:
+    data = CALC.read_bytes().replace(b'name="printsToStdout"', b'name="printsToStdout" <oops', 1)
+    result = parse("", {"TEST-demo.CalcTest.xml": data})
+    assert result.tests == {k: v for k, v in CALC_TESTS.items() if k != "demo.CalcTest#printsToStdout"}
+    assert result.warnings[0].startswith("TEST-demo.CalcTest.xml: malformed at line 10, 4 testcases recovered")
+    assert result.warnings[1].startswith("TEST-demo.CalcTest.xml: line 10: testcase dropped")
+
+
+def test_salvaged_testcases_without_classname_keep_their_suite_name() -> None:
+    data = (FIXTURES / "handmade" / "nested-testsuites.xml").read_bytes()
+    data = data.replace(b'name="reads the stored theme"', b'name="reads the stored theme" &', 1)
+    result = parse("", {"r.xml": data})
+    assert result.tests["app.SuiteWithoutClassnames#uses the suite name as class"] is P
+    assert result.tests["app.SuiteWithoutClassnames#fails without a message attribute"] is F
+    assert "app.settings.SettingsRepositoryTest#reads the stored theme" not in result.tests
+    assert len(result.tests) == 4
+
+
+def test_reruns_follow_the_duplicate_rule() -> None:
+    """Surefire / Gradle mergeReruns: failed then passed on a rerun is FAIL (docs/test-ids.md, "Retries")."""
+    result = parse("", _files(FIXTURES / "reruns"))
+    cls = "com.example.RerunTest#"
+    assert result.tests == {cls + "passesFirstTime": P, cls + "failsThenPasses": F,
+                            cls + "errorsTwiceThenPasses": F, cls + "alwaysFails": F}
+    assert result.messages == {
+        cls + "failsThenPasses": "flakyFailure: expected:<1> but was:<0>",
+        cls + "errorsTwiceThenPasses": "flakyError: connect timed out",
+        cls + "alwaysFails": "expected:<3> but was:<2>",
+    }
+    assert result.warnings == (
+        f"duplicate test id '{cls}failsThenPasses' reported 2 times (FAIL, PASS); kept FAIL",
+        f"duplicate test id '{cls}errorsTwiceThenPasses' reported 3 times (FAIL, FAIL, PASS); kept FAIL",
+        f"duplicate test id '{cls}alwaysFails' reported 2 times (FAIL, FAIL); kept FAIL",
+    )
 
 
 def test_unreadable_file_is_a_warning_when_others_are_fine() -> None:

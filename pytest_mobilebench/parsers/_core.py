@@ -26,6 +26,7 @@ __all__ = [
     "get_parser",
     "register",
     "relative_to_root",
+    "stronger",
     "strip_ansi",
 ]
 
@@ -169,6 +170,11 @@ def relative_to_root(path: str, root_dir: str | None) -> str:
 _PRECEDENCE: Final[dict[TestState, int]] = {TestState.FAIL: 3, TestState.PASS: 2, TestState.SKIP: 1}
 
 
+def stronger(first: TestState, second: TestState) -> TestState:
+    """The state that wins under the duplicate-id rule (``FAIL > PASS > SKIP``); ties keep ``first``."""
+    return second if _PRECEDENCE[second] > _PRECEDENCE[first] else first
+
+
 @final
 class ResultBuilder:
     """Accumulates test states, messages and warnings for one parse; applies the duplicate-id rule.
@@ -189,8 +195,7 @@ class ResultBuilder:
         history = self._seen.setdefault(test_id, [])
         history.append(state)
         current = self._tests.get(test_id)
-        if current is None or _PRECEDENCE[state] > _PRECEDENCE[current]:
-            self._tests[test_id] = state
+        self._tests[test_id] = state if current is None else stronger(current, state)
         if state is TestState.FAIL and message and test_id not in self._messages:
             self._messages[test_id] = message
 

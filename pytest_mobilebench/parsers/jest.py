@@ -14,6 +14,17 @@ States: ``passed`` -> ``PASS``; ``failed`` -> ``FAIL`` (message: ``failureMessag
 line, ANSI colours removed); ``pending`` | ``skipped`` | ``todo`` | ``disabled`` -> ``SKIP``; any other
 status -> ``FAIL`` with a warning (never a silent pass).
 
+Retries (``jest.retryTimes``): an assertion whose ``invocations`` is above 1 ran that many times and
+every run before the last failed; each earlier run counts as one ``FAIL`` execution (its message from
+``retryReasons`` when jest kept them) and the rule for repeated executions of
+:class:`~pytest_mobilebench.parsers.ResultBuilder` applies: a test that failed and then passed on a retry
+is ``FAIL`` (``docs/test-ids.md``, "Retries"), with a warning listing the executions.
+
+Fields of the wrong JSON type never stop the parse: a suite or assertion that is not an object, whose
+titles are not strings or whose ``assertionResults`` is not a list is skipped with a warning naming
+where it is (``"jest-results.json: testResults[2].assertionResults[0]: ..."``); the other suites and
+assertions are kept.
+
 A suite that failed to run (a ``testExecError``, or ``status: "failed"`` with no assertion results: a
 TypeScript / Babel compile error, a missing module) contributes no test: a warning names the file and
 the first line of jest's message, and grading sees its tests as absent (``NONE``, SPEC section 1 "Test
@@ -27,9 +38,9 @@ newlines kept). Example: ``"src/__tests__/math.test.js::math > mul > multiplies 
 (``test.each`` rows with equal titles, merged reports) follow
 :class:`~pytest_mobilebench.parsers.ResultBuilder` (``FAIL > PASS > SKIP``, with a warning).
 
-Errors: :class:`ParseError` when no report is found: a ``.json`` file that does not decode (file, line
+Errors: :class:`ParseError` when no report is usable: a ``.json`` file that does not decode (file, line
 and column named), a JSON object without ``testResults`` (the keys it has are listed), ``testResults``
-that is not a list, or no JSON at all.
+that is not a list, or no JSON at all. One unusable report among several is a warning.
 """
 
 from __future__ import annotations
@@ -88,7 +99,7 @@ def _objects_in_output(output: str) -> Iterator[tuple[int, Any]]:
             start = offset + (len(line) - len(stripped))
             try:
                 value, resume = decoder.raw_decode(output, start)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # not JSON, an integer over the digit limit, absurd nesting
                 pass
             else:
                 yield lineno, value
@@ -102,36 +113,134 @@ def _describe_missing(where: str, value: Any) -> str:
     return f"{where}: JSON value is a {type(value).__name__}, not a jest --json report object with 'testResults'"
 
 
-def _find_reports(output: str, files: Mapping[str, bytes]) -> list[tuple[str, dict[str, Any]]]:
-    """The jest reports, as ``(where, report)``; raises ParseError when there is none."""
+def _load_file(path: str, data: bytes) -> tuple[Any, str | None]:
+    """(decoded value, None) or (None, the problem, naming the file and where)."""
+    try:
+        return json.loads(data.decode("utf-8-sig")), None
+    except UnicodeDecodeError as exc:
+        return None, f"{path}: not UTF-8 text (byte {exc.start})"
+    except json.JSONDecodeError as exc:
+        return None, f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})"
+    except (ValueError, RecursionError) as exc:
+        return None, f"{path}: JSON that cannot be read ({type(exc).__name__})"
+
+
+def _is_report(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("testResults"), list)
+
+
+def _not_a_report(where: str, value: Any) -> str:
+    if isinstance(value, dict) and "testResults" in value:
+        return f"{where}: 'testResults' is a {type(value['testResults']).__name__}, expected a list"
+    return _describe_missing(where, value)
+
+
+def _find_reports(output: str, files: Mapping[str, bytes]) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """The jest reports as ``(where, report)`` and the problems met; raises ParseError when there is none."""
     reports: list[tuple[str, dict[str, Any]]] = []
     problems: list[str] = []
     for path in sorted(p for p in files if p.lower().endswith(".json")):
-        try:
-            value = json.loads(files[path].decode("utf-8-sig"))
-        except UnicodeDecodeError as exc:
-            problems.append(f"{path}: not UTF-8 text (byte {exc.start})")
-            continue
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})")
-            continue
-        if isinstance(value, dict) and "testResults" in value:
+        value, problem = _load_file(path, files[path])
+        if problem is not None:
+            problems.append(problem)
+        elif _is_report(value):
             reports.append((path, value))
         else:
-            problems.append(_describe_missing(f"{path}: line 1", value))
+            problems.append(_not_a_report(f"{path}: line 1", value))
+    if not reports:
+        for lineno, value in _objects_in_output(output):
+            if _is_report(value):
+                reports.append((f"output line {lineno}", value))
+            else:
+                problems.append(_not_a_report(f"output line {lineno}", value))
     if reports:
-        return reports
-    for lineno, value in _objects_in_output(output):
-        if isinstance(value, dict) and "testResults" in value:
-            reports.append((f"output line {lineno}", value))
-        else:
-            problems.append(_describe_missing(f"output line {lineno}", value))
-    if reports:
-        return reports
+        return reports, [p for p in problems if "'testResults' is a" in p]
     if problems:
         raise ParseError("jest: no jest --json report found; " + "; ".join(problems[:5]))
     lines = len(output.splitlines())
     raise ParseError(f"jest: no .json result file and no JSON object in the output ({lines} lines)")
+
+
+def _suite_path(where: str, suite: dict[str, Any], root_dir: str | None, builder: ResultBuilder) -> str:
+    raw_path = suite.get("name") or suite.get("testFilePath") or ""
+    if not isinstance(raw_path, str):
+        builder.warn(f"{where}: 'name' is a {type(raw_path).__name__}, not a path")
+        raw_path = ""
+    if not raw_path:
+        builder.warn(f"{where} has no 'name' (test file path)")
+    return relative_to_root(raw_path, root_dir)
+
+
+def _suite_reason(suite: dict[str, Any]) -> str:
+    """First line of the suite's own error message (``message``, else ``testExecError.message``)."""
+    exec_error = suite.get("testExecError")
+    message = suite.get("message") or (exec_error.get("message") if isinstance(exec_error, dict) else "")
+    return _first_line(str(message or ""))
+
+
+def _titles(assertion: dict[str, Any]) -> list[str] | None:
+    """``ancestorTitles + [title]`` when they are all strings, else None."""
+    ancestors, title = assertion.get("ancestorTitles", []), assertion.get("title")
+    if not isinstance(ancestors, list) or not isinstance(title, str):
+        return None
+    if not all(isinstance(t, str) for t in ancestors):
+        return None
+    return [*ancestors, title]
+
+
+def _messages(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [str(m) for m in value] if isinstance(value, list) else [str(value)]
+
+
+def _executions(assertion: dict[str, Any], path: str, test_id: str,
+                builder: ResultBuilder) -> list[tuple[TestState, str]]:
+    """States and messages of every run of one assertion: earlier (retried) runs first, then the last."""
+    status = assertion.get("status")
+    state = _STATUSES.get(status) if isinstance(status, str) else None
+    failure = strip_ansi("\n\n".join(_messages(assertion.get("failureMessages"))))
+    if state is None:
+        builder.warn(f"{path}: unknown status {status!r} for {test_id!r}; counted as FAIL")
+        state = TestState.FAIL
+        failure = failure or f"unknown jest status {status!r}"
+    invocations = assertion.get("invocations")
+    retried = invocations - 1 if type(invocations) is int and invocations > 1 and state is not TestState.SKIP else 0
+    reasons = _messages(assertion.get("retryReasons"))
+    earlier = [
+        strip_ansi(reasons[n]) if n < len(reasons) else f"run {n + 1} of {invocations} failed (jest retryTimes)"
+        for n in range(min(retried, 1000))
+    ]
+    return [*((TestState.FAIL, text) for text in earlier), (state, failure)]
+
+
+def _read_suite(where: str, suite: dict[str, Any], root_dir: str | None, builder: ResultBuilder) -> None:
+    """Feed one ``testResults[]`` entry into ``builder`` (rules: module docstring)."""
+    path = _suite_path(where, suite, root_dir, builder)
+    assertions = suite.get("assertionResults")
+    if assertions is not None and not isinstance(assertions, list):
+        builder.warn(f"{where}: 'assertionResults' is a {type(assertions).__name__}, not a list; its tests are absent")
+        assertions = None
+    reason, exec_error = _suite_reason(suite), suite.get("testExecError")
+    if not assertions:
+        if exec_error or suite.get("status") == "failed":
+            detail = f": {reason}" if reason else ""
+            builder.warn(f"{path}: test suite failed to run; its tests are absent{detail}")
+        return
+    if exec_error:
+        builder.warn(f"{path}: test suite reported an error besides its {len(assertions)} tests: {reason}")
+    elif suite.get("status") == "failed" and not any(
+        isinstance(a, dict) and a.get("status") == "failed" for a in assertions
+    ):
+        builder.warn(f"{path}: test suite failed although none of its tests did: {reason}")
+    for number, assertion in enumerate(assertions):
+        titles = _titles(assertion) if isinstance(assertion, dict) else None
+        if titles is None:
+            builder.warn(f"{where}.assertionResults[{number}]: not an object with string titles; skipped")
+            continue
+        test_id = jest_test_id(path, titles)
+        for state, message in _executions(assertion, path, test_id, builder):
+            builder.add(test_id, state, message)
 
 
 @register("jest")
@@ -148,51 +257,15 @@ def parse_jest(output: str, files: Mapping[str, bytes], *, root_dir: str | None 
             is missing.
     """
     builder = ResultBuilder()
-    reports = _find_reports(output, files)
+    reports, problems = _find_reports(output, files)
+    for problem in problems:
+        builder.warn(f"{problem}; that report is skipped")
     for where, report in reports:
-        suites = report["testResults"]
-        if not isinstance(suites, list):
-            raise ParseError(f"{where}: 'testResults' is a {type(suites).__name__}, expected a list")
         if report.get("wasInterrupted") is True:
             builder.warn(f"{where}: the jest run was interrupted; results may be incomplete")
-        for index, suite in enumerate(suites):
-            if not isinstance(suite, dict):
+        for index, suite in enumerate(report["testResults"]):
+            if isinstance(suite, dict):
+                _read_suite(f"{where}: testResults[{index}]", suite, root_dir, builder)
+            else:
                 builder.warn(f"{where}: testResults[{index}] is not an object; skipped")
-                continue
-            raw_path = suite.get("name") or suite.get("testFilePath") or ""
-            if not raw_path:
-                builder.warn(f"{where}: testResults[{index}] has no 'name' (test file path)")
-            path = relative_to_root(str(raw_path), root_dir)
-            assertions = suite.get("assertionResults") or []
-            exec_error = suite.get("testExecError")
-            message = str(suite.get("message") or "")
-            if not message and isinstance(exec_error, dict):
-                message = str(exec_error.get("message") or "")
-            reason = _first_line(message)
-            if not assertions:
-                if exec_error or suite.get("status") == "failed":
-                    detail = f": {reason}" if reason else ""
-                    builder.warn(f"{path}: test suite failed to run; its tests are absent{detail}")
-                continue
-            if exec_error:
-                builder.warn(f"{path}: test suite reported an error besides its {len(assertions)} tests: {reason}")
-            elif suite.get("status") == "failed" and not any(
-                isinstance(a, dict) and a.get("status") == "failed" for a in assertions
-            ):
-                builder.warn(f"{path}: test suite failed although none of its tests did: {reason}")
-            for number, assertion in enumerate(assertions):
-                if not isinstance(assertion, dict):
-                    builder.warn(f"{path}: assertionResults[{number}] is not an object; skipped")
-                    continue
-                titles = [str(t) for t in assertion.get("ancestorTitles") or []]
-                titles.append(str(assertion.get("title", "")))
-                test_id = jest_test_id(path, titles)
-                status = assertion.get("status")
-                state = _STATUSES.get(status) if isinstance(status, str) else None
-                failure = strip_ansi("\n\n".join(str(m) for m in assertion.get("failureMessages") or []))
-                if state is None:
-                    builder.warn(f"{path}: unknown status {status!r} for {test_id!r}; counted as FAIL")
-                    state = TestState.FAIL
-                    failure = failure or f"unknown jest status {status!r}"
-                builder.add(test_id, state, failure)
     return builder.build()

@@ -11,6 +11,12 @@ Accepted shapes: a ``<testsuite>`` root (Gradle, one file per class), a ``<tests
 * else a ``<skipped>`` child -> ``SKIP`` (JUnit ``@Ignore``, failed assumptions);
 * else ``PASS``.
 
+Reruns: each ``<flakyFailure>`` / ``<flakyError>`` child (Surefire's ``rerunFailingTestsCount``, Gradle's
+``mergeReruns``: failed, then passed on a rerun) and each ``<rerunFailure>`` / ``<rerunError>`` child (a
+rerun that failed again) is one more execution that failed. Every execution goes through the
+duplicate-id rule of :class:`~pytest_mobilebench.parsers.ResultBuilder`, so a test that failed and then
+passed on a rerun is ``FAIL`` (``docs/test-ids.md``, "Retries"), with a warning listing the executions.
+
 Other children (``<system-out>`` with CDATA, ``<properties>``) are ignored.
 
 Test id: ``"{classname}#{name}"``, both attributes exactly as the XML parser returns them (no trimming,
@@ -24,25 +30,52 @@ class and the test name are never joined with ``"."``. Examples (from ``fixtures
     demo.OuterTest$InnerTest#innerPasses
     com.example.LoginViewModelTest#login with empty password shows an error
 
-Damage: a file cut off mid-element (a crashed or killed test JVM) keeps every ``<testcase>`` whose end
-tag was read; the partial one is dropped and a warning says
-``"<file>: truncated at line L, N testcases recovered (<parser error>)"`` (``malformed`` instead of
-``truncated`` when the error is not on the last line: the testcases before it are kept the same way). A file that is not XML at all gives a warning
-and the other files are still parsed. :class:`ParseError` only when no file yields anything (every
-file unreadable, or no XML file at all). Duplicate ids follow the rule of
+Damage, per file, never affecting the other files:
+
+* characters XML 1.0 forbids (control characters in captured output, ``&#27;`` references), bytes that
+  are not valid in the file's encoding, and an unknown declared encoding are replaced by U+FFFD before
+  parsing, with one warning per file (``"<file>: 2 characters not allowed in XML replaced by U+FFFD"``);
+* a file that still does not parse (cut off by a killed test JVM, broken markup) is read again testcase
+  by testcase: every ``<testcase>`` element that parses on its own is kept, each one that does not is
+  dropped with a warning naming its line, and a warning says ``"<file>: truncated at line L, N testcases
+  recovered (<parser error>)"`` (``malformed`` instead of ``truncated`` when the error is not on the last
+  line);
+* a file that yields no testcase at all gives a warning and the other files are still parsed.
+
+:class:`ParseError` only when no file yields anything (every file unreadable, or no XML file at all). Duplicate ids follow the rule of
 :class:`~pytest_mobilebench.parsers.ResultBuilder` (``FAIL > PASS > SKIP``, with a warning).
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Final, TypeAlias, cast
 
 from pytest_mobilebench.parsers._core import ParseError, ParseResult, ResultBuilder, register
 from pytest_mobilebench.states import TestState
 
 __all__ = ["parse_junit", "junit_test_id"]
+
+#: One ``<testcase>``: its id and the states (with messages) of its executions, in order.
+_Case: TypeAlias = tuple[str, list[tuple[TestState, str]]]
+
+#: Children recording an earlier execution that failed (Surefire / Gradle rerun reports).
+_RERUN_TAGS: Final = frozenset({"flakyFailure", "flakyError", "rerunFailure", "rerunError"})
+
+#: Characters outside XML 1.0's ``Char`` production (C0 controls but tab/LF/CR, surrogates, U+FFFE/F).
+_BAD_CHARS: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_CHAR_REF: Final = re.compile(r"&#(?:x([0-9A-Fa-f]{1,8})|([0-9]{1,10}));")
+_DECLARATION: Final = re.compile(r"^(\s*)<\?xml\b[^>]*\?>")
+_ENCODING: Final = re.compile(rb"^\s*<\?xml\b[^>]*?\bencoding\s*=\s*[\"']([A-Za-z0-9._:-]{1,40})[\"']")
+_BOMS: Final = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+# A start tag's attributes: quoted values may hold ">" and "/"; a "/" directly before ">" ends the tag.
+_ATTRS: Final = rb"(?:[^>\"'/]|/(?!>)|\"[^\"]*\"|'[^']*')*"
+_CASE_RE: Final = re.compile(rb"<testcase\b" + _ATTRS + rb"(?:/>|>.*?</testcase\s*>)", re.S)
+_SUITE_RE: Final = re.compile(rb"<(/?)testsuite\b(" + _ATTRS + rb")(/?)>")
 
 
 def junit_test_id(classname: str, name: str) -> str:
@@ -54,69 +87,201 @@ def _strip_ns(tag: str) -> str:
     return tag.rsplit("}", 1)[-1] if "}" in tag else tag
 
 
-def _case_outcome(case: ET.Element) -> tuple[TestState, str]:
-    """State and message of one complete ``<testcase>`` element."""
+def _is_xml_char(code: int) -> bool:
+    """XML 1.0 ``Char``: tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF."""
+    return code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or 0x10000 <= code <= 0x10FFFF
+
+
+def _decode(data: bytes) -> tuple[str, list[str]]:
+    """``data`` as text in its encoding (byte-order mark, else declaration, else UTF-8), plus notes."""
+    notes: list[str] = []
+    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), None)
+    declared = _ENCODING.match(data) if encoding is None else None
+    if declared is not None:
+        encoding = declared.group(1).decode("ascii")
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            notes.append(f"unknown encoding {encoding!r} read as UTF-8")
+            encoding = None
+    try:
+        return data.decode(encoding or "utf-8"), notes
+    except UnicodeDecodeError as exc:
+        notes.append(f"bytes that are not {exc.encoding} replaced by U+FFFD (first at byte {exc.start})")
+        return data.decode(encoding or "utf-8", errors="replace"), notes
+
+
+def _sanitise(data: bytes) -> tuple[bytes, list[str]]:
+    """``data`` as UTF-8 XML without its declaration and without characters XML 1.0 forbids, plus notes.
+
+    Line numbers do not change (the declaration is removed in place). Notes say what was replaced,
+    e.g. ``"2 characters not allowed in XML replaced by U+FFFD"``.
+    """
+    text, notes = _decode(data)
+    text = _DECLARATION.sub(r"\1", text.lstrip("\ufeff"), count=1)
+    text, bad = _BAD_CHARS.subn("\ufffd", text)
+    refs = 0
+
+    def fix_ref(match: re.Match[str]) -> str:
+        nonlocal refs
+        hex_digits, decimal = match.groups()
+        if _is_xml_char(int(hex_digits, 16) if hex_digits else int(decimal)):
+            return match.group(0)
+        refs += 1
+        return "&#xFFFD;"
+
+    text = _CHAR_REF.sub(fix_ref, text)
+    if bad or refs:
+        notes.append(f"{bad + refs} characters not allowed in XML replaced by U+FFFD")
+    return text.encode("utf-8"), notes
+
+
+def _message(child: ET.Element, tag: str) -> str:
+    return child.get("message") or (child.text or "").strip() or child.get("type") or tag
+
+
+def _case(case: ET.Element, suite_name: str | None) -> _Case:
+    """Id and executions of one complete ``<testcase>``.
+
+    A failed testcase is its ``<failure>`` / ``<error>`` execution followed by its ``<rerun*>`` ones; a
+    passed or skipped one is its ``<flaky*>`` executions followed by the final outcome.
+    """
+    classname = case.get("classname")
+    if classname is None:
+        classname = suite_name or ""
+    runs: list[tuple[TestState, str]] = []
     problems: list[str] = []
     skipped = False
     for child in case:
-        tag = _strip_ns(child.tag)
+        tag = _strip_ns(child.tag) if isinstance(child.tag, str) else ""
         if tag in ("failure", "error"):
-            text = child.get("message") or (child.text or "").strip() or child.get("type") or tag
-            problems.append(text)
+            problems.append(_message(child, tag))
+        elif tag in _RERUN_TAGS:
+            runs.append((TestState.FAIL, f"{tag}: {_message(child, tag)}"))
         elif tag == "skipped":
             skipped = True
     if problems:
-        return TestState.FAIL, "\n".join(problems)
-    if skipped:
-        return TestState.SKIP, ""
-    return TestState.PASS, ""
+        runs.insert(0, (TestState.FAIL, "\n".join(problems)))
+    else:
+        runs.append((TestState.SKIP if skipped else TestState.PASS, ""))
+    return junit_test_id(classname, case.get("name", "")), runs
 
 
-def _parse_file(data: bytes, builder: ResultBuilder) -> tuple[int, tuple[int, str] | None]:
-    """Feed one XML file into ``builder``.
+def _pull_cases(data: bytes) -> tuple[list[_Case], tuple[int, str] | None]:
+    """Testcases of a whole file with the streaming parser; stops at the first error.
 
     Returns:
-        (number of testcases recovered, ``(line, parser error text)`` or None when the file is well-formed).
+        (testcases completed before any error, ``(line, parser error text)`` or None when well-formed).
     """
     parser: ET.XMLPullParser[Any] = ET.XMLPullParser(events=("start", "end"))
     suites: list[str] = []
-    recovered = 0
+    cases: list[_Case] = []
 
     def drain() -> None:
         # read_events() re-raises, in order, a ParseError that feed()/close() queued: every event
         # before it has been handled by then, so complete testcases before the damage are kept.
-        nonlocal recovered
         for pair in parser.read_events():
             event, elem = cast("tuple[str, ET.Element]", pair)  # "start" / "end" events carry elements
             tag = _strip_ns(elem.tag)
-            if event == "start":
-                if tag == "testsuite":
-                    suites.append(elem.get("name", ""))
-                continue
             if tag == "testsuite":
-                if suites:
+                if event == "start":
+                    suites.append(elem.get("name", ""))
+                elif suites:
                     suites.pop()
-            elif tag == "testcase":
-                classname = elem.get("classname")
-                if classname is None:
-                    classname = suites[-1] if suites else ""
-                state, message = _case_outcome(elem)
-                builder.add(junit_test_id(classname, elem.get("name", "")), state, message)
-                recovered += 1
+            elif tag == "testcase" and event == "end":
+                cases.append(_case(elem, suites[-1] if suites else None))
                 elem.clear()  # CDATA output and stack traces can be large
 
-    error: ET.ParseError | None = None
     try:
         parser.feed(data)
         drain()
         parser.close()  # raises on a file cut off before its root element closed
         drain()
     except ET.ParseError as exc:
-        error = exc
-    if error is None:
-        return recovered, None
-    line = getattr(error, "position", (0, 0))[0]
-    return recovered, (line, str(error))
+        return cases, (getattr(exc, "position", (1, 0))[0], str(exc))
+    return cases, None
+
+
+def _suite_name_at(data: bytes, position: int, suites: list[tuple[int, str | None]]) -> str | None:
+    """Name of the innermost ``<testsuite>`` open at ``position`` (``suites``: (start, name or None=close))."""
+    stack: list[str] = []
+    for start, name in suites:
+        if start >= position:
+            break
+        if name is None:
+            if stack:
+                stack.pop()
+        else:
+            stack.append(name)
+    return stack[-1] if stack else None
+
+
+def _suite_tags(data: bytes) -> list[tuple[int, str | None]]:
+    """``(offset, name)`` of every ``<testsuite>`` start tag and ``(offset, None)`` of every end tag."""
+    tags: list[tuple[int, str | None]] = []
+    for match in _SUITE_RE.finditer(data):
+        closing, attrs, empty = match.groups()
+        if closing:
+            tags.append((match.start(), None))
+        elif not empty:
+            try:
+                name = ET.fromstring(b"<s" + attrs + b"/>").get("name", "")
+            except ET.ParseError:
+                name = ""
+            tags.append((match.start(), name))
+    return tags
+
+
+def _salvage_cases(data: bytes, warnings: list[str]) -> list[_Case]:
+    """Every ``<testcase>`` element of a damaged file that parses on its own; one warning per lost one.
+
+    After an element that does not parse, the search resumes just after its ``<testcase`` so a damaged
+    element never hides the ones after it.
+    """
+    suites = _suite_tags(data)
+    cases: list[_Case] = []
+    position = 0
+    while (match := _CASE_RE.search(data, position)) is not None:
+        try:
+            element = ET.fromstring(match.group(0))
+        except ET.ParseError as exc:
+            line = data.count(b"\n", 0, match.start()) + 1
+            reason = str(exc).rsplit(": line ", 1)[0]  # the position inside the element alone means nothing
+            warnings.append(f"line {line}: testcase dropped, it does not parse on its own ({reason})")
+            position = match.start() + 1
+            continue
+        cases.append(_case(element, _suite_name_at(data, match.start(), suites)))
+        position = match.end()
+    return cases
+
+
+def _read_file(path: str, raw: bytes, builder: ResultBuilder) -> tuple[int, str | None]:
+    """Feed one XML file's testcases into ``builder``; returns (testcases read, error text or None).
+
+    Warnings about the file (replaced characters, damage, dropped testcases) go to ``builder``.
+    """
+    data, notes = _sanitise(raw)
+    for note in notes:
+        builder.warn(f"{path}: {note}")
+    cases, error = _pull_cases(data)
+    if error is not None:
+        line, reason = error
+        dropped: list[str] = []
+        salvaged = _salvage_cases(data, dropped)
+        if len(salvaged) >= len(cases):
+            cases = salvaged
+        # An error on the last line means the input ended early; anywhere else the XML is broken.
+        damage = "truncated" if line >= data.count(b"\n") + 1 else "malformed"
+        if cases:
+            builder.warn(f"{path}: {damage} at line {line}, {len(cases)} testcases recovered ({reason})")
+            for note in dropped:
+                builder.warn(f"{path}: {note}")
+        else:
+            builder.warn(f"{path}: unreadable at line {line}, no testcase recovered ({reason})")
+    for test_id, runs in cases:
+        for state, message in runs:
+            builder.add(test_id, state, message)
+    return len(cases), None if error is None else f"{path}: line {error[0]}: {error[1]}"
 
 
 @register("junit")
@@ -145,19 +310,10 @@ def parse_junit(output: str, files: Mapping[str, bytes], *, root_dir: str | None
     errors: list[str] = []
     usable = 0
     for path in xml_paths:
-        count, error = _parse_file(files[path], builder)
-        if error is None:
-            usable += 1
-            continue
-        line, reason = error
-        errors.append(f"{path}: line {line}: {reason}")
-        # An error on the last line means the input ended early; anywhere else the XML is broken.
-        damage = "truncated" if line >= files[path].count(b"\n") + 1 else "malformed"
-        if count:
-            usable += 1
-            builder.warn(f"{path}: {damage} at line {line}, {count} testcases recovered ({reason})")
-        else:
-            builder.warn(f"{path}: unreadable at line {line}, no testcase recovered ({reason})")
+        count, error = _read_file(path, files[path], builder)
+        if error is not None:
+            errors.append(error)
+        usable += bool(count) or error is None
     if not usable:
         raise ParseError(f"junit: no usable result file; first error: {errors[0]}")
     return builder.build()
