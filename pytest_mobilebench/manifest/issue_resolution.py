@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.suggest import did_you_mean
 
 __all__ = [
     "Environment",
@@ -172,6 +173,10 @@ def _errors_to_manifest_error(
     field = ".".join(str(p) for p in first["loc"]) or None
     top_field = str(first["loc"][0]) if first["loc"] else None
     message = first["msg"]
+    for index, e in enumerate(exc.errors()):  # an unknown key is usually a typo: name the key it resembles
+        if e["type"] == "extra_forbidden" and e["loc"]:
+            key = str(e["loc"][-1])
+            message += ("" if index == 0 else f"; unknown key {key!r}") + did_you_mean(key, _ALL_KEYS)
     if len(exc.errors()) > 1:
         others = ", ".join(".".join(str(p) for p in e["loc"]) or "(record)" for e in exc.errors()[1:])
         message += f" (also: {others})"
@@ -198,6 +203,8 @@ def record_for(instance: IssueInstance, path: Path, line: int | None) -> LoadedR
 
 
 _SHARED_KEYS = frozenset(IssueInstance.model_fields) - {"instance_id", "base_commit", "patch", "test_patch", "fix_commit"}
+#: every key a manifest may use (instance and environment fields), for "did you mean" on a typo
+_ALL_KEYS = frozenset(IssueInstance.model_fields) | frozenset(Environment.model_fields)
 
 
 def _absolute_url(url: Any, manifest: Path) -> Any:
@@ -222,7 +229,8 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
     unknown = set(data) - _SHARED_KEYS - {"suite", "instances"}
     if unknown:
         key = sorted(unknown)[0]
-        return [ManifestError(path, f"unknown top-level key(s): {', '.join(sorted(unknown))}", line=doc.line_of(key))]
+        hints = "".join(did_you_mean(k, _ALL_KEYS | {"suite", "instances"}) for k in sorted(unknown))
+        return [ManifestError(path, f"unknown top-level key(s): {', '.join(sorted(unknown))}{hints}", line=doc.line_of(key))]
     entries = data.get("instances")
     if not isinstance(entries, list) or not entries:
         return [ManifestError(path, "'instances' must be a non-empty list", line=doc.line_of("instances") or 1)]
