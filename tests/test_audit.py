@@ -1,0 +1,134 @@
+"""Instance audit end to end with the local runtime on a real git repository and a real test runner
+(pytest writing JUnit XML where Gradle would), plus the pure hunk and fingerprint helpers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import unidiff
+
+from conftest import PyRepo, git
+from pytest_mobilebench.suites.issue_resolution.audit import fix_fingerprint, gold_hunks, summarize_audit, without_hunk
+
+NOTES_HUNK = "diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+mul added\n"
+
+
+def _manifest(repo: PyRepo, gold: str, test: str, ids: tuple[str, ...] = ("acme__calc-1",)) -> str:
+    entries = "".join(
+        f"""  - instance_id: {iid}
+    base_commit: {repo.base}
+    patch: {json.dumps(gold)}
+    test_patch: {json.dumps(test)}
+    FAIL_TO_PASS: ["app.src.test.test_add#test_add_small", "app.src.test.test_add#test_add_negative"]
+    NONE_TO_PASS: ["app.src.test.test_mul#test_mul"]
+    PASS_TO_PASS: ["app.src.test.test_sub#test_sub", "app.src.test.test_sub#test_gone"]
+"""
+        for iid in ids
+    )
+    return f"""suite: issue_resolution
+repo: acme/calc
+repo_url: {repo.path}
+framework: android
+test_command: "{repo.test_command}"
+instances:
+{entries}"""
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+
+
+def test_audit_names_the_unnoticed_hunk_the_never_reported_id_and_the_duplicate(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+    gold = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n" + NOTES_HUNK
+    test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
+    pytester.makefile(".yaml", **{"cases/acme__calc": _manifest(pyrepo, gold, test, ("acme__calc-1", "acme__calc-2"))})
+    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-run-id=a",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)  # both have findings
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    audit = summary["instances"]["acme__calc-1"]["audit"]
+    assert audit["gold_resolves"] is False  # test_gone is a P2P id no run reports
+    assert audit["gold_ids_never_reported"] == ["app.src.test.test_sub#test_gone"]
+    assert audit["flaky_tests"] == []
+    assert audit["test_patch_test_files"] == ["app/src/test/test_add.py", "app/src/test/test_mul.py"]
+    # the gold does not resolve, so adequacy is not measured
+    assert audit["hunks"] == []
+    table = summary["suite_tables"]["issue_resolution"]["audit"]
+    assert table["duplicate_fixes"] == [["acme__calc-1", "acme__calc-2"]]
+    assert table["gold_not_resolving"] == ["acme__calc-1", "acme__calc-2"]
+
+
+def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+    gold = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n" + NOTES_HUNK
+    test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
+    manifest = _manifest(pyrepo, gold, test).replace(', "app.src.test.test_sub#test_gone"', "")
+    pytester.makefile(".yaml", **{"cases/acme__calc": manifest})
+    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-run-id=b",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    inst = summary["instances"]["acme__calc-1"]
+    audit = inst["audit"]
+    assert audit["gold_resolves"] is True and audit["runs"] == 2
+    calc, notes = audit["hunks"]
+    assert (calc["file"], calc["noticed"]) == ("calc.py", True)
+    assert "app.src.test.test_add#test_add_small" in calc["noticed_by"]
+    assert (notes["file"], notes["noticed"], notes["noticed_by"]) == ("NOTES.md", False, [])
+    assert inst["detail"] == "no test notices gold hunk 1 (NOTES.md @@ -0,0 +1,1 @@)"
+    table = summary["suite_tables"]["issue_resolution"]["audit"]
+    assert table["unnoticed_hunks"] == {"acme__calc-1": ["NOTES.md @@ -0,0 +1,1 @@"]}
+    evidence = Path(inst["evidence_dir"])
+    assert (evidence / "audit.json").is_file() and (evidence / "test_output.hunk1.log").is_file()
+
+
+# ------------------------------------------------------------------------------------------------ pure
+
+TWO_FILES = """\
+diff --git a/a.js b/a.js
+index 1111111..2222222 100644
+--- a/a.js
++++ b/a.js
+@@ -1,3 +1,3 @@
+ one
+-two
++TWO
+ three
+@@ -10,3 +10,3 @@
+ ten
+-eleven
++ELEVEN
+ twelve
+diff --git a/b.js b/b.js
+index 3333333..4444444 100644
+--- a/b.js
++++ b/b.js
+@@ -1,2 +1,2 @@
+-x
++y
+ z
+"""
+
+
+def test_hunks_and_their_removal() -> None:
+    hunks = gold_hunks(TWO_FILES)
+    assert [(h.index, h.file, h.added, h.removed) for h in hunks] == [(0, "a.js", 1, 1), (1, "a.js", 1, 1), (2, "b.js", 1, 1)]
+    rest = unidiff.PatchSet(without_hunk(TWO_FILES, 1))
+    assert [(f.path, len(f)) for f in rest] == [("a.js", 1), ("b.js", 1)]
+    assert "+ELEVEN" not in str(rest) and "+TWO" in str(rest)
+    only_a = unidiff.PatchSet(without_hunk(TWO_FILES, 2))
+    assert [f.path for f in only_a] == ["a.js"]  # b.js had one hunk: the file goes
+    with pytest.raises(IndexError):
+        without_hunk(TWO_FILES, 3)
+
+
+def test_fingerprint_ignores_line_numbers_and_context_but_not_the_change() -> None:
+    moved = TWO_FILES.replace("@@ -10,3 +10,3 @@\n ten", "@@ -40,3 +40,3 @@\n forty")
+    assert fix_fingerprint(moved) == fix_fingerprint(TWO_FILES)
+    assert fix_fingerprint(TWO_FILES.replace("+y", "+w")) != fix_fingerprint(TWO_FILES)
+
+
+def test_summary_of_no_audit_results() -> None:
+    assert summarize_audit([{"instance_id": "x", "reason": "resolved"}])["instances"] == 0
