@@ -47,7 +47,7 @@ META_DOMAINS: Final = ("memory", "subagent", "skill", "dialogue")
 
 #: words users say about each domain's app, added to every recall text of that domain (one place).
 DOMAIN_WORDS: Final[dict[str, str]] = {
-    "contacts": "contact phone number person address book call dial",
+    "contacts": "contact phone number person address book call dial ring",
     "messaging": "sms text message chat conversation tell write",
     "calendar": "calendar event appointment meeting schedule class agenda today tomorrow week monday tuesday "
                 "wednesday thursday friday saturday sunday",

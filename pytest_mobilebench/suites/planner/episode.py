@@ -7,6 +7,8 @@ Rules (MobilePA-Bench, seed 004, "Experimental Evaluation": N = 15 recalled tool
   a successful skill loader adds that skill's tools;
 * a call to a tool outside the action space, an unknown tool, or arguments that do not match the schema is a
   failed step with an ``unavailable`` / ``invalid_arguments`` error and changes nothing;
+* an error names its recovery tools (``set_toggle`` for a setting that is off, ``unlock_app`` for a locked
+  app ...); they join the action space, as a phone offers "turn on location?" when an app needs it;
 * a failed call is rolled back entirely (a SQLite savepoint), so a refused composite call leaves no partial write;
 * steps after the 15th and calls after ``Finish`` are not executed; they are counted (``over_limit``,
   ``after_finish``) and graded as if absent.
@@ -156,6 +158,7 @@ class Episode:
                 raise
             db.execute("RELEASE tool_call")
         except ToolError as err:
+            self.action_space.extend(t for t in err.tools if t not in self.action_space)
             return Step(name, arguments, False, err.code, err.feedback())
         if tool.domain == "skill":
             self.loaded_skills.append(result["skill"])

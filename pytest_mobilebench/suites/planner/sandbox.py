@@ -71,17 +71,21 @@ class ToolError(Exception):
             ``invalid_transition`` | ``unavailable`` (not in the action space) | ``step_limit`` | ``after_finish``.
         message: what went wrong, for the agent.
         hint: how it could be fixed (a setting to turn on, a tool to look the id up with), or "".
+        tools: the recovery tools the hint names; the episode adds them to the action space (the device shows
+            the way out, as a phone's "turn on location?" prompt does).
     """
 
-    def __init__(self, code: str, message: str, hint: str = "") -> None:
+    def __init__(self, code: str, message: str, hint: str = "", tools: tuple[str, ...] = ()) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.hint = hint
+        self.tools = tools
 
     def feedback(self) -> dict[str, Any]:
-        """``{"ok": False, "error": {"code", "message", "hint"}}``."""
-        return {"ok": False, "error": {"code": self.code, "message": self.message, "hint": self.hint}}
+        """``{"ok": False, "error": {"code", "message", "hint", "tools_added"}}``."""
+        return {"ok": False, "error": {"code": self.code, "message": self.message, "hint": self.hint,
+                                       "tools_added": list(self.tools)}}
 
 
 def _encode(value: Any) -> Any:
@@ -151,7 +155,8 @@ class Sandbox:
         """Append one call to the operation log."""
         self._step += 1
         self.db.execute("INSERT INTO op_log VALUES (?, ?, ?, ?, ?)",
-                        (self._step, tool, json.dumps(arguments, sort_keys=True, default=str), int(ok), detail))
+                        (self._step, tool, json.dumps({str(k): v for k, v in arguments.items()}, sort_keys=True, default=str),
+                         int(ok), detail))
 
     # ------------------------------------------------------------------ data access for tools
 
@@ -229,13 +234,13 @@ class Sandbox:
         """Raise ``permission_denied`` unless setting ``key`` is on (1)."""
         if self.setting(key) not in (1, "1", "on", True):
             raise ToolError("permission_denied", f"{action} needs the setting {key!r}, which is off",
-                            f"turn {key!r} on with set_toggle, then retry")
+                            f"turn {key!r} on with set_toggle, then retry", ("set_toggle",))
 
     def require_off(self, key: str, action: str) -> None:
         """Raise ``permission_denied`` while setting ``key`` is on."""
         if self.setting(key) in (1, "1", "on", True):
             raise ToolError("permission_denied", f"{action} is blocked while {key!r} is on",
-                            f"turn {key!r} off with set_toggle, then retry")
+                            f"turn {key!r} off with set_toggle, then retry", ("set_toggle",))
 
 
 def _strip(row: Mapping[str, Any], ignore: frozenset[str]) -> tuple[tuple[str, Any], ...]:
@@ -259,8 +264,8 @@ def state_delta(before: Snapshot, after: Snapshot, ignore: frozenset[str] = GENE
         removed = {i: _strip(old[i], ignore) for i in sorted(old.keys() - new.keys())}
         updated = {}
         for i in sorted(old.keys() & new.keys()):
-            cols = {c: [old[i][c], new[i][c]] for c in TABLES[table]
-                    if c not in ignore and old[i][c] != new[i][c]}
+            cols = {c: [old[i][c], new[i].get(c)] for c in old[i]
+                    if c not in ignore and old[i][c] != new[i].get(c)}
             if cols:
                 updated[i] = cols
         if added or removed or updated:

@@ -42,14 +42,15 @@ def require_online(sb: Sandbox, action: str) -> None:
     sb.require_off("airplane_mode", action)
     if not (sb.setting("wifi") in (1, "1") or sb.setting("mobile_data") in (1, "1")):
         raise ToolError("permission_denied", f"{action} needs a network: 'wifi' and 'mobile_data' are both off",
-                        "turn 'wifi' or 'mobile_data' on with set_toggle, then retry")
+                        "turn 'wifi' or 'mobile_data' on with set_toggle, then retry", ("set_toggle",))
 
 
 def require_unlocked(sb: Sandbox, app: str) -> None:
     """Refuse while the app is locked in the security settings."""
     for row in sb.rows("app_locks", app=app):
         if row["locked"]:
-            raise ToolError("permission_denied", f"the {app} app is locked", f"unlock it with unlock_app(app='{app}')")
+            raise ToolError("permission_denied", f"the {app} app is locked", f"unlock it with unlock_app(app='{app}')",
+                            ("unlock_app",))
 
 
 def matches(query: str, *fields: Any) -> bool:

@@ -129,7 +129,8 @@ def place_call(sb: Sandbox, phone: Annotated[str, pydantic.Field(pattern=r"^\+?[
     sb.require_off("airplane_mode", "calling")
     for c in sb.rows("contacts", phone=phone):
         if c["blocked"]:
-            raise ToolError("conflict", f"{c['name']} is blocked", "unblock the contact first with block_contact")
+            raise ToolError("conflict", f"{c['name']} is blocked", "unblock the contact first with block_contact",
+                            ("block_contact",))
     return sb.insert("call_log", {"number": phone, "direction": "outgoing", "at": sb.now}, prefix="call")
 
 
@@ -154,7 +155,7 @@ def _check_recipient(sb: Sandbox, phone: str) -> None:
     for c in sb.rows("contacts", phone=phone):
         if c["blocked"]:
             raise ToolError("conflict", f"{c['name']} is blocked; messages to them are not delivered",
-                            "unblock the contact first with block_contact")
+                            "unblock the contact first with block_contact", ("block_contact",))
 
 
 @tool("messaging", write=False)
@@ -252,7 +253,7 @@ def _overlaps(sb: Sandbox, start: str, end: str, but: str = "") -> None:
     for ev in sb.rows("events", status="confirmed"):
         if ev["id"] != but and parse_dt(ev["start"]) < e and s < parse_dt(ev["end"]):
             raise ToolError("conflict", f"double booking: overlaps {ev['title']!r} ({ev['start']} - {ev['end']})",
-                            "pick a free time (find_free_slot) or move the other event")
+                            "pick a free time (find_free_slot) or move the other event", ("find_free_slot",))
 
 
 @tool("calendar", write=False)
@@ -511,15 +512,15 @@ def list_settings(sb: Sandbox) -> dict:
 
 
 @tool("settings", write=True)
-def set_toggle(sb: Sandbox, setting: Toggle, on: bool) -> dict:
+def set_toggle(sb: Sandbox, setting: Toggle, enabled: bool) -> dict:
     """Switch a system setting on or off (Wi-Fi, Bluetooth, airplane mode, location, camera access, NFC ...).
 
     Args:
         setting: the switch.
-        on: true = on, false = off.
+        enabled: true = on, false = off.
     """
     sb.db.execute('INSERT OR IGNORE INTO settings ("id", "value") VALUES (?, 0)', (setting,))
-    return sb.update("settings", setting, value=int(on))
+    return sb.update("settings", setting, value=int(enabled))
 
 
 @tool("settings", write=True)

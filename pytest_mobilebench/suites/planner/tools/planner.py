@@ -209,15 +209,15 @@ def trip_cost_estimate(sb: Sandbox, origin: Name, destination: Name, date: Date,
 
 
 @tool("settings", write=True, skill="bedtime_routine")
-def apply_bedtime_mode(sb: Sandbox, on: bool = True) -> dict:
+def apply_bedtime_mode(sb: Sandbox, enabled: bool = True) -> dict:
     """Bedtime mode: do not disturb and dark mode on and brightness 10 (or all back: off, off, 60).
 
     Args:
-        on: true = bedtime, false = daytime.
+        enabled: true = bedtime, false = daytime.
     """
-    device.set_toggle(sb, "do_not_disturb", on)
-    device.set_toggle(sb, "dark_mode", on)
-    device.set_brightness(sb, 10 if on else 60)
+    device.set_toggle(sb, "do_not_disturb", enabled)
+    device.set_toggle(sb, "dark_mode", enabled)
+    device.set_brightness(sb, 10 if enabled else 60)
     return device.list_settings(sb)
 
 

@@ -72,7 +72,8 @@ def start_navigation(sb: Sandbox, place_id: Id, mode: Mode = "driving") -> dict:
     sb.require_on("location_services", "navigation")
     place = sb.get("places", place_id, what="place")
     if sb.rows("routes", status="active"):
-        raise ToolError("conflict", "a navigation is already running", "stop it with stop_navigation first")
+        raise ToolError("conflict", "a navigation is already running", "stop it with stop_navigation first",
+                          ("stop_navigation", "list_routes"))
     return {**sb.insert("routes", {"place_id": place_id, "mode": mode, "status": "active"}, prefix="rte"),
             "destination": place["name"]}
 
@@ -174,13 +175,14 @@ def send_payment(sb: Sandbox, payee: Name, amount: Amount, card_id: Id | None = 
     require_online(sb, "payments")
     cards = [sb.get("cards", card_id, what="card")] if card_id else sb.rows("cards", is_default=1)
     if not cards:
-        raise ToolError("not_found", "no default card set", "give card_id or set_default_card")
+        raise ToolError("not_found", "no default card set", "give card_id or set_default_card", ("list_cards",))
     card = cards[0]
     if card["frozen"]:
-        raise ToolError("permission_denied", f"card {card['label']} is frozen", "unfreeze it or pay with another card")
+        raise ToolError("permission_denied", f"card {card['label']} is frozen", "unfreeze it or pay with another card",
+                        ("freeze_card", "list_cards"))
     if card["balance"] < amount:
         raise ToolError("conflict", f"insufficient funds on {card['label']}: balance {card['balance']}",
-                        "pay with another card")
+                        "pay with another card", ("list_cards",))
     sb.update("cards", card["id"], balance=round(card["balance"] - amount, 2))
     return sb.insert("transactions", {"payee": payee, "amount": amount, "currency": currency, "card_id": card["id"],
                                       "note": note, "status": "completed"}, prefix="txn")
@@ -509,14 +511,14 @@ def list_playlists(sb: Sandbox) -> list[dict]:
 
 
 @tool("media", write=True)
-def set_shuffle(sb: Sandbox, on: bool) -> dict:
+def set_shuffle(sb: Sandbox, enabled: bool) -> dict:
     """Turn shuffle play on or off in the music player.
 
     Args:
-        on: true = shuffle.
+        enabled: true = shuffle.
     """
     _player(sb)
-    return sb.update("player", "player", shuffle=on)
+    return sb.update("player", "player", shuffle=enabled)
 
 
 # ----------------------------------------------------------------------------------------------- security
@@ -555,7 +557,8 @@ def lock_app(sb: Sandbox, app: App) -> dict:
         app: the app.
     """
     if sb.setting("screen_lock") in (None, "none"):
-        raise ToolError("permission_denied", "app lock needs a screen lock", "set one with set_screen_lock")
+        raise ToolError("permission_denied", "app lock needs a screen lock", "set one with set_screen_lock",
+                          ("set_screen_lock",))
     if sb.rows("app_locks", app=app, locked=1):
         raise ToolError("invalid_transition", f"{app} is already locked")
     if sb.rows("app_locks", id=app):
