@@ -3,8 +3,10 @@
 ``RUN_DIR`` is ``<reports>/<run_id>``; each evaluated item left ``<model>/<instance>/result.json`` there.
 Every such item whose instance is among the collected records is re-graded by its suite's
 ``regrade(record, evidence_dir)`` (the same grading step as the live run, with today's parsers and
-rules); the results then make a new summary exactly like a live run's. Items whose instance is not
-collected, or whose evidence is incomplete, keep their live result and are listed in ``problems``.
+rules); the results then make a new summary exactly like a live run's, with ``regraded_from`` and
+``regrade_problems`` added. Items whose instance is not collected, or whose evidence is incomplete, keep
+their live result and are listed in ``problems``. Every re-graded result is checked against the result
+contract (:class:`pytest_mobilebench.suites.base.ItemResult`) like a live one.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_mobilebench.suites.base import LoadedRecord
+import pytest
 
-__all__ = ["evidence_results", "regrade_run"]
+from pytest_mobilebench.suites.base import ItemResult, LoadedRecord
+
+__all__ = ["RegradeHooks", "evidence_results", "regrade_run"]
 
 
 def evidence_results(run_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -56,9 +60,48 @@ def regrade_run(
             problems.append(f"{folder}: instance {live['instance_id']!r} is not among the collected manifests; kept as it was")
             results.append({**live, "regraded": False})
             continue
+        suite = suites[record.suite]
         try:
-            results.append(suites[record.suite].regrade(record, folder))
+            results.append(ItemResult.from_suite(suite, suite.regrade(record, folder)).to_dict())
         except (OSError, ValueError, KeyError) as exc:
             problems.append(f"{folder}: cannot re-grade: {type(exc).__name__}: {exc}; kept as it was")
             results.append({**live, "regraded": False})
     return results, problems
+
+
+class RegradeHooks:
+    """pytest hooks of ``--mb-regrade``, registered on the controller: the collected items are not run; their
+    records select how each evidence folder of ``run_dir`` is re-graded, and the results go to the summary.
+
+    Args:
+        run_dir: ``<reports>/<run_id>`` of the earlier run.
+        results: the run state's result list, which the summary is made from (extended in place).
+        suites: the run's suites by name.
+    """
+
+    def __init__(self, run_dir: Path, results: list[dict[str, Any]], suites: Mapping[str, Any]) -> None:
+        self.run_dir = run_dir
+        self.results = results
+        self.suites = suites
+        self.problems: list[str] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        records = {item.record.instance_id: item.record for item in items if isinstance(getattr(item, "record", None), LoadedRecord)}
+        try:
+            results, self.problems = regrade_run(self.run_dir, records, self.suites)
+        except (FileNotFoundError, ValueError) as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        self.results.extend(results)
+        config.hook.pytest_deselected(items=list(items))
+        items[:] = []
+
+    @pytest.hookimpl
+    def pytest_mobilebench_summary(self, config: pytest.Config, summary: dict[str, Any]) -> None:
+        summary["regraded_from"] = str(self.run_dir)
+        summary["regrade_problems"] = list(self.problems)
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.results:
+            session.exitstatus = pytest.ExitCode.OK  # every item was re-graded rather than run
