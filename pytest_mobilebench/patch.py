@@ -34,7 +34,6 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
 __all__ = [
-    "FRAMEWORKS",
     "Artifact",
     "ChangeStatus",
     "FileChange",
@@ -44,11 +43,9 @@ __all__ = [
     "filter_patch",
     "is_test_file",
     "parse_patch",
+    "select_sections",
     "split_patch",
 ]
-
-#: Frameworks of MobileDev-Bench instances, as spelled in the ``framework`` field (SPEC section 1).
-FRAMEWORKS: Final[tuple[str, ...]] = ("android", "flutter", "react-native")
 
 _DEV_NULL: Final = "/dev/null"
 
@@ -235,33 +232,17 @@ def artifact_type(path: str) -> Artifact:
 
 
 def is_test_file(path: str, framework: str) -> bool:
-    """Whether ``path`` is a test file of ``framework`` (MobileDev-Bench Appendix A.2; SPEC section 1).
+    """Whether ``path`` is a test file of ``framework`` under the runner's DEFAULT discovery rule.
 
-    * ``android``: basename ends with ``Test.kt`` or ``Test.java``, or the file is in the ``test`` or
-      ``androidTest`` Gradle source set, i.e. under ``src/test/`` or ``src/androidTest/`` of any module
-      (``app/src/test/resources/x.json`` is a test file; a Java package folder ``org/test/`` is not).
-    * ``react-native``: basename ends with ``.test.ts``, ``.test.tsx``, ``.test.js`` or ``.spec.ts``.
-    * ``flutter``: basename ends with ``_test.dart``, or a directory of the path is named ``test``.
-
-    Matching is case-sensitive, as the conventions are. Backslashes are read as ``/``.
+    The rule is the registered framework's (:meth:`pytest_mobilebench.frameworks.Framework.test_rule`
+    with no project configuration); use the framework's rule with the project's files where they are known.
 
     Raises:
-        ValueError: for a framework not in :data:`FRAMEWORKS`.
+        pytest_mobilebench.frameworks.FrameworkError: for an unknown framework.
     """
-    p = _norm_for_matching(path)
-    parts = p.split("/")
-    base = parts[-1]
-    dirs = parts[:-1]
-    if framework == "android":
-        in_test_source_set = any(
-            dirs[k] == "src" and dirs[k + 1] in ("test", "androidTest") for k in range(len(dirs) - 1)
-        )
-        return base.endswith(("Test.kt", "Test.java")) or in_test_source_set
-    if framework == "react-native":
-        return base.endswith((".test.ts", ".test.tsx", ".test.js", ".spec.ts"))
-    if framework == "flutter":
-        return base.endswith("_test.dart") or "test" in dirs
-    raise ValueError(f"unknown framework {framework!r}; expected one of {', '.join(FRAMEWORKS)}")
+    from pytest_mobilebench import frameworks
+
+    return frameworks.get(framework).test_rule({})(path)
 
 
 # ------------------------------------------------------------------------------------------------ results
@@ -297,6 +278,9 @@ class FileChange:
         binary: ``GIT binary patch`` or ``Binary files ... differ`` (the content change is not counted).
         artifact: :func:`artifact_type` of ``path``.
         line: 1-based line of the section's first line in the patch text.
+        added_lines, removed_lines: the text of the ``+`` / ``-`` lines of its hunks, as unidiff parsed
+            them (what the policy reads; never in :meth:`to_dict`).
+        symlink_target: the target of a symbolic link the section creates or changes (git mode 120000).
     """
 
     path: str
@@ -308,17 +292,26 @@ class FileChange:
     binary: bool
     artifact: Artifact
     line: int = 0
+    added_lines: tuple[str, ...] = dataclasses.field(default=(), repr=False, compare=False)
+    removed_lines: tuple[str, ...] = dataclasses.field(default=(), repr=False, compare=False)
+    symlink_target: str | None = None
 
     @property
     def paths(self) -> tuple[str, ...]:
-        """Paths this change modifies: ``path``, plus ``old_path`` for a rename (a copy leaves it alone)."""
-        if self.status is ChangeStatus.RENAMED and self.old_path and self.old_path != self.path:
-            return (self.old_path, self.path)
-        return (self.path,)
+        """Every name the section touches: ``old_path`` (renames, copies, and plain diffs whose ``---`` and
+        ``+++`` differ, where GNU ``patch`` may edit the old name) and ``path``, unique, in that order."""
+        return tuple(dict.fromkeys(p for p in (self.old_path, self.path) if p))
+
+    @property
+    def names_differ(self) -> bool:
+        """``---`` and ``+++`` name different files without a git rename or copy header: only ``git apply``
+        reads such a section one way (the new name); GNU ``patch`` picks whichever exists."""
+        return self.status is ChangeStatus.MODIFIED and self.old_path is not None and self.old_path != self.path
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain builtins (enums as their string values)."""
+        """Plain builtins (enums as their string values; hunk line texts left out)."""
         data = dataclasses.asdict(self)
+        del data["added_lines"], data["removed_lines"]
         data["status"] = self.status.value
         data["artifact"] = self.artifact.value
         return data
@@ -343,7 +336,7 @@ class PatchInfo:
 
     @property
     def paths(self) -> tuple[str, ...]:
-        """Every path the patch modifies, sorted and unique, including the old names of renamed files."""
+        """Every name the patch touches (:attr:`FileChange.paths`), sorted and unique."""
         return tuple(sorted({p for f in self.files for p in f.paths}))
 
     @property
@@ -684,6 +677,9 @@ def _section_change(name: str, lines: list[str], sec: _Section) -> FileChange:
     binary = sec.binary or any(f.is_binary_file for f in parsed)
     if hunks != sec.hunks:
         raise PatchError(name, f"section for {path!r}: found {sec.hunks} hunks, unidiff read {hunks}", line=first)
+    added_lines = tuple(ln.value.rstrip("\n") for f in parsed for h in f for ln in h if ln.is_added)
+    removed_lines = tuple(ln.value.rstrip("\n") for f in parsed for h in f for ln in h if ln.is_removed)
+    target = _symlink_target(name, kw, new, added_lines, first)
     return FileChange(
         path=path,
         old_path=old,
@@ -694,7 +690,25 @@ def _section_change(name: str, lines: list[str], sec: _Section) -> FileChange:
         binary=binary,
         artifact=artifact_type(path),
         line=first,
+        added_lines=added_lines,
+        removed_lines=removed_lines,
+        symlink_target=target,
     )
+
+
+def _symlink_target(
+    name: str, kw: dict[str, tuple[str, int]], new: str | None, added: tuple[str, ...], line: int
+) -> str | None:
+    """The target of a link the section creates (mode ``120000``); one pointing outside the repository
+    (absolute, or with more ``..`` than the link's depth) is a :class:`PatchError`."""
+    mode = (kw.get("new file mode") or kw.get("new mode") or ("", 0))[0].strip()
+    if mode != "120000" or new is None:
+        return None
+    target = added[0] if added else ""
+    joined = posixpath.join(posixpath.dirname(new), target)
+    if not target or target.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", target) or _escapes(joined):
+        raise PatchError(name, f"symbolic link {new!r} points outside the repository ({target!r})", line=line, path=new)
+    return target
 
 
 def _analyse(text: str, name: str) -> tuple[list[str], list[_Section], list[FileChange]]:
@@ -756,23 +770,29 @@ def _select(text: str, name: str, keep_section: Callable[[FileChange], bool]) ->
     return _join(lines, [s for s, c in zip(sections, changes) if keep_section(c)])
 
 
-def split_patch(text: str, framework: str, *, name: str = "patch") -> tuple[str, str]:
+def split_patch(
+    text: str, framework: str | Callable[[str], bool], *, name: str = "patch"
+) -> tuple[str, str]:
     """Split a fix commit's diff into ``(patch, test_patch)`` (SPEC section 1 "Instance fields").
 
-    A file section goes to ``test_patch`` when ANY path it modifies (:attr:`FileChange.paths`: the new
-    path, and the old one of a rename) is a test file of ``framework`` (:func:`is_test_file`); all other
-    sections go to ``patch``. Each section's text is kept byte for byte (headers, ``index`` lines, binary
-    data, CRLF endings), in the original order; text before the first section is dropped. Either part may
-    be ``""``. ``name`` labels error messages.
+    ``framework`` is a framework name (its default test rule, :func:`is_test_file`) or the rule itself
+    (``frameworks.get(fw).test_rule(config files at base)``). A file section goes to ``test_patch`` when
+    ANY name it touches (:attr:`FileChange.paths`) is a test file; all other sections go to ``patch``. Each
+    section's text is kept byte for byte (headers, ``index`` lines, binary data, CRLF endings), in the
+    original order; text before the first section is dropped. Either part may be ``""``.
 
     Raises:
         PatchError: when ``text`` is not a valid patch (see :func:`parse_patch`).
-        ValueError: for an unknown framework.
+        pytest_mobilebench.frameworks.FrameworkError: for an unknown framework name.
     """
-    if framework not in FRAMEWORKS:
-        raise ValueError(f"unknown framework {framework!r}; expected one of {', '.join(FRAMEWORKS)}")
+    if isinstance(framework, str):
+        from pytest_mobilebench import frameworks
+
+        rule = frameworks.get(framework).test_rule({})
+    else:
+        rule = framework
     lines, sections, changes = _analyse(text, name)
-    is_test = [any(is_test_file(p, framework) for p in c.paths) for c in changes]
+    is_test = [any(rule(p) for p in c.paths) for c in changes]
     non_test = _join(lines, [s for s, t in zip(sections, is_test) if not t])
     tests = _join(lines, [s for s, t in zip(sections, is_test) if t])
     return non_test, tests
@@ -781,7 +801,7 @@ def split_patch(text: str, framework: str, *, name: str = "patch") -> tuple[str,
 def filter_patch(text: str, keep: Callable[[str], bool], *, name: str = "patch") -> str:
     """The sub-patch of the file sections whose modified paths ALL satisfy ``keep``.
 
-    ``keep`` is called with each path of :attr:`FileChange.paths` (so a rename is kept only when both its
+    ``keep`` is called with each name of :attr:`FileChange.paths` (so a rename is kept only when both its
     names are kept); ``filter_patch(t, lambda p: not is_test_file(p, fw))`` equals ``split_patch(t, fw)[0]``.
     Sections are kept byte for byte, in order; text before the first section is dropped. ``name`` labels
     error messages.
@@ -790,3 +810,12 @@ def filter_patch(text: str, keep: Callable[[str], bool], *, name: str = "patch")
         PatchError: when ``text`` is not a valid patch (see :func:`parse_patch`).
     """
     return _select(text, name, lambda c: all(keep(p) for p in c.paths))
+
+
+def select_sections(text: str, keep: Callable[[FileChange], bool], *, name: str = "patch") -> str:
+    """The sub-patch of the sections whose :class:`FileChange` satisfies ``keep`` (byte for byte, in order).
+
+    Raises:
+        PatchError: when ``text`` is not a valid patch (see :func:`parse_patch`).
+    """
+    return _select(text, name, keep)

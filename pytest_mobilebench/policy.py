@@ -1,130 +1,120 @@
-"""What a candidate may not change: the tests, and how the tests run (SPEC section 1; issue #3).
+"""What a candidate may not change, read from the parsed patch (SPEC section 1; issues 7 and 8).
 
-Two kinds of finding, both pure over patch text and file contents:
+Three kinds of finding, pure over the parsed patch (:class:`~pytest_mobilebench.patch.PatchInfo`: every
+name a section touches, its ``+`` / ``-`` lines as unidiff parsed them) and file contents; the rules
+are the framework's (:mod:`pytest_mobilebench.frameworks`):
 
-* test files touched by the candidate (framework rule of :func:`pytest_mobilebench.patch.is_test_file`):
-  a *flag*; the harness restores those files to base before the test patch, so the verdict still stands.
-* changes to the test runner's configuration or setup: reason ``policy_violation``, never ``resolved``.
-
-  - React Native / jest: ``jest.config.*``; the ``jest`` section of ``package.json`` (compared as parsed
-    JSON before and after the candidate); the files that jest configuration names in ``setupFiles``,
-    ``setupFilesAfterEnv``, ``globalSetup``, ``globalTeardown``, ``testEnvironment``,
-    ``snapshotResolver``, ``testResultsProcessor``, ``testRunner``.
-  - Android / Gradle: added or removed lines of Gradle build files that configure test tasks
-    (``testOptions``, ``unitTests``, ``tasks.withType<Test>``/``tasks.test``, ``test {``, ``ignoreFailures``,
-    ``filter``/``exclude``/``include`` of tests, ``testLogging``, ``failFast``, ``maxParallelForks``).
-  - Flutter: ``flutter_test_config.dart`` anywhere, ``dart_test.yaml``.
+* **tools**: a section touching installed dependencies, build outputs, tool caches, the runner's entry
+  points and package-manager configuration (:meth:`Framework.tool_path`), anything the repository ignores
+  at base, or a symbolic link into one of those. ``policy_violation``; the section is never applied.
+* **runner configuration**: a section changing how the tests run or report (:meth:`Framework.runner_config`:
+  jest configuration and the files it names, babel, root mocks, Gradle test tasks, dependency
+  substitution, sources declaring a test framework's package, pubspec ``dependency_overrides`` ...).
+  ``policy_violation``; the files are restored to base and flagged ``runner_config_touched``.
+* **test files** (the runner's own discovery rule under the base configuration): flagged
+  ``test_files_touched`` and restored to base before the test patch; the verdict still stands.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import posixpath
-import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, final
 
-from pytest_mobilebench.patch import PatchInfo, is_test_file
+from pytest_mobilebench.frameworks import Framework
+from pytest_mobilebench.patch import FileChange, PatchInfo
 
-__all__ = ["JEST_SETUP_KEYS", "config_files_to_compare", "jest_setup_files", "runner_config_violations", "touched_test_files"]
-
-JEST_SETUP_KEYS: Final = (
-    "setupFiles",
-    "setupFilesAfterEnv",
-    "globalSetup",
-    "globalTeardown",
-    "testEnvironment",
-    "snapshotResolver",
-    "testResultsProcessor",
-    "testRunner",
-)
-_JEST_CONFIG_RE: Final = re.compile(r"(^|/)jest\.config\.(js|cjs|mjs|ts|json)$")
-_GRADLE_FILE_RE: Final = re.compile(r"(\.gradle|\.gradle\.kts)$")
-_GRADLE_TEST_LINE_RE: Final = re.compile(
-    r"\b(testOptions|unitTests|ignoreFailures|testLogging|failFast|maxParallelForks|excludeTestsMatching|"
-    r"includeTestsMatching|isIncludeAndroidResources|isReturnDefaultValues)\b"
-    r"|tasks\.(withType|named|register)\s*[<(][^\n]*\bTest\b|tasks\.test\b|^\s*test\s*\{|\bfilter\s*\{"
-)
-_FLUTTER_CONFIG_RE: Final = re.compile(r"(^|/)(flutter_test_config\.dart|dart_test\.yaml)$")
+__all__ = ["Review", "review", "tool_findings", "touched_test_files"]
 
 
-def touched_test_files(info: PatchInfo, framework: str) -> list[str]:
-    """Paths of test files the candidate added, changed, deleted or renamed (sorted)."""
-    return sorted({p for p in info.paths if is_test_file(p, framework)})
+def touched_test_files(info: PatchInfo, is_test: Callable[[str], bool]) -> list[str]:
+    """Names of test files the candidate added, changed, deleted, renamed or copied (sorted)."""
+    return sorted({p for p in info.paths if is_test(p)})
 
 
-def jest_setup_files(package_json: Mapping[str, Any] | None, jest_config: Mapping[str, Any] | None = None) -> set[str]:
-    """Repository-relative files named by jest's setup keys (``<rootDir>/`` and ``./`` stripped)."""
-    files: set[str] = set()
-    for config in (jest_config, (package_json or {}).get("jest")):
-        if not isinstance(config, Mapping):
-            continue
-        for key in JEST_SETUP_KEYS:
-            value = config.get(key)
-            values = value if isinstance(value, list) else [value]
-            for v in values:
-                if isinstance(v, str) and ("/" in v or v.endswith((".js", ".ts", ".tsx", ".cjs", ".mjs"))):
-                    v = v.replace("<rootDir>/", "")
-                    files.add(posixpath.normpath(v))
-    return files
+def _tool_reason(framework: Framework, path: str, ignored: Collection[str]) -> str | None:
+    why = framework.tool_path(path)
+    if why is None and path in ignored:
+        why = f"{path} is ignored by the repository at base (installed or generated, not project source)"
+    return why
 
 
-def _parse_json(data: bytes | None) -> Any:
-    if data is None:
-        return None
-    try:
-        return json.loads(data)
-    except ValueError:
-        return None
+def tool_findings(change: FileChange, framework: Framework, ignored: Collection[str]) -> list[str]:
+    """Why ``change`` touches the runner's tools (empty when it does not); a link is judged by its target."""
+    names = list(change.paths)
+    if change.symlink_target is not None:
+        names.append(posixpath.normpath(posixpath.join(posixpath.dirname(change.path), change.symlink_target)))
+    return [why for name in names if (why := _tool_reason(framework, name, ignored))]
 
 
-def runner_config_violations(
+@final
+@dataclasses.dataclass(frozen=True)
+class Review:
+    """The policy's findings on one candidate patch.
+
+    Attributes:
+        tools: ``(section line, message)`` of sections that touch tools; never applied.
+        runner_config: ``(names of the section, message)`` of runner-configuration changes; restored to base.
+        test_files: names of test files touched; restored to base.
+    """
+
+    tools: tuple[tuple[int, str], ...]
+    runner_config: tuple[tuple[tuple[str, ...], str], ...]
+    test_files: tuple[str, ...]
+
+    @property
+    def violations(self) -> list[str]:
+        """Every ``policy_violation`` message, tools first."""
+        return [m for _, m in self.tools] + [m for _, m in self.runner_config]
+
+    @property
+    def restore(self) -> list[str]:
+        """Paths to restore to base after the candidate is applied (test files, runner configuration)."""
+        return sorted(set(self.test_files) | {p for paths, _ in self.runner_config for p in paths})
+
+    @property
+    def flags(self) -> list[str]:
+        """``test_files_touched`` / ``runner_config_touched`` / ``tools_touched`` as they apply."""
+        named = (("test_files_touched", self.test_files), ("runner_config_touched", self.runner_config),
+                 ("tools_touched", self.tools))  # fmt: skip
+        return [flag for flag, found in named if found]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain builtins for evidence."""
+        return {
+            "tools": [{"line": line, "message": m} for line, m in self.tools],
+            "runner_config": [{"paths": list(p), "message": m} for p, m in self.runner_config],
+            "test_files": list(self.test_files),
+            "violations": self.violations,
+            "flags": self.flags,
+        }
+
+
+def review(
     info: PatchInfo,
-    patch_text: str,
-    framework: str,
+    framework: Framework,
     *,
     before: Mapping[str, bytes],
     after: Mapping[str, bytes],
-) -> list[str]:
-    """Human-readable findings of test-runner configuration changed by the candidate (empty when none).
+    ignored: Collection[str] = (),
+    plan_command: str = "",
+) -> Review:
+    """Review a candidate patch (see the module docstring).
 
     Args:
         info: the parsed candidate patch.
-        patch_text: the candidate patch text (for Gradle line checks).
-        framework: ``android`` | ``flutter`` | ``react-native``.
-        before: ``{path: bytes}`` of configuration files at base (``package.json`` at least for jest).
-        after: the same files after the candidate patch was applied.
+        framework: the instance's framework (its rules).
+        before: ``framework.config_paths`` files at base (the test rule reads these: never the candidate's).
+        after: the same files with the candidate applied (what the runner would see).
+        ignored: names of the patch that the repository ignores at base (``git check-ignore``).
+        plan_command: the test command the plan runs (which package.json scripts matter).
     """
-    findings: list[str] = []
-    paths = set(info.paths)
-    if framework == "react-native":
-        pkg_before = _parse_json(before.get("package.json"))
-        pkg_after = _parse_json(after.get("package.json"))
-        for path in sorted(p for p in paths if _JEST_CONFIG_RE.search(p)):
-            findings.append(f"changed jest configuration file {path}")
-        if "package.json" in paths and isinstance(pkg_before, dict) and isinstance(pkg_after, dict):
-            if pkg_before.get("jest") != pkg_after.get("jest"):
-                findings.append("changed the 'jest' section of package.json")
-        setup = jest_setup_files(pkg_before) | jest_setup_files(pkg_after)
-        for path in sorted(paths & setup):
-            findings.append(f"changed jest setup file {path}")
-    elif framework == "android":
-        current: str | None = None
-        for line in patch_text.splitlines():
-            if line.startswith("+++ ") or line.startswith("--- "):
-                name = line[4:].strip()
-                if name != "/dev/null":
-                    current = name[2:] if name[:2] in ("a/", "b/") else name
-                continue
-            if current and _GRADLE_FILE_RE.search(current) and line[:1] in "+-" and not line.startswith(("+++", "---")):
-                if _GRADLE_TEST_LINE_RE.search(line[1:]):
-                    findings.append(f"changed Gradle test configuration in {current}: {line.strip()}")
-    elif framework == "flutter":
-        for path in sorted(p for p in paths if _FLUTTER_CONFIG_RE.search(p)):
-            findings.append(f"changed Flutter test configuration {path}")
-    return findings
-
-
-def config_files_to_compare(framework: str) -> Sequence[str]:
-    """Globs of files to read before and after the candidate for :func:`runner_config_violations`."""
-    return ("package.json",) if framework == "react-native" else ()
+    is_test = framework.test_rule(before)
+    tools = [(c.line, why) for c in info.files for why in tool_findings(c, framework, ignored)]
+    runner = [(c.paths, m) for c in info.files for m in framework.runner_config(c, before, after, plan_command)]
+    return Review(
+        tools=tuple(tools),
+        runner_config=tuple(runner),
+        test_files=tuple(touched_test_files(info, is_test)),
+    )

@@ -137,7 +137,7 @@ def test_parse_real_git_diff_every_kind_of_change(git_fix: tuple[Path, str]) -> 
     assert (copied.status, copied.old_path, copied.added, copied.removed) == (
         ChangeStatus.COPIED, "config/base.json", 0, 0,
     )  # fmt: skip
-    assert copied.paths == ("config/copy.json",)
+    assert copied.paths == ("config/base.json", "config/copy.json")  # every name a section touches counts
 
     mode = by_path["scripts/run.sh"]
     assert (mode.status, mode.hunks, mode.added) == (ChangeStatus.MODIFIED, 0, 0)
@@ -157,7 +157,7 @@ def test_parse_real_git_diff_every_kind_of_change(git_fix: tuple[Path, str]) -> 
     assert info.lines_changed == 2 + 2 + 3 + 2 + 1 + 1 + 1 + 1
     assert info.binary_files == ("app/src/main/res/drawable/logo.png",)
     assert "docs/Old Name.md" in info.paths and "docs/New Name.md" in info.paths
-    assert "config/base.json" not in info.paths  # a copy does not modify its source
+    assert "config/base.json" in info.paths  # every name a section touches counts, a copy's source too
     assert info.paths == tuple(sorted(info.paths))
     assert info.artifacts == {Artifact.SOURCE, Artifact.RESOURCE, Artifact.I18N, Artifact.DOCS, Artifact.OTHER}
     assert info.to_dict()["lines_changed"] == info.lines_changed
@@ -414,7 +414,7 @@ def test_artifact_order_is_first_match() -> None:
         ("src/util.test.ts", "react-native", True),
         ("src/util.test.js", "react-native", True),
         ("e2e/login.spec.ts", "react-native", True),
-        ("e2e/login.spec.js", "react-native", False),
+        ("e2e/login.spec.js", "react-native", True),  # jest's default testMatch runs *.spec.js
         ("src/test/helpers.ts", "react-native", False),
         ("android/app/src/test/java/ExampleTest.java", "react-native", False),
         ("test/widget_test.dart", "flutter", True),
@@ -526,5 +526,5 @@ def test_filechange_to_dict_is_plain() -> None:
     )  # fmt: skip
     assert change.to_dict() == {
         "path": "pubspec.yaml", "old_path": None, "status": "added", "added": 1, "removed": 0, "hunks": 1,
-        "binary": False, "artifact": "manifest", "line": 1,
+        "binary": False, "artifact": "manifest", "line": 1, "symlink_target": None,
     }  # fmt: skip

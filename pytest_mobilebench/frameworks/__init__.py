@@ -1,42 +1,79 @@
-"""Per-framework test plans: which command runs an instance's tests and where the results land.
+"""The framework registry and its three built-in frameworks (android, flutter, react-native).
 
-``plan_tests(framework, repo_dir, test_files)`` is pure over the repository files it reads
-(:data:`PLANNING_FILES` lists them, so a runtime can copy just those out of a container). See
-:mod:`.android` (Gradle modules, MobileDev-Bench Appendix A.7), :mod:`.flutter` and :mod:`.react_native`.
-An explicit ``test_command`` from the manifest overrides the derived command; result globs and parser
-stay the framework's defaults.
+Everything framework-specific goes through :func:`get`: ``frameworks.get("react-native").test_rule(files)``,
+``.plan(files, test_files, ...)``, ``.runner_config(...)``, ``.tool_path(path)``, ``.infer_recipe(...)``.
+See :mod:`.registry` for the :class:`Framework` protocol, :mod:`.android` (Gradle modules, MobileDev-Bench
+Appendix A.7), :mod:`.flutter` and :mod:`.react_native` for the rules. A third-party framework (a device
+platform) is added with :func:`register`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING
 
-from pytest_mobilebench.frameworks import android, flutter, react_native
-from pytest_mobilebench.frameworks.android import CompileFailures, compile_failed_modules
+from pytest_mobilebench.frameworks.android import ANDROID, CompileFailures, compile_failed_modules
+from pytest_mobilebench.frameworks.environment import Environment
+from pytest_mobilebench.frameworks.flutter import FLUTTER
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
+from pytest_mobilebench.frameworks.react_native import REACT_NATIVE
+from pytest_mobilebench.frameworks.registry import Files, Framework, FrameworkError, get, names, register
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.runtime.recipes.common import EnvRecipe
 
 __all__ = [
-    "PARSERS",
     "PLANNING_FILES",
     "CompileFailures",
+    "Environment",
+    "Files",
+    "Framework",
+    "FrameworkError",
     "PlanError",
     "TestPlan",
     "compile_failed_modules",
+    "get",
+    "infer_recipe",
+    "names",
     "plan_tests",
     "production_built",
+    "read_config",
+    "register",
 ]
 
-#: framework -> registered parser name of its results.
-PARSERS: Final[dict[str, str]] = {"android": "junit", "flutter": "flutter", "react-native": "jest"}
+for _framework in (ANDROID, FLUTTER, REACT_NATIVE):
+    register(_framework)
 
-#: framework -> repository globs the planner reads.
-PLANNING_FILES: Final[dict[str, tuple[str, ...]]] = {
-    "android": android.PLANNING_FILES,
-    "flutter": flutter.PLANNING_FILES,
-    "react-native": react_native.PLANNING_FILES,
-}
+
+class _PlanningFiles(Mapping[str, tuple[str, ...]]):
+    """framework name -> the globs its planner reads (a live view of the registry)."""
+
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        return get(name).planning_files
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(names())
+
+    def __len__(self) -> int:
+        return len(names())
+
+
+PLANNING_FILES: Mapping[str, tuple[str, ...]] = _PlanningFiles()
+
+
+def read_config(framework: Framework, reader: Callable[[Sequence[str]], Mapping[str, bytes]]) -> dict[str, bytes]:
+    """The files ``framework.config_paths`` names, read with ``reader`` until no new path is named
+    (a pointer such as ``"jest": "./jest.json"`` needs a second read). At most four reads."""
+    files: dict[str, bytes] = {}
+    asked: set[str] = set()
+    for _ in range(4):
+        wanted = [p for p in framework.config_paths(files) if p not in asked]
+        if not wanted:
+            break
+        asked |= set(wanted)
+        files.update(reader(wanted))
+    return files
 
 
 def plan_tests(
@@ -47,39 +84,48 @@ def plan_tests(
     test_command: str | None = None,
     test_targets: Sequence[str] = (),
 ) -> TestPlan:
-    """The test plan for one instance.
-
-    Args:
-        framework: ``"android"`` | ``"flutter"`` | ``"react-native"``.
-        repo_dir: the repository root (at least the files of ``PLANNING_FILES[framework]``).
-        test_files: repository-relative paths of the test patch's files (non-test files are ignored).
-        test_command: the manifest's explicit command; overrides everything else.
-        test_targets: the manifest's targets (Gradle tasks; test files for flutter / jest).
+    """The test plan of a checkout (reads the framework's planning files from ``repo_dir``).
 
     Raises:
         PlanError: unknown framework, or no runnable test among the files.
-        RecipeError: (android) no settings file and no root build file.
     """
-    if framework == "android":
-        return android.plan_android(repo_dir, test_files, test_command=test_command, test_targets=test_targets)
-    if framework == "flutter":
-        return flutter.plan_flutter(repo_dir, test_files, test_command=test_command, test_targets=test_targets)
-    if framework == "react-native":
-        return react_native.plan_react_native(
-            repo_dir, test_files, test_command=test_command, test_targets=test_targets
-        )
-    raise PlanError(f"framework {framework!r} is not one of {', '.join(PARSERS)}")
+    try:
+        fw = get(framework)
+    except FrameworkError as exc:
+        raise PlanError(f"framework {framework!r} is not one of {', '.join(names())}") from exc
+    files = {p.relative_to(repo_dir).as_posix(): p.read_bytes()
+             for g in fw.planning_files for p in sorted(repo_dir.glob(g)) if p.is_file()}  # fmt: skip
+    return fw.plan(files, test_files, test_command=test_command, test_targets=test_targets)
 
 
 def production_built(framework: str, output: str, plan: TestPlan) -> bool:
-    """False only when the run's output shows a production-code build failure.
+    """``get(framework).production_built(output, plan)``."""
+    return get(framework).production_built(output, plan)
 
-    Android: :func:`compile_failed_modules` (``build_failed``); a test-source compile failure leaves the
-    build ok (those tests are NONE). Flutter: a Dart compile error in ``lib/``. React-Native: jest has no
-    separate build; a suite that cannot load shows as that suite's failure, so always True.
+
+def infer_recipe(repo_dir: Path, framework: str, environment: Environment | Mapping[str, object]) -> EnvRecipe:
+    """The environment recipe of a checkout, honouring the typed ``environment`` the same way everywhere.
+
+    ``install`` and the toolchain pins go to the framework's inference; ``recipe`` replaces the inferred
+    Dockerfile; ``image`` makes a ready image the environment layer (``FROM <image>``). With ``recipe`` or
+    ``image`` and an ``install``, nothing is inferred (the repository may not be inferable at all).
+
+    Raises:
+        FrameworkError: unknown framework. RecipeError: the recipe cannot be inferred (file and value named).
+        pydantic.ValidationError: ``environment`` has an unknown key (the field is named).
     """
-    if framework == "android":
-        return not compile_failed_modules(output, plan.modules).build_failed
-    if framework == "flutter":
-        return not flutter.production_compile_failed(output)
-    return True
+    import dataclasses
+
+    from pytest_mobilebench.frameworks.environment import recipe_overrides
+    from pytest_mobilebench.runtime.recipes.common import EnvRecipe
+
+    env = environment if isinstance(environment, Environment) else Environment.from_mapping(environment)
+    fw = get(framework)
+    dockerfile = env.recipe or (f"ARG BASE_IMAGE\nFROM {env.image}\n" if env.image else None)
+    if dockerfile is not None and env.install is not None:
+        source = "environment.recipe" if env.recipe else "environment.image"
+        return EnvRecipe(fw.name, {}, {"dockerfile": source}, dockerfile, {}, env.install)
+    recipe = fw.infer_recipe(repo_dir, recipe_overrides(env))
+    if dockerfile is None:
+        return recipe
+    return dataclasses.replace(recipe, dockerfile=dockerfile, context_files={})

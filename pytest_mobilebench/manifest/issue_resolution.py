@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from pytest_mobilebench import frameworks
+from pytest_mobilebench.frameworks.environment import Environment
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
 from pytest_mobilebench.suggest import did_you_mean
@@ -35,7 +37,6 @@ __all__ = [
     "record_for",
 ]
 
-Framework = Literal["android", "flutter", "react-native"]
 Difficulty = Literal["easy", "medium", "hard"]
 Category = Literal["bug_fix", "new_feature", "feature_optimization"]
 TimeLabel = Literal["<15m", "15m-1h", "1-4h", ">4h"]
@@ -44,29 +45,6 @@ _ID_RE = re.compile(r"^[A-Za-z0-9_.-]+__[A-Za-z0-9_.-]+-[A-Za-z0-9_.-]+$")
 _COMMIT_RE = re.compile(r"^[0-9a-fA-F]{7,40}$")
 #: MobileDev-Bench Appendix B.2: the four time labels and the three difficulty classes they fall into.
 TIME_LABEL_DIFFICULTY: dict[str, str] = {"<15m": "easy", "15m-1h": "medium", "1-4h": "hard", ">4h": "hard"}
-
-
-class Environment(BaseModel):
-    """Toolchain of an instance (SPEC section 1 "Environment images").
-
-    Every field is optional: what is missing is inferred from the repository at its base commit by the
-    environment recipes. ``recipe`` replaces the inferred recipe entirely (a Dockerfile text for the
-    environment layer); ``install`` replaces the dependency install command; ``image`` names a ready image.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    jdk: str | None = None
-    android_sdk: str | None = None
-    build_tools: str | None = None
-    gradle: str | None = None
-    node: str | None = None
-    package_manager: Literal["npm", "yarn", "pnpm"] | None = None
-    flutter: str | None = None
-    install: str | None = None
-    install_timeout: float | None = Field(default=None, gt=0)
-    recipe: str | None = None
-    image: str | None = None
 
 
 def _listify(value: Any) -> Any:
@@ -96,7 +74,7 @@ class IssueInstance(BaseModel):
     instance_id: str
     repo: str
     base_commit: str
-    framework: Framework
+    framework: str
     problem_statement: str = ""
     patch: str | None = None
     test_patch: str | None = None
@@ -107,6 +85,7 @@ class IssueInstance(BaseModel):
     PASS_TO_PASS: tuple[str, ...] = ()
     test_command: str | None = None
     test_targets: tuple[str, ...] = ()
+    test_results: tuple[str, ...] = ()
     environment: Environment = Environment()
     difficulty: Difficulty | None = None
     time_label: TimeLabel | None = None
@@ -114,7 +93,7 @@ class IssueInstance(BaseModel):
     created_at: str | None = None
     timeout_s: float | None = Field(default=None, gt=0)
 
-    @field_validator("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS", "test_targets", mode="before")
+    @field_validator("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS", "test_targets", "test_results", mode="before")
     @classmethod
     def _decode_lists(cls, value: Any) -> Any:
         return _listify(value)
@@ -123,6 +102,12 @@ class IssueInstance(BaseModel):
     @classmethod
     def _stringify_dates(cls, value: Any) -> Any:
         return None if value is None else str(value)
+
+    @field_validator("framework")
+    @classmethod
+    def _check_framework(cls, value: str) -> str:
+        frameworks.get(value)  # FrameworkError (a ValueError) names the known frameworks
+        return value
 
     @field_validator("instance_id")
     @classmethod
@@ -185,9 +170,7 @@ def _errors_to_manifest_error(
 
 def record_for(instance: IssueInstance, path: Path, line: int | None) -> LoadedRecord:
     """Wrap an instance as a :class:`LoadedRecord` with its markers and xdist group."""
-    markers = ["issue_resolution", instance.framework]
-    if instance.framework == "react-native":
-        markers.append("react_native")
+    markers = ["issue_resolution", instance.framework, *frameworks.get(instance.framework).markers]
     for extra in (instance.difficulty, instance.category):
         if extra:
             markers.append(extra)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Final
 
 from pytest_mobilebench.runtime.base import ApplyResult
+from pytest_mobilebench.runtime.git import BASE_REF
 
 __all__ = ["CHECKPOINT", "DIFF", "GIT_IDENTITY", "RESET", "STRATEGIES", "apply_with_fallbacks", "restore_command", "strategies_for"]
 
@@ -33,13 +34,23 @@ _BINARY_RE: Final = re.compile(r"^(GIT binary patch|Binary files .* differ)$", r
 
 
 def strategies_for(patch: str) -> tuple[tuple[str, str], ...]:
-    """The strategies that can apply ``patch``: without ``patch --fuzz`` when it carries binary files.
+    """The strategies that may apply ``patch``: git only (no ``patch --fuzz``) when it carries binary files
+    or a section whose ``---`` and ``+++`` name different files outside a git rename.
 
-    GNU patch skips binary hunks and still exits 0, which would silently drop part of the candidate.
+    GNU patch skips binary hunks and still exits 0, which would silently drop part of the candidate; and
+    it edits whichever of two differing names exists, so ``--- a/Test.kt`` / ``+++ b/Main.kt`` could change
+    a test file that every check reads as ``Main.kt``. ``git apply`` always writes the ``+++`` name.
+    An unparseable patch keeps every strategy (the apply then fails on its own and says why).
     """
+    from pytest_mobilebench.patch import PatchError, parse_patch
+
     if _BINARY_RE.search(patch):
         return tuple(s for s in STRATEGIES if s[0] != "patch --fuzz")
-    return STRATEGIES
+    try:
+        differ = any(f.names_differ for f in parse_patch(patch).files)
+    except PatchError:
+        differ = False
+    return tuple(s for s in STRATEGIES if s[0] != "patch --fuzz") if differ else STRATEGIES
 
 
 def apply_with_fallbacks(
@@ -71,20 +82,20 @@ def apply_with_fallbacks(
     return ApplyResult(ok=False, method=None, log="\n".join(log))
 
 #: Shell snippets shared by the runtimes, run at the repository root. The base commit is tagged
-#: ``mobilebench-base`` when the workspace is prepared.
+#: :data:`~pytest_mobilebench.runtime.git.BASE_REF` when the workspace is prepared.
 GIT_IDENTITY: Final = "-c user.name=mobilebench -c user.email=mobilebench@localhost -c commit.gpgsign=false"
 #: Records the current tree (candidate patch applied, say) so that a failed attempt resets to it.
 CHECKPOINT: Final = f"git add -A && git {GIT_IDENTITY} commit -q --allow-empty --no-verify -m mobilebench-checkpoint"
 #: Throws away a half-applied attempt (ignored files such as node_modules are kept).
 RESET: Final = "git reset -q --hard HEAD && git clean -fdq"
 #: The whole change against the base commit, new files included, binary-safe.
-DIFF: Final = "git add -A && git diff --cached --binary --no-color --no-ext-diff mobilebench-base"
+DIFF: Final = f"git add -A && git diff --cached --binary --no-color --no-ext-diff {BASE_REF}"
 
 
 def restore_command(path: str) -> str:
     """Shell command restoring one repository-relative path to the base commit (removing it if absent there)."""
     q = shlex.quote(path)
     return (
-        f"if git cat-file -e mobilebench-base:{q} 2>/dev/null; then git checkout -q mobilebench-base -- {q}; "
+        f"if git cat-file -e {BASE_REF}:{q} 2>/dev/null; then git checkout -q {BASE_REF} -- {q}; "
         f"else rm -rf -- {q}; fi"
     )

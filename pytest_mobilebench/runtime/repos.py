@@ -8,10 +8,8 @@ repository at once, and a marker file with the run id makes the fetch happen onc
 
 from __future__ import annotations
 
-import os
-import shlex
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final, final
 
@@ -19,8 +17,9 @@ from filelock import FileLock
 
 from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.git import BASE_REF, run_git
 
-__all__ = ["DEFAULT_URL_TEMPLATE", "RepoCache", "repo_url"]
+__all__ = ["DEFAULT_URL_TEMPLATE", "RepoCache", "read_blobs", "repo_url"]
 
 DEFAULT_URL_TEMPLATE: Final = "https://github.com/{owner}/{name}"
 
@@ -35,22 +34,6 @@ def repo_url(template: str, repo: str) -> str:
     if not sep or not owner or not name or "/" in name:
         raise ValueError(f"repository {repo!r} is not of the form 'owner/name'")
     return template.format(owner=owner, name=name, repo=repo)
-
-
-def _git(args: Sequence[str], *, cwd: Path | None = None, timeout: float = 1800) -> str:
-    proc = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=timeout,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1"},
-    )
-    if proc.returncode != 0:
-        cmd = "git " + " ".join(shlex.quote(a) for a in args)
-        raise subprocess.CalledProcessError(proc.returncode, cmd, proc.stdout, proc.stderr)
-    return proc.stdout
 
 
 @final
@@ -88,10 +71,10 @@ class RepoCache:
             marker = mirror / "mobilebench-fetched-run"
             try:
                 if not (mirror / "HEAD").exists():
-                    _git(["clone", "--mirror", "--quiet", url, str(mirror)])
+                    run_git(["clone", "--mirror", "--quiet", url, str(mirror)])
                 elif not marker.exists() or marker.read_text() != self.run_id:
-                    _git(["remote", "set-url", "origin", url], cwd=mirror)
-                    _git(["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"], cwd=mirror)
+                    run_git(["remote", "set-url", "origin", url], cwd=mirror)
+                    run_git(["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"], cwd=mirror)
                 marker.write_text(self.run_id)
                 missing = self._missing(mirror, commits)
             except subprocess.CalledProcessError as exc:
@@ -105,7 +88,7 @@ class RepoCache:
         missing = []
         for commit in commits:
             try:
-                _git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=mirror)
+                run_git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=mirror)
             except subprocess.CalledProcessError:
                 missing.append(commit)
         return missing
@@ -115,7 +98,8 @@ class RepoCache:
 
         By default the clone borrows objects from the mirror (``--shared``), so it is fast and small;
         ``standalone=True`` copies the objects instead, for a tree that is moved elsewhere (a Docker build
-        context). The checked-out commit is tagged ``mobilebench-base`` so resets and diffs can name it.
+        context). The checked-out commit is tagged :data:`~pytest_mobilebench.runtime.git.BASE_REF` so resets and
+        diffs can name it.
 
         Raises:
             InfraError: ``clone_failed`` when the commit cannot be checked out.
@@ -123,9 +107,9 @@ class RepoCache:
         mirror = self.ensure(repo, [commit], url=url)
         try:
             share = "--no-hardlinks" if standalone else "--shared"
-            _git(["clone", "--quiet", share, "--no-checkout", str(mirror), str(dest)])
-            _git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", commit], cwd=dest)
-            _git(["tag", "-f", "mobilebench-base"], cwd=dest)
+            run_git(["clone", "--quiet", share, "--no-checkout", str(mirror), str(dest)])
+            run_git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", commit], cwd=dest)
+            run_git(["tag", "-f", BASE_REF], cwd=dest)
         except subprocess.CalledProcessError as exc:
             raise InfraError("clone_failed", f"cannot check out {repo}@{commit}: {exc.stderr.strip()}") from exc
         return dest
@@ -133,4 +117,36 @@ class RepoCache:
     def diff(self, repo: str, base: str, head: str, *, url: str | None = None) -> str:
         """``git diff --binary base head`` of the mirror (used to derive patches from ``fix_commit``)."""
         mirror = self.ensure(repo, [base, head], url=url)
-        return _git(["diff", "--binary", "--no-color", "--no-ext-diff", base, head], cwd=mirror)
+        return run_git(["diff", "--binary", "--no-color", "--no-ext-diff", base, head], cwd=mirror)
+
+    def read_files(self, repo: str, commit: str, paths: Sequence[str], *, url: str | None = None) -> dict[str, bytes]:
+        """``{path: bytes}`` of the given repository-relative paths at ``commit`` (absent paths left out);
+        exact paths, no globs. Used to read a framework's configuration at the base commit.
+
+        Raises:
+            InfraError: ``clone_failed`` when the mirror or the commit cannot be fetched.
+        """
+        mirror = self.ensure(repo, [commit], url=url)
+        return read_blobs(mirror, commit, paths)
+
+
+def read_blobs(git_dir: Path, commit: str, paths: Sequence[str]) -> Mapping[str, bytes]:
+    """The blobs of ``paths`` at ``commit`` in a repository (absent paths left out), one ``git cat-file``."""
+    wanted = [p for p in dict.fromkeys(paths) if p and "\n" not in p]
+    if not wanted:
+        return {}
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=git_dir, input="".join(f"{commit}:{p}\n" for p in wanted).encode(),
+        capture_output=True, check=False,
+    )  # fmt: skip
+    out, found, pos = proc.stdout, {}, 0
+    for path in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) == 3:  # "<sha> <type> <size>", then the content and a newline
+            size = int(header[2])
+            if header[1] == b"blob":
+                found[path] = out[pos : pos + size]
+            pos += size + 1
+    return found

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from pytest_mobilebench.runtime.recipes.common import HOST_CA_CONTEXT_FILE, EnvRecipe, RecipeError
 from pytest_mobilebench.runtime.recipes.node import node_context_packages
 
 __all__ = [
-    "FRAMEWORKS",
     "HOST_CA_CONTEXT_FILE",
     "EnvRecipe",
     "RecipeError",
@@ -34,19 +33,15 @@ __all__ = [
     "node_context_packages",
 ]
 
-#: The frameworks a recipe can be inferred for.
-FRAMEWORKS: Final[tuple[str, ...]] = ("android", "flutter", "react-native")
-
-
 def infer_recipe(repo_dir: Path, framework: str, *, overrides: Mapping[str, Any] | None = None) -> EnvRecipe:
     """Infer the environment recipe of a repository checked out at its base commit.
 
     Args:
         repo_dir: the repository root (a work tree or an export of the base commit).
-        framework: ``"android"``, ``"flutter"`` or ``"react-native"``.
-        overrides: toolchain values from the instance's environment record; each given key replaces the
-            inferred value (and its source reads ``"override"``). ``install_command`` replaces the
-            dependency install command.
+        framework: a registered framework (:func:`pytest_mobilebench.frameworks.names`).
+        overrides: recipe override keys (:func:`pytest_mobilebench.frameworks.environment.recipe_overrides`
+            maps the typed environment to them); each given key replaces the inferred value (and its
+            source reads ``"override"``). ``install_command`` replaces the dependency install command.
 
     Returns:
         The recipe; see :mod:`.node`, :mod:`.android` and :mod:`.flutter` for the precedence of sources.
@@ -55,19 +50,13 @@ def infer_recipe(repo_dir: Path, framework: str, *, overrides: Mapping[str, Any]
         RecipeError: unknown framework, unreadable/invalid build files, or a version that cannot be inferred
             (the message names the file and the value).
     """
+    from pytest_mobilebench import frameworks
+
     repo = Path(repo_dir)
     if not repo.is_dir():
         raise RecipeError(f"{repo}: not a directory")
-    if framework == "react-native":
-        from pytest_mobilebench.runtime.recipes.node import infer_node_recipe
-
-        return infer_node_recipe(repo, overrides=overrides)
-    if framework == "android":
-        from pytest_mobilebench.runtime.recipes.android import infer_android_recipe
-
-        return infer_android_recipe(repo, overrides=overrides)
-    if framework == "flutter":
-        from pytest_mobilebench.runtime.recipes.flutter import infer_flutter_recipe
-
-        return infer_flutter_recipe(repo, overrides=overrides)
-    raise RecipeError(f"framework {framework!r} is not one of {', '.join(FRAMEWORKS)}")
+    try:
+        fw = frameworks.get(framework)
+    except frameworks.FrameworkError as exc:
+        raise RecipeError(f"framework {framework!r} is not one of {', '.join(frameworks.names())}") from exc
+    return fw.infer_recipe(repo, dict(overrides or {}))

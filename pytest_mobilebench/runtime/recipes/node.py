@@ -67,6 +67,7 @@ __all__ = [
     "NODE_SETUP_SCRIPT",
     "NODE_SETUP_SCRIPT_NAME",
     "detect_package_manager",
+    "package_manager_of",
     "infer_node_recipe",
     "node_context_packages",
     "resolve_node_version",
@@ -328,17 +329,9 @@ def _infer_manager(
         where = evidence(repo_dir, repo_dir / "package.json", line_of(package_text, r'"packageManager"\s*:'))
         manager_src = version_src = where
     if not manager:
-        for lockfile, name in (
-            ("pnpm-lock.yaml", "pnpm"),
-            ("yarn.lock", "yarn"),
-            ("package-lock.json", "npm"),
-            ("npm-shrinkwrap.json", "npm"),
-        ):
-            if (repo_dir / lockfile).is_file():
-                manager, manager_src = name, lockfile
-                break
-        else:
-            manager, manager_src = "npm", "default: no lockfile"
+        manager = detect_package_manager(repo_dir)
+        manager_src = next((lock for lock, name in _LOCKFILES if name == manager and (repo_dir / lock).is_file()),
+                           "default: no lockfile")  # fmt: skip
     if manager not in ("npm", "yarn", "pnpm"):
         raise RecipeError(f"package manager {manager!r} is not npm, yarn or pnpm")
     flavour = ""
@@ -362,25 +355,36 @@ def _infer_manager(
     return manager, flavour, version, manager_src, version_src
 
 
-def detect_package_manager(repo_dir: Path) -> str:
-    """``"npm"`` | ``"yarn"`` | ``"pnpm"`` from ``packageManager`` in package.json, else the lockfile
-    (``pnpm-lock.yaml``, ``yarn.lock``, ``package-lock.json`` in that order), else npm. Never raises on a
-    missing or invalid package.json (it is then ignored)."""
-    path = repo_dir / "package.json"
-    if path.is_file():
-        try:
-            data = json.loads(read_text(path))
-        except (json.JSONDecodeError, RecipeError):
-            data = {}
-        field = data.get("packageManager") if isinstance(data, dict) else None
-        if isinstance(field, str):
-            match = re.match(r"\s*(npm|yarn|pnpm)@", field)
-            if match:
-                return match.group(1)
-    for lockfile, name in (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("package-lock.json", "npm")):
-        if (repo_dir / lockfile).is_file():
+def package_manager_of(files: Mapping[str, bytes]) -> str:
+    """``"npm"`` | ``"yarn"`` | ``"pnpm"``, decided once for the recipe and the test plan, from file contents
+    (repository-relative name -> bytes): ``packageManager`` in package.json, else the lockfile
+    (``pnpm-lock.yaml``, ``yarn.lock``, ``package-lock.json``, ``npm-shrinkwrap.json`` in that order), else
+    npm. Never raises on a missing or invalid package.json (it is then ignored)."""
+    try:
+        data = json.loads(files.get("package.json") or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        data = {}
+    field = data.get("packageManager") if isinstance(data, dict) else None
+    if isinstance(field, str):
+        match = re.match(r"\s*(npm|yarn|pnpm)@", field)
+        if match:
+            return match.group(1)
+    for lockfile, name in _LOCKFILES:
+        if lockfile in files:
             return name
     return "npm"
+
+
+#: Lockfile -> package manager, in the order they decide.
+_LOCKFILES: Final = (
+    ("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("package-lock.json", "npm"), ("npm-shrinkwrap.json", "npm")
+)
+
+
+def detect_package_manager(repo_dir: Path) -> str:
+    """:func:`package_manager_of` over a checkout's package.json and lockfiles."""
+    names = ("package.json", *(lock for lock, _ in _LOCKFILES))
+    return package_manager_of({n: (repo_dir / n).read_bytes() for n in names if (repo_dir / n).is_file()})
 
 
 def _install_command(repo_dir: Path, manager: str, flavour: str) -> str:

@@ -1,0 +1,77 @@
+"""The typed ``environment`` record of an instance, shared by the manifest, the recipes and both runtimes.
+
+SPEC section 1 "Environment images". Every field is optional: what is missing is inferred from the
+repository at its base commit by the framework's recipe (:meth:`Framework.infer_recipe`). The same
+record drives the local and the Docker runtime:
+
+* ``install``: the dependency installation, run at the repository root once per workspace (local) or in
+  the instance image (Docker); replaces the inferred command in both.
+* ``node``, ``package_manager``, ``jdk``, ``android_sdk`` (compile SDK platform), ``build_tools``,
+  ``gradle``, ``flutter``: toolchain pins replacing the inferred versions (Docker builds them; the local
+  runtime uses the host's tools and records the pins only).
+* ``recipe``: a whole environment Dockerfile (``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}`` ...) replacing
+  the inferred one; ``image``: a ready image used as the environment layer. Docker only; the local
+  runtime cannot honour them and says so (:func:`local_unsupported`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["DOCKER_ONLY", "Environment", "local_unsupported", "recipe_overrides"]
+
+#: Fields only an image-building runtime can honour.
+DOCKER_ONLY: tuple[str, ...] = ("recipe", "image")
+
+#: Environment field -> the recipe override key it sets (:mod:`pytest_mobilebench.runtime.recipes`).
+_OVERRIDE_KEYS: dict[str, str] = {
+    "node": "node",
+    "package_manager": "package_manager",
+    "jdk": "jdk",
+    "android_sdk": "compile_sdk",
+    "build_tools": "build_tools",
+    "gradle": "gradle",
+    "flutter": "flutter",
+    "install": "install_command",
+}
+
+
+class Environment(BaseModel):
+    """Toolchain of an instance; see the module docstring. Unknown keys are errors naming the field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    jdk: str | None = None
+    android_sdk: str | None = None
+    build_tools: str | None = None
+    gradle: str | None = None
+    node: str | None = None
+    package_manager: Literal["npm", "yarn", "pnpm"] | None = None
+    flutter: str | None = None
+    install: str | None = None
+    install_timeout: float | None = Field(default=None, gt=0)
+    recipe: str | None = None
+    image: str | None = None
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> Environment:
+        """Validate a plain mapping (``WorkspaceSpec.environment``); a ``framework`` key is ignored.
+
+        Raises:
+            pydantic.ValidationError: an unknown key or a value of the wrong type, naming the field.
+        """
+        return cls.model_validate({k: v for k, v in (data or {}).items() if k != "framework"})
+
+
+def recipe_overrides(env: Environment) -> dict[str, str]:
+    """The recipe override mapping of ``env`` (only the fields that are set), e.g.
+    ``{"install_command": "echo CUSTOM", "compile_sdk": "34"}``."""
+    return {key: str(getattr(env, field)) for field, key in _OVERRIDE_KEYS.items() if getattr(env, field) is not None}
+
+
+def local_unsupported(env: Environment) -> list[str]:
+    """Fields of ``env`` a runtime without images cannot honour (``recipe``, ``image``), in field order."""
+    return [field for field in DOCKER_ONLY if getattr(env, field) is not None]

@@ -1,0 +1,193 @@
+"""The one grading path of issue resolution: evidence folder -> run facts -> verdict.
+
+The live run writes everything the verdict depends on into the evidence folder and then grades by
+calling :func:`judge` on that folder; :func:`pytest_mobilebench.suites.issue_resolution.regrade` calls
+the same function later. So the policy (:func:`pytest_mobilebench.policy.review`, re-run on the saved
+patch and configuration snapshots), the parsers and the grading rules are applied the same way both
+times: a re-grade of a patch that changed ``jest.config.js`` is a ``policy_violation``, never resolved.
+
+Evidence files read (written by the live run, see :func:`save_policy_inputs`):
+
+* ``model_patch.diff``: the candidate patch as given;
+* ``policy/inputs.json``: ``{"ignored": [...], "plan_command": "..."}``; ``policy/before/<path>`` and
+  ``policy/after/<path>``: the framework's configuration files at base and with the candidate applied;
+* ``apply.json``: ``{"ok": bool, "method": str | None}`` of the candidate's apply;
+* ``run.json`` (with ``plan``), ``test_output.log`` and ``results/``: present when the tests ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any, final
+
+from pytest_mobilebench import frameworks, grading, policy
+from pytest_mobilebench.frameworks import TestPlan
+from pytest_mobilebench.manifest import dialects
+from pytest_mobilebench.manifest.issue_resolution import IssueInstance
+from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
+from pytest_mobilebench.patch import PatchError, parse_patch
+from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.runtime.base import InfraError, Workspace
+from pytest_mobilebench.trust import console_counts, cross_check
+
+__all__ = ["Judgement", "ignored_names", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
+
+
+def parse_run(
+    framework: str,
+    plan: TestPlan,
+    output: str,
+    files: Mapping[str, bytes],
+    *,
+    root_dir: str | None = None,
+) -> tuple[ParseResult, bool]:
+    """Parse one run's output and result files (pure). Returns ``(parsed, production_built)``.
+
+    ``root_dir`` is the repository folder as the test process saw it (``/testbed`` in a container), so
+    that ids built from absolute paths come out repository-relative. A parser error yields an empty
+    result with the error as a warning: no tests ran, never passed.
+    """
+    try:
+        parsed = get_parser(plan.parser)(output, files, root_dir=root_dir)
+    except ParseError as exc:
+        parsed = ParseResult(tests={}, messages={}, warnings=(f"parser {plan.parser}: {exc}",))
+    return parsed, frameworks.get(framework).production_built(output, plan)
+
+
+def ignored_names(ws: Workspace, names: Sequence[str]) -> list[str]:
+    """Which of ``names`` the repository ignores at base (``git check-ignore`` in the workspace; run
+    before the candidate touches it, so its answer is the base's: ``.gitignore`` files and the
+    ``.git/info/exclude`` list of what the dependency install created).
+
+    Raises:
+        InfraError: ``workspace_error`` when git cannot answer.
+    """
+    if not names:
+        return []
+    command = "git check-ignore -- " + " ".join(shlex.quote(n) for n in names)
+    result = ws.run(command, timeout_s=120, network=False)
+    if result.exit_code not in (0, 1):
+        raise InfraError("workspace_error", f"git check-ignore failed (exit {result.exit_code})", log=result.output)
+    wanted = set(names)
+    return sorted({line.strip() for line in result.output.splitlines() if line.strip() in wanted})
+
+
+def _write_tree(root: Path, files: Mapping[str, bytes]) -> None:
+    for rel, data in files.items():
+        target = root / rel
+        if root.resolve() not in target.resolve().parents:
+            continue  # configuration names come from the framework, never from outside the folder
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def read_tree(root: Path) -> dict[str, bytes]:
+    """``{relative path: bytes}`` of every file under ``root`` (empty when it does not exist)."""
+    if not root.is_dir():
+        return {}
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def save_policy_inputs(
+    folder: Path, *, before: Mapping[str, bytes], after: Mapping[str, bytes], ignored: Collection[str], plan_command: str
+) -> None:
+    """Write what :func:`pytest_mobilebench.policy.review` reads into ``folder/policy/``."""
+    _write_tree(folder / "policy" / "before", before)
+    _write_tree(folder / "policy" / "after", after)
+    atomic_write_json(folder / "policy" / "inputs.json", {"ignored": sorted(ignored), "plan_command": plan_command})
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class Judgement:
+    """The facts of one evaluation read back from its evidence, and the verdict they give.
+
+    Attributes:
+        outcome: the run facts :func:`pytest_mobilebench.grading.grade` takes.
+        verdict: ``grading.grade`` of ``outcome`` against the instance's gold lists.
+        review: the policy's findings (None when the patch did not parse).
+        detail: what the evidence adds to the verdict's own sentence (e.g. which result file was expected).
+    """
+
+    outcome: grading.RunOutcome
+    verdict: grading.Verdict
+    review: policy.Review | None
+    detail: str = ""
+
+
+def verdict_of(instance: IssueInstance, outcome: grading.RunOutcome) -> tuple[grading.Verdict, dict[str, Any]]:
+    """:func:`pytest_mobilebench.grading.grade` of ``outcome`` against the instance's gold lists, foreign
+    gold ids matched to this run's ids first (:func:`pytest_mobilebench.manifest.dialects.gold_for_run`).
+    Returns ``(verdict, id matching report)``; the live run, :func:`judge` and re-grading all call it."""
+    gold, id_matching = dialects.gold_for_run(instance, outcome.tests)
+    verdict = grading.grade(
+        fail_to_pass=gold["FAIL_TO_PASS"],
+        none_to_pass=gold["NONE_TO_PASS"],
+        pass_to_pass=gold["PASS_TO_PASS"],
+        outcome=outcome,
+    )
+    return verdict, id_matching
+
+
+def _grade(instance: IssueInstance, outcome: grading.RunOutcome) -> grading.Verdict:
+    return verdict_of(instance, outcome)[0]
+
+
+def _run_facts(instance: IssueInstance, folder: Path) -> tuple[dict[str, Any], ParseResult, bool, str]:
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
+    files = read_tree(folder / "results")
+    plan = TestPlan.from_dict(run["plan"])
+    parsed, built = parse_run(instance.framework, plan, output, files, root_dir=run.get("root_dir"))
+    detail = ""
+    if not parsed.tests:
+        found = ", ".join(sorted(files)) or "none"
+        detail = (f"expected test results in {', '.join(plan.result_globs)} (files found: {found}); "
+                  "a test_command must write its results there or name them in test_results")  # fmt: skip
+    return run, parsed, built, detail
+
+
+def judge(instance: IssueInstance, folder: Path) -> Judgement:
+    """Grade an evaluation from its evidence folder (see the module docstring); runs nothing.
+
+    Raises:
+        FileNotFoundError: the folder lacks ``model_patch.diff`` or ``apply.json``, or the run files when
+            the policy found nothing (the evaluation did not reach the tests).
+    """
+    text = (folder / "model_patch.diff").read_text(encoding="utf-8")
+    try:
+        info = parse_patch(text, name=f"model_patch of {instance.instance_id}")
+    except PatchError as exc:
+        outcome = grading.RunOutcome(applied=False, built=False, tests={})
+        return Judgement(outcome, _grade(instance, outcome), None, str(exc))
+    inputs = json.loads((folder / "policy" / "inputs.json").read_text(encoding="utf-8"))
+    review = policy.review(
+        info,
+        frameworks.get(instance.framework),
+        before=read_tree(folder / "policy" / "before"),
+        after=read_tree(folder / "policy" / "after"),
+        ignored=inputs.get("ignored", ()),
+        plan_command=inputs.get("plan_command", ""),
+    )
+    applied = bool(json.loads((folder / "apply.json").read_text(encoding="utf-8")).get("ok"))
+    violation = "; ".join(review.violations) or None
+    if not applied or violation:
+        outcome = grading.RunOutcome(applied=applied, built=False, tests={}, policy_violation=violation)
+        return Judgement(outcome, _grade(instance, outcome), review)
+    run, parsed, built, detail = _run_facts(instance, folder)
+    parser = str(run["plan"]["parser"])
+    output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
+    tampered = cross_check(parser, run.get("exit_code"), parsed.tests, console_counts(parser, output))
+    outcome = grading.RunOutcome(
+        applied=True,
+        built=built,
+        timed_out=bool(run.get("timed_out")),
+        infra_error="oom_killed" if run.get("oom_killed") else None,
+        tests=parsed.tests,
+        policy_violation=f"report and runner disagree: {tampered}" if tampered else None,
+    )
+    return Judgement(outcome, _grade(instance, outcome), review, detail)
