@@ -62,7 +62,7 @@ DOMAIN_WORDS: Final[dict[str, str]] = {
     "travel": "travel trip flight hotel booking fly stay",
     "media": "music audio song track playlist play listen",
     "security": "security privacy permission lock protect app",
-    "memory": "memory remember user preference profile",
+    "memory": "memory remember user preference profile know about me update correct forget",
     "subagent": "delegate agent hand off",
     "skill": "skill",
     "dialogue": "",

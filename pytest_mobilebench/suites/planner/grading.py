@@ -200,7 +200,7 @@ def _check_one(check: Any, episode: Episode) -> bool:
     if fin is None:
         return False
     answer = canon(str(steps[fin].arguments.get("answer", "")))
-    seen = " ".join(str(canon(json.dumps(s.feedback))) for s in steps[:fin] if s.ok)
+    seen = " ".join(str(canon(json.dumps(s.feedback))) for s in steps[:fin])
     return any(str(canon(v)) in answer and str(canon(v)) in seen for v in check.answer_contains)
 
 

@@ -64,7 +64,8 @@ class Check(pydantic.BaseModel):
     ``delegated``: a successful hand-off to that sub-agent whose fields match ``fields`` (dotted paths into the
     hand-off, values as in :class:`CallSpec`); ``asked_user``: ``before_write`` = ``ask_user`` succeeded before
     the first successful write; ``called``: a successful call matching the spec; ``answer_contains``: the
-    ``Finish`` answer contains one of the strings AND one of them occurred in an earlier tool result.
+    ``Finish`` answer contains one of the strings AND that string occurred in an earlier tool result (error
+    feedback included: "already done" is evidence).
     """
 
     model_config = _Strict
