@@ -199,9 +199,15 @@ def _check_one(check: Any, episode: Episode) -> bool:
     fin = _first(steps, lambda s: s.ok and s.tool == "Finish")
     if fin is None:
         return False
-    answer = canon(str(steps[fin].arguments.get("answer", "")))
-    seen = " ".join(str(canon(json.dumps(s.feedback))) for s in steps[:fin])
-    return any(str(canon(v)) in answer and str(canon(v)) in seen for v in check.answer_contains)
+    answer = str(steps[fin].arguments.get("answer", "")).casefold()
+    seen = " ".join(json.dumps(s.feedback).casefold() for s in steps[:fin])
+    return any(_has_phrase(answer, v) and _has_phrase(seen, v) for v in check.answer_contains)
+
+
+def _has_phrase(text: str, phrase: str) -> bool:
+    """``phrase`` (case-folded) occurs in ``text`` as whole words: "8" is not found in "18" or "0.8"."""
+    needle = re.escape(re.sub(r"\s+", " ", phrase.casefold()).strip())
+    return re.search(rf"(?<![a-z0-9.]){needle}(?![a-z0-9]|\.\d)", text) is not None
 
 
 def _check_behaviour(task: Any, episode: Episode) -> tuple[bool, str]:
