@@ -212,11 +212,12 @@ class _Reader:
             test.errors.append(f"unknown test result {result!r}")
         if test.errors and state is not TestState.SKIP:
             state = TestState.FAIL  # errors reported before testDone always mean failure
+        hidden = event.get("hidden") is True
         if test.state is not None:
             self.builder.warn(f"output line {lineno}: second testDone for {test.name!r}; a failure is kept")
-            state = stronger(test.state, state)
+            state, hidden = stronger(test.state, state), hidden and test.hidden
         test.state = state
-        test.hidden = event.get("hidden") is True and state is not TestState.FAIL
+        test.hidden = hidden and state is not TestState.FAIL
 
     def finish(self, root_dir: str | None, last_line: int) -> None:
         """Report every stream's tests to the builder (rules: module docstring)."""
