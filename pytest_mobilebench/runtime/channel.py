@@ -162,7 +162,7 @@ def read_tar_files(
     """
     found: dict[str, bytes] = {}
     rejected: list[Rejected] = []
-    raw = _Capped(chunks, max_total_bytes + (1 << 20))
+    raw = _Capped(chunks, max_total_bytes + (64 << 10))  # plus tar headers, padding and blocking
     try:
         with tarfile.open(fileobj=io.BufferedReader(raw, 1 << 16), mode="r|") as tar:
             for member in tar:

@@ -975,7 +975,9 @@ class DockerRuntime:
             container = self._create(image, options)
             try:
                 # offline while tests run: leave the default bridge before the first process starts
-                client.networks.get("bridge").disconnect(container.id, force=True)
+                # (a daemon without a bridge network, --bridge=none, created it offline already)
+                if client.api.networks(names=["bridge"]):
+                    client.networks.get("bridge").disconnect(container.id, force=True)
                 container.start()
             except BaseException:
                 with contextlib.suppress(docker.errors.DockerException):
@@ -996,6 +998,8 @@ class DockerRuntime:
         }
         if user:
             options["user"] = user
+        if not self.client.api.networks(names=["bridge"]):
+            options["network_mode"] = "none"
         if self.mem_limit:
             options["mem_limit"] = self.mem_limit
             options["memswap_limit"] = self.mem_limit

@@ -1,0 +1,273 @@
+"""The candidate is untrusted (issue 7), checked against a real Docker daemon (marked ``docker``).
+
+Each test plays the candidate inside its container (commands run through the workspace, as the test
+command would) and checks what reaches the host and the grader: names refused by the one-way channel,
+a confined container, and infrastructure faults named (``container_died``, ``oom_killed``,
+``disk_full``, ``daemon_unreachable``). The dead-daemon test starts a second dockerd with its own data
+root, exec root, socket and pid file, and never touches the main daemon. Every image and container made
+here is removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_mobilebench.report.files import write_under
+from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
+
+docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
+
+from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image  # noqa: E402
+from pytest_mobilebench.runtime.docker import DockerRuntime, DockerWorkspace, connect  # noqa: E402
+from pytest_mobilebench.runtime.images import BuiltImage  # noqa: E402
+from pytest_mobilebench.runtime.repos import RepoCache  # noqa: E402
+
+pytestmark = pytest.mark.docker
+
+ENV_DOCKERFILE = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nENV NODE_OPTIONS=--inspect\n"
+#: stands in for ``npm ci``: a root-owned dependency folder the tests must not be able to change
+INSTALL = "mkdir -p node_modules/runner && echo 'module.exports = 1' > node_modules/runner/index.js"
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """The recipe fields the runtime reads; ``framework`` decides whether tests run unprivileged."""
+
+    framework: str
+    dockerfile: str = ENV_DOCKERFILE
+    install_command: str = INSTALL
+    context_files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps([self.framework, self.dockerfile, self.install_command]).encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def client() -> docker.DockerClient:
+    try:
+        found = connect()
+        ensure_base_image(found, DEFAULT_BASE_IMAGE)
+    except InfraError as exc:
+        pytest.skip(f"no Docker daemon or base image here: {exc.message}")
+    return found
+
+
+def _repo(root: Path) -> tuple[Path, str]:
+    repo = root / "src" / "app"
+    (repo / "out").mkdir(parents=True)
+    (repo / "out" / "keep.txt").write_text("tracked\n")
+    (repo / ".gitignore").write_text("node_modules/\n")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+    return repo, sha
+
+
+@pytest.fixture
+def workspace(client: docker.DockerClient, tmp_path: Path) -> Iterator:
+    """``workspace(framework, **runtime options) -> DockerWorkspace``; images and containers removed after."""
+    repo, sha = _repo(tmp_path)
+    made: list[DockerRuntime] = []
+    spaces: list[DockerWorkspace] = []
+
+    def factory(framework: str = "react-native", **options: object) -> DockerWorkspace:
+        run_id = "trust-" + uuid.uuid4().hex[:10]
+        runtime = DockerRuntime(
+            run_id=run_id,
+            client=client,
+            repos=RepoCache(tmp_path / "mirrors", f"{tmp_path}/src/{{name}}", run_id=run_id),
+            recipe_factory=lambda _dir, _spec: Recipe(framework),
+            node_packages=lambda _recipe: {},
+            log_dir=tmp_path / "logs",
+            **options,  # type: ignore[arg-type]
+        )
+        made.append(runtime)
+        spec = WorkspaceSpec(f"trust__app-{uuid.uuid4().hex[:8]}", "trust/app", sha, str(repo), run_id=run_id)
+        spaces.append(runtime.prepare(spec))
+        return spaces[-1]
+
+    yield factory
+    for ws in spaces:
+        ws.close()
+    for runtime in made:
+        runtime.cleanup("base")  # env and instance images of this run; the shared base layer stays
+
+
+def _only_evidence_written(evidence: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        write_under(evidence, name, data)
+
+
+def test_a_shadowed_program_cannot_hand_back_names_that_leave_the_evidence(workspace, tmp_path: Path) -> None:
+    ws = workspace(framework="flutter")  # a root container: the candidate can replace programs
+    evil = "#!/bin/sh\nprintf '/etc/passwd\\0/testbed/../../../root/.ssh/id_rsa\\0/testbed/out/../../../etc/shadow\\0'\n"
+    shadow = (
+        f"cat > /tmp/evil <<'EOF'\n{evil}EOF\nchmod +x /tmp/evil; "
+        "for p in /usr/bin/find /usr/bin/python3 /bin/tar /usr/bin/tar; do cp /tmp/evil $p; done; "
+        "echo '<testsuite/>' > out/TEST-real.xml"
+    )
+    assert ws.run(shadow, timeout_s=60).exit_code == 0
+    files = ws.read_files(["out/**/*.xml"])
+    assert files == {}  # the listing lied; nothing it named was taken
+    refused = {r.name for r in ws.rejected}
+    assert {"/etc/passwd", "/testbed/../../../root/.ssh/id_rsa", "/testbed/out/../../../etc/shadow"} <= refused
+    evidence = tmp_path / "evidence"
+    _only_evidence_written(evidence, files)
+    assert not (tmp_path / "etc").exists() and not (tmp_path / "root").exists()
+
+
+def test_links_are_not_followed_and_planted_results_are_emptied(workspace) -> None:
+    ws = workspace(framework="flutter")
+    plant = (
+        "mkdir -p .mobilebench out/r && echo '{\"planted\": true}' > .mobilebench/jest-results.json && "
+        "ln -s /etc/passwd out/r/TEST-link.xml && echo '<ok/>' > out/r/TEST-ok.xml"
+    )
+    assert ws.run(plant, timeout_s=60).exit_code == 0
+    assert ws.read_files(["out/r/*.xml"]) == {"out/r/TEST-ok.xml": b"<ok/>\n"}  # the link is no regular file
+    results = f"{ws.results_root}/.mobilebench/jest-results.json"
+    assert not ws.results_root.startswith("/testbed")
+    cleared = ws.clear_files([".mobilebench/jest-results.json", results])
+    assert cleared == [".mobilebench/jest-results.json"]
+    assert ws.read_files([".mobilebench/jest-results.json", results]) == {}
+    ws.run(f"mkdir -p {ws.results_root}/.mobilebench && echo '{{}}' > {results}", timeout_s=30)
+    assert ws.read_files([results]) == {results.lstrip("/"): b"{}\n"}
+
+
+def test_the_container_is_confined(workspace, client: docker.DockerClient) -> None:
+    ws = workspace(framework="react-native")
+    host = client.api.inspect_container(ws.container_id)["HostConfig"]
+    assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+    probe = ws.run(
+        "id -u; grep CapEff /proc/self/status; echo \"[$NODE_OPTIONS]\"; "
+        "echo x >> node_modules/runner/index.js && echo WROTE-DEPS; touch src-file && echo WROTE-TREE",
+        timeout_s=60,
+    )
+    lines = probe.output.splitlines()
+    assert lines[0] == "10001" and lines[1].split()[1] == "0000000000000000" and lines[2] == "[]"
+    assert "Permission denied" in probe.output and "WROTE-DEPS" not in probe.output and "WROTE-TREE" in probe.output
+
+
+def test_docker_kill_mid_run_is_container_died(workspace, client: docker.DockerClient) -> None:
+    ws = workspace()
+    killer = threading.Timer(2.0, lambda: client.api.kill(ws.container_id))
+    killer.start()
+    with pytest.raises(InfraError) as died:
+        ws.run("sleep 60; echo finished", timeout_s=120)
+    killer.join()
+    assert died.value.kind == "container_died"
+
+
+def test_a_child_killed_for_memory_is_oom_killed_whatever_the_exit_status(workspace) -> None:
+    ws = workspace(mem_limit="96m")
+    with pytest.raises(InfraError) as oom:
+        # the runner's worker dies for memory; the runner itself reports "1 failed" and exits 1
+        ws.run("python3 -c 'x = bytearray(400 << 20)' ; echo 'Tests: 1 failed'; exit 1", timeout_s=120)
+    assert oom.value.kind == "oom_killed"
+
+
+def test_the_writable_layer_is_bounded(workspace) -> None:
+    ws = workspace(disk_limit="64m")
+    with pytest.raises(InfraError) as full:
+        ws.run("head -c 200000000 /dev/zero > /tmp/fill; sleep 60", timeout_s=120)
+    assert full.value.kind == "disk_full"
+    assert "writable layer" in full.value.message
+
+
+# ------------------------------------------------------------------------------ a daemon that dies
+
+
+@pytest.fixture
+def second_daemon(client: docker.DockerClient) -> Iterator[tuple[docker.DockerClient, subprocess.Popen[bytes]]]:
+    """A second dockerd (own data root, exec root, socket, pid file; no bridge, no iptables) with the
+    Debian image loaded. The test kills the dockerd process only (its containerd lives on); teardown
+    starts it again on the same roots, removes its containers, stops it and deletes its folders; as a
+    last resort, processes naming its private folder are killed by pid and its mounts detached. The
+    main daemon is never touched."""
+    dockerd = shutil.which("dockerd")
+    if dockerd is None:
+        pytest.skip("dockerd is not installed")
+    root = Path(tempfile.mkdtemp(prefix="mb-dockerd-", dir="/var/tmp"))
+    sock = root / "docker.sock"
+    argv = [
+        dockerd, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"), "-H", f"unix://{sock}",
+        "--pidfile", str(root / "docker.pid"), "--bridge=none", "--iptables=false", "--ip-masq=false",
+        "--containerd-namespace", f"mb-test-{root.name}", "--containerd-plugins-namespace", f"mb-test-p-{root.name}",
+    ]
+
+    def start() -> subprocess.Popen[bytes] | None:
+        (root / "docker.pid").unlink(missing_ok=True)
+        with open(root / "dockerd.log", "ab") as log:
+            proc = subprocess.Popen(argv, stdout=log, stderr=log)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                docker.DockerClient(base_url=f"unix://{sock}", timeout=5).ping()
+                return proc
+            except Exception:  # noqa: BLE001 - not up yet
+                time.sleep(0.5)
+        proc.kill()
+        proc.wait()
+        return None
+
+    def scrub() -> None:
+        """Kill what still names the private folder (by pid), detach its mounts, delete it."""
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            with contextlib.suppress(OSError):
+                if str(root).encode() in cmdline.read_bytes():
+                    os.kill(int(cmdline.parent.name), signal.SIGKILL)
+        time.sleep(1)
+        mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines() if str(root) in line]
+        for mount in sorted(mounts, reverse=True):
+            subprocess.run(["umount", "-l", mount], check=False, capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+    proc = start()
+    if proc is None:
+        scrub()
+        pytest.skip("a second dockerd does not start here")
+    try:
+        second = docker.DockerClient(base_url=f"unix://{sock}", timeout=30)
+        ensure_base_image(client, DEFAULT_BASE_IMAGE)  # another test may have re-imported it meanwhile
+        second.images.load(b"".join(client.images.get(DEFAULT_BASE_IMAGE).save(named=True)))
+        yield second, proc
+    finally:
+        if proc.poll() is not None:  # killed by the test: start it again on the same roots to clean up
+            proc = start()
+        if proc is not None:
+            with contextlib.suppress(Exception):
+                again = docker.DockerClient(base_url=f"unix://{sock}", timeout=30)
+                for entry in again.api.containers(all=True):
+                    again.api.remove_container(entry["Id"], force=True)
+            proc.terminate()
+            proc.wait(60)
+        scrub()
+
+
+def test_a_daemon_that_dies_mid_run_is_daemon_unreachable(second_daemon) -> None:
+    second, proc = second_daemon
+    image = second.images.get(DEFAULT_BASE_IMAGE)
+    runtime = DockerRuntime(run_id="dead-daemon", client=second, ca_bundle=None, disk_limit=None)
+    ws = runtime.start(BuiltImage(DEFAULT_BASE_IMAGE, str(image.id), built=False, seconds=0.0), "dead__daemon-1")
+    assert ws.run("echo up", timeout_s=30).output == "up\n"
+    threading.Timer(2.0, proc.kill).start()  # SIGKILL to dockerd alone
+    with pytest.raises(InfraError) as lost:
+        ws.run("sleep 60", timeout_s=120)
+    assert lost.value.kind == "daemon_unreachable"
+    ws.close()  # a dead daemon: nothing to remove, and no exception either
