@@ -165,4 +165,15 @@ class Episode:
             self.action_space.extend(t for t in SKILLS[result["skill"]] if t not in self.action_space)
         if name == "Finish":
             self.finished = True
-        return Step(name, valid, True, "", {"ok": True, "result": json.loads(json.dumps(result, default=str))})
+        return Step(name, valid, True, "", {"ok": True, "result": _plain(json.loads(json.dumps(result, default=str)))})
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready feedback with whole floats written as integers (``319`` rather than ``319.0``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

@@ -192,7 +192,7 @@ def book_trip_package(sb: Sandbox, origin: Name, destination: Name, date: Date,
 @tool("travel", write=False, skill="trip_planner")
 def trip_cost_estimate(sb: Sandbox, origin: Name, destination: Name, date: Date,
                        nights: Annotated[int, pydantic.Field(ge=1, le=30)]) -> dict:
-    """Cheapest flight plus hotel price for a trip, without booking.
+    """Cheapest bookable flight (with seats) plus hotel (with a room) for a trip, without booking.
 
     Args:
         origin: departure city.
@@ -200,8 +200,8 @@ def trip_cost_estimate(sb: Sandbox, origin: Name, destination: Name, date: Date,
         date: travel day, YYYY-MM-DD.
         nights: nights at the destination.
     """
-    flights = services.search_flights(sb, origin, destination, date)
-    hotels = services.search_hotels(sb, destination)
+    flights = [f for f in services.search_flights(sb, origin, destination, date) if f["seats"] > 0]
+    hotels = [h for h in services.search_hotels(sb, destination) if h["rooms"] > 0]
     if not flights or not hotels:
         raise ToolError("not_found", f"no flight or hotel for {destination} on {date}")
     return {"flight": flights[0]["price"], "hotel": hotels[0]["price"] * nights,
