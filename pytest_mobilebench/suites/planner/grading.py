@@ -6,7 +6,8 @@ A task's primary checker is fixed by its bucket:
   and arguments; reads, failed calls and recoveries in between are allowed; an extra write is a mismatch);
 * ``state_change``: the terminal database delta (:func:`.sandbox.state_delta`, generated ids / timestamps and the
   task's ``ignore_columns`` left out, values canonicalised) equals the gold trajectory's delta replayed on a
-  fresh sandbox;
+  fresh sandbox, and the task's ``target`` row assertions hold (they constrain ignored free-text columns, e.g.
+  a message body must contain the time);
 * ``behaviour``: every explicit check holds (:class:`.tasks.Check`).
 
 Then the gates: memory retrieval (every ``gold_memory_ids`` record was returned by a successful
@@ -176,9 +177,13 @@ def _check_tool_calls(task: Any, episode: Episode) -> tuple[bool, str]:
 
 
 def _check_state(task: Any, episode: Episode) -> tuple[bool, str]:
-    if delta_equal(episode_delta(task, episode), gold_delta(task)):
-        return True, "terminal state delta equals the gold's"
-    return False, "terminal state delta differs from the gold's"
+    if not delta_equal(episode_delta(task, episode), gold_delta(task)):
+        return False, "terminal state delta differs from the gold's"
+    final = episode.sandbox.snapshot()
+    missed = [i for i, a in enumerate(task.target) if not row_assertion_holds(final, a)]
+    if missed:
+        return False, f"terminal state misses target rows {missed} (free-text columns are checked there)"
+    return True, "terminal state delta equals the gold's"
 
 
 def _first(steps: list[Step], pred: Any) -> int | None:
