@@ -16,18 +16,22 @@ Usage::
     from pytest_mobilebench.parsers import get_parser
     result = get_parser("jest")(output_text, {"jest-results.json": data}, root_dir="/testbed")
     result.tests["src/a.test.ts::math > adds"]  # TestState.PASS
+    console_counts("jest", output_text)          # (3, 1): what jest's own "Tests:" line said, or None
 """
 
 from __future__ import annotations
 
 from pytest_mobilebench.parsers._core import (
     PARSERS,
+    ConsoleCounter,
     ParseError,
     ParseResult,
     Parser,
     ResultBuilder,
+    console_counts,
     get_parser,
     register,
+    register_console,
     relative_to_root,
     strip_ansi,
 )
@@ -40,12 +44,15 @@ from pytest_mobilebench.parsers import junit as junit  # noqa: E402
 
 __all__ = [
     "PARSERS",
+    "ConsoleCounter",
     "ParseError",
     "ParseResult",
     "Parser",
     "ResultBuilder",
+    "console_counts",
     "get_parser",
     "register",
+    "register_console",
     "relative_to_root",
     "strip_ansi",
 ]

@@ -19,12 +19,15 @@ from pytest_mobilebench.states import TestState
 
 __all__ = [
     "PARSERS",
+    "ConsoleCounter",
     "ParseError",
     "ParseResult",
     "Parser",
     "ResultBuilder",
+    "console_counts",
     "get_parser",
     "register",
+    "register_console",
     "relative_to_root",
     "stronger",
     "strip_ansi",
@@ -139,6 +142,44 @@ def get_parser(name: str) -> Parser:
     except KeyError:
         known = ", ".join(sorted(_REGISTRY)) or "(none)"
         raise KeyError(f"unknown parser {name!r}; known parsers: {known}") from None
+
+
+#: Reads the runner's own console summary: output text (ANSI codes removed) -> (passed, failed) or None.
+ConsoleCounter: TypeAlias = Callable[[str], "tuple[int, int] | None"]
+
+_CONSOLE: dict[str, ConsoleCounter] = {}
+
+
+def register_console(name: str) -> Callable[[ConsoleCounter], ConsoleCounter]:
+    """Decorator registering the console-summary reader of parser ``name``; returns it unchanged."""
+
+    def decorate(func: ConsoleCounter) -> ConsoleCounter:
+        _CONSOLE[name] = func
+        return func
+
+    return decorate
+
+
+def console_counts(parser_name: str, output: str) -> tuple[int, int] | None:
+    """``(passed, failed)`` as the test runner's own console summary prints them, or None.
+
+    For cross-checking a parse against what the runner said: jest's ``Tests: 1 failed, 3 passed, 4 total``,
+    Gradle's ``N tests completed, M failed[, K skipped]`` (passed = N - M - K), flutter's expanded
+    reporter ``MM:SS +N ~K -M: Some tests failed.`` / ``... All tests passed!``. When the output holds
+    several summaries (one per Gradle test task, jest or flutter run) their counts are added. These are
+    the runner's counts: a test that failed and then passed on a retry is "passed" there, while the
+    parsers count it ``FAIL`` (``docs/test-ids.md``, "Retries").
+
+    Returns:
+        None when the output shows no summary (Gradle prints none when every test passed; ``--machine``
+        and ``--json`` streams have none), or when the parser has no console reader.
+
+    Raises:
+        KeyError: ``parser_name`` is not a registered parser (see :func:`get_parser`).
+    """
+    get_parser(parser_name)
+    counter = _CONSOLE.get(parser_name)
+    return counter(strip_ansi(output)) if counter is not None else None
 
 
 _ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")

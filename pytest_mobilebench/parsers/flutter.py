@@ -58,13 +58,14 @@ from pytest_mobilebench.parsers._core import (
     ParseResult,
     ResultBuilder,
     register,
+    register_console,
     relative_to_root,
     stronger,
     strip_ansi,
 )
 from pytest_mobilebench.states import TestState
 
-__all__ = ["UNFINISHED_MESSAGE", "flutter_test_id", "parse_flutter"]
+__all__ = ["UNFINISHED_MESSAGE", "flutter_console_counts", "flutter_test_id", "parse_flutter"]
 
 #: Message of a test that has a ``testStart`` but no ``testDone`` (the stream was cut off).
 UNFINISHED_MESSAGE: Final[str] = "test started but never finished: the event stream ended before its testDone event"
@@ -297,3 +298,18 @@ def parse_flutter(output: str, files: Mapping[str, bytes], *, root_dir: str | No
         builder.warn(f"output: ignored {len(non_json)} non-JSON line(s); first at line {lineno}: {_short(text)!r}")
     reader.finish(root_dir, len(lines))
     return builder.build()
+
+
+#: The expanded reporter's last line, e.g. ``00:03 +4 ~1 -4: Some tests failed.`` or ``00:01 +2: All tests passed!``.
+_CONSOLE_SUMMARY: Final = re.compile(
+    r"^(?:\d+:\d+ )?\+(\d+)(?: ~\d+)?(?: -(\d+))?: (?:Some tests failed\.|All tests passed!)[ \t\r]*$", re.M
+)
+
+
+@register_console("flutter")
+def flutter_console_counts(output: str) -> tuple[int, int] | None:
+    """``(passed, failed)`` summed over ``flutter test``'s summary lines, None without one (``--machine``)."""
+    matches = _CONSOLE_SUMMARY.findall(output)
+    if not matches:
+        return None
+    return sum(int(p) for p, _ in matches), sum(int(f or 0) for _, f in matches)

@@ -46,6 +46,7 @@ that is not a list, or no JSON at all. One unusable report among several is a wa
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
@@ -54,12 +55,13 @@ from pytest_mobilebench.parsers._core import (
     ParseResult,
     ResultBuilder,
     register,
+    register_console,
     relative_to_root,
     strip_ansi,
 )
 from pytest_mobilebench.states import TestState
 
-__all__ = ["TITLE_SEPARATOR", "jest_test_id", "parse_jest"]
+__all__ = ["TITLE_SEPARATOR", "jest_console_counts", "jest_test_id", "parse_jest"]
 
 #: Joins ``ancestorTitles`` and ``title`` in a test id.
 TITLE_SEPARATOR: Final[str] = " > "
@@ -269,3 +271,20 @@ def parse_jest(output: str, files: Mapping[str, bytes], *, root_dir: str | None 
             else:
                 builder.warn(f"{where}: testResults[{index}] is not an object; skipped")
     return builder.build()
+
+
+#: jest's summary line, e.g. ``Tests:       2 failed, 1 skipped, 1 todo, 8 passed, 12 total``.
+_CONSOLE_SUMMARY: Final = re.compile(r"^Tests:[ \t]+(?P<counts>(?:\d+ [a-z]+, )*)\d+ total[ \t\r]*$", re.M)
+
+
+@register_console("jest")
+def jest_console_counts(output: str) -> tuple[int, int] | None:
+    """``(passed, failed)`` summed over jest's ``Tests:`` summary lines, None without one (see ``console_counts``)."""
+    passed = failed = 0
+    found = False
+    for match in _CONSOLE_SUMMARY.finditer(output):
+        found = True
+        counts = {word: int(number) for number, word in re.findall(r"(\d+) ([a-z]+)", match["counts"])}
+        passed += counts.get("passed", 0)
+        failed += counts.get("failed", 0)
+    return (passed, failed) if found else None

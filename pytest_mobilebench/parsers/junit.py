@@ -54,10 +54,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any, Final, TypeAlias, cast
 
-from pytest_mobilebench.parsers._core import ParseError, ParseResult, ResultBuilder, register
+from pytest_mobilebench.parsers._core import ParseError, ParseResult, ResultBuilder, register, register_console
 from pytest_mobilebench.states import TestState
 
-__all__ = ["parse_junit", "junit_test_id"]
+__all__ = ["gradle_console_counts", "junit_test_id", "parse_junit"]
 
 #: One ``<testcase>``: its id and the states (with messages) of its executions, in order.
 _Case: TypeAlias = tuple[str, list[tuple[TestState, str]]]
@@ -317,3 +317,17 @@ def parse_junit(output: str, files: Mapping[str, bytes], *, root_dir: str | None
     if not usable:
         raise ParseError(f"junit: no usable result file; first error: {errors[0]}")
     return builder.build()
+
+
+#: Gradle's test task summary, e.g. ``9 tests completed, 3 failed, 1 skipped`` (printed only when a test failed).
+_CONSOLE_SUMMARY: Final = re.compile(r"^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?[ \t\r]*$", re.M)
+
+
+@register_console("junit")
+def gradle_console_counts(output: str) -> tuple[int, int] | None:
+    """``(completed - failed - skipped, failed)`` summed over Gradle's summary lines, None without one."""
+    matches = _CONSOLE_SUMMARY.findall(output)
+    if not matches:
+        return None
+    failed = sum(int(f) for _, f, _ in matches)
+    return sum(int(n) - int(f) - int(k or 0) for n, f, k in matches), failed
