@@ -20,6 +20,7 @@ File layout::
         expected_calls: [...]        # tool_call bucket (default: the gold's successful write calls)
         checks: [...]                # behaviour bucket
         target: [...]                # row assertions the gold's final state must satisfy (state_change)
+        alternate: [...]             # optional: another route that must reach the gold's final state
         gold_memory_ids: [m1]        # memory gate
         gold_skill: trip_planner     # skill gate
         minefields: [{tool: ..., arguments: {...}}]
@@ -117,6 +118,7 @@ class Task(pydantic.BaseModel):
     user_replies: list[str] = []
     subagent_replies: dict[str, Any] = {}
     ignore_columns: list[str] = []
+    alternate: list[dict[str, Any]] | None = None
 
     @pydantic.field_validator("domain")
     @classmethod
@@ -250,8 +252,8 @@ def validate_gold(task: Task) -> tuple[str, str] | None:
     """Replay the gold and check it: returns ``(field, problem)`` or None when the task is sound.
 
     The gold must: end with ``Finish`` within the step limit; fail exactly at the steps marked ``expect_error``
-    (with that code) and nowhere else; satisfy its ``target``; score 1.0 under its own checkers and gates; and
-    a ``Finish``-only trajectory must score 0.
+    (with that code) and nowhere else; satisfy its ``target``; score 1.0 under its own checkers and gates; a
+    ``Finish``-only trajectory must score 0; and the ``alternate`` route, when given, must reach the same state.
     """
     from pytest_mobilebench.suites.planner.grading import grade, row_assertion_holds
 
@@ -280,4 +282,8 @@ def validate_gold(task: Task) -> tuple[str, str] | None:
     empty = grade(task, replay(task, [Call("Finish", {})]))
     if empty["score"] != 0.0:
         return "gold", "a Finish-only trajectory passes this task: its checks are too weak"
+    if task.alternate is not None:
+        alt = grade(task, replay(task, parse_trajectory(task.alternate, "alternate")))
+        if not alt["state_match"]:
+            return "alternate", f"the alternate route does not reach the gold's final state: {alt['detail']}"
     return None
