@@ -54,6 +54,11 @@ def canon(value: Any) -> Any:
     return value
 
 
+def _text(value: Any) -> str:
+    """Case-folded, whitespace-collapsed text of a value (numbers as written: "20" stays "20")."""
+    return re.sub(r"\s+", " ", str(value).casefold()).strip()
+
+
 def spec_matches(spec: Any, value: Any) -> bool:
     """Does ``value`` satisfy the argument spec (value / any_of / contains / any)?"""
     if isinstance(spec, Mapping) and set(spec) == {"any"}:
@@ -61,8 +66,8 @@ def spec_matches(spec: Any, value: Any) -> bool:
     if isinstance(spec, Mapping) and set(spec) == {"any_of"}:
         return any(spec_matches(s, value) for s in spec["any_of"])
     if isinstance(spec, Mapping) and set(spec) == {"contains"}:
-        text = str(canon(value)) if not isinstance(value, str) else canon(value)
-        return isinstance(text, str) and all(str(canon(f)) in text for f in spec["contains"])
+        text = _text(value)
+        return all(_text(f) in text for f in spec["contains"])
     return canon(spec) == canon(value)
 
 
