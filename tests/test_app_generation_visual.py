@@ -19,23 +19,26 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
-from pytest_mobilebench.suites.app_generation.visual import (
-    ANCHOR,
+from pytest_mobilebench.suites.app_generation.capture import capture_screens
+from pytest_mobilebench.suites.app_generation.judges import (
     ChatJudge,
     Judge,
     JudgeConfigError,
-    JudgeOutcome,
     JudgeResponseError,
     JudgeTransportError,
     PerceptualJudge,
     PointwiseRubric,
     RubricScore,
+    parse_ranking,
+)
+from pytest_mobilebench.suites.app_generation.ranking import (
+    ANCHOR,
+    JudgeAttempt,
+    JudgeOutcome,
     acceptance_rate,
     anchor_pass_rate,
     borda_over_screens,
-    capture_screens,
     judge_screen,
-    parse_ranking,
 )
 
 W, H = 375, 812
@@ -213,8 +216,6 @@ def test_judge_screen_argument_errors(images: dict[str, Path], tmp_path: Path) -
 
 
 def _outcome(ranking: tuple[str, ...] | None, calls: Sequence[bool]) -> JudgeOutcome:
-    from pytest_mobilebench.suites.app_generation.visual import JudgeAttempt
-
     models = tuple(sorted(ranking or ("A", "B", "C")))
     attempts = tuple(
         JudgeAttempt(order=(ANCHOR, *models), ranking=((ANCHOR, *models) if ok else (*models, ANCHOR)), anchor_first=ok)

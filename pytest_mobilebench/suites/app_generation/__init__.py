@@ -10,8 +10,8 @@ One pytest item is one generated project (a prediction) for one app (a manifest 
 2. navigation (:mod:`.navigation`): every spec state-isolated in a fresh browser context; NavPassRate overall
    and per category; C1-C4 failure classes (:mod:`.failures`) for failed interactive specs;
 3. maintainability (:mod:`.maintainability`): LoC, ReuseRate, DeadCompRate, ColorConsistency;
-4. visual capture (:mod:`.visual`): a 375x812 screenshot of every non-overlay screen, judged across models
-   in :meth:`AppGenerationSuite.summarize` (anchor-reference list-wise, Borda);
+4. visual capture (:mod:`.capture`): a 375x812 screenshot of every non-overlay screen, judged across models
+   in :meth:`AppGenerationSuite.summarize` (:mod:`.judges`; anchor-reference list-wise, Borda: :mod:`.ranking`);
 5. efficiency (:mod:`.efficiency`): tokens, calls, LLM seconds and list-price cost.
 
 What "passed" means for the pytest item: the project builds with zero errors AND every navigation spec
@@ -39,7 +39,7 @@ from typing import Any, Final, final
 from pytest_mobilebench.metrics import mean, wilson_interval
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.suites.app_generation import build as build_axis
-from pytest_mobilebench.suites.app_generation import efficiency, maintainability, visual
+from pytest_mobilebench.suites.app_generation import capture, efficiency, judges, maintainability, ranking
 from pytest_mobilebench.suites.app_generation import navigation as nav_axis
 from pytest_mobilebench.suites.app_generation.failures import (
     FAILURE_CLASSES,
@@ -439,7 +439,7 @@ class AppGenerationSuite:
 
         errors: dict[str, str] = {}
         try:
-            shots = visual.capture_screens(
+            shots = capture.capture_screens(
                 page_factory, base_url,
                 {sid: s.route for sid, s in manifest.screens.items() if not s.overlay}, out_dir,
                 settle=settle, errors=errors)
@@ -463,14 +463,14 @@ class AppGenerationSuite:
     # ------------------------------------------------------------------------------------- summarize
 
     def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None,
-                  judge: visual.Judge | None = None, seed: int = 0) -> dict[str, Any]:
+                  judge: judges.Judge | None = None, seed: int = 0) -> dict[str, Any]:
         """Per-model table of the five axes, C1-C4 proportions with Wilson 95% intervals, and visual Borda.
 
         Args:
             results: every item's result from :meth:`evaluate`.
             options: the run's options; with ``mb_judge_base_url`` (or ``MOBILEBENCH_JUDGE_BASE_URL``) set and no
-                ``judge`` given, the list-wise judge is a :class:`.visual.ChatJudge` on that endpoint.
-            judge: the list-wise visual judge (default: the offline :class:`.visual.PerceptualJudge`, which
+                ``judge`` given, the list-wise judge is a :class:`.judges.ChatJudge` on that endpoint.
+            judge: the list-wise visual judge (default: the offline :class:`.judges.PerceptualJudge`, which
                 reads the screenshots; every other part of this method is pure).
             seed: seeds the judge's shuffles (per app and screen) for reproducible rankings.
 
@@ -514,9 +514,9 @@ class AppGenerationSuite:
                 row[f"{key}_mean"] = mean(values) if values else None
             row["failure_classes"] = failure_table(c for c in classes if c is not None)
             rows[model] = row
-        if judge is None and ((options or {}).get("mb_judge_base_url") or os.environ.get(visual.ChatJudge.ENV_BASE_URL)):
-            judge = visual.ChatJudge.from_options(options)
-        vis = self._visual(results, judge or visual.PerceptualJudge(), seed)
+        if judge is None and ((options or {}).get("mb_judge_base_url") or os.environ.get(judges.ChatJudge.ENV_BASE_URL)):
+            judge = judges.ChatJudge.from_options(options)
+        vis = self._visual(results, judge or judges.PerceptualJudge(), seed)
         for model, row in rows.items():
             row["borda"] = vis["borda"].get(model)
         return {
@@ -528,7 +528,7 @@ class AppGenerationSuite:
         }
 
     @staticmethod
-    def _visual(results: Sequence[Mapping[str, Any]], judge: visual.Judge, seed: int) -> dict[str, Any]:
+    def _visual(results: Sequence[Mapping[str, Any]], judge: judges.Judge, seed: int) -> dict[str, Any]:
         """Anchor-reference list-wise judging of every screen that has a reference and a candidate shot."""
         per_app: dict[str, dict[str, Mapping[str, Any]]] = {}
         for r in results:
@@ -546,15 +546,15 @@ class AppGenerationSuite:
                     continue
                 rng = random.Random(f"{seed}:{app}:{screen_id}")
                 try:
-                    outcomes.append(visual.judge_screen(Path(ref), cands, judge, rng=rng, screen_id=f"{app}/{screen_id}"))
-                except (OSError, ValueError, visual.JudgeTransportError) as exc:
+                    outcomes.append(ranking.judge_screen(Path(ref), cands, judge, rng=rng, screen_id=f"{app}/{screen_id}"))
+                except (OSError, ValueError, judges.JudgeTransportError) as exc:
                     errors.append(f"{app}/{screen_id}: {exc}")
         return {
             "judge": type(judge).__name__,
             "screens_judged": len(outcomes),
-            "anchor_pass_rate": visual.anchor_pass_rate(outcomes),
-            "acceptance_rate": visual.acceptance_rate(outcomes),
-            "borda": visual.borda_over_screens(outcomes),
+            "anchor_pass_rate": ranking.anchor_pass_rate(outcomes),
+            "acceptance_rate": ranking.acceptance_rate(outcomes),
+            "borda": ranking.borda_over_screens(outcomes),
             "outcomes": [o.to_dict() for o in outcomes],
             "errors": errors,
         }
