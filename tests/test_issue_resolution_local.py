@@ -37,7 +37,7 @@ def _run(pytester: pytest.Pytester, repo: PyRepo, predictions: list[dict] | str,
         pytester.makefile(".jsonl", preds="\n".join(json.dumps(p) for p in predictions) + "\n")
         spec = "preds.jsonl"
     result = pytester.runpytest(
-        "cases", f"--predictions={spec}", "--mb-runtime=local", "--mb-run-id=r", "-p", "no:cacheprovider", *args
+        "cases", f"--predictions={spec}", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=r", "-p", "no:cacheprovider", *args
     )
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
     return result, summary

@@ -15,8 +15,8 @@ patch), ``--mb-validate-runs`` times each, drops flaky tests and proposes the go
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,18 +27,26 @@ from pytest_mobilebench.manifest import dialects
 from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify, wilson_interval
-from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
-from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, split_patch
-from pytest_mobilebench.policy import config_files_to_compare, runner_config_violations, touched_test_files
+from pytest_mobilebench.parsers import ParseResult
+from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
+from pytest_mobilebench.policy import review
 from pytest_mobilebench.predictions import GOLD_PATCH
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
-from pytest_mobilebench.runtime.base import InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
+from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
+from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
+from pytest_mobilebench.trust import console_counts, cross_check, harden_plan
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution import surface
+from pytest_mobilebench.suites.issue_resolution.judge import (
+    ignored_names,
+    judge,
+    parse_run,
+    save_policy_inputs,
+    verdict_of,
+)
 
-__all__ = ["SUITE", "IssueResolutionSuite", "regrade"]
+__all__ = ["SUITE", "IssueResolutionSuite", "parse_run", "regrade"]
 
 
 def _write(evidence: Path, name: str, text: str) -> None:
@@ -79,13 +87,15 @@ def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = 
     return runtime
 
 
-def make_runtime(ctx: EvalContext) -> Runtime:
+def make_runtime(ctx: EvalContext, *, trusted: bool = False) -> Runtime:
     """The per-process runtime chosen by ``--mb-runtime`` (``auto``: Docker when a daemon answers).
 
-    The Docker runtime sweeps containers left by dead runs when it is made (once per process).
+    The Docker runtime sweeps containers left by dead runs when it is made (once per process). The local
+    runtime runs a real candidate only with ``--mb-trust-candidates`` (``trusted``: the gold patch).
 
     Raises:
-        InfraError: ``--mb-runtime=docker`` and no daemon answers.
+        InfraError: ``--mb-runtime=docker`` and no daemon answers; no daemon for a real candidate
+            (``auto``); ``local`` without trust (:func:`pytest_mobilebench.runtime.local.local_refusal`).
     """
     options = ctx.options
     choice = options.get("mb_runtime", "auto")
@@ -98,10 +108,13 @@ def make_runtime(ctx: EvalContext) -> Runtime:
             return runtime
 
         return ctx.resource("runtime:docker", make)
-    from pytest_mobilebench.runtime.local import LocalRuntime
+    from pytest_mobilebench.runtime.local import UNISOLATED, LocalRuntime, local_refusal
 
+    refusal = local_refusal(choice, daemon=client is not None, trusted=trusted or bool(options.get("mb_trust_candidates")))
+    if refusal is not None:
+        raise refusal
     repos = repo_cache(options, ctx.run_id)
-    return ctx.resource("runtime:local", lambda: LocalRuntime(repos))
+    return ctx.resource("runtime:local", lambda: ctx.progress(UNISOLATED) or LocalRuntime(repos))
 
 
 def workspace_spec(instance: IssueInstance, ctx: EvalContext) -> WorkspaceSpec:
@@ -119,8 +132,9 @@ def workspace_spec(instance: IssueInstance, ctx: EvalContext) -> WorkspaceSpec:
 def resolve_patches(instance: IssueInstance, repos: RepoCache) -> tuple[str, str]:
     """``(gold patch, test patch)`` of an instance: inline, or derived from ``fix_commit``.
 
-    Derived patches: ``git diff base_commit fix_commit`` split by the framework's test-file rule
-    (SPEC section 1 "Test-file identification"): test files -> test patch, the rest -> gold patch.
+    Derived patches: ``git diff base_commit fix_commit`` split by the runner's own test rule under the
+    project's configuration at the base commit (``frameworks.get(fw).test_rule``; SPEC section 1
+    "Test-file identification"): test files -> test patch, the rest -> gold patch.
 
     Raises:
         InfraError: the repository or a commit cannot be fetched.
@@ -129,7 +143,11 @@ def resolve_patches(instance: IssueInstance, repos: RepoCache) -> tuple[str, str
         return instance.patch, instance.test_patch
     assert instance.fix_commit is not None
     diff = repos.diff(instance.repo, instance.base_commit, instance.fix_commit, url=instance.repo_url)
-    gold, test = split_patch(diff, instance.framework)
+    fw = frameworks.get(instance.framework)
+    config = frameworks.read_config(
+        fw, lambda paths: repos.read_files(instance.repo, instance.base_commit, paths, url=instance.repo_url)
+    )
+    gold, test = split_patch(diff, fw.test_rule(config))
     return gold, test
 
 
@@ -147,6 +165,7 @@ class IssueResolutionSuite:
     columns = surface.COLUMNS
     fixtures = surface.FIXTURES
     fixture_module = None
+    reasons = Reason
 
     def load(self, path: Path, document: YamlDocument | Mapping[str, Any]) -> list[LoadedRecord | ManifestError]:
         """Load a manifest (see :mod:`pytest_mobilebench.manifest.issue_resolution`)."""
@@ -237,74 +256,106 @@ class IssueResolutionSuite:
         if not info.files:
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_patch, info)
 
-        runtime = make_runtime(ctx)
+        runtime = make_runtime(ctx, trusted=raw == GOLD_PATCH)
         base["runtime"] = runtime.name
         spec = workspace_spec(instance, ctx)
         ctx.progress(f"{instance.instance_id}: preparing workspace ({runtime.name})")
         ws = runtime.prepare(spec, log_dir=evidence)
         try:
-            watched = config_files_to_compare(instance.framework)
-            before = ws.read_files(watched)
-            applied = ws.apply_patch(model_patch, name="model_patch")
-            _write(evidence, "model_patch.apply.log", applied.log)
-            if not applied.ok:
-                base["detail"] = apply_failure_detail(applied.log)
-                return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}), gold_patch, info)
-            touched = touched_test_files(info, instance.framework)
-            if touched:
-                base["flags"].append("test_files_touched")
-                base["test_files_touched"] = touched
-                ws.restore_paths(touched)
-            violations = runner_config_violations(
-                info, model_patch, instance.framework, before=before, after=ws.read_files(watched)
-            )
-            if violations:
-                base["policy_violations"] = violations
-            run, parsed, built = self._run_tests(ws, instance, test_patch, ctx, tag="")
+            found = self._apply_candidate(ws, instance, model_patch, info, test_patch, ctx)
+            if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
+                self._run_tests(ws, instance, test_patch, ctx, tag="")
         finally:
             ws.close()
-        outcome = grading.RunOutcome(
-            applied=True,
-            built=built,
-            timed_out=run.timed_out,
-            infra_error="oom_killed" if run.oom_killed else None,
-            tests=parsed.tests,
-            policy_violation="; ".join(violations) if violations else None,
-        )
-        return self._finish(instance, base, outcome, gold_patch, info)
+        judged = judge(instance, evidence)
+        if judged.review is not None:
+            base["flags"] = [*base["flags"], *judged.review.flags]
+            if judged.review.test_files:
+                base["test_files_touched"] = list(judged.review.test_files)
+        if judged.outcome.policy_violation:
+            base["policy_violations"] = judged.outcome.policy_violation.split("; ")
+        if not judged.outcome.applied:
+            base["detail"] = apply_failure_detail(found.log)
+        elif judged.detail:
+            base["detail"] = judged.detail
+        return self._finish(instance, base, judged.outcome, gold_patch, info)
 
-    def _run_tests(
-        self, ws: Workspace, instance: IssueInstance, test_patch: str, ctx: EvalContext, *, tag: str, apply: bool = True
-    ) -> tuple[RunResult, ParseResult, bool]:
-        """Apply the test patch (unless ``apply`` is False), run the plan that targets its test files, parse.
-
-        Returns ``(run, parsed, production built)``.
-        """
+    def _apply_candidate(
+        self, ws: Workspace, instance: IssueInstance, model_patch: str, info: PatchInfo, test_patch: str, ctx: EvalContext
+    ) -> _Applied:
+        """Drop the sections that touch tools, apply the rest, restore test files and runner configuration
+        to base, and write the policy's inputs and findings to the evidence (see :mod:`.judge`)."""
         evidence = ctx.evidence_dir
+        fw = frameworks.get(instance.framework)
+        before = frameworks.read_config(fw, ws.read_files)
+        ignored = ignored_names(ws, info.paths)
+        tools = {line for line, _ in review(info, fw, before=before, after=before, ignored=ignored).tools}
+        _write(evidence, "dropped_sections.diff", select_sections(model_patch, lambda c: c.line in tools) if tools else "")
+        kept = select_sections(model_patch, lambda c: c.line not in tools) if tools else model_patch
+        applied = (
+            ws.apply_patch(kept, name="model_patch")
+            if kept.strip()
+            else ApplyResult(ok=True, method=None, log="every section touched the runner's tools; nothing applied")
+        )
+        _write(evidence, "model_patch.apply.log", applied.log)
+        atomic_write_json(evidence / "apply.json", {"ok": applied.ok, "method": applied.method, "dropped_sections": len(tools)})
+        after = frameworks.read_config(fw, ws.read_files) if applied.ok else before
+        plan_command = self._plan_command(ws, instance, test_patch) if applied.ok else ""
+        save_policy_inputs(evidence, before=before, after=after, ignored=ignored, plan_command=plan_command)
+        found = review(info, fw, before=before, after=after, ignored=ignored, plan_command=plan_command)
+        atomic_write_json(evidence / "policy.json", found.to_dict())
+        if applied.ok and found.restore:
+            ws.restore_paths(found.restore)
+        if applied.ok:
+            _write(evidence, "candidate_as_run.diff", ws.diff())  # what the tests saw of the candidate
+        return _Applied(ok=applied.ok, log=applied.log, violations=tuple(found.violations))
+
+    def _plan_command(self, ws: Workspace, instance: IssueInstance, test_patch: str) -> str:
+        """The command the plan would run with the candidate applied (which package.json scripts matter)."""
+        try:
+            return self._plan(ws, instance, test_patch).command
+        except InfraError:
+            return instance.test_command or ""
+
+    def _plan(self, ws: Workspace, instance: IssueInstance, test_patch: str) -> frameworks.TestPlan:
+        """The framework's plan for the test patch's files, from the workspace's planning files.
+
+        Raises:
+            InfraError: ``plan_failed`` when no plan can be made.
+        """
         test_files: list[str] = []
         if test_patch.strip():
             test_info = parse_patch(test_patch, name=f"test_patch of {instance.instance_id}")
             test_files = [f.path for f in test_info.files if f.status.value != "deleted"]
+        fw = frameworks.get(instance.framework)
+        try:
+            return fw.plan(
+                ws.read_files(fw.planning_files),
+                test_files,
+                test_command=instance.test_command,
+                test_targets=instance.test_targets,
+                test_results=instance.test_results,
+                environment=instance.environment,
+            )
+        except ValueError as exc:  # PlanError, RecipeError: the instance cannot be run as described
+            raise InfraError("plan_failed", f"cannot plan the test run: {exc}") from exc
+
+    def _run_tests(
+        self, ws: Workspace, instance: IssueInstance, test_patch: str, ctx: EvalContext, *, tag: str, apply: bool = True
+    ) -> tuple[RunResult, ParseResult, bool, str | None]:
+        """Apply the test patch (unless ``apply`` is False), run the plan that targets its test files, parse.
+
+        Returns ``(run, parsed, production built, why the report disagrees with the runner or None)``.
+        """
+        evidence = ctx.evidence_dir
         if test_patch.strip() and apply:
             applied = ws.apply_patch(test_patch, name=f"test_patch{tag}")
             _write(evidence, f"test_patch{tag}.apply.log", applied.log)
             if not applied.ok:
                 raise InfraError("test_patch_apply_failed", "the instance's test patch does not apply", log=applied.log)
-        with tempfile.TemporaryDirectory(prefix="mb-plan-") as plan_dir:
-            plan_root = Path(plan_dir)
-            for rel, data in ws.read_files(frameworks.PLANNING_FILES.get(instance.framework, ())).items():
-                (plan_root / rel).parent.mkdir(parents=True, exist_ok=True)
-                (plan_root / rel).write_bytes(data)
-            try:
-                plan = frameworks.plan_tests(
-                    instance.framework,
-                    plan_root,
-                    test_files,
-                    test_command=instance.test_command,
-                    test_targets=instance.test_targets,
-                )
-            except ValueError as exc:  # PlanError, RecipeError: the instance cannot be run as described
-                raise InfraError("plan_failed", f"cannot plan the test run: {exc}") from exc
+        plan = self._plan(ws, instance, test_patch)
+        plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
+        _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
         timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
         ctx.progress(f"{instance.instance_id}: {plan.command}")
         _write(evidence, f"commands{tag}.txt", plan.command + "\n")
@@ -315,13 +366,16 @@ class IssueResolutionSuite:
             evidence / f"run{tag}.json", {**run.to_dict(), "output": None, "plan": plan.to_dict(), "root_dir": root_dir}
         )
         files = ws.read_files(plan.result_globs)
-        results_dir = evidence / f"results{tag}"
         for rel, data in files.items():
-            (results_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-            (results_dir / rel).write_bytes(data)
+            write_under(evidence / f"results{tag}", rel, data)
         parsed, built = parse_run(instance.framework, plan, run.output, files, root_dir=root_dir)
-        atomic_write_json(evidence / f"parsed{tag}.json", {**parsed.to_dict(), "production_built": built})
-        return run, parsed, built
+        tampered = cross_check(plan.parser, run.exit_code, parsed.tests, console_counts(plan.parser, run.output))
+        atomic_write_json(
+            evidence / f"parsed{tag}.json",
+            {**parsed.to_dict(), "production_built": built, "cross_check": tampered,
+             "rejected_names": [dataclasses.asdict(r) for r in getattr(ws, "rejected", [])]},
+        )
+        return run, parsed, built, tampered
 
     def _finish(
         self,
@@ -331,13 +385,8 @@ class IssueResolutionSuite:
         gold_patch: str | None,
         info: PatchInfo | None,
     ) -> dict[str, Any]:
-        gold, id_matching = dialects.gold_for_run(instance, outcome.tests)  # foreign gold ids -> ours
-        verdict = grading.grade(
-            fail_to_pass=gold["FAIL_TO_PASS"],
-            none_to_pass=gold["NONE_TO_PASS"],
-            pass_to_pass=gold["PASS_TO_PASS"],
-            outcome=outcome,
-        )
+        verdict, id_matching = verdict_of(instance, outcome)  # the one grading step (judge.verdict_of)
+        gold, _ = dialects.gold_for_run(instance, outcome.tests)
         if id_matching:
             base = {**base, "id_matching": id_matching}
         gold_info = _safe_parse(gold_patch)
@@ -388,7 +437,7 @@ class IssueResolutionSuite:
         gold_patch, test_patch = resolve_patches(instance, repos)
         _write(ctx.evidence_dir, "gold_patch.diff", gold_patch)
         _write(ctx.evidence_dir, "test_patch.diff", test_patch)
-        runtime = make_runtime(ctx)
+        runtime = make_runtime(ctx, trusted=True)  # the benchmark's own gold patch
         base["runtime"] = runtime.name
         spec = workspace_spec(instance, ctx)
         runs = max(1, int(ctx.options.get("mb_validate_runs") or 1))
@@ -403,7 +452,7 @@ class IssueResolutionSuite:
                         if not applied.ok:
                             raise InfraError("gold_patch_apply_failed", "the gold patch does not apply", log=applied.log)
                     # at base the test patch's files are targeted without applying it: absent tests are NONE
-                    run, parsed, built = self._run_tests(ws, instance, test_patch, ctx, tag=tag, apply=config != "base")
+                    run, parsed, built, _ = self._run_tests(ws, instance, test_patch, ctx, tag=tag, apply=config != "base")
                 finally:
                     ws.close()
                 executed = not run.timed_out and not run.oom_killed and built
@@ -556,49 +605,24 @@ def _safe_parse(text: str | None) -> PatchInfo | None:
         return None
 
 
-def parse_run(
-    framework: str,
-    plan: frameworks.TestPlan,
-    output: str,
-    files: Mapping[str, bytes],
-    *,
-    root_dir: str | None = None,
-) -> tuple[ParseResult, bool]:
-    """Parse one run's output and result files (pure). Returns ``(parsed, production_built)``.
-
-    ``root_dir`` is the repository folder as the test process saw it (``/testbed`` in a container), so
-    that ids built from absolute paths come out repository-relative. ``production_built`` is False only when the framework's build check finds a failure of production
-    code (a test-source compile failure leaves the module's tests absent, i.e. NONE, and the build ok).
-    A parser error yields an empty result with the error as a warning: no tests ran, never passed.
-    """
-    try:
-        parsed = get_parser(plan.parser)(output, files, root_dir=root_dir)
-    except ParseError as exc:
-        parsed = ParseResult(tests={}, messages={}, warnings=(f"parser {plan.parser}: {exc}",))
-    built = frameworks.production_built(framework, output, plan)
-    return parsed, built
-
-
 def regrade(instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
-    """Re-grade a finished evaluation from its evidence folder, running nothing.
-
-    Reads ``run.json``, ``test_output.log`` and ``results/`` and grades again with the current parsers
-    and grading rules. Returns the verdict's plain dict.
+    """Re-grade a finished evaluation from its evidence folder, running nothing: :func:`.judge.judge`,
+    the live run's own grading step, policy included. Returns the verdict's plain dict.
 
     Raises:
-        FileNotFoundError: the evidence folder lacks the run files (the run did not reach the tests).
+        FileNotFoundError: the evidence folder lacks the files the live run writes before grading.
     """
-    from pytest_mobilebench.suites.issue_resolution.regrading import outcome_from_evidence
+    return judge(instance, evidence_dir).verdict.to_dict()
 
-    outcome = outcome_from_evidence(instance, evidence_dir)
-    gold, _ = dialects.gold_for_run(instance, outcome.tests)
-    verdict = grading.grade(
-        fail_to_pass=gold["FAIL_TO_PASS"],
-        none_to_pass=gold["NONE_TO_PASS"],
-        pass_to_pass=gold["PASS_TO_PASS"],
-        outcome=outcome,
-    )
-    return verdict.to_dict()
+
+@final
+@dataclasses.dataclass(frozen=True)
+class _Applied:
+    """What applying the candidate left: whether it applied, the apply log, the policy's violations."""
+
+    ok: bool
+    log: str
+    violations: tuple[str, ...]
 
 
 SUITE = IssueResolutionSuite()

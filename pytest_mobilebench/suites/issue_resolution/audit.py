@@ -130,7 +130,7 @@ def _one_run(suite: Any, instance: IssueInstance, ctx: EvalContext, patch: str, 
             atomic_write_text(ctx.evidence_dir / f"patch{tag}.apply.log", applied.log)
             if not applied.ok:
                 return {"applied": False, "built": False, "executed": False, "tests": {}}
-        run, parsed, built = suite._run_tests(ws, instance, test_patch, ctx, tag=tag)
+        run, parsed, built, _ = suite._run_tests(ws, instance, test_patch, ctx, tag=tag)
     finally:
         ws.close()
     executed = built and not run.timed_out and not run.oom_killed

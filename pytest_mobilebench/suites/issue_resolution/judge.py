@@ -12,7 +12,9 @@ Evidence files read (written by the live run, see :func:`save_policy_inputs`):
 * ``policy/inputs.json``: ``{"ignored": [...], "plan_command": "..."}``; ``policy/before/<path>`` and
   ``policy/after/<path>``: the framework's configuration files at base and with the candidate applied;
 * ``apply.json``: ``{"ok": bool, "method": str | None}`` of the candidate's apply;
-* ``run.json`` (with ``plan``), ``test_output.log`` and ``results/``: present when the tests ran.
+* ``run.json`` (with ``plan``), ``test_output.log`` and ``results/``: present when the tests ran (they run
+  after the tool sections were dropped and the runner configuration restored, so a policy violation still
+  shows the tests' states).
 """
 
 from __future__ import annotations
@@ -174,20 +176,21 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
         plan_command=inputs.get("plan_command", ""),
     )
     applied = bool(json.loads((folder / "apply.json").read_text(encoding="utf-8")).get("ok"))
-    violation = "; ".join(review.violations) or None
-    if not applied or violation:
-        outcome = grading.RunOutcome(applied=applied, built=False, tests={}, policy_violation=violation)
+    violations = list(review.violations)
+    if not applied or (violations and not (folder / "run.json").is_file()):
+        outcome = grading.RunOutcome(applied=applied, built=False, tests={}, policy_violation="; ".join(violations) or None)
         return Judgement(outcome, _grade(instance, outcome), review)
     run, parsed, built, detail = _run_facts(instance, folder)
     parser = str(run["plan"]["parser"])
     output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
     tampered = cross_check(parser, run.get("exit_code"), parsed.tests, console_counts(parser, output))
+    violations += [f"report and runner disagree: {tampered}"] if tampered else []
     outcome = grading.RunOutcome(
         applied=True,
         built=built,
         timed_out=bool(run.get("timed_out")),
         infra_error="oom_killed" if run.get("oom_killed") else None,
         tests=parsed.tests,
-        policy_violation=f"report and runner disagree: {tampered}" if tampered else None,
+        policy_violation="; ".join(violations) or None,
     )
     return Judgement(outcome, _grade(instance, outcome), review, detail)

@@ -3,10 +3,10 @@
 The live run ends in ``IssueResolutionSuite._finish(instance, base, outcome, gold_patch, info)``; re-grading
 rebuilds its inputs from what the run left in the evidence folder and calls the same method:
 
-* ``outcome`` from ``run.json`` (timed out, OOM), ``test_output.log`` and ``results/`` parsed again with the
-  current parsers (:func:`outcome_from_evidence`);
-* the facts established before the tests ran (flags, touched test files, runner-configuration
-  violations, runtime) from the live ``result.json``: a re-grade never forgets a policy violation;
+* ``outcome``, flags, touched test files and policy violations from :func:`.judge.judge` on the folder
+  (the policy re-run on the saved patch and configuration snapshots, the results parsed again with the
+  current parsers): a re-grade never forgets a policy violation, and never trusts the old result's;
+* the runtime and the item's identity from the live ``result.json``;
 * localization and gold-size properties from the live result (they depend on the patches only).
 
 Items that never reached the tests (missing prediction, empty patch, apply failure, infrastructure error)
@@ -19,9 +19,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_mobilebench import frameworks, grading
+from pytest_mobilebench import grading
 from pytest_mobilebench.manifest.issue_resolution import IssueInstance
 from pytest_mobilebench.patch import PatchError, parse_patch
+from pytest_mobilebench.suites.issue_resolution.judge import judge
 
 __all__ = ["outcome_from_evidence", "regrade_result"]
 
@@ -34,29 +35,14 @@ _PLUGIN_KEYS = ("evidence_dir", "cache_key", "group", "duration_s")
 _PATCH_PROPERTIES = ("loc_precision", "loc_recall", "loc_f1", "gold_files", "gold_lines", "gold_artifacts", "duration_s")
 
 
-def outcome_from_evidence(instance: IssueInstance, evidence_dir: Path, *, policy_violation: str | None = None) -> grading.RunOutcome:
-    """The run's facts from ``run.json``, ``test_output.log`` and ``results/``, parsed with today's parsers.
+def outcome_from_evidence(instance: IssueInstance, evidence_dir: Path) -> grading.RunOutcome:
+    """The run's facts re-derived from the evidence by :func:`.judge.judge` (the live run's own step):
+    the policy re-run on the saved patch and configuration, the results parsed with today's parsers.
 
     Raises:
-        FileNotFoundError: the folder lacks ``run.json`` or ``test_output.log`` (the run did not reach the tests).
-        KeyError: ``run.json`` has no test plan.
+        FileNotFoundError: the folder lacks the files the live run writes before grading.
     """
-    from pytest_mobilebench.suites.issue_resolution import parse_run
-
-    run = json.loads((evidence_dir / "run.json").read_text(encoding="utf-8"))
-    output = (evidence_dir / "test_output.log").read_text(encoding="utf-8")
-    results = evidence_dir / "results"
-    files = {p.relative_to(results).as_posix(): p.read_bytes() for p in sorted(results.rglob("*")) if p.is_file()}
-    plan = frameworks.TestPlan.from_dict(run["plan"])
-    parsed, built = parse_run(instance.framework, plan, output, files, root_dir=run.get("root_dir"))
-    return grading.RunOutcome(
-        applied=True,
-        built=built,
-        timed_out=bool(run.get("timed_out")),
-        infra_error="oom_killed" if run.get("oom_killed") else None,
-        tests=parsed.tests,
-        policy_violation=policy_violation,
-    )
+    return judge(instance, evidence_dir).outcome
 
 
 def regrade_result(suite: Any, instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
@@ -68,10 +54,14 @@ def regrade_result(suite: Any, instance: IssueInstance, evidence_dir: Path) -> d
     old = json.loads((evidence_dir / "result.json").read_text(encoding="utf-8"))
     if old.get("retryable") or "validation" in old or "audit" in old or not (evidence_dir / "run.json").is_file():
         return {**old, "regraded": False, "regrade_note": "the item did not reach a candidate test run; kept as it was"}
-    violations = old.get("policy_violations") or []
-    outcome = outcome_from_evidence(instance, evidence_dir, policy_violation="; ".join(violations) if violations else None)
-    base = {k: old[k] for k in _BASE_KEYS if k in old}
-    base["flags"] = list(old.get("flags") or [])
+    judged = judge(instance, evidence_dir)
+    outcome = judged.outcome
+    base = {k: old[k] for k in _BASE_KEYS if k in old and k not in ("flags", "test_files_touched", "policy_violations")}
+    base["flags"] = list(judged.review.flags) if judged.review else []
+    if judged.review and judged.review.test_files:
+        base["test_files_touched"] = list(judged.review.test_files)
+    if outcome.policy_violation:
+        base["policy_violations"] = outcome.policy_violation.split("; ")
     info = None
     model_patch = evidence_dir / "model_patch.diff"
     if model_patch.is_file():
