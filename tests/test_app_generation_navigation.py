@@ -66,8 +66,11 @@ def test_spa_fallback_serves_index_for_routes() -> None:
         page = urllib.request.urlopen(url + "/profile/settings").read().decode()
         index = urllib.request.urlopen(url + "/").read().decode()
         assert page == index and '<div id="root">' in page
-        asset = next((APPS / "tabs_demo" / "dist" / "assets").glob("*.js")).name
-        assert urllib.request.urlopen(f"{url}/assets/{asset}").read().startswith(b"")
+        asset = next((APPS / "tabs_demo" / "dist" / "assets").glob("*.js"))
+        with urllib.request.urlopen(f"{url}/assets/{asset.name}") as response:
+            served, kind = response.read(), response.headers.get_content_type()
+        assert served == asset.read_bytes() and served.decode() != index  # the file itself, not the SPA fallback
+        assert kind in ("text/javascript", "application/javascript")
 
 
 def test_good_app_passes_every_spec(browser: Any, manifest: AppManifest, tmp_path: Path) -> None:
