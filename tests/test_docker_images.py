@@ -1,6 +1,8 @@
 """Pure parts of the Docker runtime: apt source parsing, image names, hashes, Dockerfiles, error mapping.
 
-No daemon is needed: daemon-facing pieces are exercised with small stand-in clients.
+No daemon is needed: daemon-facing pieces are exercised with small stand-in clients. Only the tests whose
+stand-ins raise the docker SDK's own error types (or that connect) need the SDK; they request the
+``docker_sdk`` fixture and are skipped without it, the others always run.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -27,8 +30,6 @@ from pytest_mobilebench.runtime.images import (
     docker_name,
     instance_dockerfile,
 )
-
-docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
 from pytest_mobilebench.runtime.docker import (
     _BoundedOutput,
@@ -90,33 +91,47 @@ def test_host_apt_mirror_picks_exact_suite(tmp_path: Path) -> None:
     assert caught.value.kind == "base_image_unavailable" and "docker load" in caught.value.message
 
 
+@pytest.fixture
+def docker_sdk() -> ModuleType:
+    """The docker SDK (its error types); the requesting test is skipped without it."""
+    return pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
+
+
 class _Images:
+    def __init__(self, sdk: ModuleType) -> None:
+        self.errors = sdk.errors
+
     def get(self, name: str) -> object:
-        raise docker.errors.ImageNotFound(f"no such image: {name}")
+        raise self.errors.ImageNotFound(f"no such image: {name}")
 
     def pull(self, repository: str, tag: str) -> object:
-        raise docker.errors.APIError("Get https://registry/v2/: dial tcp: lookup registry: no such host")
+        raise self.errors.APIError("Get https://registry/v2/: dial tcp: lookup registry: no such host")
 
 
 class _NoImageClient:
-    images = _Images()
+    def __init__(self, sdk: ModuleType) -> None:
+        self.images = _Images(sdk)
 
 
-def test_missing_debootstrap_says_how_to_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_debootstrap_says_how_to_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docker_sdk: ModuleType
+) -> None:
     monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path))
     monkeypatch.setattr(baseimage.shutil, "which", lambda _name: None)
     lines: list[str] = []
     with pytest.raises(InfraError) as caught:
-        ensure_base_image(_NoImageClient(), "debian:bookworm-slim", progress=lines.append, mirror="http://m.invalid/debian")  # type: ignore[arg-type]
+        ensure_base_image(_NoImageClient(docker_sdk), "debian:bookworm-slim", progress=lines.append, mirror="http://m.invalid/debian")  # type: ignore[arg-type]
     assert caught.value.kind == "base_image_unavailable"
     assert "apt-get install -y debootstrap" in caught.value.message and "docker load" in caught.value.message
     assert any(line.startswith("pull of debian:bookworm-slim failed") for line in lines)
 
 
-def test_non_debian_image_cannot_be_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_non_debian_image_cannot_be_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docker_sdk: ModuleType
+) -> None:
     monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path))
     with pytest.raises(InfraError) as caught:
-        ensure_base_image(_NoImageClient(), "ubuntu:24.04")  # type: ignore[arg-type]
+        ensure_base_image(_NoImageClient(docker_sdk), "ubuntu:24.04")  # type: ignore[arg-type]
     assert caught.value.kind == "base_image_unavailable" and "docker load" in caught.value.message
 
 
@@ -223,7 +238,7 @@ def test_shallow_checkout_is_self_contained(tmp_path: Path) -> None:
     assert caught.value.kind == "clone_failed"
 
 
-def test_daemon_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_daemon_unreachable(monkeypatch: pytest.MonkeyPatch, docker_sdk: ModuleType) -> None:
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(InfraError) as caught:
         connect(timeout_s=2)
@@ -255,8 +270,11 @@ def test_owner_label_liveness() -> None:
 
 
 class _FakeImages:
+    def __init__(self, sdk: ModuleType) -> None:
+        self.errors = sdk.errors
+
     def get(self, name: str) -> object:
-        raise docker.errors.ImageNotFound(name)
+        raise self.errors.ImageNotFound(name)
 
 
 class _FakeAPI:
@@ -268,9 +286,9 @@ class _FakeAPI:
 
 
 class _FakeBuildClient:
-    def __init__(self, chunks: list[dict[str, object]]) -> None:
+    def __init__(self, chunks: list[dict[str, object]], sdk: ModuleType) -> None:
         self.api = _FakeAPI(chunks)
-        self.images = _FakeImages()
+        self.images = _FakeImages(sdk)
 
 
 @pytest.mark.parametrize(
@@ -280,7 +298,7 @@ class _FakeBuildClient:
         ("The command '/bin/sh -c exit 3' returned a non-zero code: 3", "image_build_failed"),
     ],
 )
-def test_build_errors_are_mapped(tmp_path: Path, message: str, kind: str) -> None:
+def test_build_errors_are_mapped(tmp_path: Path, message: str, kind: str, docker_sdk: ModuleType) -> None:
     from pytest_mobilebench.runtime.images import ImageBuilder
 
     chunks: list[dict[str, object]] = [
@@ -289,7 +307,7 @@ def test_build_errors_are_mapped(tmp_path: Path, message: str, kind: str) -> Non
         {"error": message, "errorDetail": {"message": message}},
     ]
     lines: list[str] = []
-    builder = ImageBuilder(_FakeBuildClient(chunks), log_dir=tmp_path, lock_dir=tmp_path, progress=lines.append)  # type: ignore[arg-type]
+    builder = ImageBuilder(_FakeBuildClient(chunks, docker_sdk), log_dir=tmp_path, lock_dir=tmp_path, progress=lines.append)  # type: ignore[arg-type]
     with pytest.raises(InfraError) as caught:
         builder._ensure("mobilebench/t:abc", "env", "inputs", "FROM x\n", lambda _tar: None, {}, None)
     assert caught.value.kind == kind
