@@ -26,7 +26,40 @@ from pytest_mobilebench.runtime.patching import CHECKPOINT, DIFF, RESET, apply_w
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.trust import scrubbed_environment
 
-__all__ = ["LocalRuntime", "LocalWorkspace", "run_process_group"]
+__all__ = ["UNISOLATED", "LocalRuntime", "LocalWorkspace", "local_refusal", "run_process_group"]
+
+#: said once per process whenever candidates run in the local runtime
+UNISOLATED = (
+    "--mb-runtime=local: candidates run UNISOLATED on this host, with your user's rights, files and network "
+    "(see README 'Threat model')"
+)
+
+
+def local_refusal(choice: str, *, daemon: bool, trusted: bool) -> InfraError | None:
+    """Why a candidate may not run in the local runtime, or None when it may (issue 7, item 4).
+
+    Args:
+        choice: ``--mb-runtime`` (``auto``, ``docker`` or ``local``); call only when Docker is not used.
+        daemon: whether a Docker daemon answered.
+        trusted: the code is the benchmark's own (gold patch, validation) or ``--mb-trust-candidates``.
+
+    ``auto`` never falls back to the local runtime for a real candidate; ``local`` needs trust.
+    """
+    if trusted:
+        return None
+    if choice == "auto" and not daemon:
+        return InfraError(
+            "daemon_unreachable",
+            "no Docker daemon answers, and a candidate is never run unisolated on this host: start dockerd "
+            "(or set DOCKER_HOST), or pass --mb-runtime=local --mb-trust-candidates to accept the risk",
+        )
+    if choice == "local":
+        return InfraError(
+            "untrusted_local_run",
+            "--mb-runtime=local runs candidates unisolated on this host: add --mb-trust-candidates to accept "
+            "that, or use --mb-runtime=docker",
+        )
+    return None
 
 
 def run_process_group(

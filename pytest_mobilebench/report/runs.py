@@ -1,0 +1,100 @@
+"""Runs that share one machine and one reports folder (issue 7, item 6).
+
+* Each run writes under ``<reports>/<run_id>/`` (summary, incremental results, evidence); nothing of
+  another run is ever deleted. ``<reports>/latest`` is a symbolic link to the last run's folder, replaced
+  atomically.
+* :func:`not_run_and_unmatched` keeps an interrupted run honest: selected items without a result are
+  ``not_run``; only predictions for ids that were never selected are ``unmatched``.
+* :func:`write_summary` turns a full disk into one clear sentence and leaves the previous summary intact
+  (the write goes through a temporary file that is dropped on failure).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_mobilebench.report.files import atomic_write_json
+
+__all__ = [
+    "LATEST",
+    "ReportsDiskFull",
+    "instance_of_nodeid",
+    "not_run_and_unmatched",
+    "point_latest",
+    "run_files",
+    "write_summary",
+]
+
+#: name of the link to the last run's folder
+LATEST = "latest"
+
+
+class ReportsDiskFull(OSError):
+    """The reports folder's file system is full; the message says what was not written and what is intact."""
+
+
+def run_files(reports_dir: Path, run_id: str, summary: Path | None = None) -> tuple[Path, Path]:
+    """``(summary.json, results.jsonl)`` of a run: both under ``<reports>/<run_id>/`` unless ``summary`` is
+    given explicitly (the incremental file always stays in the run's own folder)."""
+    folder = reports_dir / run_id
+    return (summary or folder / "summary.json"), folder / "results.jsonl"
+
+
+def point_latest(reports_dir: Path, run_id: str) -> Path:
+    """Make ``<reports>/latest`` a relative symbolic link to ``<run_id>`` (atomic replace); return it.
+
+    A real folder already named ``latest`` (not a link) is left alone and ``OSError`` is raised.
+    """
+    link = reports_dir / LATEST
+    if link.exists() and not link.is_symlink():
+        raise OSError(errno.EEXIST, f"{link} exists and is not a link; not replacing it")
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    tmp = reports_dir / f".{LATEST}.{secrets.token_hex(8)}"
+    os.symlink(run_id, tmp)
+    os.replace(tmp, link)
+    return link
+
+
+_PARAM = re.compile(r"\[[^\]]*\]$")
+
+
+def instance_of_nodeid(nodeid: str) -> str:
+    """``"cases/x.yaml::owner__repo-1[model]"`` -> ``"owner__repo-1"``."""
+    return _PARAM.sub("", nodeid.rsplit("::", 1)[-1])
+
+
+def not_run_and_unmatched(
+    selected: Iterable[str], evaluated: Iterable[str], predicted: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """``(selected ids without a result, predicted ids never selected)``, both sorted and distinct.
+
+    An interrupted run leaves selected items without a result: they are ``not_run`` (resume by running
+    again), never "predictions matching no selected instance".
+    """
+    chosen = set(selected)
+    done = set(evaluated)
+    return sorted(chosen - done), sorted(set(predicted) - chosen - done)
+
+
+def write_summary(path: Path, summary: Mapping[str, Any]) -> None:
+    """:func:`atomic_write_json` of the summary; on ENOSPC / EDQUOT raise :class:`ReportsDiskFull`.
+
+    The previous summary at ``path`` is untouched then: the new one was being written to a temporary
+    file beside it, which is removed.
+    """
+    try:
+        atomic_write_json(path, summary)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise ReportsDiskFull(
+            exc.errno,
+            f"the reports disk is full: {path} was not written (the previous summary there is intact); "
+            "free space and re-run: finished results are cached and are not evaluated again",
+        ) from exc
