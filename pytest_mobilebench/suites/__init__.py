@@ -33,6 +33,7 @@ BUILTIN_SUITES: dict[str, str] = {
     "issue_resolution": "pytest_mobilebench.suites.issue_resolution",
     "app_generation": "pytest_mobilebench.suites.app_generation",
     "planner": "pytest_mobilebench.suites.planner",
+    "device_repair": "pytest_mobilebench.suites.device_repair",
 }
 
 
