@@ -110,6 +110,8 @@ def _device_runs(device: AndroidDevice, record: DeviceRecord, artefacts: dict[st
             atomic_write_text(out / f"logcat.{index}.txt", device.logcat())
             runs.append({"method": method, "file": f"instrument.{index}.txt", **run.to_dict()})
             atomic_write_json(out / "runs.json", runs)
+            if run.timed_out:  # the state is already infrastructure (or the candidate's); spare the deadlines
+                break
     finally:
         device.uninstall(packages)
     return {"serial": device.serial, "boot_wait_s": round(waited, 3), **info}

@@ -39,12 +39,13 @@ def _outcomes(evidence: Path, finals: Mapping[str, str]) -> dict[str, StateOutco
 
 
 def _gold(outcomes: Mapping[str, StateOutcome]) -> dict[str, Any]:
-    s_bug, s_fix = outcomes["S_bug"], outcomes["S_fix"]
-    kind = state_infra_kind(s_bug, reference=True) or state_infra_kind(s_fix, reference=True)
-    if kind:
-        bad = s_bug if state_infra_kind(s_bug, reference=True) else s_fix
-        return {"reason": Reason.INFRA_ERROR, "infra_kind": kind, "detail": f"{bad.state}: {bad.detail or bad.target_detail}",
-                "final": s_fix, "accepted": False}
+    s_bug, s_fix = outcomes["S_bug"], outcomes.get("S_fix")
+    for state in (s_bug, s_fix):
+        kind = state_infra_kind(state, reference=True) if state is not None else None
+        if kind:
+            return {"reason": Reason.INFRA_ERROR, "infra_kind": kind, "accepted": False, "final": state,
+                    "detail": f"{state.state}: {state.detail or state.target_detail}"}
+    assert s_fix is not None, "S_fix runs whenever S_bug is not infrastructure"
     accepted, why = acceptance(s_bug, s_fix)
     return {"reason": Reason.RESOLVED if accepted else Reason.RECORD_REJECTED, "detail": why, "final": s_fix,
             "accepted": accepted, "s_bug_q": s_bug.target.value if s_bug.target else None}
