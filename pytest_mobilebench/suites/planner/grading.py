@@ -137,18 +137,29 @@ def _delta(task: Any, before: Snapshot, after: Snapshot) -> Any:
     return canon(json.loads(json.dumps(state_delta(*trimmed, ignore=GENERATED_COLUMNS), default=str)))
 
 
-def gold_delta(task: Any) -> Any:
-    """The canonical delta of the task's gold trajectory on a fresh sandbox."""
-    from pytest_mobilebench.suites.planner.tasks import new_episode
+@functools.lru_cache(maxsize=512)
+def _initial_snapshot(task_json: str) -> Snapshot:
+    from pytest_mobilebench.suites.planner.tasks import Task, new_episode
 
-    return _delta(task, new_episode(task).sandbox.snapshot(), _gold_episode(task).sandbox.snapshot())
+    return new_episode(Task.model_validate_json(task_json)).sandbox.snapshot()
+
+
+@functools.lru_cache(maxsize=512)
+def _gold_delta_cached(task_json: str) -> str:
+    from pytest_mobilebench.suites.planner.tasks import Task
+
+    task = Task.model_validate_json(task_json)
+    return json.dumps(_delta(task, _initial_snapshot(task_json), _gold_episode_cached(task_json).sandbox.snapshot()))
+
+
+def gold_delta(task: Any) -> Any:
+    """The canonical delta of the task's gold trajectory on a fresh sandbox (computed once per task)."""
+    return json.loads(_gold_delta_cached(task.model_dump_json()))
 
 
 def episode_delta(task: Any, episode: Episode) -> Any:
     """The canonical delta of an episode against the task's initial state."""
-    from pytest_mobilebench.suites.planner.tasks import new_episode
-
-    return _delta(task, new_episode(task).sandbox.snapshot(), episode.sandbox.snapshot())
+    return _delta(task, _initial_snapshot(task.model_dump_json()), episode.sandbox.snapshot())
 
 
 def row_assertion_holds(snapshot: Snapshot, assertion: Any) -> bool:

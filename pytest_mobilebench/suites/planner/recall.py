@@ -20,7 +20,7 @@ from typing import Final
 
 from pytest_mobilebench.suites.planner.catalog import catalog
 
-__all__ = ["RECALL_N", "ALWAYS_AVAILABLE", "tokenize", "bm25_rank", "recall_tools"]
+__all__ = ["RECALL_N", "ALWAYS_AVAILABLE", "BM25Index", "tokenize", "bm25_rank", "recall_tools"]
 
 RECALL_N: Final = 15
 #: tools in every action space: the planner's own controls (not device APIs).
@@ -35,32 +35,41 @@ def tokenize(text: str) -> list[str]:
     return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words if w not in _STOP]
 
 
+class BM25Index:
+    """A fixed document set, tokenized once; :meth:`rank` scores a query against it."""
+
+    def __init__(self, docs: dict[str, str], k1: float = 1.5, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.tf = {name: Counter(tokenize(text)) for name, text in docs.items()}
+        self.length = {name: sum(tf.values()) for name, tf in self.tf.items()}
+        self.avgdl = sum(self.length.values()) / max(len(self.tf), 1)
+        df = Counter(t for tf in self.tf.values() for t in tf)
+        n = len(self.tf)
+        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+    def rank(self, query: str) -> list[tuple[str, float]]:
+        """``[(doc name, score)]``, best first, every document included (score 0 too)."""
+        terms = tokenize(query)
+        scores = []
+        for name, tf in self.tf.items():
+            norm = self.k1 * (1 - self.b + self.b * self.length[name] / self.avgdl)
+            s = sum(self.idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t in terms if tf[t])
+            scores.append((name, s))
+        return sorted(scores, key=lambda x: (-x[1], x[0]))
+
+
 def bm25_rank(query: str, docs: dict[str, str], k1: float = 1.5, b: float = 0.75) -> list[tuple[str, float]]:
     """``[(doc name, score)]``, best first, for every document (score 0 included)."""
-    toks = {name: tokenize(text) for name, text in docs.items()}
-    n_docs = len(toks)
-    avgdl = sum(map(len, toks.values())) / max(n_docs, 1)
-    df = Counter(t for words in toks.values() for t in set(words))
-    terms = tokenize(query)
-    scores = []
-    for name, words in toks.items():
-        tf = Counter(words)
-        s = 0.0
-        for t in terms:
-            if tf[t]:
-                idf = math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5))
-                s += idf * tf[t] * (k1 + 1) / (tf[t] + k1 * (1 - b + b * len(words) / avgdl))
-        scores.append((name, s))
-    return sorted(scores, key=lambda x: (-x[1], x[0]))
+    return BM25Index(docs, k1, b).rank(query)
 
 
 @functools.lru_cache(maxsize=1)
-def _recall_docs() -> dict[str, str]:
-    return {name: t.recall_text for name, t in catalog().items()
-            if not t.skill and t.domain != "skill" and name not in ALWAYS_AVAILABLE}
+def _catalog_index() -> BM25Index:
+    return BM25Index({name: t.recall_text for name, t in catalog().items()
+                      if not t.skill and t.domain != "skill" and name not in ALWAYS_AVAILABLE})
 
 
 def recall_tools(query: str, history: Sequence[str] = (), n: int = RECALL_N) -> list[str]:
     """The top-``n`` catalog tools (skill tools and loaders excluded) for the query plus dialogue history."""
-    ranked = bm25_rank(" ".join([query, *history]), _recall_docs())
+    ranked = _catalog_index().rank(" ".join([query, *history]))
     return [name for name, _ in ranked[:n]]
