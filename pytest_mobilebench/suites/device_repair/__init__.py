@@ -101,6 +101,7 @@ class DeviceRepairSuite:
     """The ``device_repair`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`)."""
 
     name = "device_repair"
+    reasons = Reason
     options = OPTIONS
     markers = MARKERS
     columns = COLUMNS
