@@ -23,20 +23,19 @@ from pytest_mobilebench.runtime.baseimage import (
     parse_deb822_sources,
     parse_sources_list,
 )
-from pytest_mobilebench.runtime.images import (
-    BASELINE_SCRIPT,
-    base_dockerfile,
-    content_hash,
-    docker_name,
-    instance_dockerfile,
-)
-
 from pytest_mobilebench.runtime.docker import (
     _BoundedOutput,
     _owner_alive,
     connect,
     owner_label,
     shallow_checkout,
+)
+from pytest_mobilebench.runtime.images import (
+    BASELINE_SCRIPT,
+    base_dockerfile,
+    content_hash,
+    docker_name,
+    instance_dockerfile,
 )
 
 DEB822 = """Types: deb

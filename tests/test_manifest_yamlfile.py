@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_mobilebench.manifest import read_yaml
-from pytest_mobilebench.manifest import yamlfile
+from pytest_mobilebench.manifest import read_yaml, yamlfile
 from pytest_mobilebench.suites.base import ManifestError
 
 MANIFEST = """\

@@ -51,7 +51,7 @@ class YamlDocument:
 
 
 #: libyaml's C loader when PyYAML was built with it (marks kept), else the pure-Python one.
-_LOADER: Final[type[yaml.SafeLoader] | type[yaml.CSafeLoader]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LOADER: Final[type[yaml.SafeLoader | yaml.CSafeLoader]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _compose_and_construct(text: str) -> tuple[yaml.Node | None, Any]:

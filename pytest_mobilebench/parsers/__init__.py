@@ -21,12 +21,17 @@ Usage::
 
 from __future__ import annotations
 
+# Importing the format modules registers them.
+from pytest_mobilebench.parsers import flutter as flutter
+from pytest_mobilebench.parsers import instrumentation as instrumentation
+from pytest_mobilebench.parsers import jest as jest
+from pytest_mobilebench.parsers import junit as junit
 from pytest_mobilebench.parsers._core import (
     PARSERS,
     ConsoleCounter,
     ParseError,
-    ParseResult,
     Parser,
+    ParseResult,
     ResultBuilder,
     console_counts,
     get_parser,
@@ -35,12 +40,6 @@ from pytest_mobilebench.parsers._core import (
     relative_to_root,
     strip_ansi,
 )
-
-# Importing the format modules registers them.
-from pytest_mobilebench.parsers import flutter as flutter  # noqa: E402
-from pytest_mobilebench.parsers import instrumentation as instrumentation  # noqa: E402
-from pytest_mobilebench.parsers import jest as jest  # noqa: E402
-from pytest_mobilebench.parsers import junit as junit  # noqa: E402
 
 __all__ = [
     "PARSERS",

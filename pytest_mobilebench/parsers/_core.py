@@ -29,8 +29,8 @@ __all__ = [
     "register",
     "register_console",
     "relative_to_root",
-    "stronger",
     "strip_ansi",
+    "stronger",
 ]
 
 
@@ -243,12 +243,6 @@ class ResultBuilder:
     def warn(self, text: str) -> None:
         """Add one warning line."""
         self._warnings.append(text)
-
-    def __contains__(self, test_id: object) -> bool:
-        return test_id in self._tests
-
-    def __len__(self) -> int:
-        return len(self._tests)
 
     def build(self) -> ParseResult:
         """Freeze into a :class:`ParseResult`; duplicate-id warnings come after the other warnings."""

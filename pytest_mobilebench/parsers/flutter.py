@@ -60,8 +60,8 @@ from pytest_mobilebench.parsers._core import (
     register,
     register_console,
     relative_to_root,
-    stronger,
     strip_ansi,
+    stronger,
 )
 from pytest_mobilebench.states import TestState
 
@@ -169,7 +169,7 @@ class _Reader:
             return
         stream.suites[suite_id] = str(suite.get("path") or "")
 
-    def _on_testStart(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:  # noqa: N802
+    def _on_testStart(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:
         info = _obj(event.get("test"))
         test_id, name = _key(info.get("id")), info.get("name")
         if test_id is None or test_id in stream.tests or not isinstance(name, str):
@@ -198,7 +198,7 @@ class _Reader:
         if test.state is not None:  # error after completion: failed, and visible
             test.state, test.hidden = TestState.FAIL, False
 
-    def _on_testDone(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:  # noqa: N802
+    def _on_testDone(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:
         test = self._test(stream, lineno, event)
         if test is None:
             return
@@ -302,7 +302,7 @@ def parse_flutter(output: str, files: Mapping[str, bytes], *, root_dir: str | No
 
 #: The expanded reporter's last line, e.g. ``00:03 +4 ~1 -4: Some tests failed.`` or ``00:01 +2: All tests passed!``.
 _CONSOLE_SUMMARY: Final = re.compile(
-    r"^(?:\d+:\d+ )?\+(\d+)(?: ~\d+)?(?: -(\d+))?: (?:Some tests failed\.|All tests passed!)[ \t\r]*$", re.M
+    r"^(?:\d+:\d+ )?\+(\d+)(?: ~\d+)?(?: -(\d+))?: (?:Some tests failed\.|All tests passed!)[ \t\r]*$", re.MULTILINE
 )
 
 

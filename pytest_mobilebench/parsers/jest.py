@@ -274,7 +274,7 @@ def parse_jest(output: str, files: Mapping[str, bytes], *, root_dir: str | None 
 
 
 #: jest's summary line, e.g. ``Tests:       2 failed, 1 skipped, 1 todo, 8 passed, 12 total``.
-_CONSOLE_SUMMARY: Final = re.compile(r"^Tests:[ \t]+(?P<counts>(?:\d+ [a-z]+, )*)\d+ total[ \t\r]*$", re.M)
+_CONSOLE_SUMMARY: Final = re.compile(r"^Tests:[ \t]+(?P<counts>(?:\d+ [a-z]+, )*)\d+ total[ \t\r]*$", re.MULTILINE)
 
 
 @register_console("jest")

@@ -54,7 +54,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any, Final, TypeAlias, cast
 
-from pytest_mobilebench.parsers._core import ParseError, ParseResult, ResultBuilder, register, register_console
+from pytest_mobilebench.parsers._core import (
+    ParseError,
+    ParseResult,
+    ResultBuilder,
+    register,
+    register_console,
+)
 from pytest_mobilebench.states import TestState
 
 __all__ = ["gradle_console_counts", "junit_test_id", "parse_junit"]
@@ -74,7 +80,7 @@ _BOMS: Final = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
 
 # A start tag's attributes: quoted values may hold ">" and "/"; a "/" directly before ">" ends the tag.
 _ATTRS: Final = rb"(?:[^>\"'/]|/(?!>)|\"[^\"]*\"|'[^']*')*"
-_CASE_RE: Final = re.compile(rb"<testcase\b" + _ATTRS + rb"(?:/>|>.*?</testcase\s*>)", re.S)
+_CASE_RE: Final = re.compile(rb"<testcase\b" + _ATTRS + rb"(?:/>|>.*?</testcase\s*>)", re.DOTALL)
 _SUITE_RE: Final = re.compile(rb"<(/?)testsuite\b(" + _ATTRS + rb")(/?)>")
 
 
@@ -320,7 +326,7 @@ def parse_junit(output: str, files: Mapping[str, bytes], *, root_dir: str | None
 
 
 #: Gradle's test task summary, e.g. ``9 tests completed, 3 failed, 1 skipped`` (printed only when a test failed).
-_CONSOLE_SUMMARY: Final = re.compile(r"^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?[ \t\r]*$", re.M)
+_CONSOLE_SUMMARY: Final = re.compile(r"^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?[ \t\r]*$", re.MULTILINE)
 
 
 @register_console("junit")

@@ -80,11 +80,6 @@ class JudgeOutcome:
     accepted: bool
     ranking: tuple[str, ...] | None
 
-    @property
-    def anchor_passed(self) -> bool:
-        """Alias of ``accepted``: the anchor was placed first within the allowed attempts."""
-        return self.accepted
-
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins; :meth:`from_dict` reverses it."""
         return {
