@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mobilebench import frameworks
 from pytest_mobilebench.runtime.recipes import RecipeError, infer_recipe, node_context_packages
 from pytest_mobilebench.runtime.recipes.node import NODE_LTS_RELEASES, resolve_node_version
 
@@ -189,7 +190,7 @@ def test_bad_package_manager_field(tmp_path: Path) -> None:
         infer_recipe(tmp_path, "react-native")
 
 
-def test_node_context_packages_rejects_other_frameworks() -> None:
-    recipe = infer_recipe(FIXTURES / "flutter-fvm", "flutter")
-    with pytest.raises(RecipeError, match="has no Node toolchain"):
-        node_context_packages(recipe)
+def test_node_context_packages_is_empty_without_a_node_layer() -> None:
+    assert node_context_packages(infer_recipe(FIXTURES / "flutter-fvm", "flutter")) == {}
+    own = frameworks.infer_recipe(FIXTURES / "rn-yarn-berry", "react-native", {"node": "20.18.0", "recipe": "FROM x\n"})
+    assert own.dockerfile == "FROM x\n" and node_context_packages(own) == {}

