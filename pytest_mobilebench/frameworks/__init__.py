@@ -18,7 +18,7 @@ from pytest_mobilebench.frameworks.environment import Environment
 from pytest_mobilebench.frameworks.flutter import FLUTTER
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.react_native import REACT_NATIVE
-from pytest_mobilebench.frameworks.registry import Files, Framework, FrameworkError, get, names, register
+from pytest_mobilebench.frameworks.registry import Files, Framework, FrameworkError, get, names, register, unregister
 
 if TYPE_CHECKING:
     from pytest_mobilebench.runtime.recipes.common import EnvRecipe
@@ -40,6 +40,7 @@ __all__ = [
     "production_built",
     "read_config",
     "register",
+    "unregister",
 ]
 
 for _framework in (ANDROID, FLUTTER, REACT_NATIVE):

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pytest_mobilebench.patch import FileChange
     from pytest_mobilebench.runtime.recipes.common import EnvRecipe
 
-__all__ = ["Files", "Framework", "FrameworkError", "get", "names", "register"]
+__all__ = ["Files", "Framework", "FrameworkError", "get", "names", "register", "unregister"]
 
 #: Repository-relative POSIX path -> file bytes: what planning and the policy read.
 Files = Mapping[str, bytes]
@@ -106,6 +106,11 @@ def register(framework: object) -> Framework:
 
 def _methods() -> tuple[str, ...]:
     return ("config_paths", "test_rule", "plan", "production_built", "runner_config", "tool_path", "infer_recipe")
+
+
+def unregister(name: str) -> None:
+    """Remove a framework (a test's or a plugin's own); unknown names are ignored."""
+    _REGISTRY.pop(name, None)
 
 
 def get(name: str) -> Framework:

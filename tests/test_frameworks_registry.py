@@ -1,0 +1,150 @@
+"""The framework registry: the protocol is checked at registration, a new framework plugs in without
+touching the harness, and the test rule the patch splitter uses is the runner's own (real git repository)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+from pytest_mobilebench import frameworks
+from pytest_mobilebench.frameworks import Environment, FrameworkError, TestPlan
+from pytest_mobilebench.manifest.issue_resolution import IssueInstance, record_for
+from pytest_mobilebench.runtime.repos import RepoCache
+from pytest_mobilebench.suites.issue_resolution import resolve_patches
+
+PACKAGE = Path(frameworks.__file__).resolve().parents[1]
+
+
+class Harmony:
+    """A device platform's framework, as a plugin would register it (hdc, JSON results)."""
+
+    name = "harmony"
+    parser = "jest"
+    markers: tuple[str, ...] = ("device",)
+    planning_files: tuple[str, ...] = ("oh-package.json5",)
+
+    def config_paths(self, files: Mapping[str, bytes]) -> tuple[str, ...]:
+        return ()
+
+    def test_rule(self, files: Mapping[str, bytes]):  # type: ignore[no-untyped-def]
+        return lambda path: "/ohosTest/" in f"/{path}"
+
+    def plan(self, files: Mapping[str, bytes], test_files: Sequence[str], *, test_command: str | None = None,
+             test_targets: Sequence[str] = (), test_results: Sequence[str] = (),
+             environment: Environment = Environment()) -> TestPlan:  # fmt: skip
+        return TestPlan(test_command or "hdc shell aa test", tuple(test_results) or ("out.json",), self.parser)
+
+    def production_built(self, output: str, plan: TestPlan) -> bool:
+        return "BUILD FAILED" not in output
+
+    def runner_config(self, change, before, after, plan_command):  # type: ignore[no-untyped-def]
+        return []
+
+    def tool_path(self, path: str) -> str | None:
+        return "hvigor cache" if path.startswith(".hvigor/") else None
+
+    def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, object]):  # type: ignore[no-untyped-def]
+        raise NotImplementedError("device frameworks run on devices, not in images")
+
+
+@pytest.fixture
+def harmony() -> Iterator[Harmony]:
+    yield frameworks.register(Harmony())  # type: ignore[misc]
+    frameworks.unregister("harmony")
+
+
+def test_the_protocol_is_checked_at_registration() -> None:
+    class Half:
+        name = "half"
+        parser = "jest"
+
+    with pytest.raises(FrameworkError, match="missing markers, planning_files, config_paths"):
+        frameworks.register(Half())
+    bad = Harmony()
+    bad.markers = ["device"]  # type: ignore[assignment]
+    with pytest.raises(FrameworkError, match="'markers' must be a tuple"):
+        frameworks.register(bad)
+    assert "half" not in frameworks.names()
+
+
+def test_a_registered_framework_is_a_manifest_framework(harmony: Harmony) -> None:
+    instance = IssueInstance(
+        instance_id="a__b-1", repo="a/b", base_commit="a" * 40, framework="harmony", patch="", test_patch=""
+    )
+    assert record_for(instance, Path("m.yaml"), 1).markers == ("issue_resolution", "harmony", "device")
+    assert frameworks.get("harmony").tool_path(".hvigor/x") == "hvigor cache"
+
+
+def test_an_unknown_framework_names_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="unknown framework 'ios'; expected one of android, flutter, react-native"):
+        IssueInstance(instance_id="a__b-1", repo="a/b", base_commit="a" * 40, framework="ios", patch="", test_patch="")
+
+
+def test_no_framework_branch_outside_the_registry() -> None:
+    offenders = [
+        f"{path.relative_to(PACKAGE)}:{n}"
+        for path in PACKAGE.rglob("*.py")
+        if "frameworks" not in path.relative_to(PACKAGE).parts
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"framework\s*[!=]=", line)
+    ]
+    assert offenders == []
+
+
+def _repo(root: Path, base_files: dict[str, str], fix_files: dict[str, str]) -> tuple[Path, str, str]:
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    for rel, text in base_files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    base = git(root, "rev-parse", "HEAD")
+    for rel, text in fix_files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "fix")
+    return root, base, git(root, "rev-parse", "HEAD")
+
+
+def _split(tmp_path: Path, framework: str, base_files: dict[str, str], fix_files: dict[str, str]) -> tuple[str, str]:
+    root, base, fix = _repo(tmp_path / "src", base_files, fix_files)
+    instance = IssueInstance(
+        instance_id="a__b-1", repo="a/b", base_commit=base, fix_commit=fix, framework=framework, repo_url=str(root)
+    )
+    return resolve_patches(instance, RepoCache(root=tmp_path / "mirrors", run_id="t"))
+
+
+def test_the_split_uses_jests_defaults_on_a_real_repository(tmp_path: Path) -> None:
+    gold, test = _split(
+        tmp_path, "react-native", {"package.json": "{}\n", "App.js": "a\n"},
+        {"App.js": "b\n", "__tests__/App-test.js": "t\n", "src/x.spec.tsx": "t\n", "src/y.test.jsx": "t\n",
+         "src/__tests__/__snapshots__/App-test.js.snap": "s\n"},
+    )  # fmt: skip
+    for name in ("__tests__/App-test.js", "src/x.spec.tsx", "src/y.test.jsx", "App-test.js.snap"):
+        assert name in test and name not in gold
+    assert "App.js" in gold
+
+
+def test_the_split_reads_the_projects_own_test_match(tmp_path: Path) -> None:
+    config = 'module.exports = {\n  testMatch: ["<rootDir>/checks/**/*.check.js"],\n};\n'
+    gold, test = _split(
+        tmp_path, "react-native", {"package.json": "{}\n", "jest.config.js": config, "lib.js": "a\n"},
+        {"lib.js": "b\n", "checks/lib.check.js": "t\n"},
+    )  # fmt: skip
+    assert "checks/lib.check.js" in test and "checks/lib.check.js" not in gold
+
+
+def test_the_split_counts_every_gradle_test_source_set(tmp_path: Path) -> None:
+    gold, test = _split(
+        tmp_path, "android", {"app/src/main/java/A.kt": "a\n"},
+        {"app/src/main/java/A.kt": "b\n", "app/src/sharedTest/java/S.kt": "t\n",
+         "app/src/testDebug/java/D.kt": "t\n", "lib/src/testFixtures/java/F.kt": "t\n"},
+    )  # fmt: skip
+    for name in ("sharedTest/java/S.kt", "testDebug/java/D.kt", "testFixtures/java/F.kt"):
+        assert name in test and name not in gold
