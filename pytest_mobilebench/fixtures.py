@@ -8,8 +8,9 @@ value per pytest process, i.e. per xdist worker.
 =================  ==========================================================================================
 fixture            value
 =================  ==========================================================================================
-mb_docker_client   a connected ``docker.DockerClient`` (``DOCKER_HOST`` etc. from the environment), or None when
-                   the SDK is missing or no daemon answers within 5 s (issue resolution)
+mb_docker_client   a connected ``docker.DockerClient`` (``DOCKER_HOST`` etc. from the environment, or this
+                   worker's daemon of ``--mb-docker-hosts``), or None when the SDK is missing or no daemon
+                   answers within 5 s (issue resolution)
 mb_browser         a Playwright ``Browser`` for app generation, or any object whose ``browser()`` returns one
                    (the default relaunches Chromium after a crash); Debian's Chromium from ``--mb-chromium``
 =================  ==========================================================================================
@@ -19,6 +20,7 @@ Suites add their own fixtures in their ``fixture_module`` (the device pool, the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,17 +30,39 @@ __all__ = ["mb_browser", "mb_docker_client"]
 
 
 @pytest.fixture(scope="session")
-def mb_docker_client() -> Iterator[Any]:
-    """A docker client that answered ``ping``, or None (the suite then decides: error, or local runtime)."""
+def mb_docker_client(pytestconfig: pytest.Config) -> Iterator[Any]:
+    """This worker's docker client that answered ``ping``, or None (the suite then decides: error, or local).
+
+    With ``--mb-docker-hosts`` the client is this xdist worker's daemon (slot ``gwN mod slots``, failing
+    over to the next slots; :func:`pytest_mobilebench.runtime.hosts.worker_client`); the controller's
+    own daemon and the other hosts are its peers for image shipping. ``--mb-registry`` and
+    ``--mb-image-budget`` attach their policy to the client (``runtime.hosts.attach_policy``).
+    Named hosts of which none answers yield an unpinged client of the worker's slot, so every item
+    becomes ``infra_error`` (``daemon_unreachable``) instead of silently running elsewhere.
+    """
+    from pytest_mobilebench.runtime import hosts
     from pytest_mobilebench.runtime.base import InfraError
 
+    spec = pytestconfig.getoption("mb_docker_hosts", None)
+    options = {"registry": pytestconfig.getoption("mb_registry", None),
+               "budget": pytestconfig.getoption("mb_image_budget", None)}
     try:
-        from pytest_mobilebench.runtime.docker import connect
+        if spec:
+            named = hosts.parse_hosts(spec)
+            mine, client = hosts.worker_client(named, os.environ.get("PYTEST_XDIST_WORKER"))
+            local = hosts.local_host()
+            peers = [h for h in (*named, local) if h.url != mine.url]
+            hosts.attach_policy(client, url=mine.url, peers=list({h.url: h for h in peers}.values()), **options)
+        else:
+            from pytest_mobilebench.runtime.docker import connect
 
-        client = connect(timeout_s=5)
+            client = hosts.attach_policy(connect(timeout_s=5), url=hosts.local_host().url, **options)
     except InfraError:
-        yield None
-        return
+        if not spec:
+            yield None
+            return
+        table = hosts.slot_table(hosts.parse_hosts(spec))
+        client = hosts.connect_host(table[hosts.worker_index(os.environ.get("PYTEST_XDIST_WORKER")) % len(table)], ping=False)
     try:
         yield client
     finally:

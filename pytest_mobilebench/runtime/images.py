@@ -58,6 +58,7 @@ __all__ = [
     "BASELINE_REF",
     "BASELINE_SCRIPT",
     "CACHE_LEVELS",
+    "HOOKS_ATTR",
     "LABEL_INPUTS",
     "LABEL_LEVEL",
     "LABEL_RUN",
@@ -66,6 +67,7 @@ __all__ = [
     "TESTBED",
     "BuiltImage",
     "EnvRecipeLike",
+    "ImageHooks",
     "ImageBuilder",
     "base_dockerfile",
     "content_hash",
@@ -96,6 +98,20 @@ _PROGRESS_INTERVAL_S: Final[float] = 2.0
 _ANSI: Final[re.Pattern[str]] = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 Progress = Callable[[str], None]
+
+#: attribute of a docker client carrying its :class:`ImageHooks` (set by ``runtime.hosts.attach_policy``)
+HOOKS_ATTR: Final[str] = "mobilebench_image_hooks"
+
+
+class ImageHooks(Protocol):
+    """Per-daemon image policy (issue 13; :class:`pytest_mobilebench.runtime.hosts.ImagePolicy`):
+    ``supply`` a missing image from a registry or peer daemon (its id, or None to build), note an image
+    ``used`` or ``added``, restate a build error (``failed``: the disk budget)."""
+
+    def supply(self, tag: str, inputs: str | None) -> str | None: ...  # noqa: D102
+    def used(self, image_id: str) -> None: ...  # noqa: D102
+    def added(self, tag: str, image_id: str) -> None: ...  # noqa: D102
+    def failed(self, error: InfraError) -> InfraError: ...  # noqa: D102
 
 
 class EnvRecipeLike(Protocol):
@@ -352,6 +368,7 @@ class ImageBuilder:
         self.log_dir = log_dir or cache_root() / "build-logs"
         self.lock_dir = lock_dir or cache_root() / "locks"
         self.progress: Progress = progress or (lambda _line: None)
+        self.hooks: ImageHooks | None = getattr(client, HOOKS_ATTR, None)
 
     # ---------------------------------------------------------------------------------------- layers
 
@@ -361,6 +378,8 @@ class ImageBuilder:
         Raises:
             InfraError: ``base_image_unavailable``, ``image_build_failed``, ``disk_full``.
         """
+        if self.hooks is not None:
+            self.hooks.supply(self.base_image, None)
         debian_id = ensure_base_image(self.client, self.base_image, progress=self.progress)
         ca = self.ca_bundle.read_bytes() if self.ca_bundle is not None else b""
         dockerfile = base_dockerfile()
@@ -487,15 +506,24 @@ class ImageBuilder:
         started = time.monotonic()
         existing = self._existing(tag, inputs)
         if existing is not None:
+            if self.hooks is not None:
+                self.hooks.used(existing)
             return BuiltImage(tag, existing, built=False, seconds=time.monotonic() - started)
         self.lock_dir.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(self.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock")))
         with lock:
             existing = self._existing(tag, inputs)
+            if existing is None and self.hooks is not None and not self.force_rebuild:
+                existing = self.hooks.supply(tag, inputs)
             if existing is not None:
                 return BuiltImage(tag, existing, built=False, seconds=time.monotonic() - started)
-            log_path = self._build(tag, level, inputs, dockerfile, add_context, buildargs, log_dir or self.log_dir)
+            try:
+                log_path = self._build(tag, level, inputs, dockerfile, add_context, buildargs, log_dir or self.log_dir)
+            except InfraError as exc:
+                raise (self.hooks.failed(exc) if self.hooks is not None else exc) from exc
             image_id = str(self.client.images.get(tag).id)
+            if self.hooks is not None:
+                self.hooks.added(tag, image_id)
         return BuiltImage(tag, image_id, built=True, seconds=time.monotonic() - started, log_path=log_path)
 
     def _build(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from pytest_mobilebench.runtime.budget import budget_option
+from pytest_mobilebench.runtime.hosts import hosts_option
 from pytest_mobilebench.suites.base import Column, Option
 
 __all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS"]
@@ -24,6 +26,15 @@ OPTIONS: Final[tuple[Option, ...]] = (
            default="env", choices=("none", "base", "env", "instance")),
     Option(("--mb-force-rebuild",), "mb_force_rebuild", "rebuild Docker images even when their hash matches",
            default=False, action="store_true"),
+    Option(("--mb-docker-hosts",), "mb_docker_hosts",
+           "Docker daemons for the workers: URL[*slots],... (unix://, tcp://[?tls=DIR], ssh://); worker gwN "
+           "takes slot N of the interleaved slot table (docs/scale-out.md)",
+           type=hosts_option, env="MOBILEBENCH_DOCKER_HOSTS"),
+    Option(("--mb-registry",), "mb_registry",
+           "host:port of a registry: images a daemon lacks are pulled from it, images built are pushed to it"),
+    Option(("--mb-image-budget",), "mb_image_budget",
+           "bytes of harness images kept per daemon (50G, 800M): least recently used evicted beyond it",
+           type=budget_option),
     Option(("--mb-ca-bundle",), "mb_ca_bundle", "CA bundle injected into images (default: the system bundle)"),
     Option(("--mb-instance-timeout",), "mb_instance_timeout", "wall-clock seconds for one test run (default 1800)",
            default=1800.0, type=float, keyed=True, item_deadline=True),

@@ -1,0 +1,143 @@
+"""Test helper: private Docker daemons, each in its own network namespace reached over a veth pair.
+
+``netns_daemons(count)`` is a context manager yielding :class:`NsDaemon` s; it creates, for daemon ``i``,
+the namespace ``mbscale<pid>x<i>``, a veth pair with ``10.213.7.<4i+1>/30`` on the host side and
+``10.213.7.<4i+2>/30`` inside (a private /30 existing only on this machine), and ``dockerd`` listening on
+``tcp://10.213.7.<4i+2>:2375`` and a unix socket, with its own ``--data-root``, ``--exec-root``,
+``--pidfile``, ``--config-file`` (empty), ``--cgroup-parent`` and a bridge inside its namespace (started
+with ``nsenter --net``, which keeps the host's cgroup mounts that ``ip netns exec`` would hide). The
+daemons have no route out: every image they need is shipped to them. On exit (also after a failure)
+every daemon it started is stopped (SIGTERM, then SIGKILL after 30 s), and the namespaces, veths and
+folders are removed. The main daemon (/var/run/docker.sock) is never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["NsDaemon", "netns_available", "netns_daemons"]
+
+
+@dataclasses.dataclass
+class NsDaemon:
+    """One private daemon: ``url`` (tcp, over the veth), ``socket`` (unix URL), its namespace and process."""
+
+    url: str
+    socket: str
+    netns: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+
+def netns_available() -> str | None:
+    """None when namespaces, veths and dockerd can be used here, else the reason."""
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    if shutil.which("ip") is None or shutil.which("dockerd") is None:
+        return "iproute2 (ip) or dockerd is not installed"
+    probe = f"mbprobe{os.getpid()}"
+    proc = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return f"`ip netns add` is not permitted here: {proc.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True, check=False)
+    return None
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+def _wait_ping(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 90) -> None:
+    import docker
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"dockerd exited ({process.returncode}): {log.read_text(errors='replace')[-2000:]}")
+        with contextlib.suppress(Exception):
+            client = docker.DockerClient(base_url=url, timeout=5)
+            client.ping()
+            client.close()
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"dockerd at {url} did not answer in {timeout_s} s: {log.read_text(errors='replace')[-2000:]}")
+
+
+def _start(index: int, root: Path) -> NsDaemon:
+    netns = f"mbscale{os.getpid()}x{index}"
+    host_if, ns_if = f"mbs{os.getpid() % 100000}h{index}", f"mbs{os.getpid() % 100000}n{index}"
+    host_ip, ns_ip = f"10.213.7.{4 * index + 1}", f"10.213.7.{4 * index + 2}"
+    _ip("netns", "add", netns)
+    _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
+    _ip("link", "set", ns_if, "netns", netns)
+    _ip("addr", "add", f"{host_ip}/30", "dev", host_if)
+    _ip("link", "set", host_if, "up")
+    for args in (("addr", "add", f"{ns_ip}/30", "dev", ns_if), ("link", "set", ns_if, "up"), ("link", "set", "lo", "up")):
+        _ip("netns", "exec", netns, "ip", *args)
+    home = root / f"d{index}"
+    home.mkdir(parents=True)
+    (home / "daemon.json").write_text("{}", encoding="utf-8")
+    log = home / "dockerd.log"
+    command = [
+        # nsenter enters the network namespace only: `ip netns exec` would also remount /sys, hiding cgroups
+        "nsenter", f"--net=/run/netns/{netns}", "dockerd",
+        "--config-file", str(home / "daemon.json"),
+        "--data-root", str(home / "data"),
+        "--exec-root", str(home / "exec"),
+        "--pidfile", str(home / "docker.pid"),
+        "-H", f"tcp://{ns_ip}:2375",
+        "-H", f"unix://{home}/docker.sock",
+        "--iptables=false", "--ip6tables=false", "--ip-masq=false",
+        "--bip", "172.31.254.1/24",
+        "--cgroup-parent", f"/{netns}",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return NsDaemon(f"tcp://{ns_ip}:2375", f"unix://{home}/docker.sock", netns, process, log)
+
+
+def _stop(daemon: NsDaemon) -> None:
+    if daemon.process.poll() is None:
+        os.killpg(daemon.process.pid, signal.SIGTERM)
+        try:
+            daemon.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(daemon.process.pid, signal.SIGKILL)
+            daemon.process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def netns_daemons(count: int) -> Iterator[list[NsDaemon]]:
+    """Start ``count`` namespaced daemons; stop and remove everything on exit (see the module docstring)."""
+    root = Path(tempfile.mkdtemp(prefix="mbscale-", dir="/var/tmp"))
+    started: list[NsDaemon] = []
+    try:
+        for index in range(count):
+            started.append(_start(index, root))
+            _wait_ping(started[-1].url, started[-1].process, started[-1].log)
+        yield started
+    finally:
+        for daemon in started:
+            _stop(daemon)
+        for index in range(count):
+            netns = f"mbscale{os.getpid()}x{index}"
+            subprocess.run(["ip", "netns", "del", netns], capture_output=True, check=False)
+            subprocess.run(["ip", "link", "del", f"mbs{os.getpid() % 100000}h{index}"], capture_output=True, check=False)
+        _unmount_under(root)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _unmount_under(root: Path) -> None:
+    """Lazily unmount what a killed daemon left mounted below ``root`` (deepest first)."""
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    for target in sorted((m for m in mounts if m.startswith(str(root) + "/")), key=len, reverse=True):
+        subprocess.run(["umount", "-l", target], capture_output=True, check=False)
