@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from pytest_mobilebench.parsers.instrumentation import InstrumentationRun, TestStatus, is_assertion
+from pytest_mobilebench.parsers.ohos import OhosRun, OhosStatus
+from pytest_mobilebench.parsers.xcresult import XcStatus, XcTest, is_assertion_message
 
 __all__ = [
     "CANDIDATE_REACHABLE",
@@ -28,7 +30,9 @@ __all__ = [
     "TargetOutcome",
     "acceptance",
     "candidate_verdict",
+    "classify_ohos",
     "classify_target",
+    "classify_xcresult",
     "failure_cause",
     "state_infra_kind",
 ]
@@ -125,6 +129,47 @@ def classify_target(run: InstrumentationRun, target: str, timed_out: str | None 
     if is_assertion(record.first_exception):
         return TargetOutcome.ASSERTION_FAILURE, (record.stack.splitlines() or [""])[0]
     return TargetOutcome.EXCEPTION, f"first exception {record.first_exception or 'unknown'}"
+
+
+def classify_xcresult(tests: Mapping[str, XcTest], target: str, timed_out: str | None = None) -> tuple[TargetOutcome, str]:
+    """Outcome of ``Target/Class/method`` from parsed xcresult tests (:mod:`pytest_mobilebench.parsers.xcresult`):
+    a failure is an assertion only when no message reports a crash and one comes from XCTAssert / XCTFail /
+    Swift Testing's ``Expectation failed``."""
+    if timed_out:
+        return TargetOutcome.TIMEOUT, f"{timed_out} deadline hit"
+    test = tests.get(target)
+    if test is None:
+        return TargetOutcome.NOT_RUN, f"{target} not in the result bundle ({len(tests)} other test(s))"
+    if test.crashed:
+        return TargetOutcome.PROCESS_CRASH, next(m for m in test.messages if m)
+    if test.status is XcStatus.PASSED:
+        return TargetOutcome.PASSED, "passed"
+    if test.status in (XcStatus.SKIPPED, XcStatus.EXPECTED_FAILURE):
+        return TargetOutcome.SKIPPED, test.status.value
+    if test.status is XcStatus.FAILED and any(is_assertion_message(m) for m in test.messages):
+        return TargetOutcome.ASSERTION_FAILURE, test.messages[0]
+    return TargetOutcome.EXCEPTION, (test.messages or (test.status.value,))[0]
+
+
+def classify_ohos(run: OhosRun, target: str, timed_out: str | None = None) -> tuple[TargetOutcome, str]:
+    """Outcome of ``Suite#it`` from a parsed ``aa test`` output (:mod:`pytest_mobilebench.parsers.ohos`):
+    ``-2`` (an ``expect`` failed) is the assertion, ``-1`` (an uncaught error) is not."""
+    if timed_out:
+        return TargetOutcome.TIMEOUT, f"{timed_out} deadline hit"
+    test = run.tests.get(target)
+    if test is not None and (test.status is OhosStatus.INCOMPLETE or run.result_code is None):
+        return TargetOutcome.PROCESS_CRASH, "the spec started and the run never finished"
+    if test is None:
+        return TargetOutcome.NOT_RUN, f"{target} not reported ({run.summary or 'no summary'})"
+    if test.starts != 1 or test.ends != 1:
+        return TargetOutcome.NOT_RUN, f"{target}: {test.starts} starts and {test.ends} ends, expected exactly one each"
+    table = {
+        OhosStatus.PASSED: (TargetOutcome.PASSED, "passed"),
+        OhosStatus.SKIPPED: (TargetOutcome.SKIPPED, "skipped"),
+        OhosStatus.FAILED: (TargetOutcome.ASSERTION_FAILURE, test.message),
+        OhosStatus.ERROR: (TargetOutcome.EXCEPTION, test.message),
+    }
+    return table[test.status]
 
 
 @dataclasses.dataclass(frozen=True)
