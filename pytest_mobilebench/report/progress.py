@@ -124,13 +124,19 @@ class LiveProgress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._drawn = False
-        tr = config.pluginmanager.get_plugin("terminalreporter")
-        verbose = config.get_verbosity()
-        self._tr = tr if (tr is not None and verbose >= 0) else None
-        self._live = live and self._tr is not None
-        self._tty = bool(self._live and getattr(self._tr, "isatty", False))
+        self._want_live = live
+        self._tr: Any = None
+        self._live = self._tty = False
 
     # ---------------------------------------------------------------------------- pytest hooks
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Pick the output mode once the terminal reporter exists: live (TTY), plain lines, or quiet (-q)."""
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        self._tr = tr if (tr is not None and self.config.get_verbosity() >= 0) else None
+        self._live = self._want_live and self._tr is not None
+        self._tty = bool(self._live and getattr(self._tr, "isatty", False))
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -153,7 +159,7 @@ class LiveProgress:
             self._erase()
 
     @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
-    def after_logreport(self, report: pytest.TestReport) -> None:
+    def pytest_runtest_logreport_last(self, report: pytest.TestReport) -> None:
         worker = _worker_of(report)
         if report.when == "setup" and report.passed:
             self.board.workers[worker] = report.nodeid.rsplit("::", 1)[-1]
@@ -194,6 +200,8 @@ class LiveProgress:
         if self._tty:
             self._tr.write(line + "\n", flush=True)
         else:
+            if getattr(getattr(self._tr, "_tw", None), "width_of_current_line", 0):
+                self._tr.write("\n")  # after pytest's progress letters
             self._tr.write_line(f"[{b.done}/{'?' if b.total is None else b.total}] {line} | "
                                 + status_line(b, time.monotonic(), 10_000).split(" | ", 1)[1])
 
