@@ -148,3 +148,30 @@ def test_the_split_counts_every_gradle_test_source_set(tmp_path: Path) -> None:
     )  # fmt: skip
     for name in ("sharedTest/java/S.kt", "testDebug/java/D.kt", "testFixtures/java/F.kt"):
         assert name in test and name not in gold
+
+
+def test_planning_reads_file_contents_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every framework plans from the bytes the workspace returned: no host folder, temporary or not."""
+    import os
+    import pathlib
+    import tempfile
+
+    files = {
+        "settings.gradle": b"include ':app', ':core'\n",
+        "app/build.gradle": b"plugins { id 'com.android.application' }\nandroid {}\n",
+        "core/build.gradle.kts": b'plugins { `java-library` }\n',
+        "package.json": b'{"packageManager": "pnpm@9.1.0"}',
+        "pubspec.yaml": b"name: app\n",
+    }
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("planning touched the host file system")
+
+    for name in ("is_file", "is_dir", "exists", "iterdir", "read_text", "read_bytes", "glob"):
+        monkeypatch.setattr(pathlib.Path, name, refuse)
+    monkeypatch.setattr(os, "walk", refuse)
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    android = frameworks.get("android").plan(files, ["app/src/test/java/ATest.kt", "core/src/test/java/BTest.kt"])
+    assert android.command.endswith(":app:testDebugUnitTest :core:test")
+    assert " pnpm exec jest " in frameworks.get("react-native").plan(files, ["a.test.ts"]).command
+    assert "flutter test --machine test/a_test.dart" in frameworks.get("flutter").plan(files, ["test/a_test.dart"]).command

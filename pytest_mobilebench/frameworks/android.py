@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 from pytest_mobilebench.frameworks.environment import Environment
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.rules import path_parts, tool_dir_of
+from pytest_mobilebench.frameworks.tree import tree_root
 from pytest_mobilebench.runtime.recipes.android import Catalog, included_builds, read_catalogs, strip_comments
 from pytest_mobilebench.runtime.recipes.common import RecipeError, read_text, walk_files
 
@@ -756,19 +757,11 @@ class Android:
         test_results: Sequence[str] = (),
         environment: Environment = Environment(),
     ) -> TestPlan:
-        """:func:`plan_android` over the contents of :data:`PLANNING_FILES`.
-
-        The Gradle readers walk a directory, so the files are written to a private temporary folder for
-        the call. A ``test_command``'s results are ``test_results`` when given.
-        """
-        import tempfile
-
+        """:func:`plan_android` over the contents of :data:`PLANNING_FILES`, read as an in-memory tree
+        (:func:`pytest_mobilebench.frameworks.tree.tree_root`). A ``test_command``'s results are
+        ``test_results`` when given."""
         del environment
-        with tempfile.TemporaryDirectory(prefix="mb-android-plan-") as tmp:
-            for rel, data in files.items():
-                (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
-                (Path(tmp) / rel).write_bytes(data)
-            plan = plan_android(Path(tmp), test_files, test_command=test_command, test_targets=test_targets)
+        plan = plan_android(tree_root(files), test_files, test_command=test_command, test_targets=test_targets)  # type: ignore[arg-type]
         if test_command and test_results:
             return TestPlan(plan.command, tuple(test_results), plan.parser, plan.modules)
         return plan

@@ -123,13 +123,18 @@ def read_text(path: Path) -> str:
 
 
 def walk_files(root: Path, *, max_depth: int = 12) -> Iterator[Path]:
-    """Yield files under ``root`` (sorted, depth-first), skipping build outputs and VCS folders."""
+    """Yield files under ``root`` (sorted, depth-first), skipping build outputs and VCS folders.
+
+    ``root`` may be an in-memory tree (:class:`pytest_mobilebench.frameworks.tree.TreePath`, which has
+    ``walk()``); a host folder is walked with ``os.walk``.
+    """
     root_depth = len(root.parts)
-    for dirpath, dirnames, filenames in os.walk(root):
-        depth = len(Path(dirpath).parts) - root_depth
+    walker = root.walk() if hasattr(root, "walk") else ((Path(d), n, f) for d, n, f in os.walk(root))
+    for dirpath, dirnames, filenames in walker:
+        depth = len(dirpath.parts) - root_depth
         dirnames[:] = sorted(d for d in dirnames if d not in _PRUNED_DIRS and depth < max_depth)
         for name in sorted(filenames):
-            yield Path(dirpath) / name
+            yield dirpath / name
 
 
 def line_of(text: str, pattern: str) -> int | None:
