@@ -212,7 +212,9 @@ class RunOutcome:
         timed_out: the run hit the per-instance wall-clock limit.
         infra_error: what failed in the harness or environment (daemon down, image build failed, OOM kill),
             or ``None``.
-        policy_violation: what the candidate did against the rules (edited test files), or ``None``.
+        policy_violation: what the candidate did against the rules (:func:`pytest_mobilebench.policy.review`:
+            touched the runner's tools or changed how the tests run; a report that disagrees with the
+            runner), or ``None``. Edited test files are restored and flagged, not a violation.
         empty_patch: the candidate patch touches no file.
         missing_prediction: there is no prediction for this instance.
     """
@@ -282,8 +284,8 @@ def grade(
     3. ``infra_error``: the harness or environment failed; nothing after it says anything about the candidate
        (an apply or build "failure" caused by a dead daemon is infra).
     4. ``patch_apply_failed``: the candidate (or the test patch on top of it) did not apply.
-    5. ``policy_violation``: the candidate edited test files (detected from the patch, reported even when
-       the tests would pass).
+    5. ``policy_violation``: the candidate touched the runner's tools or configuration (detected from the
+       patch, reported even when the tests would pass).
     6. ``timeout``: the run hit its wall-clock limit (a half-finished build or test run proves nothing).
     7. ``build_failed``: production code did not build.
     8. ``no_tests_ran``: the run produced no test result at all. NEVER resolved.
