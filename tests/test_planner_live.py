@@ -1,0 +1,178 @@
+"""Live mode against a scripted OpenAI-compatible server on loopback: the live episode, the recorded trajectory
+and its offline replay grade the same; endpoint failures are infrastructure outcomes."""
+
+from __future__ import annotations
+
+import functools
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from pytest_mobilebench.manifest import read_yaml
+from pytest_mobilebench.suites.planner import SUITE, grade_runs
+from pytest_mobilebench.suites.planner.agent import AgentEndpoint, AgentInfraError, run_live
+from pytest_mobilebench.suites.planner.grading import grade
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "cases" / "planner"
+
+
+@functools.lru_cache(maxsize=1)
+def _records() -> dict:
+    return {r.instance_id: r for p in sorted(CASES.glob("*.yaml")) for r in SUITE.load(p, read_yaml(p))}
+
+
+class ScriptedModel:
+    """Answers chat completions from a script: each entry is a list of (tool, arguments) calls, or a string
+    (a final text answer). Records every request body and Authorization header."""
+
+    def __init__(self, script: list, status: int = 200, raw: bytes | None = None) -> None:
+        self.script, self.status, self.raw = list(script), status, raw
+        self.requests: list[dict] = []
+        self.auth: list[str | None] = []
+
+    def reply(self) -> dict:
+        turn = self.script.pop(0) if self.script else "I am done."
+        usage = {"prompt_tokens": 100, "completion_tokens": 7}
+        if isinstance(turn, str):
+            return {"choices": [{"message": {"role": "assistant", "content": turn}}], "usage": usage}
+        calls = [{"id": f"call_{i}", "type": "function",
+                  "function": {"name": name, "arguments": json.dumps(args)}} for i, (name, args) in enumerate(turn)]
+        return {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls}}], "usage": usage}
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[ScriptedModel]]]:
+    holder: list[ScriptedModel] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            model = holder[0]
+            length = int(self.headers.get("Content-Length", 0))
+            model.requests.append(json.loads(self.rfile.read(length)))
+            model.auth.append(self.headers.get("Authorization"))
+            body = model.raw if model.raw is not None else json.dumps(model.reply()).encode()
+            self.send_response(model.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", holder
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _script_of(calls) -> list:
+    return [[(c.tool, c.arguments)] for c in calls]
+
+
+def test_live_gold_script_grades_like_its_replay(server) -> None:
+    url, holder = server
+    task = _records()["msg-airplane-recover"].record
+    holder.append(ScriptedModel(_script_of(task.gold_calls)))
+    calls, usage, transcript, episode = run_live(task, AgentEndpoint(url, "scripted", "sk-test"))
+    live = grade(task, episode)
+    [replayed] = grade_runs(task, [calls])
+    assert live == replayed and live["score"] == 1.0 and live["errors_recovered"] == 1
+    assert usage == {"input_tokens": 400, "output_tokens": 28, "requests": 4}
+    first = holder[0].requests[0]
+    assert first["model"] == "scripted" and first["messages"][-1]["content"] == task.query
+    offered = [t["function"]["name"] for t in first["tools"]]
+    assert "send_message" in offered and "set_toggle" not in offered
+    assert "set_toggle" in [t["function"]["name"] for t in holder[0].requests[1]["tools"]]  # recovery tool joined
+    assert holder[0].auth[0] == "Bearer sk-test"
+    assert transcript[3]["role"] == "tool" and json.loads(transcript[3]["content"])["error"]["code"] == "permission_denied"
+
+
+def test_text_answer_ends_the_episode_as_finish(server) -> None:
+    url, holder = server
+    task = _records()["eml-booking-code"].record
+    holder.append(ScriptedModel([[("search_emails", {"query": "Lisbon"})], "The code is QZ7K2P."]))
+    calls, _, _, episode = run_live(task, AgentEndpoint(url, "scripted"))
+    assert calls[-1].tool == "Finish" and calls[-1].arguments == {"answer": "The code is QZ7K2P."}
+    assert grade(task, episode)["score"] == 1.0 and holder[0].auth[0] is None
+
+
+def test_live_loop_stops_at_the_step_limit(server) -> None:
+    url, holder = server
+    task = _records()["med-like-song"].record
+    holder.append(ScriptedModel([[("search_music", {"query": "x"})] * 4] * 10))
+    calls, usage, _, episode = run_live(task, AgentEndpoint(url, "scripted"))
+    assert len(calls) == 15 and len(episode.steps) == 15 and usage["requests"] == 4
+
+
+@pytest.mark.parametrize(("status", "raw", "kind"), [
+    (500, b"{}", "agent_http_error"),
+    (200, b"<html>proxy login</html>", "agent_bad_response"),
+    (200, b'{"choices": []}', "agent_bad_response"),
+])
+def test_endpoint_failures_are_infra(server, status: int, raw: bytes, kind: str) -> None:
+    url, holder = server
+    holder.append(ScriptedModel([], status=status, raw=raw))
+    with pytest.raises(AgentInfraError) as info:
+        run_live(_records()["med-like-song"].record, AgentEndpoint(url, "scripted"))
+    assert info.value.kind == kind
+
+
+def test_unreachable_endpoint_is_infra() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(AgentInfraError) as info:
+        run_live(_records()["med-like-song"].record, AgentEndpoint(f"http://127.0.0.1:{port}/v1", "m", timeout_s=2))
+    assert info.value.kind == "agent_unreachable"
+
+
+CONFTEST = '''
+import pytest
+from pytest_mobilebench.suites.planner.agent import AgentEndpoint
+
+@pytest.fixture
+def planner_agent():
+    return AgentEndpoint("{url}", "scripted-live", "sk-test", 10.0)
+'''
+
+
+def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: pytest.Pytester) -> None:
+    """A conftest overrides the suite's ``planner_agent`` fixture; the live run's recorded trajectory, replayed
+    offline as a prediction, gets the same score and properties."""
+    url, holder = server
+    rec = _records()["set-volume-ask"]
+    task = rec.record
+    holder.append(ScriptedModel(_script_of(task.gold_calls)))
+    pytester.makeconftest(CONFTEST.format(url=url))
+    cases = pytester.mkdir("cases")
+    (cases / "settings.yaml").write_text((CASES / "settings.yaml").read_text())
+    reports = pytester.path / "reports"
+    res = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=empty",
+                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res.assert_outcomes(passed=1)
+    summary = json.loads((reports / "summary.json").read_text())
+    live = summary["instances"]["set-volume-ask"]
+    assert live["mode"] == "live"
+    recorded = json.loads((Path(live["evidence_dir"]) / "trajectory.json").read_text())
+    assert recorded["usage"] == {"input_tokens": 300, "output_tokens": 21, "requests": 3}
+    preds = pytester.path / "replay.jsonl"
+    preds.write_text(json.dumps({"instance_id": "set-volume-ask", "model_name_or_path": "replayed",
+                                 "trajectory": recorded["runs"][0]}) + "\n")
+    pytester.makeconftest("")
+    res2 = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", f"--predictions={preds}",
+                                        f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res2.assert_outcomes(passed=1)
+    offline = json.loads((reports / "summary.json").read_text())["instances"]["set-volume-ask"]
+    assert offline["planner"]["runs"] == live["planner"]["runs"]
+    assert offline["score"] == live["score"] == 1.0
