@@ -88,6 +88,8 @@ def test_file_cut_off_mid_element_keeps_complete_testcases_and_other_files() -> 
     }
     assert result.warnings == (
         "TEST-demo.CalcTest.xml: truncated at line 12, 3 testcases recovered (unclosed token: line 12, column 4)",
+        ("TEST-demo.CalcTest.xml: line 11: testcase dropped, it cannot be read on its own (its tags end nowhere "
+         "before the next testcase or the end of the file)"),
     )
     assert set(result.messages) == {"demo.CalcTest#addIsWrong", "demo.ParamTest#adds[1: add(2, 2) = 5]"}
 
@@ -101,7 +103,7 @@ def test_malformed_in_the_middle_is_reported_as_malformed() -> None:
     assert result.tests == {"K#a": P, "K#c": P}  # the testcase after the damaged one is kept
     assert result.warnings == (
         "TEST-K.xml: malformed at line 3, 2 testcases recovered (not well-formed (invalid token): line 3, column 33)",
-        "TEST-K.xml: line 3: testcase dropped, it does not parse on its own (not well-formed (invalid token))",
+        "TEST-K.xml: line 3: testcase dropped, it cannot be read on its own (not well-formed (invalid token))",
     )
 
 
@@ -208,3 +210,14 @@ def test_testcase_level_output_and_namespaces_are_ignored() -> None:
 
 def test_id_helper_never_joins_with_a_dot() -> None:
     assert junit_test_id("a.B", "c d.e") == "a.B#c d.e"
+
+
+def test_many_broken_testcases_are_summarised_and_the_good_one_kept() -> None:
+    """A candidate's test output can fill a report with unclosed <testcase> tags; each byte is read once."""
+    n = 5000
+    data = (b"<testsuites>" + b'<testsuite name="S">' * n + b'<testcase classname="C" name="open">' * n
+            + b'<testcase classname="C" name="ok"/><bad &>')
+    result = parse("", {"TEST-x.xml": data})
+    assert result.tests == {"C#ok": P}
+    assert len(result.warnings) == 22  # the damage, 20 dropped testcases by line, then the count of the rest
+    assert result.warnings[-1] == f"TEST-x.xml: {n - 20} more testcases dropped"

@@ -37,7 +37,7 @@ Damage, per file, never affecting the other files:
   parsing, with one warning per file (``"<file>: 2 characters not allowed in XML replaced by U+FFFD"``);
 * a file that still does not parse (cut off by a killed test JVM, broken markup) is read again testcase
   by testcase: every ``<testcase>`` element that parses on its own is kept, each one that does not is
-  dropped with a warning naming its line, and a warning says ``"<file>: truncated at line L, N testcases
+  dropped with a warning naming its line (the first 20 per file; then one warning counts the rest), and a warning says ``"<file>: truncated at line L, N testcases
   recovered (<parser error>)"`` (``malformed`` instead of ``truncated`` when the error is not on the last
   line);
 * a file that yields no testcase at all gives a warning and the other files are still parsed.
@@ -48,10 +48,11 @@ Damage, per file, never affecting the other files:
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, TypeAlias, cast
 
 from pytest_mobilebench.parsers._core import (
@@ -78,10 +79,16 @@ _DECLARATION: Final = re.compile(r"^(\s*)<\?xml\b[^>]*\?>")
 _ENCODING: Final = re.compile(rb"^\s*<\?xml\b[^>]*?\bencoding\s*=\s*[\"']([A-Za-z0-9._:-]{1,40})[\"']")
 _BOMS: Final = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
-# A start tag's attributes: quoted values may hold ">" and "/"; a "/" directly before ">" ends the tag.
-_ATTRS: Final = rb"(?:[^>\"'/]|/(?!>)|\"[^\"]*\"|'[^']*')*"
-_CASE_RE: Final = re.compile(rb"<testcase\b" + _ATTRS + rb"(?:/>|>.*?</testcase\s*>)", re.DOTALL)
+# A start tag's attributes: quoted values may hold ">" and "/"; a "/" directly before ">" ends the tag. "<" is
+# not allowed in a tag (not even in a quoted value), so no match runs past the next "<": scans stay linear.
+_ATTRS: Final = rb"(?:[^<>\"'/]|/(?!>)|\"[^<\"]*\"|'[^<']*')*"
+_CASE_START: Final = re.compile(rb"<testcase\b")
+_CASE_TAG: Final = re.compile(rb"<testcase\b" + _ATTRS + rb"(/?)>")
+_CASE_END: Final = re.compile(rb"</testcase\s*>")
 _SUITE_RE: Final = re.compile(rb"<(/?)testsuite\b(" + _ATTRS + rb")(/?)>")
+
+#: Dropped testcases of one file that get a warning each; the rest are counted in one more warning.
+_DROPPED_WARNINGS: Final = 20
 
 
 def junit_test_id(classname: str, name: str) -> str:
@@ -208,20 +215,6 @@ def _pull_cases(data: bytes) -> tuple[list[_Case], tuple[int, str] | None]:
     return cases, None
 
 
-def _suite_name_at(data: bytes, position: int, suites: list[tuple[int, str | None]]) -> str | None:
-    """Name of the innermost ``<testsuite>`` open at ``position`` (``suites``: (start, name or None=close))."""
-    stack: list[str] = []
-    for start, name in suites:
-        if start >= position:
-            break
-        if name is None:
-            if stack:
-                stack.pop()
-        else:
-            stack.append(name)
-    return stack[-1] if stack else None
-
-
 def _suite_tags(data: bytes) -> list[tuple[int, str | None]]:
     """``(offset, name)`` of every ``<testsuite>`` start tag and ``(offset, None)`` of every end tag."""
     tags: list[tuple[int, str | None]] = []
@@ -238,26 +231,57 @@ def _suite_tags(data: bytes) -> list[tuple[int, str | None]]:
     return tags
 
 
+def _case_elements(data: bytes) -> Iterator[tuple[int, bytes | None]]:
+    """``(offset, element bytes or None)`` for every ``<testcase`` of ``data``, in order.
+
+    An element runs from its start tag to a self-closing end or to the first ``</testcase>`` before the
+    next ``<testcase``; None when there is no such end (broken start tag, cut off, damaged end tag).
+    Every byte belongs to at most one element, so the work is linear in the size of the file.
+    """
+    starts = [m.start() for m in _CASE_START.finditer(data)]
+    for number, start in enumerate(starts):
+        limit = starts[number + 1] if number + 1 < len(starts) else len(data)
+        tag = _CASE_TAG.match(data, start, limit)
+        if tag is None:
+            yield start, None
+        elif tag.group(1):
+            yield start, data[start:tag.end()]
+        else:
+            end = _CASE_END.search(data, tag.end(), limit)
+            yield start, None if end is None else data[start:end.end()]
+
+
 def _salvage_cases(data: bytes, warnings: list[str]) -> list[_Case]:
     """Every ``<testcase>`` element of a damaged file that parses on its own; one warning per lost one.
 
-    After an element that does not parse, the search resumes just after its ``<testcase`` so a damaged
-    element never hides the ones after it.
+    The classname fallback (innermost enclosing ``<testsuite name>``) is followed through the suite
+    tags met before each element.
     """
-    suites = _suite_tags(data)
+    suite_tags = iter(_suite_tags(data))
+    pending = next(suite_tags, None)
+    stack: list[str] = []
     cases: list[_Case] = []
-    position = 0
-    while (match := _CASE_RE.search(data, position)) is not None:
+    newlines = [m.start() for m in re.finditer(rb"\n", data)]
+    dropped = 0
+    for start, element in _case_elements(data):
+        while pending is not None and pending[0] < start:
+            if pending[1] is not None:
+                stack.append(pending[1])
+            elif stack:
+                stack.pop()
+            pending = next(suite_tags, None)
         try:
-            element = ET.fromstring(match.group(0))
+            if element is None:
+                raise ET.ParseError("its tags end nowhere before the next testcase or the end of the file")
+            cases.append(_case(ET.fromstring(element), stack[-1] if stack else None))
         except ET.ParseError as exc:
-            line = data.count(b"\n", 0, match.start()) + 1
-            reason = str(exc).rsplit(": line ", 1)[0]  # the position inside the element alone means nothing
-            warnings.append(f"line {line}: testcase dropped, it does not parse on its own ({reason})")
-            position = match.start() + 1
-            continue
-        cases.append(_case(element, _suite_name_at(data, match.start(), suites)))
-        position = match.end()
+            dropped += 1
+            if dropped <= _DROPPED_WARNINGS:
+                line = bisect.bisect_left(newlines, start) + 1
+                reason = str(exc).rsplit(": line ", 1)[0]  # the position inside the element alone means nothing
+                warnings.append(f"line {line}: testcase dropped, it cannot be read on its own ({reason})")
+    if dropped > _DROPPED_WARNINGS:
+        warnings.append(f"{dropped - _DROPPED_WARNINGS} more testcases dropped")
     return cases
 
 
