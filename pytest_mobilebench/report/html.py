@@ -62,7 +62,8 @@ def failure_images(result: Mapping[str, Any]) -> list[Path]:
     candidates = [Path(str(p)) for p in result.get("images") or []]
     nav = evidence / "nav"
     if nav.is_dir():
-        candidates += sorted(p for p in nav.iterdir() if p.name.endswith((".before.png", ".after.png")))
+        shots = [p for p in nav.iterdir() if p.name.endswith((".before.png", ".after.png"))]
+        candidates += sorted(shots, key=lambda p: (p.name.rsplit(".", 2)[0], p.name.endswith(".after.png")))
     shown = []
     for path in candidates:
         try:

@@ -4,7 +4,7 @@ What a user sees while a run goes on:
 
 * on a terminal (TTY) under ``-n``, one status line redrawn in place every second::
 
-      mobilebench 3/10 | resolved 2 | infra 0 | cached 1 | gw0: counter-2: npm ci | gw1: counter-3 | 1m12s | ETA 2m48s
+      mobilebench 3/10 | passed 2 | infra 0 | cached 1 | gw0: counter-2: npm ci | gw1: counter-3 | 1m12s | ETA 2m48s
 
   and one permanent ``finished <id>: <reason> (<s>)`` line per item above it;
 * without a TTY (CI logs, pipes), the same facts as one plain line per finished item;
@@ -72,7 +72,7 @@ class Board:
     started: float
     total: int | None = None
     done: int = 0
-    resolved: int = 0
+    passed: int = 0
     infra: int = 0
     cached: int = 0
     workers: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -87,7 +87,7 @@ class Board:
 def status_line(board: Board, now: float, width: int = 120) -> str:
     """The one-line status, cut to ``width`` characters."""
     total = "?" if board.total is None else str(board.total)
-    parts = [f"mobilebench {board.done}/{total}", f"resolved {board.resolved}", f"infra {board.infra}",
+    parts = [f"mobilebench {board.done}/{total}", f"passed {board.passed}", f"infra {board.infra}",
              f"cached {board.cached}"]
     parts += [f"{w}: {printable(a, 60)}" for w, a in sorted(board.workers.items())]
     eta = board.eta(now)
@@ -190,7 +190,7 @@ class LiveProgress:
         line = finished_line(name, reason, seconds, cached_from=item_seconds(result, 0.0) if cached else None)
         b = self.board
         b.done += 1
-        b.resolved += int(result.get("passed") is True and not is_infra(result))
+        b.passed += int(result.get("passed") is True and not is_infra(result))
         b.infra += int(bool(result) and is_infra(result))
         b.cached += int(cached)
         b.workers[worker] = "idle"
@@ -200,6 +200,7 @@ class LiveProgress:
         if self._tty:
             self._tr.write(line + "\n", flush=True)
         else:
+            self._read_workers()
             if getattr(getattr(self._tr, "_tw", None), "width_of_current_line", 0):
                 self._tr.write("\n")  # after pytest's progress letters
             self._tr.write_line(f"[{b.done}/{'?' if b.total is None else b.total}] {line} | "
