@@ -1,0 +1,51 @@
+"""pytest-html extras: only real PNG files of a failed item are inlined, a bounded number of them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pytest_mobilebench.report.html import MAX_IMAGE_BYTES, MAX_IMAGES, failure_images, figures_text
+from pytest_mobilebench.suites.base import Column
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+
+
+def _nav(tmp_path: Path) -> Path:
+    nav = tmp_path / "ev" / "nav"
+    nav.mkdir(parents=True)
+    return nav
+
+
+def test_before_then_after_of_each_failed_spec(tmp_path: Path) -> None:
+    nav = _nav(tmp_path)
+    for name in ("b.after.png", "a.after.png", "a.before.png", "a.json"):
+        (nav / name).write_bytes(PNG)
+    shown = failure_images({"passed": False, "evidence_dir": str(tmp_path / "ev")})
+    assert [p.name for p in shown] == ["a.before.png", "a.after.png", "b.after.png"]
+    assert failure_images({"passed": True, "evidence_dir": str(tmp_path / "ev")}) == []
+
+
+def test_non_png_links_and_huge_files_are_not_inlined(tmp_path: Path) -> None:
+    nav = _nav(tmp_path)
+    (nav / "html.after.png").write_text("<script>alert(1)</script>")
+    (nav / "big.after.png").write_bytes(PNG + b"\0" * MAX_IMAGE_BYTES)
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(PNG)
+    os.symlink(secret, nav / "link.after.png")
+    (nav / "ok.after.png").write_bytes(PNG)
+    shown = failure_images({"passed": False, "evidence_dir": str(tmp_path / "ev"), "images": [str(secret) + ".none"]})
+    assert [p.name for p in shown] == ["ok.after.png"]
+
+
+def test_at_most_max_images(tmp_path: Path) -> None:
+    nav = _nav(tmp_path)
+    for i in range(MAX_IMAGES + 3):
+        (nav / f"s{i:02d}.after.png").write_bytes(PNG)
+    assert len(failure_images({"passed": False, "evidence_dir": str(tmp_path / "ev")})) == MAX_IMAGES
+
+
+def test_figures_text_uses_the_suites_columns() -> None:
+    result = {"properties": {"f2p_passed": 1, "f2p_total": 2, "nav_pass_rate": 0.8181818}}
+    columns = (Column("F2P", "f2p"), Column("NavPassRate", "nav_pass_rate"), Column("P2P", "p2p"))
+    assert figures_text(result, columns) == "F2P 1/2 | NavPassRate 0.818"
