@@ -11,7 +11,12 @@ from typing import Any
 
 import pytest
 
-from pytest_mobilebench.report.page import FigureSpec, find_plots, rate_series, write_run_page
+from pytest_mobilebench.report.page import (
+    FigureSpec,
+    find_plots,
+    rate_series,
+    write_run_page,
+)
 from pytest_mobilebench.report.summary import build_summary
 from pytest_mobilebench.suites.base import Column
 
@@ -77,7 +82,7 @@ def figure_ids(text: str) -> set[str]:
 
 
 def test_every_suite_gets_its_plots_and_headline(tmp_path: Path) -> None:
-    page, summary = make_page(tmp_path)
+    page, _ = make_page(tmp_path)
     text = page.read_text()
     expected = {f"plot-issue_resolution-{k}" for k in IR_PLOTS} | {f"plot-app_generation-{k}" for k in AG_PLOTS}
     assert figure_ids(text) == expected

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from test_page import AG_PLOTS, IR_PLOTS, make_page
 
 pytestmark = pytest.mark.chromium

@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pytest_mobilebench.report.html import MAX_IMAGE_BYTES, MAX_IMAGES, failure_images, figures_text
+from pytest_mobilebench.report.html import (
+    MAX_IMAGE_BYTES,
+    MAX_IMAGES,
+    failure_images,
+    figures_text,
+)
 from pytest_mobilebench.suites.base import Column
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32

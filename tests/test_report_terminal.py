@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from pytest_mobilebench.report.progress import Board, finished_line, fmt_seconds, item_seconds, status_line
+from pytest_mobilebench.report.progress import (
+    Board,
+    finished_line,
+    fmt_seconds,
+    item_seconds,
+    status_line,
+)
 from pytest_mobilebench.report.summary import build_summary
 from pytest_mobilebench.report.terminal import headline_lines, printable
 

@@ -35,7 +35,7 @@ from typing import Any
 from pytest_mobilebench.metrics import wilson_interval
 from pytest_mobilebench.states import INFRA_REASONS
 
-__all__ = ["DEFAULT_LABELS", "is_infra", "rate_block", "suite_headline", "headlines"]
+__all__ = ["DEFAULT_LABELS", "headlines", "is_infra", "rate_block", "suite_headline"]
 
 _INFRA_VALUES = frozenset(r.value for r in INFRA_REASONS)
 

@@ -34,14 +34,14 @@ import pytest
 from pytest_mobilebench.report.headline import is_infra
 from pytest_mobilebench.report.terminal import printable
 
-__all__ = ["Board", "LiveProgress", "fmt_seconds", "finished_line", "item_seconds", "status_line"]
+__all__ = ["Board", "LiveProgress", "finished_line", "fmt_seconds", "item_seconds", "status_line"]
 
 _LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d \[(?P<worker>[^\]]+)\] (?P<message>.*)$")
 
 
 def fmt_seconds(seconds: float) -> str:
     """``"42s"``, ``"3m05s"``, ``"1h02m"``."""
-    s = max(0, int(round(seconds)))
+    s = max(0, round(seconds))
     if s < 60:
         return f"{s}s"
     if s < 3600:
