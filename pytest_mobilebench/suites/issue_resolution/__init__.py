@@ -287,7 +287,7 @@ class IssueResolutionSuite:
         to base, and write the policy's inputs and findings to the evidence (see :mod:`.judge`)."""
         evidence = ctx.evidence_dir
         fw = frameworks.get(instance.framework)
-        before = frameworks.read_config(fw, ws.read_files)
+        before = _read_base_config(fw, ws)
         ignored = ignored_names(ws, info.paths)
         tools = {line for line, _ in review(info, fw, before=before, after=before, ignored=ignored).tools}
         _write(evidence, "dropped_sections.diff", select_sections(model_patch, lambda c: c.line in tools) if tools else "")
@@ -613,6 +613,16 @@ def regrade(instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
         FileNotFoundError: the evidence folder lacks the files the live run writes before grading.
     """
     return judge(instance, evidence_dir).verdict.to_dict()
+
+
+def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, bytes]:
+    """The framework's configuration files at base, read twice (a read that raced the container's start
+    once came back empty): the union, or ``InfraError`` when the two reads disagree on a file's bytes."""
+    first = frameworks.read_config(fw, ws.read_files)
+    second = frameworks.read_config(fw, ws.read_files)
+    if any(first[k] != second[k] for k in set(first) & set(second)):
+        raise InfraError("workspace_error", "two reads of the base configuration disagree")
+    return {**first, **second}
 
 
 @final
