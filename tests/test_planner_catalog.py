@@ -11,8 +11,18 @@ import pytest
 
 from pytest_mobilebench.suites.planner.catalog import DOMAINS, catalog, tools_markdown
 from pytest_mobilebench.suites.planner.episode import Episode
-from pytest_mobilebench.suites.planner.recall import ALWAYS_AVAILABLE, bm25_rank, recall_tools, tokenize
-from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError, delta_equal, state_delta
+from pytest_mobilebench.suites.planner.recall import (
+    ALWAYS_AVAILABLE,
+    bm25_rank,
+    recall_tools,
+    tokenize,
+)
+from pytest_mobilebench.suites.planner.sandbox import (
+    Sandbox,
+    ToolError,
+    delta_equal,
+    state_delta,
+)
 from pytest_mobilebench.suites.planner.tools.planner import SKILLS
 
 ROOT = Path(__file__).resolve().parent.parent

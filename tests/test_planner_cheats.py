@@ -10,7 +10,12 @@ import pytest
 
 from pytest_mobilebench.manifest import read_yaml
 from pytest_mobilebench.suites.planner import SUITE, PlannerSuite
-from pytest_mobilebench.suites.planner.episode import MAX_STEPS, Call, TrajectoryError, parse_trajectory
+from pytest_mobilebench.suites.planner.episode import (
+    MAX_STEPS,
+    Call,
+    TrajectoryError,
+    parse_trajectory,
+)
 from pytest_mobilebench.suites.planner.grading import grade
 from pytest_mobilebench.suites.planner.tasks import Task, replay
 

@@ -15,7 +15,11 @@ import pytest
 
 from pytest_mobilebench.manifest import read_yaml
 from pytest_mobilebench.suites.planner import SUITE, grade_runs
-from pytest_mobilebench.suites.planner.agent import AgentEndpoint, AgentInfraError, run_live
+from pytest_mobilebench.suites.planner.agent import (
+    AgentEndpoint,
+    AgentInfraError,
+    run_live,
+)
 from pytest_mobilebench.suites.planner.grading import grade
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +55,7 @@ def server() -> Iterator[tuple[str, list[ScriptedModel]]]:
     holder: list[ScriptedModel] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             model = holder[0]
             length = int(self.headers.get("Content-Length", 0))
             model.requests.append(json.loads(self.rfile.read(length)))

@@ -18,14 +18,31 @@ import enum
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_mobilebench.suites.base import Column, EvalContext, LoadedRecord, ManifestError, Option
+from pytest_mobilebench.suites.base import (
+    Column,
+    EvalContext,
+    LoadedRecord,
+    ManifestError,
+    Option,
+)
 from pytest_mobilebench.suites.planner.catalog import DOMAINS
-from pytest_mobilebench.suites.planner.episode import Call, TrajectoryError, parse_trajectory
+from pytest_mobilebench.suites.planner.episode import (
+    Call,
+    TrajectoryError,
+    parse_trajectory,
+)
 from pytest_mobilebench.suites.planner.grading import episode_delta, grade
 from pytest_mobilebench.suites.planner.report import summarize_results
-from pytest_mobilebench.suites.planner.tasks import BUCKETS, DIMENSIONS, Task, load_tasks, replay
+from pytest_mobilebench.suites.planner.tasks import (
+    BUCKETS,
+    DIMENSIONS,
+    Task,
+    load_tasks,
+    replay,
+)
 
 __all__ = ["SUITE", "PlannerReason", "PlannerSuite", "grade_runs"]
 
@@ -98,12 +115,12 @@ class PlannerSuite:
         Option(("--mb-repeat",), "mb_repeat", "planner: runs per task for pass^k (live: K episodes; offline: the "
                "prediction's 'trajectories' must hold K runs)", default=1, type=int, keyed=True),
     )
-    markers = {
+    markers = MappingProxyType({
         SUITE_NAME: "planner suite: MobilePA-Bench-style stateful sandbox tasks",
         **{d: f"planner capability dimension {d}" for d in DIMENSIONS},
         **{b: f"planner verification bucket {b}" for b in BUCKETS},
         **{f"planner_{d}": f"planner tasks of the {d} domain" for d in DOMAINS},
-    }
+    })
     columns = (Column("Score", "score"), Column("Bucket", "bucket"), Column("Steps", "steps"),
                Column("Errors met/recovered", "errors"))
     fixtures = ("planner_agent",)
@@ -125,7 +142,7 @@ class PlannerSuite:
 
     def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
         """The planner has no dataset dialect."""
-        return None
+        return
 
     def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
         """Nothing beyond the task record, prediction and keyed options (replay is deterministic)."""

@@ -19,7 +19,7 @@ from typing import Any
 from pytest_mobilebench.suites.planner.episode import Call, Episode
 from pytest_mobilebench.suites.planner.tasks import Task, new_episode
 
-__all__ = ["AgentEndpoint", "AgentInfraError", "SYSTEM_PROMPT", "run_live"]
+__all__ = ["SYSTEM_PROMPT", "AgentEndpoint", "AgentInfraError", "run_live"]
 
 SYSTEM_PROMPT = (
     "You are a mobile planner agent operating the user's phone through tools. Use only the tools you are given; "
@@ -55,7 +55,7 @@ def _post(endpoint: AgentEndpoint, payload: dict[str, Any]) -> dict[str, Any]:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
     req = urllib.request.Request(url, json.dumps(payload).encode(), headers, method="POST")
     try:
-        with urllib.request.urlopen(req, timeout=endpoint.timeout_s) as resp:  # noqa: S310 - the user's endpoint
+        with urllib.request.urlopen(req, timeout=endpoint.timeout_s) as resp:
             body = resp.read()
     except urllib.error.HTTPError as exc:
         raise AgentInfraError("agent_http_error", f"{url}: HTTP {exc.code}") from None

@@ -26,7 +26,7 @@ from pytest_mobilebench.suites.planner.recall import ALWAYS_AVAILABLE, recall_to
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
 from pytest_mobilebench.suites.planner.tools.planner import SKILLS
 
-__all__ = ["MAX_STEPS", "Call", "Step", "Episode", "parse_trajectory", "TrajectoryError"]
+__all__ = ["MAX_STEPS", "Call", "Episode", "Step", "TrajectoryError", "parse_trajectory"]
 
 MAX_STEPS: Final = 15
 

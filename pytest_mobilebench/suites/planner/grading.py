@@ -30,9 +30,14 @@ from typing import Any
 
 from pytest_mobilebench.suites.planner.catalog import catalog
 from pytest_mobilebench.suites.planner.episode import Episode, Step
-from pytest_mobilebench.suites.planner.sandbox import GENERATED_COLUMNS, Snapshot, delta_equal, state_delta
+from pytest_mobilebench.suites.planner.sandbox import (
+    GENERATED_COLUMNS,
+    Snapshot,
+    delta_equal,
+    state_delta,
+)
 
-__all__ = ["canon", "spec_matches", "grade", "row_assertion_holds", "gold_delta", "expected_calls"]
+__all__ = ["canon", "expected_calls", "gold_delta", "grade", "row_assertion_holds", "spec_matches"]
 
 
 def canon(value: Any) -> Any:

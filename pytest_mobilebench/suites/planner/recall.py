@@ -20,13 +20,15 @@ from typing import Final
 
 from pytest_mobilebench.suites.planner.catalog import catalog
 
-__all__ = ["RECALL_N", "ALWAYS_AVAILABLE", "BM25Index", "tokenize", "bm25_rank", "recall_tools"]
+__all__ = ["ALWAYS_AVAILABLE", "RECALL_N", "BM25Index", "bm25_rank", "recall_tools", "tokenize"]
 
 RECALL_N: Final = 15
 #: tools in every action space: the planner's own controls (not device APIs).
 ALWAYS_AVAILABLE: Final = ("Finish", "ask_user", "search_user_memory")
-_STOP: Final = frozenset("a an and the to of for in on at by my me i is it be with from or as this that you your "
-                         "please can could would will do".split())
+_STOP: Final = frozenset({
+    "a", "an", "and", "the", "to", "of", "for", "in", "on", "at", "by", "my", "me", "i", "is", "it", "be", "with",
+    "from", "or", "as", "this", "that", "you", "your", "please", "can", "could", "would", "will", "do",
+})
 
 
 def tokenize(text: str) -> list[str]:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["TABLES", "GENERATED_COLUMNS", "Sandbox", "ToolError", "Snapshot", "state_delta", "delta_equal"]
+__all__ = ["GENERATED_COLUMNS", "TABLES", "Sandbox", "Snapshot", "ToolError", "delta_equal", "state_delta"]
 
 #: table -> its columns (the first is the primary key ``id``). One place for the schema of all domains.
 TABLES: Final[dict[str, tuple[str, ...]]] = {

@@ -37,11 +37,16 @@ import pydantic
 
 from pytest_mobilebench.suites.base import ManifestError
 from pytest_mobilebench.suites.planner.catalog import DOMAINS, catalog
-from pytest_mobilebench.suites.planner.episode import MAX_STEPS, Call, Episode, parse_trajectory
+from pytest_mobilebench.suites.planner.episode import (
+    MAX_STEPS,
+    Call,
+    Episode,
+    parse_trajectory,
+)
 from pytest_mobilebench.suites.planner.sandbox import TABLES, Sandbox
 from pytest_mobilebench.suites.planner.tools.planner import SKILLS
 
-__all__ = ["DIMENSIONS", "BUCKETS", "Task", "load_tasks", "new_episode", "replay"]
+__all__ = ["BUCKETS", "DIMENSIONS", "Task", "load_tasks", "new_episode", "replay"]
 
 DIMENSIONS = ("basic_tool_use", "subagent_collaboration", "memory_usage", "skill_usage")
 BUCKETS = ("tool_call", "state_change", "behaviour")
@@ -216,7 +221,7 @@ def load_tasks(path: Path, data: Mapping[str, Any], line_of: Any = None) -> list
     line = (lambda i=None, f=None: line_of("tasks", i, f)) if line_of else (lambda i=None, f=None: None)
     unknown = set(data) - _FILE_KEYS
     if unknown:
-        return [ManifestError(path, f"unknown top-level keys {sorted(unknown)}", field=sorted(unknown)[0])]
+        return [ManifestError(path, f"unknown top-level keys {sorted(unknown)}", field=min(unknown))]
     if not isinstance(data.get("tasks"), list):
         return [ManifestError(path, "'tasks' must be a list", field="tasks")]
     out: list[Task | ManifestError] = []
@@ -224,7 +229,7 @@ def load_tasks(path: Path, data: Mapping[str, Any], line_of: Any = None) -> list
         tid = raw.get("id") if isinstance(raw, Mapping) else None
         try:
             if not isinstance(raw, Mapping):
-                raise ValueError("a task must be a mapping")
+                raise TypeError("a task must be a mapping")
             fields = {"domain": data.get("domain"), "now": data.get("now"), **raw}
             fields["state"] = _merge(data.get("state") or {}, raw.get("state") or {})
             fields["memory"] = _merge_memory(data.get("memory") or [], raw.get("memory") or [])

@@ -9,7 +9,15 @@ import pydantic
 from pytest_mobilebench.suites.planner.catalog import tool
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
 from pytest_mobilebench.suites.planner.tools._common import (
-    DateTime, Id, Name, Text, ids, matches, parse_dt, require_online, require_unlocked,
+    DateTime,
+    Id,
+    Name,
+    Text,
+    ids,
+    matches,
+    parse_dt,
+    require_online,
+    require_unlocked,
 )
 
 Email = Annotated[str, pydantic.Field(pattern=r"^[^@\s]+@[^@\s]+$")]

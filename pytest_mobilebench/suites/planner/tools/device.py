@@ -10,7 +10,18 @@ import pydantic
 from pytest_mobilebench.suites.planner.catalog import tool
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
 from pytest_mobilebench.suites.planner.tools._common import (
-    ClockTime, Date, DateTime, Id, Name, Text, Toggle, Weekday, fmt, ids, matches, parse_dt,
+    ClockTime,
+    Date,
+    DateTime,
+    Id,
+    Name,
+    Text,
+    Toggle,
+    Weekday,
+    fmt,
+    ids,
+    matches,
+    parse_dt,
 )
 
 # ----------------------------------------------------------------------------------------------- contacts
@@ -76,8 +87,8 @@ def update_contact(sb: Sandbox, contact_id: Id, name: Name | None = None,
     sb.get("contacts", contact_id, what="contact")
     if phone:
         _phone_taken(sb, phone, but=contact_id)
-    changes = {k: v for k, v in dict(name=name, phone=phone, email=email, birthday=birthday,
-                                     group_name=group_name).items() if v is not None}
+    changes = {k: v for k, v in {"name": name, "phone": phone, "email": email, "birthday": birthday,
+                                     "group_name": group_name}.items() if v is not None}
     if not changes:
         raise ToolError("invalid_arguments", "nothing to change: give at least one field")
     return sb.update("contacts", contact_id, **changes)
@@ -411,7 +422,7 @@ def update_alarm(sb: Sandbox, alarm_id: Id, time: ClockTime | None = None, label
         for a in sb.rows("alarms", time=time):
             if a["id"] != alarm_id:
                 raise ToolError("conflict", f"an alarm at {time} already exists ({a['id']})")
-    changes = {k: v for k, v in dict(time=time, label=label).items() if v is not None}
+    changes = {k: v for k, v in {"time": time, "label": label}.items() if v is not None}
     if repeat_days is not None:
         changes["repeat_days"] = sorted(set(repeat_days))
     if not changes:

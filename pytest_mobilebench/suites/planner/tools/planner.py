@@ -12,7 +12,15 @@ import pydantic
 from pytest_mobilebench.suites.planner.catalog import tool
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
 from pytest_mobilebench.suites.planner.tools import device, services
-from pytest_mobilebench.suites.planner.tools._common import ClockTime, Date, Id, Name, Text, Weekday, ids
+from pytest_mobilebench.suites.planner.tools._common import (
+    ClockTime,
+    Date,
+    Id,
+    Name,
+    Text,
+    Weekday,
+    ids,
+)
 
 #: skill name -> the tools its loader adds (one place; the loaders below and the docs read it).
 SKILLS: dict[str, tuple[str, ...]] = {
@@ -137,7 +145,7 @@ def ask_user(sb: Sandbox, question: Text) -> dict:
 
 
 @tool("dialogue", write=False)
-def Finish(sb: Sandbox, answer: str = "") -> dict:  # noqa: N802 - the protocol's name
+def Finish(sb: Sandbox, answer: str = "") -> dict:
     """End the task; give the user the final answer or a summary of what was done.
 
     Args:

@@ -10,7 +10,13 @@ import pydantic
 from pytest_mobilebench.suites.planner.catalog import tool
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
 from pytest_mobilebench.suites.planner.tools._common import (
-    Amount, Date, Id, Name, ids, matches, require_online,
+    Amount,
+    Date,
+    Id,
+    Name,
+    ids,
+    matches,
+    require_online,
 )
 
 Mode = Literal["driving", "walking", "transit", "cycling"]
