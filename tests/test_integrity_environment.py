@@ -68,3 +68,12 @@ def test_the_package_manager_is_decided_once() -> None:
     files = {"package.json": b'{"name": "x"}', "yarn.lock": b""}
     assert " yarn jest " in fw.plan(files, ["a.test.js"]).command
     assert " pnpm exec jest " in fw.plan(files, ["a.test.js"], environment=Environment(package_manager="pnpm")).command
+
+
+def test_the_local_runtime_says_what_it_cannot_honour(tmp_path: Path) -> None:
+    from pytest_mobilebench.runtime.local import LocalRuntime
+    from pytest_mobilebench.runtime.repos import RepoCache
+
+    runtime = LocalRuntime(RepoCache(root=tmp_path, run_id="t"))
+    with pytest.raises(InfraError, match=r"environment\.image needs --mb-runtime=docker"):
+        runtime.prepare(_spec("react-native", image="ghcr.io/acme/node:20"))

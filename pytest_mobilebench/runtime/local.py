@@ -205,8 +205,15 @@ class LocalRuntime:
         """Check out the repository and run the environment's ``install`` command if it has one.
 
         Raises:
-            InfraError: clone failure, or the install command failing (``install_failed``).
+            InfraError: clone failure, the install command failing (``install_failed``), or an environment
+                this runtime cannot honour (``environment_unsupported``: ``recipe`` / ``image`` need images).
         """
+        from pytest_mobilebench.frameworks.environment import Environment, local_unsupported
+
+        unsupported = local_unsupported(Environment.from_mapping(spec.environment))
+        if unsupported:
+            fields = ", ".join(f"environment.{f}" for f in unsupported)
+            raise InfraError("environment_unsupported", f"{spec.instance_id}: {fields} needs --mb-runtime=docker")
         owned = Path(tempfile.mkdtemp(prefix=f"mb-{spec.instance_id[:40]}-", dir=self.workdir))
         root = owned / "repo"
         try:
