@@ -108,3 +108,19 @@ def test_relative_to_root() -> None:
 
 def test_strip_ansi() -> None:
     assert strip_ansi("\x1b[96msrc/a.ts\x1b[0m:\x1b[93m1\x1b[0m - \x1b[91merror\x1b[0m") == "src/a.ts:1 - error"
+
+
+def test_warnings_are_capped_and_long_histories_shortened() -> None:
+    builder = ResultBuilder()
+    for n in range(500):
+        builder.warn(f"w{n}")
+    for _ in range(12):
+        builder.add("t", TestState.FAIL)
+    warnings = builder.build().warnings
+    assert len(warnings) == 200 and warnings[:2] == ("w0", "w1") and warnings[198] == "w198"
+    assert warnings[-1] == "302 more warnings not shown"  # 301 plain ones and the duplicate note
+    one = ResultBuilder()
+    for _ in range(12):
+        one.add("t", TestState.PASS)
+    assert one.build().warnings == (
+        "duplicate test id 't' reported 12 times (" + ", ".join(["PASS"] * 10) + ", ...); kept PASS",)

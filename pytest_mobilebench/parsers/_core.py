@@ -206,6 +206,9 @@ def relative_to_root(path: str, root_dir: str | None) -> str:
     return posixpath.normpath(norm) if norm else norm
 
 
+#: Warnings one parse keeps (see :meth:`ResultBuilder.build`).
+MAX_WARNINGS: Final = 200
+
 # Duplicate ids: the state that wins. A test that failed in any of its executions (a retry, a duplicate
 # name, the same class in two result files) is FAIL; one that ran and passed beats one that was skipped.
 _PRECEDENCE: Final[dict[TestState, int]] = {TestState.FAIL: 3, TestState.PASS: 2, TestState.SKIP: 1}
@@ -245,14 +248,20 @@ class ResultBuilder:
         self._warnings.append(text)
 
     def build(self) -> ParseResult:
-        """Freeze into a :class:`ParseResult`; duplicate-id warnings come after the other warnings."""
+        """Freeze into a :class:`ParseResult`; duplicate-id warnings come after the other warnings.
+
+        At most :data:`MAX_WARNINGS` warnings are kept (a test run can print any number of broken
+        lines); the last kept one then says how many more there were.
+        """
         warnings = list(self._warnings)
         for test_id, history in self._seen.items():
             if len(history) > 1:
-                states = ", ".join(s.value for s in history)
+                states = ", ".join(s.value for s in history[:10]) + (", ..." if len(history) > 10 else "")
                 warnings.append(
                     f"duplicate test id {test_id!r} reported {len(history)} times ({states}); "
                     f"kept {self._tests[test_id].value}"
                 )
+        if len(warnings) > MAX_WARNINGS:
+            warnings[MAX_WARNINGS - 1 :] = [f"{len(warnings) - MAX_WARNINGS + 1} more warnings not shown"]
         messages = {k: v for k, v in self._messages.items() if self._tests.get(k) is TestState.FAIL}
         return ParseResult(tests=dict(self._tests), messages=messages, warnings=tuple(warnings))

@@ -90,21 +90,39 @@ def _first_line(message: str, limit: int = 300) -> str:
     return ""
 
 
+#: Values that start on a line but do not end on it are decoded from the whole output at most this often:
+#: each such attempt reads up to the rest of the output, so a flood of broken lines stays linear.
+_MULTILINE_TRIES: Final = 20
+
+
 def _objects_in_output(output: str) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line number, decoded value)`` for each JSON value that starts a line of ``output``."""
+    """Yield ``(line number, decoded value)`` for each JSON value that starts a line of ``output``.
+
+    A value is first read from its line alone (``jest --json`` prints its report on one line); a line
+    whose value is cut off at the line's end is read again across lines, at most
+    :data:`_MULTILINE_TRIES` times per output.
+    """
     decoder = json.JSONDecoder()
     offset = 0
     resume = 0  # lines inside a value already decoded are not searched again
+    tries = _MULTILINE_TRIES
     for lineno, line in enumerate(output.splitlines(keepends=True), start=1):
-        stripped = line.lstrip()
+        stripped = line.strip()
         if offset >= resume and stripped.startswith("{"):
-            start = offset + (len(line) - len(stripped))
             try:
-                value, resume = decoder.raw_decode(output, start)
-            except (ValueError, RecursionError):  # not JSON, an integer over the digit limit, absurd nesting
+                yield lineno, json.loads(stripped)
+            except json.JSONDecodeError as exc:
+                if exc.pos >= len(stripped) and tries > 0:  # cut off at the line's end: may go on below
+                    tries -= 1
+                    start = offset + line.index("{")
+                    try:
+                        value, resume = decoder.raw_decode(output, start)
+                    except (ValueError, RecursionError):
+                        pass
+                    else:
+                        yield lineno, value
+            except (ValueError, RecursionError):  # an integer over the digit limit, absurd nesting
                 pass
-            else:
-                yield lineno, value
         offset += len(line)
 
 
