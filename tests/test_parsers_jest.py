@@ -194,3 +194,17 @@ def test_json_that_python_cannot_hold_is_a_parse_error_not_a_crash() -> None:
         parse("", {"r.json": b'{"testResults": [' * 50_000})
     with pytest.raises(ParseError):
         parse('{"testResults": [], "n": ' + "9" * 5000 + "}", {})
+
+
+def test_report_on_stdout_with_unicode_line_separators_in_strings() -> None:
+    """JSON.stringify leaves U+2028 / U+2029 / U+0085 raw; they must not cut the report's line."""
+    report = _real_report()
+    report["testResults"][0]["assertionResults"][0]["failureMessages"] = ["a\u2028b\u2029c\x85d"]
+    report["testResults"][0]["assertionResults"][0]["status"] = "failed"
+    text = "> jest --json\n" + json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n"
+    result = parse(text * 25, {}, root_dir=ROOT)  # 25 reports: more than the multi-line retries would allow
+    suite = report["testResults"][0]
+    assertion = suite["assertionResults"][0]
+    test_id = f"{suite['name'][len(ROOT) + 1:]}::{' > '.join([*assertion['ancestorTitles'], assertion['title']])}"
+    assert result.tests == {**EXPECTED_TESTS, test_id: F}
+    assert result.messages[test_id] == "a\u2028b\u2029c\x85d"

@@ -106,7 +106,7 @@ def _objects_in_output(output: str) -> Iterator[tuple[int, Any]]:
     offset = 0
     resume = 0  # lines inside a value already decoded are not searched again
     tries = _MULTILINE_TRIES
-    for lineno, line in enumerate(output.splitlines(keepends=True), start=1):
+    for lineno, line in enumerate(output.split("\n"), start=1):  # U+2028 and U+0085 occur inside JSON strings
         stripped = line.strip()
         if offset >= resume and stripped.startswith("{"):
             try:
@@ -123,7 +123,7 @@ def _objects_in_output(output: str) -> Iterator[tuple[int, Any]]:
                         yield lineno, value
             except (ValueError, RecursionError):  # an integer over the digit limit, absurd nesting
                 pass
-        offset += len(line)
+        offset += len(line) + 1
 
 
 def _describe_missing(where: str, value: Any) -> str:
