@@ -45,7 +45,7 @@ def test_audit_names_the_unnoticed_hunk_the_never_reported_id_and_the_duplicate(
     gold = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n" + NOTES_HUNK
     test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
     pytester.makefile(".yaml", **{"cases/acme__calc": _manifest(pyrepo, gold, test, ("acme__calc-1", "acme__calc-2"))})
-    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-run-id=a",
+    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=a",
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)  # both have findings
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
@@ -66,7 +66,7 @@ def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyre
     test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
     manifest = _manifest(pyrepo, gold, test).replace(', "app.src.test.test_sub#test_gone"', "")
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest})
-    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-run-id=b",
+    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=b",
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
