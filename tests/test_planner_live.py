@@ -167,7 +167,9 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
     res.assert_outcomes(passed=1)
     summary = json.loads((reports / "summary.json").read_text())
     live = summary["instances"]["set-volume-ask"]
-    assert live["mode"] == "live"
+    assert live["mode"] == "live" and live["agent_model"] == "scripted-live"
+    tables = summary["suite_tables"]["planner"]["by_model"]
+    assert list(tables) == ["scripted-live"] and tables["scripted-live"]["tokens"]["output_tokens"] == 21
     recorded = json.loads((Path(live["evidence_dir"]) / "trajectory.json").read_text())
     assert recorded["usage"] == {"input_tokens": 300, "output_tokens": 21, "requests": 3}
     preds = pytester.path / "replay.jsonl"

@@ -206,11 +206,14 @@ class PlannerSuite:
                            properties={"infra_error": exc.kind})
         except TrajectoryError as exc:
             return _result(PlannerReason.INVALID_PREDICTION, str(exc), planner=_meta(task, [], {}))
-        record_doc = {"mode": "live" if live else "offline", "runs": [_calls_json(r) for r in runs], "usage": usage}
+        record_doc = {"mode": "live" if live else "offline", "runs": [_calls_json(r) for r in runs], "usage": usage,
+                      "agent_model": agent.model if live else None}
         (ctx.evidence_dir / "trajectory.json").write_text(json.dumps(record_doc, indent=1, default=str))
-        return self._verdict(task, grade_runs(task, runs, ctx.evidence_dir), usage, record_doc["mode"])
+        return self._verdict(task, grade_runs(task, runs, ctx.evidence_dir), usage, record_doc["mode"],
+                             record_doc["agent_model"])
 
-    def _verdict(self, task: Task, graded: list[dict[str, Any]], usage: Mapping[str, int], mode: str) -> dict[str, Any]:
+    def _verdict(self, task: Task, graded: list[dict[str, Any]], usage: Mapping[str, int], mode: str,
+                 agent_model: str | None = None) -> dict[str, Any]:
         first = graded[0]
         all_pass = all(g["score"] == 1.0 for g in graded)
         props = {
@@ -223,16 +226,18 @@ class PlannerSuite:
             "skill_gate": "n/a" if first["gates"]["skill"] is None else first["gates"]["skill"],
             "minefield": bool(first["minefields"]),
             "input_tokens": int(usage.get("input_tokens", 0)), "output_tokens": int(usage.get("output_tokens", 0)),
+            **({"agent_model": agent_model} if agent_model else {}),
         }
         reason = PlannerReason.PASSED if all_pass else PlannerReason.FAILED
         detail = " | ".join(f"run {k + 1}: score {g['score']}: {g['detail']}" for k, g in enumerate(graded))
-        return _result(reason, detail, properties=props, planner=_meta(task, graded, usage))
+        return _result(reason, detail, properties=props, planner={**_meta(task, graded, usage), "model": agent_model})
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
         """Grade again from ``trajectory.json`` in an evidence folder, through :func:`grade_runs`."""
         doc = json.loads((Path(evidence_dir) / "trajectory.json").read_text())
         runs = [parse_trajectory(r, f"runs[{k}]") for k, r in enumerate(doc["runs"])]
-        return self._verdict(record.record, grade_runs(record.record, runs), doc.get("usage") or {}, doc["mode"])
+        return self._verdict(record.record, grade_runs(record.record, runs), doc.get("usage") or {}, doc["mode"],
+                             doc.get("agent_model"))
 
     def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Per model: per-dimension success (Wilson 95%), Overall, per domain / bucket, errors, tokens, pass^k."""
