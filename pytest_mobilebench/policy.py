@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, final
 
 from pytest_mobilebench.frameworks import Framework
+from pytest_mobilebench.frameworks.rules import SOURCE_LIKE_TOOL_DIRS, tool_dir_of
 from pytest_mobilebench.patch import FileChange, PatchInfo
 
 __all__ = ["Review", "review", "tool_findings", "touched_test_files"]
@@ -33,19 +34,24 @@ def touched_test_files(info: PatchInfo, is_test: Callable[[str], bool]) -> list[
     return sorted({p for p in info.paths if is_test(p)})
 
 
-def _tool_reason(framework: Framework, path: str, ignored: Collection[str]) -> str | None:
+def _tool_reason(framework: Framework, path: str, ignored: Collection[str], tracked: Collection[str]) -> str | None:
     why = framework.tool_path(path)
+    if why is not None and path in tracked and tool_dir_of(path) in SOURCE_LIKE_TOOL_DIRS:
+        why = None  # a tracked file of a source folder that happens to be called build/
     if why is None and path in ignored:
         why = f"{path} is ignored by the repository at base (installed or generated, not project source)"
     return why
 
 
-def tool_findings(change: FileChange, framework: Framework, ignored: Collection[str]) -> list[str]:
-    """Why ``change`` touches the runner's tools (empty when it does not); a link is judged by its target."""
+def tool_findings(
+    change: FileChange, framework: Framework, ignored: Collection[str], tracked: Collection[str] = ()
+) -> list[str]:
+    """Why ``change`` touches the runner's tools (empty when it does not); a link is judged by its target.
+    ``tracked``: names the repository tracks at base (a tracked file under ``build/`` is project source)."""
     names = list(change.paths)
     if change.symlink_target is not None:
         names.append(posixpath.normpath(posixpath.join(posixpath.dirname(change.path), change.symlink_target)))
-    return [why for name in names if (why := _tool_reason(framework, name, ignored))]
+    return [why for name in names if (why := _tool_reason(framework, name, ignored, tracked))]
 
 
 @final
@@ -98,6 +104,7 @@ def review(
     before: Mapping[str, bytes],
     after: Mapping[str, bytes],
     ignored: Collection[str] = (),
+    tracked: Collection[str] = (),
     plan_command: str = "",
 ) -> Review:
     """Review a candidate patch (see the module docstring).
@@ -108,10 +115,11 @@ def review(
         before: ``framework.config_paths`` files at base (the test rule reads these: never the candidate's).
         after: the same files with the candidate applied (what the runner would see).
         ignored: names of the patch that the repository ignores at base (``git check-ignore``).
+        tracked: names of the patch that the repository tracks at base (``git ls-files``).
         plan_command: the test command the plan runs (which package.json scripts matter).
     """
     is_test = framework.test_rule(before)
-    tools = [(c.line, why) for c in info.files for why in tool_findings(c, framework, ignored)]
+    tools = [(c.line, why) for c in info.files for why in tool_findings(c, framework, ignored, tracked)]
     runner = [(c.paths, m) for c in info.files for m in framework.runner_config(c, before, after, plan_command)]
     return Review(
         tools=tuple(tools),

@@ -188,3 +188,10 @@ def test_flutter_configuration_overrides_and_shadow_packages() -> None:
     ]
     assert _review(FLUTTER, _new("fake/pubspec.yaml", "name: flutter_test")).violations
     assert _review(FLUTTER, _new(".dart_tool/package_config.json", "{}")).tools
+
+
+def test_a_tracked_source_folder_called_build_is_project_source() -> None:
+    change = _diff("scripts/build/release.sh", "a", "b")
+    assert _review(RN, change).tools  # untracked under build/: an output
+    assert not _review(RN, change, tracked=["scripts/build/release.sh"]).tools
+    assert _review(RN, _diff("node_modules/jest/bin.js", "a", "b"), tracked=["node_modules/jest/bin.js"]).tools

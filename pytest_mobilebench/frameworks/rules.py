@@ -13,13 +13,18 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any, Final
 
-__all__ = ["TOOL_DIRS", "json_of", "path_parts", "strings_in", "tool_dir_of"]
+__all__ = ["SOURCE_LIKE_TOOL_DIRS", "TOOL_DIRS", "json_of", "path_parts", "strings_in", "tool_dir_of"]
 
 #: Directory names of installed dependencies, build outputs and tool caches, for every framework.
 TOOL_DIRS: Final[frozenset[str]] = frozenset(
     {"node_modules", ".gradle", "build", ".dart_tool", ".pub-cache", "Pods", ".git", ".kotlin", ".cxx", ".fvm",
      ".mobilebench"}
 )  # fmt: skip
+
+
+#: Tool directory names some projects also use for tracked sources: a file the repository tracks at base
+#: there is project source (installed dependencies and caches are never exempt).
+SOURCE_LIKE_TOOL_DIRS: Final[frozenset[str]] = frozenset({"build"})
 
 
 def path_parts(path: str) -> tuple[str, ...]:

@@ -39,7 +39,7 @@ from pytest_mobilebench.trust import console_counts, cross_check, harden_plan
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution import surface
 from pytest_mobilebench.suites.issue_resolution.judge import (
-    ignored_names,
+    base_status,
     judge,
     parse_run,
     save_policy_inputs,
@@ -288,8 +288,8 @@ class IssueResolutionSuite:
         evidence = ctx.evidence_dir
         fw = frameworks.get(instance.framework)
         before = _read_base_config(fw, ws)
-        ignored = ignored_names(ws, info.paths)
-        tools = {line for line, _ in review(info, fw, before=before, after=before, ignored=ignored).tools}
+        ignored, tracked = base_status(ws, info.paths)
+        tools = {line for line, _ in review(info, fw, before=before, after=before, ignored=ignored, tracked=tracked).tools}
         _write(evidence, "dropped_sections.diff", select_sections(model_patch, lambda c: c.line in tools) if tools else "")
         kept = select_sections(model_patch, lambda c: c.line not in tools) if tools else model_patch
         applied = (
@@ -301,8 +301,8 @@ class IssueResolutionSuite:
         atomic_write_json(evidence / "apply.json", {"ok": applied.ok, "method": applied.method, "dropped_sections": len(tools)})
         after = frameworks.read_config(fw, ws.read_files) if applied.ok else before
         plan_command = self._plan_command(ws, instance, test_patch) if applied.ok else ""
-        save_policy_inputs(evidence, before=before, after=after, ignored=ignored, plan_command=plan_command)
-        found = review(info, fw, before=before, after=after, ignored=ignored, plan_command=plan_command)
+        save_policy_inputs(evidence, before=before, after=after, ignored=ignored, tracked=tracked, plan_command=plan_command)
+        found = review(info, fw, before=before, after=after, ignored=ignored, tracked=tracked, plan_command=plan_command)
         atomic_write_json(evidence / "policy.json", found.to_dict())
         if applied.ok and found.restore:
             ws.restore_paths(found.restore)

@@ -9,7 +9,7 @@ times: a re-grade of a patch that changed ``jest.config.js`` is a ``policy_viola
 Evidence files read (written by the live run, see :func:`save_policy_inputs`):
 
 * ``model_patch.diff``: the candidate patch as given;
-* ``policy/inputs.json``: ``{"ignored": [...], "plan_command": "..."}``; ``policy/before/<path>`` and
+* ``policy/inputs.json``: ``{"ignored": [...], "tracked": [...], "plan_command": "..."}``; ``policy/before/<path>`` and
   ``policy/after/<path>``: the framework's configuration files at base and with the candidate applied;
 * ``apply.json``: ``{"ok": bool, "method": str | None}`` of the candidate's apply;
 * ``run.json`` (with ``plan``), ``test_output.log`` and ``results/``: present when the tests ran (they run
@@ -36,7 +36,7 @@ from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError, Workspace
 from pytest_mobilebench.trust import console_counts, cross_check
 
-__all__ = ["Judgement", "ignored_names", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
+__all__ = ["Judgement", "base_status", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
 
 
 def parse_run(
@@ -60,22 +60,25 @@ def parse_run(
     return parsed, frameworks.get(framework).production_built(output, plan)
 
 
-def ignored_names(ws: Workspace, names: Sequence[str]) -> list[str]:
-    """Which of ``names`` the repository ignores at base (``git check-ignore`` in the workspace; run
-    before the candidate touches it, so its answer is the base's: ``.gitignore`` files and the
-    ``.git/info/exclude`` list of what the dependency install created).
+def base_status(ws: Workspace, names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(ignored, tracked)``: which of ``names`` the repository ignores at base (``git check-ignore``:
+    ``.gitignore`` files and the ``.git/info/exclude`` list of what the dependency install created) and
+    which it tracks (``git ls-files``). Run before the candidate touches the workspace, so the answers
+    are the base's.
 
     Raises:
         InfraError: ``workspace_error`` when git cannot answer.
     """
     if not names:
-        return []
-    command = "git check-ignore -- " + " ".join(shlex.quote(n) for n in names)
-    result = ws.run(command, timeout_s=120, network=False)
-    if result.exit_code not in (0, 1):
-        raise InfraError("workspace_error", f"git check-ignore failed (exit {result.exit_code})", log=result.output)
-    wanted = set(names)
-    return sorted({line.strip() for line in result.output.splitlines() if line.strip() in wanted})
+        return [], []
+    quoted = " ".join(shlex.quote(n) for n in names)
+    answers = []
+    for command, ok in ((f"git check-ignore -- {quoted}", (0, 1)), (f"git ls-files -- {quoted}", (0,))):
+        result = ws.run(command, timeout_s=120, network=False)
+        if result.exit_code not in ok:
+            raise InfraError("workspace_error", f"`{command[:60]}` failed (exit {result.exit_code})", log=result.output)
+        answers.append(sorted({line.strip() for line in result.output.splitlines() if line.strip() in set(names)}))
+    return answers[0], answers[1]
 
 
 def _write_tree(root: Path, files: Mapping[str, bytes]) -> None:
@@ -95,12 +98,19 @@ def read_tree(root: Path) -> dict[str, bytes]:
 
 
 def save_policy_inputs(
-    folder: Path, *, before: Mapping[str, bytes], after: Mapping[str, bytes], ignored: Collection[str], plan_command: str
+    folder: Path,
+    *,
+    before: Mapping[str, bytes],
+    after: Mapping[str, bytes],
+    ignored: Collection[str],
+    plan_command: str,
+    tracked: Collection[str] = (),
 ) -> None:
     """Write what :func:`pytest_mobilebench.policy.review` reads into ``folder/policy/``."""
     _write_tree(folder / "policy" / "before", before)
     _write_tree(folder / "policy" / "after", after)
-    atomic_write_json(folder / "policy" / "inputs.json", {"ignored": sorted(ignored), "plan_command": plan_command})
+    inputs = {"ignored": sorted(ignored), "tracked": sorted(tracked), "plan_command": plan_command}
+    atomic_write_json(folder / "policy" / "inputs.json", inputs)
 
 
 @final
@@ -173,6 +183,7 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
         before=read_tree(folder / "policy" / "before"),
         after=read_tree(folder / "policy" / "after"),
         ignored=inputs.get("ignored", ()),
+        tracked=inputs.get("tracked", ()),
         plan_command=inputs.get("plan_command", ""),
     )
     applied = bool(json.loads((folder / "apply.json").read_text(encoding="utf-8")).get("ok"))
