@@ -194,3 +194,15 @@ def test_a_repeated_event_never_overwrites_another_test() -> None:
     result = parse("\n".join([*lines[:-2], *extra, *lines[-2:]]), {}, root_dir="/app")
     assert result.tests == COMPLETE_TESTS
     assert "output line 39: second testDone for 'Counter increments  twice'; a failure is kept" in result.warnings
+
+
+def test_interleaved_streams_are_told_apart_by_their_melos_prefix() -> None:
+    """`melos exec --stream -c 2 -- flutter test --machine`: lines of two processes alternate, each prefixed."""
+    first = [f"[counter_app] {line}" for line in _stream("machine-complete.txt").split("\n") if line]
+    other = _stream("machine-complete.txt").replace("/app/test/", "/app/packages/other/test/")
+    second = [f"[other] {line}" for line in other.split("\n") if line]
+    mixed = [line for pair in zip(first, second) for line in pair]
+    result = parse("\n".join(mixed), {}, root_dir="/app")
+    assert result.tests == {**COMPLETE_TESTS,
+                            **{k.replace("test/", "packages/other/test/", 1): v for k, v in COMPLETE_TESTS.items()}}
+    assert not any("unknown test id" in w or "repeated" in w for w in result.warnings)

@@ -19,6 +19,8 @@ id) make that event unusable: it is skipped with a warning naming its line.
 Several streams in one output (``melos exec -- flutter test --machine``, a custom command running
 several packages): every ``start`` event after the first begins a new stream, and suite and test ids are
 resolved within their own stream only (each ``flutter test`` process counts its ids from 0 again).
+Interleaved streams whose lines carry a ``[package] `` prefix (``melos exec --stream`` with concurrency)
+are told apart by that prefix.
 The output is split into lines at ``\n`` only: the JSON reporter writes U+2028, U+2029 and U+0085
 unescaped inside strings, so they never end a line.
 
@@ -75,6 +77,9 @@ _RESULTS: Final[dict[str, TestState]] = {
     "failure": TestState.FAIL,
     "error": TestState.FAIL,
 }
+
+#: ``melos exec --stream`` puts ``[package] `` before every line of a package's output.
+_CHANNEL: Final = re.compile(r"^\[([^\[\]{}\"]{1,200})\] ?(?=[{\[])")
 
 #: A line that no longer decodes but still says it is an error event, and of which test.
 _BROKEN_ERROR: Final = re.compile(r'"type"\s*:\s*"error"')
@@ -137,13 +142,19 @@ class _Reader:
 
     def __init__(self, builder: ResultBuilder) -> None:
         self.builder = builder
-        self.streams: list[_Stream] = [_Stream()]
+        self.channels: dict[str, list[_Stream]] = {}  # line prefix ("" for none) -> its streams, in order
 
-    def event(self, lineno: int, event: dict[str, Any]) -> None:
+    @property
+    def streams(self) -> list[_Stream]:
+        """Every stream of every channel, channels in the order they first appeared."""
+        return [stream for streams in self.channels.values() for stream in streams]
+
+    def event(self, lineno: int, event: dict[str, Any], channel: str = "") -> None:
         kind = event["type"]
-        if kind == "start" and self.streams[-1].events:
-            self.streams.append(_Stream())
-        stream = self.streams[-1]
+        streams = self.channels.setdefault(channel, [_Stream()])
+        if kind == "start" and streams[-1].events:
+            streams.append(_Stream())
+        stream = streams[-1]
         stream.events += 1
         handler = getattr(self, f"_on_{kind}", None) if kind in ("suite", "testStart", "error", "testDone") else None
         if handler is not None:
@@ -151,10 +162,11 @@ class _Reader:
         elif kind == "done":
             stream.done = True
 
-    def broken_line(self, lineno: int, line: str, why: str) -> None:
+    def broken_line(self, lineno: int, line: str, why: str, channel: str = "") -> None:
         self.builder.warn(f"output line {lineno}: malformed JSON event skipped ({why}): {_short(line)!r}")
         found = _BROKEN_TEST_ID.search(line)
-        test = self.streams[-1].tests.get(int(found.group(1))) if found else None
+        current = self.channels.get(channel, [_Stream()])[-1]
+        test = current.tests.get(int(found.group(1))) if found else None
         if test is not None and _BROKEN_ERROR.search(line):
             test.errors.append(f"an error event for this test could not be read (output line {lineno})")
             if test.state is not None:
@@ -222,14 +234,15 @@ class _Reader:
 
     def finish(self, root_dir: str | None, last_line: int) -> None:
         """Report every stream's tests to the builder (rules: module docstring)."""
-        for number, stream in enumerate(self.streams, start=1):
+        streams = self.streams
+        for number, stream in enumerate(streams, start=1):
             if stream.done or not stream.events:
                 continue
-            if len(self.streams) == 1:
+            if len(streams) == 1:
                 self.builder.warn(f"output: stream ended without a 'done' event after line {last_line}")
             else:
-                self.builder.warn(f"output: stream {number} of {len(self.streams)} ended without a 'done' event")
-        for stream in self.streams:
+                self.builder.warn(f"output: stream {number} of {len(streams)} ended without a 'done' event")
+        for stream in streams:
             for test in stream.tests.values():
                 self._report(stream, test, root_dir)
 
@@ -275,6 +288,9 @@ def parse_flutter(output: str, files: Mapping[str, bytes], *, root_dir: str | No
         lines.pop()
     for lineno, raw in enumerate(lines, start=1):
         line = raw.strip()
+        prefix = _CHANNEL.match(line)
+        channel = prefix.group(1) if prefix else ""
+        line = line[prefix.end():] if prefix else line
         if not line:
             continue
         if line[0] not in "{[":
@@ -282,14 +298,14 @@ def parse_flutter(output: str, files: Mapping[str, bytes], *, root_dir: str | No
             continue
         event, why = _decode(line)
         if why is not None:
-            reader.broken_line(lineno, line, why)
+            reader.broken_line(lineno, line, why, channel)
         elif isinstance(event, list):
             if not all(isinstance(item, dict) and "event" in item for item in event):
                 builder.warn(f"output line {lineno}: JSON array that is not a flutter tool notice skipped")
         elif not isinstance(event, dict) or not isinstance(event.get("type"), str):
             builder.warn(f"output line {lineno}: JSON value without a 'type' skipped: {_short(line)!r}")
         else:
-            reader.event(lineno, event)
+            reader.event(lineno, event, channel)
     if not any(stream.events for stream in reader.streams):
         first = f"; first line: {_short(lines[0].strip())!r}" if lines else ""
         raise ParseError(f"output: no flutter --machine JSON event in {len(lines)} lines{first}")
