@@ -195,18 +195,20 @@ def test_the_writable_layer_is_bounded(workspace) -> None:
 
 @pytest.fixture
 def second_daemon(client: docker.DockerClient) -> Iterator[tuple[docker.DockerClient, subprocess.Popen[bytes]]]:
-    """A second dockerd (own data root, exec root, socket, pid file; no bridge, no iptables) with the
-    Debian image loaded. The test kills the dockerd process only (its containerd lives on); teardown
+    """A second dockerd (own network namespace, data root, exec root, socket, pid file; no bridge, no
+    iptables) with the Debian image loaded. The test kills the dockerd process only (its containerd lives on); teardown
     starts it again on the same roots, removes its containers, stops it and deletes its folders; as a
     last resort, processes naming its private folder are killed by pid and its mounts detached. The
     main daemon is never touched."""
-    dockerd = shutil.which("dockerd")
-    if dockerd is None:
-        pytest.skip("dockerd is not installed")
+    dockerd, unshare = shutil.which("dockerd"), shutil.which("unshare")
+    if dockerd is None or unshare is None:
+        pytest.skip("dockerd or unshare (util-linux) is not installed")
     root = Path(tempfile.mkdtemp(prefix="mb-dockerd-", dir="/var/tmp"))
     sock = root / "docker.sock"
+    # its own network namespace: with --bridge=none a dockerd deletes any interface named docker0 it
+    # sees, which in the host's namespace would be the main daemon's bridge
     argv = [
-        dockerd, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"), "-H", f"unix://{sock}",
+        unshare, "--net", "--", dockerd, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"), "-H", f"unix://{sock}",
         "--pidfile", str(root / "docker.pid"), "--bridge=none", "--iptables=false", "--ip-masq=false",
         "--containerd-namespace", f"mb-test-{root.name}", "--containerd-plugins-namespace", f"mb-test-p-{root.name}",
     ]
@@ -271,3 +273,18 @@ def test_a_daemon_that_dies_mid_run_is_daemon_unreachable(second_daemon) -> None
         ws.run("sleep 60", timeout_s=120)
     assert lost.value.kind == "daemon_unreachable"
     ws.close()  # a dead daemon: nothing to remove, and no exception either
+
+
+def test_a_process_left_behind_cannot_rewrite_results_while_they_are_read(workspace) -> None:
+    ws = workspace()
+    left = ws.run(
+        "mkdir -p out && echo real > out/r.txt && "
+        "(nohup sh -c 'while true; do echo forged > out/r.txt; sleep 0.01; done' >/dev/null 2>&1 &) ; sleep 0.2",
+        timeout_s=60,
+    )
+    assert left.exit_code == 0
+    first = ws.read_files(["out/r.txt"])  # the writer is stopped before anything is listed or copied
+    ws.run("echo real > out/r.txt", timeout_s=30)
+    time.sleep(0.5)
+    assert first["out/r.txt"] in (b"forged\n", b"")  # killed mid-write, perhaps
+    assert ws.read_files(["out/r.txt"]) == {"out/r.txt": b"real\n"}  # the writer is gone for good

@@ -142,8 +142,16 @@ def _is_disk_full(text: str) -> bool:
     return "no space left on device" in lowered or "enospc" in lowered
 
 
+#: seconds a working client waits for one API answer (a busy daemon commits large layers slowly)
+API_TIMEOUT_S: Final[float] = 600.0
+
+
 def connect(client: docker.DockerClient | None = None, *, timeout_s: float = 60) -> docker.DockerClient:
-    """A docker client that answered ``ping``.
+    """A docker client that answered ``ping`` within ``timeout_s``.
+
+    The returned client (when none is given) waits :data:`API_TIMEOUT_S` for each later answer: the
+    short ``timeout_s`` only decides whether a daemon is there, it never turns a slow answer of a busy
+    daemon into an error.
 
     Raises:
         InfraError("daemon_unreachable"): the SDK is missing or the daemon does not answer (the message
@@ -156,15 +164,21 @@ def connect(client: docker.DockerClient | None = None, *, timeout_s: float = 60)
             "daemon_unreachable", "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'"
         ) from exc
     try:
-        client = client or docker.from_env(timeout=int(timeout_s))
-        client.ping()
+        if client is not None:
+            client.ping()
+            return client
+        probe = docker.from_env(timeout=max(1, int(timeout_s)))
+        try:
+            probe.ping()
+        finally:
+            probe.close()
+        return docker.from_env(timeout=int(max(timeout_s, API_TIMEOUT_S)))
     except Exception as exc:  # DockerException, requests ConnectionError, socket errors: all mean "no daemon"
         raise InfraError(
             "daemon_unreachable",
             f"the Docker daemon does not answer ({exc}); start it (`dockerd &` or `systemctl start docker`) "
             "or set DOCKER_HOST",
         ) from exc
-    return client
 
 
 def _process_start_ticks(pid: int) -> str:
@@ -656,7 +670,8 @@ class DockerWorkspace:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`; absolute patterns are allowed
         too (their keys are the path without the leading ``/``).
 
-        The one-way channel (issue 7, item 1): names are listed with ``/usr/bin/find`` (its answer is
+        The one-way channel (issue 7, item 1): processes the candidate left behind are stopped first
+        (:meth:`_quiesce`); names are listed with ``/usr/bin/find`` (its answer is
         untrusted: every name is checked, matched against the glob on the host and must stay under the
         glob's folder), then each file is copied out by the daemon (``get_archive``) and only a regular
         file of the expected name and bounded size is kept (:func:`~pytest_mobilebench.runtime.channel.read_tar_files`).
@@ -666,6 +681,7 @@ class DockerWorkspace:
             InfraError: ``daemon_unreachable``, ``container_died``, ``docker_error``.
         """
         self.rejected = []
+        self._quiesce()
         found: dict[str, bytes] = {}
         total = 0
         for path, key in self._matches(patterns):
@@ -678,6 +694,22 @@ class DockerWorkspace:
             total += len(data)
             found[key] = data
         return found
+
+    def _quiesce(self) -> None:
+        """Stop what the candidate left running (a background process waiting to rewrite a report).
+
+        The daemon lists the container's processes (``docker top``: the host's ``ps``, nothing run in
+        the container); beyond its init and ``sleep infinity``, the container is killed and started
+        again, offline, with its files as they are.
+        """
+        if self._closed or self._killed:
+            return
+        with _docker_errors(self._client, self.instance_id, "listing the container's processes"):
+            processes = self._client.api.top(self.container_id).get("Processes") or []
+            if len(processes) > 2:
+                self._container.kill()
+                self._killed = True
+                self._ensure_running()
 
     def clear_files(self, patterns: Sequence[str]) -> list[str]:
         """Delete every file matching ``patterns`` and make :attr:`results_root` a fresh empty folder.
@@ -952,7 +984,8 @@ class DockerRuntime:
             InfraError: see :meth:`ensure_instance_image`; ``disk_full`` when the container cannot be
                 created for lack of space.
         """
-        image = self.ensure_instance_image(spec, log_dir=log_dir)
+        with _docker_errors(self.client, spec.instance_id, "preparing the instance image"):
+            image = self.ensure_instance_image(spec, log_dir=log_dir)
         return self.start(image, spec.instance_id)
 
     def start(self, image: BuiltImage, instance_id: str) -> DockerWorkspace:
