@@ -174,12 +174,12 @@ class _Reader:
 
     def _on_suite(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:
         suite = _obj(event.get("suite"))
-        suite_id = _key(suite.get("id"))
-        if suite_id is None or suite_id in stream.suites:
+        suite_id, path = _key(suite.get("id")), suite.get("path")
+        if suite_id is None or suite_id in stream.suites or not isinstance(path, str):
             self.builder.warn(f"output line {lineno}: suite event with a missing or repeated id {suite.get('id')!r} "
-                              "ignored")
+                              "or a path that is not a string ignored")
             return
-        stream.suites[suite_id] = str(suite.get("path") or "")
+        stream.suites[suite_id] = path
 
     def _on_testStart(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:
         info = _obj(event.get("test"))

@@ -20,9 +20,9 @@ every run before the last failed; each earlier run counts as one ``FAIL`` execut
 :class:`~pytest_mobilebench.parsers.ResultBuilder` applies: a test that failed and then passed on a retry
 is ``FAIL`` (``docs/test-ids.md``, "Retries"), with a warning listing the executions.
 
-Fields of the wrong JSON type never stop the parse: a suite or assertion that is not an object, whose
-titles are not strings or whose ``assertionResults`` is not a list is skipped with a warning naming
-where it is (``"jest-results.json: testResults[2].assertionResults[0]: ..."``); the other suites and
+Fields of the wrong JSON type never stop the parse: a suite or assertion that is not an object, a suite
+without a test file path (``name``) or whose ``assertionResults`` is not a list, an assertion whose
+titles are not strings: each is skipped with a warning naming where it is (``"jest-results.json: testResults[2].assertionResults[0]: ..."``); the other suites and
 assertions are kept.
 
 A suite that failed to run (a ``testExecError``, or ``status: "failed"`` with no assertion results: a
@@ -181,14 +181,13 @@ def _find_reports(output: str, files: Mapping[str, bytes]) -> tuple[list[tuple[s
     raise ParseError(f"jest: no .json result file and no JSON object in the output ({lines} lines)")
 
 
-def _suite_path(where: str, suite: dict[str, Any], root_dir: str | None, builder: ResultBuilder) -> str:
-    raw_path = suite.get("name") or suite.get("testFilePath") or ""
-    if not isinstance(raw_path, str):
-        builder.warn(f"{where}: 'name' is a {type(raw_path).__name__}, not a path")
-        raw_path = ""
-    if not raw_path:
-        builder.warn(f"{where} has no 'name' (test file path)")
-    return relative_to_root(raw_path, root_dir)
+def _suite_path(where: str, suite: dict[str, Any], root_dir: str | None, builder: ResultBuilder) -> str | None:
+    """The suite's test file path relative to ``root_dir``, or None (with a warning) when it has none."""
+    raw_path = suite.get("name") or suite.get("testFilePath")
+    if isinstance(raw_path, str) and raw_path:
+        return relative_to_root(raw_path, root_dir)
+    builder.warn(f"{where}: no test file path ('name' is {type(raw_path).__name__}); its tests are absent")
+    return None
 
 
 def _suite_reason(suite: dict[str, Any]) -> str:
@@ -237,6 +236,8 @@ def _executions(assertion: dict[str, Any], path: str, test_id: str,
 def _read_suite(where: str, suite: dict[str, Any], root_dir: str | None, builder: ResultBuilder) -> None:
     """Feed one ``testResults[]`` entry into ``builder`` (rules: module docstring)."""
     path = _suite_path(where, suite, root_dir, builder)
+    if path is None:
+        return
     assertions = suite.get("assertionResults")
     if assertions is not None and not isinstance(assertions, list):
         builder.warn(f"{where}: 'assertionResults' is a {type(assertions).__name__}, not a list; its tests are absent")
