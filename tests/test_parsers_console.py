@@ -69,3 +69,11 @@ def test_lines_that_only_look_alike_are_not_summaries() -> None:
 def test_unknown_parser_name_is_a_key_error() -> None:
     with pytest.raises(KeyError, match="unknown parser 'xctest'"):
         console_counts("xctest", "Tests: 1 passed, 1 total")
+
+
+def test_a_retried_pass_is_passed_on_the_console_and_fail_in_the_parse() -> None:
+    """Real jest run (exit status 0): the console and the parse disagree by design (docs/test-ids.md, "Retries")."""
+    report = (LOGS / "jest" / "jest-retry-passed.json").read_bytes()
+    result = get_parser("jest")("", {"r.json": report}, root_dir="/tmp/jestproj")
+    assert result.tests["src/retry/flaky.retry.js::retry > fails once then passes"] is TestState.FAIL
+    assert console_counts("jest", _text("jest/jest-retry-passed-console.txt")) == (1, 0)
