@@ -182,3 +182,40 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
     offline = json.loads((reports / "summary.json").read_text())["instances"]["set-volume-ask"]
     assert offline["planner"]["runs"] == live["planner"]["runs"]
     assert offline["score"] == live["score"] == 1.0
+
+
+class _Ctx:
+    def __init__(self, folder: Path, agent: AgentEndpoint, repeat: int) -> None:
+        self.evidence_dir, self.options, self.run_id, self._agent = folder, {"mb_repeat": repeat}, "r", agent
+        self.messages: list[str] = []
+
+    def fixture(self, name: str):
+        assert name == "planner_agent"
+        return self._agent
+
+    def progress(self, message: str) -> None:
+        self.messages.append(message)
+
+
+def test_live_repeats_make_k_episodes(server, tmp_path: Path) -> None:
+    """--mb-repeat 2 in live mode: two episodes; the first good, the second gives up -> pass^k fails."""
+    url, holder = server
+    rec = _records()["med-like-song"]
+    gold = _script_of(rec.record.gold_calls)
+    holder.append(ScriptedModel([*gold, "I could not find it."]))
+    ctx = _Ctx(tmp_path, AgentEndpoint(url, "scripted"), repeat=2)
+    result = SUITE.evaluate(rec, {"model_name_or_path": "empty", "model_patch": ""}, ctx)
+    assert [run["score"] for run in result["planner"]["runs"]] == [1.0, 0.0]
+    assert result["reason"] == "failed" and result["properties"]["score"] == 0.5
+    assert result["planner"]["usage"]["requests"] == len(gold) + 1
+    assert (tmp_path / "transcript-1.json").exists() and (tmp_path / "transcript-2.json").exists()
+    assert len(ctx.messages) == 2
+
+
+def test_live_infra_error_is_retryable(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = _Ctx(tmp_path, AgentEndpoint(f"http://127.0.0.1:{port}/v1", "m", timeout_s=2), repeat=1)
+    result = SUITE.evaluate(_records()["med-like-song"], None, ctx)
+    assert result["reason"] == "infra_error" and result["retryable"] and result["infra_kind"] == "agent_unreachable"
