@@ -147,6 +147,18 @@ def test_checks_a_finish_only_run_passes_are_rejected(tmp_path: Path) -> None:
     assert "Finish-only" in str(err)
 
 
+def test_unknown_state_column_and_bad_clock_are_named(tmp_path: Path) -> None:
+    path, _ = _one_task_file(tmp_path, state={"events": [{"id": "e9", "colour": "red"}]})
+    [err] = _errors(path)
+    assert err.field == "state" and "colour" in str(err)
+    path, _ = _one_task_file(tmp_path, state={"gadgets": [{"id": "g"}]})
+    [err] = _errors(path)
+    assert "gadgets" in str(err)
+    path, _ = _one_task_file(tmp_path, now="yesterday")
+    [err] = _errors(path)
+    assert "yesterday" in str(err)
+
+
 def test_unknown_field_and_tool_are_named(tmp_path: Path) -> None:
     path, _ = _one_task_file(tmp_path, colour="blue")
     [err] = _errors(path)

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+from pytest_mobilebench.predictions import EMPTY, GOLD, GOLD_PATCH
 from pytest_mobilebench.suites.base import (
     Column,
     EvalContext,
@@ -155,9 +156,9 @@ class PlannerSuite:
 
     def _offline_runs(self, task: Task, prediction: Mapping[str, Any], repeat: int) -> list[list[Call]]:
         model = prediction.get("model_name_or_path")
-        if model == "gold" and prediction.get("model_patch") == "<gold>":
+        if model == GOLD and prediction.get("model_patch") == GOLD_PATCH:
             return [task.gold_calls] * repeat
-        if model == "empty" and not prediction.get("trajectory") and not prediction.get("trajectories"):
+        if model == EMPTY and not prediction.get("trajectory") and not prediction.get("trajectories"):
             return [[Call("Finish", {})]] * repeat
         if "trajectories" in prediction:
             raw = prediction["trajectories"]
