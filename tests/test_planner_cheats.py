@@ -160,6 +160,11 @@ def test_invalid_prediction_and_self_reported_tokens(tmp_path: Path) -> None:
     assert out["reason"] == "failed" and out["properties"]["input_tokens"] == 10
     assert out["properties"]["output_tokens"] == 0  # a bool is not a token count
     assert json.loads((tmp_path / "trajectory.json").read_text())["mode"] == "offline"
+    odd = SUITE.evaluate(rec, {**pred, "usage": ["lots"]}, _Ctx(tmp_path))  # never a harness error
+    assert odd["reason"] == "failed" and odd["properties"]["input_tokens"] == 0
+    nulls = SUITE.evaluate(rec, {"model_name_or_path": "m", "trajectory": [{"tool": "Finish", "arguments": None}]},
+                           _Ctx(tmp_path))
+    assert nulls["reason"] == "failed" and nulls["properties"]["errors_met"] == 1
 
 
 def test_regrade_from_evidence_uses_the_same_path(tmp_path: Path) -> None:

@@ -97,6 +97,14 @@ def _meta(task: Task, graded: list[dict[str, Any]], usage: Mapping[str, int]) ->
             "recovery_task": any("expect_error" in s for s in task.gold), "usage": dict(usage), "runs": graded}
 
 
+def _reported_usage(raw: Any) -> dict[str, int]:
+    """The prediction's self-reported token counts (reported, never graded); anything but ints is dropped."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {k: v for k, v in raw.items()
+            if k in ("input_tokens", "output_tokens") and isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+
+
 def _calls_json(calls: Sequence[Call]) -> list[dict[str, Any]]:
     return [{"tool": c.tool, "arguments": c.arguments} for c in calls]
 
@@ -200,8 +208,7 @@ class PlannerSuite:
                                planner=_meta(task, [], {}))
             else:
                 runs = self._offline_runs(task, prediction, repeat)
-                usage = {k: int(v) for k, v in (prediction.get("usage") or {}).items()
-                         if k in ("input_tokens", "output_tokens") and isinstance(v, int) and not isinstance(v, bool)}
+                usage = _reported_usage(prediction.get("usage"))
         except AgentInfraError as exc:
             return _result(PlannerReason.INFRA_ERROR, str(exc), infra_kind=exc.kind,
                            properties={"infra_error": exc.kind})
