@@ -17,8 +17,12 @@ __all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS"]
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--dataset-framework",), "dataset_framework", "framework of --dataset rows that lack one"),
     Option(("--mb-runtime",), "mb_runtime",
-           "where issue-resolution instances run; auto = docker when a daemon answers",
+           "where issue-resolution instances run; auto = docker when a daemon answers (never local for real "
+           "predictions); local needs --mb-trust-candidates",
            default="auto", choices=("auto", "docker", "local"), keyed=True),
+    Option(("--mb-trust-candidates",), "mb_trust_candidates",
+           "allow --mb-runtime=local to run real candidates UNISOLATED on this host (gold / empty need none)",
+           default=False, action="store_true"),
     Option(("--mb-repo-url-template",), "mb_repo_url_template",
            "clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
            default="https://github.com/{owner}/{name}", env="MOBILEBENCH_REPO_URL_TEMPLATE", keyed=True),
