@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from pytest_mobilebench.frameworks.plan import TestPlan
+from pytest_mobilebench.parsers import console_counts  # (passed, failed) of the runner's console summary
 from pytest_mobilebench.states import TestState
 
 __all__ = [
@@ -138,11 +139,3 @@ def cross_check(
         return f"report says {passed} passed / 0 failed but jest exited {exit_code} and printed no summary"
     return None
 
-
-def console_counts(parser: str, output: str) -> tuple[int, int] | None:
-    """``(passed, failed)`` from the runner's console summary: the parsers' ``console_counts`` for the
-    parser name, or None where the parsers package has none for it."""
-    from pytest_mobilebench import parsers
-
-    counts = getattr(parsers, "console_counts", None)
-    return counts(parser, output) if counts is not None else None
