@@ -57,7 +57,7 @@ DOMAIN_WORDS: Final[dict[str, str]] = {
     "email": "email e-mail mail inbox message sender",
     "maps": "maps map navigation directions route place location go drive",
     "wallet": "wallet money pay payment card bank transfer",
-    "shopping": "shopping shop buy order food delivery grocery cart",
+    "shopping": "shopping shop buy order food delivery grocery cart dish menu restaurant hungry eat",
     "travel": "travel trip flight hotel booking fly stay",
     "media": "music audio song track playlist play listen",
     "security": "security privacy permission lock protect app",
