@@ -545,7 +545,8 @@ class IssueResolutionSuite:
                 "instances": len(loc_rows),
             },
             "flags": {
-                "test_files_touched": sum(1 for r in rows if "test_files_touched" in (r.get("flags") or [])),
+                flag: sum(1 for r in rows if flag in (r.get("flags") or []))
+                for flag in ("test_files_touched", "runner_config_touched", "tools_touched")
             },
         }
         table["headline"] = headline(results)
