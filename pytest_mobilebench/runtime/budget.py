@@ -143,7 +143,7 @@ class ImageBudget:
         budget: bytes (:func:`parse_size`).
         usage_file: JSON ``{image id: last use, epoch s}`` shared by this machine's workers (file-locked).
         label: the label every harness image carries (``mobilebench.level``).
-        grace_s: images touched more recently are never evicted (default 120 s).
+        grace_s: images touched more recently are never evicted (default 30 s).
         progress: receives one line per evicted image.
     """
 
@@ -154,7 +154,7 @@ class ImageBudget:
         *,
         usage_file: Path,
         label: str,
-        grace_s: float = 120.0,
+        grace_s: float = 30.0,
         progress: Any = None,
     ) -> None:
         self.client = client

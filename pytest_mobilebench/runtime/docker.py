@@ -62,6 +62,7 @@ from pytest_mobilebench.runtime.channel import (
     read_tar_files,
     safe_relpath,
 )
+from pytest_mobilebench.runtime.deplayer import ensure_deps
 from pytest_mobilebench.runtime.images import (
     BASELINE_REF,
     CACHE_LEVELS,
@@ -949,7 +950,7 @@ class DockerRuntime:
                 pass
         builder = self.builder
         base = builder.ensure_base(log_dir=log_dir)
-        mirror = self.repos.ensure(spec.repo, [spec.base_commit])
+        mirror = self.repos.ensure(spec.repo, [spec.base_commit], url=spec.repo_url or None)
         with tempfile.TemporaryDirectory(prefix="mobilebench-checkout-") as tmp:
             tree = Path(tmp) / "tree"
             sha = export_tree(mirror, spec.base_commit, tree)
@@ -957,6 +958,8 @@ class DockerRuntime:
             env = builder.ensure_env(
                 recipe, spec.repo, node_packages=self.node_packages(recipe), base=base, log_dir=log_dir
             )
+
+            deps = ensure_deps(builder, env, tree, recipe.install_command, repo=spec.repo, log_dir=log_dir)
 
             def checkout() -> Path:  # only when the instance image must be built
                 shallow_checkout(mirror, sha, Path(tmp) / "testbed")
@@ -971,6 +974,7 @@ class DockerRuntime:
                 checkout_dir=checkout,
                 log_dir=log_dir,
                 unprivileged=getattr(recipe, "framework", None) == "react-native",
+                deps=deps,
             )
         self._memo[memo_key] = instance
         return instance

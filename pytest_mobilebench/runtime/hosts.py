@@ -42,6 +42,7 @@ __all__ = [
     "hosts_option",
     "local_host",
     "connect_host",
+    "each_client",
     "host_key",
     "parse_hosts",
     "slot_table",
@@ -105,8 +106,7 @@ def _parse_entry(raw: str, option: str) -> DockerHost:
         missing = [name for name in _CERT_FILES if not (Path(tls) / name).is_file()]
         if parsed.scheme != "tcp" or missing:
             raise ValueError(f"{option}: entry {raw!r}: ?tls= needs a tcp URL and {', '.join(missing) or 'a folder'}")
-    bare = urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, parsed.path, "", ""))
-    return DockerHost(bare, int(count) if star else 1, tls)
+    return DockerHost(url.split("?", 1)[0], int(count) if star else 1, tls)
 
 
 def hosts_option(text: str) -> str:
@@ -207,6 +207,21 @@ def worker_client(hosts: Sequence[DockerHost], worker_id: str | None, *, timeout
         except InfraError as exc:
             errors.append(exc.message)
     raise InfraError("daemon_unreachable", "no Docker host answers: " + "; ".join(errors))
+
+
+def each_client(spec: str | None, *, timeout_s: float = 10) -> Iterator[Any]:
+    """A pinged client of every daemon of the run (each ``--mb-docker-hosts`` URL once, else the local
+    daemon), closed after use; a daemon that does not answer is skipped (housekeeping never stops a run)."""
+    named = parse_hosts(spec) if spec else (local_host(),)
+    for host in {h.url: h for h in named}.values():
+        try:
+            client = connect_host(host, timeout_s=timeout_s)
+        except InfraError:
+            continue
+        try:
+            yield client
+        finally:
+            client.close()
 
 
 @dataclasses.dataclass
@@ -332,9 +347,10 @@ class ImagePolicy:
         return found
 
     def used(self, image_id: str) -> None:
-        """An existing image was reused: record it for LRU."""
+        """An existing image was reused: record it for LRU and evict others over the budget."""
         if self.budget is not None:
             self.budget.touch(image_id)
+            self.budget.enforce(protect={image_id})
 
     def added(self, tag: str, image_id: str) -> None:
         """An image was built here: push it, record it, evict down to the budget (never this one)."""
@@ -364,7 +380,8 @@ def attach_policy(
         client: this host's client.
         url: this host's URL (names its usage file under ``<cache>/image-use/``).
         peers: the other daemons of the run, asked for images this one lacks.
-        registry: ``--mb-registry``; budget: ``--mb-image-budget`` text (``"50G"``).
+        registry: ``--mb-registry``; budget: ``--mb-image-budget`` text (``"50G"``); images touched less
+            than ``MOBILEBENCH_IMAGE_BUDGET_GRACE_S`` seconds ago (default 30) are never evicted.
 
     Returns:
         ``client``. Nothing is attached when there is nothing to do (no peer, registry or budget).
@@ -383,7 +400,10 @@ def attach_policy(
         policy.images = HostImages(client, makers, registry, report)
     if budget:
         usage = cache_root() / "image-use" / f"{host_key(url)}.json"
-        policy.budget = ImageBudget(client, parse_size(budget), usage_file=usage, label=LABEL_LEVEL, progress=report)
+        grace = float(os.environ.get("MOBILEBENCH_IMAGE_BUDGET_GRACE_S") or 30)
+        policy.budget = ImageBudget(
+            client, parse_size(budget), usage_file=usage, label=LABEL_LEVEL, grace_s=grace, progress=report
+        )
     if policy.images is not None or policy.budget is not None:
         setattr(client, HOOKS_ATTR, policy)
     return client

@@ -449,6 +449,7 @@ class ImageBuilder:
         checkout_dir: Path | Callable[[], Path],
         log_dir: Path | None = None,
         unprivileged: bool = False,
+        deps: BuiltImage | None = None,
     ) -> BuiltImage:
         """The instance layer (``mobilebench/inst.<id>:<h12>``).
 
@@ -461,13 +462,16 @@ class ImageBuilder:
                 it, called only then.
             log_dir: where this build's log goes (default: the builder's ``log_dir``).
             unprivileged: tests run as :data:`TEST_USER` (see :func:`instance_dockerfile`).
+            deps: the shared dependency layer (:func:`pytest_mobilebench.runtime.deplayer.ensure_deps`):
+                the image starts from it and skips ``install_command``, which it already ran.
 
         Raises:
             InfraError: ``image_build_failed`` (the install command failed: log attached), ``disk_full``.
         """
-        dockerfile = instance_dockerfile(env.tag, install_command, unprivileged=unprivileged)
+        parent = deps or env
+        dockerfile = instance_dockerfile(parent.tag, "" if deps else install_command, unprivileged=unprivileged)
         tag_hash = content_hash(env.tag, repo, base_commit, install_command)
-        inputs = content_hash("instance", tag_hash, env.image_id, dockerfile)
+        inputs = content_hash("instance", tag_hash, parent.image_id, dockerfile)
         tag = f"mobilebench/inst.{docker_name(instance_id)}:{tag_hash[:12]}"
 
         def context(tar: tarfile.TarFile) -> None:
@@ -625,9 +629,10 @@ class ImageBuilder:
             raise ValueError(f"cache_level must be one of {CACHE_LEVELS}, got {keep_level!r}")
         keep_rank = CACHE_LEVELS.index(keep_level)
         removed: list[str] = []
-        # instance first, then env, then base: children before parents
-        for level in ("instance", "env", "base"):
-            if CACHE_LEVELS.index(level) <= keep_rank:
+        # instance first, then env, then base: children before parents; shared dependency layers
+        # (runtime.deplayer) go with the instance level
+        for level in ("instance", "deps", "env", "base"):
+            if CACHE_LEVELS.index("instance" if level == "deps" else level) <= keep_rank:
                 continue
             filters: dict[str, Any] = {"label": [f"{LABEL_LEVEL}={level}"]}
             if only_run is not None:

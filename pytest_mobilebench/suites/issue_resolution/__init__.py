@@ -509,10 +509,14 @@ class IssueResolutionSuite:
         }
 
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
-        """Once per run, on the controller: remove the Docker images above ``--mb-cache-level``."""
+        """Once per run, on the controller: remove the Docker images above ``--mb-cache-level`` on every
+        daemon of the run (each ``--mb-docker-hosts`` URL, else the local one)."""
+        from pytest_mobilebench.runtime.hosts import each_client
+
         if any(r.get("runtime") == "docker" for r in results):
-            runtime = _docker_runtime(options, run_id=run_id)
-            runtime.cleanup(options.get("mb_cache_level"))  # type: ignore[attr-defined]
+            for client in each_client(options.get("mb_docker_hosts")):
+                runtime = _docker_runtime(options, run_id=run_id, client=client)
+                runtime.cleanup(options.get("mb_cache_level"))  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------------------------- summary
 
