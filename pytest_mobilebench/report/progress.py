@@ -198,7 +198,7 @@ class LiveProgress:
         if self._tr is None or not self._live:
             return
         if self._tty:
-            self._tr.write(line + "\n", flush=True)
+            self._tr.write("\r\x1b[K" + line + "\n", flush=True)  # over pytest's progress letter
         else:
             self._read_workers()
             if getattr(getattr(self._tr, "_tw", None), "width_of_current_line", 0):
