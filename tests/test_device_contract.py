@@ -169,11 +169,13 @@ def test_failure_causes(touched: list, production: list, state: StateOutcome, ca
 def test_policy_classes_of_touched_paths() -> None:
     (rec,) = SUITE.load(CASES / "mobilebench__calc.yaml", read_yaml(CASES / "mobilebench__calc.yaml"))
     classes = classify_paths(rec.record, [F, "src/test/java/com/example/calc/CalculatorTest.java", "build.gradle",
-                                          "build/app/com/example/calc/Calculator.class", "gradle/wrapper/gradle-wrapper.properties"])
+                                          "build/app/com/example/calc/Calculator.class", "gradle/wrapper/gradle-wrapper.properties",
+                                          "README.md"])
     assert classes == {
         "tests": ["src/test/java/com/example/calc/CalculatorTest.java"],
         "build_config": ["build.gradle", "gradle/wrapper/gradle-wrapper.properties"],
         "generated": ["build/app/com/example/calc/Calculator.class"],
+        "docs": ["README.md"],
         "production": [F],
     }
 

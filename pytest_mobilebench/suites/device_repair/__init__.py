@@ -187,10 +187,11 @@ class DeviceRepairSuite:
         pool = ctx.fixture("mb_device_pool")
         if pool is None:
             raise InfraError("no_device", "no device pool: give --mb-devices SERIAL,... or --mb-avd NAME[xN]")
-        return self._on_device(record, candidate, p_t, p_f, pool, ctx, base)
+        owner = f"{ctx.run_id}/{record.instance_id}/{prediction.get('model_name_or_path') or 'unnamed'}"
+        return self._on_device(record, candidate, p_t, p_f, pool, owner, ctx, base)
 
     def _on_device(self, record: DeviceRecord, candidate: flow.Candidate | None, p_t: str, p_f: str, pool: Any,
-                   ctx: EvalContext, base: dict[str, Any]) -> dict[str, Any]:
+                   owner: str, ctx: EvalContext, base: dict[str, Any]) -> dict[str, Any]:
         evidence = ctx.evidence_dir
         timeout = float(ctx.options.get("mb_lease_timeout") or 1800)
         repos = RepoCache(url_template=ctx.options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}",
@@ -198,7 +199,7 @@ class DeviceRepairSuite:
         runtime = _runtime(record, ctx, repos)
         spec = flow.workspace_spec(record, ctx.options, ctx.run_id)
         commands = evidence / "device_commands.log"
-        with pool.repository(record.repo, timeout_s=timeout), pool.lease(f"{ctx.run_id}/{record.instance_id}", timeout_s=timeout) as device:
+        with pool.repository(record.repo, timeout_s=timeout), pool.lease(owner, timeout_s=timeout) as device:
             device.log = lambda line: _append(commands, line)
             runner = flow.StateRunner(record, runtime=runtime, spec=spec, device=device, evidence=evidence,
                                       retries=int(ctx.options.get("mb_device_retries", 2)), progress=ctx.progress)

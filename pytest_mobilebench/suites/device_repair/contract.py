@@ -127,7 +127,7 @@ def classify_target(run: InstrumentationRun, target: str, timed_out: str | None 
     if record.status in (TestStatus.IGNORED, TestStatus.ASSUMPTION_FAILURE):
         return TargetOutcome.SKIPPED, record.status.value
     if is_assertion(record.first_exception):
-        return TargetOutcome.ASSERTION_FAILURE, (record.stack.splitlines() or [""])[0]
+        return TargetOutcome.ASSERTION_FAILURE, _message(record.stack)
     return TargetOutcome.EXCEPTION, f"first exception {record.first_exception or 'unknown'}"
 
 
@@ -170,6 +170,17 @@ def classify_ohos(run: OhosRun, target: str, timed_out: str | None = None) -> tu
         OhosStatus.ERROR: (TargetOutcome.EXCEPTION, test.message),
     }
     return table[test.status]
+
+
+def _message(stack: str, limit: int = 300) -> str:
+    """The exception lines of a stack (before the first ``at`` frame), on one line, at most ``limit`` chars."""
+    lines = []
+    for line in stack.splitlines():
+        if line.lstrip().startswith("at "):
+            break
+        if line.strip():
+            lines.append(line.strip())
+    return " ".join(lines)[:limit]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mobilebench.devices.android import AndroidDevice
-from pytest_mobilebench.patch import parse_patch, split_patch
+from pytest_mobilebench.patch import Artifact, artifact_type, parse_patch, split_patch
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import Runtime, WorkspaceSpec
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
@@ -37,6 +37,8 @@ __all__ = ["Candidate", "StateRunner", "candidate_state", "classify_paths", "gol
            "workspace_spec", "write_patches"]
 
 MAX_RETRIES = 2
+#: toolchain keys of the plan that the runtimes' environment record pins (the others are documentation)
+TOOLCHAIN_PINS = ("jdk", "android_sdk", "build_tools", "gradle")
 
 
 def resolve_patches(record: DeviceRecord, repos: RepoCache) -> tuple[str, str]:
@@ -58,8 +60,9 @@ def _matches(path: str, fragments: Sequence[str]) -> bool:
 
 
 def classify_paths(record: DeviceRecord, paths: Sequence[str]) -> dict[str, list[str]]:
-    """Split touched paths into ``tests``, ``build_config``, ``generated`` and ``production`` (the rest)."""
-    out: dict[str, list[str]] = {"tests": [], "build_config": [], "generated": [], "production": []}
+    """Split touched paths into ``tests``, ``build_config``, ``generated``, ``docs`` (the artifact taxonomy's
+    documentation, :func:`pytest_mobilebench.patch.artifact_type`) and ``production`` (the rest)."""
+    out: dict[str, list[str]] = {"tests": [], "build_config": [], "generated": [], "docs": [], "production": []}
     for path in sorted(set(paths)):
         if record.is_test_path(path):
             out["tests"].append(path)
@@ -67,6 +70,8 @@ def classify_paths(record: DeviceRecord, paths: Sequence[str]) -> dict[str, list
             out["build_config"].append(path)
         elif _matches(path, record.plan.generated):
             out["generated"].append(path)
+        elif artifact_type(path) is Artifact.DOCS:
+            out["docs"].append(path)
         else:
             out["production"].append(path)
     return out
@@ -115,8 +120,8 @@ class StateRunner:
                                         device=self.device, out=out, progress=self.progress)
             self.shadowing = sorted(set(self.shadowing) | set(shadow))
             kind = state_infra_kind(outcome, reference=reference)
-            self.attempts.append({"state": state, "attempt": attempt, "patches_sha256": digest, "infra_kind": kind,
-                                  "folder": out.relative_to(self.evidence).as_posix(), **outcome.to_dict()})
+            self.attempts.append({**outcome.to_dict(), "state": state, "attempt": attempt, "patches_sha256": digest,
+                                  "infra_kind": kind, "folder": out.relative_to(self.evidence).as_posix()})
             atomic_write_json(self.evidence / "attempts.json", self.attempts)
             if kind is None:
                 break
@@ -128,8 +133,9 @@ class StateRunner:
 def workspace_spec(record: DeviceRecord, options: Mapping[str, Any], run_id: str) -> WorkspaceSpec:
     """The runtime's view of a record."""
     url = record.repo_url or repo_url(options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}", record.repo)
+    pins = {k: v for k, v in record.plan.toolchain.items() if k in TOOLCHAIN_PINS}
     return WorkspaceSpec(instance_id=record.instance_id, repo=record.repo, base_commit=record.base_commit,
-                         repo_url=url, environment={"framework": record.platform, **record.plan.toolchain}, run_id=run_id)
+                         repo_url=url, environment={"framework": record.platform, **pins}, run_id=run_id)
 
 
 def gold_states(runner: StateRunner, p_t: str, p_f: str) -> tuple[StateOutcome, StateOutcome | None]:

@@ -26,7 +26,7 @@ def agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     models = sorted({str(r.get("model_name_or_path", "")) for r in rows})
     by_task: dict[str, dict[str, bool]] = defaultdict(dict)
     for r in rows:
-        by_task[str(r["instance_id"])][str(r.get("model_name_or_path", ""))] = bool(r.get("passed"))
+        by_task[str(r.get("instance_id", ""))][str(r.get("model_name_or_path", ""))] = bool(r.get("passed"))
     tasks = {t: v for t, v in by_task.items() if len(v) == len(models)}
     if len(models) < 2 or not tasks:
         return {"models": models, "tasks": len(tasks), "fleiss_kappa": None,
