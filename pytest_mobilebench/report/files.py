@@ -20,6 +20,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            os.fchmod(fh.fileno(), 0o644)  # an output file, readable by a CI artifact server (mkstemp gives 0600)
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())

@@ -322,12 +322,11 @@ def render_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
 
 def write_run_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
                    reports_dir: Path, *, summary_path: Path | None = None) -> Path:
-    """Write ``<reports_dir>/<run_id>/index.html`` (mode 0644, atomically) and return its path."""
+    """Write ``<reports_dir>/<run_id>/index.html`` (atomically, mode 0644) and return its path."""
     from pytest_mobilebench.report.files import atomic_write_text
 
     page_dir = reports_dir / str(summary["run_id"])
     page_dir.mkdir(parents=True, exist_ok=True)
     path = page_dir / PAGE_NAME
     atomic_write_text(path, render_page(summary, results, suites, page_dir, reports_dir, summary_path=summary_path))
-    os.chmod(path, 0o644)
     return path
