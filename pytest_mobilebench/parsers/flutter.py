@@ -156,9 +156,10 @@ class _Reader:
             streams.append(_Stream())
         stream = streams[-1]
         stream.events += 1
-        handler = getattr(self, f"_on_{kind}", None) if kind in ("suite", "testStart", "error", "testDone") else None
-        if handler is not None:
-            handler(stream, lineno, event)
+        handlers = {"suite": self._on_suite, "testStart": self._on_test_start, "error": self._on_error,
+                    "testDone": self._on_test_done}
+        if kind in handlers:
+            handlers[kind](stream, lineno, event)
         elif kind == "done":
             stream.done = True
 
@@ -181,7 +182,7 @@ class _Reader:
             return
         stream.suites[suite_id] = path
 
-    def _on_testStart(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:
+    def _on_test_start(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:
         info = _obj(event.get("test"))
         test_id, name = _key(info.get("id")), info.get("name")
         if test_id is None or test_id in stream.tests or not isinstance(name, str):
@@ -210,7 +211,7 @@ class _Reader:
         if test.state is not None:  # error after completion: failed, and visible
             test.state, test.hidden = TestState.FAIL, False
 
-    def _on_testDone(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:
+    def _on_test_done(self, stream: _Stream, lineno: int, event: dict[str, Any]) -> None:
         test = self._test(stream, lineno, event)
         if test is None:
             return
