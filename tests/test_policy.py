@@ -187,6 +187,8 @@ def test_flutter_configuration_overrides_and_shadow_packages() -> None:
         "changed dependency_overrides of pubspec.yaml"
     ]
     assert _review(FLUTTER, _new("fake/pubspec.yaml", "name: flutter_test")).violations
+    nested = _new("packages/a/pubspec.yaml", "name: a", "dependency_overrides:", "  test:", "    path: ../../fake")
+    assert _review(FLUTTER, nested).violations == ["changed dependency_overrides of packages/a/pubspec.yaml"]
     assert _review(FLUTTER, _new(".dart_tool/package_config.json", "{}")).tools
 
 

@@ -12,7 +12,8 @@ A Dart compile error in production code (``lib/``) makes every test file that im
 Test files: ``*_test.dart`` anywhere and every file under a ``test/``, ``test_driver/`` or
 ``integration_test/`` folder (helpers and fixtures there are test code). Runner configuration:
 ``flutter_test_config.dart`` anywhere, ``dart_test.yaml``, ``pubspec_overrides.yaml``, a changed
-``dependency_overrides`` section of a ``pubspec.yaml``, and a package that names itself like a test
+``dependency_overrides`` section of the root ``pubspec.yaml`` (compared parsed) or a line opening one in
+another package's ``pubspec.yaml``, and a package that names itself like a test
 package (``name: test``, ``flutter_test`` ...). Tools: ``.dart_tool/``, ``.pub-cache/``, ``build/``,
 ``.fvm/``, ``.flutter-plugins*``, ``.packages``, ``.metadata``.
 """
@@ -161,6 +162,10 @@ class Flutter:
                 findings.append(f"changed Flutter test configuration {path}")
             if path == "pubspec.yaml" and _overrides(before.get(path)) != _overrides(after.get(path)):
                 findings.append("changed dependency_overrides of pubspec.yaml")
+            if base == "pubspec.yaml" and path != "pubspec.yaml" and any(
+                line.startswith("dependency_overrides:") for line in (*change.added_lines, *change.removed_lines)
+            ):
+                findings.append(f"changed dependency_overrides of {path}")
             if base == "pubspec.yaml":
                 names = [m.group(1) for line in change.added_lines for m in [_NAME_LINE.match(line)] if m]
                 findings += [f"{path} names its package {n!r}, shadowing a test package" for n in names
