@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_mobilebench.report.headline import rate_block
+
 __all__ = ["fmt_rate", "headline_lines", "printable"]
 
 #: C0 / C1 control characters and DEL, which includes ESC (ANSI sequences), CR (overprinting) and BS.
@@ -58,9 +60,9 @@ def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_p
         lines.extend(_suite_lines(name, block))
     if len(summary.get("by_model", {})) > 1:
         for model, row in summary["by_model"].items():
-            lines.append(f"  model {printable(model)}: {row['resolved']}/{row['total'] - row['infra_errors']} passed "
-                         f"over eligible ({row['resolution_rate']:.3f}), infra errors {row['infra_errors']}, "
-                         f"cached {row['cached']}")
+            eligible = rate_block(row["resolved"], row["total"] - row["infra_errors"])
+            lines.append(f"  model {printable(model)}: passed {fmt_rate(eligible)} over eligible, "
+                         f"infra errors {row['infra_errors']}, cached {row['cached']}")
     if summary.get("interrupted"):
         lines.append("the run was interrupted: items not run are counted in 'not run' (re-run to resume)")
     if summary.get("invalid_instances"):
