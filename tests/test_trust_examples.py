@@ -207,11 +207,14 @@ def test_docker_kill_mid_test_is_infra_and_never_cached(tmp_path: Path) -> None:
     def kill_when_testing() -> None:
         while not stop.is_set():
             for entry in client.api.containers(filters={"label": f"mobilebench.run_id={run_id}"}):
-                top = client.api.top(entry["Id"])
-                if any("jest" in " ".join(p) for p in top.get("Processes") or []):
-                    time.sleep(2)
-                    client.api.kill(entry["Id"])
-                    return
+                try:
+                    top = client.api.top(entry["Id"])
+                    if any("jest" in " ".join(p) for p in top.get("Processes") or []):
+                        time.sleep(2)  # the tests are running (busy for a minute)
+                        client.api.kill(entry["Id"])
+                        return
+                except docker.errors.APIError:
+                    continue  # a container between start and stop
             time.sleep(0.5)
 
     killer = threading.Thread(target=kill_when_testing, daemon=True)
