@@ -66,3 +66,28 @@ def test_a_full_reports_disk_keeps_the_previous_summary(tmp_path: Path) -> None:
         assert sorted(p.name for p in disk.iterdir()) == ["filler", "summary.json"]  # no temporary file left
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_sweep_takes_only_containers_of_dead_runs() -> None:
+    import socket
+    import time
+
+    from pytest_mobilebench.runtime.docker import LABEL_OWNER, _sweepable, owner_label
+    from pytest_mobilebench.runtime.images import LABEL_RUN
+
+    me = owner_label()
+    dead = f"{socket.gethostname()}:999999:1"
+    other_host = "elsewhere:1:1"
+    old, new = time.time() - 3600, time.time()
+
+    def entry(owner: str | None, state: str = "exited", created: float = old, run: str = "r") -> dict:
+        labels = {LABEL_RUN: run, **({LABEL_OWNER: owner} if owner is not None else {})}
+        return {"Labels": labels, "State": state, "Created": created}
+
+    assert not _sweepable(entry(me), own=me, run_id=None)  # this process's own
+    assert not _sweepable(entry(owner_label(os.getppid())), own=me, run_id=None)  # a live process (the parent)
+    assert _sweepable(entry(dead), own=me, run_id=None)  # its process is gone
+    assert not _sweepable(entry(other_host), own=me, run_id=None)  # unknown: another host
+    assert _sweepable(entry(None), own=me, run_id=None)  # ownerless build step, stopped an hour ago
+    assert not _sweepable(entry(None, created=new), own=me, run_id=None)  # maybe a live build's step
+    assert not _sweepable(entry(None, state="running"), own=me, run_id=None)
