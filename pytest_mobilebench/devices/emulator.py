@@ -10,6 +10,7 @@ processes started here are ever stopped: a device the harness did not start is n
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import subprocess
 import time
@@ -21,11 +22,12 @@ from pytest_mobilebench.devices.android import AndroidDevice, DeviceError
 
 __all__ = ["Emulator", "EmulatorSet", "emulator_command", "parse_avd_spec"]
 
-_AVD_RE: Final = re.compile(r"^([A-Za-z0-9._-]+)(?:x([1-9][0-9]*))?$")
+_AVD_RE: Final = re.compile(r"^([A-Za-z0-9._-]+?)(?:x([1-9][0-9]*))?$")
 
 
 def parse_avd_spec(text: str) -> list[str]:
-    """``"Pixel_API_30x2"`` -> ``["Pixel_API_30", "Pixel_API_30"]``; comma-separated specs are joined.
+    """``"Pixel_API_30x2"`` -> ``["Pixel_API_30", "Pixel_API_30"]``; comma-separated specs are joined. A
+    trailing ``x<digits>`` is always read as the count (an AVD whose name ends so must be given as ``NAMEx1``).
 
     Raises:
         ValueError: a spec is not ``NAME`` or ``NAMExN`` (N >= 1).
@@ -65,6 +67,8 @@ class EmulatorSet:
         avds: one AVD name per instance.
         connect: ``serial -> AndroidDevice``.
         adb: runs the adb client with the given arguments (``emu kill``) against the session's server.
+        adb_port: the session's adb server port, given to each emulator as ``ANDROID_ADB_SERVER_PORT`` so it
+            registers with that server (``host:emulator:<port>``).
         binary: the ``emulator`` executable.
         port_base: first console port (even); instance i gets ``port_base + 2 i``.
         log_dir: each emulator's output goes to ``emulator-P.log`` there.
@@ -72,7 +76,7 @@ class EmulatorSet:
 
     def __init__(self, avds: Sequence[str], *, connect: Callable[[str], AndroidDevice],
                  adb: Callable[..., object], binary: str = "emulator", port_base: int = 5554,
-                 log_dir: Path) -> None:
+                 log_dir: Path, adb_port: int = 5037) -> None:
         if port_base % 2:
             raise ValueError(f"emulator port base must be even, got {port_base}")
         self.avds = list(avds)
@@ -81,6 +85,7 @@ class EmulatorSet:
         self.binary = binary
         self.port_base = port_base
         self.log_dir = log_dir
+        self.adb_port = adb_port
         self.running: list[Emulator] = []
 
     def start(self, *, boot_timeout_s: float, settle_s: float = 2.0) -> list[str]:
@@ -96,7 +101,8 @@ class EmulatorSet:
                 port = self.port_base + 2 * i
                 with (self.log_dir / f"emulator-{port}.log").open("ab") as log:
                     proc = subprocess.Popen(emulator_command(self.binary, avd, port), stdout=log,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                            env={**os.environ, "ANDROID_ADB_SERVER_PORT": str(self.adb_port)})
                 self.running.append(Emulator(avd, port, proc))
             for emu in self.running:
                 self._wait(emu, boot_timeout_s, settle_s)

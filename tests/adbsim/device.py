@@ -176,7 +176,7 @@ class _Reader:
 class SimDevice:
     """A simulated device listening on ``127.0.0.1:port``; ``serial`` is ``"127.0.0.1:port"``."""
 
-    def __init__(self, workdir: Path, script: Script | None = None, *, name: str = "sim") -> None:
+    def __init__(self, workdir: Path, script: Script | None = None, *, name: str = "sim", port: int = 0) -> None:
         self.script = script or Script()
         self.workdir = workdir
         self.name = name
@@ -190,7 +190,7 @@ class SimDevice:
         self.scripted_calls = 0
         self.started = time.monotonic()
         self._lock = threading.Lock()
-        self._server = socket.create_server(("127.0.0.1", 0))
+        self._server = socket.create_server(("127.0.0.1", port))
         self.port = self._server.getsockname()[1]
         self.serial = f"127.0.0.1:{self.port}"
         self._runner = compile_runner(workdir.parent / ".runner-cache")

@@ -75,6 +75,7 @@ def make_pool(options: dict[str, Any], *, worker_index: int = 0, log_dir: Path) 
         base = int(options.get("mb_emulator_port_base") or 5554) + 2 * len(avds) * worker_index
         emulators = EmulatorSet(
             avds, connect=connect, binary=str(options.get("mb_emulator") or "emulator"), port_base=base, log_dir=log_dir,
+            adb_port=port,
             adb=lambda *args: subprocess.run(["adb", "-H", host, "-P", str(port), *args], capture_output=True, timeout=60),
         )
         serials += emulators.start(boot_timeout_s=float(options.get("mb_boot_timeout") or 600))
