@@ -89,6 +89,8 @@ def test_every_suite_gets_its_plots_and_headline(tmp_path: Path) -> None:
     assert text.count("<svg") == len(expected)
     assert "NavPassRate" in text and "build pass" in text and "Resolution rate" in text
     assert page == tmp_path / "reports" / "run-1" / "index.html"
+    by_repo = text.split('id="plot-issue_resolution-by_repository"')[1].split("</figure>")[0]
+    assert ">m1<" in by_repo and ">m2<" in by_repo  # models side by side, named in the legend
     assert stat.S_IMODE(os.stat(page).st_mode) == 0o644
 
 
