@@ -10,7 +10,10 @@ import pytest
 
 from pytest_mobilebench.devices import harmony, ios
 from pytest_mobilebench.parsers import ParseError
-from pytest_mobilebench.suites.device_repair.contract import TargetOutcome, classify_xcresult
+from pytest_mobilebench.suites.device_repair.contract import (
+    TargetOutcome,
+    classify_xcresult,
+)
 
 PLAN = ios.IosPlan(scheme="Calc", destination="platform=iOS Simulator,id=6F0B1E7A-0000-4000-8000-000000000001",
                    derived_data="/tmp/dd", workspace="Calc.xcworkspace")

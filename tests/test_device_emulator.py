@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from adbsim import AdbServer, SimDevice, adb_available
+
 from pytest_mobilebench.devices.android import DeviceError
 from pytest_mobilebench.devices.emulator import emulator_command, parse_avd_spec
 from pytest_mobilebench.devices.pool import DevicePool, parse_serials
-from pytest_mobilebench.suites.device_repair.fixtures import adb_server_address, make_pool
+from pytest_mobilebench.suites.device_repair.fixtures import (
+    adb_server_address,
+    make_pool,
+)
 
 TESTS = Path(__file__).resolve().parent
 PORT_BASE = 5580  # inside the range (5554-5585) the adb server scans for emulators
@@ -50,13 +53,11 @@ def test_lease_is_exclusive_and_times_out(tmp_path: Path) -> None:
     other = DevicePool(["s1"], Dev, tmp_path / "locks")  # type: ignore[arg-type]  # another worker, same lock dir
     with pool.repository("a/b", timeout_s=1), pool.lease("item-1", timeout_s=1) as dev:
         assert dev.serial == "s1"
-        with pytest.raises(DeviceError, match="no free device") as err:
-            with other.lease("item-2", timeout_s=0.3):
-                pass
+        with pytest.raises(DeviceError, match="no free device") as err, other.lease("item-2", timeout_s=0.3):
+            pass
         assert err.value.kind == "lease_timeout"
-        with pytest.raises(DeviceError, match="repository lock"):
-            with other.repository("a/b", timeout_s=0.3):
-                pass
+        with pytest.raises(DeviceError, match="repository lock"), other.repository("a/b", timeout_s=0.3):
+            pass
         with other.repository("c/d", timeout_s=0.3):  # another repository is free
             pass
     with other.lease("item-2", timeout_s=1):

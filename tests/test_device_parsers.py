@@ -11,7 +11,11 @@ from __future__ import annotations
 import pytest
 
 from pytest_mobilebench.parsers import get_parser
-from pytest_mobilebench.parsers.instrumentation import TestStatus, first_exception, parse_instrumentation
+from pytest_mobilebench.parsers.instrumentation import (
+    TestStatus,
+    first_exception,
+    parse_instrumentation,
+)
 from pytest_mobilebench.parsers.ohos import OhosStatus, parse_ohos
 from pytest_mobilebench.parsers.xcresult import XcStatus, parse_legacy, parse_tests_json
 from pytest_mobilebench.states import TestState

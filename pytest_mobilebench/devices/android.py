@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
-import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -264,7 +263,7 @@ def _read_shell_v2(conn: Any, *, start: float, wall_s: float, no_output_s: float
         conn.conn.settimeout(max(0.05, min(1.0, wall_s - (now - start), no_output_s - (now - last))))
         try:
             data = conn.conn.recv(65536)
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             continue
         if not data:
             return b"".join(chunks).decode("utf-8", "replace"), None, None

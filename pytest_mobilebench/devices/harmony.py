@@ -16,9 +16,9 @@ from typing import Final
 __all__ = ["HarmonyPlan", "aa_test", "build_app", "build_test", "infra_kind_of", "install", "uninstall"]
 
 _INFRA: Final = (
-    (re.compile(r"\[Fail\]\[E00\d+\].*(not found|connect)|\[Empty\]|device not found|ExecuteCommand need connect-key", re.I), "device_offline"),
-    (re.compile(r"error: failed to install bundle|install failed|\[Fail\].*install", re.I), "install_failed"),
-    (re.compile(r"error: (ability|bundle) .* (not exist|not found)|failed to start user test", re.I), "instrumentation_failed"),
+    (re.compile(r"\[Fail\]\[E00\d+\].*(not found|connect)|\[Empty\]|device not found|ExecuteCommand need connect-key", re.IGNORECASE), "device_offline"),
+    (re.compile(r"error: failed to install bundle|install failed|\[Fail\].*install", re.IGNORECASE), "install_failed"),
+    (re.compile(r"error: (ability|bundle) .* (not exist|not found)|failed to start user test", re.IGNORECASE), "instrumentation_failed"),
 )
 
 

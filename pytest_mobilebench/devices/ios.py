@@ -23,10 +23,10 @@ __all__ = ["IosPlan", "build_for_testing", "infra_kind_of", "read_results", "tes
 
 #: (pattern in xcodebuild's output, infrastructure kind), first match wins
 _INFRA: Final = (
-    (re.compile(r"Code ?Sign(ing)? Error|requires a development team|No signing certificate|No profiles for", re.I), "signing_failed"),
-    (re.compile(r"Unable to find a (destination|device) matching", re.I), "destination_unavailable"),
-    (re.compile(r"Unable to boot (the )?(device|Simulator)|Failed to boot|Simulator device failed to launch", re.I), "simulator_boot_failed"),
-    (re.compile(r"Early unexpected exit, operation never finished bootstrapping", re.I), "app_crash"),
+    (re.compile(r"Code ?Sign(ing)? Error|requires a development team|No signing certificate|No profiles for", re.IGNORECASE), "signing_failed"),
+    (re.compile(r"Unable to find a (destination|device) matching", re.IGNORECASE), "destination_unavailable"),
+    (re.compile(r"Unable to boot (the )?(device|Simulator)|Failed to boot|Simulator device failed to launch", re.IGNORECASE), "simulator_boot_failed"),
+    (re.compile(r"Early unexpected exit, operation never finished bootstrapping", re.IGNORECASE), "app_crash"),
 )
 
 Runner = Callable[[Sequence[str], float], tuple[int | None, str]]
@@ -34,7 +34,7 @@ Runner = Callable[[Sequence[str], float], tuple[int | None, str]]
 
 def _subprocess(argv: Sequence[str], timeout_s: float) -> tuple[int | None, str]:
     try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s)
+        done = subprocess.run(list(argv), check=False, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return None, out

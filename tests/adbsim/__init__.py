@@ -38,7 +38,7 @@ class AdbServer:
 
     def adb(self, *args: str, timeout: float = 30) -> str:
         """Run the adb client against this server; returns stdout + stderr."""
-        done = subprocess.run(["adb", "-P", str(self.port), *args], capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(["adb", "-P", str(self.port), *args], check=False, capture_output=True, text=True, timeout=timeout)
         return done.stdout + done.stderr
 
     def connect(self, device: SimDevice, *, wait_state: str | None = "device", timeout: float = 20) -> str:
@@ -55,4 +55,4 @@ class AdbServer:
 
     def close(self) -> None:
         """Kill the server."""
-        subprocess.run(["adb", "-P", str(self.port), "kill-server"], capture_output=True, timeout=30)
+        subprocess.run(["adb", "-P", str(self.port), "kill-server"], check=False, capture_output=True, timeout=30)

@@ -22,11 +22,22 @@ from pytest_mobilebench.predictions import GOLD_PATCH
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError, Runtime
 from pytest_mobilebench.runtime.repos import RepoCache
-from pytest_mobilebench.suites.base import Column, EvalContext, LoadedRecord, ManifestError, Option
+from pytest_mobilebench.suites.base import (
+    Column,
+    EvalContext,
+    LoadedRecord,
+    ManifestError,
+    Option,
+)
 from pytest_mobilebench.suites.device_repair import flow
 from pytest_mobilebench.suites.device_repair.contract import Reason
 from pytest_mobilebench.suites.device_repair.grading import grade_evidence
-from pytest_mobilebench.suites.device_repair.records import DeviceRecord, canonical_bytes, load_manifest, record_hash
+from pytest_mobilebench.suites.device_repair.records import (
+    DeviceRecord,
+    canonical_bytes,
+    load_manifest,
+    record_hash,
+)
 from pytest_mobilebench.suites.device_repair.summary import K_VALUES, summarize
 
 __all__ = ["SUITE", "DeviceRepairSuite"]
@@ -116,7 +127,7 @@ class DeviceRepairSuite:
 
     def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
         """No dataset dialect: records come from YAML manifests only."""
-        return None
+        return
 
     def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
         """The record's content hash (evidence is reused only for the same record bytes)."""

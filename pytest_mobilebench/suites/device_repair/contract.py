@@ -18,7 +18,11 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pytest_mobilebench.parsers.instrumentation import InstrumentationRun, TestStatus, is_assertion
+from pytest_mobilebench.parsers.instrumentation import (
+    InstrumentationRun,
+    TestStatus,
+    is_assertion,
+)
 from pytest_mobilebench.parsers.ohos import OhosRun, OhosStatus
 from pytest_mobilebench.parsers.xcresult import XcStatus, XcTest, is_assertion_message
 

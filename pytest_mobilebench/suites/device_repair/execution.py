@@ -27,7 +27,10 @@ from pytest_mobilebench.devices.android import AndroidDevice, DeviceError, Requi
 from pytest_mobilebench.parsers.instrumentation import parse_instrumentation
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import Runtime, Workspace, WorkspaceSpec
-from pytest_mobilebench.suites.device_repair.contract import StateOutcome, classify_target
+from pytest_mobilebench.suites.device_repair.contract import (
+    StateOutcome,
+    classify_target,
+)
 from pytest_mobilebench.suites.device_repair.records import DeviceRecord
 
 __all__ = ["Patch", "outcome_from_dir", "run_state", "shadowing_entries"]

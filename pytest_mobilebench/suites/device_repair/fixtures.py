@@ -34,7 +34,7 @@ def adb_server_address(value: str | None) -> tuple[str, int]:
         ValueError: not one of those forms.
     """
     text = (value or os.environ.get("ADB_SERVER_SOCKET") or "127.0.0.1:5037").strip()
-    text = text[4:] if text.startswith("tcp:") else text
+    text = text.removeprefix("tcp:")
     host, _, port = text.rpartition(":")
     if not port.isdigit():
         raise ValueError(f"adb server address {value!r}: expected HOST:PORT, tcp:HOST:PORT or tcp:PORT")
@@ -76,7 +76,7 @@ def make_pool(options: dict[str, Any], *, worker_index: int = 0, log_dir: Path) 
         emulators = EmulatorSet(
             avds, connect=connect, binary=str(options.get("mb_emulator") or "emulator"), port_base=base, log_dir=log_dir,
             adb_port=port,
-            adb=lambda *args: subprocess.run(["adb", "-H", host, "-P", str(port), *args], capture_output=True, timeout=60),
+            adb=lambda *args: subprocess.run(["adb", "-H", host, "-P", str(port), *args], check=False, capture_output=True, timeout=60),
         )
         serials += emulators.start(boot_timeout_s=float(options.get("mb_boot_timeout") or 600))
     if not serials:

@@ -20,12 +20,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
 
-__all__ = ["DeviceRecord", "ExecutionPlan", "canonical_bytes", "load_manifest", "record_hash", "TARGET_RE"]
+__all__ = ["TARGET_RE", "DeviceRecord", "ExecutionPlan", "canonical_bytes", "load_manifest", "record_hash"]
 
 #: ``pkg.Class#method`` (Android / JVM), ``Target/Class/method`` (iOS) or ``Suite#it`` (Hypium).
 TARGET_RE = re.compile(r"^[A-Za-z_$][\w$.]*#[^\s#]+$|^[A-Za-z_][\w]*/[A-Za-z_][\w]*/[A-Za-z_][\w]*$")
@@ -209,7 +216,7 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
     data, path = doc.data, doc.path
     unknown = set(data) - _SHARED - {"suite", "instances"}
     if unknown:
-        key = sorted(unknown)[0]
+        key = min(unknown)
         return [ManifestError(path, f"unknown top-level key(s): {', '.join(sorted(unknown))}", line=doc.line_of(key), field=key)]
     entries = data.get("instances")
     if not isinstance(entries, list) or not entries:

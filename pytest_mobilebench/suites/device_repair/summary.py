@@ -13,7 +13,14 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_mobilebench.metrics import changed_lines_bin, fleiss_kappa, mean, pass_at_1, stratify, wilson_interval
+from pytest_mobilebench.metrics import (
+    changed_lines_bin,
+    fleiss_kappa,
+    mean,
+    pass_at_1,
+    stratify,
+    wilson_interval,
+)
 
 __all__ = ["K_VALUES", "agreement", "summarize"]
 
