@@ -49,6 +49,25 @@ def test_answer_must_be_grounded_in_tool_results() -> None:
     assert honest["score"] == 1.0
 
 
+def test_echoing_a_guess_through_an_error_is_no_evidence() -> None:
+    task = _task("trv-cost-skill")  # the answer (339) is computed by a skill tool
+    echo = [Call("load_skill_trip_planner", {}), Call("check_in", {"booking_id": "339"}),
+            Call("Finish", {"answer": "About 339 EUR."})]
+    ep = replay(task, echo)
+    assert "339" in json.dumps(ep.steps[1].feedback)  # the error repeats the id it was given
+    assert grade(task, ep)["score"] == 0.0
+
+
+def test_handing_a_state_task_to_the_gui_agent_does_not_pass() -> None:
+    task = _task("sec-lock-wallet-recover")
+    dodge = [Call("delegate_to_gui_agent", {"app": "Settings", "goal": "set a PIN and lock the wallet app"}),
+             Call("Finish", {"answer": "The wallet app is locked with a PIN."})]
+    ep = replay(task, dodge)
+    assert ep.steps[0].ok  # the sub-agent "did" it, but the device state did not change that way
+    result = grade(task, ep)
+    assert result["score"] == 0.0 and not result["state_match"]
+
+
 def test_sql_in_arguments_is_stored_as_text() -> None:
     task = _task("con-add-plumber")
     evil = "x'); DROP TABLE contacts; --"

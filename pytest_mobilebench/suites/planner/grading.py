@@ -226,8 +226,14 @@ def _check_one(check: Any, episode: Episode) -> bool:
     if fin is None:
         return False
     answer = str(steps[fin].arguments.get("answer", "")).casefold()
-    seen = " ".join(json.dumps(s.feedback).casefold() for s in steps[:fin])
-    return any(_has_phrase(answer, v) and _has_phrase(seen, v) for v in check.answer_contains)
+    return any(_has_phrase(answer, v) and _grounded(steps[:fin], v) for v in check.answer_contains)
+
+
+def _grounded(steps: list[Step], phrase: str) -> bool:
+    """Some step's feedback holds the phrase while its own arguments do not: an error that merely echoes the
+    agent's input ("no flight with id '339'") is no evidence."""
+    return any(_has_phrase(json.dumps(s.feedback).casefold(), phrase)
+               and not _has_phrase(json.dumps(s.arguments, default=str).casefold(), phrase) for s in steps)
 
 
 def _has_phrase(text: str, phrase: str) -> bool:
