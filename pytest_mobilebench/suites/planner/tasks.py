@@ -71,7 +71,7 @@ class Check(pydantic.BaseModel):
     hand-off, values as in :class:`CallSpec`); ``asked_user``: ``before_write`` = ``ask_user`` succeeded before
     the first successful write; ``called``: a successful call matching the spec; ``answer_contains``: the
     ``Finish`` answer contains one of the strings AND that string occurred in an earlier tool result (error
-    feedback included: "already done" is evidence).
+    feedback included: "already done" is evidence) whose call's own arguments do not contain it.
     """
 
     model_config = _Strict
