@@ -72,9 +72,6 @@ COLUMNS = (
 
 MARKERS = {
     "device_repair": "on-device repair records (AppEval protocol)",
-    "android": "Android platform",
-    "ios": "iOS platform",
-    "harmonyos": "HarmonyOS platform",
     "issue": "record constructed from a real issue",
     "mutation": "record constructed by a controlled mutation",
     "easy": "difficulty easy",

@@ -234,7 +234,8 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
         except ValidationError as exc:
             out.append(_error(exc, doc, index, instance_id))
             continue
-        markers = ["device_repair", record.platform, record.construction] + ([record.difficulty] if record.difficulty else [])
+        # no plain platform marker: `-m android` selects issue-resolution records of the android framework
+        markers = ["device_repair", record.construction] + ([record.difficulty] if record.difficulty else [])
         out.append(LoadedRecord(suite="device_repair", instance_id=record.instance_id, source=path, line=line,
                                 record=record, group=record.repo, markers=tuple(markers)))
     return out
