@@ -197,3 +197,9 @@ def test_a_tracked_source_folder_called_build_is_project_source() -> None:
     assert _review(RN, change).tools  # untracked under build/: an output
     assert not _review(RN, change, tracked=["scripts/build/release.sh"]).tools
     assert _review(RN, _diff("node_modules/jest/bin.js", "a", "b"), tracked=["node_modules/jest/bin.js"]).tools
+
+
+def test_folder_options_of_jest_do_not_watch_the_sources() -> None:
+    config = {"jest.config.js": b"module.exports = { roots: ['<rootDir>/src'], setupFiles: ['<rootDir>/jest/setup'] };"}
+    assert _review(RN, _diff("src/index.js", "a", "b"), config).violations == []
+    assert _review(RN, _diff("jest/setup.js", "a", "b"), config).violations

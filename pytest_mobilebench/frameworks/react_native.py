@@ -112,16 +112,26 @@ def _test_patterns(files: Mapping[str, bytes]) -> tuple[tuple[str, ...], tuple[s
     return (tuple(match) or DEFAULT_TEST_MATCH, tuple(regexes))
 
 
+#: Jest options whose values name files that run inside the test process or shape its report.
+FILE_KEYS: Final[tuple[str, ...]] = (
+    "setupFiles", "setupFilesAfterEnv", "globalSetup", "globalTeardown", "testEnvironment", "snapshotResolver",
+    "testResultsProcessor", "testRunner", "runner", "resolver", "testSequencer", "reporters", "transform",
+    "moduleNameMapper", "watchPlugins", "dependencyExtractor", "preset",
+)  # fmt: skip
+_JS_VALUE: Final = r"""\s*:\s*(\[[^\]]*\]|\{[^}]*\}|(['"`])(?:\\.|(?!\2).)*\2)"""
+
+
 def _named_files(files: Mapping[str, bytes]) -> set[str]:
-    """Repository files a jest configuration names (``<rootDir>/x``, ``./x``), normalised, extension kept
-    as written (see :func:`_names_file`)."""
-    values = [s for c in _json_configs(files) for s in strings_in(dict(c))]
-    values += [m.group(2) for t in _js_config_texts(files) for m in _STRING_LITERAL.finditer(t)]
-    out = set()
-    for v in values:
-        if v.startswith(("<rootDir>/", "./")) and "*" not in v:
-            out.add(posixpath.normpath(v.replace("<rootDir>/", "")))
-    return out
+    """Repository files the jest configuration names under :data:`FILE_KEYS` (``<rootDir>/x`` or ``./x``),
+    normalised, extension kept as written (see :func:`_names_file`). ``roots`` and other folder options are
+    not file names and are left out."""
+    values = [s for c in _json_configs(files) for key in FILE_KEYS for s in strings_in(c.get(key))]
+    for text in _js_config_texts(files):
+        for key in FILE_KEYS:
+            for value in re.finditer(r"\b" + key + _JS_VALUE, text):
+                values += [m.group(2) for m in _STRING_LITERAL.finditer(value.group(1))]
+    return {posixpath.normpath(v.replace("<rootDir>/", "")) for v in values
+            if v.startswith(("<rootDir>/", "./")) and "*" not in v}  # fmt: skip
 
 
 def _names_file(named: set[str], path: str) -> bool:
