@@ -203,3 +203,16 @@ def test_folder_options_of_jest_do_not_watch_the_sources() -> None:
     config = {"jest.config.js": b"module.exports = { roots: ['<rootDir>/src'], setupFiles: ['<rootDir>/jest/setup'] };"}
     assert _review(RN, _diff("src/index.js", "a", "b"), config).violations == []
     assert _review(RN, _diff("jest/setup.js", "a", "b"), config).violations
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'testImplementation("junit:junit:4.13.2")',
+        'testInstrumentationRunner = "androidx.test.runner.AndroidJUnitRunner"',
+        "jacocoTestReport { reports { xml.required = true } }",
+        'implementation(project(":core:testing"))',
+    ],
+)
+def test_ordinary_gradle_lines_are_not_runner_configuration(line: str) -> None:
+    assert _review(ANDROID, _diff("app/build.gradle.kts", "// x", line)).violations == []

@@ -688,8 +688,8 @@ def compile_failed_modules(output: str, modules: Iterable[str]) -> CompileFailur
 _GRADLE_TEST_LINE: Final = re.compile(
     r"\b(testOptions|unitTests|ignoreFailures|testLogging|failFast|maxParallelForks|excludeTestsMatching|"
     r"includeTestsMatching|isIncludeAndroidResources|isReturnDefaultValues|dependencySubstitution|eachDependency|"
-    r"useTarget|substitute|testInstrumentationRunner|useJUnitPlatform|useJUnit|beforeTest|afterTest|afterSuite|"
-    r"onOutput|taskGraph|testClassesDirs|reports\s*\{)\b"
+    r"useTarget|substitute|useJUnitPlatform|useJUnit|beforeTest|afterTest|afterSuite|onOutput|taskGraph|"
+    r"testClassesDirs)\b"
     r"|tasks\s*\.\s*(withType|named|register|getByName|findByName|getByPath|matching|configureEach|all)\b"
     r"[^\n]*\b(Test\b|test\w*)|tasks\s*\.\s*test\b|^\s*test\s*\{|\bfilter\s*\{|whenTaskAdded"
 )
