@@ -167,6 +167,10 @@ class _Ctx:
     def progress(self, message: str) -> None:
         pass
 
+    def fixture(self, name: str) -> Any:
+        assert name == "mb_browser"
+        return self.resource(name, nav.launch_browser, nav.close_browser)
+
 
 def test_suite_evaluate_prebuilt_and_summarize(tmp_path: Path) -> None:
     full = SUITE.load(CASE, yaml.safe_load(CASE.read_text(encoding="utf-8")))[0]
