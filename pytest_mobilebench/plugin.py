@@ -117,6 +117,8 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     group.addoption("--mb-reports-dir", default="reports", help="root of evidence folders and the result cache")
     group.addoption("--mb-run-id", default=None, help="run id (default: UTC timestamp + random suffix)")
     group.addoption("--mb-rerun", action="store_true", help="ignore cached results and evaluate again")
+    group.addoption("--mb-regrade", default=None, metavar="RUN_DIR",
+                    help="re-grade the run in RUN_DIR (<reports>/<run_id>) from its evidence; runs nothing")
 
     def declare(suite: Suite) -> None:
         for option in suite.options:
@@ -211,6 +213,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(HtmlHooks(), "mobilebench-html")
     if state.is_controller:
         config.pluginmanager.register(_Controller(config), "mobilebench-controller")
+        if config.getoption("mb_regrade"):  # docs/datasets.md "Re-grading a run"
+            from pytest_mobilebench.regrade_run import RegradeHooks
+
+            if config.getoption("numprocesses", None):
+                raise pytest.UsageError("--mb-regrade runs nothing and needs no workers: drop -n")
+            regrade_dir = Path(config.getoption("mb_regrade"))
+            config.pluginmanager.register(
+                RegradeHooks(regrade_dir if regrade_dir.is_absolute() else rootdir / regrade_dir, state.results, suites),
+                "mobilebench-regrade",
+            )
         if predictions is not None and not config.option.collectonly:
             # a fresh incremental log per run; earlier runs' results stay in the result cache
             _partial_path(state).unlink(missing_ok=True)
