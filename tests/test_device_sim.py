@@ -189,6 +189,8 @@ def test_scripted_infrastructure_is_retried_on_the_same_candidate(device_factory
     assert all(a["infra_kind"] == kind for a in candidate)
     folders = [a["folder"] for a in result["attempt_log"]]
     assert len(folders) == len(set(folders))  # every attempt has its own folder
+    retry = json.loads((tmp_path / "ev" / "states" / "candidate" / "attempt-2" / "facts.json").read_text())
+    assert retry["build_reused_from"] == "attempt-1"  # a device fault re-runs the same artefacts
     summary = summarize([result, {**result, "instance_id": "other", "reason": "resolved", "passed": True, "retryable": False}])
     assert (summary["headline"]["numerator"], summary["headline"]["denominator"]) == (1, 1)
     assert summary["infra_by_kind"] == {kind: 1}

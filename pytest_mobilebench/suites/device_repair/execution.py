@@ -33,7 +33,7 @@ from pytest_mobilebench.suites.device_repair.contract import (
 )
 from pytest_mobilebench.suites.device_repair.records import DeviceRecord
 
-__all__ = ["Patch", "outcome_from_dir", "run_state", "shadowing_entries"]
+__all__ = ["Built", "Patch", "outcome_from_dir", "run_state", "shadowing_entries"]
 
 #: Class-name prefixes of the test stack. An app artefact that ships classes under them would replace
 #: the assertions the target test calls (``org/junit/Assert.class`` with a no-op ``assertEquals``).
@@ -120,16 +120,17 @@ def _device_runs(device: AndroidDevice, record: DeviceRecord, artefacts: dict[st
     return {"serial": device.serial, "boot_wait_s": round(waited, 3), **info}
 
 
-def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime, spec: WorkspaceSpec,
-              device: AndroidDevice, out: Path, progress: Callable[[str], None]) -> tuple[StateOutcome, list[str]]:
-    """One attempt of one state. Returns ``(outcome, shadowing entries of the app artefact)``.
+@dataclasses.dataclass(frozen=True)
+class Built:
+    """A state's artefacts from the attempt that built them (reused by its retries: same candidate, same bytes)."""
 
-    Never raises for the code's or the device's fault: those become the outcome.
+    artefacts: dict[str, bytes]
+    folder: str
 
-    Raises:
-        InfraError: the workspace could not be prepared (clone, checkout).
-    """
-    out.mkdir(parents=True, exist_ok=True)
+
+def _workspace_and_build(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime,
+                         spec: WorkspaceSpec, out: Path, progress: Callable[[str], None]) -> Built | None:
+    """Patches and build in a fresh workspace; None (and ``facts.json`` written) when either failed."""
     progress(f"{record.instance_id}: {state}: workspace")
     ws = runtime.prepare(spec, log_dir=out)
     try:
@@ -138,7 +139,7 @@ def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, run
             atomic_write_text(out / f"apply.{patch.name}.log", applied.log)
             if not applied.ok:
                 _facts(out, state=state, applied=False, built=False, failed_patch=patch.name)
-                return outcome_from_dir(out), []
+                return None
             if patch.restore:
                 ws.restore_paths(list(patch.restore))
         progress(f"{record.instance_id}: {state}: build")
@@ -147,17 +148,35 @@ def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, run
         ws.close()
     if not built:
         _facts(out, state=state, applied=True, built=False, infra_kind=kind, detail=detail)
-        return outcome_from_dir(out), []
-    shadow = shadowing_entries(artefacts["app"])
+        return None
+    return Built(artefacts, out.name)
+
+
+def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime, spec: WorkspaceSpec,
+              device: AndroidDevice, out: Path, progress: Callable[[str], None],
+              prebuilt: Built | None = None) -> tuple[StateOutcome, Built | None]:
+    """One attempt of one state. Returns ``(outcome, the build)``; with ``prebuilt`` (an earlier attempt's
+    artefacts of the same patches) the workspace and build are skipped and ``facts.json`` names that attempt.
+
+    Never raises for the code's or the device's fault: those become the outcome.
+
+    Raises:
+        InfraError: the workspace could not be prepared (clone, checkout).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    built = prebuilt or _workspace_and_build(state, record, patches, runtime=runtime, spec=spec, out=out, progress=progress)
+    if built is None:
+        return outcome_from_dir(out), None
+    reused = {"build_reused_from": built.folder} if prebuilt else {}
     progress(f"{record.instance_id}: {state}: device {device.serial}")
     try:
-        info = _device_runs(device, record, artefacts, out)
+        info = _device_runs(device, record, built.artefacts, out)
     except DeviceError as exc:
         atomic_write_text(out / "device_error.log", f"{exc}\n\n{exc.log}")
-        _facts(out, state=state, applied=True, built=True, infra_kind=exc.kind, detail=str(exc), serial=device.serial)
-        return outcome_from_dir(out), shadow
-    _facts(out, state=state, applied=True, built=True, device=info)
-    return outcome_from_dir(out), shadow
+        _facts(out, state=state, applied=True, built=True, infra_kind=exc.kind, detail=str(exc), serial=device.serial, **reused)
+        return outcome_from_dir(out), built
+    _facts(out, state=state, applied=True, built=True, device=info, **reused)
+    return outcome_from_dir(out), built
 
 
 def outcome_from_dir(out: Path) -> StateOutcome:

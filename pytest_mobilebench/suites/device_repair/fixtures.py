@@ -101,7 +101,7 @@ def mb_device_pool(request: pytest.FixtureRequest) -> Iterator[DevicePool | None
     }
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     index = int(worker[2:]) if worker[2:].isdigit() else 0
-    log_dir = Path(tempfile.mkdtemp(prefix="mb-emulators-"))
+    log_dir = Path(tempfile.gettempdir()) / f"mb-emulators-{os.getpid()}"  # created only when emulators start
     pool, emulators = make_pool(options, worker_index=index, log_dir=log_dir)
     try:
         yield pool

@@ -30,7 +30,12 @@ from pytest_mobilebench.suites.device_repair.contract import (
     TargetOutcome,
     state_infra_kind,
 )
-from pytest_mobilebench.suites.device_repair.execution import Patch, run_state
+from pytest_mobilebench.suites.device_repair.execution import (
+    Built,
+    Patch,
+    run_state,
+    shadowing_entries,
+)
 from pytest_mobilebench.suites.device_repair.records import DeviceRecord
 
 __all__ = ["Candidate", "StateRunner", "candidate_state", "classify_paths", "gold_states", "resolve_patches",
@@ -100,7 +105,10 @@ class Candidate:
 
 
 class StateRunner:
-    """Runs states of one record on one leased device, with retries, into ``evidence/states/<state>/attempt-N``."""
+    """Runs states of one record on one leased device, with retries, into ``evidence/states/<state>/attempt-N``.
+
+    A retry after a device-side failure reuses the artefacts its state already built (the same candidate's
+    bytes; ``facts.json`` says ``build_reused_from``); a retry after a build-side failure builds again."""
 
     def __init__(self, record: DeviceRecord, *, runtime: Runtime, spec: WorkspaceSpec, device: AndroidDevice,
                  evidence: Path, retries: int, progress: Callable[[str], None]) -> None:
@@ -114,11 +122,13 @@ class StateRunner:
         """Run ``state``, retrying infrastructure outcomes up to ``retries`` times with the same patches."""
         digest = hashlib.sha256("\0".join(p.text for p in patches).encode()).hexdigest()
         outcome: StateOutcome | None = None
+        built: Built | None = None
         for attempt in range(1, self.retries + 2):
             out = self.evidence / "states" / state / f"attempt-{attempt}"
-            outcome, shadow = run_state(state, self.record, patches, runtime=self.runtime, spec=self.spec,
-                                        device=self.device, out=out, progress=self.progress)
-            self.shadowing = sorted(set(self.shadowing) | set(shadow))
+            outcome, built = run_state(state, self.record, patches, runtime=self.runtime, spec=self.spec,
+                                       device=self.device, out=out, progress=self.progress, prebuilt=built)
+            if built is not None:
+                self.shadowing = sorted(set(self.shadowing) | set(shadowing_entries(built.artefacts["app"])))
             kind = state_infra_kind(outcome, reference=reference)
             self.attempts.append({**outcome.to_dict(), "state": state, "attempt": attempt, "patches_sha256": digest,
                                   "infra_kind": kind, "folder": out.relative_to(self.evidence).as_posix()})
