@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import time
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -36,6 +37,7 @@ from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.predictions import Predictions, PredictionsError, load_predictions
 from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
 from pytest_mobilebench.report.summary import build_summary
+from pytest_mobilebench.report.terminal import headline_lines
 from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
 from pytest_mobilebench.suites.base import ItemResult, LoadedRecord, ManifestError, Option, Suite
 
@@ -64,6 +66,10 @@ class MobileBenchState:
     seen_ids: dict[str, str] = dataclasses.field(default_factory=dict)
     results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     manifest_errors: list[str] = dataclasses.field(default_factory=list)
+    #: nodeid -> (suite, instance id) of every selected item (the controller's view; see _collected)
+    collected: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    #: nodeid -> suite of every invalid instance reported
+    invalid: dict[str, str] = dataclasses.field(default_factory=dict)
     resources: dict[str, tuple[Any, Callable[[Any], None] | None]] = dataclasses.field(default_factory=dict)
 
     def resource(self, key: str, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> T:
@@ -226,6 +232,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if predictions is not None and not config.option.collectonly:
             # a fresh incremental log per run; earlier runs' results stay in the result cache
             _partial_path(state).unlink(missing_ok=True)
+            from pytest_mobilebench.report.progress import LiveProgress
+
+            live = bool(config.getoption("numprocesses", None)) and config.getoption("dist", "no") != "no"
+            progress = LiveProgress(config, state.reports_dir / run_id / "progress.log", live=live)
+            config.pluginmanager.register(progress, "mobilebench-progress")
 
 
 class _XdistHooks:
@@ -234,6 +245,13 @@ class _XdistHooks:
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["mobilebench_run_id"] = node.config.stash[STATE].run_id
+
+    @pytest.hookimpl
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Workers cannot stop the run with a usage error: the controller does, from what they selected."""
+        state = node.config.stash[STATE]
+        if state.predictions is None and not node.config.option.collectonly and read_json(_collected_path(state)):
+            pytest.exit(NO_PREDICTIONS, returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 # ------------------------------------------------------------------------------------------ collection
@@ -253,11 +271,44 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     match = re.search(r"(?m)^suite:\s*['\"]?([A-Za-z0-9_-]+)", head)
     if not match or match.group(1) not in config.stash[STATE].suites:
         return None
-    return ManifestFile.from_parent(parent, path=file_path)
+    manifest = ManifestFile.from_parent(parent, path=file_path)
+    manifest.suite_name = match.group(1)
+    return manifest
+
+
+NO_PREDICTIONS = (
+    "benchmark instances were selected but no --predictions was given; use one of:\n"
+    "  --predictions=gold    the instances' own fixes (validates the instances)\n"
+    "  --predictions=empty   no change at all (every instance must fail)\n"
+    "  --predictions=PATH    a predictions file (JSON lines, a JSON list or a JSON object keyed by instance_id)"
+)
+
+
+def _collected_path(state: MobileBenchState) -> Path:
+    """``reports/<run>/collected.json``: the selected items, written by xdist workers for the controller."""
+    return state.reports_dir / state.run_id / "collected.json"
+
+
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Record the selected benchmark items per suite; refuse to evaluate them without predictions."""
+    state = config.stash[STATE]
+    state.collected = {
+        it.nodeid: (it.record.suite, it.record.instance_id) if isinstance(it, InstanceItem)
+        else (it.suite, it.error.instance_id or it.name)
+        for it in items if isinstance(it, (InstanceItem, InvalidInstanceItem))
+    }
+    if not state.is_controller and not config.option.collectonly:
+        atomic_write_json(_collected_path(state), state.collected)  # read by the controller (_XdistHooks)
+    elif state.collected and state.predictions is None and not config.option.collectonly:
+        raise pytest.UsageError(NO_PREDICTIONS)
 
 
 class _RecordCollector(pytest.File, abc.ABC):
     """Shared by manifest and dataset files: records -> items, broken records -> error items."""
+
+    #: the suite whose records the file holds ("unknown" until a suite recognises a dataset)
+    suite_name: str = "unknown"
 
     @abc.abstractmethod
     def _records(self) -> list[LoadedRecord | ManifestError]:
@@ -316,6 +367,7 @@ class DatasetFile(_RecordCollector):
         for suite in state.suites.values():
             records = suite.load_dataset(self.path, options)
             if records is not None:
+                self.suite_name = str(suite.name)
                 return list(records)
         return [ManifestError(self.path, f"no suite reads this dataset (suites: {', '.join(state.suites)})")]
 
@@ -326,6 +378,11 @@ class InvalidInstanceItem(pytest.Item):
     def __init__(self, *, error: ManifestError, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+
+    @property
+    def suite(self) -> str:
+        """The suite of the file the broken entry is in (``unknown`` for an unrecognised dataset)."""
+        return str(getattr(self.parent, "suite_name", "unknown"))
 
     def runtest(self) -> None:
         raise self.error
@@ -522,7 +579,9 @@ class InstanceItem(pytest.Item):
             evidence.mkdir(parents=True, exist_ok=True)
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             ctx = _Context(state.run_id, evidence, options, state, reporter, self.funcargs)
+            started = time.monotonic()
             result = _checked_evaluate(suite, self.record, prediction, ctx)
+            result["elapsed_s"] = round(time.monotonic() - started, 3)  # shown beside later cache hits
             result.setdefault("instance_id", self.record.instance_id)
             result.setdefault("suite", self.record.suite)
             result["model_name_or_path"] = self.model
@@ -569,6 +628,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.mobilebench_result = item.stash[RESULT]
     elif call.when == "call" and isinstance(item, InvalidInstanceItem):
         report.mobilebench_manifest_error = str(item.error)
+        report.mobilebench_suite = item.suite
     return report
 
 
@@ -590,8 +650,10 @@ class _Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         state = self.config.stash[STATE]
         error = getattr(report, "mobilebench_manifest_error", None)
-        if error is not None and error not in state.manifest_errors:
-            state.manifest_errors.append(error)
+        if error is not None:
+            state.invalid[report.nodeid] = str(getattr(report, "mobilebench_suite", "unknown"))
+            if error not in state.manifest_errors:
+                state.manifest_errors.append(error)
         result = getattr(report, "mobilebench_result", None)
         if result is None:
             return
@@ -602,8 +664,11 @@ class _Controller:
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.config.stash[STATE]
-        if self.config.option.collectonly or (not state.results and state.predictions is None):
-            return  # nothing was evaluated: an earlier run's summary stays as it is
+        if not state.collected:
+            state.collected = {k: tuple(v) for k, v in (read_json(_collected_path(state)) or {}).items()}
+        nothing = not (state.results or state.collected or state.invalid)
+        if self.config.option.collectonly or nothing or (state.predictions is None and not state.results):
+            return  # nothing was selected or evaluated: an earlier run's summary stays as it is
         options = _options(self.config)
         summary = make_summary(state, options)
         summary["interrupted"] = exitstatus == pytest.ExitCode.INTERRUPTED
@@ -618,6 +683,16 @@ class _Controller:
         self.config.hook.pytest_mobilebench_summary(config=self.config, summary=summary)
         atomic_write_json(state.summary_path, summary)
         self.config.stash[_SUMMARY] = summary
+        page = None
+        try:
+            from pytest_mobilebench.report.page import write_run_page
+
+            page = write_run_page(summary, state.results, state.suites, state.reports_dir, summary_path=state.summary_path)
+        except Exception as exc:  # noqa: BLE001 - the page must never cost the summary; the terminal says why
+            summary.setdefault("report_errors", []).append(f"run page: {type(exc).__name__}: {exc}")
+        from pytest_mobilebench.report.html import RUN_OUTPUT
+
+        self.config.stash[RUN_OUTPUT] = (summary, page)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -641,39 +716,38 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
     if state.predictions is not None and not state.predictions.pseudo:
         evaluated = {str(r.get("instance_id")) for r in state.results}
         unmatched = sorted(state.predictions.instance_ids - evaluated)
+    selected: dict[str, int] = {}
+    for suite_name, _ in state.collected.values():
+        selected[suite_name] = selected.get(suite_name, 0) + 1
+    invalid: dict[str, int] = {}
+    for suite_name in state.invalid.values():
+        invalid[suite_name] = invalid.get(suite_name, 0) + 1
     return build_summary(
         state.results,
         run_id=state.run_id,
         suite_tables=tables,
         manifest_errors=sorted(set(state.manifest_errors)),
         unmatched_predictions=unmatched,
+        selected=selected or None,
+        invalid=invalid,
+        instance_ids=[iid for _, iid in state.collected.values()],
     )
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The mobilebench section: per-suite headlines (:mod:`pytest_mobilebench.report.terminal`)."""
     summary = config.stash.get(_SUMMARY, None)
+    state = config.stash.get(STATE, None)
     if summary is None:
+        if state is not None and state.is_controller and state.predictions is not None and not config.option.collectonly:
+            terminalreporter.section("mobilebench")
+            terminalreporter.write_line(f"no benchmark item selected: {state.summary_path} is left as it was")
         return
-    tr = terminalreporter
-    tr.section("mobilebench")
-    labels = {(t or {}).get("headline", {}).get("label") for t in summary.get("suite_tables", {}).values()}
-    word = "resolved" if labels == {"resolution rate"} else "passed"
-    tr.write_line(
-        f"run {summary['run_id']}: {summary['resolved']}/{summary['total']} {word} "
-        f"(resolution rate {summary['resolution_rate']:.3f}), infra errors {summary['infra_errors']}"
-    )
-    if summary.get("interrupted"):
-        tr.write_line("the run was interrupted: the summary covers the finished items only (re-run to resume)")
-    for reason, count in summary["by_reason"].items():
-        tr.write_line(f"  {reason:<20} {count}")
-    if len(summary["by_model"]) > 1:
-        for model, row in summary["by_model"].items():
-            tr.write_line(f"  model {model}: {row['resolved']}/{row['total']} ({row['resolution_rate']:.3f})")
-    if summary["unmatched_predictions"]:
-        shown = ", ".join(summary["unmatched_predictions"][:10])
-        more = len(summary["unmatched_predictions"]) - 10
-        tr.write_line(f"predictions matching no selected instance: {shown}" + (f" (+{more} more)" if more > 0 else ""))
-    if summary["manifest_errors"]:
-        tr.write_line(f"invalid instances: {len(summary['manifest_errors'])}")
-    state = config.stash[STATE]
-    tr.write_line(f"summary: {state.summary_path}")
+    from pytest_mobilebench.report.html import RUN_OUTPUT
+
+    page = (config.stash.get(RUN_OUTPUT, None) or (None, None))[1]
+    terminalreporter.section("mobilebench")
+    for line in headline_lines(summary, summary_path=str(config.stash[STATE].summary_path), page_path=str(page or "")):
+        terminalreporter.write_line(line)
+    for error in summary.get("report_errors", []):
+        terminalreporter.write_line(f"report error: {error}")

@@ -101,10 +101,10 @@ def test_every_item_has_an_xdist_group_per_repository(cases: pytest.Pytester) ->
     ]
 
 
-def test_without_predictions_items_are_skipped_with_a_reason(cases: pytest.Pytester) -> None:
-    result = cases.runpytest("cases", "-rs")
-    result.assert_outcomes(skipped=3)
-    result.stdout.fnmatch_lines(["*no --predictions given*"])
+def test_without_predictions_selected_items_are_a_usage_error(cases: pytest.Pytester) -> None:
+    result = cases.runpytest("cases")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # a CI job never passes having evaluated nothing
+    result.stderr.fnmatch_lines(["*no --predictions was given*", "*--predictions=gold*"])
 
 
 def test_one_model_per_item_suffix_when_several_models(cases: pytest.Pytester) -> None:
