@@ -306,7 +306,19 @@ def test_xdist_workers_never_share_a_device(adb: AdbServer, tmp_path: Path) -> N
                     assert held is not None, "an instrumentation ran outside any lease"
         assert len(owners) == 4 and all(len(serials) == 1 for serials in owners.values()), owners
         summary = json.loads((tmp_path / "summary.json").read_text())
-        assert summary["suite_tables"]["device_repair"]["headline"]["denominator"] == 4, summary
+        live = summary["suite_tables"]["device_repair"]
+        assert (live["headline"]["numerator"], live["headline"]["denominator"]) == (2, 4), summary
+        # the plugin's --mb-regrade re-grades the run from its evidence through the suite's regrade
+        (run_dir,) = [p for p in (tmp_path / "reports").iterdir() if p.is_dir() and p.name[:2] == "20"]
+        regrade = [sys.executable, "-m", "pytest", str(CASES), "-p", "no:cacheprovider", f"--predictions={predictions}",
+                   f"--mb-regrade={run_dir}", f"--mb-reports-dir={tmp_path / 'reports'}",
+                   f"--mb-summary={tmp_path / 'regraded.json'}", "-q"]
+        redone = subprocess.run(regrade, check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert (tmp_path / "regraded.json").is_file(), redone.stdout[-3000:] + redone.stderr[-2000:]
+        again = json.loads((tmp_path / "regraded.json").read_text())
+        assert again["regrade_problems"] == []
+        assert again["suite_tables"]["device_repair"]["headline"] == live["headline"]
+        assert again["suite_tables"]["device_repair"]["failure_causes"] == live["failure_causes"] == {"no_production_edit": 2}
     finally:
         for device in devices:
             adb.adb("disconnect", device.serial)

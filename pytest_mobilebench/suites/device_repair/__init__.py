@@ -9,6 +9,7 @@ Documentation: ``docs/device-repair.md``.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,7 +32,7 @@ from pytest_mobilebench.suites.base import (
 )
 from pytest_mobilebench.suites.device_repair import flow
 from pytest_mobilebench.suites.device_repair.contract import Reason
-from pytest_mobilebench.suites.device_repair.grading import grade_evidence
+from pytest_mobilebench.suites.device_repair.grading import check_record, grade_evidence
 from pytest_mobilebench.suites.device_repair.records import (
     DeviceRecord,
     canonical_bytes,
@@ -138,8 +139,23 @@ class DeviceRepairSuite:
         return summarize(results)
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
-        """Grade again from ``evidence_dir`` through :func:`.grading.grade_evidence` (the live run's function)."""
-        return grade_evidence(record.record, evidence_dir)
+        """Grade again from ``evidence_dir`` through :func:`.grading.grade_evidence` (the live run's function).
+
+        The item's context (repository, flags, fix size, localization, attempts) comes from its ``result.json``;
+        an item that never reached a device (missing / empty / unparsable prediction, infrastructure before
+        the first state) has nothing measured to re-grade and keeps its verdict.
+
+        Raises:
+            RecordMismatch: the evidence belongs to other record bytes.
+            FileNotFoundError: the folder has no ``result.json``.
+        """
+        live = json.loads((evidence_dir / "result.json").read_text(encoding="utf-8"))
+        if not (evidence_dir / "grading.json").is_file():
+            check_record(record.record, evidence_dir)
+            return {k: v for k, v in live.items() if k in _VERDICT or k in _CONTEXT}
+        result = {**{k: live[k] for k in _CONTEXT if k in live}, **grade_evidence(record.record, evidence_dir)}
+        result["properties"] = _properties(result)
+        return result
 
     # ------------------------------------------------------------------ evaluate
 
@@ -225,6 +241,12 @@ class DeviceRepairSuite:
         if runner.shadowing:
             base["flags"] = [*base["flags"], "shadows_test_stack"]
         return {**base, **graded, "attempts": len(runner.attempts), "attempt_log": runner.attempts}
+
+
+#: result fields that describe the item rather than grade it (kept by a re-grade)
+_CONTEXT = ("instance_id", "suite", "model_name_or_path", "evidence_dir", "repo", "construction", "platform", "record_sha256", "flags", "fix_lines", "localization", "device",
+            "attempts", "attempt_log", "duration_s", "cause", "patch_valid")
+_VERDICT = ("reason", "passed", "retryable", "infra_kind", "detail", "properties")
 
 
 def _append(path: Path, line: str) -> None:

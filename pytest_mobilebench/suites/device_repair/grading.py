@@ -27,7 +27,7 @@ from pytest_mobilebench.suites.device_repair.contract import (
 from pytest_mobilebench.suites.device_repair.execution import outcome_from_dir
 from pytest_mobilebench.suites.device_repair.records import DeviceRecord, record_hash
 
-__all__ = ["RecordMismatch", "grade_evidence"]
+__all__ = ["RecordMismatch", "check_record", "grade_evidence"]
 
 
 class RecordMismatch(ValueError):
@@ -82,6 +82,13 @@ def _candidate(record: DeviceRecord, data: Mapping[str, Any], outcomes: Mapping[
             "final": outcome, "cause": cause.value if cause else None, "attributed": attributed}
 
 
+def check_record(record: DeviceRecord, evidence: Path) -> None:
+    """Raises :class:`RecordMismatch` unless ``evidence/record.sha256`` is the record's hash."""
+    stored = (evidence / "record.sha256").read_text(encoding="utf-8").strip()
+    if stored != record_hash(record):
+        raise RecordMismatch(f"{evidence}: evidence of record {stored[:12]}, the record is now {record_hash(record)[:12]}")
+
+
 def grade_evidence(record: DeviceRecord, evidence: Path) -> dict[str, Any]:
     """Grade one item's evidence folder. Returns the result fields (plain builtins, no ``properties``).
 
@@ -89,9 +96,7 @@ def grade_evidence(record: DeviceRecord, evidence: Path) -> dict[str, Any]:
         RecordMismatch: ``record.sha256`` in the folder differs from the record's hash.
         FileNotFoundError: the folder has no ``grading.json`` (the item stopped before any state ran).
     """
-    stored = (evidence / "record.sha256").read_text(encoding="utf-8").strip()
-    if stored != record_hash(record):
-        raise RecordMismatch(f"{evidence}: evidence of record {stored[:12]}, the record is now {record_hash(record)[:12]}")
+    check_record(record, evidence)
     data = json.loads((evidence / "grading.json").read_text(encoding="utf-8"))
     outcomes = _outcomes(evidence, data["finals"])
     fields = _gold(outcomes) if data["mode"] == "gold" else _candidate(record, data, outcomes)
