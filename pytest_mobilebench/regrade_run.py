@@ -23,8 +23,20 @@ from pytest_mobilebench.suites.base import ItemResult, LoadedRecord
 __all__ = ["RegradeHooks", "evidence_results", "regrade_run"]
 
 
-def evidence_results(run_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """``(evidence folder, live result)`` of every item of the run, in path order.
+def _read_result(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+    if not isinstance(data, dict) or "instance_id" not in data:
+        raise ValueError(f"{path}: not an item result (no 'instance_id')")
+    return data
+
+
+def evidence_results(run_dir: Path) -> Iterator[tuple[Path | None, dict[str, Any]]]:
+    """``(evidence folder, live result)`` of every item of the run: the folders under ``run_dir`` in path
+    order, then the items of ``run_dir/summary.json`` whose evidence lies elsewhere (results the run took
+    from the cache keep the folder of the run that evaluated them); ``None`` when that folder is gone.
 
     Raises:
         FileNotFoundError: ``run_dir`` is not a folder.
@@ -32,14 +44,18 @@ def evidence_results(run_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
     """
     if not run_dir.is_dir():
         raise FileNotFoundError(f"--mb-regrade: {run_dir} is not a run folder (<reports>/<run_id>)")
+    seen: set[Path] = set()
     for path in sorted(run_dir.glob("*/*/result.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
-        if not isinstance(data, dict) or "instance_id" not in data:
-            raise ValueError(f"{path}: not an item result (no 'instance_id')")
-        yield path.parent, data
+        seen.add(path.parent.resolve())
+        yield path.parent, _read_result(path)
+    summary = run_dir / "summary.json"
+    instances = (json.loads(summary.read_text(encoding="utf-8")).get("instances") or {}) if summary.is_file() else {}
+    for entry in instances.values():
+        folder = Path(str(entry.get("evidence_dir") or ""))
+        if not entry.get("evidence_dir") or folder.resolve() in seen:
+            continue
+        seen.add(folder.resolve())
+        yield (folder, _read_result(folder / "result.json")) if (folder / "result.json").is_file() else (None, dict(entry))
 
 
 def regrade_run(
@@ -56,6 +72,10 @@ def regrade_run(
     problems: list[str] = []
     for folder, live in evidence_results(run_dir):
         record = records.get(live["instance_id"])
+        if folder is None:
+            problems.append(f"{live.get('evidence_dir')}: evidence of cached item {live['instance_id']!r} is gone; kept as it was")
+            results.append({**live, "regraded": False})
+            continue
         if record is None:
             problems.append(f"{folder}: instance {live['instance_id']!r} is not among the collected manifests; kept as it was")
             results.append({**live, "regraded": False})

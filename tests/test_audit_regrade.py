@@ -17,14 +17,16 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
 
 
-def _live(pytester: pytest.Pytester, repo: PyRepo, predictions: list[dict] | str, manifest: str | None = None) -> dict:
+def _live(pytester: pytest.Pytester, repo: PyRepo, predictions: list[dict] | str, manifest: str | None = None,
+          run_id: str = "live") -> dict:
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest or manifest_for(repo)})
     spec = predictions
     if not isinstance(predictions, str):
         pytester.makefile(".jsonl", preds="\n".join(json.dumps(p) for p in predictions) + "\n")
         spec = "preds.jsonl"
-    pytester.runpytest("cases", f"--predictions={spec}", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=live", "-p", "no:cacheprovider")
-    return json.loads((pytester.path / "reports" / "summary.json").read_text())
+    pytester.runpytest("cases", f"--predictions={spec}", "--mb-runtime=local", "--mb-trust-candidates", f"--mb-run-id={run_id}",
+                       f"--mb-summary=reports/{run_id}/summary.json", "-p", "no:cacheprovider")
+    return json.loads((pytester.path / "reports" / run_id / "summary.json").read_text())
 
 
 def _regrade(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
@@ -83,3 +85,14 @@ def test_regrade_of_a_missing_folder_is_a_usage_error(pytester: pytest.Pytester,
     result = pytester.runpytest("cases", "--mb-regrade=reports/nope", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*reports/nope is not a run folder*"])
+
+
+def test_cached_items_are_regraded_from_the_run_that_evaluated_them(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+    first = _live(pytester, pyrepo, "gold", run_id="first")
+    live = _live(pytester, pyrepo, "gold")  # run "live" takes the result from the cache: no folder of its own
+    assert live["instances"]["acme__calc-1"]["evidence_dir"] == first["instances"]["acme__calc-1"]["evidence_dir"]
+    assert not (pytester.path / "reports" / "live" / "gold").exists()
+    _, summary = _regrade(pytester)
+    inst = summary["instances"]["acme__calc-1"]
+    assert (inst["reason"], inst["regraded"]) == ("resolved", True)
+    assert summary["regrade_problems"] == []
