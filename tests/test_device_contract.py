@@ -137,6 +137,9 @@ def test_candidate_verdict_and_attribution() -> None:
     assert candidate_verdict(outcome(TargetOutcome.PASSED, regression={"x#y": TargetOutcome.ASSERTION_FAILURE}),
                              attributed=False) is Reason.UNRESOLVED
     assert candidate_verdict(outcome(None, applied=False, built=False), attributed=False) is Reason.PATCH_APPLY_FAILED
+    # the record's own test patch not applying after the candidate is infrastructure, not the candidate's fault
+    assert candidate_verdict(outcome(None, applied=False, built=False, infra="test_patch_apply_failed"),
+                             attributed=True) is Reason.INFRA_ERROR
     assert candidate_verdict(outcome(None, built=False), attributed=False) is Reason.BUILD_FAILED
     crash = outcome(TargetOutcome.PROCESS_CRASH)
     # a crash is infrastructure unless the reference state passed on the same device

@@ -323,3 +323,12 @@ def test_xdist_workers_never_share_a_device(adb: AdbServer, tmp_path: Path) -> N
         for device in devices:
             adb.adb("disconnect", device.serial)
             device.close()
+
+
+def test_a_candidate_that_does_not_apply_is_its_own_fault(device_factory: Any, tmp_path: Path) -> None:
+    _, pool = device_factory()
+    stale = candidate_patch(tmp_path, "calc", {CALC: real_fix}).replace("value * percent / 10;", "value * percent / 7;")
+    result = evaluate(load("calc"), {"model_patch": stale, "model_name_or_path": "m"}, pool, tmp_path / "e1")
+    assert (result["reason"], result["retryable"], result["patch_valid"]) == ("patch_apply_failed", False, False)
+    garbage = evaluate(load("calc"), {"model_patch": "not a diff\n", "model_name_or_path": "m"}, pool, tmp_path / "e2")
+    assert (garbage["reason"], garbage["retryable"]) == ("patch_apply_failed", False)

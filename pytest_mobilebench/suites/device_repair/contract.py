@@ -305,11 +305,11 @@ def candidate_verdict(outcome: StateOutcome, *, attributed: bool) -> Reason:
         attributed: a candidate-reachable infrastructure outcome was shown to be the candidate's (the
             reference state passed on the same device).
     """
-    if not outcome.applied:
-        return Reason.PATCH_APPLY_FAILED
     kind = state_infra_kind(outcome, reference=False)
     if kind and not (attributed and kind in CANDIDATE_REACHABLE):
         return Reason.INFRA_ERROR
+    if not outcome.applied:
+        return Reason.PATCH_APPLY_FAILED
     if not outcome.built or kind == "install_failed":
         return Reason.BUILD_FAILED
     if kind == "app_crash":

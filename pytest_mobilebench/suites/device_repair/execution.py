@@ -138,7 +138,9 @@ def _workspace_and_build(state: str, record: DeviceRecord, patches: Sequence[Pat
             applied = ws.apply_patch(patch.text, name=patch.name)
             atomic_write_text(out / f"apply.{patch.name}.log", applied.log)
             if not applied.ok:
-                _facts(out, state=state, applied=False, built=False, failed_patch=patch.name)
+                # only the candidate's own patch failing is the candidate's fault; the record's patches are infra
+                kind = None if patch.name == "candidate" else f"{patch.name}_apply_failed"
+                _facts(out, state=state, applied=False, built=False, failed_patch=patch.name, infra_kind=kind)
                 return None
             if patch.restore:
                 ws.restore_paths(list(patch.restore))
