@@ -213,3 +213,24 @@ def test_patch_file_predictions(tmp_path: Path) -> None:
 
 def test_nan_is_not_a_string_command() -> None:
     assert math.isnan(_row()["test_command"])
+
+
+def test_jellyfin_release_rows_map_onto_the_native_gold_lists() -> None:
+    """The jellyfin-expo instances written as a MobileDev-Bench release (fixtures/dialects/jellyfin) give,
+    against the tests a run reports, exactly the native manifest's gold lists (the Docker runs of both
+    agreeing on every verdict are in docs/datasets.md)."""
+    from pytest_mobilebench.manifest.yamlfile import read_yaml
+    from pytest_mobilebench.manifest.issue_resolution import load_manifest
+    from pytest_mobilebench.states import TestState
+
+    native = {r.instance_id: r.record for r in load_manifest(read_yaml(ROOT / "cases/issue_resolution/jellyfin__jellyfin-expo.yaml"))}
+    foreign = {r.instance_id: r.record for r in load_dataset(ROOT / "fixtures/dialects/jellyfin/mobiledev.jsonl", {})}
+    assert sorted(native) == sorted(foreign)
+    for iid, inst in foreign.items():
+        mine = native[iid]
+        assert (inst.base_commit, inst.framework, inst.repo) == (mine.base_commit, mine.framework, mine.repo)
+        reported = {t: TestState.PASS for t in (*mine.FAIL_TO_PASS, *mine.NONE_TO_PASS, *mine.PASS_TO_PASS)}
+        lists, report = gold_for_run(inst, reported)
+        assert report["unmatched"] == {} and report["ambiguous"] == {}
+        assert lists == {"FAIL_TO_PASS": sorted(mine.FAIL_TO_PASS), "NONE_TO_PASS": sorted(mine.NONE_TO_PASS),
+                         "PASS_TO_PASS": sorted(mine.PASS_TO_PASS)}
