@@ -255,3 +255,49 @@ def test_ohos_fields() -> None:
     assert "expect 300 equals 30" in test.message and test.stack.startswith("Error: expect")
     assert run.declared == 1 and run.result_code == -1 and run.summary.startswith("Tests run: 1, Failure: 1")
     assert parse_ohos(OHOS["crash"][0]).tests["CalcSuite#percentOf"].status is OhosStatus.INCOMPLETE
+
+
+# ---------------------------------------------------------------------------------------------- real JUnit runs
+
+JAVA_TEST = """\
+package demo;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assume.assumeTrue;
+
+import org.junit.Ignore;
+import org.junit.Test;
+
+public class ShapesTest {
+    @Test public void passes() { assertEquals(2, 1 + 1); }
+    @Test public void asserts() { assertEquals(30, 300); }
+    @Test public void throwsNpe() { String s = null; s.length(); }
+    @Test public void assumes() { assumeTrue(false); }
+    @Ignore("not today") @Test public void ignored() { }
+}
+"""
+
+
+@pytest.mark.skipif(not __import__("shutil").which("javac"), reason="needs a JDK")
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [("passes", TargetOutcome.PASSED), ("asserts", TargetOutcome.ASSERTION_FAILURE), ("throwsNpe", TargetOutcome.EXCEPTION),
+     ("assumes", TargetOutcome.SKIPPED), ("ignored", TargetOutcome.SKIPPED), ("missing", TargetOutcome.NOT_RUN)],
+)
+def test_outputs_of_real_junit_runs(tmp_path_factory: pytest.TempPathFactory, method: str, expected: TargetOutcome) -> None:
+    """The simulated device's runner (real JUnit 4) prints the status protocol for every shape, incl. a missing method."""
+    import subprocess
+
+    from adbsim.device import JUNIT_CP, compile_runner
+
+    work = tmp_path_factory.getbasetemp() / "junit-shapes"
+    if not (work / "classes" / "demo" / "ShapesTest.class").is_file():
+        (work / "src" / "demo").mkdir(parents=True, exist_ok=True)
+        (work / "src" / "demo" / "ShapesTest.java").write_text(JAVA_TEST, encoding="utf-8")
+        subprocess.run(["javac", "-proc:none", "-cp", JUNIT_CP, "-d", str(work / "classes"), str(work / "src" / "demo" / "ShapesTest.java")],
+                       check=True, capture_output=True)
+    runner = compile_runner(work)
+    cp = f"{work / 'classes'}:{JUNIT_CP}:{runner}"
+    out = subprocess.run(["java", "-cp", cp, "MbInstrumentationRunner", f"demo.ShapesTest#{method}"],
+                         check=True, capture_output=True, text=True).stdout
+    assert classify_target(parse_instrumentation(out), f"demo.ShapesTest#{method}")[0] is expected, out
