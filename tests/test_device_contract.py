@@ -193,6 +193,11 @@ def test_shadowing_entries_of_an_archive(tmp_path: Path) -> None:
         jar.writestr("org/junit/Assert.class", b"x")
     assert shadowing_entries(buf.getvalue()) == ["org/junit/Assert.class"]
     assert shadowing_entries(b"not a zip") == []
+    test = io.BytesIO()
+    with zipfile.ZipFile(test, "w") as jar:
+        jar.writestr("com/example/calc/Calculator.class", b"x")  # a class both artefacts ship
+        jar.writestr("com/example/calc/CalculatorTest.class", b"x")
+    assert shadowing_entries(buf.getvalue(), test.getvalue()) == ["com/example/calc/Calculator.class", "org/junit/Assert.class"]
 
 
 def test_localization_hit_and_recall() -> None:

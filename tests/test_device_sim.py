@@ -332,3 +332,21 @@ def test_a_candidate_that_does_not_apply_is_its_own_fault(device_factory: Any, t
     assert (result["reason"], result["retryable"], result["patch_valid"]) == ("patch_apply_failed", False, False)
     garbage = evaluate(load("calc"), {"model_patch": "not a diff\n", "model_name_or_path": "m"}, pool, tmp_path / "e2")
     assert (garbage["reason"], garbage["retryable"]) == ("patch_apply_failed", False)
+
+
+def test_candidate_shipping_its_own_test_class_is_caught(device_factory: Any, tmp_path: Path) -> None:
+    """A production file named like the test class, with a passing target method, is loaded instead of the
+    record's test (the app's classes win): the build is inspected for classes both artefacts ship."""
+    _, pool = device_factory()
+    fake = ("package com.example.calc;\n\npublic class CalculatorTest {\n"
+            "    @org.junit.Test public void percentOfHundred() {}\n}\n")
+    patch = candidate_patch(tmp_path, "calc", {"src/main/java/com/example/calc/CalculatorTest.java": lambda _t: fake})
+    loaded = load("calc")
+    # the app build compiles src/main against JUnit too, so the fake compiles (a plan that allows it)
+    plan = loaded.record.plan.model_copy(update={"build_app": loaded.record.plan.build_app.replace(
+        "javac -proc:none -d build/app", "javac -proc:none -cp /usr/share/java/junit4.jar -d build/app")})
+    loaded = dataclasses.replace(loaded, record=loaded.record.model_copy(update={"plan": plan}))
+    result = evaluate(loaded, {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
+    assert result["q_outcome"] == "passed"  # the fake test class really ran
+    assert (result["reason"], result["passed"]) == ("unresolved", False)
+    assert "shadows_test_stack" in result["flags"]

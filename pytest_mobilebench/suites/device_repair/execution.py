@@ -51,14 +51,22 @@ class Patch:
     restore: tuple[str, ...] = ()
 
 
-def shadowing_entries(jar_bytes: bytes) -> list[str]:
-    """Entries of an artefact archive that shadow the test stack (see :data:`TEST_STACK_PREFIXES`)."""
+def _class_entries(jar_bytes: bytes) -> set[str]:
     try:
         with zipfile.ZipFile(io.BytesIO(jar_bytes)) as jar:
-            names = jar.namelist()
+            return {n for n in jar.namelist() if n.endswith((".class", ".dex"))}
     except zipfile.BadZipFile:
-        return []
-    return sorted(n for n in names if n.endswith(".class") and n.startswith(TEST_STACK_PREFIXES))
+        return set()
+
+
+def shadowing_entries(app: bytes, test: bytes = b"") -> list[str]:
+    """Classes of the app artefact that would replace what the test runs: the test stack
+    (:data:`TEST_STACK_PREFIXES`), or any class the test artefact itself ships (a production source file
+    named like the test class, with a passing method of its own). The app's classes win at run time, so
+    either one makes the target test run the candidate's code instead of the record's."""
+    app_classes = _class_entries(app)
+    stack = {n for n in app_classes if n.startswith(TEST_STACK_PREFIXES)}
+    return sorted(stack | (app_classes & _class_entries(test)))
 
 
 def _facts(out: Path, **facts: Any) -> None:

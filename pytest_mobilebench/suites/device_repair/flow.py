@@ -128,7 +128,7 @@ class StateRunner:
             outcome, built = run_state(state, self.record, patches, runtime=self.runtime, spec=self.spec,
                                        device=self.device, out=out, progress=self.progress, prebuilt=built)
             if built is not None:
-                self.shadowing = sorted(set(self.shadowing) | set(shadowing_entries(built.artefacts["app"])))
+                self.shadowing = sorted(set(self.shadowing) | set(shadowing_entries(built.artefacts["app"], built.artefacts["test"])))
             kind = state_infra_kind(outcome, reference=reference)
             self.attempts.append({**outcome.to_dict(), "state": state, "attempt": attempt, "patches_sha256": digest,
                                   "infra_kind": kind, "folder": out.relative_to(self.evidence).as_posix()})
