@@ -32,7 +32,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from pytest_mobilebench.parsers._core import ParseError, ParseResult, ResultBuilder, register
+from pytest_mobilebench.parsers._core import (
+    ParseError,
+    ParseResult,
+    ResultBuilder,
+    register,
+)
 from pytest_mobilebench.states import TestState
 
 __all__ = [

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from pytest_mobilebench.parsers._core import ParseError
 
-__all__ = ["XcStatus", "XcTest", "parse_tests_json", "parse_legacy", "is_crash_message", "is_assertion_message"]
+__all__ = ["XcStatus", "XcTest", "is_assertion_message", "is_crash_message", "parse_legacy", "parse_tests_json"]
 
 
 @enum.unique
@@ -91,7 +91,7 @@ class XcTest:
 
 
 def _method_id(identifier: str) -> str:
-    return identifier[:-2] if identifier.endswith("()") else identifier
+    return identifier.removesuffix("()")
 
 
 def _walk(nodes: list[Any], bundle: str | None) -> Iterator[XcTest]:
