@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["NsDaemon", "netns_available", "netns_daemons"]
+__all__ = ["NsDaemon", "netns_available", "netns_daemons", "netns_link"]
 
 
 @dataclasses.dataclass
@@ -141,3 +141,23 @@ def _unmount_under(root: Path) -> None:
     mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
     for target in sorted((m for m in mounts if m.startswith(str(root) + "/")), key=len, reverse=True):
         subprocess.run(["umount", "-l", target], capture_output=True, check=False)
+
+
+@contextlib.contextmanager
+def netns_link(index: int) -> Iterator[tuple[str, str]]:
+    """A bare namespace over a veth pair on the /30 ``10.213.7.<4*index>``; yields (namespace, inside
+    address) and removes both on exit. Processes enter it with ``nsenter --net=/run/netns/<name>``."""
+    netns, host_if, ns_if = f"mbnet{os.getpid()}x{index}", f"mbl{os.getpid() % 100000}h{index}", f"mbl{os.getpid() % 100000}n{index}"
+    host_ip, ns_ip = f"10.213.7.{4 * index + 1}", f"10.213.7.{4 * index + 2}"
+    try:
+        _ip("netns", "add", netns)
+        _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
+        _ip("link", "set", ns_if, "netns", netns)
+        _ip("addr", "add", f"{host_ip}/30", "dev", host_if)
+        _ip("link", "set", host_if, "up")
+        for args in (("addr", "add", f"{ns_ip}/30", "dev", ns_if), ("link", "set", ns_if, "up"), ("link", "set", "lo", "up")):
+            _ip("netns", "exec", netns, "ip", *args)
+        yield netns, ns_ip
+    finally:
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", host_if], capture_output=True, check=False)
