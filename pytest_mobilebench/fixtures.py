@@ -21,7 +21,7 @@ Suites add their own fixtures in their ``fixture_module`` (the device pool, the 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -45,7 +45,7 @@ def mb_docker_client(pytestconfig: pytest.Config) -> Iterator[Any]:
 
     spec = pytestconfig.getoption("mb_docker_hosts", None)
     options = {"registry": pytestconfig.getoption("mb_registry", None),
-               "budget": pytestconfig.getoption("mb_image_budget", None)}
+               "budget": pytestconfig.getoption("mb_image_budget", None), "progress": _progress_log(pytestconfig)}
     try:
         if spec:
             named = hosts.parse_hosts(spec)
@@ -67,6 +67,25 @@ def mb_docker_client(pytestconfig: pytest.Config) -> Iterator[Any]:
         yield client
     finally:
         client.close()
+
+
+def _progress_log(config: pytest.Config) -> Callable[[str], None]:
+    """Append image shipping / eviction lines to ``<reports>/<run id>/progress.log`` (as items' progress)."""
+    import datetime
+
+    from pytest_mobilebench.plugin import STATE
+
+    def write(line: str) -> None:
+        state = config.stash.get(STATE, None)
+        if state is None:
+            return
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
+        log = state.reports_dir / state.run_id / "progress.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} [{os.environ.get('PYTEST_XDIST_WORKER', 'main')}] {line}\n")
+
+    return write
 
 
 @pytest.fixture(scope="session")

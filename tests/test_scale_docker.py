@@ -111,4 +111,6 @@ def test_a_budget_smaller_than_the_run_evicts_and_the_run_completes(daemons, ref
     # both instances ran on this daemon, yet at most one instance image is left: the other was evicted
     assert len(harness_images(daemon.url)) <= 1, harness_images(daemon.url)
     assert harness_images(daemon.url, "env"), "the parent of the image in use is never evicted"
+    progress = "".join(f.read_text() for f in tmp_path.glob("*/progress.log"))
+    assert "evicted" in progress and "shipping" in progress
     assert leftover_containers(daemon.url) == []

@@ -167,3 +167,34 @@ def test_policy_records_use_and_protects_the_image_just_added() -> None:
     ]
     assert policy.supply("t", None) is None
     assert "[budget]" in policy.failed(InfraError("disk_full", "no space left on device")).message
+
+
+# ------------------------------------------------------------------------------- remote evidence
+
+
+def test_evidence_round_trips_as_plain_builtins_and_oversized_files_are_listed(tmp_path) -> None:
+    import json
+
+    from pytest_mobilebench.remote import pack_evidence, unpack_evidence
+
+    folder = tmp_path / "w" / "run" / "gold" / "inst"
+    (folder / "results").mkdir(parents=True)
+    (folder / "test_output.log").write_text("ok\n")
+    (folder / "results" / "r.bin").write_bytes(bytes(range(256)))
+    (folder / "big.log").write_bytes(b"x" * 1000)
+    shipped = json.loads(json.dumps(pack_evidence(folder, tmp_path / "w", limit=600)))  # what crosses the gateway
+    home = unpack_evidence(shipped, tmp_path / "controller")
+    assert home == tmp_path / "controller" / "run" / "gold" / "inst"
+    assert (home / "results" / "r.bin").read_bytes() == bytes(range(256))
+    assert not (home / "big.log").exists()
+    assert json.loads((home / "evidence_skipped.json").read_text()) == {"big.log": 1000}
+
+
+@pytest.mark.parametrize("bad", [{"folder": "../escape", "files": {}}, {"folder": "run/x", "files": {"../../etc/x": ""}},
+                                 {"folder": "/abs", "files": {}}])
+def test_evidence_paths_from_a_worker_cannot_leave_the_reports_folder(tmp_path, bad) -> None:
+    from pytest_mobilebench.remote import unpack_evidence
+
+    with pytest.raises(ValueError, match="unsafe evidence path"):
+        unpack_evidence(bad, tmp_path)
+    assert list(tmp_path.iterdir()) == []
