@@ -15,6 +15,7 @@ registered only when those plugins are active.
 from __future__ import annotations
 
 import abc
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -36,6 +37,9 @@ from pytest_mobilebench import __version__
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.predictions import Predictions, PredictionsError, load_predictions
 from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
+from pytest_mobilebench.report.runs import (
+    ReportsDiskFull, finish_run, is_disk_full, not_run_and_unmatched, run_files, start_run, write_summary,
+)
 from pytest_mobilebench.report.summary import build_summary
 from pytest_mobilebench.report.terminal import headline_lines
 from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
@@ -71,6 +75,7 @@ class MobileBenchState:
     #: nodeid -> suite of every invalid instance reported
     invalid: dict[str, str] = dataclasses.field(default_factory=dict)
     resources: dict[str, tuple[Any, Callable[[Any], None] | None]] = dataclasses.field(default_factory=dict)
+    report_errors: list[str] = dataclasses.field(default_factory=list)  # what could not be written, in words
 
     def resource(self, key: str, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> T:
         """A per-process object (browser, docker client), made on first use and closed at session end."""
@@ -119,7 +124,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         metavar="PATH",
         help="a benchmark release (JSON/JSONL rows) collected as manifests by the suite that reads its dialect",
     )
-    group.addoption("--mb-summary", default="reports/summary.json", help="where the controller writes the run summary")
+    group.addoption("--mb-summary", default=None, help="where the controller writes the run summary (default: <reports>/<run_id>/summary.json)")
     group.addoption("--mb-reports-dir", default="reports", help="root of evidence folders and the result cache")
     group.addoption("--mb-run-id", default=None, help="run id (default: UTC timestamp + random suffix)")
     group.addoption("--mb-rerun", action="store_true", help="ignore cached results and evaluate again")
@@ -194,11 +199,12 @@ def pytest_configure(config: pytest.Config) -> None:
         except PredictionsError as exc:
             raise pytest.UsageError(f"--predictions: {exc}") from exc
     reports_dir = Path(config.getoption("mb_reports_dir"))
-    summary = Path(config.getoption("mb_summary"))
+    summary = Path(config.getoption("mb_summary") or "")
     state = MobileBenchState(
         run_id=run_id,
         reports_dir=reports_dir if reports_dir.is_absolute() else rootdir / reports_dir,
-        summary_path=summary if summary.is_absolute() else rootdir / summary,
+        summary_path=run_files(reports_dir if reports_dir.is_absolute() else rootdir / reports_dir, run_id,
+                               (summary if summary.is_absolute() else rootdir / summary) if summary.name else None)[0],
         predictions=predictions,
         suites=suites,
         is_controller=workerinput is None,
@@ -234,8 +240,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 "mobilebench-regrade",
             )
         if predictions is not None and not config.option.collectonly:
-            # a fresh incremental log per run; earlier runs' results stay in the result cache
-            _partial_path(state).unlink(missing_ok=True)
+            start_run()  # containers of dead runs swept; this run writes only under reports/<run_id>/
             from pytest_mobilebench.report.progress import LiveProgress
 
             live = bool(config.getoption("numprocesses", None)) and config.getoption("dist", "no") != "no"
@@ -522,8 +527,10 @@ def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Mapping[st
     except Exception as exc:  # noqa: BLE001 - a harness bug is recorded as infra, never lost
         import traceback
 
-        (ctx.evidence_dir / "harness_error.log").write_text(traceback.format_exc(), encoding="utf-8")
-        checked = ItemResult.harness_error(f"harness error: {type(exc).__name__}: {exc}")
+        with contextlib.suppress(OSError):  # the disk may be full
+            (ctx.evidence_dir / "harness_error.log").write_text(traceback.format_exc(), encoding="utf-8")
+        kind = "disk_full" if is_disk_full(exc) else "harness_error"
+        checked = ItemResult.harness_error(f"{kind.replace('_', ' ')}: {type(exc).__name__}: {exc}", kind)
     return checked.to_dict()
 
 
@@ -592,9 +599,14 @@ class InstanceItem(pytest.Item):
             result["evidence_dir"] = str(evidence)
             result["cache_key"] = key
             result["group"] = self.record.group
-            atomic_write_json(evidence / "result.json", result)
-            if not result.get("retryable"):
-                atomic_write_json(cache_file, result)
+            try:
+                atomic_write_json(evidence / "result.json", result)
+                if not result.get("retryable"):
+                    atomic_write_json(cache_file, result)
+            except OSError as exc:  # a full disk: the verdict stands, unsaved and uncached; said at the end
+                if not is_disk_full(exc):
+                    raise
+                state.report_errors.append(f"the reports disk is full: {self.record.instance_id} was not saved ({exc})")
         self.stash[RESULT] = result
         for name, value in sorted(result.get("properties", {}).items()):
             self.user_properties.append((name, value))
@@ -637,7 +649,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def _partial_path(state: MobileBenchState) -> Path:
-    return state.summary_path.with_name(state.summary_path.stem + ".jsonl")
+    return run_files(state.reports_dir, state.run_id)[1]
 
 
 _SUMMARY = pytest.StashKey[dict[str, Any]]()
@@ -662,7 +674,12 @@ class _Controller:
         if result is None:
             return
         state.results.append(result)
-        append_jsonl(_partial_path(state), result)
+        try:
+            append_jsonl(_partial_path(state), result)
+        except OSError as exc:  # a full reports disk: said at the end, the run goes on
+            if not is_disk_full(exc):
+                raise
+            state.report_errors.append(f"the reports disk is full: {_partial_path(state)} lacks results ({exc})")
         self.config.hook.pytest_mobilebench_result(config=self.config, result=result)
 
     @pytest.hookimpl
@@ -685,7 +702,12 @@ class _Controller:
                 except Exception as exc:  # noqa: BLE001 - cleanup must not cost the summary
                     summary.setdefault("cleanup_errors", []).append(f"{name}: {type(exc).__name__}: {exc}")
         self.config.hook.pytest_mobilebench_summary(config=self.config, summary=summary)
-        atomic_write_json(state.summary_path, summary)
+        try:
+            write_summary(state.summary_path, summary)
+        except ReportsDiskFull as exc:
+            state.report_errors.append(exc.strerror)
+            return
+        state.report_errors += finish_run(state.reports_dir, state.run_id)  # reports/latest -> this run
         self.config.stash[_SUMMARY] = summary
         page = None
         try:
@@ -716,10 +738,11 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
                 tables[suite_name] = suite.summarize(rows, options=options)
             except Exception as exc:  # noqa: BLE001 - a table must never cost the summary itself
                 tables[suite_name] = {"error": f"{type(exc).__name__}: {exc}"}
-    unmatched: list[str] = []
-    if state.predictions is not None and not state.predictions.pseudo:
-        evaluated = {str(r.get("instance_id")) for r in state.results}
-        unmatched = sorted(state.predictions.instance_ids - evaluated)
+    evaluated = {str(r.get("instance_id")) for r in state.results}
+    real = state.predictions is not None and not state.predictions.pseudo
+    not_run, unmatched = not_run_and_unmatched(  # interrupted items are not_run, never unmatched predictions
+        [iid for _, iid in state.collected.values()], evaluated, state.predictions.instance_ids if real else ()
+    )
     selected: dict[str, int] = {}
     for suite_name, _ in state.collected.values():
         selected[suite_name] = selected.get(suite_name, 0) + 1
@@ -735,11 +758,13 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
         selected=selected or None,
         invalid=invalid,
         instance_ids=[iid for _, iid in state.collected.values()],
-    )
+    ) | {"not_run_instances": not_run}
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """The mobilebench section: per-suite headlines (:mod:`pytest_mobilebench.report.terminal`)."""
+    for problem in config.stash[STATE].report_errors if STATE in config.stash else ():
+        terminalreporter.write_line(f"mobilebench: {problem}", red=True)
     summary = config.stash.get(_SUMMARY, None)
     state = config.stash.get(STATE, None)
     if summary is None:
