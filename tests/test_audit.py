@@ -48,7 +48,7 @@ def test_audit_names_the_unnoticed_hunk_the_never_reported_id_and_the_duplicate(
     result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=a",
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)  # both have findings
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     audit = summary["instances"]["acme__calc-1"]["audit"]
     assert audit["gold_resolves"] is False  # test_gone is a P2P id no run reports
     assert audit["gold_ids_never_reported"] == ["app.src.test.test_sub#test_gone"]
@@ -69,7 +69,7 @@ def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyre
     result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=b",
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     inst = summary["instances"]["acme__calc-1"]
     audit = inst["audit"]
     assert audit["gold_resolves"] is True and audit["runs"] == 2

@@ -32,7 +32,7 @@ def _run(pytester: pytest.Pytester, repo: PyRepo, patch: str, manifest: str | No
     pytester.runpytest(
         "cases", "--predictions=preds.jsonl", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=r", "-p", "no:cacheprovider"
     )
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     return summary["instances"]["acme__calc-1"], pytester.path / "reports" / "r" / "m" / "acme__calc-1"
 
 

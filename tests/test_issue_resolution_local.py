@@ -39,7 +39,7 @@ def _run(pytester: pytest.Pytester, repo: PyRepo, predictions: list[dict] | str,
     result = pytester.runpytest(
         "cases", f"--predictions={spec}", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=r", "-p", "no:cacheprovider", *args
     )
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     return result, summary
 
 

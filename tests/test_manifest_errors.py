@@ -25,7 +25,7 @@ def test_yaml_syntax_error_names_file_and_line(pytester: pytest.Pytester) -> Non
     result = _run(pytester)
     result.assert_outcomes(failed=2)  # the broken file, and the good instance's empty patch (unresolved)
     result.stdout.fnmatch_lines(["*invalid benchmark instance: *broken.yaml:4: YAML syntax error*"])
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     assert summary["instances"]["acme__app-1"]["reason"] == "empty_patch"
     assert summary["manifest_errors"] and "broken.yaml:4" in summary["manifest_errors"][0]
 

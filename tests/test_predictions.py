@@ -110,7 +110,7 @@ def test_missing_empty_and_unknown_predictions_in_summary(pytester: pytest.Pytes
     result = pytester.runpytest("--predictions=preds.jsonl", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*predictions matching no selected instance: acme__app-99*"])
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     assert summary["total"] == 2 and summary["resolved"] == 0 and summary["resolution_rate"] == 0.0
     assert summary["by_reason"] == {"empty_patch": 1, "missing_prediction": 1}
     assert summary["instances"]["acme__app-1"]["reason"] == "empty_patch"
@@ -135,7 +135,7 @@ def test_cached_missing_prediction_stays_with_its_model(pytester: pytest.Pyteste
     for _ in range(2):
         result = pytester.runpytest("--predictions=preds.jsonl", "-p", "no:cacheprovider")
         result.assert_outcomes(failed=4)
-        summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+        summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
         assert sorted(summary["instances"]) == [
             "acme__app-1@m1", "acme__app-1@m2", "acme__app-2@m1", "acme__app-2@m2",
         ]
@@ -146,11 +146,11 @@ def test_cached_missing_prediction_stays_with_its_model(pytester: pytest.Pyteste
 def test_collect_only_leaves_the_last_summary_alone(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
     pytester.runpytest("--predictions=empty", "--mb-run-id=first", "-p", "no:cacheprovider")
-    before = (pytester.path / "reports" / "summary.json").read_text()
+    before = (pytester.path / "reports" / "latest" / "summary.json").read_text()
     result = pytester.runpytest("--predictions=empty", "--collect-only", "-q", "-p", "no:cacheprovider")
     assert result.ret == 0
-    assert (pytester.path / "reports" / "summary.json").read_text() == before
-    assert (pytester.path / "reports" / "summary.jsonl").is_file()
+    assert (pytester.path / "reports" / "latest" / "summary.json").read_text() == before
+    assert (pytester.path / "reports" / "latest" / "results.jsonl").is_file()
 
 
 def test_patch_escaping_the_repository_is_refused_before_anything_runs(pytester: pytest.Pytester) -> None:
@@ -161,7 +161,7 @@ def test_patch_escaping_the_repository_is_refused_before_anything_runs(pytester:
     )
     result = pytester.runpytest("--predictions=preds.jsonl", "-k", "acme__app-1", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     entry = summary["instances"]["acme__app-1"]
     assert entry["reason"] == "patch_apply_failed"
     assert "escapes the repository" in entry["detail"] and "model_patch of acme__app-1" in entry["detail"]

@@ -33,11 +33,11 @@ def test_one_summary_and_one_junit_with_properties(pytester: pytest.Pytester, wo
         "issue_resolution: resolution rate 0/4 = 0.000 [[]95% CI 0.000, 0.490[]]*",
         "  selected 4 | evaluated 4 | invalid 0 | missing predictions 0 | infra errors 0 | cached 0 | not run 0",
     ])
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     assert summary["run_id"] == "run-1"
     assert summary["total"] == 4 and summary["by_reason"] == {"empty_patch": 4}
     assert sorted(summary["instances"]) == [f"acme__app-{i}" for i in range(1, 5)]
-    lines = (pytester.path / "reports" / "summary.jsonl").read_text().splitlines()
+    lines = (pytester.path / "reports" / "latest" / "results.jsonl").read_text().splitlines()
     assert len(lines) == 4  # the incremental log holds every finished result
     tree = ET.parse(pytester.path / "reports" / "junit.xml")
     cases = tree.getroot().findall(".//testcase")
@@ -82,7 +82,7 @@ INVALID = MANIFEST + """  - instance_id: acme__app-9
 
 
 def _summary(pytester: pytest.Pytester) -> dict:
-    return json.loads((pytester.path / "reports" / "summary.json").read_text())
+    return json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -92,7 +92,7 @@ def test_no_predictions_is_a_usage_error_listing_the_choices(pytester: pytest.Py
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     text = result.stdout.str() + result.stderr.str()
     assert "--predictions=gold" in text and "--predictions=empty" in text and "--predictions=PATH" in text
-    assert not (pytester.path / "reports" / "summary.json").exists()
+    assert not (pytester.path / "reports" / "latest" / "summary.json").exists()
 
 
 def test_collect_only_without_predictions_lists_the_instances(pytester: pytest.Pytester) -> None:
@@ -134,11 +134,11 @@ def test_a_mistyped_instance_id_in_predictions_gets_a_suggestion(pytester: pytes
 def test_selecting_nothing_leaves_the_last_summary(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
     pytester.runpytest("--predictions=empty", "-p", "no:cacheprovider")
-    before = (pytester.path / "reports" / "summary.json").read_text()
+    before = (pytester.path / "reports" / "latest" / "summary.json").read_text()
     result = pytester.runpytest("--predictions=empty", "-k", "thunderbird", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     result.stdout.fnmatch_lines(["no benchmark item selected: * is left as it was"])
-    assert (pytester.path / "reports" / "summary.json").read_text() == before
+    assert (pytester.path / "reports" / "latest" / "summary.json").read_text() == before
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -168,7 +168,7 @@ def test_cached_rerun_is_counted_and_output_files_are_world_readable(pytester: p
     summary = _summary(pytester)
     assert summary["cached"] == 4 and summary["headlines"]["issue_resolution"]["cached"] == 4
     reports = pytester.path / "reports"
-    for path in (reports / "summary.json", reports / "c2" / "index.html"):
+    for path in (reports / "c2" / "summary.json", reports / "c2" / "index.html"):
         assert path.stat().st_mode & 0o777 == 0o644, path
     page = (reports / "c2" / "index.html").read_text()
     assert '<span class="badge">cached</span> originally' in page

@@ -117,7 +117,7 @@ def test_a_third_party_suite_from_a_conftest_runs_under_xdist(pytester: pytest.P
     result = pytester.runpytest("--predictions=p.jsonl", "--echo-bonus=10", "-n", "2", "-p", "no:cacheprovider",
                                 "--junitxml=j.xml")
     result.assert_outcomes(passed=2, failed=1)
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     assert summary["suite_tables"]["echo"]["headline"]["numerator"] == 2
     junit = (pytester.path / "j.xml").read_text()
     assert 'name="score" value="11"' in junit and 'name="score" value="10"' in junit  # the option reached evaluate
@@ -170,7 +170,7 @@ def test_a_conftest_overrides_the_docker_client_the_issue_suite_uses(pytester: p
     result = pytester.runpytest("--predictions=gold", "--mb-runtime=docker", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     assert (pytester.path / "asked.txt").read_text() == "yes"
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     (entry,) = summary["instances"].values()
     assert entry["reason"] == "infra_error"
 
@@ -325,7 +325,7 @@ def test_results_are_checked_and_retryable_follows_the_reason(pytester: pytest.P
     pytester.makefile(".yaml", echo=ECHO_MANIFEST)
     _preds(pytester.path / "p.jsonl", {"echo-1": "raise", "echo-2": "bogus", "echo-3": "oracle-down"})
     pytester.runpytest("--predictions=p.jsonl", "-p", "no:cacheprovider").assert_outcomes(failed=3)
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     entries = summary["instances"]
     assert {k: (v["reason"], v.get("infra_kind")) for k, v in entries.items()} == {
         "echo-1": ("infra_error", "harness_error"),

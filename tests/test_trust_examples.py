@@ -252,3 +252,29 @@ def test_auto_without_a_daemon_never_runs_a_candidate_on_the_host(tmp_path: Path
     result = _results(tmp_path / "reports2")["real"]
     assert result["infra_kind"] == "untrusted_local_run" and "--mb-trust-candidates" in result["detail"], out[-2000:]
     assert not (Path(result["evidence_dir"]) / "test_output.log").exists()  # nothing ran
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_full_reports_disk_says_so_and_keeps_the_previous_summary(tmp_path: Path) -> None:
+    disk = tmp_path / "tiny"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        previous = '{"previous": true}\n'
+        (disk / "summary.json").write_text(previous)
+        fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass  # full
+        finally:
+            os.close(fd)
+        proc = _pytest(disk / "reports", "--predictions=empty", f"--mb-summary={disk / 'summary.json'}")
+        out, _ = proc.communicate(timeout=600)
+        assert "mobilebench: the reports disk is full" in out, out[-3000:]
+        assert "INTERNALERROR" not in out and "Traceback" not in out, out[-3000:]
+        assert (disk / "summary.json").read_text() == previous
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)

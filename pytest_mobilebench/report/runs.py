@@ -25,6 +25,10 @@ __all__ = [
     "LATEST",
     "ReportsDiskFull",
     "instance_of_nodeid",
+    "is_disk_full",
+    "selected_instances",
+    "finish_run",
+    "start_run",
     "not_run_and_unmatched",
     "point_latest",
     "run_files",
@@ -62,6 +66,42 @@ def point_latest(reports_dir: Path, run_id: str) -> Path:
 
 
 _PARAM = re.compile(r"\[[^\]]*\]$")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` is ENOSPC / EDQUOT (a full disk or quota), anywhere in its cause chain."""
+    while exc is not None:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
+
+
+def start_run() -> None:
+    """Controller, once per evaluating run: sweep containers whose owning run is dead (also when every
+    result will come from the cache and no runtime is ever made). Never stops a run."""
+    from pytest_mobilebench.runtime.docker import sweep_dead_runs
+
+    sweep_dead_runs()
+
+
+def finish_run(reports_dir: Path, run_id: str) -> list[str]:
+    """Controller, after the run's summary is written: point ``latest`` at the run. Returns what could
+    not be done, in words (a run that evaluated nothing leaves ``latest`` where it was)."""
+    try:
+        point_latest(reports_dir, run_id)
+    except OSError as exc:
+        return [f"{reports_dir / LATEST} not updated: {exc}"]
+    return []
+
+
+#: suffixes of the files whose items are benchmark instances (manifests, datasets)
+_INSTANCE_FILES = (".yaml", ".yml", ".json", ".jsonl")
+
+
+def selected_instances(nodeids: Iterable[str]) -> set[str]:
+    """Instance ids of the benchmark items among collected node ids (other tests are ignored)."""
+    return {instance_of_nodeid(n) for n in nodeids if "::" in n and n.split("::", 1)[0].endswith(_INSTANCE_FILES)}
 
 
 def instance_of_nodeid(nodeid: str) -> str:
