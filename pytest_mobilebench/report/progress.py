@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import errno
 import re
 import threading
 import time
@@ -207,9 +208,13 @@ class LiveProgress:
                                 + status_line(b, time.monotonic(), 10_000).split(" | ", 1)[1])
 
     def _append_log(self, text: str) -> None:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "a", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:  # a full reports disk costs the log line, never the run (issue 7)
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
 
     def _read_workers(self) -> None:
         """Take each worker's latest progress message from the new part of ``progress.log``."""
