@@ -230,11 +230,11 @@ def test_docker_kill_mid_test_is_infra_and_never_cached(tmp_path: Path) -> None:
 def test_two_runs_at_once_keep_their_own_files(tmp_path: Path) -> None:
     _docker_or_skip()
     reports = tmp_path / "reports"
-    runs = [_pytest(reports, "--predictions=empty", f"--mb-run-id=run-{i}") for i in (1, 2)]
-    outs = [p.communicate(timeout=600)[0] for p in runs]
+    runs = [_pytest(reports, "--predictions=gold", f"--mb-run-id=run-{i}", "--mb-rerun") for i in (1, 2)]
+    outs = [p.communicate(timeout=1800)[0] for p in runs]
     for i, out in zip((1, 2), outs):
         summary = json.loads((reports / f"run-{i}" / "summary.json").read_text())
-        assert summary["run_id"] == f"run-{i}", out[-2000:]
+        assert summary["run_id"] == f"run-{i}" and summary["resolved"] == 1, out[-2000:]
         assert (reports / f"run-{i}" / "results.jsonl").read_text().count("\n") == 1
     assert os.readlink(reports / "latest") in ("run-1", "run-2")
 
