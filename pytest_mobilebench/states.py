@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from typing import Final
 
-__all__ = ["TestState", "Transition", "Reason", "InfraKind", "INFRA_REASONS", "transition_of"]
+__all__ = ["INFRA_REASONS", "InfraKind", "Reason", "TestState", "Transition", "transition_of"]
 
 
 @enum.unique

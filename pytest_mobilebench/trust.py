@@ -18,7 +18,9 @@ from collections.abc import Mapping
 from typing import Final
 
 from pytest_mobilebench.frameworks.plan import TestPlan
-from pytest_mobilebench.parsers import console_counts  # (passed, failed) of the runner's console summary
+from pytest_mobilebench.parsers import (
+    console_counts,  # (passed, failed) of the runner's console summary
+)
 from pytest_mobilebench.states import TestState
 
 __all__ = [

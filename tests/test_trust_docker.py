@@ -32,10 +32,10 @@ from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
-from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image  # noqa: E402
-from pytest_mobilebench.runtime.docker import DockerRuntime, DockerWorkspace, connect  # noqa: E402
-from pytest_mobilebench.runtime.images import BuiltImage  # noqa: E402
-from pytest_mobilebench.runtime.repos import RepoCache  # noqa: E402
+from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image
+from pytest_mobilebench.runtime.docker import DockerRuntime, DockerWorkspace, connect
+from pytest_mobilebench.runtime.images import BuiltImage
+from pytest_mobilebench.runtime.repos import RepoCache
 
 pytestmark = pytest.mark.docker
 

@@ -24,14 +24,14 @@ from pytest_mobilebench.report.files import atomic_write_json
 __all__ = [
     "LATEST",
     "ReportsDiskFull",
+    "finish_run",
     "instance_of_nodeid",
     "is_disk_full",
-    "selected_instances",
-    "finish_run",
-    "start_run",
     "not_run_and_unmatched",
     "point_latest",
     "run_files",
+    "selected_instances",
+    "start_run",
     "write_summary",
 ]
 

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator
 from typing import Final
 
 __all__ = [
-    "MAX_FILE_BYTES",
     "MAX_FILES",
+    "MAX_FILE_BYTES",
     "MAX_TOTAL_BYTES",
     "ChannelError",
     "Rejected",

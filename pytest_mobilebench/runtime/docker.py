@@ -63,6 +63,7 @@ from pytest_mobilebench.runtime.channel import (
     safe_relpath,
 )
 from pytest_mobilebench.runtime.deplayer import ensure_deps
+from pytest_mobilebench.runtime.git import GitError, run_git
 from pytest_mobilebench.runtime.images import (
     BASELINE_REF,
     CACHE_LEVELS,
@@ -81,7 +82,6 @@ from pytest_mobilebench.runtime.patching import (
     restore_command,
     strategies_for,
 )
-from pytest_mobilebench.runtime.git import GitError, run_git
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.trust import SCRUBBED_NAMES
@@ -101,8 +101,8 @@ __all__ = [
     "default_recipe",
     "export_tree",
     "owner_label",
-    "sweep_dead_runs",
     "shallow_checkout",
+    "sweep_dead_runs",
 ]
 
 LABEL_INSTANCE: Final[str] = "mobilebench.instance"

@@ -20,9 +20,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import final
 
-from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult, WorkspaceSpec
+from pytest_mobilebench.runtime.base import (
+    ApplyResult,
+    InfraError,
+    RunResult,
+    WorkspaceSpec,
+)
 from pytest_mobilebench.runtime.channel import glob_root
-from pytest_mobilebench.runtime.patching import CHECKPOINT, DIFF, RESET, apply_with_fallbacks, restore_command, strategies_for
+from pytest_mobilebench.runtime.patching import (
+    CHECKPOINT,
+    DIFF,
+    RESET,
+    apply_with_fallbacks,
+    restore_command,
+    strategies_for,
+)
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.trust import scrubbed_environment
 
@@ -208,7 +220,10 @@ class LocalRuntime:
             InfraError: clone failure, the install command failing (``install_failed``), or an environment
                 this runtime cannot honour (``environment_unsupported``: ``recipe`` / ``image`` need images).
         """
-        from pytest_mobilebench.frameworks.environment import Environment, local_unsupported
+        from pytest_mobilebench.frameworks.environment import (
+            Environment,
+            local_unsupported,
+        )
 
         unsupported = local_unsupported(Environment.from_mapping(spec.environment))
         if unsupported:
