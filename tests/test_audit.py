@@ -45,10 +45,10 @@ def test_audit_names_the_unnoticed_hunk_the_never_reported_id_and_the_duplicate(
     gold = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n" + NOTES_HUNK
     test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
     pytester.makefile(".yaml", **{"cases/acme__calc": _manifest(pyrepo, gold, test, ("acme__calc-1", "acme__calc-2"))})
-    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=a",
+    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=a", "--mb-summary=reports/summary.json",
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)  # both have findings
-    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
     audit = summary["instances"]["acme__calc-1"]["audit"]
     assert audit["gold_resolves"] is False  # test_gone is a P2P id no run reports
     assert audit["gold_ids_never_reported"] == ["app.src.test.test_sub#test_gone"]
@@ -66,10 +66,10 @@ def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyre
     test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
     manifest = _manifest(pyrepo, gold, test).replace(', "app.src.test.test_sub#test_gone"', "")
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest})
-    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=b",
+    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=b", "--mb-summary=reports/summary.json",
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
     inst = summary["instances"]["acme__calc-1"]
     audit = inst["audit"]
     assert audit["gold_resolves"] is True and audit["runs"] == 2
@@ -132,3 +132,22 @@ def test_fingerprint_ignores_line_numbers_and_context_but_not_the_change() -> No
 
 def test_summary_of_no_audit_results() -> None:
     assert summarize_audit([{"instance_id": "x", "reason": "resolved"}])["instances"] == 0
+
+
+def test_a_test_whose_state_depends_on_outside_state_is_flaky(pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path) -> None:
+    mark = tmp_path / "flaky-mark"
+    flaky = (f"import pathlib\n\n\ndef test_sometimes():\n    mark = pathlib.Path({str(mark)!r})\n"
+             "    first = not mark.exists()\n    mark.write_text('x')\n    assert first\n")
+    lines = "".join("+" + line + "\n" for line in flaky.splitlines())
+    flaky_patch = (f"diff --git a/app/src/test/test_flaky.py b/app/src/test/test_flaky.py\nnew file mode 100644\n"
+                   f"--- /dev/null\n+++ b/app/src/test/test_flaky.py\n@@ -0,0 +1,{len(flaky.splitlines())} @@\n{lines}")
+    gold = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n"
+    test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n" + flaky_patch
+    manifest = _manifest(pyrepo, gold, test).replace('"app.src.test.test_sub#test_gone"', '"app.src.test.test_flaky#test_sometimes"')
+    pytester.makefile(".yaml", **{"cases/acme__calc": manifest})
+    pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates",
+                       "--mb-run-id=c", "--mb-summary=reports/c/summary.json", "-p", "no:cacheprovider")
+    audit = json.loads((pytester.path / "reports" / "c" / "summary.json").read_text())["instances"]["acme__calc-1"]["audit"]
+    assert audit["flaky_tests"] == ["app.src.test.test_flaky#test_sometimes"]
+    assert audit["flaky_gold_tests"] == ["app.src.test.test_flaky#test_sometimes"]
+    assert audit["gold_reasons"] == ["resolved", "unresolved"]

@@ -234,3 +234,15 @@ def test_jellyfin_release_rows_map_onto_the_native_gold_lists() -> None:
         assert report["unmatched"] == {} and report["ambiguous"] == {}
         assert lists == {"FAIL_TO_PASS": sorted(mine.FAIL_TO_PASS), "NONE_TO_PASS": sorted(mine.NONE_TO_PASS),
                          "PASS_TO_PASS": sorted(mine.PASS_TO_PASS)}
+
+
+def test_skip_to_pass_is_fail_to_pass_and_multi_swe_bench_problem_statement() -> None:
+    from pytest_mobilebench.manifest.dialects import row_to_instance
+
+    row = {k: v for k, v in _row().items() if k not in ("problem_statement", "test_command")}
+    row["s2p_tests"] = {"was skipped": {"run": "SKIP", "test": "SKIP", "fix": "PASS"}}
+    row["resolved_issues"] = json.dumps([{"number": 3, "title": "Crash on start", "body": "It crashes."}])
+    inst = row_to_instance(row, row_dialect=detect_row_dialect(row), default_framework=None)
+    assert inst.row_dialect == "multi-swe-bench"
+    assert inst.FAIL_TO_PASS == ("adds two numbers", "was skipped")
+    assert inst.problem_statement == "Crash on start\nIt crashes."
