@@ -91,3 +91,14 @@ def test_sweep_takes_only_containers_of_dead_runs() -> None:
     assert _sweepable(entry(None), own=me, run_id=None)  # ownerless build step, stopped an hour ago
     assert not _sweepable(entry(None, created=new), own=me, run_id=None)  # maybe a live build's step
     assert not _sweepable(entry(None, state="running"), own=me, run_id=None)
+
+
+def test_real_candidates_never_run_unisolated_without_consent() -> None:
+    from pytest_mobilebench.runtime.local import local_refusal
+
+    assert local_refusal("auto", daemon=False, trusted=True) is None  # gold without a daemon: local is fine
+    no_daemon = local_refusal("auto", daemon=False, trusted=False)
+    assert no_daemon is not None and no_daemon.kind == "daemon_unreachable" and "never run unisolated" in no_daemon.message
+    local = local_refusal("local", daemon=True, trusted=False)
+    assert local is not None and local.kind == "untrusted_local_run" and "--mb-trust-candidates" in local.message
+    assert local_refusal("local", daemon=True, trusted=True) is None  # --mb-trust-candidates
