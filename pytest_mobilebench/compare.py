@@ -20,7 +20,7 @@ from typing import Any
 from pytest_mobilebench.metrics import mcnemar_exact
 from pytest_mobilebench.states import INFRA_REASONS
 
-__all__ = ["CompareError", "compare", "load_outcomes", "render_text"]
+__all__ = ["CompareError", "compare", "compare_results", "load_outcomes", "render_text"]
 
 _INFRA = frozenset(r.value for r in INFRA_REASONS)
 
@@ -43,7 +43,7 @@ def load_outcomes(paths: Iterable[Path]) -> dict[str, dict[str, bool | None]]:
             iid, model = entry.get("instance_id"), entry.get("model_name_or_path")
             if not isinstance(iid, str) or not isinstance(model, str):
                 raise CompareError(f"{path}: instance {key!r}: missing 'instance_id' or 'model_name_or_path'")
-            value = None if entry.get("reason") in _INFRA else bool(entry.get("passed"))
+            value = _outcome(entry)
             previous = outcomes.setdefault(model, {}).get(iid, value)
             if (iid, model) in seen_in and previous != value:
                 raise CompareError(
@@ -52,6 +52,19 @@ def load_outcomes(paths: Iterable[Path]) -> dict[str, dict[str, bool | None]]:
             outcomes[model][iid] = value
             seen_in[(iid, model)] = str(path)
     return outcomes
+
+
+def _outcome(result: Mapping[str, Any]) -> bool | None:
+    """Resolved or not; None for an infrastructure result (it says nothing about the model)."""
+    return None if result.get("reason") in _INFRA or result.get("retryable") else bool(result.get("passed"))
+
+
+def compare_results(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """:func:`compare` of one run's results (the summary's ``model_comparison`` when it has several models)."""
+    outcomes: dict[str, dict[str, bool | None]] = {}
+    for r in results:
+        outcomes.setdefault(str(r.get("model_name_or_path")), {})[str(r.get("instance_id"))] = _outcome(r)
+    return compare(outcomes)
 
 
 def _instances(path: Path) -> Mapping[str, Mapping[str, Any]]:

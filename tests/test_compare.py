@@ -79,3 +79,13 @@ def test_not_a_summary(tmp_path: Path) -> None:
     bad.write_text("[1, 2]")
     proc = subprocess.run([sys.executable, "-m", "pytest_mobilebench", "compare", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2 and "not a run summary" in proc.stderr
+
+
+def test_compare_results_of_one_run() -> None:
+    from pytest_mobilebench.compare import compare_results
+
+    results = [{"instance_id": iid, "model_name_or_path": "model-a", "reason": r, "passed": r == "resolved"} for iid, r in A.items()]
+    results += [{"instance_id": iid, "model_name_or_path": "model-b", "reason": r, "passed": r == "resolved",
+                 "retryable": r == "infra_error"} for iid, r in B.items()]
+    (pair,) = compare_results(results)["pairs"]
+    assert pair["mcnemar_p"] == 0.125 and pair["excluded_infra"] == ["i11"]
