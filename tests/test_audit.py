@@ -10,7 +10,12 @@ import pytest
 import unidiff
 
 from conftest import PyRepo, git
-from pytest_mobilebench.suites.issue_resolution.audit import fix_fingerprint, gold_hunks, summarize_audit, without_hunk
+from pytest_mobilebench.suites.issue_resolution.audit import (
+    fix_fingerprint,
+    gold_hunks,
+    summarize_audit,
+    without_hunk,
+)
 
 NOTES_HUNK = "diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+mul added\n"
 

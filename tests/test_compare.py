@@ -77,7 +77,7 @@ def test_conflicting_outcomes_are_an_error_naming_both_files(tmp_path: Path) -> 
 def test_not_a_summary(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text("[1, 2]")
-    proc = subprocess.run([sys.executable, "-m", "pytest_mobilebench", "compare", str(bad)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "pytest_mobilebench", "compare", str(bad)], capture_output=True, text=True, check=False)
     assert proc.returncode == 2 and "not a run summary" in proc.stderr
 
 

@@ -219,8 +219,8 @@ def test_jellyfin_release_rows_map_onto_the_native_gold_lists() -> None:
     """The jellyfin-expo instances written as a MobileDev-Bench release (fixtures/dialects/jellyfin) give,
     against the tests a run reports, exactly the native manifest's gold lists (the Docker runs of both
     agreeing on every verdict are in docs/datasets.md)."""
-    from pytest_mobilebench.manifest.yamlfile import read_yaml
     from pytest_mobilebench.manifest.issue_resolution import load_manifest
+    from pytest_mobilebench.manifest.yamlfile import read_yaml
     from pytest_mobilebench.states import TestState
 
     native = {r.instance_id: r.record for r in load_manifest(read_yaml(ROOT / "cases/issue_resolution/jellyfin__jellyfin-expo.yaml"))}

@@ -35,14 +35,16 @@ from pytest_mobilebench.manifest.issue_resolution import (
     IssueInstance,
     _dataset_rows,
     _errors_to_manifest_error,
-    load_dataset as load_swe_bench_rows,
     record_for,
+)
+from pytest_mobilebench.manifest.issue_resolution import (
+    load_dataset as load_swe_bench_rows,
 )
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
 
 __all__ = [
-    "ForeignIssueInstance",
     "ID_DIALECTS",
+    "ForeignIssueInstance",
     "IdMatch",
     "TestRecord",
     "detect_row_dialect",
@@ -318,7 +320,7 @@ def row_to_instance(row: Mapping[str, Any], *, row_dialect: str, default_framewo
             raise ValueError(f"{key}: missing")
     base = data.get("base")
     if not isinstance(base, Mapping) or not isinstance(base.get("sha"), str):
-        raise ValueError("base: expected an object with 'sha'")
+        raise ValueError("base: expected an object with 'sha'")  # noqa: TRY004 - a field error, reported as such
     framework = default_framework or LANG_FRAMEWORK.get(str(data.get("lang") or "").lower())
     if framework is None:
         raise ValueError(f"lang: {data.get('lang')!r} names no framework; pass --dataset-framework")
@@ -326,7 +328,7 @@ def row_to_instance(row: Mapping[str, Any], *, row_dialect: str, default_framewo
     for key, list_name in _GOLD_MAP:
         tests = data.get(key) or {}
         if not isinstance(tests, (Mapping, list)):
-            raise ValueError(f"{key}: expected an object keyed by test id")
+            raise ValueError(f"{key}: expected an object keyed by test id")  # noqa: TRY004 - a field error, reported as such
         gold[list_name].extend(str(t) for t in tests)
     org, repo, number = str(data["org"]), str(data["repo"]), data["number"]
     return ForeignIssueInstance.model_validate(
