@@ -71,7 +71,8 @@ class RunResult:
         output: stdout and stderr together, decoded as UTF-8 with replacement.
         duration_s: wall-clock seconds.
         timed_out: True when the wall-clock limit killed it (the whole process group / container).
-        oom_killed: True when the kernel killed it for memory (container runtime only).
+        oom_killed: kept for older evidence files; the Docker runtime raises ``InfraError("oom_killed")``
+            instead (an OOM kill of any process is infrastructure, whatever the exit status).
     """
 
     command: str
