@@ -20,7 +20,12 @@ bridge is connected for that command only and disconnected again afterwards.
 
 Timeouts are enforced from the host: the command's output is read in a thread; when the wall-clock limit
 passes, the whole container is killed (every process in it dies) and the result has ``timed_out``.
-An exit by the kernel's OOM killer (exit 137 with the container's ``State.OOMKilled``) sets ``oom_killed``.
+Infrastructure is named, never the candidate's fault (issue 7): an OOM event of any process in the
+container (whatever the exit status) raises ``InfraError("oom_killed")``, a container stopped or restarted
+from outside ``container_died``, a daemon that stops answering ``daemon_unreachable``, ENOSPC or a
+writable layer past its limit ``disk_full``. Results come back only through the daemon (``get_archive``),
+names checked by :mod:`pytest_mobilebench.runtime.channel`; containers run with every capability dropped,
+``no-new-privileges`` and, for Node images, as the unprivileged user of the image.
 """
 
 from __future__ import annotations
