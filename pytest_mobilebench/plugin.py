@@ -219,16 +219,16 @@ def pytest_configure(config: pytest.Config) -> None:
             config.args.append(dataset)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "mobilebench-xdist")
+    if workerinput is not None or config.pluginmanager.hasplugin("xdist"):
+        from pytest_mobilebench.remote import RemoteWorkers  # workers on other machines: docs/scale-out.md
+
+        config.pluginmanager.register(RemoteWorkers(config), "mobilebench-remote")
     if config.pluginmanager.hasplugin("html"):
         from pytest_mobilebench.report.html import HtmlHooks
 
         config.pluginmanager.register(HtmlHooks(), "mobilebench-html")
     if state.is_controller:
         config.pluginmanager.register(_Controller(config), "mobilebench-controller")
-    if workerinput is not None or config.pluginmanager.hasplugin("xdist"):
-        from pytest_mobilebench.remote import RemoteWorkers  # workers on other machines: docs/scale-out.md
-
-        config.pluginmanager.register(RemoteWorkers(config), "mobilebench-remote")
         if config.getoption("mb_regrade"):  # docs/datasets.md "Re-grading a run"
             from pytest_mobilebench.regrade_run import RegradeHooks
 
