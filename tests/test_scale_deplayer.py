@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.deplayer import deps_key, ensure_deps, manifest_files, watch_output
+from pytest_mobilebench.runtime.deadlines import watch_output
+from pytest_mobilebench.runtime.deplayer import deps_key, ensure_deps, manifest_files
 from pytest_mobilebench.suites.issue_resolution import docker_answers
 
 
@@ -125,3 +126,28 @@ def test_an_install_needing_sources_falls_back_and_a_hung_one_is_build_hung(debi
     assert info.value.kind == "build_hung" and "no output for 3 s" in info.value.message
     assert "started" in info.value.log
     assert _own_containers(builder) == []
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers (start dockerd)")
+def test_a_silent_docker_build_is_build_hung_with_its_log_and_is_cancelled(debian_env, tmp_path: Path) -> None:
+    builder, debian = debian_env
+
+    class Recipe:
+        dockerfile = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo hang-started; sleep 600\n"
+        context_files: dict[str, bytes] = {}
+        install_command = ""
+
+        def key(self) -> str:
+            return builder.run_id.replace("scale-deps-", "hang")
+
+    builder.build_silence_s = 5
+    with pytest.raises(InfraError) as info:
+        builder.ensure_env(Recipe(), "demo/hang", base=debian)
+    assert info.value.kind == "build_hung" and "no output for 5 s" in info.value.message
+    assert "hang-started" in info.value.log
+    # the daemon cancelled the build: no step container keeps sleeping
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any("sleep 600" in " ".join(c.get("Command", "").split()) for c in builder.client.api.containers()):
+        time.sleep(1)
+    assert not any("sleep 600" in c.get("Command", "") for c in builder.client.api.containers())

@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import io
-import queue
 import re
 import tarfile
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -45,6 +43,7 @@ from typing import Any, Final
 from filelock import FileLock
 
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.deadlines import watch_output
 from pytest_mobilebench.runtime.images import (
     LABEL_INPUTS,
     LABEL_LEVEL,
@@ -56,7 +55,7 @@ from pytest_mobilebench.runtime.images import (
     docker_name,
 )
 
-__all__ = ["CACHE_MOUNT", "CACHE_VOLUME", "deps_key", "ensure_deps", "manifest_files", "watch_output"]
+__all__ = ["CACHE_MOUNT", "CACHE_VOLUME", "deps_key", "ensure_deps", "manifest_files"]
 
 #: named volume holding package-manager caches on every daemon
 CACHE_VOLUME: Final[str] = "mobilebench-pkgcache"
@@ -228,38 +227,3 @@ def _install_and_commit(
         return str(api.commit(container, repository=repository, tag=name_tag, changes=changes)["Id"])
     finally:
         api.remove_container(container, force=True, v=False)
-
-
-def watch_output(
-    chunks: Iterator[str], *, deadline_s: float, silence_s: float, on_expiry: Any
-) -> Iterator[str]:
-    """Yield ``chunks`` (read in a thread) until they end; enforce a total and a no-output deadline.
-
-    On expiry ``on_expiry()`` is called (kill the step) and ``InfraError("build_hung")`` raised, naming
-    which deadline passed.
-    """
-    pipe: queue.Queue[tuple[str, str | BaseException | None]] = queue.Queue()
-
-    def pump() -> None:
-        try:
-            for chunk in chunks:
-                pipe.put(("data", chunk))
-            pipe.put(("end", None))
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            pipe.put(("error", exc))
-
-    threading.Thread(target=pump, daemon=True, name="mobilebench-watch").start()
-    end = time.monotonic() + deadline_s
-    while True:
-        wait = min(silence_s, end - time.monotonic())
-        try:
-            kind, item = pipe.get(timeout=max(wait, 0))
-        except queue.Empty:
-            on_expiry()
-            which = f"no output for {silence_s:g} s" if wait >= silence_s else f"over its {deadline_s:g} s deadline"
-            raise InfraError("build_hung", f"step killed: {which}") from None
-        if kind == "end":
-            return
-        if kind == "error":
-            raise item  # type: ignore[misc]
-        yield str(item)

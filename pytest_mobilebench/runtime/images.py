@@ -48,6 +48,7 @@ from pytest_mobilebench.runtime.baseimage import (
     cache_root,
     ensure_base_image,
 )
+from pytest_mobilebench.runtime.deadlines import close_stream, watch_output
 from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.recipes.common import HOST_CA_CONTEXT_FILE
 
@@ -369,6 +370,8 @@ class ImageBuilder:
         self.lock_dir = lock_dir or cache_root() / "locks"
         self.progress: Progress = progress or (lambda _line: None)
         self.hooks: ImageHooks | None = getattr(client, HOOKS_ATTR, None)
+        #: a build running longer, or silent longer, is killed as ``build_hung`` (runtime.deadlines)
+        self.build_deadline_s, self.build_silence_s = 7200.0, 1800.0
 
     # ---------------------------------------------------------------------------------------- layers
 
@@ -553,17 +556,27 @@ class ImageBuilder:
             ctx.seek(0)
             log.write(f"# tag {tag}\n# inputs {inputs}\n# build args {dict(buildargs)}\n{dockerfile}\n# ---\n")
             error: str | None = None
+            hung = False
             try:
-                for line in self._stream_build(ctx, tag, level, inputs, buildargs):
+                # on expiry the build's connection is closed: the daemon cancels a build whose client left
+                stream = self._stream_build(ctx, tag, level, inputs, buildargs)
+                for line in watch_output(
+                    stream, deadline_s=self.build_deadline_s, silence_s=self.build_silence_s,
+                    on_expiry=lambda: close_stream(stream),
+                ):
                     log.write(line + "\n")
                     if line.startswith("ERROR: "):
                         error = line[len("ERROR: ") :]
             except (docker.errors.APIError, requests.RequestException) as exc:
                 error = str(exc)
                 log.write(f"ERROR: {error}\n")
+            except InfraError as exc:  # a deadline of runtime.deadlines passed
+                error, hung = exc.message, True
+                log.write(f"ERROR: {error}\n")
         if error is not None:
             text = log_path.read_text(encoding="utf-8", errors="replace")
             kind = "disk_full" if _is_disk_full(error) or _is_disk_full(text[-4000:]) else "image_build_failed"
+            kind = "build_hung" if hung else kind
             raise InfraError(kind, f"building {tag} failed: {error.strip()[:500]} (log: {log_path})", log=text)
         return log_path
 
