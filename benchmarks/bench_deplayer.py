@@ -9,7 +9,8 @@ environment image is built first and not timed: it is the same in both modes); "
 ``npm ci`` in every instance image, "shared" runs it once per distinct lockfile in a dependency layer
 (runtime.deplayer). Printed: seconds per mode and their ratio, and the bytes the instance (and
 dependency) images hold on disk beyond the environment image (runtime.budget.charged_bytes).
-Every image made here is removed at the end. The package-cache volume is used as found (say so when
+Every image made here is removed at the end; jellyfin dependency images found before a mode are
+removed so that it installs cold. The package-cache volume is used as found (say so when
 quoting the figures: an earlier jellyfin install makes "shared" faster still).
 """
 
@@ -57,6 +58,14 @@ def prepare_all(runtime: docker_runtime.DockerRuntime, tag: str, run_id: str) ->
     return time.monotonic() - started
 
 
+def drop_deps(client) -> None:
+    """Remove jellyfin-expo dependency images not in use, so that "shared" installs cold."""
+    for image in client.api.images(filters={"label": "mobilebench.level=deps"}):
+        mine = any(t.startswith("mobilebench/deps.jellyfin__jellyfin-expo:") for t in image.get("RepoTags") or [])
+        if mine and not client.api.containers(all=True, filters={"ancestor": image["Id"]}):
+            client.api.remove_image(image["Id"])
+
+
 def run_bytes(client, run_id: str) -> int:
     budget = ImageBudget(client, 1, usage_file=docker_runtime.cache_root() / "bench-unused.json", label="mobilebench.run_id")
     images = [
@@ -78,7 +87,11 @@ def main() -> None:
         for mode in ("classic", "shared"):
             run_id = f"bench-deps-{mode}-{uuid.uuid4().hex[:6]}"
             run_ids.append(run_id)
-            runtime = docker_runtime.DockerRuntime(run_id=run_id, client=client, repos=RepoCache(url_template=args.mirror_template, run_id=run_id))
+            runtime = docker_runtime.DockerRuntime(
+                run_id=run_id, client=client, repos=RepoCache(url_template=args.mirror_template, run_id=run_id),
+                progress=lambda line: print("   ", line, flush=True) if "dependencies" in line else None,
+            )
+            drop_deps(client)
             warm_env(runtime)
             print(f"{mode}:", flush=True)
             patch = mock.patch.object(docker_runtime, "ensure_deps", lambda *a, **k: None) if mode == "classic" else mock.patch.dict({})

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from netns_daemons import netns_daemons  # noqa: E402
+from netns_daemons import netns_daemons
 
 
 def repo_slugs(cases: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -77,7 +78,10 @@ def test_watch_output_reraises_the_readers_error() -> None:
 @pytest.fixture
 def debian_env(tmp_path: Path):
     """An ImageBuilder on the local daemon and the Debian image standing in for an environment layer."""
-    from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image
+    from pytest_mobilebench.runtime.baseimage import (
+        DEFAULT_BASE_IMAGE,
+        ensure_base_image,
+    )
     from pytest_mobilebench.runtime.docker import connect
     from pytest_mobilebench.runtime.images import BuiltImage, ImageBuilder
 
@@ -135,7 +139,7 @@ def test_a_silent_docker_build_is_build_hung_with_its_log_and_is_cancelled(debia
 
     class Recipe:
         dockerfile = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo hang-started; sleep 600\n"
-        context_files: dict[str, bytes] = {}
+        context_files: ClassVar[dict[str, bytes]] = {}
         install_command = ""
 
         def key(self) -> str:

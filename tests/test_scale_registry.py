@@ -4,6 +4,7 @@ id; an image whose ``mobilebench.inputs`` label differs is never taken."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -49,7 +50,10 @@ def labelled_image() -> Iterator[tuple[object, str, str]]:
     """(client, tag, image id) of a tiny harness-labelled image on the local daemon; removed after."""
     import io
 
-    from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image
+    from pytest_mobilebench.runtime.baseimage import (
+        DEFAULT_BASE_IMAGE,
+        ensure_base_image,
+    )
     from pytest_mobilebench.runtime.docker import connect
 
     client = connect(timeout_s=10)
@@ -61,10 +65,8 @@ def labelled_image() -> Iterator[tuple[object, str, str]]:
         yield client, tag, str(image.id)
     finally:
         for ref in [t for t in client.api.images(name="*/mobilebench/scaletest") for t in t.get("RepoTags") or []] + [tag]:
-            try:
+            with contextlib.suppress(Exception):  # already gone
                 client.api.remove_image(ref, force=True)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
         client.close()
 
 

@@ -9,7 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.budget import ImageInfo, budget_option, charged_bytes, parse_size, plan_evictions
+from pytest_mobilebench.runtime.budget import (
+    ImageInfo,
+    budget_option,
+    charged_bytes,
+    parse_size,
+    plan_evictions,
+)
 from pytest_mobilebench.runtime.hosts import (
     DockerHost,
     ImagePolicy,

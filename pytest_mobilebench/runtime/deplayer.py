@@ -36,7 +36,7 @@ import io
 import re
 import tarfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -221,8 +221,8 @@ def _install_and_commit(
                 raise InfraError("disk_full", f"installing dependencies for {tag}: no space left (log: {log_path})", log=text)
             builder.progress(f"{tag}: the install needs more than the manifests (exit {code}); building the classic way")
             return None
-        changes = ['CMD ["bash"]', f"WORKDIR {TESTBED}", f"LABEL {LABEL_INPUTS}={inputs} {LABEL_LEVEL}=deps "
-                   f'{LABEL_RUN}={builder.run_id} {LABEL_OWNER}=""']
+        label = f'LABEL {LABEL_INPUTS}={inputs} {LABEL_LEVEL}=deps {LABEL_RUN}={builder.run_id} {LABEL_OWNER}=""'
+        changes = ['CMD ["bash"]', f"WORKDIR {TESTBED}", label]
         repository, _, name_tag = tag.rpartition(":")
         return str(api.commit(container, repository=repository, tag=name_tag, changes=changes)["Id"])
     finally:
