@@ -84,7 +84,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         yield run_examples(tmp_path_factory.mktemp("ref"), "-n", "2", f"--mb-run-id={run_id}", "--mb-cache-level=instance")
     finally:
         client = docker.from_env(timeout=120)
-        for level in ("instance", "env", "base"):
+        for level in ("instance", "deps", "env", "base"):
             for image in client.api.images(filters={"label": [f"{LABEL_RUN}={run_id}", f"{LABEL_LEVEL}={level}"]}):
                 client.api.remove_image(image["Id"], force=True)
         client.close()
