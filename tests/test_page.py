@@ -157,7 +157,8 @@ def test_find_plots_looks_in_the_suite_folder() -> None:
     from pytest_mobilebench.suites import builtin_registry
     from pytest_mobilebench.suites.issue_resolution import plots as ir_plots
 
-    assert find_plots("issue_resolution", builtin_registry()["issue_resolution"]) is ir_plots.plots
+    found = find_plots("issue_resolution", builtin_registry()["issue_resolution"])
+    assert (found.__module__, found.__qualname__) == (ir_plots.__name__, "plots")  # identity: pytester reloads modules
     assert find_plots("no_such_suite", None) is None
 
 
