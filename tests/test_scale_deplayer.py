@@ -137,8 +137,8 @@ def test_an_install_needing_sources_falls_back_and_a_hung_one_is_build_hung(debi
 def test_a_silent_docker_build_is_build_hung_with_its_log_and_is_cancelled(debian_env, tmp_path: Path) -> None:
     builder, debian = debian_env
 
-    class Recipe:
-        dockerfile = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo hang-started; sleep 600\n"
+    class Recipe:  # the run id in the step keeps docker's build cache from answering it
+        dockerfile = f"ARG BASE_IMAGE\nFROM ${{BASE_IMAGE}}\nRUN echo hang-started {builder.run_id}; sleep 600\n"
         context_files: ClassVar[dict[str, bytes]] = {}
         install_command = ""
 
