@@ -8,6 +8,7 @@ caller attaches the log written so far.
 from __future__ import annotations
 
 import queue
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -67,7 +68,13 @@ def close_stream(generator: object, depth: int = 6) -> bool:
         return False
     for value in list(frame.f_locals.values()):
         if isinstance(value, requests.Response):
-            value.close()
+            # shut the socket down: Response.close() would first drain the stream, i.e. wait for the step
+            conn = getattr(value.raw, "_connection", None) or getattr(value.raw, "connection", None)
+            sock = getattr(conn, "sock", None)
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+            else:
+                value.close()
             return True
         if hasattr(value, "gi_frame") and close_stream(value, depth - 1):
             return True
