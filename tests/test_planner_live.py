@@ -165,7 +165,7 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
     res = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=empty",
                                        f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
     res.assert_outcomes(passed=1)
-    summary = json.loads((reports / "summary.json").read_text())
+    summary = json.loads((reports / "latest" / "summary.json").read_text())
     live = summary["instances"]["set-volume-ask"]
     assert live["mode"] == "live" and live["agent_model"] == "scripted-live"
     tables = summary["suite_tables"]["planner"]["by_model"]
@@ -179,7 +179,7 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
     res2 = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", f"--predictions={preds}",
                                         f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
     res2.assert_outcomes(passed=1)
-    offline = json.loads((reports / "summary.json").read_text())["instances"]["set-volume-ask"]
+    offline = json.loads((reports / "latest" / "summary.json").read_text())["instances"]["set-volume-ask"]
     assert offline["planner"]["runs"] == live["planner"]["runs"]
     assert offline["score"] == live["score"] == 1.0
 

@@ -105,12 +105,12 @@ def test_repeats_give_pass_k(pytester: pytest.Pytester) -> None:
     res = pytester.runpytest_inprocess("cases", "-k", "med-like-song", f"--predictions={preds}", "--mb-repeat=2",
                                        f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
     res.assert_outcomes(failed=1)
-    table = json.loads((reports / "summary.json").read_text())["suite_tables"]["planner"]["by_model"]["m"]
+    table = json.loads((reports / "latest" / "summary.json").read_text())["suite_tables"]["planner"]["by_model"]["m"]
     assert table["repeats"] == 2 and table["pass_1"] == 0.5 and table["pass_k"]["passed"] == 0
     preds.write_text(json.dumps({"instance_id": "med-like-song", "model_name_or_path": "m",
                                  "trajectory": good}) + "\n")
     res = pytester.runpytest_inprocess("cases", "-k", "med-like-song", f"--predictions={preds}", "--mb-repeat=2",
                                        f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
     res.assert_outcomes(failed=1)
-    result = json.loads((reports / "summary.json").read_text())["instances"]["med-like-song"]
+    result = json.loads((reports / "latest" / "summary.json").read_text())["instances"]["med-like-song"]
     assert result["reason"] == "invalid_prediction" and "trajectories" in result["detail"]
