@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Final
 
 from pytest_mobilebench.frameworks.plan import TestPlan
@@ -108,6 +108,7 @@ def cross_check(
     exit_code: int | None,
     tests: Mapping[str, TestState],
     console: tuple[int, int] | None,
+    passed_on_retry: Collection[str] = (),
 ) -> str | None:
     """Why the parsed report cannot be this run's, or None when exit status and console agree with it.
 
@@ -117,6 +118,9 @@ def cross_check(
         exit_code: the runner's exit status (None after a timeout: nothing is checked).
         tests: the parsed states.
         console: ``(passed, failed)`` from the runner's console summary, or None when it printed none.
+        passed_on_retry: ids the runner retried and finally passed (``ParseResult.passed_on_retry``):
+            ``FAIL`` in ``tests``, counted as passed here, as the runner counts them (a project using
+            ``jest.retryTimes`` exits 0 and prints them as passed, which is no forgery).
 
     A report with more passes than the console, or no failure where the console has some, disagrees.
 
@@ -126,8 +130,9 @@ def cross_check(
     """
     if exit_code is None:
         return None
-    passed = sum(1 for s in tests.values() if s == TestState.PASS)
-    failed = sum(1 for s in tests.values() if s == TestState.FAIL)
+    runner_view = {t: TestState.PASS if t in passed_on_retry else s for t, s in tests.items()}
+    passed = sum(1 for s in runner_view.values() if s == TestState.PASS)
+    failed = sum(1 for s in runner_view.values() if s == TestState.FAIL)
     # only the direction a forger needs: more passes or fewer failures than the runner printed (a parser
     # that merges two same-named tests reports fewer of both, which is no forgery)
     if console is not None and (passed > console[0] or (console[1] > 0 and failed == 0)):

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.parsers import console_counts, get_parser
+from pytest_mobilebench.parsers import ParseResult, console_counts, get_parser
 from pytest_mobilebench.states import TestState
+from pytest_mobilebench.trust import cross_check
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 
@@ -77,3 +78,23 @@ def test_a_retried_pass_is_passed_on_the_console_and_fail_in_the_parse() -> None
     result = get_parser("jest")("", {"r.json": report}, root_dir="/tmp/jestproj")
     assert result.tests["src/retry/flaky.retry.js::retry > fails once then passes"] is TestState.FAIL
     assert console_counts("jest", _text("jest/jest-retry-passed-console.txt")) == (1, 0)
+
+
+def test_an_honest_retried_pass_is_no_tampering() -> None:
+    """The real run above exited 0 with ``1 passed``: the cross-check counts the retried test the runner's
+    way (``passed_on_retry``) and says nothing; a report that forges the same pass without retries is caught."""
+    report = (LOGS / "jest" / "jest-retry-passed.json").read_bytes()
+    result = get_parser("jest")("", {"r.json": report}, root_dir="/tmp/jestproj")
+    console = console_counts("jest", _text("jest/jest-retry-passed-console.txt"))
+    assert result.passed_on_retry == {"src/retry/flaky.retry.js::retry > fails once then passes"}
+    assert cross_check("jest", 0, result.tests, console, result.passed_on_retry) is None
+    assert cross_check("jest", 0, result.tests, console) is not None  # without the retry fact: a disagreement
+    assert ParseResult.from_dict(result.to_dict()) == result
+
+
+def test_a_test_failing_on_every_attempt_is_not_passed_on_retry() -> None:
+    report = (LOGS / "jest" / "jest-retry.json").read_bytes()
+    result = get_parser("jest")("", {"r.json": report}, root_dir="/tmp/jestproj")
+    assert result.passed_on_retry == {"src/retry/flaky.retry.js::retry > fails once then passes"}
+    console = console_counts("jest", _text("jest/jest-retry-console.txt"))
+    assert cross_check("jest", 1, result.tests, console, result.passed_on_retry) is None

@@ -129,6 +129,14 @@ def test_tools_of_android(path: str) -> None:
     assert _review(ANDROID, _new(path, "x")).tools
 
 
+@pytest.mark.parametrize("path", ["android/gradlew", "android/gradlew.bat", "android/gradle/wrapper/gradle-wrapper.jar"])
+def test_the_gradle_entry_point_is_a_tool_for_every_framework(path: str) -> None:
+    """A React-Native or Flutter project's ``android/`` folder holds a Gradle wrapper too: never applied."""
+    for framework in (RN, FLUTTER, ANDROID):
+        found = _review(framework, _new(path, "x"))
+        assert [m for _, m in found.tools] == [f"{path} is the Gradle entry point or its wrapper"], framework.name
+
+
 def test_ignored_at_base_and_links_into_tools_are_tools() -> None:
     assert _review(RN, _new("generated/x.js", "a"), ignored=["generated/x.js"]).tools
     link = "diff --git a/src/x b/src/x\nnew file mode 120000\n--- /dev/null\n+++ b/src/x\n@@ -0,0 +1 @@\n+../node_modules/jest\n\\ No newline at end of file\n"

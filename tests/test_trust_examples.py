@@ -176,14 +176,12 @@ def test_candidate_tricks_never_reach_their_verdict(tmp_path: Path) -> None:
         results_dir = evidence / "results"
         read = sorted(p.relative_to(results_dir).as_posix() for p in results_dir.rglob("*") if p.is_file()) if results_dir.exists() else []
         assert all(r.startswith("var/tmp/mb-results-") for r in read), (model, read)  # never the planted files
-    for model in ("npmrc-hook", "planted-report", "runner-file"):  # tool sections: dropped, never applied
+    for model in ("npmrc-hook", "planted-report", "runner-file", "gradlew"):  # tool sections: dropped, never applied
         assert results[model]["reason"] == "policy_violation", (model, results[model].get("detail"))
     # the rewriter races the harness: stopped before the read (unresolved), or caught by the runner's
     # exit status against the forged report (policy_violation); jest's sandbox keeps the exit hook out
     assert results["background-rewriter"]["reason"] in ("unresolved", "policy_violation")
     assert results["exit-hook-in-source"]["reason"] == "unresolved"
-    # a React-Native plan never calls gradlew: applied, but never run (Android plans: rejected by the policy)
-    assert results["gradlew"]["reason"] == "unresolved"
 
 
 def test_docker_kill_mid_test_is_infra_and_never_cached(tmp_path: Path) -> None:

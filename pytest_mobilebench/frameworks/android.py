@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 from pytest_mobilebench.frameworks.environment import Environment
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
-from pytest_mobilebench.frameworks.rules import path_parts, tool_dir_of
+from pytest_mobilebench.frameworks.rules import gradle_entry_point, path_parts, tool_dir_of
 from pytest_mobilebench.frameworks.tree import tree_root
 from pytest_mobilebench.runtime.recipes.android import Catalog, included_builds, read_catalogs, strip_comments
 from pytest_mobilebench.runtime.recipes.common import RecipeError, read_text, walk_files
@@ -699,7 +699,7 @@ _TEST_PACKAGE: Final = re.compile(
     r"^\s*package\s+(org\.junit|junit\.|kotlin\.test|io\.mockk|org\.mockito|org\.robolectric|org\.hamcrest|"
     r"org\.assertj|com\.google\.common\.truth|app\.cash\.turbine|kotlinx\.coroutines\.test|org\.gradle)"
 )
-_TOOL_NAMES: Final = frozenset({"gradlew", "gradlew.bat", "local.properties"})
+_TOOL_NAMES: Final = frozenset({"local.properties"})
 
 
 def _is_test_source_set(name: str) -> bool:
@@ -792,10 +792,9 @@ class Android:
         tool = tool_dir_of(path)
         if tool:
             return f"{path} is inside {tool}/ (installed dependencies, build outputs or tool caches)"
-        parts = path_parts(path)
-        if parts[-1] in _TOOL_NAMES or parts[:2] == ("gradle", "wrapper"):
-            return f"{path} is the Gradle entry point or its wrapper"
-        return None
+        if path_parts(path)[-1] in _TOOL_NAMES:
+            return f"{path} holds the local SDK location Gradle reads"
+        return gradle_entry_point(path)
 
     def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, Any]) -> EnvRecipe:
         """:func:`pytest_mobilebench.runtime.recipes.android.infer_android_recipe` (``overrides``: :func:`~pytest_mobilebench.frameworks.environment.recipe_overrides`)."""

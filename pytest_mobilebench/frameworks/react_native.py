@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from pytest_mobilebench.frameworks.environment import Environment
 from pytest_mobilebench.frameworks.globs import glob_matches
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
-from pytest_mobilebench.frameworks.rules import json_of, path_parts, strings_in, tool_dir_of
+from pytest_mobilebench.frameworks.rules import gradle_entry_point, json_of, path_parts, strings_in, tool_dir_of
 from pytest_mobilebench.runtime.recipes.node import package_manager_of
 
 if TYPE_CHECKING:
@@ -283,14 +283,15 @@ class ReactNative:
         return findings
 
     def tool_path(self, path: str) -> str | None:
-        """Installed dependencies, outputs, and package-manager configuration, hooks and runtimes."""
+        """Installed dependencies, outputs, package-manager configuration, hooks and runtimes, and the
+        Gradle entry point of the ``android/`` folder (:func:`~pytest_mobilebench.frameworks.rules.gradle_entry_point`)."""
         parts = path_parts(path)
         tool = tool_dir_of(path, (".yarn",))
         if tool:
             return f"{path} is inside {tool}/ (installed dependencies, build outputs or tool caches)"
         if parts[-1] in _TOOL_NAMES:
             return f"{path} configures or hooks the package manager that starts the test runner"
-        return None
+        return gradle_entry_point(path)
 
     def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, Any]) -> EnvRecipe:
         """:func:`pytest_mobilebench.runtime.recipes.node.infer_node_recipe` (``overrides``: :func:`~pytest_mobilebench.frameworks.environment.recipe_overrides`)."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any, Final
 
-__all__ = ["SOURCE_LIKE_TOOL_DIRS", "TOOL_DIRS", "json_of", "path_parts", "strings_in", "tool_dir_of"]
+__all__ = ["SOURCE_LIKE_TOOL_DIRS", "TOOL_DIRS", "gradle_entry_point", "json_of", "path_parts", "strings_in", "tool_dir_of"]
 
 #: Directory names of installed dependencies, build outputs and tool caches, for every framework.
 TOOL_DIRS: Final[frozenset[str]] = frozenset(
@@ -30,6 +30,22 @@ SOURCE_LIKE_TOOL_DIRS: Final[frozenset[str]] = frozenset({"build"})
 def path_parts(path: str) -> tuple[str, ...]:
     """The components of a repository-relative POSIX path (``./`` and backslashes normalised)."""
     return PurePosixPath(posixpath.normpath(path.replace("\\", "/"))).parts
+
+
+#: File names of the Gradle entry point, at any depth (an Android app, or the ``android/`` folder of a
+#: React-Native or Flutter project).
+GRADLE_ENTRY_NAMES: Final[frozenset[str]] = frozenset({"gradlew", "gradlew.bat"})
+
+
+def gradle_entry_point(path: str) -> str | None:
+    """Why ``path`` is the Gradle entry point (``gradlew``, ``gradlew.bat``, anything under a
+    ``gradle/wrapper/`` folder) at any depth, or None. Every framework refuses these (issue 7 item 2):
+    whoever runs Gradle, a candidate's wrapper would run instead of the harness's."""
+    parts = path_parts(path)
+    in_wrapper = any(parts[k : k + 2] == ("gradle", "wrapper") for k in range(len(parts) - 1))
+    if parts[-1] in GRADLE_ENTRY_NAMES or in_wrapper:
+        return f"{path} is the Gradle entry point or its wrapper"
+    return None
 
 
 def tool_dir_of(path: str, extra: Iterable[str] = ()) -> str | None:

@@ -60,6 +60,9 @@ class ParseResult:
             ``FAIL`` ones); may be empty.
         warnings: human-readable notes about damaged or surprising input, each naming the file or
             line, e.g. ``"TEST-x.xml: truncated at line 40, 3 testcases recovered"``.
+        passed_on_retry: ids the runner retried that passed on their last attempt: ``FAIL`` in ``tests``
+            (``docs/test-ids.md``, "Retries") but "passed" in the runner's own counts and exit status,
+            which :func:`pytest_mobilebench.trust.cross_check` compares against.
 
     Raises:
         ValueError: at construction, when a state is not a reportable :class:`TestState` or a message
@@ -69,6 +72,7 @@ class ParseResult:
     tests: dict[str, TestState]
     messages: dict[str, str]
     warnings: tuple[str, ...]
+    passed_on_retry: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         for test_id, state in self.tests.items():
@@ -77,6 +81,8 @@ class ParseResult:
         stray = sorted(set(self.messages) - set(self.tests))
         if stray:
             raise ValueError(f"messages for ids that are not in tests: {stray[:5]!r}")
+        if not self.passed_on_retry <= set(self.tests):
+            raise ValueError(f"passed_on_retry ids that are not in tests: {sorted(self.passed_on_retry - set(self.tests))[:5]!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins for xdist / JSON: ``{"tests": {id: "PASS"}, "messages": {...}, "warnings": [...]}``."""
@@ -84,6 +90,7 @@ class ParseResult:
             "tests": {test_id: state.value for test_id, state in self.tests.items()},
             "messages": dict(self.messages),
             "warnings": list(self.warnings),
+            "passed_on_retry": sorted(self.passed_on_retry),
         }
 
     @classmethod
@@ -98,6 +105,7 @@ class ParseResult:
             tests={str(k): TestState(v) for k, v in data["tests"].items()},
             messages={str(k): str(v) for k, v in data["messages"].items()},
             warnings=tuple(str(w) for w in data["warnings"]),
+            passed_on_retry=frozenset(str(t) for t in data.get("passed_on_retry", ())),
         )
 
 
@@ -233,6 +241,7 @@ class ResultBuilder:
         self._messages: dict[str, str] = {}
         self._seen: dict[str, list[TestState]] = {}
         self._warnings: list[str] = []
+        self._passed_on_retry: dict[str, int] = {}  # id -> number of attempts of its one retried report
 
     def add(self, test_id: str, state: TestState, message: str = "") -> None:
         """Record one report of ``test_id``; ``message`` is kept only for ``FAIL`` reports."""
@@ -242,6 +251,14 @@ class ResultBuilder:
         self._tests[test_id] = state if current is None else stronger(current, state)
         if state is TestState.FAIL and message and test_id not in self._messages:
             self._messages[test_id] = message
+
+    def add_attempts(self, test_id: str, attempts: list[tuple[TestState, str]]) -> None:
+        """Record every attempt of one retried test, earlier ones first (each through :meth:`add`). When
+        the last attempt passed after a failed one, the id is also kept in ``passed_on_retry``."""
+        for state, message in attempts:
+            self.add(test_id, state, message)
+        if len(attempts) > 1 and attempts[-1][0] is TestState.PASS and any(s is TestState.FAIL for s, _ in attempts):
+            self._passed_on_retry[test_id] = len(attempts)
 
     def warn(self, text: str) -> None:
         """Add one warning line."""
@@ -264,4 +281,6 @@ class ResultBuilder:
         if len(warnings) > MAX_WARNINGS:
             warnings[MAX_WARNINGS - 1 :] = [f"{len(warnings) - MAX_WARNINGS + 1} more warnings not shown"]
         messages = {k: v for k, v in self._messages.items() if self._tests.get(k) is TestState.FAIL}
-        return ParseResult(tests=dict(self._tests), messages=messages, warnings=tuple(warnings))
+        # an id also reported elsewhere (a same-named test that failed) is no clean retry
+        retried = frozenset(t for t, n in self._passed_on_retry.items() if len(self._seen[t]) == n)
+        return ParseResult(tests=dict(self._tests), messages=messages, warnings=tuple(warnings), passed_on_retry=retried)

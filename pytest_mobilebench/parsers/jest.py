@@ -260,8 +260,7 @@ def _read_suite(where: str, suite: dict[str, Any], root_dir: str | None, builder
             builder.warn(f"{where}.assertionResults[{number}]: not an object with string titles; skipped")
             continue
         test_id = jest_test_id(path, titles)
-        for state, message in _executions(assertion, path, test_id, builder):
-            builder.add(test_id, state, message)
+        builder.add_attempts(test_id, _executions(assertion, path, test_id, builder))
 
 
 @register("jest")

@@ -369,7 +369,9 @@ class IssueResolutionSuite:
         for rel, data in files.items():
             write_under(evidence / f"results{tag}", rel, data)
         parsed, built = parse_run(instance.framework, plan, run.output, files, root_dir=root_dir)
-        tampered = cross_check(plan.parser, run.exit_code, parsed.tests, console_counts(plan.parser, run.output))
+        tampered = cross_check(
+            plan.parser, run.exit_code, parsed.tests, console_counts(plan.parser, run.output), parsed.passed_on_retry
+        )
         atomic_write_json(
             evidence / f"parsed{tag}.json",
             {**parsed.to_dict(), "production_built": built, "cross_check": tampered,

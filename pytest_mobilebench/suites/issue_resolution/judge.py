@@ -194,7 +194,7 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
     run, parsed, built, detail = _run_facts(instance, folder)
     parser = str(run["plan"]["parser"])
     output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
-    tampered = cross_check(parser, run.get("exit_code"), parsed.tests, console_counts(parser, output))
+    tampered = cross_check(parser, run.get("exit_code"), parsed.tests, console_counts(parser, output), parsed.passed_on_retry)
     violations += [f"report and runner disagree: {tampered}"] if tampered else []
     outcome = grading.RunOutcome(
         applied=True,
