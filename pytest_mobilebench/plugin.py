@@ -543,7 +543,8 @@ class InstanceItem(pytest.Item):
         self.model = model
         suite = self.config.stash[STATE].suites[record.suite]
         # request the suite's resources the way a test function requests fixtures (a conftest can override them)
-        self.add_marker(pytest.mark.usefixtures(*suite.fixtures))
+        if suite.fixtures:  # pytest refuses an empty usefixtures()
+            self.add_marker(pytest.mark.usefixtures(*suite.fixtures))
         self._fixtureinfo = self.session._fixturemanager.getfixtureinfo(node=self, func=None, cls=None)
         self.fixturenames = self._fixtureinfo.names_closure
         self.funcargs: dict[str, Any] = {}

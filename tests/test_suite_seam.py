@@ -141,6 +141,18 @@ def test_a_suites_marker_selects_and_its_option_reads_its_environment_variable(
     assert "--echo-bonus" in help_text and "--mb-runtime" in help_text and "--mb-chromium" in help_text
 
 
+def test_a_suite_that_needs_no_fixture_collects_and_runs(pytester: pytest.Pytester) -> None:
+    """``fixtures = ()`` is a valid declaration: no resource is requested (pytest refuses an empty
+    ``usefixtures``), and ``ctx.fixture`` names what was declared."""
+    conftest = THIRD_PARTY_CONFTEST.replace('fixtures = ("echo_oracle",)', "fixtures = ()").replace(
+        'oracle = ctx.fixture("echo_oracle")', "oracle = lambda answer, said: said == answer")
+    pytester.makeconftest(conftest)
+    pytester.makefile(".yaml", echo=ECHO_MANIFEST)
+    _preds(pytester.path / "p.jsonl", {"echo-1": "yes", "echo-2": "yes"})
+    result = pytester.runpytest("--predictions=p.jsonl", "-k", "echo-1 or echo-2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+
+
 def test_a_conftest_overrides_a_suites_fixture(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(THIRD_PARTY_CONFTEST)
     sub = pytester.mkdir("strict")
