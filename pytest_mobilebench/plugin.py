@@ -260,7 +260,11 @@ class _XdistHooks:
         """Workers cannot stop the run with a usage error: the controller does, from what they selected."""
         state = node.config.stash[STATE]
         if state.predictions is None and not node.config.option.collectonly and read_json(_collected_path(state)):
-            pytest.exit(NO_PREDICTIONS, returncode=pytest.ExitCode.USAGE_ERROR)
+            # pytest prints an Exit as "! _pytest.outcomes.Exit: <msg> !": the full usage text goes first, plainly
+            reporter = node.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(f"ERROR: {NO_PREDICTIONS}", red=True, bold=True)
+            pytest.exit("usage error: no --predictions given (see above)", returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 # ------------------------------------------------------------------------------------------ collection
