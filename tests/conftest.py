@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "docker_cleanup"]
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
