@@ -113,9 +113,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         "--predictions",
         action="append",
         default=[],
-        metavar="PATH|gold|empty",
+        metavar="PATH|gold|empty|live",
         help="predictions file (JSONL, JSON list or JSON dict keyed by instance_id); repeatable. "
-        "'gold' and 'empty' are pseudo-predictions for validating instances.",
+        "'gold' and 'empty' are pseudo-predictions for validating instances; 'live' lets a suite with a live "
+        "mode produce the candidate itself from a model endpoint given by that suite's options.",
     )
     group.addoption(
         "--dataset",
@@ -195,7 +196,8 @@ def pytest_configure(config: pytest.Config) -> None:
     predictions = None
     if config.getoption("predictions"):
         try:
-            predictions = load_predictions(config.getoption("predictions"), base_dir=rootdir)
+            predictions = load_predictions(config.getoption("predictions"), base_dir=rootdir, suites=suites.values(),
+                                           options={o.dest: config.getoption(o.dest) for o in suites.options()})
         except PredictionsError as exc:
             raise pytest.UsageError(f"--predictions: {exc}") from exc
     reports_dir = Path(config.getoption("mb_reports_dir"))
@@ -293,6 +295,7 @@ NO_PREDICTIONS = (
     "benchmark instances were selected but no --predictions was given; use one of:\n"
     "  --predictions=gold    the instances' own fixes (validates the instances)\n"
     "  --predictions=empty   no change at all (every instance must fail)\n"
+    "  --predictions=live    the suite asks a model endpoint for the candidate (suites with a live mode only)\n"
     "  --predictions=PATH    a predictions file (JSON lines, a JSON list or a JSON object keyed by instance_id)"
 )
 
@@ -580,9 +583,12 @@ class InstanceItem(pytest.Item):
     def runtest(self) -> None:
         state = self.config.stash[STATE]
         if state.predictions is None:
-            pytest.skip("no --predictions given (use a predictions file, or 'gold' / 'empty')")
+            pytest.skip("no --predictions given (use a predictions file, or 'gold' / 'empty' / 'live')")
         assert self.model is not None
-        prediction = state.predictions.get(self.record.instance_id, self.model)
+        try:
+            prediction = state.predictions.get(self.record.instance_id, self.model, self.record.suite)
+        except PredictionsError as exc:  # --predictions=live for a suite that cannot run live
+            pytest.fail(str(exc), pytrace=False)
         suite = state.suites[self.record.suite]
         options = _options(self.config)
         key = self._cache_key(suite, prediction, options)

@@ -7,6 +7,7 @@ import functools
 import json
 import socket
 import threading
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench.manifest import read_yaml
+from pytest_mobilebench.predictions import LIVE_PATCH
 from pytest_mobilebench.suites.planner import SUITE, grade_runs
 from pytest_mobilebench.suites.planner.agent import (
     AgentEndpoint,
@@ -141,47 +143,57 @@ def test_unreachable_endpoint_is_infra() -> None:
     assert info.value.kind == "agent_unreachable"
 
 
-CONFTEST = '''
-import pytest
-from pytest_mobilebench.suites.planner.agent import AgentEndpoint
-
 @pytest.fixture
-def planner_agent():
-    return AgentEndpoint("{url}", "scripted-live", "sk-test", 10.0)
-'''
+def no_agent_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live options come from the command line only."""
+    for name in ("MOBILEBENCH_AGENT_BASE_URL", "MOBILEBENCH_AGENT_MODEL", "MOBILEBENCH_AGENT_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
 
 
-def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: pytest.Pytester) -> None:
-    """A conftest overrides the suite's ``planner_agent`` fixture; the live run's recorded trajectory, replayed
-    offline as a prediction, gets the same score and properties."""
+def _settings_case(pytester: pytest.Pytester) -> Path:
+    cases = pytester.mkdir("cases")
+    (cases / "settings.yaml").write_text((CASES / "settings.yaml").read_text())
+    return pytester.path / "reports"
+
+
+def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: pytest.Pytester, no_agent_env) -> None:
+    """``--predictions=live``: the item, junit and summaries carry the endpoint's model name; the live run's
+    recorded trajectory, replayed offline as a prediction, gets the same score and properties."""
     url, holder = server
     rec = _records()["set-volume-ask"]
     task = rec.record
     holder.append(ScriptedModel(_script_of(task.gold_calls)))
-    pytester.makeconftest(CONFTEST.format(url=url))
-    cases = pytester.mkdir("cases")
-    (cases / "settings.yaml").write_text((CASES / "settings.yaml").read_text())
-    reports = pytester.path / "reports"
-    res = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=empty",
-                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    reports = _settings_case(pytester)
+    res = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=live",
+                                       f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
+                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider", "--junitxml=j.xml")
     res.assert_outcomes(passed=1)
+    assert holder[0].requests[0]["model"] == "scripted-live"
     summary = json.loads((reports / "latest" / "summary.json").read_text())
     live = summary["instances"]["set-volume-ask"]
     assert live["mode"] == "live" and live["agent_model"] == "scripted-live"
+    assert live["model_name_or_path"] == "scripted-live" and list(summary["by_model"]) == ["scripted-live"]
+    assert Path(live["evidence_dir"]).parent.name == "scripted-live"
     tables = summary["suite_tables"]["planner"]["by_model"]
     assert list(tables) == ["scripted-live"] and tables["scripted-live"]["tokens"]["output_tokens"] == 21
+    junit = ET.parse(pytester.path / "j.xml").getroot()
+    [case] = junit.iter("testcase")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["agent_model"] == "scripted-live" and props["mode"] == "live"
     recorded = json.loads((Path(live["evidence_dir"]) / "trajectory.json").read_text())
     assert recorded["usage"] == {"input_tokens": 300, "output_tokens": 21, "requests": 3}
     preds = pytester.path / "replay.jsonl"
     preds.write_text(json.dumps({"instance_id": "set-volume-ask", "model_name_or_path": "replayed",
                                  "trajectory": recorded["runs"][0]}) + "\n")
-    pytester.makeconftest("")
     res2 = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", f"--predictions={preds}",
                                         f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
     res2.assert_outcomes(passed=1)
     offline = json.loads((reports / "latest" / "summary.json").read_text())["instances"]["set-volume-ask"]
     assert offline["planner"]["runs"] == live["planner"]["runs"]
     assert offline["score"] == live["score"] == 1.0
+
+
+LIVE_PREDICTION = {"instance_id": "med-like-song", "model_name_or_path": "scripted", "model_patch": LIVE_PATCH}
 
 
 class _Ctx:
@@ -204,7 +216,7 @@ def test_live_repeats_make_k_episodes(server, tmp_path: Path) -> None:
     gold = _script_of(rec.record.gold_calls)
     holder.append(ScriptedModel([*gold, "I could not find it."]))
     ctx = _Ctx(tmp_path, AgentEndpoint(url, "scripted"), repeat=2)
-    result = SUITE.evaluate(rec, {"model_name_or_path": "empty", "model_patch": ""}, ctx)
+    result = SUITE.evaluate(rec, LIVE_PREDICTION, ctx)
     assert [run["score"] for run in result["planner"]["runs"]] == [1.0, 0.0]
     assert result["reason"] == "failed" and result["properties"]["score"] == 0.5
     assert result["planner"]["usage"]["requests"] == len(gold) + 1
@@ -217,5 +229,97 @@ def test_live_infra_error_is_retryable(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     ctx = _Ctx(tmp_path, AgentEndpoint(f"http://127.0.0.1:{port}/v1", "m", timeout_s=2), repeat=1)
-    result = SUITE.evaluate(_records()["med-like-song"], None, ctx)
+    result = SUITE.evaluate(_records()["med-like-song"], LIVE_PREDICTION, ctx)
     assert result["reason"] == "infra_error" and result["retryable"] and result["infra_kind"] == "agent_unreachable"
+
+
+def test_empty_is_a_finish_only_run_even_with_an_endpoint(server, pytester: pytest.Pytester, no_agent_env) -> None:
+    """``--predictions=empty`` never asks the endpoint: a ``Finish``-only replay under the model name ``empty``."""
+    url, holder = server
+    holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
+    reports = _settings_case(pytester)
+    res = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=empty",
+                                       f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
+                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res.assert_outcomes(failed=1)
+    assert holder[0].requests == []
+    item = json.loads((reports / "latest" / "summary.json").read_text())["instances"]["set-volume-ask"]
+    assert item["mode"] == "offline" and item["model_name_or_path"] == "empty" and item["score"] == 0.0
+    assert json.loads((Path(item["evidence_dir"]) / "trajectory.json").read_text())["runs"] == [
+        [{"tool": "Finish", "arguments": {}}]]
+
+
+@pytest.mark.parametrize(("given", "missing"), [
+    ((), ["--mb-agent-base-url (or $MOBILEBENCH_AGENT_BASE_URL)", "--mb-agent-model (or $MOBILEBENCH_AGENT_MODEL)"]),
+    (("--mb-agent-base-url=http://127.0.0.1:9/v1",), ["--mb-agent-model (or $MOBILEBENCH_AGENT_MODEL)"]),
+    (("--mb-agent-model=m",), ["--mb-agent-base-url (or $MOBILEBENCH_AGENT_BASE_URL)"]),
+])
+def test_live_without_the_endpoint_options_is_a_usage_error(pytester: pytest.Pytester, no_agent_env,
+                                                             given: tuple[str, ...], missing: list[str]) -> None:
+    reports = _settings_case(pytester)
+    res = pytester.runpytest_inprocess("cases/settings.yaml", "--predictions=live", *given,
+                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    err = res.stderr.str()
+    assert "--predictions: live: no suite can produce candidates from a model endpoint" in err
+    assert f"suite 'planner': live mode needs {' and '.join(missing)}" in err
+    assert "no live mode: app_generation, device_repair, issue_resolution" in err
+    assert not (reports / "latest").exists()
+
+
+def test_live_options_from_the_environment(server, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, holder = server
+    holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
+    monkeypatch.setenv("MOBILEBENCH_AGENT_BASE_URL", url)
+    monkeypatch.setenv("MOBILEBENCH_AGENT_MODEL", "env-model")
+    reports = _settings_case(pytester)
+    res = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=live",
+                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res.assert_outcomes(passed=1)
+    assert list(json.loads((reports / "latest" / "summary.json").read_text())["by_model"]) == ["env-model"]
+
+
+ISSUE_MANIFEST = """\
+suite: issue_resolution
+repo: acme/app
+framework: android
+test_command: "true"
+instances:
+  - instance_id: acme__app-1
+    base_commit: abcdef1
+    patch: ""
+    test_patch: ""
+"""
+
+
+def test_a_suite_without_live_mode_errors_instead_of_scoring_nothing(server, pytester: pytest.Pytester,
+                                                                     no_agent_env) -> None:
+    """Beside a live planner task, an issue-resolution instance under ``--predictions=live`` fails with the
+    reason before anything runs: it is never evaluated as an empty candidate."""
+    url, holder = server
+    holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
+    reports = _settings_case(pytester)
+    (pytester.path / "cases" / "acme__app.yaml").write_text(ISSUE_MANIFEST)
+    res = pytester.runpytest_inprocess("cases", "-k", "set-volume-ask or acme", "--predictions=live",
+                                       f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
+                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res.assert_outcomes(passed=1, failed=1)
+    res.stdout.fnmatch_lines(["*acme__app-1*",
+                              "*--predictions=live: suite 'issue_resolution' has no live mode*--predictions=PATH*"])
+    summary = json.loads((reports / "latest" / "summary.json").read_text())
+    assert "acme__app-1" not in summary["instances"] and summary["not_run_instances"] == ["acme__app-1"]
+    assert not (reports / "latest" / "scripted-live" / "acme__app-1").exists()
+    assert summary["instances"]["set-volume-ask"]["model_name_or_path"] == "scripted-live"
+
+
+def test_planner_live_model_names_what_is_missing() -> None:
+    assert SUITE.live_model({"mb_agent_base_url": "http://h/v1", "mb_agent_model": "m"}) == "m"
+    with pytest.raises(ValueError, match=r"needs --mb-agent-model \(or \$MOBILEBENCH_AGENT_MODEL\)$"):
+        SUITE.live_model({"mb_agent_base_url": "http://h/v1", "mb_agent_model": None})
+
+
+def test_only_the_live_pseudo_prediction_runs_live(tmp_path: Path) -> None:
+    """An endpoint is never asked for a file prediction without a trajectory: that is invalid, not live."""
+    ctx = _Ctx(tmp_path, AgentEndpoint("http://127.0.0.1:9/v1", "m", timeout_s=1), repeat=1)
+    result = SUITE.evaluate(_records()["med-like-song"], {"model_name_or_path": "m", "model_patch": ""}, ctx)
+    assert result["reason"] == "invalid_prediction" and "no 'trajectory'" in result["detail"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.predictions import GOLD_PATCH, PredictionsError, load_predictions
+from pytest_mobilebench.predictions import GOLD_PATCH, LIVE_PATCH, PredictionsError, load_predictions
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:
@@ -39,6 +39,53 @@ def test_pseudo_predictions() -> None:
     gold = load_predictions(["gold"])
     assert gold.get("x__y-1", "gold") == {"instance_id": "x__y-1", "model_name_or_path": "gold", "model_patch": GOLD_PATCH}
     assert load_predictions(["empty"]).get("x__y-1", "empty")["model_patch"] == ""
+
+
+class _LiveSuite:
+    """A suite stub for the live seam: ``live_model`` reads its option ``dest``, or says it has no live mode."""
+
+    def __init__(self, name: str, dest: str | None) -> None:
+        self.name, self.dest = name, dest
+
+    def live_model(self, options):
+        if self.dest is None:
+            return None
+        if not options.get(self.dest):
+            raise ValueError(f"live mode needs --{self.dest}")
+        return options[self.dest]
+
+
+def test_live_takes_its_model_from_the_live_suites() -> None:
+    suites = [_LiveSuite("chat", "chat_model"), _LiveSuite("patches", None), _LiveSuite("other", "other_model")]
+    live = load_predictions(["live"], suites=suites, options={"chat_model": "gpt-x"})
+    assert live.pseudo == "live" and live.models == ["gpt-x"] and live.instance_ids == set()
+    assert live.get("t-1", "gpt-x", "chat") == {"instance_id": "t-1", "model_name_or_path": "gpt-x",
+                                                 "model_patch": LIVE_PATCH}
+    with pytest.raises(PredictionsError, match=r"suite 'patches' has no live mode .*--predictions=PATH"):
+        live.get("p-1", "gpt-x", "patches")
+    with pytest.raises(PredictionsError, match=r"suite 'other': live mode needs --other_model"):
+        live.get("o-1", "gpt-x", "other")
+
+
+def test_live_that_no_suite_can_run_names_what_is_missing() -> None:
+    suites = [_LiveSuite("chat", "chat_model"), _LiveSuite("patches", None), _LiveSuite("diffs", None)]
+    with pytest.raises(PredictionsError) as info:
+        load_predictions(["live"], suites=suites, options={})
+    assert str(info.value) == ("live: no suite can produce candidates from a model endpoint: suite 'chat': live mode "
+                               "needs --chat_model; no live mode: diffs, patches")
+
+
+def test_live_suites_naming_different_models_are_refused() -> None:
+    suites = [_LiveSuite("a", "a_model"), _LiveSuite("b", "b_model")]
+    with pytest.raises(PredictionsError, match=r"different models \(a: 'm1', b: 'm2'\)"):
+        load_predictions(["live"], suites=suites, options={"a_model": "m1", "b_model": "m2"})
+    assert load_predictions(["live"], suites=suites, options={"a_model": "m", "b_model": "m"}).models == ["m"]
+
+
+def test_misspelt_pseudo_names_are_suggested(tmp_path: Path) -> None:
+    with pytest.raises(PredictionsError, match=r"liv: no such predictions file \(did you mean 'live'\?\); "
+                                               r"--predictions takes 'gold', 'empty', 'live' or a PATH"):
+        load_predictions(["liv"], base_dir=tmp_path)
 
 
 def test_line_that_is_not_json_names_file_and_line(tmp_path: Path) -> None:

@@ -86,6 +86,9 @@ class EchoSuite:
     def regrade(self, record, evidence_dir):
         return {}
 
+    def live_model(self, options):
+        return None
+
 
 def pytest_mobilebench_register_suites(registry):
     registry.register(EchoSuite())
@@ -249,7 +252,7 @@ def test_a_suite_missing_members_is_refused_naming_each() -> None:
         SuiteRegistry()["partial"] = _Partial()  # type: ignore[assignment]
     message = str(info.value)
     for member in ("fixtures", "fixture_module", "reasons", "load_dataset", "evaluate", "summarize", "cache_material",
-                   "finish_run", "regrade"):
+                   "finish_run", "regrade", "live_model"):
         assert repr(member) in message
     assert "'load'" not in message
 

@@ -75,6 +75,9 @@ class UnavailableSuite:
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
         raise RuntimeError(self.error)
 
+    def live_model(self, options: Mapping[str, Any]) -> str | None:
+        raise ValueError(self.error)
+
 
 class SuiteRegistry(dict[str, Suite]):
     """``{name: suite}``; every suite is checked against :class:`Suite` when it is added.

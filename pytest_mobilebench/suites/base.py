@@ -210,6 +210,15 @@ class Suite(Protocol):
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Run-level cleanup on the controller after the last item (images, emulators); may do nothing."""
 
+    def live_model(self, options: Mapping[str, Any]) -> str | None:
+        """The model this suite drives itself under ``--predictions=live`` (the items' model name), from its own
+        options (``options[dest]``); None when the suite has no live mode.
+
+        Raises:
+            ValueError: the suite has a live mode but its options are incomplete; the message names the options
+                (and environment variables) to give.
+        """
+
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
         """Grade again from an evidence folder, through the same grading function as the live run."""
 
@@ -218,7 +227,7 @@ class Suite(Protocol):
 _REQUIRED: tuple[tuple[str, bool], ...] = (
     ("name", False), ("options", False), ("markers", False), ("columns", False), ("fixtures", False),
     ("fixture_module", False), ("reasons", False), ("load", True), ("load_dataset", True), ("evaluate", True), ("summarize", True),
-    ("cache_material", True), ("finish_run", True), ("regrade", True),
+    ("cache_material", True), ("finish_run", True), ("regrade", True), ("live_model", True),
 )
 
 

@@ -217,6 +217,9 @@ class AppGenerationSuite:
         """App generation reads no dataset dialect: its instances are manifests."""
         return None
 
+    def live_model(self, options: Mapping[str, Any]) -> None:
+        """No live mode: generated apps come from predictions files (or gold / empty)."""
+
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Nothing to clean up: the browser is a fixture and the scaffold is kept for the next run."""
         return None

@@ -131,6 +131,9 @@ class DeviceRepairSuite:
         """The record's content hash (evidence is reused only for the same record bytes)."""
         return record_hash(record.record)
 
+    def live_model(self, options: Mapping[str, Any]) -> None:
+        """No live mode: patches come from predictions files (or gold / empty)."""
+
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Nothing run-wide: emulators are stopped by the pool fixture's teardown."""
 

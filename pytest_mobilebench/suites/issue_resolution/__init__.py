@@ -510,6 +510,9 @@ class IssueResolutionSuite:
             },
         }
 
+    def live_model(self, options: Mapping[str, Any]) -> None:
+        """No live mode: patches come from predictions files (or gold / empty)."""
+
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Once per run, on the controller: remove the Docker images above ``--mb-cache-level`` on every
         daemon of the run (each ``--mb-docker-hosts`` URL, else the local one)."""

@@ -3,7 +3,8 @@
 One pytest item is one task (``cases/planner/*.yaml``) for one model. The candidate is a trajectory of tool
 calls: recorded in the prediction (``trajectory``, or ``trajectories`` for repeated runs), the task's own gold
 (``--predictions=gold``), a ``Finish``-only one (``--predictions=empty``), or produced live by a model endpoint
-(``--mb-agent-base-url``; the live run's calls are recorded, then graded exactly like a recorded prediction).
+(``--predictions=live`` with ``--mb-agent-base-url`` / ``--mb-agent-model``: the items carry the endpoint's model
+name; the live run's calls are recorded, then graded exactly like a recorded prediction).
 Every trajectory is replayed on a fresh sandbox and graded by :func:`.grading.grade`; nothing the candidate
 reports about itself (a ``Finish`` claim, its own step results, its token counts for grading) is trusted.
 
@@ -21,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_mobilebench.predictions import EMPTY, GOLD, GOLD_PATCH
+from pytest_mobilebench.predictions import EMPTY, GOLD, GOLD_PATCH, LIVE_PATCH
 from pytest_mobilebench.suites.base import (
     Column,
     EvalContext,
@@ -48,6 +49,9 @@ from pytest_mobilebench.suites.planner.tasks import (
 __all__ = ["SUITE", "PlannerReason", "PlannerSuite", "grade_runs"]
 
 SUITE_NAME: Final = "planner"
+#: what live mode needs: (option dest, flag, environment variable)
+_LIVE_OPTIONS: Final = (("mb_agent_base_url", "--mb-agent-base-url", "MOBILEBENCH_AGENT_BASE_URL"),
+                        ("mb_agent_model", "--mb-agent-model", "MOBILEBENCH_AGENT_MODEL"))
 
 
 @enum.unique
@@ -115,10 +119,11 @@ class PlannerSuite:
     name: Final = SUITE_NAME
     reasons = PlannerReason
     options = (
-        Option(("--mb-agent-base-url",), "mb_agent_base_url", "planner live mode: OpenAI-compatible endpoint "
-               "(…/v1); the key comes from MOBILEBENCH_AGENT_API_KEY", env="MOBILEBENCH_AGENT_BASE_URL"),
-        Option(("--mb-agent-model",), "mb_agent_model", "planner live mode: the model name",
-               env="MOBILEBENCH_AGENT_MODEL", keyed=True),
+        Option(("--mb-agent-base-url",), "mb_agent_base_url", "planner live mode (--predictions=live): "
+               "OpenAI-compatible endpoint (…/v1); the key comes from MOBILEBENCH_AGENT_API_KEY",
+               env="MOBILEBENCH_AGENT_BASE_URL"),
+        Option(("--mb-agent-model",), "mb_agent_model", "planner live mode (--predictions=live): the model name "
+               "(the items' model name)", env="MOBILEBENCH_AGENT_MODEL", keyed=True),
         Option(("--mb-agent-timeout",), "mb_agent_timeout", "planner live mode: seconds per request",
                default=120.0, type=float),
         Option(("--mb-repeat",), "mb_repeat", "planner: runs per task for pass^k (live: K episodes; offline: the "
@@ -160,6 +165,17 @@ class PlannerSuite:
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Nothing to clean up: sandboxes are in-memory."""
 
+    def live_model(self, options: Mapping[str, Any]) -> str:
+        """``--mb-agent-model``: the model ``--predictions=live`` drives at ``--mb-agent-base-url``.
+
+        Raises:
+            ValueError: either option is missing (the message names both flags and environment variables).
+        """
+        missing = [f"{flag} (or ${env})" for dest, flag, env in _LIVE_OPTIONS if not options.get(dest)]
+        if missing:
+            raise ValueError(f"live mode needs {' and '.join(missing)}")
+        return str(options["mb_agent_model"])
+
     # ------------------------------------------------------------------------------------------ evaluate
 
     def _offline_runs(self, task: Task, prediction: Mapping[str, Any], repeat: int) -> list[list[Call]]:
@@ -197,8 +213,12 @@ class PlannerSuite:
 
         task: Task = record.record
         repeat = int(ctx.options.get("mb_repeat") or 1)
-        agent = ctx.fixture("planner_agent")
-        live = agent is not None and not (prediction or {}).get("trajectory") and not (prediction or {}).get("trajectories")
+        live = prediction is not None and prediction.get("model_patch") == LIVE_PATCH
+        agent = ctx.fixture("planner_agent") if live else None
+        if live and agent is None:  # a conftest's planner_agent gave no endpoint
+            return _result(PlannerReason.INFRA_ERROR, "--predictions=live but the planner_agent fixture gave no "
+                           "endpoint (--mb-agent-base-url)", infra_kind="agent_not_configured",
+                           properties={"infra_error": "agent_not_configured"})
         usage: dict[str, int] = {}
         try:
             if live:

@@ -14,7 +14,8 @@ __all__ = ["planner_agent"]
 @pytest.fixture
 def planner_agent(request: pytest.FixtureRequest) -> AgentEndpoint | None:
     """The live agent endpoint from ``--mb-agent-base-url`` / ``--mb-agent-model`` (key from the environment
-    variable ``MOBILEBENCH_AGENT_API_KEY``), or None for offline replay.
+    variable ``MOBILEBENCH_AGENT_API_KEY``), or None without a base URL; the suite asks for it only for
+    ``--predictions=live`` items.
 
     Raises:
         pytest.UsageError: a base URL without a model name.
