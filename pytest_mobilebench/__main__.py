@@ -1,8 +1,10 @@
 """Command line of pytest-mobilebench outside pytest: ``python -m pytest_mobilebench <command> ...``.
 
 Commands:
-    compare SUMMARY... [--json OUT]   paired model comparison with the exact McNemar test
-                                      (:mod:`pytest_mobilebench.compare`)
+    compare SUMMARY... [--json OUT] [--html OUT]
+                                      paired model comparison with the exact McNemar test
+                                      (:mod:`pytest_mobilebench.compare`); --html writes the run
+                                      page's "Model comparison" section as a self-contained page
 """
 
 from __future__ import annotations

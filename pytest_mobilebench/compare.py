@@ -7,10 +7,16 @@ discordant counts (resolved by one model only), the two-sided exact McNemar p-va
 "Evaluated" means a result exists and its reason is not an infrastructure reason (``infra_error``): an
 infrastructure failure says nothing about the model, so such instances are left out of the pair and
 listed under ``excluded_infra``. A missing prediction is an evaluation (unresolved), as in the summary.
+
+Where it appears: printed by the command (``--json OUT`` for the table, ``--html OUT`` for a self-contained
+page), in a run's ``summary.json`` (the issue-resolution table's ``model_comparison``) and on the run page
+(``reports/<run_id>/index.html``, "Model comparison" in each suite with two or more models). All of them are
+:func:`compare` over :func:`load_outcomes` (summary files) or :func:`compare_results` (one run's results).
 """
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mobilebench.metrics import mcnemar_exact
+from pytest_mobilebench.report.files import atomic_write_text
 from pytest_mobilebench.states import INFRA_REASONS
 
-__all__ = ["CompareError", "compare", "compare_results", "load_outcomes", "render_text"]
+__all__ = ["CompareError", "compare", "compare_pair", "compare_results", "load_outcomes", "render_html", "render_text"]
 
 _INFRA = frozenset(r.value for r in INFRA_REASONS)
 
@@ -60,7 +67,11 @@ def _outcome(result: Mapping[str, Any]) -> bool | None:
 
 
 def compare_results(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """:func:`compare` of one run's results (the summary's ``model_comparison`` when it has several models)."""
+    """:func:`compare` of one run's results (pure): the summary's ``model_comparison`` and the run page's section.
+
+    ``results`` are result dicts with ``instance_id``, ``model_name_or_path``, ``passed``, ``reason`` and
+    ``retryable``; a later result of the same (model, instance) replaces an earlier one.
+    """
     outcomes: dict[str, dict[str, bool | None]] = {}
     for r in results:
         outcomes.setdefault(str(r.get("model_name_or_path")), {})[str(r.get("instance_id"))] = _outcome(r)
@@ -84,7 +95,7 @@ def compare_pair(a: Mapping[str, bool | None], b: Mapping[str, bool | None]) -> 
     """One pair's table (pure): see the module docstring for the fields' meaning."""
     common = sorted(set(a) & set(b))
     excluded = [i for i in common if a[i] is None or b[i] is None]
-    both = [i for i in common if i not in set(excluded)]
+    both = [i for i in common if a[i] is not None and b[i] is not None]
     only_a = [i for i in both if a[i] and not b[i]]
     only_b = [i for i in both if b[i] and not a[i]]
     return {
@@ -127,14 +138,31 @@ def render_text(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_html(report: Mapping[str, Any], sources: Sequence[str] = ()) -> str:
+    """:func:`compare`'s result as a self-contained HTML page: the run page's "Model comparison" section
+    (:func:`pytest_mobilebench.report.sections.comparison_section`) under a title naming ``sources``."""
+    from pytest_mobilebench.report.page import render_document
+    from pytest_mobilebench.report.sections import comparison_section
+
+    title = "mobilebench model comparison"
+    names = ", ".join(sources)
+    if report["pairs"]:
+        body = comparison_section(report, anchor="comparison", more=" (compare --json lists them all)")
+    else:
+        body = f"<p>{html.escape(render_text(report).strip())}</p>"
+    return render_document(title, f"<h1>{html.escape(title)}</h1><p>from: {html.escape(names or '-')}</p>{body}")
+
+
 def main(argv: Sequence[str]) -> int:
-    """``compare SUMMARY... [--json OUT]``: print the text table; write the JSON when asked. Exit 2 on bad input."""
+    """``compare SUMMARY... [--json OUT] [--html OUT]``: print the text table; write the JSON / the HTML page
+    when asked. Exit 2 on bad input."""
     import argparse
     import sys
 
     parser = argparse.ArgumentParser(prog="python -m pytest_mobilebench compare", description=__doc__.split("\n")[0])
     parser.add_argument("summaries", nargs="+", type=Path, help="run summary files (reports/summary.json)")
     parser.add_argument("--json", type=Path, default=None, help="also write the comparison as JSON here")
+    parser.add_argument("--html", type=Path, default=None, help="also write a self-contained HTML page here")
     args = parser.parse_args(argv)
     try:
         report = compare(load_outcomes(args.summaries))
@@ -143,5 +171,7 @@ def main(argv: Sequence[str]) -> int:
         return 2
     sys.stdout.write(render_text(report))
     if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
+    if args.html:
+        atomic_write_text(args.html, render_html(report, [str(p) for p in args.summaries]))
     return 0

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import matplotlib.backends.backend_svg
+import matplotlib.figure  # noqa: F401 - the run page is drawn inside pytester runs, which drop modules they import
 import pytest
 import unidiff
 
@@ -64,6 +66,11 @@ def test_audit_names_the_unnoticed_hunk_the_never_reported_id_and_the_duplicate(
     table = summary["suite_tables"]["issue_resolution"]["audit"]
     assert table["duplicate_fixes"] == [["acme__calc-1", "acme__calc-2"]]
     assert table["gold_not_resolving"] == ["acme__calc-1", "acme__calc-2"]
+    page = (pytester.path / "reports" / "a" / "index.html").read_text()  # the run page shows the same
+    section = page.split('id="audit-issue_resolution"')[1].split("</section>")[0]
+    row = section.split('data-instance="acme__calc-1">')[1].split("</tr>")[0]
+    assert '<b class="finding">no</b> (2 runs)' in row and "app.src.test.test_sub#test_gone" in row
+    assert "<li>acme__calc-2</li>" in row  # same fix
 
 
 def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
@@ -85,6 +92,9 @@ def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyre
     assert inst["detail"] == "no test notices gold hunk 1 (NOTES.md @@ -0,0 +1,1 @@)"
     table = summary["suite_tables"]["issue_resolution"]["audit"]
     assert table["unnoticed_hunks"] == {"acme__calc-1": ["NOTES.md @@ -0,0 +1,1 @@"]}
+    page = (pytester.path / "reports" / "b" / "index.html").read_text()  # the run page shows the same
+    section = page.split('id="audit-issue_resolution"')[1].split("</section>")[0]
+    assert "1 of 2 noticed" in section and "NOTES.md <code>@@ -0,0 +1,1 @@</code>" in section
     evidence = Path(inst["evidence_dir"])
     assert (evidence / "audit.json").is_file() and (evidence / "test_output.hunk1.log").is_file()
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from test_page import AG_PLOTS, IR_PLOTS, make_page
+from test_page_sections import audit_page, compare_html, comparison_page
 
 pytestmark = pytest.mark.chromium
 
@@ -45,7 +46,50 @@ def test_run_page_renders_every_plot_without_console_errors(browser, tmp_path: P
     assert page.locator("figure.plot").count() == len(expected)
     assert page.evaluate("window.__pwned === undefined")  # the candidate's text stayed text
     assert page.locator("table.headline").count() == 2
+    assert page.locator("#comparison-issue_resolution table.comparison tr.pair").count() == 1  # m1 vs m2
+    assert page.locator("#comparison-app_generation table.comparison tr.pair").count() == 1
     assert messages == [] and failed == []
+    page.close()
+
+
+def _open(browser, target: Path):
+    """``target`` in a new tab; returns the tab and the list its console errors / warnings / failed loads go to."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    messages: list[str] = []
+    page.on("console", lambda m: messages.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+    page.on("requestfailed", lambda r: messages.append(f"failed: {r.url}"))
+    page.goto(target.as_uri())
+    page.wait_for_load_state("load")
+    return page, messages
+
+
+def test_comparison_and_audit_sections_render_without_console_errors(browser, tmp_path: Path) -> None:
+    page, messages = _open(browser, comparison_page(tmp_path / "cmp"))
+    section = page.locator("#comparison-issue_resolution")
+    assert section.is_visible()
+    p_cell = section.locator('td[data-figure="mcnemar_p"]')
+    assert p_cell.inner_text() == "0.25" and p_cell.bounding_box()["width"] > 10
+    link = section.locator(".disagreements a", has_text="A").first
+    href = link.get_attribute("href")
+    link.click()
+    assert page.evaluate("location.hash") == href
+    assert page.locator(f"tr{href}").is_visible() and page.locator(f"tr{href} td").first.inner_text() == "i1"
+    assert messages == []
+    page.close()
+
+    page, messages = _open(browser, audit_page(tmp_path / "audit"))
+    rows = page.locator("#audit-issue_resolution table.audit tbody tr")
+    assert rows.count() == 3 and rows.first.is_visible()
+    assert page.locator("#audit-issue_resolution table.audit-overview tr").count() == 8
+    assert page.evaluate("window.__pwned === undefined")
+    assert "window.__pwned = 1" in rows.first.inner_text()  # the hostile test id is shown as text
+    assert messages == []
+    page.close()
+
+    page, messages = _open(browser, compare_html(tmp_path / "cli"))
+    assert page.locator('#comparison td[data-figure="mcnemar_p"]').inner_text() == "0.25"
+    assert messages == []
     page.close()
 
 

@@ -4,7 +4,12 @@ What is on it, per suite present in the run: the headline block (:mod:`.headline
 generic plots drawn from the results (the headline rate per model and the outcomes per model, models side by
 side), the suite's own plots, and one row per item (verdict, the suite's columns, time, a cached badge with the
 original duration, a relative link to the evidence folder). Logs are linked, never inlined, so a 2,000-item run
-stays light. Invalid instances and predictions matching no instance (with "did you mean") close the page.
+stays light. With two or more models in a suite, a "Model comparison" section follows the plots (every pair on
+the instances both evaluated: resolved counts, discordant counts, exact McNemar p, the disagreeing instances
+linked to their rows; :func:`pytest_mobilebench.compare.compare_results`); when results carry an ``audit``
+(``--mb-audit``), an "Instance audit" section does (:mod:`.sections`). A section that fails to render costs
+only itself: the page shows the error in its place. Invalid instances and predictions matching no instance
+(with "did you mean") close the page.
 
 The page is one file: plots are inline SVG (matplotlib, ``svg.fonttype = none``), the CSS is inline and the
 Content-Security-Policy allows no script at all. Every text that came from a result is HTML-escaped: a
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import hashlib
 import html
 import importlib
 import io
@@ -36,9 +42,10 @@ from typing import Any
 
 from pytest_mobilebench.report.headline import is_infra, rate_block
 from pytest_mobilebench.report.progress import item_seconds
+from pytest_mobilebench.report.sections import audit_section, comparison_section
 
-__all__ = ["FigureSpec", "Series", "find_plots", "generic_figures", "headline_table", "rate_series", "render_page",
-           "render_svg", "write_run_page"]
+__all__ = ["FigureSpec", "Series", "find_plots", "generic_figures", "headline_table", "rate_series", "render_document",
+           "render_page", "render_svg", "row_id", "write_run_page"]
 
 PAGE_NAME = "index.html"
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -225,7 +232,18 @@ def _cell_value(props: Mapping[str, Any], key: str) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def _instance_rows(results: Sequence[Mapping[str, Any]], columns: Sequence[Any], page_dir: Path,
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text)
+
+
+def row_id(suite: str, instance_id: str, model: str) -> str:
+    """The element id of an item's row: ``item-<suite>-<instance id>-<hash>``, characters outside
+    ``[A-Za-z0-9_-]`` replaced by ``_`` and the hash (of the exact instance id and model) keeping it unique."""
+    digest = hashlib.sha1(f"{suite}\0{instance_id}\0{model}".encode()).hexdigest()[:8]
+    return f"item-{_slug(suite)}-{_slug(instance_id)[:80]}-{digest}"
+
+
+def _instance_rows(suite: str, results: Sequence[Mapping[str, Any]], columns: Sequence[Any], page_dir: Path,
                    reports_dir: Path) -> str:
     head = "".join(f"<th>{_e(c.header)}</th>" for c in columns)
     rows = []
@@ -238,7 +256,8 @@ def _instance_rows(results: Sequence[Mapping[str, Any]], columns: Sequence[Any],
         cells = "".join(f"<td>{_e(_cell_value(props, c.key))}</td>" for c in columns)
         detail = str(r.get("detail") or "")
         rows.append(
-            f'<tr class="{verdict}"><td>{_e(r.get("instance_id"))}</td><td>{_e(r.get("model_name_or_path"))}</td>'
+            f'<tr class="{verdict}" id="{_e(row_id(suite, str(r.get("instance_id")), str(r.get("model_name_or_path"))))}">'
+            f'<td>{_e(r.get("instance_id"))}</td><td>{_e(r.get("model_name_or_path"))}</td>'
             f'<td>{_e(r.get("reason"))}</td>{cells}<td>{shown}</td>'
             f'<td>{_link(r.get("evidence_dir"), page_dir, reports_dir, "evidence")}</td>'
             f'<td class="detail">{_e(detail[:300] + ("..." if len(detail) > 300 else ""))}</td></tr>'
@@ -257,6 +276,34 @@ def _figures_html(suite: str, specs: Sequence[FigureSpec]) -> str:
     return "".join(parts)
 
 
+def _contained(what: str, render: Callable[[], str]) -> str:
+    """``render()``, or an error paragraph in its place: one section's failure must not cost the page."""
+    try:
+        return render()
+    except Exception as exc:  # noqa: BLE001 - shown on the page instead of the section
+        return f'<p class="error">{_e(what)} failed: {_e(type(exc).__name__)}: {_e(exc)}</p>'
+
+
+def _comparison(name: str, results: Sequence[Mapping[str, Any]]) -> str:
+    """The suite's "Model comparison" section, or "" with fewer than two models."""
+    from pytest_mobilebench.compare import compare_results
+
+    if len({str(r.get("model_name_or_path")) for r in results}) < 2:
+        return ""
+    return comparison_section(compare_results(results), anchor=f"comparison-{_slug(name)}",
+                              row_href=lambda iid, model: "#" + row_id(name, iid, model),
+                              more=" (python -m pytest_mobilebench compare --json lists them all)")
+
+
+def _audit(name: str, results: Sequence[Mapping[str, Any]], table: Any) -> str:
+    """The suite's "Instance audit" section, or "" when no result carries an audit."""
+    own = table.get("audit") if isinstance(table, Mapping) else None
+    if not any(isinstance(r.get("audit"), Mapping) for r in results):
+        return ""
+    return audit_section(results, own if isinstance(own, Mapping) else None, anchor=f"audit-{_slug(name)}",
+                         row_href=lambda iid, model: "#" + row_id(name, iid, model))
+
+
 def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suite: Any,
                    page_dir: Path, reports_dir: Path) -> str:
     block = summary["headlines"][name]
@@ -269,20 +316,36 @@ def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapp
     except Exception as exc:  # noqa: BLE001 - one suite's plotting error costs only its plots
         figures += f'<p class="error">plots of {_e(name)} failed: {_e(type(exc).__name__)}: {_e(exc)}</p>'
     columns = tuple(getattr(suite, "columns", ()) or ()) if suite is not None else ()
+    comparison = _contained(f"model comparison of {name}", lambda: _comparison(name, results))
+    audit = _contained(f"instance audit of {name}", lambda: _audit(name, results, table))
     return (f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{headline_table(block)}'
-            f'<div class="figures">{figures}</div><h3>Items</h3>'
-            f'{_instance_rows(results, columns, page_dir, reports_dir)}</section>')
+            f'<div class="figures">{figures}</div>{comparison}{audit}<h3>Items</h3>'
+            f'{_instance_rows(name, results, columns, page_dir, reports_dir)}</section>')
 
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
-table.headline th{background:#f4f4f4}tr.pass td:nth-child(3){color:#176d22}tr.fail td:nth-child(3){color:#a4161a}
-tr.infra td:nth-child(3){color:#8a5a00}.badge{background:#e3ecff;border-radius:3px;padding:0 4px;font-size:12px}
+table.headline th{background:#f4f4f4}.badge{background:#e3ecff;border-radius:3px;padding:0 4px;font-size:12px}
+table.instances tr.pass td:nth-child(3){color:#176d22}table.instances tr.fail td:nth-child(3){color:#a4161a}
+table.instances tr.infra td:nth-child(3){color:#8a5a00}
 .figures{display:flex;flex-wrap:wrap;gap:1em}figure.plot{margin:0;border:1px solid #ddd;padding:.5em}
 figure.plot svg{max-width:100%;height:auto}figcaption{font-weight:600}.note{font-size:12px;color:#555;max-width:40em}
 .detail{font-size:12px;max-width:40em;word-break:break-word}.error{color:#a4161a}
+ul.ids{margin:0;padding-left:1.2em;font-size:12px;word-break:break-word}li.more{list-style:none;color:#555}
+.finding{color:#a4161a}table.audit td{max-width:28em}table.audit tr.fail td:first-child{border-left:3px solid #a4161a}
+tr:target{outline:2px solid #3a6ff7}
 """
+
+
+def render_document(title: str, body: str) -> str:
+    """A self-contained HTML document: ``body`` (trusted markup, already escaped) under ``title`` (text),
+    with the page's inline CSS and a Content-Security-Policy that allows no script."""
+    return (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{body}</body></html>\n"
+    )
 
 
 def render_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
@@ -308,15 +371,12 @@ def render_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
                     if summary_path else "")
     nav = " | ".join(f'<a href="#suite-{_e(n)}">{_e(n)}</a>' for n in summary.get("headlines", {}))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        f"<title>mobilebench run {_e(summary['run_id'])}</title><style>{_STYLE}</style></head><body>"
+    return render_document(
+        f"mobilebench run {summary['run_id']}",
         f"<h1>mobilebench run {_e(summary['run_id'])}</h1>"
         f"<p>models: {_e(', '.join(summary.get('models', [])) or '-')} | suites: {nav or '-'} | {stamp}"
         + (f" | {summary_link}" if summary_link else "") + "</p>"
-        + "".join(sections) + (f'<section id="problems">{"".join(problems)}</section>' if problems else "")
-        + "</body></html>\n"
+        + "".join(sections) + (f'<section id="problems">{"".join(problems)}</section>' if problems else ""),
     )
 
 
