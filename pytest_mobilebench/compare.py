@@ -16,18 +16,16 @@ page), in a run's ``summary.json`` (the issue-resolution table's ``model_compari
 
 from __future__ import annotations
 
-import html
 import itertools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pytest_mobilebench.metrics import mcnemar_exact
-from pytest_mobilebench.report.files import atomic_write_text
 from pytest_mobilebench.states import INFRA_REASONS
 
-__all__ = ["CompareError", "compare", "compare_pair", "compare_results", "load_outcomes", "render_html", "render_text"]
+__all__ = ["CompareError", "compare", "compare_pair", "compare_results", "load_outcomes", "render_text"]
 
 _INFRA = frozenset(r.value for r in INFRA_REASONS)
 
@@ -136,42 +134,3 @@ def render_text(report: Mapping[str, Any]) -> str:
         if pair["excluded_infra"]:
             lines.append(f"  left out (infrastructure error): {', '.join(pair['excluded_infra'])}")
     return "\n".join(lines) + "\n"
-
-
-def render_html(report: Mapping[str, Any], sources: Sequence[str] = ()) -> str:
-    """:func:`compare`'s result as a self-contained HTML page: the run page's "Model comparison" section
-    (:func:`pytest_mobilebench.report.sections.comparison_section`) under a title naming ``sources``."""
-    from pytest_mobilebench.report.page import render_document
-    from pytest_mobilebench.report.sections import comparison_section
-
-    title = "mobilebench model comparison"
-    names = ", ".join(sources)
-    if report["pairs"]:
-        body = comparison_section(report, anchor="comparison", more=" (compare --json lists them all)")
-    else:
-        body = f"<p>{html.escape(render_text(report).strip())}</p>"
-    return render_document(title, f"<h1>{html.escape(title)}</h1><p>from: {html.escape(names or '-')}</p>{body}")
-
-
-def main(argv: Sequence[str]) -> int:
-    """``compare SUMMARY... [--json OUT] [--html OUT]``: print the text table; write the JSON / the HTML page
-    when asked. Exit 2 on bad input."""
-    import argparse
-    import sys
-
-    parser = argparse.ArgumentParser(prog="python -m pytest_mobilebench compare", description=__doc__.split("\n")[0])
-    parser.add_argument("summaries", nargs="+", type=Path, help="run summary files (reports/summary.json)")
-    parser.add_argument("--json", type=Path, default=None, help="also write the comparison as JSON here")
-    parser.add_argument("--html", type=Path, default=None, help="also write a self-contained HTML page here")
-    args = parser.parse_args(argv)
-    try:
-        report = compare(load_outcomes(args.summaries))
-    except CompareError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    sys.stdout.write(render_text(report))
-    if args.json:
-        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
-    if args.html:
-        atomic_write_text(args.html, render_html(report, [str(p) for p in args.summaries]))
-    return 0

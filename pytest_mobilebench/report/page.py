@@ -44,7 +44,7 @@ from pytest_mobilebench.report.headline import is_infra, rate_block
 from pytest_mobilebench.report.progress import item_seconds
 from pytest_mobilebench.report.sections import audit_section, comparison_section
 
-__all__ = ["FigureSpec", "Series", "find_plots", "generic_figures", "headline_table", "rate_series", "render_document",
+__all__ = ["FigureSpec", "comparison_page", "Series", "find_plots", "generic_figures", "headline_table", "rate_series", "render_document",
            "render_page", "render_svg", "row_id", "write_run_page"]
 
 PAGE_NAME = "index.html"
@@ -390,3 +390,18 @@ def write_run_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, An
     path = page_dir / PAGE_NAME
     atomic_write_text(path, render_page(summary, results, suites, page_dir, reports_dir, summary_path=summary_path))
     return path
+
+
+def comparison_page(report: Mapping[str, Any], sources: Sequence[str] = ()) -> str:
+    """:func:`pytest_mobilebench.compare.compare`'s result as a self-contained HTML page: the run page's
+    "Model comparison" section (:func:`~pytest_mobilebench.report.sections.comparison_section`) under a
+    title naming ``sources`` (``python -m pytest_mobilebench compare ... --html``)."""
+    from pytest_mobilebench.compare import render_text
+
+    title = "mobilebench model comparison"
+    names = ", ".join(sources)
+    if report["pairs"]:
+        body = comparison_section(report, anchor="comparison", more=" (compare --json lists them all)")
+    else:
+        body = f"<p>{_e(render_text(report).strip())}</p>"
+    return render_document(title, f"<h1>{_e(title)}</h1><p>from: {_e(names or '-')}</p>{body}")

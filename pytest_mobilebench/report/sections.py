@@ -2,7 +2,7 @@
 
 Pure: plain dicts in, an HTML fragment out; every text is HTML-escaped (model names, instance ids and test
 ids come from results the candidate influences). Used by the run page (:mod:`.page`, one section per suite)
-and by ``python -m pytest_mobilebench compare ... --html`` (:func:`pytest_mobilebench.compare.render_html`).
+and by ``python -m pytest_mobilebench compare ... --html`` (:func:`pytest_mobilebench.report.page.comparison_page`).
 
 Links to instance rows are the caller's: ``row_href(instance_id, model) -> str | None`` gives a relative
 link (``#item-...`` on the run page) or None (the id is shown as text).
