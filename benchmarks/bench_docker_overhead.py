@@ -69,6 +69,8 @@ class _Recipe:
     dockerfile: str = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n"
     install_command: str = "true"
     context_files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    context_packages: dict[str, str] = dataclasses.field(default_factory=dict)
+    test_user: None = None
 
     def key(self) -> str:
         return hashlib.sha256(json.dumps([self.dockerfile, self.install_command]).encode()).hexdigest()

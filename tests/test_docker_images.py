@@ -7,6 +7,8 @@ stand-ins raise the docker SDK's own error types (or that connect) need the SDK;
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -27,16 +29,22 @@ from pytest_mobilebench.runtime.docker import (
     _BoundedOutput,
     _owner_alive,
     connect,
+    default_node_packages,
     owner_label,
     shallow_checkout,
 )
 from pytest_mobilebench.runtime.images import (
     BASELINE_SCRIPT,
+    LABEL_USER,
     base_dockerfile,
     content_hash,
     docker_name,
     instance_dockerfile,
 )
+from pytest_mobilebench.runtime.recipes import infer_recipe
+from pytest_mobilebench.runtime.recipes.android import GRADLE_TEST_USER
+from pytest_mobilebench.runtime.recipes.common import TEST_USER, TEST_USER_NAME
+from pytest_mobilebench.runtime.recipes.node import NODE_TEST_USER
 
 DEB822 = """Types: deb
 # a comment line
@@ -183,6 +191,38 @@ def test_instance_dockerfile_shape() -> None:
     assert "COPY testbed /testbed" in lines and "WORKDIR /testbed" in lines
     assert 'RUN ["/bin/bash", "-c", "set -e; npm ci --ignore-scripts"]' in lines
     assert lines[-1] == 'RUN ["/usr/local/bin/mobilebench-baseline"]'
+    assert "useradd" not in text and "LABEL" not in text  # no test user declared: root
+
+
+def _run_script(line: str) -> str:
+    """The bash script of a ``RUN ["/bin/bash", "-c", script]`` line (syntax-checked)."""
+    assert line.startswith("RUN ")
+    argv = json.loads(line[4:])
+    assert argv[:2] == ["/bin/bash", "-c"]
+    check = subprocess.run(["bash", "-n"], input=argv[2], capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stderr
+    return argv[2]
+
+
+def test_instance_dockerfile_hands_node_images_to_the_test_user() -> None:
+    lines = instance_dockerfile("e:1", "npm ci", test_user=NODE_TEST_USER).splitlines()
+    baseline = lines.index('RUN ["/usr/local/bin/mobilebench-baseline"]')
+    script = _run_script(lines[baseline + 1]).splitlines()
+    assert script[1] == f"useradd --uid 10001 --user-group --create-home --shell /bin/bash {TEST_USER_NAME}"
+    assert script[2] == "find /testbed \\( -name node_modules \\) -prune -o -exec chown -h 10001:10001 {} +"
+    assert 'mkdir -p "$d"/.cache && chown 10001:10001 "$d"/.cache' in script[3]
+    assert lines[baseline + 2:] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
+
+
+def test_instance_dockerfile_runs_the_recipe_handover_and_sets_its_environment() -> None:
+    lines = instance_dockerfile("e:1", "", test_user=GRADLE_TEST_USER).splitlines()
+    baseline = lines.index('RUN ["/usr/local/bin/mobilebench-baseline"]')
+    script = _run_script(lines[baseline + 1])
+    head, handover = script.split("\n", 3)[:3], script.split("\n", 3)[3]
+    assert head[2] == f"chown -hR {TEST_USER} /testbed"  # nothing under /testbed stays root's
+    assert handover == GRADLE_TEST_USER.handover.strip()  # after the user exists and owns the tree
+    assert lines[baseline + 2] == 'ENV GRADLE_RO_DEP_CACHE="/opt/gradle-home/caches" GRADLE_USER_HOME="/opt/gradle-test-home"'
+    assert lines[baseline + 3:] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -328,3 +368,12 @@ def test_runtime_options_are_validated(tmp_path: Path) -> None:
     runtime = DockerRuntime(ca_bundle=bundle, cpus=1.5, mem_limit="1g", pids_limit=256)
     assert (runtime.ca_bundle, runtime.nano_cpus, runtime.mem_limit, runtime.pids_limit) == (bundle, 1_500_000_000, "1g", 256)
     assert DockerRuntime(ca_bundle=None).ca_bundle is None and DockerRuntime.name == "docker"
+
+
+def test_the_runtime_packs_what_the_recipe_declares() -> None:
+    """No framework name: the npm tarballs packed on the host are the recipe's own ``context_packages``."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "recipes"
+    node = infer_recipe(fixtures / "rn-yarn-berry", "react-native")
+    assert default_node_packages(node) == dict(node.context_packages) and "npm.tgz" in node.context_packages
+    assert default_node_packages(infer_recipe(fixtures / "android-groovy", "android")) == {}
+    assert default_node_packages(dataclasses.replace(node, context_packages={"x.tgz": "x@1"})) == {"x.tgz": "x@1"}

@@ -71,6 +71,8 @@ class Recipe:
     dockerfile: str
     install_command: str = "mkdir -p deps && echo installed > deps/marker"
     context_files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    context_packages: dict[str, str] = dataclasses.field(default_factory=dict)
+    test_user: None = None  # tests run as root here (tests/test_trust_docker.py covers the test user)
 
     def key(self) -> str:
         return hashlib.sha256(json.dumps([self.dockerfile, self.install_command, sorted(self.context_files)]).encode()).hexdigest()

@@ -3,7 +3,9 @@ touching the harness, and the test rule the patch splitter uses is the runner's 
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from pytest_mobilebench import frameworks
 from pytest_mobilebench.frameworks import Environment, FrameworkError, TestPlan
 from pytest_mobilebench.manifest.issue_resolution import IssueInstance, record_for
 from pytest_mobilebench.runtime.repos import RepoCache
-from pytest_mobilebench.suites.issue_resolution import resolve_patches
+from pytest_mobilebench.suites.issue_resolution import SUITE, resolve_patches
 
 PACKAGE = Path(frameworks.__file__).resolve().parents[1]
 
@@ -82,6 +84,48 @@ def test_a_registered_framework_is_a_manifest_framework(harmony: Harmony) -> Non
 def test_an_unknown_framework_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="unknown framework 'ios'; expected one of android, flutter, react-native"):
         IssueInstance(instance_id="a__b-1", repo="a/b", base_commit="a" * 40, framework="ios", patch="", test_patch="")
+
+
+def test_the_suite_declares_every_registered_framework_marker(harmony: Harmony) -> None:
+    """The issue-resolution markers follow the registry: a new framework's name and markers are declared."""
+    assert {"harmony", "device", "android", "flutter", "react-native", "react_native"} <= set(SUITE.markers)
+    assert SUITE.markers["device"] == "harmony instances"
+    frameworks.unregister("harmony")
+    assert "harmony" not in SUITE.markers and "device" not in SUITE.markers
+
+
+def test_a_framework_registered_from_a_conftest_selects_its_items_under_strict_markers(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(textwrap.dedent('''
+        from pytest_mobilebench import frameworks
+
+        class Ohos:
+            name, parser, markers, planning_files = "ohos", "jest", ("arkts",), ()
+            def config_paths(self, files): return ()
+            def test_rule(self, files): return lambda path: "/ohosTest/" in "/" + path
+            def plan(self, files, test_files, **kw): raise NotImplementedError
+            def production_built(self, output, plan): return True
+            def runner_config(self, change, before, after, plan_command): return []
+            def tool_path(self, path): return None
+            def infer_recipe(self, repo_dir, overrides): raise NotImplementedError
+
+        frameworks.register(Ohos())
+
+        def pytest_unconfigure(config):
+            frameworks.unregister("ohos")
+    '''))
+    pytester.makefile(".yaml", **{"cases/acme__app": textwrap.dedent("""\
+        suite: issue_resolution
+        repo: acme/app
+        framework: ohos
+        test_command: "true"
+        instances:
+          - {instance_id: acme__app-1, base_commit: "%s", patch: "", test_patch: ""}
+    """ % ("a" * 40))})
+    for expression in ("ohos", "arkts"):
+        result = pytester.runpytest("cases", "--collect-only", "-q", "--strict-markers", "-m", expression,
+                                    "-p", "no:cacheprovider")
+        assert "cases/acme__app.yaml::acme__app-1" in result.stdout.str(), result.stdout.str()
+    assert "ohos" not in frameworks.names()
 
 
 def test_no_framework_branch_outside_the_registry() -> None:
@@ -175,3 +219,23 @@ def test_planning_reads_file_contents_only(monkeypatch: pytest.MonkeyPatch) -> N
     assert android.command.endswith(":app:testDebugUnitTest :core:test")
     assert " pnpm exec jest " in frameworks.get("react-native").plan(files, ["a.test.ts"]).command
     assert "flutter test --machine test/a_test.dart" in frameworks.get("flutter").plan(files, ["test/a_test.dart"]).command
+
+
+def test_no_comparison_with_a_framework_name_outside_the_framework_modules() -> None:
+    """Runtime, plugin, policy, manifest and suites compare no value with a framework's name or marker
+    (``recipe.framework != "react-native"``, ``x in ("android", "flutter")``): they ask the registry or
+    read what the framework's recipe declares. The framework modules and their recipes may name
+    themselves; device platforms (``suites/device_repair``: ``"android"`` is a device there) are another
+    registry."""
+    spelled = {m for name in frameworks.names() for m in (name, *frameworks.get(name).markers)}
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith(("frameworks/", "runtime/recipes/", "suites/device_repair/")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                names = [c.value for side in (node.left, *node.comparators) for c in ast.walk(side)
+                         if isinstance(c, ast.Constant) and c.value in spelled]
+                offenders += [f"{rel}:{node.lineno}: {ast.unparse(node)}" for _ in names[:1]]
+    assert offenders == []

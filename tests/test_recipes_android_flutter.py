@@ -16,7 +16,19 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench.runtime.recipes import RecipeError, infer_recipe
-from pytest_mobilebench.runtime.recipes.android import gradle_wrapper_dist_dir
+from pytest_mobilebench.runtime.recipes.android import (
+    GRADLE_HOME,
+    GRADLE_TEST_HOME,
+    GRADLE_TEST_USER,
+    gradle_wrapper_dist_dir,
+)
+from pytest_mobilebench.runtime.recipes.common import TEST_USER, TEST_USER_NAME
+from pytest_mobilebench.runtime.recipes.flutter import (
+    FLUTTER_GIT_URL,
+    FLUTTER_ROOT,
+    FLUTTER_TEST_USER,
+    PUB_CACHE,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "recipes"
 MIRRORS = Path(os.environ.get("MOBILEBENCH_TEST_MIRRORS", "/work/.mirror"))
@@ -257,3 +269,58 @@ def test_zulip_flutter_recipe(tmp_path: Path) -> None:
         "dart": "pubspec.yaml:17",
     }
     assert "git clone --filter=blob:none --no-checkout" in recipe.dockerfile
+
+
+# ------------------------------------------------------------------------- the unprivileged test user
+# The Gradle and Flutter toolchains cannot be downloaded here: these tests read the recipe text; the
+# hand-over itself runs against a stand-in layout in Docker (tests/test_trust_docker.py).
+
+
+def _bash_syntax_ok(script: str) -> None:
+    check = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stderr
+
+
+def test_android_tests_run_as_the_test_user_on_a_root_owned_gradle_home() -> None:
+    recipe = infer_recipe(FIXTURES / "android-groovy", "android")
+    assert recipe.test_user is GRADLE_TEST_USER
+    dist = gradle_wrapper_dist_dir(recipe.toolchain["gradle_distribution"])
+    assert f"ENV GRADLE_USER_HOME={GRADLE_HOME}" in recipe.dockerfile.splitlines()  # the install warms it as root
+    assert f"RUN d={GRADLE_HOME}/{dist} &&" in recipe.dockerfile
+    # the tests' Gradle: its own (sticky) user home, dependencies through the read-only cache of the warm one
+    assert dict(GRADLE_TEST_USER.env) == {"GRADLE_USER_HOME": GRADLE_TEST_HOME, "GRADLE_RO_DEP_CACHE": f"{GRADLE_HOME}/caches"}
+    script = GRADLE_TEST_USER.handover
+    _bash_syntax_ok(script)
+    assert f"warm={GRADLE_HOME} home={GRADLE_TEST_HOME}" in script
+    assert 'chmod 1777 "$home"' in script and 'ln -sfn "$warm/wrapper" "$home/wrapper"' in script
+    for reserved in ("$home/init.d", "$home/init.gradle", "$home/init.gradle.kts", "$home/jdks"):
+        assert reserved in script.split("reserved=", 1)[1].splitlines()[0]
+    assert 'chown -h root:root $reserved "$home/gradle.properties" "$home/wrapper"' in script
+    assert 'chmod 0666 "${ok%.ok}.lck"' in script  # the wrapper's lock, opened read-write
+    # nothing of the toolchain is ever given to the test user
+    assert TEST_USER not in script and TEST_USER_NAME not in script and "chmod -R" not in script
+    assert not dict(GRADLE_TEST_USER.root_dirs)
+
+
+def test_flutter_tests_run_as_the_test_user_on_a_root_owned_sdk_and_pub_cache() -> None:
+    recipe = infer_recipe(FIXTURES / "flutter-fvm", "flutter")
+    assert recipe.test_user is FLUTTER_TEST_USER and not dict(FLUTTER_TEST_USER.env)
+    assert f"ENV FLUTTER_ROOT={FLUTTER_ROOT} PUB_CACHE={PUB_CACHE} " in recipe.dockerfile
+    assert f"{FLUTTER_GIT_URL} {FLUTTER_ROOT}" in recipe.dockerfile
+    script = FLUTTER_TEST_USER.handover
+    _bash_syntax_ok(script)
+    writable = [line for line in script.splitlines() if "chown" in line or "0666" in line]
+    assert writable == [
+        f"touch {FLUTTER_ROOT}/bin/cache/lockfile && chmod 0666 {FLUTTER_ROOT}/bin/cache/lockfile",
+        f"chown -R {TEST_USER_NAME}:{TEST_USER_NAME} {PUB_CACHE}/active_roots",
+    ]
+    assert f"find {FLUTTER_ROOT} {PUB_CACHE} " in script and "-exec chmod a+rX" in script
+
+
+def test_a_replaced_environment_layer_runs_its_tests_as_root() -> None:
+    from pytest_mobilebench import frameworks
+
+    for fixture, framework in (("android-groovy", "android"), ("flutter-fvm", "flutter")):
+        assert infer_recipe(FIXTURES / fixture, framework).test_user is not None
+        own = frameworks.infer_recipe(FIXTURES / fixture, framework, {"recipe": "ARG BASE_IMAGE\nFROM x\n"})
+        assert own.test_user is None and own.dockerfile == "ARG BASE_IMAGE\nFROM x\n"

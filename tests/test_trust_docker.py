@@ -35,6 +35,19 @@ docker = pytest.importorskip("docker", reason="the docker SDK is not installed (
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image
 from pytest_mobilebench.runtime.docker import DockerRuntime, DockerWorkspace, connect
 from pytest_mobilebench.runtime.images import BuiltImage
+from pytest_mobilebench.runtime.recipes.android import (
+    GRADLE_HOME,
+    GRADLE_TEST_HOME,
+    GRADLE_TEST_USER,
+    gradle_wrapper_dist_dir,
+)
+from pytest_mobilebench.runtime.recipes.common import UserHandover
+from pytest_mobilebench.runtime.recipes.flutter import (
+    FLUTTER_ROOT,
+    FLUTTER_TEST_USER,
+    PUB_CACHE,
+)
+from pytest_mobilebench.runtime.recipes.node import NODE_TEST_USER
 from pytest_mobilebench.runtime.repos import RepoCache
 
 pytestmark = pytest.mark.docker
@@ -46,15 +59,17 @@ INSTALL = "mkdir -p node_modules/runner && echo 'module.exports = 1' > node_modu
 
 @dataclasses.dataclass(frozen=True)
 class Recipe:
-    """The recipe fields the runtime reads; ``framework`` decides whether tests run unprivileged."""
+    """The recipe fields the runtime reads; ``test_user`` decides whether (and how) tests run unprivileged."""
 
-    framework: str
+    test_user: UserHandover | None = NODE_TEST_USER
     dockerfile: str = ENV_DOCKERFILE
     install_command: str = INSTALL
     context_files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    context_packages: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def key(self) -> str:
-        return hashlib.sha256(json.dumps([self.framework, self.dockerfile, self.install_command]).encode()).hexdigest()
+        user = self.test_user.to_dict() if self.test_user else None
+        return hashlib.sha256(json.dumps([user, self.dockerfile, self.install_command]).encode()).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -82,18 +97,18 @@ def _repo(root: Path) -> tuple[Path, str]:
 
 @pytest.fixture
 def workspace(client: docker.DockerClient, tmp_path: Path) -> Iterator:
-    """``workspace(framework, **runtime options) -> DockerWorkspace``; images and containers removed after."""
+    """``workspace(recipe, **runtime options) -> DockerWorkspace``; images and containers removed after."""
     repo, sha = _repo(tmp_path)
     made: list[DockerRuntime] = []
     spaces: list[DockerWorkspace] = []
 
-    def factory(framework: str = "react-native", **options: object) -> DockerWorkspace:
+    def factory(recipe: Recipe = Recipe(), **options: object) -> DockerWorkspace:
         run_id = "trust-" + uuid.uuid4().hex[:10]
         runtime = DockerRuntime(
             run_id=run_id,
             client=client,
             repos=RepoCache(tmp_path / "mirrors", f"{tmp_path}/src/{{name}}", run_id=run_id),
-            recipe_factory=lambda _dir, _spec: Recipe(framework),
+            recipe_factory=lambda _dir, _spec: recipe,
             node_packages=lambda _recipe: {},
             log_dir=tmp_path / "logs",
             **options,  # type: ignore[arg-type]
@@ -116,7 +131,7 @@ def _only_evidence_written(evidence: Path, files: dict[str, bytes]) -> None:
 
 
 def test_a_shadowed_program_cannot_hand_back_names_that_leave_the_evidence(workspace, tmp_path: Path) -> None:
-    ws = workspace(framework="flutter")  # a root container: the candidate can replace programs
+    ws = workspace(Recipe(test_user=None))  # a root container: the candidate can replace programs
     evil = "#!/bin/sh\nprintf '/etc/passwd\\0/testbed/../../../root/.ssh/id_rsa\\0/testbed/out/../../../etc/shadow\\0'\n"
     shadow = (
         f"cat > /tmp/evil <<'EOF'\n{evil}EOF\nchmod +x /tmp/evil; "
@@ -134,7 +149,7 @@ def test_a_shadowed_program_cannot_hand_back_names_that_leave_the_evidence(works
 
 
 def test_links_are_not_followed_and_planted_results_are_emptied(workspace) -> None:
-    ws = workspace(framework="flutter")
+    ws = workspace(Recipe(test_user=None))
     plant = (
         "mkdir -p .mobilebench out/r && echo '{\"planted\": true}' > .mobilebench/jest-results.json && "
         "ln -s /etc/passwd out/r/TEST-link.xml && echo '<ok/>' > out/r/TEST-ok.xml"
@@ -151,7 +166,7 @@ def test_links_are_not_followed_and_planted_results_are_emptied(workspace) -> No
 
 
 def test_the_container_is_confined(workspace, client: docker.DockerClient) -> None:
-    ws = workspace(framework="react-native")
+    ws = workspace()
     host = client.api.inspect_container(ws.container_id)["HostConfig"]
     assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
     probe = ws.run(
@@ -162,6 +177,82 @@ def test_the_container_is_confined(workspace, client: docker.DockerClient) -> No
     lines = probe.output.splitlines()
     assert lines[0] == "10001" and lines[1].split()[1] == "0000000000000000" and lines[2] == "[]"
     assert "Permission denied" in probe.output and "WROTE-DEPS" not in probe.output and "WROTE-TREE" in probe.output
+
+
+#: a stand-in of the Android recipe's layout: the Gradle distribution where the wrapper looks for it in the warm
+#: Gradle user home; the install plays the warm-up (dependencies, one of them unreadable to others, Gradle's
+#: version caches, the project's .gradle/ and build/), all as root
+GRADLE_URL = "https://services.gradle.org/distributions/gradle-8.7-bin.zip"
+GRADLE_DOCKERFILE = (
+    f"ARG BASE_IMAGE\nFROM ${{BASE_IMAGE}}\nENV GRADLE_USER_HOME={GRADLE_HOME}\n"
+    f"RUN d={GRADLE_HOME}/{gradle_wrapper_dist_dir(GRADLE_URL)} && mkdir -p $d/gradle-8.7/lib "
+    "&& echo core > $d/gradle-8.7/lib/gradle-core.jar && touch $d/gradle-8.7-bin.zip.ok\n"
+)
+JUNIT = "caches/modules-2/files-2.1/junit/junit/4.13.2/junit-4.13.2.jar"
+GRADLE_INSTALL = (
+    f"mkdir -p $(dirname $GRADLE_USER_HOME/{JUNIT}) $GRADLE_USER_HOME/caches/8.7 .gradle build/tmp "
+    f"&& echo junit-jar > $GRADLE_USER_HOME/{JUNIT} && chmod 600 $GRADLE_USER_HOME/{JUNIT} "
+    "&& touch $GRADLE_USER_HOME/caches/modules-2/modules-2.lock .gradle/checksums build/tmp/x"
+)
+
+
+def _probe(ws: DockerWorkspace, checks: dict[str, str]) -> tuple[list[str], set[str]]:
+    """Run each ``{label: command}`` as the container's user; ``(output lines, labels whose command succeeded)``."""
+    script = "id -u; " + " ".join(f"( {command} ) && echo OK:{label};" for label, command in checks.items())
+    out = ws.run(script, timeout_s=60).output
+    return out.splitlines(), {line[3:] for line in out.splitlines() if line.startswith("OK:")}
+
+
+def test_gradle_images_run_tests_unprivileged_on_root_owned_tools(workspace) -> None:
+    """The Android recipe's hand-over on a stand-in layout (no Gradle here): the tests' Gradle gets a user home
+    of its own, reads the warm one's dependencies and distribution, and can change neither."""
+    ws = workspace(Recipe(GRADLE_TEST_USER, GRADLE_DOCKERFILE, GRADLE_INSTALL))
+    dist = gradle_wrapper_dist_dir(GRADLE_URL)
+    lines, ok = _probe(ws, {
+        "env": f'test "$GRADLE_USER_HOME $GRADLE_RO_DEP_CACHE" = "{GRADLE_TEST_HOME} {GRADLE_HOME}/caches"',
+        "lock": f"exec 3<> $GRADLE_USER_HOME/{dist}/gradle-8.7-bin.zip.lck",
+        "read-dep": f"grep -q junit-jar $GRADLE_RO_DEP_CACHE/{JUNIT.split('/', 1)[1]}",
+        "read-dist": f"grep -q core $GRADLE_USER_HOME/{dist}/gradle-8.7/lib/gradle-core.jar",
+        "work-areas": "mkdir -p $GRADLE_USER_HOME/caches/8.7/kotlin-dsl $GRADLE_USER_HOME/daemon $GRADLE_USER_HOME/native",
+        "project": "touch .gradle/checksums build/tmp/x build/new && mkdir -p app/build",
+        "write-dep": f"echo evil > $GRADLE_RO_DEP_CACHE/{JUNIT.split('/', 1)[1]}",
+        "write-dist": f"echo evil > $GRADLE_USER_HOME/{dist}/gradle-8.7/lib/gradle-core.jar",
+        "write-warm": f"touch {GRADLE_HOME}/caches/8.7/x",
+        "swap-wrapper": "rm -f $GRADLE_USER_HOME/wrapper",
+        "swap-props": "mv $GRADLE_USER_HOME/gradle.properties /tmp/p",
+        "init-script": "echo evil > $GRADLE_USER_HOME/init.d/evil.gradle",
+        "init-file": "echo evil > $GRADLE_USER_HOME/init.gradle",
+        "jdk": "mkdir $GRADLE_USER_HOME/jdks/evil",
+    })
+    assert lines[0] == "10001"
+    assert ok == {"env", "lock", "read-dep", "read-dist", "work-areas", "project"}, lines
+
+
+def test_flutter_images_run_tests_unprivileged_on_a_root_owned_sdk(workspace) -> None:
+    """The Flutter recipe's hand-over on a stand-in SDK and pub cache: only the tool's lock file and pub's
+    active-roots markers are writable outside the project."""
+    dockerfile = (
+        f"ARG BASE_IMAGE\nFROM ${{BASE_IMAGE}}\nENV FLUTTER_ROOT={FLUTTER_ROOT} PUB_CACHE={PUB_CACHE}\n"
+        f"RUN mkdir -p {FLUTTER_ROOT}/bin/cache/dart-sdk && echo tool > {FLUTTER_ROOT}/bin/flutter\n"
+    )
+    install = (
+        "mkdir -p $PUB_CACHE/hosted/pub.dev/test-1.25.0/lib $PUB_CACHE/active_roots/ab .dart_tool "
+        "&& echo code > $PUB_CACHE/hosted/pub.dev/test-1.25.0/lib/test.dart "
+        "&& echo '{}' > $PUB_CACHE/active_roots/ab/cd && echo '{}' > .dart_tool/package_config.json"
+    )
+    ws = workspace(Recipe(FLUTTER_TEST_USER, dockerfile, install))
+    lines, ok = _probe(ws, {
+        "lock": "exec 3<> $FLUTTER_ROOT/bin/cache/lockfile",
+        "read-pub": "grep -q code $PUB_CACHE/hosted/pub.dev/test-1.25.0/lib/test.dart",
+        "active-roots": "echo '{}' > $PUB_CACHE/active_roots/ab/cd && mkdir -p $PUB_CACHE/active_roots/ef",
+        "project": "echo '{}' > .dart_tool/package_config.json && mkdir -p build/test_cache",
+        "write-sdk": "echo evil > $FLUTTER_ROOT/bin/flutter",
+        "write-cache": "touch $FLUTTER_ROOT/bin/cache/evil",
+        "write-pub": "echo evil > $PUB_CACHE/hosted/pub.dev/test-1.25.0/lib/test.dart",
+        "new-package": "mkdir $PUB_CACHE/hosted/pub.dev/evil-1.0.0",
+    })
+    assert lines[0] == "10001"
+    assert ok == {"lock", "read-pub", "active-roots", "project"}, lines
 
 
 def test_docker_kill_mid_run_is_container_died(workspace, client: docker.DockerClient) -> None:

@@ -109,14 +109,13 @@ def infer_recipe(repo_dir: Path, framework: str, environment: Environment | Mapp
 
     ``install`` and the toolchain pins go to the framework's inference; ``recipe`` replaces the inferred
     Dockerfile; ``image`` makes a ready image the environment layer (``FROM <image>``). With ``recipe`` or
-    ``image`` and an ``install``, nothing is inferred (the repository may not be inferable at all).
+    ``image`` and an ``install``, nothing is inferred (the repository may not be inferable at all). A
+    replaced layer runs its tests as root (:meth:`EnvRecipe.with_environment_layer`).
 
     Raises:
         FrameworkError: unknown framework. RecipeError: the recipe cannot be inferred (file and value named).
         pydantic.ValidationError: ``environment`` has an unknown key (the field is named).
     """
-    import dataclasses
-
     from pytest_mobilebench.frameworks.environment import recipe_overrides
     from pytest_mobilebench.runtime.recipes.common import EnvRecipe
 
@@ -129,4 +128,4 @@ def infer_recipe(repo_dir: Path, framework: str, environment: Environment | Mapp
     recipe = fw.infer_recipe(repo_dir, recipe_overrides(env))
     if dockerfile is None:
         return recipe
-    return dataclasses.replace(recipe, dockerfile=dockerfile, context_files={})
+    return recipe.with_environment_layer(dockerfile)

@@ -78,7 +78,10 @@ class Framework(Protocol):
     def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, Any]) -> EnvRecipe:
         """The environment recipe of a checkout at its base commit; ``overrides`` replace inferred values
         (:func:`pytest_mobilebench.frameworks.environment.recipe_overrides` of the typed environment).
-        Raises ``RecipeError`` naming the file and the value that cannot be inferred."""
+        The recipe also declares what the docker runtime must know of its images, so that the runtime names
+        no framework: ``context_packages`` (npm tarballs packed on the host) and ``test_user`` (the hand-over
+        to the unprivileged test user, None for root). Raises ``RecipeError`` naming the file and the value
+        that cannot be inferred."""
 
 
 _REGISTRY: dict[str, Framework] = {}

@@ -25,7 +25,8 @@ container (whatever the exit status) raises ``InfraError("oom_killed")``, a cont
 from outside ``container_died``, a daemon that stops answering ``daemon_unreachable``, ENOSPC or a
 writable layer past its limit ``disk_full``. Results come back only through the daemon (``get_archive``),
 names checked by :mod:`pytest_mobilebench.runtime.channel`; containers run with every capability dropped,
-``no-new-privileges`` and, for Node images, as the unprivileged user of the image.
+``no-new-privileges`` and as the unprivileged user of the image when its recipe declares one
+(``recipe.test_user``: the inferred Node, Gradle and Flutter images).
 """
 
 from __future__ import annotations
@@ -313,13 +314,9 @@ def default_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipeLike:
 
 
 def default_node_packages(recipe: EnvRecipeLike) -> Mapping[str, str]:
-    """npm tarballs the host packs into the env build context: ``recipes.node_context_packages`` for a
-    react-native recipe, nothing for the others."""
-    from pytest_mobilebench.runtime import recipes
-
-    if getattr(recipe, "framework", None) != "react-native":
-        return {}
-    return dict(recipes.node_context_packages(recipe))  # type: ignore[arg-type]
+    """npm tarballs the host packs into the env build context: the recipe's own ``context_packages``
+    (``{context file name: "npmpkg@version"}``; empty for a recipe that needs none)."""
+    return dict(recipe.context_packages)
 
 
 class _BoundedOutput:
@@ -978,7 +975,7 @@ class DockerRuntime:
                 install_command=recipe.install_command,
                 checkout_dir=checkout,
                 log_dir=log_dir,
-                unprivileged=getattr(recipe, "framework", None) == "react-native",
+                test_user=recipe.test_user,
                 deps=deps,
             )
         self._memo[memo_key] = instance

@@ -31,6 +31,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tarfile
@@ -50,7 +51,12 @@ from pytest_mobilebench.runtime.baseimage import (
 )
 from pytest_mobilebench.runtime.deadlines import close_stream, watch_output
 from pytest_mobilebench.runtime.git import BASE_REF
-from pytest_mobilebench.runtime.recipes.common import HOST_CA_CONTEXT_FILE
+from pytest_mobilebench.runtime.recipes.common import (
+    HOST_CA_CONTEXT_FILE,
+    TEST_USER,
+    TEST_USER_NAME,
+    UserHandover,
+)
 
 if TYPE_CHECKING:
     import docker
@@ -88,10 +94,9 @@ CACHE_LEVELS: Final[tuple[str, ...]] = ("none", "base", "env", "instance")
 LABEL_INPUTS: Final[str] = "mobilebench.inputs"
 LABEL_LEVEL: Final[str] = "mobilebench.level"
 LABEL_RUN: Final[str] = "mobilebench.run_id"
-#: on instance images whose tests run unprivileged: ``uid:gid`` of the test user
+#: on instance images whose tests run unprivileged: ``uid:gid`` of the test user (:data:`TEST_USER`, declared
+#: with the recipes: ``runtime.recipes.common``)
 LABEL_USER: Final[str] = "mobilebench.user"
-#: the unprivileged test user of instance images (``uid:gid``)
-TEST_USER: Final[str] = "10001:10001"
 
 _CA_NAME: Final[str] = "mobilebench-host-ca.crt"
 _SYSTEM_BUNDLE: Final[str] = "/etc/ssl/certs/ca-certificates.crt"
@@ -122,6 +127,8 @@ class EnvRecipeLike(Protocol):
         dockerfile: the environment layer; starts with ``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}``.
         context_files: ``{context-relative file name: bytes or str}`` shipped with the Dockerfile.
         install_command: shell command run in ``/testbed`` at instance build time (deps, warm-up).
+        context_packages: ``{context file name: "npmpkg@version"}`` the host packs for the env build.
+        test_user: how the instance layer hands the image to the unprivileged test user (None: root).
     """
 
     @property
@@ -137,6 +144,16 @@ class EnvRecipeLike(Protocol):
     @property
     def install_command(self) -> str:
         """The instance layer's dependency installation."""
+        ...
+
+    @property
+    def context_packages(self) -> Mapping[str, str]:
+        """npm tarballs packed on the host into the environment build context."""
+        ...
+
+    @property
+    def test_user(self) -> UserHandover | None:
+        """The hand-over to the unprivileged test user, or None."""
         ...
 
     def key(self) -> str:
@@ -252,17 +269,18 @@ git tag -f {BASELINE_REF} HEAD >/dev/null
 """
 
 
-def instance_dockerfile(env_tag: str, install_command: str, *, unprivileged: bool = False) -> str:
+def instance_dockerfile(env_tag: str, install_command: str, *, test_user: UserHandover | None = None) -> str:
     """The instance layer's Dockerfile: copy the checkout to ``/testbed``, install, record a baseline.
 
     After ``install_command``, :data:`BASELINE_SCRIPT` adds the untracked files it created to
     ``.git/info/exclude`` and commits the tracked files it changed on top of the base commit; the tag
     :data:`BASELINE_REF` names the result, so that the workspace's diff shows only what patches change.
 
-    ``unprivileged``: add the user :data:`TEST_USER` (uid 10001), give it the work tree except every
-    ``node_modules`` folder (installed dependencies stay root's: read-only to the tests) and label the
-    image :data:`LABEL_USER`; containers then run as that user (issue 7, item 3). Toolchains whose
-    caches live in root's home (Gradle, Flutter) keep root, with every capability dropped.
+    ``test_user`` (the recipe's :class:`~pytest_mobilebench.runtime.recipes.common.UserHandover`): add the
+    user :data:`TEST_USER` (uid 10001), give it the work tree except the folders of ``root_dirs`` (at any
+    depth; installed dependencies stay root's: read-only to the tests) but for their writable paths, run
+    the recipe's ``handover`` as root, set its ``env`` and label the image :data:`LABEL_USER`; containers
+    then run as that user (issue 7, item 3). None: the image keeps root (with every capability dropped).
     """
     install = install_command.strip() or "true"
     lines = [
@@ -273,16 +291,36 @@ def instance_dockerfile(env_tag: str, install_command: str, *, unprivileged: boo
         f"RUN {json.dumps(['/bin/bash', '-c', 'set -e; ' + install])}",
         'RUN ["/usr/local/bin/mobilebench-baseline"]',
     ]
-    if unprivileged:
-        uid = TEST_USER.split(":")[0]
-        own = (
-            f"set -e; useradd --uid {uid} --user-group --create-home --shell /bin/bash mobilebench; "
-            f"find {TESTBED} -name node_modules -prune -o -exec chown -h {TEST_USER} {{}} +; "
-            f"for d in $(find {TESTBED} -name node_modules -prune -print); do "
-            f"mkdir -p $d/.cache && chown {TEST_USER} $d/.cache; done"
-        )
-        lines += [f"RUN {json.dumps(['/bin/bash', '-c', own])}", f'LABEL {LABEL_USER}="{TEST_USER}"']
+    if test_user is not None:
+        lines.append(f"RUN {json.dumps(['/bin/bash', '-c', _handover_script(test_user)])}")
+        if test_user.env:
+            lines.append("ENV " + " ".join(f"{name}={json.dumps(value)}" for name, value in sorted(test_user.env.items())))
+        lines.append(f'LABEL {LABEL_USER}="{TEST_USER}"')
     return "\n".join(lines) + "\n"
+
+
+def _handover_script(test_user: UserHandover) -> str:
+    """Bash (as root) creating :data:`TEST_USER`, giving it ``/testbed`` but ``test_user.root_dirs``, then
+    running ``test_user.handover``."""
+    uid = TEST_USER.split(":")[0]
+    prune = " -o ".join(f"-name {shlex.quote(name)}" for name in sorted(test_user.root_dirs))
+    script = [
+        "set -euo pipefail",
+        f"useradd --uid {uid} --user-group --create-home --shell /bin/bash {TEST_USER_NAME}",
+    ]
+    if prune:
+        script.append(f"find {TESTBED} \\( {prune} \\) -prune -o -exec chown -h {TEST_USER} {{}} +")
+    else:
+        script.append(f"chown -hR {TEST_USER} {TESTBED}")
+    for name, writable in sorted(test_user.root_dirs.items()):
+        for rel in writable:
+            script.append(
+                f"find {TESTBED} -name {shlex.quote(name)} -prune -print0 | while IFS= read -r -d '' d; do "
+                f"mkdir -p \"$d\"/{shlex.quote(rel)} && chown {TEST_USER} \"$d\"/{shlex.quote(rel)}; done"
+            )
+    if test_user.handover.strip():
+        script.append(test_user.handover.strip())
+    return "\n".join(script)
 
 
 def npm_pack(spec: str, dest_dir: Path, *, progress: Progress | None = None) -> Path:
@@ -451,7 +489,7 @@ class ImageBuilder:
         install_command: str,
         checkout_dir: Path | Callable[[], Path],
         log_dir: Path | None = None,
-        unprivileged: bool = False,
+        test_user: UserHandover | None = None,
         deps: BuiltImage | None = None,
     ) -> BuiltImage:
         """The instance layer (``mobilebench/inst.<id>:<h12>``).
@@ -464,7 +502,7 @@ class ImageBuilder:
                 the build context as ``testbed/`` only when a build is needed), or a function making
                 it, called only then.
             log_dir: where this build's log goes (default: the builder's ``log_dir``).
-            unprivileged: tests run as :data:`TEST_USER` (see :func:`instance_dockerfile`).
+            test_user: the recipe's hand-over to :data:`TEST_USER`, or None: root (see :func:`instance_dockerfile`).
             deps: the shared dependency layer (:func:`pytest_mobilebench.runtime.deplayer.ensure_deps`):
                 the image starts from it and skips ``install_command``, which it already ran.
 
@@ -472,7 +510,7 @@ class ImageBuilder:
             InfraError: ``image_build_failed`` (the install command failed: log attached), ``disk_full``.
         """
         parent = deps or env
-        dockerfile = instance_dockerfile(parent.tag, "" if deps else install_command, unprivileged=unprivileged)
+        dockerfile = instance_dockerfile(parent.tag, "" if deps else install_command, test_user=test_user)
         tag_hash = content_hash(env.tag, repo, base_commit, install_command)
         inputs = content_hash("instance", tag_hash, parent.image_id, dockerfile)
         tag = f"mobilebench/inst.{docker_name(instance_id)}:{tag_hash[:12]}"

@@ -12,8 +12,10 @@ Build-context contract with the docker runtime:
 - the context always holds :data:`HOST_CA_CONTEXT_FILE` (the host CA bundle, PEM, may be empty), which
   the Dockerfile installs under ``/usr/local/share/ca-certificates/`` before ``update-ca-certificates``;
 - the context holds every file of ``recipe.context_files``;
-- for react-native, the context also holds the npm tarballs of :func:`node_context_packages`
-  (``npm pack <spec>`` on the host, renamed to the given file name).
+- the context also holds the npm tarballs of ``recipe.context_packages`` (react-native:
+  :func:`node_context_packages`; ``npm pack <spec>`` on the host, renamed to the given file name);
+- ``recipe.test_user`` says how the instance layer hands the image to the unprivileged test user
+  (:class:`~.common.UserHandover`; None: tests run as root).
 """
 
 from __future__ import annotations

@@ -32,6 +32,12 @@ command-line tools :data:`CMDLINE_TOOLS_BUILD`, licences accepted, ``platforms;a
 ``build-tools;<build_tools>`` and ``platform-tools``; the Gradle distribution is unpacked where the
 wrapper looks for it (``$GRADLE_USER_HOME/wrapper/dists/<name>/<md5 base 36 of the URL>``) so that
 ``./gradlew`` downloads nothing. The instance layer then warms Gradle with :data:`INSTALL_COMMAND`.
+
+Tests run as the unprivileged test user (:data:`GRADLE_TEST_USER`): the warmed Gradle user home
+:data:`GRADLE_HOME` (distribution, downloaded dependencies) stays root's and readable; the tests' Gradle
+runs with its own user home :data:`GRADLE_TEST_HOME` (Gradle's working caches, daemon registry, native
+libraries: written as the test user) that reads the dependencies through Gradle's read-only dependency
+cache (``GRADLE_RO_DEP_CACHE``) and the distribution through a link to the warmed ``wrapper/``.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from pytest_mobilebench.runtime.recipes.common import (
     HOST_CA_DOCKERFILE_LINES,
     EnvRecipe,
     RecipeError,
+    UserHandover,
     evidence,
     iter_workflow_steps,
     line_of,
@@ -61,6 +68,9 @@ __all__ = [
     "AGP_DEFAULT_BUILD_TOOLS",
     "CMDLINE_TOOLS_BUILD",
     "DEBIAN_JDK",
+    "GRADLE_HOME",
+    "GRADLE_TEST_HOME",
+    "GRADLE_TEST_USER",
     "INSTALL_COMMAND",
     "TEMURIN_JDKS",
     "BuildFiles",
@@ -118,6 +128,41 @@ AGP_DEFAULT_BUILD_TOOLS: Final[tuple[tuple[tuple[int, int], str], ...]] = (
 #: resolves its (pre-installed) distribution, then ``dependencies`` configures every project, which
 #: downloads the plugins (AGP, Kotlin) and the root project's dependencies into GRADLE_USER_HOME.
 INSTALL_COMMAND: Final[str] = "./gradlew --no-daemon --version && ./gradlew --no-daemon dependencies"
+
+#: The Gradle user home the image installs the distribution into and the install warms (root's).
+GRADLE_HOME: Final[str] = "/opt/gradle-home"
+#: The Gradle user home of the tests: root's and sticky (1777), so Gradle creates its working caches there
+#: as the test user while the names it reads configuration or code from by name (``init.d``,
+#: ``init.gradle[.kts]``, ``gradle.properties``, provisioned ``jdks``, the ``wrapper`` link) are root's
+#: and can be neither added nor replaced by the tests. ``init.gradle[.kts]`` are empty folders: Gradle
+#: runs them only when they are files.
+GRADLE_TEST_HOME: Final[str] = "/opt/gradle-test-home"
+
+_GRADLE_HANDOVER: Final[str] = f"""set -euo pipefail
+warm={GRADLE_HOME} home={GRADLE_TEST_HOME}
+mkdir -p "$warm/caches" "$warm/wrapper/dists"
+# the wrapper locks each unpacked distribution through <zip>.lck, opened read-write: writable by all, no data
+find "$warm/wrapper/dists" -name '*.zip.ok' -type f -print0 | while IFS= read -r -d '' ok; do
+  touch "${{ok%.ok}}.lck" && chmod 0666 "${{ok%.ok}}.lck"
+done
+# what the tests read of the warmed home (distribution, dependencies) stays root's and readable by all
+chmod a+rx "$warm" "$warm/caches"
+for tree in "$warm/wrapper" "$warm/caches/modules-2"; do
+  [ ! -d "$tree" ] || find "$tree" \\( -type d ! -perm -o=rx -o -type f ! -perm -o=r \\) -exec chmod a+rX {{}} +
+done
+mkdir -p "$home" && chown root:root "$home" && chmod 1777 "$home"
+ln -sfn "$warm/wrapper" "$home/wrapper"
+reserved="$home/init.d $home/init.gradle $home/init.gradle.kts $home/jdks"
+mkdir -p $reserved && : > "$home/gradle.properties"
+chown -h root:root $reserved "$home/gradle.properties" "$home/wrapper"
+"""
+
+#: Android images run their tests as the test user; the hand-over arranges the two Gradle user homes (see
+#: :data:`GRADLE_TEST_HOME`), the rest of the toolchain (JDK, Android SDK under ``/opt``) is root's already.
+GRADLE_TEST_USER: Final[UserHandover] = UserHandover(
+    handover=_GRADLE_HANDOVER,
+    env={"GRADLE_USER_HOME": GRADLE_TEST_HOME, "GRADLE_RO_DEP_CACHE": f"{GRADLE_HOME}/caches"},
+)
 
 _ANDROID_PLUGIN_IDS: Final[frozenset[str]] = frozenset(
     {
@@ -671,13 +716,13 @@ def _dockerfile(tc: Mapping[str, str], gradle_url: str, gradle_sha: str | None, 
         f"'build-tools;{tc['build_tools']}' \\",
         f" && test -d /opt/android-sdk/platforms/android-{tc['compile_sdk']} "
         f"&& test -d /opt/android-sdk/build-tools/{tc['build_tools']}",
-        "ENV GRADLE_USER_HOME=/opt/gradle-home",
+        f"ENV GRADLE_USER_HOME={GRADLE_HOME}",
     ]
     dist = gradle_wrapper_dist_dir(gradle_url)
     zip_name = gradle_url.rsplit("/", 1)[-1]
     check = f" && echo '{gradle_sha}  {zip_name}' | sha256sum -c - \\" if gradle_sha else None
     lines += [
-        f"RUN d=/opt/gradle-home/{dist} && mkdir -p \"$d\" && cd \"$d\" \\",
+        f"RUN d={GRADLE_HOME}/{dist} && mkdir -p \"$d\" && cd \"$d\" \\",
         f" && curl -fsSL --retry 3 -o '{zip_name}' '{gradle_url}' \\",
         *([check] if check else []),
         f" && unzip -q '{zip_name}' && rm '{zip_name}' && touch '{zip_name}.ok' \\",
@@ -805,4 +850,5 @@ def infer_android_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None 
         dockerfile=_dockerfile(tc, tc["gradle_distribution"], gradle_sha, jdk_url),
         context_files={},
         install_command=install,
+        test_user=GRADLE_TEST_USER,
     )

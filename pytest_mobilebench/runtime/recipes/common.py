@@ -22,8 +22,11 @@ __all__ = [
     "BASE_IMAGE_PREAMBLE",
     "HOST_CA_CONTEXT_FILE",
     "HOST_CA_DOCKERFILE_LINES",
+    "TEST_USER",
+    "TEST_USER_NAME",
     "EnvRecipe",
     "RecipeError",
+    "UserHandover",
     "Version",
     "WorkflowStep",
     "evidence",
@@ -58,8 +61,47 @@ _PRUNED_DIRS: Final[frozenset[str]] = frozenset(
 )
 
 
+#: the unprivileged user instance images run their tests as (issue 7, item 3): ``uid:gid``, and its name
+TEST_USER: Final[str] = "10001:10001"
+TEST_USER_NAME: Final[str] = "mobilebench"
+
+
 class RecipeError(ValueError):
     """A toolchain version could not be inferred; the message names the file(s) and the missing value."""
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class UserHandover:
+    """How an instance image hands its work tree to the unprivileged test user (issue 7, item 3).
+
+    The instance layer (:func:`pytest_mobilebench.runtime.images.instance_dockerfile`), as root after the
+    dependency install, creates :data:`TEST_USER` (``mobilebench``, home ``/home/mobilebench``), gives it
+    every file of ``/testbed`` except the folders named in ``root_dirs`` (at any depth, contents included:
+    installed dependencies stay root's, read-only to the tests), creates each path of ``root_dirs[name]``
+    inside those folders for the user, runs ``handover``, sets ``env`` and labels the image; the runtime
+    then runs every command of its containers as that user.
+
+    Attributes:
+        root_dirs: folder name -> writable paths inside it (``{"node_modules": (".cache",)}``).
+        handover: bash run as root after that, for the toolchain's own caches outside ``/testbed`` (tool
+            folders stay root's and readable; working areas the runner writes go to the user); "" for none.
+            It relies on the layout the recipe's own Dockerfile installed.
+        env: variables of every later command (``{"GRADLE_USER_HOME": ...}``), e.g. where those working
+            areas are.
+    """
+
+    root_dirs: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    handover: str = ""
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain builtins, keys sorted."""
+        return {
+            "root_dirs": {name: list(paths) for name, paths in sorted(self.root_dirs.items())},
+            "handover": self.handover,
+            "env": dict(sorted(self.env.items())),
+        }
 
 
 @final
@@ -75,10 +117,15 @@ class EnvRecipe:
         dockerfile: the environment Dockerfile; its first lines are ``ARG BASE_IMAGE`` and
             ``FROM ${BASE_IMAGE}``; it installs the toolchain only (no repository files).
         context_files: extra build-context files the Dockerfile COPYs, name -> bytes (besides
-            :data:`HOST_CA_CONTEXT_FILE` and, for Node, the npm tarballs named by
-            :func:`pytest_mobilebench.runtime.recipes.node.node_context_packages`).
+            :data:`HOST_CA_CONTEXT_FILE` and the npm tarballs of ``context_packages``).
         install_command: the dependency installation run in the instance layer, at the repository root,
             after the repository is copied at its base commit.
+        context_packages: build-context file name -> npm package spec (``"npm.tgz": "npm@10.9.4"``) the
+            docker runtime packs on the host (``npm pack``) into the environment build context; empty when
+            the Dockerfile needs none.
+        test_user: how the instance layer hands the image to the unprivileged test user, or None: tests
+            run as root (with every capability dropped), e.g. in a manifest's own environment layer whose
+            layout the recipe does not know.
     """
 
     framework: str
@@ -87,6 +134,8 @@ class EnvRecipe:
     dockerfile: str
     context_files: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
     install_command: str = ""
+    context_packages: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    test_user: UserHandover | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins (context files as SHA-256 hex digests, so the dict stays JSON-able and small)."""
@@ -99,6 +148,8 @@ class EnvRecipe:
                 name: hashlib.sha256(data).hexdigest() for name, data in sorted(self.context_files.items())
             },
             "install_command": self.install_command,
+            "context_packages": dict(sorted(self.context_packages.items())),
+            "test_user": self.test_user.to_dict() if self.test_user else None,
         }
 
     def key(self) -> str:
@@ -109,6 +160,15 @@ class EnvRecipe:
         """
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def with_environment_layer(self, dockerfile: str) -> EnvRecipe:
+        """This recipe with another environment layer (a manifest's ``recipe`` or ``image``).
+
+        The new layer brings no context files and no host-packed packages, and no test user: the
+        hand-over relies on the inferred layer's layout (where the tool caches are, that ``useradd``
+        exists), which another layer need not have, so its tests run as root.
+        """
+        return dataclasses.replace(self, dockerfile=dockerfile, context_files={}, context_packages={}, test_user=None)
 
 
 # --------------------------------------------------------------------------------------------------- files

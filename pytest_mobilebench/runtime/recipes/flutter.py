@@ -22,6 +22,12 @@ commit must come from the pubspec comment or ``overrides["flutter_ref"]``, else 
 Image: the Flutter repository cloned at the ref (``--depth 1 --branch <tag>`` for a tag, a blob-less
 clone + checkout for a commit, so the tool can compute its version from git), ``flutter --version``
 (downloads the Dart SDK) and ``flutter precache --universal``; instance layer: ``flutter pub get``.
+
+Tests run as the unprivileged test user (:data:`FLUTTER_TEST_USER`): the SDK (:data:`FLUTTER_ROOT`) and
+the pub cache (:data:`PUB_CACHE`) stay root's and readable; the project's ``.dart_tool/`` and ``build/``
+are the user's with the rest of ``/testbed``. Two files are writable by the tests, neither holding code:
+the SDK's ``bin/cache/lockfile`` (the flutter tool locks its artifact cache through it, opened for
+writing) and the pub cache's ``active_roots/`` (pub's record of the projects using the cache).
 """
 
 from __future__ import annotations
@@ -37,8 +43,10 @@ import yaml
 from pytest_mobilebench.runtime.recipes.common import (
     BASE_IMAGE_PREAMBLE,
     HOST_CA_DOCKERFILE_LINES,
+    TEST_USER_NAME,
     EnvRecipe,
     RecipeError,
+    UserHandover,
     Version,
     evidence,
     iter_workflow_steps,
@@ -52,7 +60,10 @@ from pytest_mobilebench.runtime.recipes.common import (
 __all__ = [
     "FLUTTER_DART",
     "FLUTTER_GIT_URL",
+    "FLUTTER_ROOT",
+    "FLUTTER_TEST_USER",
     "INSTALL_COMMAND",
+    "PUB_CACHE",
     "infer_flutter_recipe",
 ]
 
@@ -78,6 +89,23 @@ FLUTTER_GIT_URL: Final[str] = "https://github.com/flutter/flutter.git"
 
 #: Dependency installation in the instance layer.
 INSTALL_COMMAND: Final[str] = "flutter pub get"
+
+#: Where the image clones the Flutter SDK, and the pub cache the install fills (both root's).
+FLUTTER_ROOT: Final[str] = "/opt/flutter"
+PUB_CACHE: Final[str] = "/opt/pub-cache"
+
+_FLUTTER_HANDOVER: Final[str] = f"""set -euo pipefail
+# the SDK and the pub cache stay root's and readable by all
+mkdir -p {FLUTTER_ROOT}/bin/cache {PUB_CACHE}/active_roots
+find {FLUTTER_ROOT} {PUB_CACHE} \\( -type d ! -perm -o=rx -o -type f ! -perm -o=r \\) -exec chmod a+rX {{}} +
+# the flutter tool locks its artifact cache through this file, opened for writing: writable by all, no data
+touch {FLUTTER_ROOT}/bin/cache/lockfile && chmod 0666 {FLUTTER_ROOT}/bin/cache/lockfile
+# pub's record of the projects using the cache (markers for `dart pub cache gc`, no code)
+chown -R {TEST_USER_NAME}:{TEST_USER_NAME} {PUB_CACHE}/active_roots
+"""
+
+#: Flutter images run their tests as the test user (see the module docstring).
+FLUTTER_TEST_USER: Final[UserHandover] = UserHandover(handover=_FLUTTER_HANDOVER)
 
 _COMMIT_RE: Final = re.compile(r"\b[0-9a-f]{40}\b")
 _RELEASE_RE: Final = re.compile(r"^\d+\.\d+\.\d+(?:-\d+\.\d+\.pre)?$")
@@ -180,12 +208,12 @@ def _from_dart(repo_dir: Path, path: Path, text: str, sdk: str) -> tuple[str, st
 def _dockerfile(version: str, ref: str) -> str:
     if _COMMIT_RE.fullmatch(ref):
         clone = (
-            f"RUN git clone --filter=blob:none --no-checkout {FLUTTER_GIT_URL} /opt/flutter \\\n"
-            f" && git -C /opt/flutter checkout --detach {ref} \\\n"
-            " && (git -C /opt/flutter update-ref refs/remotes/origin/master origin/main 2>/dev/null || true)\n"
+            f"RUN git clone --filter=blob:none --no-checkout {FLUTTER_GIT_URL} {FLUTTER_ROOT} \\\n"
+            f" && git -C {FLUTTER_ROOT} checkout --detach {ref} \\\n"
+            f" && (git -C {FLUTTER_ROOT} update-ref refs/remotes/origin/master origin/main 2>/dev/null || true)\n"
         )
     else:
-        clone = f"RUN git clone --depth 1 --branch {ref} {FLUTTER_GIT_URL} /opt/flutter\n"
+        clone = f"RUN git clone --depth 1 --branch {ref} {FLUTTER_GIT_URL} {FLUTTER_ROOT}\n"
     return (
         BASE_IMAGE_PREAMBLE
         + 'SHELL ["/bin/bash", "-o", "pipefail", "-c"]\n'
@@ -196,7 +224,7 @@ def _dockerfile(version: str, ref: str) -> str:
         + HOST_CA_DOCKERFILE_LINES
         + "RUN git config --system --add safe.directory '*'\n"
         + clone
-        + "ENV FLUTTER_ROOT=/opt/flutter PUB_CACHE=/opt/pub-cache PATH=/opt/flutter/bin:/opt/pub-cache/bin:$PATH \\\n"
+        + f"ENV FLUTTER_ROOT={FLUTTER_ROOT} PUB_CACHE={PUB_CACHE} PATH={FLUTTER_ROOT}/bin:{PUB_CACHE}/bin:$PATH \\\n"
         + "    CI=true FLUTTER_SUPPRESS_ANALYTICS=true\n"
         + (
             "RUN flutter --version \\\n"
@@ -270,4 +298,5 @@ def infer_flutter_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None 
         dockerfile=_dockerfile(tc["flutter"], tc["flutter_ref"]),
         context_files={},
         install_command=install,
+        test_user=FLUTTER_TEST_USER,
     )

