@@ -462,34 +462,41 @@ class DockerWorkspace:
         else:
             bridge.disconnect(self.container_id, force=True)
 
+    def _events_since(self, since: float, actions: tuple[str, ...]) -> bool:
+        """Whether the daemon logged any of ``actions`` (``oom``, ``kill``, ``die``, ...) for this container
+        since wall-clock ``since`` (the events query ends now, so it returns at once)."""
+        now = time.time() + 0.001
+        events = self._client.api.events(
+            since=f"{int(since)}.{int((since % 1) * 1e9):09d}",
+            until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
+            filters={"container": self.container_id, "event": list(actions)},
+            decode=True,
+        )
+        try:
+            return any((event.get("Action") or event.get("status")) in actions for event in events)
+        finally:
+            events.close()
+
     def _oom_killed(self, since: float) -> bool:
         """Whether the kernel's OOM killer struck any process of this container since wall-clock ``since``.
 
         ``State.OOMKilled`` is only set when the container's main process dies (cgroup v1, Docker 20.10),
         so the daemon's ``oom`` events of the container since ``since`` are asked too.
         """
-        if self._state().get("OOMKilled"):
-            return True
-        now = time.time() + 0.001
-        events = self._client.api.events(
-            since=f"{int(since)}.{int((since % 1) * 1e9):09d}",
-            until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
-            filters={"container": self.container_id, "event": "oom"},
-            decode=True,
-        )
-        try:
-            return any(event.get("status") == "oom" or event.get("Action") == "oom" for event in events)
-        finally:
-            events.close()
+        return bool(self._state().get("OOMKilled")) or self._events_since(since, ("oom",))
 
-    def _check_alive(self) -> None:
-        """``container_died`` when the container stopped or was restarted behind the harness's back."""
+    def _check_alive(self, since: float) -> None:
+        """``container_died`` when the container stopped or was restarted behind the harness's back, or was
+        killed / stopped from outside since wall-clock ``since``: a ``docker kill`` ends the exec (exit 137)
+        a moment before the container's state says so, so the daemon's events are asked too."""
         state = self._state()
-        if not state.get("Running") or state.get("StartedAt") != self._started_at:
+        outside = ("kill", "die", "stop", "restart")
+        if not state.get("Running") or state.get("StartedAt") != self._started_at or self._events_since(since, outside):
+            state = self._state()
             raise InfraError(
                 InfraKind.CONTAINER_DIED,
-                f"{self.instance_id}: the container stopped during the run without a harness timeout "
-                f"(status {state.get('Status')}, exit {state.get('ExitCode')}, finished {state.get('FinishedAt')})",
+                f"{self.instance_id}: the container was stopped or killed during the run without a harness "
+                f"timeout (status {state.get('Status')}, exit {state.get('ExitCode')}, finished {state.get('FinishedAt')})",
             )
 
     def _layer_bytes(self) -> int:
@@ -570,7 +577,7 @@ class DockerWorkspace:
                 reader.join(30)
             else:
                 code = self._exit_code(exec_id)
-                self._check_alive()
+                self._check_alive(wall_start)
         finally:
             if network:  # also after a kill: a restarted container must come back offline
                 with contextlib.suppress(docker.errors.APIError, requests.RequestException):
