@@ -27,10 +27,8 @@ from pytest_mobilebench.runtime.baseimage import (
 )
 from pytest_mobilebench.runtime.docker import (
     _BoundedOutput,
-    _owner_alive,
     connect,
     default_node_packages,
-    owner_label,
     shallow_checkout,
 )
 from pytest_mobilebench.runtime.images import (
@@ -41,6 +39,7 @@ from pytest_mobilebench.runtime.images import (
     docker_name,
     instance_dockerfile,
 )
+from pytest_mobilebench.runtime.owners import owner_alive, owner_label
 from pytest_mobilebench.runtime.recipes import infer_recipe
 from pytest_mobilebench.runtime.recipes.android import GRADLE_TEST_USER
 from pytest_mobilebench.runtime.recipes.common import TEST_USER, TEST_USER_NAME
@@ -302,10 +301,10 @@ def test_bounded_output_keeps_head_and_tail(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_owner_label_liveness() -> None:
     mine = owner_label()
-    assert _owner_alive(mine) is True
+    assert owner_alive(mine) is True
     host = mine.split(":")[0]
-    assert _owner_alive(f"{host}:{os.getpid()}:1") is False  # same pid, other start time: a reused pid
-    assert _owner_alive("some-other-host:1:1") is None
+    assert owner_alive(f"{host}:{os.getpid()}:1") is False  # same pid, other start time: a reused pid
+    assert owner_alive("some-other-host:1:1") is None
 
 
 class _FakeImages:

@@ -54,6 +54,7 @@ from pytest_mobilebench.runtime.images import (
     content_hash,
     docker_name,
 )
+from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
 
 __all__ = ["CACHE_MOUNT", "CACHE_VOLUME", "deps_key", "ensure_deps", "manifest_files"]
 
@@ -181,7 +182,6 @@ def _install_and_commit(
     silence_s: float,
 ) -> str | None:
     """Run the install in a container with the cache volume, commit it as ``tag``; None when it failed."""
-    from pytest_mobilebench.runtime.docker import LABEL_OWNER, owner_label
 
     api = builder.client.api
     log_path.parent.mkdir(parents=True, exist_ok=True)

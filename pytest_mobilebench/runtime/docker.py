@@ -36,11 +36,9 @@ import contextlib
 import dataclasses
 import io
 import json
-import os
 import posixpath
 import secrets
 import shlex
-import socket
 import subprocess
 import tarfile
 import tempfile
@@ -80,6 +78,7 @@ from pytest_mobilebench.runtime.images import (
     EnvRecipeLike,
     ImageBuilder,
 )
+from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_alive, owner_label
 from pytest_mobilebench.runtime.patching import (
     CHECKPOINT,
     DIFF,
@@ -112,7 +111,6 @@ __all__ = [
 ]
 
 LABEL_INSTANCE: Final[str] = "mobilebench.instance"
-LABEL_OWNER: Final[str] = "mobilebench.owner"
 #: the host bundle injected into images by default (when the file exists)
 DEFAULT_CA_BUNDLE: Final[Path] = Path("/etc/ssl/certs/ca-certificates.crt")
 
@@ -188,30 +186,6 @@ def connect(client: docker.DockerClient | None = None, *, timeout_s: float = 60)
         ) from exc
 
 
-def _process_start_ticks(pid: int) -> str:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    # field 22 (starttime) counted after the parenthesised command name, which may contain spaces
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def owner_label(pid: int | None = None) -> str:
-    """``"<hostname>:<pid>:<process start time in clock ticks>"`` identifying a live process uniquely."""
-    pid = os.getpid() if pid is None else pid
-    return f"{socket.gethostname()}:{pid}:{_process_start_ticks(pid)}"
-
-
-def _owner_alive(label: str) -> bool | None:
-    """True/False for an owner on this host; None when the owner is on another host (unknown)."""
-    host, _, rest = label.partition(":")
-    pid_text, _, ticks = rest.partition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return None
-    return bool(ticks) and _process_start_ticks(int(pid_text)) == ticks
-
-
 def _sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool:
     """Whether a listed container (``docker ps -a`` entry) belongs to a dead run (see :meth:`DockerRuntime.sweep`)."""
     labels = entry.get("Labels") or {}
@@ -222,7 +196,7 @@ def _sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> boo
         return True
     if not owner:
         return entry.get("State") != "running" and time.time() - float(entry.get("Created") or 0) > _ORPHAN_AGE_S
-    return _owner_alive(owner) is False
+    return owner_alive(owner) is False
 
 
 def sweep_dead_runs(timeout_s: float = 3) -> list[str]:
