@@ -193,6 +193,21 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
     assert offline["score"] == live["score"] == 1.0
 
 
+def test_live_mode_under_xdist_workers_carry_the_endpoints_model(server, pytester: pytest.Pytester, no_agent_env) -> None:
+    """``-n 2``: each worker derives the live model from the same options; the item runs live on a worker."""
+    url, holder = server
+    holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
+    reports = _settings_case(pytester)
+    res = pytester.runpytest("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=live", "-n", "2",
+                             f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
+                             f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res.assert_outcomes(passed=1)
+    summary = json.loads((reports / "latest" / "summary.json").read_text())
+    live = summary["instances"]["set-volume-ask"]
+    assert live["mode"] == "live" and live["model_name_or_path"] == "scripted-live" and live["score"] == 1.0
+    assert holder[0].requests and holder[0].requests[0]["model"] == "scripted-live"
+
+
 LIVE_PREDICTION = {"instance_id": "med-like-song", "model_name_or_path": "scripted", "model_patch": LIVE_PATCH}
 
 
