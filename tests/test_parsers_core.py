@@ -64,8 +64,16 @@ def test_parse_result_round_trips_through_json() -> None:
         "tests": {"a#b": "PASS", "a#c d": "FAIL", "x::y": "SKIP"},
         "messages": {"a#c d": "boom\nline 2"},
         "warnings": ["w1"],
+        "passed_on_retry": [],
     }
     assert ParseResult.from_dict(json.loads(json.dumps(plain))) == result
+    older = {k: v for k, v in plain.items() if k != "passed_on_retry"}  # evidence written before the field
+    assert ParseResult.from_dict(older) == result
+
+
+def test_passed_on_retry_must_name_parsed_tests() -> None:
+    with pytest.raises(ValueError, match="passed_on_retry"):
+        ParseResult(tests={"a": TestState.FAIL}, messages={}, warnings=(), passed_on_retry=frozenset({"b"}))
 
 
 def test_parse_result_rejects_none_state_and_stray_messages() -> None:

@@ -45,7 +45,10 @@ def run_examples(reports: Path, *args: str, env: dict[str, str] | None = None) -
 
 
 def verdicts(summary: dict) -> dict[str, tuple]:
-    return {k: (v["verdict"], v["reason"], v.get("f2p_passed"), v.get("p2p_passed")) for k, v in summary["instances"].items()}
+    """instance -> (verdict, reason, F2P passed, P2P passed); an error result keeps its detail (shown on failure)."""
+    return {k: (v.get("verdict"), v["reason"], v.get("f2p_passed"), v.get("p2p_passed"),
+                *(() if v.get("verdict") else (v.get("detail"),)))
+            for k, v in summary["instances"].items()}
 
 
 def harness_images(url: str, level: str = "instance") -> list[str]:

@@ -170,7 +170,8 @@ def test_the_container_is_confined(workspace, client: docker.DockerClient) -> No
     host = client.api.inspect_container(ws.container_id)["HostConfig"]
     assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
     probe = ws.run(
-        "id -u; grep CapEff /proc/self/status; echo \"[$NODE_OPTIONS]\"; "
+        # one pipe for both streams: docker delivers stdout and stderr apart, so their order is otherwise a race
+        "exec 2>&1; id -u; grep CapEff /proc/self/status; echo \"[$NODE_OPTIONS]\"; "
         "echo x >> node_modules/runner/index.js && echo WROTE-DEPS; touch src-file && echo WROTE-TREE",
         timeout_s=60,
     )
