@@ -73,7 +73,7 @@ def _progress_log(config: pytest.Config) -> Callable[[str], None]:
     """Append image shipping / eviction lines to ``<reports>/<run id>/progress.log`` (as items' progress)."""
     import datetime
 
-    from pytest_mobilebench.plugin import STATE
+    from pytest_mobilebench.state import STATE
 
     def write(line: str) -> None:
         state = config.stash.get(STATE, None)

@@ -19,8 +19,8 @@ import contextlib
 import dataclasses
 import datetime
 import functools
-import importlib
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -35,15 +35,31 @@ import pytest
 
 from pytest_mobilebench import __version__
 from pytest_mobilebench.manifest.yamlfile import read_yaml
-from pytest_mobilebench.predictions import Predictions, PredictionsError, load_predictions
+from pytest_mobilebench.predictions import (
+    PredictionsError,
+    load_predictions,
+)
 from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
 from pytest_mobilebench.report.runs import (
-    ReportsDiskFull, finish_run, is_disk_full, not_run_and_unmatched, run_files, start_run, write_summary,
+    ReportsDiskFull,
+    finish_run,
+    is_disk_full,
+    not_run_and_unmatched,
+    run_files,
+    start_run,
+    write_summary,
 )
 from pytest_mobilebench.report.summary import build_summary
 from pytest_mobilebench.report.terminal import headline_lines
+from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
-from pytest_mobilebench.suites.base import ItemResult, LoadedRecord, ManifestError, Option, Suite
+from pytest_mobilebench.suites.base import (
+    ItemResult,
+    LoadedRecord,
+    ManifestError,
+    Option,
+    Suite,
+)
 
 __all__ = ["InstanceItem", "InvalidInstanceItem", "ManifestFile", "MobileBenchState"]
 
@@ -57,45 +73,6 @@ _REGISTRIES: weakref.WeakKeyDictionary[Any, SuiteRegistry] = weakref.WeakKeyDict
 
 
 @final
-@dataclasses.dataclass
-class MobileBenchState:
-    """Per-process plugin state, kept in ``config.stash[STATE]``."""
-
-    run_id: str
-    reports_dir: Path
-    summary_path: Path
-    predictions: Predictions | None
-    suites: SuiteRegistry
-    is_controller: bool
-    seen_ids: dict[str, str] = dataclasses.field(default_factory=dict)
-    results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    manifest_errors: list[str] = dataclasses.field(default_factory=list)
-    #: nodeid -> (suite, instance id) of every selected item (the controller's view; see _collected)
-    collected: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
-    #: nodeid -> suite of every invalid instance reported
-    invalid: dict[str, str] = dataclasses.field(default_factory=dict)
-    resources: dict[str, tuple[Any, Callable[[Any], None] | None]] = dataclasses.field(default_factory=dict)
-    report_errors: list[str] = dataclasses.field(default_factory=list)  # what could not be written, in words
-
-    def resource(self, key: str, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> T:
-        """A per-process object (browser, docker client), made on first use and closed at session end."""
-        if key not in self.resources:
-            self.resources[key] = (factory(), close)
-        return self.resources[key][0]
-
-    def close_resources(self) -> None:
-        """Close every resource made by :meth:`resource`, newest first; errors are swallowed."""
-        for obj, close in reversed(list(self.resources.values())):
-            if close is not None:
-                try:
-                    close(obj)
-                except Exception:  # noqa: BLE001 - teardown must reach every resource
-                    pass
-        self.resources.clear()
-
-
-STATE = pytest.StashKey[MobileBenchState]()
-RESULT = pytest.StashKey[dict[str, Any]]()
 
 
 # --------------------------------------------------------------------------------------------- options
@@ -222,7 +199,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "mobilebench-xdist")
     if workerinput is not None or config.pluginmanager.hasplugin("xdist"):
-        from pytest_mobilebench.remote import RemoteWorkers  # workers on other machines: docs/scale-out.md
+        from pytest_mobilebench.remote import (
+            RemoteWorkers,  # workers on other machines: docs/scale-out.md
+        )
 
         config.pluginmanager.register(RemoteWorkers(config), "mobilebench-remote")
     if config.pluginmanager.hasplugin("html"):
@@ -504,7 +483,7 @@ def _imports_of(path: Path, module: str) -> set[str]:
     return {m for m in found if m == "pytest_mobilebench" or m.startswith("pytest_mobilebench.")}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def suite_fingerprint(module: str) -> str:
     """Version plus a hash of the source of ``module`` and every package module it imports, transitively.
 

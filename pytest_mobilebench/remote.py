@@ -89,7 +89,7 @@ class RemoteWorkers:
         self.config = config
 
     def _state(self) -> Any:
-        from pytest_mobilebench.plugin import STATE
+        from pytest_mobilebench.state import STATE
 
         return self.config.stash[STATE]
 

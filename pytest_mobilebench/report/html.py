@@ -116,7 +116,7 @@ class HtmlHooks:
         return target.parent
 
     def _columns(self, suite_name: str) -> Sequence[Any]:
-        from pytest_mobilebench.plugin import STATE
+        from pytest_mobilebench.state import STATE
 
         state = self.config.stash.get(STATE, None)
         suite = state.suites.get(suite_name) if state is not None else None
@@ -163,7 +163,7 @@ class HtmlHooks:
             if result.get("evidence_dir"):
                 extras.append(pytest_html.extras.url(_relative(Path(result["evidence_dir"]), html_dir) + "/",
                                                      name="evidence"))
-            from pytest_mobilebench.plugin import STATE
+            from pytest_mobilebench.state import STATE
 
             state = self.config.stash[STATE]
             page = state.reports_dir / state.run_id / "index.html"

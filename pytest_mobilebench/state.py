@@ -1,0 +1,61 @@
+"""The plugin's per-process state, kept in ``config.stash[STATE]`` (and each item's result in
+``item.stash[RESULT]``). Apart from :mod:`pytest_mobilebench.plugin` so that the fixtures, the html
+hooks and the remote-worker hooks read it without importing the plugin that imports them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.predictions import Predictions
+    from pytest_mobilebench.suites import SuiteRegistry
+
+__all__ = ["RESULT", "STATE", "MobileBenchState"]
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass
+class MobileBenchState:
+    """Per-process plugin state, kept in ``config.stash[STATE]``."""
+
+    run_id: str
+    reports_dir: Path
+    summary_path: Path
+    predictions: Predictions | None
+    suites: SuiteRegistry
+    is_controller: bool
+    seen_ids: dict[str, str] = dataclasses.field(default_factory=dict)
+    results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    manifest_errors: list[str] = dataclasses.field(default_factory=list)
+    #: nodeid -> (suite, instance id) of every selected item (the controller's view; see _collected)
+    collected: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    #: nodeid -> suite of every invalid instance reported
+    invalid: dict[str, str] = dataclasses.field(default_factory=dict)
+    resources: dict[str, tuple[Any, Callable[[Any], None] | None]] = dataclasses.field(default_factory=dict)
+    report_errors: list[str] = dataclasses.field(default_factory=list)  # what could not be written, in words
+
+    def resource(self, key: str, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> T:
+        """A per-process object (browser, docker client), made on first use and closed at session end."""
+        if key not in self.resources:
+            self.resources[key] = (factory(), close)
+        return self.resources[key][0]
+
+    def close_resources(self) -> None:
+        """Close every resource made by :meth:`resource`, newest first; errors are swallowed."""
+        for obj, close in reversed(list(self.resources.values())):
+            if close is not None:
+                with contextlib.suppress(Exception):  # teardown must reach every resource
+                    close(obj)
+        self.resources.clear()
+
+
+STATE = pytest.StashKey[MobileBenchState]()
+RESULT = pytest.StashKey[dict[str, Any]]()
