@@ -41,7 +41,6 @@ __all__ = [
     "PatchInfo",
     "artifact_type",
     "filter_patch",
-    "is_test_file",
     "parse_patch",
     "select_sections",
     "split_patch",
@@ -231,20 +230,6 @@ def artifact_type(path: str) -> Artifact:
     return Artifact.OTHER
 
 
-def is_test_file(path: str, framework: str) -> bool:
-    """Whether ``path`` is a test file of ``framework`` under the runner's DEFAULT discovery rule.
-
-    The rule is the registered framework's (:meth:`pytest_mobilebench.frameworks.Framework.test_rule`
-    with no project configuration); use the framework's rule with the project's files where they are known.
-
-    Raises:
-        pytest_mobilebench.frameworks.FrameworkError: for an unknown framework.
-    """
-    from pytest_mobilebench import frameworks
-
-    return frameworks.get(framework).test_rule({})(path)
-
-
 # ------------------------------------------------------------------------------------------------ results
 
 
@@ -394,10 +379,8 @@ def _split_lines(text: str) -> list[str]:
 
 def _bare(line: str) -> str:
     """A line without its ``\\n`` / ``\\r\\n`` ending."""
-    if line.endswith("\n"):
-        line = line[:-1]
-    if line.endswith("\r"):
-        line = line[:-1]
+    line = line.removesuffix("\n")
+    line = line.removesuffix("\r")
     return line
 
 
@@ -770,31 +753,22 @@ def _select(text: str, name: str, keep_section: Callable[[FileChange], bool]) ->
     return _join(lines, [s for s, c in zip(sections, changes) if keep_section(c)])
 
 
-def split_patch(
-    text: str, framework: str | Callable[[str], bool], *, name: str = "patch"
-) -> tuple[str, str]:
+def split_patch(text: str, is_test: Callable[[str], bool], *, name: str = "patch") -> tuple[str, str]:
     """Split a fix commit's diff into ``(patch, test_patch)`` (SPEC section 1 "Instance fields").
 
-    ``framework`` is a framework name (its default test rule, :func:`is_test_file`) or the rule itself
-    (``frameworks.get(fw).test_rule(config files at base)``). A file section goes to ``test_patch`` when
+    ``is_test`` is the framework's test-file rule (``frameworks.get(fw).test_rule(config files at base)``,
+    or :func:`pytest_mobilebench.frameworks.default_test_rule`). A file section goes to ``test_patch`` when
     ANY name it touches (:attr:`FileChange.paths`) is a test file; all other sections go to ``patch``. Each
     section's text is kept byte for byte (headers, ``index`` lines, binary data, CRLF endings), in the
     original order; text before the first section is dropped. Either part may be ``""``.
 
     Raises:
         PatchError: when ``text`` is not a valid patch (see :func:`parse_patch`).
-        pytest_mobilebench.frameworks.FrameworkError: for an unknown framework name.
     """
-    if isinstance(framework, str):
-        from pytest_mobilebench import frameworks
-
-        rule = frameworks.get(framework).test_rule({})
-    else:
-        rule = framework
     lines, sections, changes = _analyse(text, name)
-    is_test = [any(rule(p) for p in c.paths) for c in changes]
-    non_test = _join(lines, [s for s, t in zip(sections, is_test) if not t])
-    tests = _join(lines, [s for s, t in zip(sections, is_test) if t])
+    tested = [any(is_test(p) for p in c.paths) for c in changes]
+    non_test = _join(lines, [s for s, t in zip(sections, tested) if not t])
+    tests = _join(lines, [s for s, t in zip(sections, tested) if t])
     return non_test, tests
 
 
@@ -802,7 +776,7 @@ def filter_patch(text: str, keep: Callable[[str], bool], *, name: str = "patch")
     """The sub-patch of the file sections whose modified paths ALL satisfy ``keep``.
 
     ``keep`` is called with each name of :attr:`FileChange.paths` (so a rename is kept only when both its
-    names are kept); ``filter_patch(t, lambda p: not is_test_file(p, fw))`` equals ``split_patch(t, fw)[0]``.
+    names are kept); ``filter_patch(t, lambda p: not rule(p))`` equals ``split_patch(t, rule)[0]``.
     Sections are kept byte for byte, in order; text before the first section is dropped. ``name`` labels
     error messages.
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mobilebench.frameworks import default_test_rule, is_test_file
 from pytest_mobilebench.patch import (
     Artifact,
     ChangeStatus,
@@ -20,7 +21,6 @@ from pytest_mobilebench.patch import (
     PatchError,
     artifact_type,
     filter_patch,
-    is_test_file,
     parse_patch,
     split_patch,
 )
@@ -230,7 +230,7 @@ def test_gnu_diff_with_timestamps_and_p1_paths() -> None:
     )
     info = parse_patch(text)
     assert [(f.path, f.added, f.removed, f.line) for f in info.files] == [("src/A.java", 1, 1, 1), ("src/B.java", 1, 0, 7)]
-    non_test, test = split_patch(text, "android")
+    non_test, test = split_patch(text, default_test_rule("android"))
     assert test == ""
     assert non_test == text
 
@@ -243,7 +243,7 @@ def test_format_patch_preamble_and_signature(git_fix: tuple[Path, str]) -> None:
     assert mail.startswith("From ")
     info = parse_patch(mail)
     assert len(info.files) == 11
-    non_test, test = split_patch(mail, "android")
+    non_test, test = split_patch(mail, default_test_rule("android"))
     assert "Subject:" not in non_test + test
 
 
@@ -254,7 +254,7 @@ def test_empty_patch_is_valid_and_empty() -> None:
         assert info.is_empty
         assert info.paths == ()
         assert info.lines_changed == 0
-    assert split_patch("", "flutter") == ("", "")
+    assert split_patch("", default_test_rule("flutter")) == ("", "")
 
 
 # --------------------------------------------------------------------------------------------- errors
@@ -433,7 +433,7 @@ def test_is_test_file_unknown_framework() -> None:
     with pytest.raises(ValueError, match="unknown framework 'ios'"):
         is_test_file("a/bTest.swift", "ios")
     with pytest.raises(ValueError, match="unknown framework"):
-        split_patch("", "React-Native")
+        default_test_rule("React-Native")
 
 
 # --------------------------------------------------------------------------------------------- split / filter
@@ -442,7 +442,7 @@ def test_is_test_file_unknown_framework() -> None:
 @needs_git
 def test_split_parts_apply_and_rebuild_the_fix(git_fix: tuple[Path, str], tmp_path: Path) -> None:
     repo, diff = git_fix
-    code, tests = split_patch(diff, "android")
+    code, tests = split_patch(diff, default_test_rule("android"))
     code_paths = set(parse_patch(code).paths)
     test_paths = set(parse_patch(tests).paths)
     assert test_paths == {"app/src/test/java/org/ex/LoginTest.kt", "app/src/androidTest/java/org/ex/UiTest.kt"}
@@ -466,16 +466,16 @@ def test_split_parts_apply_and_rebuild_the_fix(git_fix: tuple[Path, str], tmp_pa
 def test_split_keeps_crlf_bytes(git_fix: tuple[Path, str]) -> None:
     _, diff = git_fix
     crlf = diff.replace("\n", "\r\n")
-    code, tests = split_patch(crlf, "android")
+    code, tests = split_patch(crlf, default_test_rule("android"))
     assert "\r\n" in tests and "\n" not in tests.replace("\r\n", "")
-    assert (code, tests) == tuple(part.replace("\n", "\r\n") for part in split_patch(diff, "android"))
+    assert (code, tests) == tuple(part.replace("\n", "\r\n") for part in split_patch(diff, default_test_rule("android")))
 
 
 def test_split_missing_final_newline_gets_one_between_sections() -> None:
     test_section = "--- a/test/a_test.dart\n+++ b/test/a_test.dart\n@@ -1 +1 @@\n-a\n+b"
     lib_section = "--- a/lib/a.dart\n+++ b/lib/a.dart\n@@ -1 +1 @@\n-a\n+b\n"
     text = lib_section + test_section
-    code, tests = split_patch(text, "flutter")
+    code, tests = split_patch(text, default_test_rule("flutter"))
     assert (code, tests) == (lib_section, test_section)
     # reordered: the section without final newline is no longer last, so it must gain one
     swapped = test_section + "\n" + lib_section
@@ -496,7 +496,7 @@ def test_split_rename_into_tests_goes_to_test_patch() -> None:
         "-a\n"
         "+b\n"
     )
-    code, tests = split_patch(text, "flutter")
+    code, tests = split_patch(text, default_test_rule("flutter"))
     assert tests == "".join(text.splitlines(keepends=True)[:4])
     assert code == "".join(text.splitlines(keepends=True)[4:])
     assert filter_patch(text, lambda p: not is_test_file(p, "flutter")) == code
@@ -511,7 +511,7 @@ def test_filter_patch_by_predicate() -> None:
     kept = filter_patch(text, lambda p: p.startswith("src/"))
     assert [f.path for f in parse_patch(kept).files] == ["src/App.tsx", "src/App.test.tsx"]
     assert filter_patch(text, lambda p: False) == ""
-    code, tests = split_patch(text, "react-native")
+    code, tests = split_patch(text, default_test_rule("react-native"))
     assert [f.path for f in parse_patch(tests).files] == ["src/App.test.tsx"]
     assert [f.path for f in parse_patch(code).files] == ["src/App.tsx", "package.json"]
     with pytest.raises(PatchError, match="^model_patch: line 1: not a unified diff"):

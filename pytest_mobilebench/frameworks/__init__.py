@@ -13,12 +13,24 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_mobilebench.frameworks.android import ANDROID, CompileFailures, compile_failed_modules
+from pytest_mobilebench.frameworks.android import (
+    ANDROID,
+    CompileFailures,
+    compile_failed_modules,
+)
 from pytest_mobilebench.frameworks.environment import Environment
 from pytest_mobilebench.frameworks.flutter import FLUTTER
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.react_native import REACT_NATIVE
-from pytest_mobilebench.frameworks.registry import Files, Framework, FrameworkError, get, names, register, unregister
+from pytest_mobilebench.frameworks.registry import (
+    Files,
+    Framework,
+    FrameworkError,
+    get,
+    names,
+    register,
+    unregister,
+)
 
 if TYPE_CHECKING:
     from pytest_mobilebench.runtime.recipes.common import EnvRecipe
@@ -33,8 +45,10 @@ __all__ = [
     "PlanError",
     "TestPlan",
     "compile_failed_modules",
+    "default_test_rule",
     "get",
     "infer_recipe",
+    "is_test_file",
     "names",
     "plan_tests",
     "production_built",
@@ -45,6 +59,25 @@ __all__ = [
 
 for _framework in (ANDROID, FLUTTER, REACT_NATIVE):
     register(_framework)
+
+
+def default_test_rule(framework: str) -> Callable[[str], bool]:
+    """The test-file rule of ``framework`` under the runner's DEFAULT discovery (no project configuration);
+    use ``get(framework).test_rule(files)`` with the project's files where they are known.
+
+    Raises:
+        FrameworkError: for an unknown framework.
+    """
+    return get(framework).test_rule({})
+
+
+def is_test_file(path: str, framework: str) -> bool:
+    """Whether ``path`` is a test file of ``framework`` under :func:`default_test_rule`.
+
+    Raises:
+        FrameworkError: for an unknown framework.
+    """
+    return default_test_rule(framework)(path)
 
 
 class _PlanningFiles(Mapping[str, tuple[str, ...]]):
