@@ -188,6 +188,25 @@ class Predictions:
         return len(self._entries)
 
 
+def _refuse_harness_markers(entry: Mapping[str, Any], loc: str, iid: str) -> None:
+    """A file may not speak for the harness: the pseudo-predictions' sentinels (``<gold>`` would apply the
+    instance's own fix under the trusted runtime, ``<live>`` would switch a suite to its endpoint) and keys
+    starting with ``_`` (the harness's own, left out of the result-cache key) are refused.
+
+    Raises:
+        PredictionsError: naming the file and line, the instance and the field.
+    """
+    patch = entry.get("model_patch")
+    if patch in (GOLD_PATCH, LIVE_PATCH):
+        raise PredictionsError(
+            f"{loc}: instance {iid!r}: 'model_patch' is the harness's {patch} marker; use --predictions="
+            f"{GOLD if patch == GOLD_PATCH else LIVE} instead of a file"
+        )
+    reserved = sorted(k for k in entry if isinstance(k, str) and k.startswith("_"))
+    if reserved:
+        raise PredictionsError(f"{loc}: instance {iid!r}: field {reserved[0]!r}: names starting with '_' are the harness's own")
+
+
 def live_predictions(suites: Iterable[Suite], options: Mapping[str, Any]) -> Predictions:
     """The ``live`` pseudo-prediction: each suite's :meth:`~pytest_mobilebench.suites.base.Suite.live_model`
     from the run's options; the suites that name a model run live, the others' items get an error.
@@ -271,6 +290,7 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
             patch = entry.get("model_patch")
             if patch is not None and not isinstance(patch, str):
                 raise PredictionsError(f"{loc}: instance {iid!r}: 'model_patch' must be a string or null")
+            _refuse_harness_markers(entry, loc, iid)
             key = (iid, model)
             if key in entries:
                 raise PredictionsError(

@@ -108,6 +108,10 @@ def test_duplicate_prediction_names_both_places(tmp_path: Path) -> None:
         ('{"model_name_or_path": "m"}', "missing or non-string 'instance_id'"),
         ('{"instance_id": "a__b-1"}', "instance 'a__b-1': missing or non-string 'model_name_or_path'"),
         ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": 3}', "'model_patch' must be a string or null"),
+        # a file may not speak for the harness: the gold fix under the trusted runtime, a live switch, its own keys
+        ('{"instance_id": "a__b-1", "model_name_or_path": "gold", "model_patch": "<gold>"}', "instance 'a__b-1': 'model_patch' is the harness's <gold> marker"),
+        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "<live>"}', "instance 'a__b-1': 'model_patch' is the harness's <live> marker"),
+        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "_predictions_dir": "/"}', "instance 'a__b-1': field '_predictions_dir'"),
     ],
 )
 def test_malformed_entries(tmp_path: Path, line: str, message: str) -> None:
