@@ -266,6 +266,17 @@ def test_docker_kill_mid_run_is_container_died(workspace, client: docker.DockerC
     assert died.value.kind == "container_died"
 
 
+def test_a_test_cannot_end_its_container_to_turn_a_failure_into_infra(workspace, client: docker.DockerClient) -> None:
+    """The container's own process is root's: the test user's ``kill -9 -1`` ends only its own processes,
+    the container keeps running, and the run is an ordinary (scored) failure, never ``container_died``."""
+    ws = workspace()
+    result = ws.run("exec 2>&1; kill -9 -1; kill -TERM 1 || echo refused; pkill -9 sleep || echo refused-too; "
+                    "sleep 1; echo survived", timeout_s=60)  # no InfraError
+    assert "refused" in result.output and "refused-too" in result.output and "survived" in result.output
+    assert client.api.inspect_container(ws.container_id)["State"]["Running"]
+    assert ws.run("id -u", timeout_s=60).output.strip() == "10001"
+
+
 def test_a_child_killed_for_memory_is_oom_killed_whatever_the_exit_status(workspace) -> None:
     ws = workspace(mem_limit="96m")
     with pytest.raises(InfraError) as oom:

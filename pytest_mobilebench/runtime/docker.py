@@ -381,9 +381,14 @@ class DockerWorkspace:
         instance_id: str,
         *,
         disk_limit_bytes: int | None = None,
+        user: str | None = None,
     ) -> None:
         self._client = client
         self._container = container
+        #: every command runs as this user (the image's test user; None: root). The container's own
+        #: process (``sleep infinity`` under docker-init) stays root's, so a test cannot end the container
+        #: and turn its own failure into ``container_died``.
+        self._user = user
         self.container_id: str = str(container.id)
         self.image = image
         self.instance_id = instance_id
@@ -408,7 +413,8 @@ class DockerWorkspace:
         try:
             return str(
                 self._client.api.exec_create(
-                    self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True, environment=_EXEC_ENV
+                    self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True, environment=_EXEC_ENV,
+                    user=self._user or "",
                 )["Id"]
             )
         except docker.errors.APIError as exc:
@@ -991,7 +997,7 @@ class DockerRuntime:
         client = self.client
         with _docker_errors(client, instance_id, f"starting a container from {image.tag}"):
             labels = client.api.inspect_image(image.image_id).get("Config", {}).get("Labels") or {}
-            options = self._container_options(instance_id, user=labels.get(LABEL_USER))
+            options = self._container_options(instance_id)
             container = self._create(image, options)
             try:
                 # offline while tests run: leave the default bridge before the first process starts
@@ -1004,9 +1010,11 @@ class DockerRuntime:
                     container.remove(force=True)
                 raise
         limit = None if self._quota or not self.disk_limit else _parse_bytes(self.disk_limit)
-        return DockerWorkspace(client, container, image, instance_id, disk_limit_bytes=limit)
+        return DockerWorkspace(client, container, image, instance_id, disk_limit_bytes=limit, user=labels.get(LABEL_USER))
 
-    def _container_options(self, instance_id: str, *, user: str | None) -> dict[str, Any]:
+    def _container_options(self, instance_id: str) -> dict[str, Any]:
+        """Options of a test container: root's ``sleep infinity`` under docker-init (commands run as the
+        image's test user through each exec, :class:`DockerWorkspace`), no capabilities, no new privileges."""
         options: dict[str, Any] = {
             "command": ["sleep", "infinity"],
             "detach": True,
@@ -1016,8 +1024,6 @@ class DockerRuntime:
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
         }
-        if user:
-            options["user"] = user
         if not self.client.api.networks(names=["bridge"]):
             options["network_mode"] = "none"
         if self.mem_limit:
