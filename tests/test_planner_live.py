@@ -338,3 +338,11 @@ def test_only_the_live_pseudo_prediction_runs_live(tmp_path: Path) -> None:
     ctx = _Ctx(tmp_path, AgentEndpoint("http://127.0.0.1:9/v1", "m", timeout_s=1), repeat=1)
     result = SUITE.evaluate(_records()["med-like-song"], {"model_name_or_path": "m", "model_patch": ""}, ctx)
     assert result["reason"] == "invalid_prediction" and "no 'trajectory'" in result["detail"]
+
+
+def test_the_endpoint_enters_the_result_cache_key() -> None:
+    """A live verdict from one endpoint is never served for another endpoint of the same model name."""
+    from pytest_mobilebench.suites.planner import PlannerSuite
+
+    keyed = {o.dest for o in PlannerSuite.options if o.keyed}
+    assert {"mb_agent_base_url", "mb_agent_model", "mb_repeat"} <= keyed

@@ -121,7 +121,7 @@ class PlannerSuite:
     options = (
         Option(("--mb-agent-base-url",), "mb_agent_base_url", "planner live mode (--predictions=live): "
                "OpenAI-compatible endpoint (…/v1); the key comes from MOBILEBENCH_AGENT_API_KEY",
-               env="MOBILEBENCH_AGENT_BASE_URL"),
+               env="MOBILEBENCH_AGENT_BASE_URL", keyed=True),  # another endpoint never serves this one's verdicts
         Option(("--mb-agent-model",), "mb_agent_model", "planner live mode (--predictions=live): the model name "
                "(the items' model name)", env="MOBILEBENCH_AGENT_MODEL", keyed=True),
         Option(("--mb-agent-timeout",), "mb_agent_timeout", "planner live mode: seconds per request",
