@@ -2,10 +2,12 @@
 
 Loaded as a plugin by ``tests/conftest.py``. In the process that runs the whole session (the xdist
 controller, or the only process without ``-n``), the session start records the daemon's image ids and
-volume names; the session end removes, of what appeared since, the images the harness makes (a
-``mobilebench/...`` tag or a ``mobilebench.*`` label, the default base image, and untagged layers) and the
-harness's package-cache volume. Images that existed before are never touched, nor anything another
-program made (no harness tag or label). ``MOBILEBENCH_KEEP_TEST_IMAGES=1`` keeps them (a developer
+volume names; the session end removes, of what appeared since, what the harness makes: its
+``mobilebench/...`` tags, images carrying a ``mobilebench.*`` label (untagged ones included), the default base
+image's tag, and the package-cache volume. Images that existed before are never touched, and of another
+program's image only a ``mobilebench/`` tag it was given would go. Two harness runs sharing one daemon
+with a test session may lose images made meanwhile that no container uses (they are rebuilt on demand);
+CI runs one session per machine. ``MOBILEBENCH_KEEP_TEST_IMAGES=1`` keeps everything (a developer
 re-running docker tests saves the base image build).
 """
 
@@ -34,17 +36,25 @@ def _client() -> Any:
         return None
 
 
-def _harness_made(image: dict[str, Any]) -> bool:
-    tags = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
-    labels = image.get("Labels") or {}
-    return (not tags or any(t.startswith("mobilebench/") or t == DEFAULT_BASE_IMAGE for t in tags)
-            or any(k.startswith("mobilebench") for k in labels))
+def _harness_tags(image: dict[str, Any]) -> list[str]:
+    return [t for t in image.get("RepoTags") or [] if t.startswith("mobilebench/") or t == DEFAULT_BASE_IMAGE]
 
 
-def new_harness_images(before: set[str], images: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Images (``docker image ls -a`` entries) not in ``before`` that the harness made, newest first."""
-    fresh = [i for i in images if i["Id"] not in before and _harness_made(i)]
-    return sorted(fresh, key=lambda i: i.get("Created", 0), reverse=True)
+def _labelled(image: dict[str, Any]) -> bool:
+    return any(k.startswith("mobilebench") for k in image.get("Labels") or {})
+
+
+def new_harness_images(before: set[str], images: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """What to remove, newest image first: for each image (``docker image ls -a`` entry) not in ``before``,
+    its harness tags, or its id when it carries a harness label and no other tag."""
+    fresh = sorted((i for i in images if i["Id"] not in before), key=lambda i: i.get("Created", 0), reverse=True)
+    out = []
+    for image in fresh:
+        other = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>" and t not in _harness_tags(image)]
+        refs = tuple(_harness_tags(image)) or ((image["Id"],) if _labelled(image) and not other else ())
+        if refs:
+            out.append(refs)
+    return out
 
 
 def _controller(config: pytest.Config) -> bool:
@@ -63,8 +73,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     client, images, volumes = session.config.stash.get(_BEFORE, (None, set(), set()))
     if client is None:
         return
-    for image in new_harness_images(images, client.api.images(all=True)):
-        refs = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"] or [image["Id"]]
+    for refs in new_harness_images(images, client.api.images(all=True)):
         for ref in refs:
             with contextlib.suppress(Exception):  # gone with a child, or in use by another run
                 client.api.remove_image(ref)

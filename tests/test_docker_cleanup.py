@@ -17,7 +17,10 @@ def test_only_new_harness_images_newest_first() -> None:
         _image("layer", ["<none>:<none>"], 3),
         _image("labelled", ["acme/thing:1"], 4, {"mobilebench.run_id": "r"}),
         _image("theirs", ["acme/other:1"], 6),  # another program's image: never ours to remove
-        _image("untagged", None, 7),
+        _image("untagged", None, 7),  # nobody's known: kept
+        _image("built", None, 8, {"mobilebench.inputs": "x"}),  # a harness build whose tag moved on
+        _image("shared", ["mobilebench/env.x:1", "mine:latest"], 9),  # a user's extra tag stays
     ]
-    picked = [i["Id"] for i in new_harness_images({"old"}, images)]
-    assert picked == ["untagged", "env", "labelled", "layer", "base"]
+    picked = new_harness_images({"old"}, images)
+    # newest first; an unlabelled layer, a foreign-tagged labelled image and another program's image stay
+    assert picked == [("mobilebench/env.x:1",), ("built",), ("mobilebench/env.demo__app:1",), ("debian:bookworm-slim",)]
