@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 import subprocess
 from pathlib import Path
 from types import ModuleType
@@ -376,3 +377,26 @@ def test_the_runtime_packs_what_the_recipe_declares() -> None:
     assert default_node_packages(node) == dict(node.context_packages) and "npm.tgz" in node.context_packages
     assert default_node_packages(infer_recipe(fixtures / "android-groovy", "android")) == {}
     assert default_node_packages(dataclasses.replace(node, context_packages={"x.tgz": "x@1"})) == {"x.tgz": "x@1"}
+
+
+def test_the_daemon_clock_offset_reads_docker_info() -> None:
+    """Event windows are asked in the daemon's time: a daemon 3 years ahead is ~9.5e7 s ahead; no reading is 0."""
+    from pytest_mobilebench.runtime.docker import daemon_clock_offset
+
+    class Api:
+        def __init__(self, answer: object) -> None:
+            self.answer = answer
+
+        def info(self) -> dict:
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            return {"SystemTime": self.answer}
+
+    class Client:
+        def __init__(self, answer: object) -> None:
+            self.api = Api(answer)
+
+    ahead = daemon_clock_offset(Client(time.strftime("%Y-%m-%dT%H:%M:%S.123456789Z", time.gmtime(time.time() + 3 * 365 * 86400))))
+    assert abs(ahead - 3 * 365 * 86400) < 5
+    assert daemon_clock_offset(Client(OSError("gone"))) == 0.0
+    assert daemon_clock_offset(Client("not a time")) == 0.0

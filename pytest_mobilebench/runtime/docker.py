@@ -34,9 +34,11 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import datetime
 import io
 import json
 import posixpath
+import re
 import secrets
 import shlex
 import subprocess
@@ -184,6 +186,20 @@ def connect(client: docker.DockerClient | None = None, *, timeout_s: float = 60)
             f"the Docker daemon does not answer ({exc}); start it (`dockerd &` or `systemctl start docker`) "
             "or set DOCKER_HOST",
         ) from exc
+
+
+def daemon_clock_offset(client: docker.DockerClient) -> float:
+    """Seconds the daemon's clock is ahead of this machine's (``SystemTime`` of ``docker info``; 0.0 when
+    it cannot be read). Event windows are asked in the daemon's time: on a ``tcp://`` host with a skewed
+    clock, a window in local time would take in the harness's own earlier kill, or block until it came."""
+    try:
+        asked = time.time()
+        text = str(client.api.info().get("SystemTime") or "")
+        answered = time.time()
+        stamp = re.sub(r"(\.\d{6})\d+", r"\1", text).replace("Z", "+00:00")
+        return datetime.datetime.fromisoformat(stamp).timestamp() - (asked + answered) / 2
+    except Exception:  # noqa: BLE001 - no reading: assume one clock
+        return 0.0
 
 
 def _sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool:
@@ -389,6 +405,7 @@ class DockerWorkspace:
         #: process (``sleep infinity`` under docker-init) stays root's, so a test cannot end the container
         #: and turn its own failure into ``container_died``.
         self._user = user
+        self._clock_offset = daemon_clock_offset(client)
         self.container_id: str = str(container.id)
         self.image = image
         self.instance_id = instance_id
@@ -445,7 +462,8 @@ class DockerWorkspace:
     def _events_since(self, since: float, actions: tuple[str, ...]) -> bool:
         """Whether the daemon logged any of ``actions`` (``oom``, ``kill``, ``die``, ...) for this container
         since wall-clock ``since`` (the events query ends now, so it returns at once)."""
-        now = time.time() + 0.001
+        since += self._clock_offset
+        now = time.time() + self._clock_offset + 0.001
         events = self._client.api.events(
             since=f"{int(since)}.{int((since % 1) * 1e9):09d}",
             until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
