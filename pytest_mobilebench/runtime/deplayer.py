@@ -75,6 +75,8 @@ _SKIP: Final[frozenset[str]] = frozenset({"node_modules", ".git"})
 _CACHE_ENV: Final[str] = (
     f"export npm_config_cache={CACHE_MOUNT}/npm YARN_CACHE_FOLDER={CACHE_MOUNT}/yarn "
     f"npm_config_store_dir={CACHE_MOUNT}/pnpm; "
+    # a fresh volume is empty: the folders exist before any install, whichever tool runs first
+    f"mkdir -p {CACHE_MOUNT}/npm {CACHE_MOUNT}/yarn {CACHE_MOUNT}/pnpm; "
 )
 
 
