@@ -20,6 +20,7 @@ import pytest
 from adbsim import AdbServer, Script, SimDevice, adb_available
 
 from pytest_mobilebench.manifest.yamlfile import read_yaml
+from pytest_mobilebench.patch import split_patch
 from pytest_mobilebench.suites.base import LoadedRecord
 from pytest_mobilebench.suites.device_repair import SUITE
 from pytest_mobilebench.suites.device_repair.fixtures import make_pool
@@ -122,6 +123,17 @@ def real_fix(text: str) -> str:
 
 
 GOLD = {"model_patch": "<gold>", "model_name_or_path": "gold"}
+
+
+def reference_fix(tmp_path: Path, name: str) -> str:
+    """The record's own fix p_f as a candidate would submit it (``git diff base fix_commit`` minus tests):
+    a predictions file may not carry the ``<gold>`` marker."""
+    record = load(name).record
+    work = tmp_path / f"ref-{name}"
+    subprocess.run(["git", "clone", "-q", record.repo_url, str(work)], check=True)
+    diff = subprocess.run(["git", "diff", record.base_commit, record.fix_commit], cwd=work, check=True,
+                          capture_output=True, text=True).stdout
+    return split_patch(diff, record.is_test_path)[0]
 
 
 # ------------------------------------------------------------------------------------------------ gold
@@ -282,7 +294,8 @@ def test_xdist_workers_never_share_a_device(adb: AdbServer, tmp_path: Path) -> N
         predictions = tmp_path / "preds.jsonl"
         readme = {name: candidate_patch(tmp_path, name, {"README.md": lambda t: t + "x\n"}) for name in ("calc", "textutils")}
         rows = [{"instance_id": f"mobilebench__{name}-1", "model_name_or_path": model, "model_patch": patch}
-                for name in ("calc", "textutils") for model, patch in (("gold", "<gold>"), ("readme", readme[name]))]
+                for name in ("calc", "textutils")
+                for model, patch in (("fixer", reference_fix(tmp_path, name)), ("readme", readme[name]))]
         predictions.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         cmd = [sys.executable, "-m", "pytest", str(CASES), "-p", "no:cacheprovider", "-n", "2", f"--predictions={predictions}",
                f"--mb-devices={','.join(d.serial for d in devices)}", f"--mb-adb-server=127.0.0.1:{adb.port}",

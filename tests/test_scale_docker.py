@@ -34,7 +34,17 @@ pytestmark = [
 
 
 def run_examples(reports: Path, *args: str, env: dict[str, str] | None = None) -> dict:
-    """``pytest cases/examples --predictions=gold`` in a fresh interpreter; the summary it wrote."""
+    """``pytest cases/examples --predictions=gold`` in a fresh interpreter; the summary it wrote. When an
+    item ended as infrastructure (seen on this 2-core machine under a full test run: npm's "Exit handler never
+    called!" inside an image build), the run is repeated once, as a user would: the re-run keeps the
+    finished verdicts and retries only the infra ones (never cached)."""
+    summary = _run_examples_once(reports, *args, env=env)
+    if any(v["reason"] == "infra_error" for v in summary["instances"].values()):
+        summary = _run_examples_once(reports, *args, env=env)
+    return summary
+
+
+def _run_examples_once(reports: Path, *args: str, env: dict[str, str] | None = None) -> dict:
     command = [
         sys.executable, "-m", "pytest", str(ROOT / "cases" / "examples"), "--predictions=gold", "--mb-runtime=docker",
         f"--mb-reports-dir={reports}", f"--mb-summary={reports / 'summary.json'}", "-p", "no:cacheprovider", "-q", *args,
