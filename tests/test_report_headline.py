@@ -84,3 +84,18 @@ def test_summary_top_level_rate_is_over_eligible_and_suggests_instance_ids() -> 
 def test_did_you_mean(word: str, choices: list[str], expected: str | None) -> None:
     assert closest(word, choices) == expected
     assert (did_you_mean(word, choices) == "") == (expected is None)
+
+
+def test_a_weighted_score_is_never_shown_as_its_pass_ratio() -> None:
+    """The planner's Overall (0.5/0.1/0.2/0.2 weights) is not passed/graded: shown as "0.388 (29/87 passed)",
+    with no Wilson interval of the pass ratio attached to it; a plain ratio keeps its form and interval."""
+    from pytest_mobilebench.report.page import _rate_cell
+    from pytest_mobilebench.report.terminal import fmt_rate
+
+    weighted = suite_headline("planner", [], table={"headline": {"label": "Overall", "numerator": 29, "denominator": 87,
+                                                                 "value": 0.388, "ci95": None}})
+    own = weighted["headline"]
+    assert own["ci95"] is None
+    assert fmt_rate(own) == "0.388 (29/87 passed)" and "29/87 passed" in _rate_cell(own)
+    plain = {"numerator": 2, "denominator": 3, "value": 2 / 3, "ci95": rate_block(2, 3)["ci95"]}
+    assert fmt_rate(plain).startswith("2/3 = 0.667 [95% CI ")

@@ -61,14 +61,23 @@ def rate_block(numerator: int, denominator: int) -> dict[str, Any]:
     return {"numerator": numerator, "denominator": denominator, "value": value, "ci95": [round(lo, 6), round(hi, 6)]}
 
 
+def is_ratio(block: Mapping[str, Any]) -> bool:
+    """Whether a headline's ``value`` is its ``numerator / denominator`` (to 3 decimals), or has no value;
+    False for a weighted score such as the planner's Overall, whose interval is not Wilson's."""
+    num, den, value = block.get("numerator"), block.get("denominator"), block.get("value")
+    if value is None or not isinstance(num, int) or not isinstance(den, int) or den <= 0:
+        return True
+    return abs(float(value) - num / den) < 5e-4
+
+
 def _suite_figure(table: Mapping[str, Any] | None, fallback: dict[str, Any], label: str) -> dict[str, Any]:
     """The suite's own ``headline`` when its table has a well-formed one, else the generic rate."""
     own = (table or {}).get("headline") if isinstance(table, Mapping) else None
     if isinstance(own, Mapping) and isinstance(own.get("label"), str):
         num, den = own.get("numerator"), own.get("denominator")
         ci = own.get("ci95")
-        if ci is None and isinstance(num, int) and isinstance(den, int) and 0 <= num <= den:
-            ci = rate_block(num, den)["ci95"]
+        if ci is None and isinstance(num, int) and isinstance(den, int) and 0 <= num <= den and is_ratio(own):
+            ci = rate_block(num, den)["ci95"]  # a weighted score (the planner's Overall) gets no Wilson interval
         secondary = [dict(v) for v in own.values() if isinstance(v, Mapping) and {"label", "numerator", "denominator"} <= set(v)]
         return {"label": own["label"], "numerator": num, "denominator": den, "value": own.get("value"),
                 "ci95": ci, "note": str(own.get("note", "")), "source": "suite", "secondary": secondary}

@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_mobilebench.report.headline import is_infra, rate_block
+from pytest_mobilebench.report.headline import is_infra, is_ratio, rate_block
 from pytest_mobilebench.report.progress import item_seconds
 from pytest_mobilebench.report.sections import audit_section, comparison_section
 
@@ -208,6 +208,8 @@ def _rate_cell(block: Mapping[str, Any]) -> str:
     shown = "n/a" if value is None else f"{float(value):.3f}"
     ci = block.get("ci95")
     interval = f" <small>[{float(ci[0]):.3f}, {float(ci[1]):.3f}]</small>" if ci else ""
+    if not is_ratio(block):  # a weighted score (the planner's Overall): its value is not num/den
+        return f"<b>{shown}</b> ({_e(block.get('numerator'))}/{_e(block.get('denominator'))} passed)"
     return f"{_e(block.get('numerator'))}/{_e(block.get('denominator'))} = <b>{shown}</b>{interval}"
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_mobilebench.report.headline import rate_block
+from pytest_mobilebench.report.headline import is_ratio, rate_block
 
 __all__ = ["fmt_rate", "headline_lines", "printable"]
 
@@ -26,9 +26,12 @@ def printable(text: object, limit: int = 300) -> str:
 
 
 def fmt_rate(block: Mapping[str, Any]) -> str:
-    """``"2/3 = 0.667 [95% CI 0.208, 0.939]"`` from a rate block; ``n/a`` for an empty denominator."""
+    """``"2/3 = 0.667 [95% CI 0.208, 0.939]"`` from a rate block; ``n/a`` for an empty denominator. A weighted
+    score whose value is not ``numerator / denominator`` (the planner's Overall) reads ``"0.388 (29/87 passed)"``."""
     num, den, value, ci = block.get("numerator"), block.get("denominator"), block.get("value"), block.get("ci95")
     shown = "n/a" if value is None else f"{float(value):.3f}"
+    if not is_ratio(block):
+        return f"{shown} ({num}/{den} passed)"
     interval = f" [95% CI {float(ci[0]):.3f}, {float(ci[1]):.3f}]" if ci else ""
     prefix = f"{num}/{den} = " if num is not None and den is not None else ""
     return f"{prefix}{shown}{interval}"
