@@ -19,6 +19,7 @@ from typing import Final
 
 from pytest_mobilebench.frameworks.plan import TestPlan
 from pytest_mobilebench.parsers import (
+    ParseResult,
     console_counts,  # (passed, failed) of the runner's console summary
 )
 from pytest_mobilebench.states import TestState
@@ -28,6 +29,7 @@ __all__ = [
     "SCRUBBED_PREFIXES",
     "console_counts",
     "cross_check",
+    "cross_check_run",
     "direct_runner",
     "harden_plan",
     "relocate_results",
@@ -146,3 +148,8 @@ def cross_check(
         return f"report says {passed} passed / 0 failed but jest exited {exit_code} and printed no summary"
     return None
 
+
+def cross_check_run(parser: str, exit_code: int | None, parsed: ParseResult, output: str) -> str | None:
+    """:func:`cross_check` of one run from its facts: the parse (its tests and retried passes) against the
+    exit status and the console summary read from ``output``. The live run and the re-grade both ask this."""
+    return cross_check(parser, exit_code, parsed.tests, console_counts(parser, output), parsed.passed_on_retry)

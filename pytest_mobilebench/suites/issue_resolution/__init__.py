@@ -35,7 +35,7 @@ from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
-from pytest_mobilebench.trust import console_counts, cross_check, harden_plan
+from pytest_mobilebench.trust import cross_check_run, harden_plan
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution import surface
 from pytest_mobilebench.suites.issue_resolution.judge import (
@@ -369,9 +369,7 @@ class IssueResolutionSuite:
         for rel, data in files.items():
             write_under(evidence / f"results{tag}", rel, data)
         parsed, built = parse_run(instance.framework, plan, run.output, files, root_dir=root_dir)
-        tampered = cross_check(
-            plan.parser, run.exit_code, parsed.tests, console_counts(plan.parser, run.output), parsed.passed_on_retry
-        )
+        tampered = cross_check_run(plan.parser, run.exit_code, parsed, run.output)
         atomic_write_json(
             evidence / f"parsed{tag}.json",
             {**parsed.to_dict(), "production_built": built, "cross_check": tampered,

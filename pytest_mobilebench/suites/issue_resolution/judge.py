@@ -34,7 +34,7 @@ from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
 from pytest_mobilebench.patch import PatchError, parse_patch
 from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError, Workspace
-from pytest_mobilebench.trust import console_counts, cross_check
+from pytest_mobilebench.trust import cross_check_run
 
 __all__ = ["Judgement", "base_status", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
 
@@ -194,7 +194,7 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
     run, parsed, built, detail = _run_facts(instance, folder)
     parser = str(run["plan"]["parser"])
     output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
-    tampered = cross_check(parser, run.get("exit_code"), parsed.tests, console_counts(parser, output), parsed.passed_on_retry)
+    tampered = cross_check_run(parser, run.get("exit_code"), parsed, output)
     violations += [f"report and runner disagree: {tampered}"] if tampered else []
     outcome = grading.RunOutcome(
         applied=True,

@@ -81,7 +81,7 @@ def _model_table(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def summarize_results(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``{"headline": {...}, "by_model": {model: table}}`` (see :func:`_model_table` for a table's keys)."""
     per_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for r in results:  # a live run is tabled under the endpoint's model, not the placeholder prediction name
+    for r in results:  # a live run is tabled under its agent's own model (a conftest's planner_agent may name another)
         per_model[str((r.get("planner") or {}).get("model") or r.get("model_name_or_path"))].append(r)
     tables = {m: _model_table(rows) for m, rows in sorted(per_model.items())}
     if len(tables) == 1:
