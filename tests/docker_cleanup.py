@@ -50,8 +50,9 @@ def new_harness_images(before: set[str], images: list[dict[str, Any]]) -> list[t
     fresh = sorted((i for i in images if i["Id"] not in before), key=lambda i: i.get("Created", 0), reverse=True)
     out = []
     for image in fresh:
-        other = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>" and t not in _harness_tags(image)]
-        refs = tuple(_harness_tags(image)) or ((image["Id"],) if _labelled(image) and not other else ())
+        ours = _harness_tags(image)
+        other = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>" and t not in ours]
+        refs = tuple(ours) or ((image["Id"],) if _labelled(image) and not other else ())
         if refs:
             out.append(refs)
     return out
