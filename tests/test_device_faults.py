@@ -238,3 +238,17 @@ def test_sweep_keeps_live_and_fresh_unowned_folders(tmp_path: Path) -> None:
     assert workroot.sweep(tmp_path) == []  # a second sweep removes nothing alive
     workroot.release(mine)
     assert not mine.exists()
+
+
+def test_a_listener_that_is_not_an_adb_server_is_unreachable(tmp_path: Path) -> None:
+    """Something else on the configured port (it accepts and never answers): named, not waited on forever."""
+    from pytest_mobilebench.suites.device_repair.fixtures import server_problem
+
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        problem = server_problem(server_client("127.0.0.1", port), timeout_s=1.0)
+        assert problem is not None and time.monotonic() - started < 10
+        pool, _ = make_pool({"mb_devices": "127.0.0.1:9", "mb_adb_server": f"127.0.0.1:{port}"}, log_dir=tmp_path)
+        with pytest.raises(DeviceError, match=f"127.0.0.1:{port}"), pool.lease("x", timeout_s=1):  # type: ignore[union-attr]
+            pass

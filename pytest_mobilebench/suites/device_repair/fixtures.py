@@ -80,12 +80,15 @@ def server_client(host: str, port: int) -> Any:
     return _client_class()(host=host, port=port)
 
 
-def server_problem(client: Any) -> str | None:
-    """None when the client's server answers ``host:version``, else why not."""
+def server_problem(client: Any, *, timeout_s: float = 5.0) -> str | None:
+    """None when the client's server answers ``host:version`` within ``timeout_s``, else why not."""
     import adbutils
 
     try:
-        client.server_version()
+        with client.make_connection(timeout=timeout_s) as conn:
+            conn.send_command("host:version")
+            conn.check_okay()
+            conn.read_string_block()
     except (adbutils.AdbError, adbutils.AdbTimeout, OSError) as exc:
         return str(exc) or type(exc).__name__
     return None
