@@ -191,8 +191,8 @@ def reference_fix(tmp_path: Path, name: str) -> str:
 # ------------------------------------------------------------------------------------------------ gold
 
 
-@pytest.mark.parametrize(("name", "message"), [("calc", "expected:<30> but was:<300>"),
-                                                ("textutils", 'Expected: is "hello-world"')])
+@pytest.mark.parametrize(("name", "message"), [("calc", "expected:<30> but was:<300>"),  # the fast lane's device run
+                                                pytest.param("textutils", 'Expected: is "hello-world"', marks=pytest.mark.e2e)])
 def test_gold_is_accepted_from_real_runs(device_factory: Any, tmp_path: Path, evaluate: Any, name: str, message: str) -> None:
     device, pool = device_factory()
     result = evaluate(load(name), GOLD, pool, tmp_path / "ev")
@@ -210,6 +210,7 @@ def test_gold_is_accepted_from_real_runs(device_factory: Any, tmp_path: Path, ev
     assert {k: again[k] for k in ("reason", "passed", "q_outcome", "states")} == {k: result[k] for k in ("reason", "passed", "q_outcome", "states")}
 
 
+@pytest.mark.e2e
 def test_regrade_refuses_evidence_of_other_record_bytes(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     evaluate(load("textutils"), GOLD, pool, tmp_path / "ev")
@@ -242,6 +243,7 @@ def test_empty_and_missing_predictions_are_not_resolved(tmp_path: Path, evaluate
     ],
     ids=["crash", "hang", "install", "slow-boot", "offline", "api-level"],
 )
+@pytest.mark.e2e
 def test_scripted_infrastructure_is_retried_on_the_same_candidate(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str,
                                                                   script: Script, kind: str) -> None:
     _, pool = device_factory(script)
@@ -260,6 +262,7 @@ def test_scripted_infrastructure_is_retried_on_the_same_candidate(device_factory
     assert summary["infra_by_kind"] == {kind: 1}
 
 
+@pytest.mark.e2e
 def test_a_transient_crash_is_retried_and_the_retry_counts(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str) -> None:
     _, pool = device_factory(Script(instrument="crash", scripted_times=1))
     patch = fixed_calc
@@ -271,6 +274,7 @@ def test_a_transient_crash_is_retried_and_the_retry_counts(device_factory: Any, 
 # ------------------------------------------------------------------------------------------------ candidates
 
 
+@pytest.mark.e2e
 def test_a_real_fix_resolves_and_a_wrong_file_is_wrong_localization(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str) -> None:
     _, pool = device_factory()
     good = evaluate(load("calc"), {"model_patch": fixed_calc,
@@ -282,6 +286,7 @@ def test_a_real_fix_resolves_and_a_wrong_file_is_wrong_localization(device_facto
     assert (wrong["reason"], wrong["cause"], wrong["q_outcome"]) == ("unresolved", "no_production_edit", "assertion_failure")
 
 
+@pytest.mark.e2e
 def test_candidate_that_crashes_the_app_stays_in_the_denominator(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     """A candidate cannot turn its failure into 'infrastructure' by killing the process: the reference state
     passes on the same device, so the persisting crash is attributed to the candidate."""
@@ -294,6 +299,7 @@ def test_candidate_that_crashes_the_app_stays_in_the_denominator(device_factory:
     assert states == ["candidate"] * 3 + ["reference"]
 
 
+@pytest.mark.e2e
 def test_candidate_that_hangs_is_a_timeout_not_infrastructure(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     hang = candidate_patch(tmp_path, "calc", {CALC: lambda t: t.replace("return value * percent / 10;",
@@ -302,6 +308,7 @@ def test_candidate_that_hangs_is_a_timeout_not_infrastructure(device_factory: An
     assert (result["reason"], result["retryable"], result["cause"]) == ("timeout", False, "timeout"), result["detail"]
 
 
+@pytest.mark.e2e
 def test_candidate_shadowing_junit_assertions_is_caught(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     """A no-op org.junit.Assert shipped in the app would make q pass; the app artefact is inspected."""
     _, pool = device_factory()
@@ -313,6 +320,7 @@ def test_candidate_shadowing_junit_assertions_is_caught(device_factory: Any, tmp
     assert "shadows_test_stack" in result["flags"]
 
 
+@pytest.mark.e2e
 def test_candidate_editing_the_test_is_restored_and_flagged(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     test_file = "src/test/java/com/example/calc/CalculatorTest.java"
@@ -322,6 +330,7 @@ def test_candidate_editing_the_test_is_restored_and_flagged(device_factory: Any,
     assert (result["reason"], result["cause"]) == ("unresolved", "no_production_edit")
 
 
+@pytest.mark.e2e
 def test_a_missing_target_method_from_real_junit_is_not_run(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     loaded = load("calc")
@@ -400,6 +409,7 @@ def test_a_candidate_that_does_not_apply_is_its_own_fault(device_factory: Any, t
     assert (garbage["reason"], garbage["retryable"]) == ("patch_apply_failed", False)
 
 
+@pytest.mark.e2e
 def test_candidate_shipping_its_own_test_class_is_caught(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     """A production file named like the test class, with a passing target method, is loaded instead of the
     record's test (the app's classes win): the build is inspected for classes both artefacts ship."""
