@@ -47,6 +47,9 @@ def load(name: str, **plan_update: Any) -> LoadedRecord:
 
 
 FAST = {"timeouts": Timeouts(build_s=120, install_s=30, test_s=30, no_output_s=2, boot_s=2), "settle_s": 0.0}
+#: for tests where only the scripted fault may end a run early: a real JVM start on a loaded machine can stay
+#: silent for more than FAST's 2 s, which would read as a hang
+PATIENT = {"timeouts": Timeouts(build_s=120, install_s=30, test_s=60, no_output_s=20, boot_s=2), "settle_s": 0.0}
 
 
 class Ctx:
@@ -266,7 +269,7 @@ def test_scripted_infrastructure_is_retried_on_the_same_candidate(device_factory
 def test_a_transient_crash_is_retried_and_the_retry_counts(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str) -> None:
     _, pool = device_factory(Script(instrument="crash", scripted_times=1))
     patch = fixed_calc
-    result = evaluate(load("calc", **FAST), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
+    result = evaluate(load("calc", **PATIENT), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert (result["reason"], result["passed"]) == ("resolved", True), result["detail"]
     assert [a["infra_kind"] for a in result["attempt_log"]] == ["app_crash", None]
 
@@ -293,7 +296,7 @@ def test_candidate_that_crashes_the_app_stays_in_the_denominator(device_factory:
     _, pool = device_factory()
     crash = candidate_patch(tmp_path, "calc", {CALC: lambda t: t.replace("return value * percent / 10;",
                                                                          "System.exit(3);\n        return 0;")})
-    result = evaluate(load("calc", **FAST), {"model_patch": crash, "model_name_or_path": "m"}, pool, tmp_path / "ev")
+    result = evaluate(load("calc", **PATIENT), {"model_patch": crash, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert (result["reason"], result["retryable"], result["cause"]) == ("app_crash", False, "app_crash"), result["detail"]
     states = [a["state"] for a in result["attempt_log"]]
     assert states == ["candidate"] * 3 + ["reference"]
