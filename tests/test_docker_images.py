@@ -41,10 +41,10 @@ from pytest_mobilebench.runtime.images import (
     instance_dockerfile,
 )
 from pytest_mobilebench.runtime.owners import owner_alive, owner_label
-from pytest_mobilebench.runtime.recipes import infer_recipe
-from pytest_mobilebench.runtime.recipes.android import GRADLE_TEST_USER
-from pytest_mobilebench.runtime.recipes.common import TEST_USER, TEST_USER_NAME
-from pytest_mobilebench.runtime.recipes.node import NODE_TEST_USER
+from pytest_mobilebench.frameworks.android.recipe import GRADLE_TEST_USER
+from pytest_mobilebench.frameworks.react_native.recipe import NODE_TEST_USER
+from pytest_mobilebench.frameworks.recipe import infer_recipe
+from pytest_mobilebench.runtime.recipe import TEST_USER, TEST_USER_NAME
 
 DEB822 = """Types: deb
 # a comment line

@@ -18,7 +18,7 @@ from pytest_mobilebench.frameworks.android import (
     CompileFailures,
     compile_failed_modules,
 )
-from pytest_mobilebench.frameworks.environment import Environment
+from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.flutter import FLUTTER
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.react_native import REACT_NATIVE
@@ -33,7 +33,8 @@ from pytest_mobilebench.frameworks.registry import (
 )
 
 if TYPE_CHECKING:
-    from pytest_mobilebench.runtime.recipes.common import EnvRecipe
+    from pytest_mobilebench.frameworks.recipe import EnvRecipe
+    from pytest_mobilebench.runtime.base import WorkspaceSpec
 
 __all__ = [
     "PLANNING_FILES",
@@ -48,6 +49,7 @@ __all__ = [
     "default_test_rule",
     "get",
     "infer_recipe",
+    "workspace_recipe",
     "is_test_file",
     "names",
     "plan_tests",
@@ -149,8 +151,8 @@ def infer_recipe(repo_dir: Path, framework: str, environment: Environment | Mapp
         FrameworkError: unknown framework. RecipeError: the recipe cannot be inferred (file and value named).
         pydantic.ValidationError: ``environment`` has an unknown key (the field is named).
     """
-    from pytest_mobilebench.frameworks.environment import recipe_overrides
-    from pytest_mobilebench.runtime.recipes.common import EnvRecipe
+    from pytest_mobilebench.runtime.environment import recipe_overrides
+    from pytest_mobilebench.frameworks.recipe import EnvRecipe
 
     env = environment if isinstance(environment, Environment) else Environment.from_mapping(environment)
     fw = get(framework)
@@ -162,3 +164,26 @@ def infer_recipe(repo_dir: Path, framework: str, environment: Environment | Mapp
     if dockerfile is None:
         return recipe
     return recipe.with_environment_layer(dockerfile)
+
+
+def workspace_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipe:
+    """The container runtime's recipe factory (:data:`pytest_mobilebench.runtime.recipe.RecipeFactory`):
+    :func:`infer_recipe` of ``spec.environment`` (the typed environment record plus ``framework``), the
+    same fields the local runtime honours (``install`` ...).
+
+    Raises:
+        InfraError("image_build_failed"): no framework given, a bad environment record, or the recipe
+            cannot be inferred (the message carries the recipe's own explanation: file and missing value).
+    """
+    import pydantic
+
+    from pytest_mobilebench.frameworks.recipe import RecipeError
+    from pytest_mobilebench.runtime.base import InfraError
+
+    framework = spec.environment.get("framework")
+    if not framework:
+        raise InfraError("image_build_failed", f"{spec.instance_id}: the environment record names no 'framework'")
+    try:
+        return infer_recipe(repo_dir, str(framework), spec.environment)
+    except (RecipeError, FrameworkError, pydantic.ValidationError) as exc:
+        raise InfraError("image_build_failed", f"{spec.instance_id}: no environment recipe: {exc}") from exc

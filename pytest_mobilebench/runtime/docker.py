@@ -77,9 +77,9 @@ from pytest_mobilebench.runtime.images import (
     LABEL_USER,
     TESTBED,
     BuiltImage,
-    EnvRecipeLike,
     ImageBuilder,
 )
+from pytest_mobilebench.runtime.recipe import EnvRecipeLike, NodePackages, RecipeFactory
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_alive, owner_label
 from pytest_mobilebench.runtime.patching import (
     CHECKPOINT,
@@ -105,7 +105,7 @@ __all__ = [
     "DockerWorkspace",
     "connect",
     "default_node_packages",
-    "default_recipe",
+    "no_recipe",
     "export_tree",
     "owner_label",
     "shallow_checkout",
@@ -124,8 +124,6 @@ _HOUSEKEEPING_TIMEOUT_S: Final[float] = 600.0
 #: exit status meaning "the checkpoint before a patch failed" (never a git / patch status)
 _CHECKPOINT_FAILED: Final[int] = 97
 
-RecipeFactory = Callable[[Path, WorkspaceSpec], EnvRecipeLike]
-NodePackages = Callable[[EnvRecipeLike], Mapping[str, str]]
 
 #: every exec gets these: the runner's start-up variables blanked (trust.SCRUBBED_NAMES), CI mode on
 _EXEC_ENV: Final[dict[str, str]] = {**{name: "" for name in sorted(SCRUBBED_NAMES)}, "CI": "true"}
@@ -281,26 +279,14 @@ def export_tree(mirror: Path, commit: str, dest: Path) -> str:
     return sha
 
 
-def default_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipeLike:
-    """:func:`pytest_mobilebench.frameworks.infer_recipe` of ``spec.environment`` (the typed environment
-    record plus ``framework``): the same fields the local runtime honours (``install`` ...).
+def no_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipeLike:
+    """The recipe factory of a runtime given none: the runtime names no framework, so the caller (a suite,
+    :func:`pytest_mobilebench.frameworks.workspace_recipe`) must resolve recipes.
 
     Raises:
-        InfraError("image_build_failed"): no framework given, a bad environment record, or the recipe
-            cannot be inferred (the message carries the recipe's own explanation: file and missing value).
+        InfraError("image_build_failed"): always, naming the instance.
     """
-    import pydantic
-
-    from pytest_mobilebench import frameworks
-    from pytest_mobilebench.runtime import recipes
-
-    framework = spec.environment.get("framework")
-    if not framework:
-        raise InfraError("image_build_failed", f"{spec.instance_id}: the environment record names no 'framework'")
-    try:
-        return frameworks.infer_recipe(repo_dir, str(framework), spec.environment)
-    except (recipes.RecipeError, frameworks.FrameworkError, pydantic.ValidationError) as exc:
-        raise InfraError("image_build_failed", f"{spec.instance_id}: no environment recipe: {exc}") from exc
+    raise InfraError("image_build_failed", f"{spec.instance_id}: the runtime was given no recipe factory")
 
 
 def default_node_packages(recipe: EnvRecipeLike) -> Mapping[str, str]:
@@ -843,7 +829,9 @@ class DockerRuntime:
         disk_limit: bound of a container's writable layer (docker units, ``"10g"``); None for none.
         base_image: the Debian image under the base layer.
         repos: where repositories come from (default: ``RepoCache(run_id=run_id)``).
-        recipe_factory: ``(host checkout, spec) -> recipe``; default :func:`default_recipe`.
+        recipe_factory: ``(host checkout, spec) -> recipe`` (:data:`~.recipe.RecipeFactory`), resolved by the
+            caller (framework knowledge: :func:`pytest_mobilebench.frameworks.workspace_recipe`); default
+            :func:`no_recipe`.
         node_packages: ``recipe -> {context file: "npmpkg@version"}``; default :func:`default_node_packages`.
         log_dir: default folder of ``<tag>.build.log`` files (``prepare(log_dir=...)`` overrides it).
         progress: receives progress lines of long builds (throttled).
@@ -894,7 +882,7 @@ class DockerRuntime:
         self._quota: bool | None = None  # does the storage driver take a size quota? (asked on first start)
         self.base_image = base_image
         self.repos = repos or RepoCache(run_id=run_id)
-        self.recipe_factory: RecipeFactory = recipe_factory or default_recipe
+        self.recipe_factory: RecipeFactory = recipe_factory or no_recipe
         self.node_packages: NodePackages = node_packages or default_node_packages
         self.log_dir = log_dir
         self.progress = progress

@@ -70,6 +70,7 @@ def docker_answers(timeout_s: float = 5) -> bool:
 
 
 def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = None, client: Any = None) -> Runtime:
+    from pytest_mobilebench.frameworks import workspace_recipe
     from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE, DockerRuntime
 
     runtime = DockerRuntime(
@@ -82,6 +83,7 @@ def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = 
         cpus=options.get("mb_cpus"),
         pids_limit=options.get("mb_pids_limit"),
         repos=repo_cache(options, run_id),
+        recipe_factory=workspace_recipe,
         progress=progress,
     )
     return runtime
