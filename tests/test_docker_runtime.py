@@ -36,14 +36,11 @@ from pytest_mobilebench.runtime.baseimage import (
     cache_root,
     ensure_base_image,
 )
-from pytest_mobilebench.runtime.docker import (
-    LABEL_INSTANCE,
-    LABEL_OWNER,
-    DockerRuntime,
-    connect,
-    shallow_checkout,
-)
+from pytest_mobilebench.runtime.checkout import shallow_checkout
+from pytest_mobilebench.runtime.daemon import connect
+from pytest_mobilebench.runtime.docker import LABEL_INSTANCE, DockerRuntime
 from pytest_mobilebench.runtime.images import LABEL_RUN, BuiltImage, ImageBuilder
+from pytest_mobilebench.runtime.owners import LABEL_OWNER
 from pytest_mobilebench.runtime.repos import RepoCache
 
 pytestmark = pytest.mark.docker

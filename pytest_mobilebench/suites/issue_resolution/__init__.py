@@ -61,7 +61,7 @@ def repo_cache(options: Mapping[str, Any], run_id: str) -> RepoCache:
 def docker_answers(timeout_s: float = 5) -> bool:
     """Whether the docker SDK is installed and a daemon answers ``ping`` within ``timeout_s``."""
     try:
-        from pytest_mobilebench.runtime.docker import connect
+        from pytest_mobilebench.runtime.daemon import connect
 
         connect(timeout_s=timeout_s)
     except InfraError:
