@@ -14,7 +14,7 @@ import pytest
 from conftest import git
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.frameworks import Environment, FrameworkError, TestPlan
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance, record_for
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, record_for
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.suites.issue_resolution import SUITE, resolve_patches
 

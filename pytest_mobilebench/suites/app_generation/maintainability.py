@@ -35,7 +35,6 @@ from pytest_mobilebench.suites.app_generation.tsx import (
     SourceFile,
     analyze_file,
     callee_name,
-    color_of_class,
     node_text,
     string_value,
     walk_nodes,

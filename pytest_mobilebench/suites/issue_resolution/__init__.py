@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench import frameworks, grading
-from pytest_mobilebench.manifest import dialects
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_manifest
+from pytest_mobilebench.suites.issue_resolution import dialects
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify, wilson_interval
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
-from pytest_mobilebench.policy import review
+from pytest_mobilebench.suites.issue_resolution.policy import review
 from pytest_mobilebench.predictions import GOLD_PATCH
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
@@ -170,7 +170,7 @@ class IssueResolutionSuite:
     reasons = Reason
 
     def load(self, path: Path, document: YamlDocument | Mapping[str, Any]) -> list[LoadedRecord | ManifestError]:
-        """Load a manifest (see :mod:`pytest_mobilebench.manifest.issue_resolution`)."""
+        """Load a manifest (see :mod:`pytest_mobilebench.suites.issue_resolution.manifest`)."""
         if not isinstance(document, YamlDocument):
             document = YamlDocument(path=path, data=dict(document), key_lines={}, item_lines={})
         return load_manifest(document)
