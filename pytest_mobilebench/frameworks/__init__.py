@@ -13,13 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_mobilebench.frameworks.android import (
-    ANDROID,
-    CompileFailures,
-    compile_failed_modules,
-)
+from pytest_mobilebench.frameworks.android import ANDROID
 from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.flutter import FLUTTER
+from pytest_mobilebench.frameworks.gradle import CompileFailures, compile_failed_modules
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.react_native import REACT_NATIVE
 from pytest_mobilebench.frameworks.registry import (

@@ -37,17 +37,11 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_mobilebench.frameworks.android.planning import PLANNING_FILES, module_kind, plan_android, unit_test_task
-from pytest_mobilebench.runtime.environment import Environment
-from pytest_mobilebench.frameworks.gradle import (
-    GRADLE_FLAGS,
-    CompileFailures,
-    compile_failed_modules,
-    module_for_file,
-    settings_modules,
-)
+from pytest_mobilebench.frameworks.gradle import compile_failed_modules
 from pytest_mobilebench.frameworks.plan import TestPlan
 from pytest_mobilebench.frameworks.rules import gradle_entry_point, path_parts, tool_dir_of
 from pytest_mobilebench.frameworks.tree import tree_root
+from pytest_mobilebench.runtime.environment import Environment
 
 if TYPE_CHECKING:
     from pytest_mobilebench.frameworks.recipe import EnvRecipe
@@ -56,15 +50,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANDROID",
-    "GRADLE_FLAGS",
-    "Android",
     "PLANNING_FILES",
-    "CompileFailures",
-    "compile_failed_modules",
-    "module_for_file",
+    "Android",
+    "is_android_test_file",
     "module_kind",
     "plan_android",
-    "settings_modules",
     "unit_test_task",
 ]
 
