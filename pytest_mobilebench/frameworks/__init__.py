@@ -2,9 +2,10 @@
 
 Everything framework-specific goes through :func:`get`: ``frameworks.get("react-native").test_rule(files)``,
 ``.plan(files, test_files, ...)``, ``.runner_config(...)``, ``.tool_path(path)``, ``.infer_recipe(...)``.
-See :mod:`.registry` for the :class:`Framework` protocol, :mod:`.android` (Gradle modules, MobileDev-Bench
-Appendix A.7), :mod:`.flutter` and :mod:`.react_native` for the rules. A third-party framework (a device
-platform) is added with :func:`register`.
+See :mod:`.registry` for the :class:`Framework` protocol, the packages :mod:`.android` (Gradle modules,
+MobileDev-Bench Appendix A.7), :mod:`.flutter` and :mod:`.react_native` for the rules and each one's
+``recipe`` module, :mod:`.gradle` for the Gradle knowledge they share and :mod:`.recipe` for the shared
+recipe machinery. A third-party framework (a device platform) is added with :func:`register`.
 """
 
 from __future__ import annotations
