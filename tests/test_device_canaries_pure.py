@@ -219,6 +219,18 @@ def test_planting_writes_into_the_test_class_only() -> None:
         plant(plan, {"src/main/java/com/example/calc/CalculatorTest.java": b"class CalculatorTest {}"}, lambda p: p.startswith("src/test/"))
 
 
+def test_planting_a_kotlin_class() -> None:
+    source = ('package com.example.calc\n\nimport org.junit.Test\n\nclass CalculatorTest {\n'
+              '    private val template = "${"}"} {"\n    @Test fun percentOfHundred() { }\n}\n')
+    plan = make_plan([Q])
+    diff = plant(plan, {"app/src/androidTest/java/com/example/calc/CalculatorTest.kt": source.encode()},
+                 lambda p: "/androidTest/" in p)
+    assert f"+    fun canary_fail_{plan.nonce}() {{ org.junit.Assert.fail(\"mobilebench canary {plan.nonce}\") }}" in diff
+    # the template's braces and the string inside it are the literal's: the methods go before the class's own '}'
+    assert diff.rstrip().endswith("+\n }") or diff.rstrip().endswith("}\n }")
+    assert '-    private val template' not in diff and diff.index("fun canary_fail_") > diff.index("percentOfHundred")
+
+
 # ---------------------------------------------------------------------------------------------- summary
 
 

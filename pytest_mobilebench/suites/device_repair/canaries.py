@@ -47,11 +47,11 @@ class PlantError(ValueError):
 
 
 def java_hash(text: str) -> int:
-    """Java's ``String.hashCode`` (signed 32-bit) of ``text`` (UTF-16 code units)."""
+    """Java's ``String.hashCode`` (signed 32-bit) of ``text`` (over its UTF-16 code units)."""
     h = 0
-    data = text.encode("utf-16-le")
-    for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
+    units = text.encode("utf-16-le")
+    for i in range(0, len(units), 2):
+        h = (31 * h + (units[i] | units[i + 1] << 8)) & 0xFFFFFFFF
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
@@ -112,11 +112,12 @@ def make_plan(targets: Sequence[str], *, token: Callable[[], str] = lambda: secr
     for target in targets:
         cls, _, method = target.partition("#")
         top[cls] = max(top.get(cls, -(1 << 31)), java_hash(method))
+    bar = max(top.values())
     fallback: str | None = None
     nonce = token()
     for _ in range(_NONCE_TRIES):
-        fail_after = all(java_hash(f"canary_fail_{nonce}") > h for h in top.values())
-        if fail_after and all(java_hash(f"canary_pass_{nonce}") > h for h in top.values()):
+        fail_after = java_hash(f"canary_fail_{nonce}") > bar
+        if fail_after and java_hash(f"canary_pass_{nonce}") > bar:
             fallback = nonce
             break
         if fail_after and fallback is None:
@@ -129,39 +130,73 @@ def make_plan(targets: Sequence[str], *, token: Callable[[], str] = lambda: secr
 # ---------------------------------------------------------------------------------------------- planting
 
 
-def _mask(text: str) -> str:
+class _Masker:
+    """Blanks comments and string / char literals of Java or Kotlin source (same length, newlines kept), so
+    that braces can be matched; Kotlin string templates (``"${ ... }"``, which may nest strings) are part
+    of their literal."""
+
+    def __init__(self, text: str, kotlin: bool) -> None:
+        self.text, self.kotlin, self.out = text, kotlin, list(text)
+
+    def blank(self, i: int, j: int) -> None:
+        for k in range(i, min(j, len(self.text))):
+            if self.out[k] != "\n":
+                self.out[k] = " "
+
+    def code(self, i: int, *, template: bool = False) -> int:
+        """Scan code from ``i``; in a template, return the index of its closing ``}``."""
+        text, n, depth = self.text, len(self.text), 0
+        while i < n:
+            if text.startswith("//", i):
+                j = text.find("\n", i)
+                j = n if j < 0 else j
+            elif text.startswith("/*", i):
+                j = text.find("*/", i + 2)
+                j = n if j < 0 else j + 2
+            elif text[i] in "\"'":
+                j = self.literal(i)
+            else:
+                if template and text[i] == "{":
+                    depth += 1
+                elif template and text[i] == "}":
+                    if depth == 0:
+                        return i
+                    depth -= 1
+                i += 1
+                continue
+            self.blank(i, j)
+            i = j
+        return n
+
+    def literal(self, i: int) -> int:
+        """The index just after the string / char literal starting at ``i``."""
+        text, n = self.text, len(self.text)
+        quote = '"""' if text.startswith('"""', i) else text[i]
+        j = i + len(quote)
+        while j < n:
+            if text.startswith(quote, j):
+                return j + len(quote)
+            if quote != '"""' and text[j] == "\n":
+                return j
+            if quote != '"""' and text[j] == "\\":
+                j += 2
+            elif self.kotlin and quote != "'" and text.startswith("${", j):
+                j = self.code(j + 2, template=True) + 1
+            else:
+                j += 1
+        return n
+
+
+def _mask(text: str, kotlin: bool = False) -> str:
     """``text`` with comments and string / char literals blanked (same length), for brace matching."""
-    out = list(text)
-    i, n = 0, len(text)
-    while i < n:
-        two = text[i : i + 2]
-        if two == "//":
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-        elif two == "/*":
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-        elif text.startswith('"""', i):
-            j = text.find('"""', i + 3)
-            j = n if j < 0 else j + 3
-        elif text[i] in "\"'":
-            quote, j = text[i], i + 1
-            while j < n and text[j] != quote and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(n, j + 1)
-        else:
-            i += 1
-            continue
-        for k in range(i, j):
-            if out[k] != "\n":
-                out[k] = " "
-        i = j
-    return "".join(out)
+    masker = _Masker(text, kotlin)
+    masker.code(0)
+    return "".join(masker.out)
 
 
-def _closing_brace(text: str, simple: str) -> int:
+def _closing_brace(text: str, simple: str, kotlin: bool) -> int:
     """Index of the ``}`` closing top-level class ``simple`` in Java / Kotlin source ``text``."""
-    masked = _mask(text)
+    masked = _mask(text, kotlin)
     found = list(re.finditer(rf"\b(?:class|object)\s+{re.escape(simple)}\b", masked))
     if len(found) != 1:
         raise PlantError(f"{len(found)} declarations of class {simple}")
@@ -214,7 +249,7 @@ def plant(plan: CanaryPlan, sources: Mapping[str, bytes], is_test_path: Callable
             text = sources[path].decode("utf-8")
         except UnicodeDecodeError as exc:
             raise PlantError(f"{path}: not UTF-8 ({exc})") from exc
-        at = _closing_brace(text, cls.rsplit(".", 1)[-1])
+        at = _closing_brace(text, cls.rsplit(".", 1)[-1], path.endswith(".kt"))
         body = _methods(pairs[0], path.endswith(".kt"))  # the methods of one class share their pair
         new = text[:at] + body + text[at:]
         diffs.append("".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
