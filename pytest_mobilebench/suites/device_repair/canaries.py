@@ -40,6 +40,7 @@ __all__ = ["CanaryPair", "CanaryPlan", "PlantError", "canary_problems", "java_ha
 
 _IDENT: Final = re.compile(r"^[A-Za-z_$][\w$]*$")
 _NONCE_TRIES: Final = 20000
+_BOTH_TRIES: Final = 1000
 
 
 class PlantError(ValueError):
@@ -97,8 +98,8 @@ def _pair(target: str, nonce: str) -> CanaryPair:
 
 def make_plan(targets: Sequence[str], *, token: Callable[[], str] = lambda: secrets.token_hex(6)) -> CanaryPlan:
     """A plan for ``targets`` (``pkg.Class#method``): fresh nonces are drawn (at most 20000) until both
-    canaries sort after every target of their class in JUnit 4's default order; failing that, the first
-    draw that puts the failing one after them; failing that too (a target's hash near the top of the int
+    canaries sort after every target in JUnit 4's default order; failing that (1000 more draws after the
+    first one that puts the failing canary after them), that first one; failing that too (a target's hash near the top of the int
     range), ``ordered`` is False.
 
     Raises:
@@ -108,21 +109,19 @@ def make_plan(targets: Sequence[str], *, token: Callable[[], str] = lambda: secr
         cls, _, method = target.partition("#")
         if not method or not _IDENT.match(method) or "$" in cls:
             raise PlantError(f"{target}: canaries need a top-level class and a plain method name")
-    top: dict[str, int] = {}
-    for target in targets:
-        cls, _, method = target.partition("#")
-        top[cls] = max(top.get(cls, -(1 << 31)), java_hash(method))
-    bar = max(top.values())
+    bar = max(java_hash(t.partition("#")[2]) for t in targets)  # one nonce for all classes: above every target
     fallback: str | None = None
     nonce = token()
-    for _ in range(_NONCE_TRIES):
+    budget = _NONCE_TRIES
+    draw = 0
+    while draw < budget:
         fail_after = java_hash(f"canary_fail_{nonce}") > bar
         if fail_after and java_hash(f"canary_pass_{nonce}") > bar:
             fallback = nonce
             break
         if fail_after and fallback is None:
-            fallback = nonce
-        nonce = token()
+            fallback, budget = nonce, min(budget, draw + _BOTH_TRIES)  # the failing one after: look a little longer for both
+        nonce, draw = token(), draw + 1
     chosen = fallback or nonce
     return CanaryPlan(chosen, {t: _pair(t, chosen) for t in targets}, fallback is not None)
 
