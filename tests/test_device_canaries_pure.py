@@ -345,3 +345,30 @@ def test_endless_output_is_cut_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> 
     assert (timed_out, code) == ("output_limit", None) and (1 << 20) < len(output) <= (1 << 20) + 8192
     outcome, _ = classify_target(parse_instrumentation(output), Q, timed_out, PAIR)
     assert outcome is TargetOutcome.TIMEOUT
+
+
+def test_without_gold_rows_the_reference_states_are_the_baseline() -> None:
+    def cand(i: int, *, infra: bool, reference_infra: bool | None) -> dict:
+        log = [{"state": "candidate", "infra_kind": "app_crash" if infra else None}]
+        if reference_infra is not None:
+            log.append({"state": "reference", "infra_kind": "device_offline" if reference_infra else None})
+        return {**row("m", i, infra=infra), "attempt_log": log}
+
+    rows = [cand(i, infra=True, reference_infra=i == 0) for i in range(4)] + [cand(9, infra=False, reference_infra=None)]
+    summary = summarize(rows)
+    assert summary["infra_reference"] == {**summary["infra_reference"], "infra": 1, "items": 4,
+                                          "source": "reference states inside candidate items"}
+    assert summary["infra_callouts"] and summary["infra_callouts"][0].startswith("m: 4/5 items")
+
+
+def test_a_compromised_run_is_a_policy_violation_never_infra_never_resolved() -> None:
+    from pytest_mobilebench.suites.device_repair.contract import Reason, StateOutcome, candidate_verdict, state_infra_kind
+
+    for q, regression in ((TargetOutcome.RUNNER_COMPROMISED, {}),
+                          (TargetOutcome.PASSED, {f"{CLS}#addsTwoNumbers": TargetOutcome.RUNNER_COMPROMISED}),
+                          (TargetOutcome.RUNNER_COMPROMISED, {f"{CLS}#addsTwoNumbers": TargetOutcome.PROCESS_CRASH})):
+        outcome = StateOutcome("candidate", True, True, None, q, "x", regression, "")
+        assert state_infra_kind(outcome, reference=False) is None  # not retried as infrastructure
+        assert candidate_verdict(outcome, attributed=False) is Reason.POLICY_VIOLATION
+        assert candidate_verdict(outcome, attributed=True) is Reason.POLICY_VIOLATION
+    assert not Reason.POLICY_VIOLATION.is_infra
