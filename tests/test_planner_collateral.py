@@ -187,3 +187,11 @@ def test_an_optional_argument_the_gold_leaves_out_must_stay_out() -> None:
     create = dict(task.gold_calls[1].arguments, location="Room 4")
     calls = [task.gold_calls[0], Call("create_event", create), task.gold_calls[-1]]
     assert _run("cal-manager-invite-memory", calls)["score"] == 0.0
+
+
+def test_a_behaviour_write_undone_before_finish_fails_the_final_state() -> None:
+    task = _task("con-tom-ask-which")
+    undo = Call("update_contact", {"contact_id": "con-tom2", "email": "tom.h@mail.example"})
+    result = _run("con-tom-ask-which", _gold_plus(task, [undo]))
+    assert result["primary"] is True and result["collateral"] == []  # the call happened; nothing else changed
+    assert result["score"] == 0.0 and result["targets_missed"] == [0]
