@@ -181,6 +181,9 @@ class Task(pydantic.BaseModel):
         for spec in [*(self.expected_calls or []), *self.minefields, *(c.called for c in self.checks if c.called)]:
             if spec.tool not in names:
                 raise ValueError(f"unknown tool {spec.tool!r}")
+            unknown = [n for n in spec.optional if n not in names[spec.tool].model.model_fields]
+            if unknown:
+                raise ValueError(f"{spec.tool}: optional names unknown arguments {unknown}")
         return self
 
     @property
