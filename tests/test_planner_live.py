@@ -225,7 +225,7 @@ class _Ctx:
 
 
 def test_live_repeats_make_k_episodes(server, tmp_path: Path) -> None:
-    """--mb-repeat 2 in live mode: two episodes; the first good, the second gives up -> pass^k fails."""
+    """--mb-trials 2 in live mode: two episodes; the first good, the second gives up -> pass^k fails."""
     url, holder = server
     rec = _records()["med-like-song"]
     gold = _script_of(rec.record.gold_calls)
