@@ -459,7 +459,8 @@ def trial_summary(outcomes: Mapping[str, Sequence[bool]], *, resamples: int = 20
         resamples: bootstrap resamples (tasks are resampled, trials stay with their task).
 
     Returns:
-        ``{"tasks": int, "trials": min trials per task, "pass_1": {"value", "ci95"}, "pass_hat_k": {str(k): {"value",
+        ``{"tasks": int, "trials": min trials per task, "trial_counts": sorted distinct counts (more than one
+        value: some tasks brought fewer trials, and pass^k stops at the smallest), "pass_1": {"value", "ci95"}, "pass_hat_k": {str(k): {"value",
         "ci95"}} for k = 1..trials, "all_pass": {"passed", "total", "ci95"} (tasks whose trials all passed, Wilson),
         "flaky": {"passed": tasks with mixed outcomes, "total", "ci95"} (Wilson), "per_task": {task: {"trials",
         "passes", "flips"}}}``; pass@1 is the mean over tasks of each task's pass fraction (= pass^1), with a
@@ -491,7 +492,7 @@ def trial_summary(outcomes: Mapping[str, Sequence[bool]], *, resamples: int = 20
 
     hat = {str(k): estimate(k) for k in range(1, k_max + 1)}  # str keys: the summary is JSON
     return {
-        "tasks": len(tasks), "trials": k_max,
+        "tasks": len(tasks), "trials": k_max, "trial_counts": sorted({v["trials"] for v in per_task.values()}),
         "pass_1": hat["1"] if hat else {"value": None, "ci95": [0.0, 1.0]},
         "pass_hat_k": hat,
         "all_pass": counted(sum(v["passes"] == v["trials"] for v in per_task.values())),

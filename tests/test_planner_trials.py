@@ -45,6 +45,8 @@ def test_trial_summary_edge_cases() -> None:
     assert stable["pass_1"] == {"value": 1.0, "ci95": [1.0, 1.0]} and stable["flaky"]["passed"] == 0
     assert math.isclose(stable["all_pass"]["ci95"][1], 1.0)
     assert trial_summary({})["pass_1"]["value"] is None
+    mixed = trial_summary({"a": [True, True, True], "b": [False]})
+    assert mixed["trials"] == 1 and mixed["trial_counts"] == [1, 3] and list(mixed["pass_hat_k"]) == ["1"]
     with pytest.raises(ValueError, match="without trials"):
         trial_summary({"a": []})
 

@@ -211,12 +211,12 @@ class PlannerSuite:
             raise TrajectoryError(f"--mb-trials {trials} needs 'trajectories' with {trials} trials")
         return [parse_trajectory(prediction["trajectory"])]
 
-    def _live_runs(self, task: Task, agent: Any, repeat: int, ctx: EvalContext) -> tuple[list[list[Call]], dict[str, int]]:
+    def _live_runs(self, task: Task, agent: Any, trials: int, ctx: EvalContext) -> tuple[list[list[Call]], dict[str, int]]:
         from pytest_mobilebench.suites.planner.agent import run_live
 
         runs, usage = [], {"input_tokens": 0, "output_tokens": 0, "requests": 0}
-        for k in range(repeat):
-            ctx.progress(f"planner {task.id}: live run {k + 1}/{repeat} with {agent.model}")
+        for k in range(trials):  # run_live starts each trial on a fresh sandbox (tasks.new_episode)
+            ctx.progress(f"planner {task.id}: live run {k + 1}/{trials} with {agent.model}")
             calls, used, transcript, _ = run_live(task, agent)
             runs.append(calls)
             usage = {key: usage[key] + used[key] for key in usage}
