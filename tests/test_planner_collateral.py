@@ -195,3 +195,14 @@ def test_a_behaviour_write_undone_before_finish_fails_the_final_state() -> None:
     result = _run("con-tom-ask-which", _gold_plus(task, [undo]))
     assert result["primary"] is True and result["collateral"] == []  # the call happened; nothing else changed
     assert result["score"] == 0.0 and result["targets_missed"] == [0]
+
+
+def test_an_optional_spec_mapping_says_what_a_given_value_must_match() -> None:
+    from pytest_mobilebench.suites.planner.tasks import CallSpec
+
+    base = _task("wal-rent-memory")
+    spec = base.expected_calls[0].model_copy(update={"optional": {"currency": {"any_of": ["EUR", "GBP"]}}})
+    task = base.model_copy(update={"expected_calls": [CallSpec.model_validate(spec.model_dump())],
+                                   "harmless": [*base.harmless]})
+    graded = {c: grade(task, replay(task, _rent(currency=c)))["primary"] for c in ("EUR", "GBP", "USD")}
+    assert graded == {"EUR": True, "GBP": True, "USD": False}

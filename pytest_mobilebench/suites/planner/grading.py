@@ -127,18 +127,20 @@ def _writes(episode: Episode) -> list[Step]:
 def expected_calls(task: Any) -> list[Any]:
     """The task's expected write calls: explicit, or the gold's successful writes with their exact arguments.
 
-    An explicit call whose ``optional`` is a list of names is paired with the gold's write call at the same
-    position (same tool): each optional argument, when given, must match the gold's value for it (so "950 USD"
-    fails where the gold paid 950 EUR and ``currency`` is optional)."""
+    An explicit call whose ``optional`` is a list of names is paired with the gold's first write call of the same
+    tool that matches its ``arguments``: each optional argument, when given, must match the gold's value for it
+    (so "950 USD" fails where the gold paid 950 EUR and ``currency`` is optional); with no such gold call, an
+    optional argument may only be left out."""
     from pytest_mobilebench.suites.planner.tasks import CallSpec
 
     gold = _writes(_gold_episode(task))
     if task.expected_calls is None:
         return [CallSpec(tool=s.tool, arguments=dict(s.arguments)) for s in gold]
     out = []
-    for i, spec in enumerate(task.expected_calls):
+    for spec in task.expected_calls:
         if isinstance(spec.optional, list) and spec.optional:
-            ref = gold[i].arguments if i < len(gold) and gold[i].tool == spec.tool else {}
+            twin = next((g for g in gold if call_matches(spec, g, strict=False)), None)
+            ref = twin.arguments if twin is not None else {}
             spec = spec.model_copy(update={"optional": {n: ref[n] if n in ref else {"any": False}
                                                         for n in spec.optional}})
         out.append(spec)
