@@ -193,6 +193,7 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
     assert offline["score"] == live["score"] == 1.0
 
 
+@pytest.mark.e2e
 def test_live_mode_under_xdist_workers_carry_the_endpoints_model(server, pytester: pytest.Pytester, no_agent_env) -> None:
     """``-n 2``: each worker derives the live model from the same options; the item runs live on a worker."""
     url, holder = server

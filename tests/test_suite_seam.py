@@ -113,6 +113,7 @@ def _preds(path: Path, answers: dict[str, str]) -> None:
                             for i, a in answers.items()))
 
 
+@pytest.mark.e2e
 def test_a_third_party_suite_from_a_conftest_runs_under_xdist(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(THIRD_PARTY_CONFTEST)
     pytester.makefile(".yaml", echo=ECHO_MANIFEST)

@@ -30,7 +30,7 @@ from pytest_mobilebench.suites.base import (
     ManifestError,
     Option,
 )
-from pytest_mobilebench.suites.device_repair import flow
+from pytest_mobilebench.suites.device_repair import flow, workroot
 from pytest_mobilebench.suites.device_repair.contract import Reason
 from pytest_mobilebench.suites.device_repair.grading import check_record, grade_evidence
 from pytest_mobilebench.suites.device_repair.records import (
@@ -94,11 +94,13 @@ def localization(ranked: Any, defect_files: Sequence[str]) -> dict[str, float] |
 
 
 def _runtime(record: DeviceRecord, ctx: EvalContext, repos: RepoCache) -> Runtime:
-    """``jvm`` plans build on the host (``javac -proc:none`` runs no candidate code); others in containers."""
+    """``jvm`` plans build on the host (``javac -proc:none`` runs no candidate code) in work trees under the
+    process's run folder (:mod:`.workroot`: swept by the next run when this one is killed); others in containers."""
     if record.plan.kind == "jvm":
         from pytest_mobilebench.runtime.local import LocalRuntime
 
-        return ctx.resource("device_repair:local", lambda: LocalRuntime(repos))
+        return ctx.resource("device_repair:local", lambda: LocalRuntime(repos, workdir=workroot.claim(ctx.run_id)),
+                            lambda runtime: workroot.release(runtime.workdir))
     if record.plan.kind == "gradle":
         from pytest_mobilebench.suites.issue_resolution import make_runtime
 
