@@ -41,6 +41,7 @@ __all__ = [
     "PatchInfo",
     "artifact_type",
     "filter_patch",
+    "is_lock_file",
     "parse_patch",
     "select_sections",
     "split_patch",
@@ -213,8 +214,7 @@ def artifact_type(path: str) -> Artifact:
         or lower_path in _CI_FILES
         or lower in _LINTER_FILES
         or lower.startswith(_LINTER_PREFIXES)
-        or lower in _LOCK_FILES
-        or ext in (".lock", ".lockfile")
+        or is_lock_file(p)
     ):
         return Artifact.CONFIG
     # 6. docs
@@ -228,6 +228,13 @@ def artifact_type(path: str) -> Artifact:
     if ext in _SOURCE_EXTENSIONS:
         return Artifact.SOURCE
     return Artifact.OTHER
+
+
+def is_lock_file(path: str) -> bool:
+    """Whether ``path`` is a dependency lock file (``package-lock.json``, ``yarn.lock``, ``pubspec.lock``,
+    any ``*.lock`` / ``*.lockfile`` ...): the lock-file part of the Config artifact type."""
+    base = _norm_for_matching(path).split("/")[-1]
+    return base.lower() in _LOCK_FILES or _ext(base) in (".lock", ".lockfile")
 
 
 # ------------------------------------------------------------------------------------------------ results
