@@ -98,7 +98,7 @@ def _from_error(exc: ManifestError, field_lines: Mapping[str, int] | None = None
     if both and not field:
         field = both.group(2)
         line = (field_lines or {}).get(field, line)
-    return Finding(exc.path, line, exc.instance_id, field, exc.message)
+    return Finding(exc.path, line, exc.instance_id, field, exc.message.removeprefix("Value error, "))
 
 
 def _files(paths: Sequence[Path]) -> Iterator[Path]:

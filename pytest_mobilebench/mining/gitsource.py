@@ -177,7 +177,7 @@ def open_source(spec: str, *, repo: str | None = None, ref: str | None = None) -
     """
     name = repo or repo_name(spec)
     if name is None or name.count("/") != 1:
-        raise MiningError(f"cannot tell the repository's owner/name from {spec!r}: pass --repo OWNER/NAME")
+        raise MiningError(f"cannot tell the repository's owner/name from {spec!r}: pass --repo-name OWNER/NAME")
     path = Path(spec)
     temp: Path | None = None
     if path.is_dir():
