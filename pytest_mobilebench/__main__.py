@@ -25,7 +25,12 @@ def compare_main(argv: Sequence[str]) -> int:
     """``compare SUMMARY... [--json OUT] [--html OUT]``: print the text table of
     :func:`pytest_mobilebench.compare.compare`; write the JSON / the HTML page
     (:func:`pytest_mobilebench.report.page.comparison_page`) when asked. Exit 2 on bad input."""
-    from pytest_mobilebench.compare import CompareError, compare, load_outcomes, render_text
+    from pytest_mobilebench.compare import (
+        CompareError,
+        compare,
+        load_outcomes,
+        render_text,
+    )
     from pytest_mobilebench.report.files import atomic_write_text
     from pytest_mobilebench.report.page import comparison_page
 

@@ -15,9 +15,25 @@ import yaml
 from pytest_mobilebench.__main__ import main
 from pytest_mobilebench.manifest.issue_resolution import load_dataset, load_manifest
 from pytest_mobilebench.manifest.yamlfile import read_yaml
-from pytest_mobilebench.mining.gitsource import Commit, FileStat, MiningError, open_source, repo_name
-from pytest_mobilebench.mining.records import IssueIndex, instance_id_for, pr_number, problem_statement
-from pytest_mobilebench.mining.scan import Reason, infer_framework, is_generated, static_reason
+from pytest_mobilebench.mining.gitsource import (
+    Commit,
+    FileStat,
+    MiningError,
+    open_source,
+    repo_name,
+)
+from pytest_mobilebench.mining.records import (
+    IssueIndex,
+    instance_id_for,
+    pr_number,
+    problem_statement,
+)
+from pytest_mobilebench.mining.scan import (
+    Reason,
+    infer_framework,
+    is_generated,
+    static_reason,
+)
 from pytest_mobilebench.mining.validate import read_verdicts
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.suites.base import ManifestError
@@ -267,3 +283,37 @@ def test_open_source_refuses_a_folder_that_is_not_a_repository(tmp_path: Path) -
     (tmp_path / "a+b").mkdir()
     with pytest.raises(MiningError, match="not a git repository"):
         open_source(str(tmp_path / "a+b"))
+
+
+def _repo_from(tmp_path: Path, name: str, fixture: str) -> Path:
+    import shutil
+
+    repo = tmp_path / name
+    shutil.copytree(ROOT / "fixtures" / "repos" / "recipes" / fixture, repo)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    return repo
+
+
+def test_gradle_candidates_are_mined_with_module_tasks(tmp_path: Path) -> None:
+    repo = _repo_from(tmp_path, "acme+notes", "android-groovy")
+    kt = "app/src/main/java/acme/Notes.kt"
+    _commit_files(repo, "Fix notes (#4)", {kt: "class Notes\n", "app/src/test/java/acme/NotesTest.kt": "class NotesTest\n"})
+    _commit_files(repo, "Instrumented only", {kt: "class Notes2\n", "app/src/androidTest/java/acme/NotesUiTest.kt": "class T\n"})
+    code, report = _mine(str(repo), "--out", str(tmp_path / "out"), "--no-validate")
+    assert code == 0 and report["framework"] == "android"
+    assert list(report["instances"]) == ["acme__notes-4"]
+    no_run = [r for r in report["rejections"] if r["reason"] == "no_runnable_tests"]
+    assert [r["subject"] for r in no_run] == ["Instrumented only"]
+    inst = load_manifest(read_yaml(tmp_path / "out" / "acme__notes.yaml"))[0].record
+    assert ":app:testFreeDebugUnitTest" in inst.provenance["planned_test_command"] and inst.environment.jdk == "17"
+
+
+def test_flutter_candidates_are_mined(tmp_path: Path) -> None:
+    repo = _repo_from(tmp_path, "acme+birds", "flutter-fvm")
+    _commit_files(repo, "Count birds", {"lib/birds.dart": "int birds() => 2;\n", "test/birds_test.dart": "void main() {}\n"})
+    code, report = _mine(str(repo), "--out", str(tmp_path / "out"), "--no-validate")
+    assert code == 0 and report["framework"] == "flutter" and report["candidates"] == 1
+    inst = load_manifest(read_yaml(tmp_path / "out" / "acme__birds.yaml"))[0].record
+    assert "test/birds_test.dart" in inst.provenance["planned_test_command"] and inst.environment.flutter

@@ -22,7 +22,11 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench.mining import report as report_mod
-from pytest_mobilebench.mining._harness import PatchError, atomic_write_json, atomic_write_text
+from pytest_mobilebench.mining._harness import (
+    PatchError,
+    atomic_write_json,
+    atomic_write_text,
+)
 from pytest_mobilebench.mining.gitsource import Commit, MiningError, Source, open_source
 from pytest_mobilebench.mining.records import (
     Candidate,
@@ -34,9 +38,26 @@ from pytest_mobilebench.mining.records import (
     problem_statement,
     swe_bench_row,
 )
-from pytest_mobilebench.mining.scan import DEFAULT_MAX_FILES, DEFAULT_MAX_LINES, FRAMEWORK_FILES, Reason, infer_framework, static_reason
-from pytest_mobilebench.mining.split import environment_at, planned_command, split_change, test_rule_at
-from pytest_mobilebench.mining.validate import Verdict, read_audit, read_verdicts, run_pytest
+from pytest_mobilebench.mining.scan import (
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_LINES,
+    FRAMEWORK_FILES,
+    Reason,
+    infer_framework,
+    static_reason,
+)
+from pytest_mobilebench.mining.split import (
+    environment_at,
+    planned_command,
+    split_change,
+    test_rule_at,
+)
+from pytest_mobilebench.mining.validate import (
+    Verdict,
+    read_audit,
+    read_verdicts,
+    run_pytest,
+)
 
 __all__ = ["MineOptions", "Rejection", "mine"]
 
@@ -203,7 +224,7 @@ def mine(opts: MineOptions) -> dict[str, Any]:
         outputs: list[Path] = []
         verdicts: dict[str, Verdict] = {}
         audit: dict[str, Any] = {}
-        run_id = time.strftime("mine-%Y%m%dT%H%M%SZ", time.gmtime())
+        run_id = time.strftime("mine-%Y%m%dT%H%M%SZ-", time.gmtime()) + os.urandom(3).hex()
         if candidates:
             cand_path = _write_manifest(opts.out / "candidates" / f"{slug}.yaml", source, framework,
                                         [c.entry() for c in candidates], header + " Not validated.")  # fmt: skip

@@ -20,7 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Final
 
-from pytest_mobilebench.mining._harness import Artifact, artifact_type, is_lock_file, tool_dir_of
+from pytest_mobilebench.mining._harness import (
+    Artifact,
+    artifact_type,
+    is_lock_file,
+    tool_dir_of,
+)
 from pytest_mobilebench.mining._harness import frameworks as _frameworks
 from pytest_mobilebench.mining.gitsource import Commit, FileStat, MiningError
 

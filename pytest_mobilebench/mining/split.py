@@ -16,7 +16,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, final
 
-from pytest_mobilebench.mining._harness import ENVIRONMENT_RECIPE_KEYS, PatchInfo, frameworks, parse_patch, split_patch
+from pytest_mobilebench.mining._harness import (
+    ENVIRONMENT_RECIPE_KEYS,
+    PatchInfo,
+    frameworks,
+    parse_patch,
+    split_patch,
+)
 from pytest_mobilebench.mining.gitsource import Source
 
 __all__ = ["Split", "environment_at", "planned_command", "split_change", "test_rule_at"]
