@@ -131,6 +131,7 @@ def test_instance_ids_and_issue_links(tmp_path: Path) -> None:
     text, source, linked = problem_statement(squash, issues, 17)
     assert (source, linked) == ("issue", [5, 6, 8])
     assert text.startswith("Clock drifts\n\nIt drifts.") and "Only mentioned" not in text
+    assert problem_statement(merge, None, 42)[:2] == ("Fix it\n", "commit_message")  # the PR title, not "Merge ..."
     text, source, linked = problem_statement(plain, issues, None)
     assert (text, source, linked) == ("Fix the clock\n", "commit_message", [])
     bad = tmp_path / "bad.jsonl"

@@ -126,10 +126,11 @@ class Source:
         return dict(read_blobs(self.git_dir, commit, paths))
 
     def export(self, commit: str, dest: Path) -> Path:
-        """The tree of ``commit`` written under ``dest`` (``git archive``; regular files and folders only)."""
+        """The tree of ``commit`` written under ``dest`` (``git archive``), through tarfile's ``data`` filter:
+        a member that would land outside ``dest`` (a link pointing out, an absolute name) is left out."""
         data = subprocess.run(["git", "archive", "--format=tar", commit], cwd=self.git_dir, capture_output=True, check=True).stdout
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            tar.extractall(dest, filter="data")
+            tar.extractall(dest, filter=_inside)
         return dest
 
     def close(self) -> None:
@@ -137,6 +138,14 @@ class Source:
         if self._temp is not None:
             shutil.rmtree(self._temp, ignore_errors=True)
             self._temp = None
+
+
+def _inside(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """tarfile's ``data`` filter, skipping (not raising on) what it refuses."""
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None
 
 
 def repo_name(spec: str) -> str | None:

@@ -174,13 +174,15 @@ def _validation_provenance(run_id: str, opts: MineOptions, verdict: Verdict) -> 
                            "flaky_dropped": list(verdict.flaky), "setup_s": verdict.setup_s, "test_s": verdict.test_s}}  # fmt: skip
 
 
-def _validate(manifest: Path, candidates: Sequence[Candidate], opts: MineOptions, run_id: str) -> dict[str, Verdict]:
-    """Run the validation mode on the candidates' manifest; each candidate's verdict."""
+def _validate(manifest: Path, candidates: Sequence[Candidate], opts: MineOptions, run_id: str) -> tuple[dict[str, Verdict], dict[str, Any]]:
+    """Run the validation mode on the candidates' manifest: each candidate's verdict, and the run's exit
+    status and log file (where to look when instances are ``not_run``)."""
     reports = opts.out / "reports"
     args = [f"--mb-validate-runs={max(1, opts.runs)}", "--mb-validate", f"--mb-runtime={opts.runtime}"]
     args += ["-n", str(opts.workers)] if opts.workers > 0 else []
-    _, summary = run_pytest(manifest, reports, run_id, args, opts.out / "logs" / f"{run_id}.log")
-    return read_verdicts(summary, [c.instance_id for c in candidates])
+    log = opts.out / "logs" / f"{run_id}.log"
+    status, summary = run_pytest(manifest, reports, run_id, args, log)
+    return read_verdicts(summary, [c.instance_id for c in candidates]), {"exit_status": status, "log": str(log)}
 
 
 def _audit(manifest: Path, opts: MineOptions, run_id: str) -> dict[str, Any]:
@@ -224,6 +226,7 @@ def mine(opts: MineOptions) -> dict[str, Any]:
         outputs: list[Path] = []
         verdicts: dict[str, Verdict] = {}
         audit: dict[str, Any] = {}
+        run_info: dict[str, Any] = {}
         run_id = time.strftime("mine-%Y%m%dT%H%M%SZ-", time.gmtime()) + os.urandom(3).hex()
         if candidates:
             cand_path = _write_manifest(opts.out / "candidates" / f"{slug}.yaml", source, framework,
@@ -231,7 +234,7 @@ def mine(opts: MineOptions) -> dict[str, Any]:
             outputs.append(cand_path)
         kept = list(candidates)
         if candidates and opts.validate:
-            verdicts = _validate(cand_path, candidates, opts, run_id)
+            verdicts, run_info = _validate(cand_path, candidates, opts, run_id)
             kept = [c for c in candidates if verdicts[c.instance_id].kept]
         entries = [
             c.entry(verdicts[c.instance_id].gold, _validation_provenance(run_id, opts, verdicts[c.instance_id]))
@@ -250,6 +253,8 @@ def mine(opts: MineOptions) -> dict[str, Any]:
             verdicts=verdicts, validated=opts.validate, run_id=run_id if opts.validate and candidates else None,
             audit=audit, outputs=outputs, scan_s=scan_s, total_s=time.monotonic() - started,
         )  # fmt: skip
+        if result["validation"]:
+            result["validation"].update(run_info)
         atomic_write_json(opts.out / "report.json", result)
         return result
     finally:

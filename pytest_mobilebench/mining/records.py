@@ -111,7 +111,10 @@ def problem_statement(commit: Commit, issues: IssueIndex | None, pr: int | None)
     if linked:
         text = "\n\n".join(f"{i.get('title', '')}\n\n{i.get('body') or ''}".strip() for i in linked)
         return text + "\n", "issue", [int(i["number"]) for i in linked]
-    return commit.message.strip() + "\n", "commit_message", []
+    message = commit.message.strip()
+    if _PR_RES[0].match(message) and "\n" in message:  # a merge: the pull request's title and body follow
+        message = message.split("\n", 1)[1].strip() or message
+    return message + "\n", "commit_message", []
 
 
 @final

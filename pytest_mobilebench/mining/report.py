@@ -4,7 +4,7 @@ Shape of ``<out>/report.json`` (plain JSON)::
 
     {"repo": "owner/name", "framework": str, "tip": sha, "scanned": int, "candidates": int,
      "rejected": {reason: int}, "rejections": [{"commit", "subject", "reason", "detail"}],
-     "validation": null | {"run_id", "valid", "invalid", "flaky_dropped", "infra_errors", "not_run",
+     "validation": null | {"run_id", "exit_status", "log", "valid", "invalid", "flaky_dropped", "infra_errors", "not_run",
                            "cached", "flaky_tests", "setup_s", "test_s"},
      "audit": {...the --mb-audit table...} | {},
      "instances": {id: {"fix_commit", "base_commit", "status", "FAIL_TO_PASS", "NONE_TO_PASS",
