@@ -54,4 +54,6 @@ def test_mine_validate_check_and_resume(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(args) == 0
     again = json.loads((out / "report.json").read_text())
     assert again["validation"]["cached"] == 2 and again["validation"]["valid"] == 2
+    assert again["validation"]["setup_s"] == again["validation"]["test_s"] == 0  # nothing ran again
+    assert all(i["test_s"] > 0 for i in again["instances"].values())  # the original timings are kept
     assert time.monotonic() - started < 120

@@ -14,7 +14,8 @@ Shape of ``<out>/report.json`` (plain JSON)::
 
 ``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``, ``infra_error`` or
 ``not_run``. ``setup_s`` is the validation items' time outside the test commands (workspace, image,
-dependency installation), ``test_s`` the test commands' own time, both summed over instances (seconds).
+dependency installation), ``test_s`` the test commands' own time, both summed over the instances this run
+evaluated (seconds; a cached instance costs nothing now, its original timings stay in its own entry).
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
             "not_run": statuses["not_run"],
             "cached": sum(1 for v in verdicts.values() if v.cached),
             "flaky_tests": sum(len(v.flaky) for v in verdicts.values()),
-            "setup_s": round(sum(v.setup_s for v in verdicts.values()), 3),
-            "test_s": round(sum(v.test_s for v in verdicts.values()), 3),
+            "setup_s": round(sum(v.setup_s for v in verdicts.values() if not v.cached), 3),
+            "test_s": round(sum(v.test_s for v in verdicts.values() if not v.cached), 3),
         }
     return {
         "repo": source.repo,
