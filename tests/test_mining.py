@@ -318,3 +318,23 @@ def test_flutter_candidates_are_mined(tmp_path: Path) -> None:
     assert code == 0 and report["framework"] == "flutter" and report["candidates"] == 1
     inst = load_manifest(read_yaml(tmp_path / "out" / "acme__birds.yaml"))[0].record
     assert "test/birds_test.dart" in inst.provenance["planned_test_command"] and inst.environment.flutter
+
+
+def test_mine_and_validate_locally_from_a_relative_out_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The validation subprocess gets absolute paths (it runs in the manifest's folder), and the local
+    runtime (the gold patch of the bundled repository; needs node / npm) validates the newest fix with
+    the gold lists of cases/examples."""
+    import shutil
+
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    monkeypatch.chdir(tmp_path)
+    assert main(["mine", str(BUNDLE), "--out", "out", "--limit", "1", "--runtime", "local", "--validate-runs", "1"]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    log = Path(report["validation"]["log"]).read_text()
+    assert log.splitlines()[0].split()[4] == str(tmp_path / "out" / "candidates" / "mobilebench__counter.yaml")
+    assert report["validation"]["valid"] == 1, log[-2000:]
+    (inst,) = report["instances"].values()
+    shipped = {r.record.fix_commit: r.record for r in load_manifest(read_yaml(EXAMPLES))}[inst["fix_commit"]]
+    assert (set(inst["FAIL_TO_PASS"]), set(inst["NONE_TO_PASS"]), set(inst["PASS_TO_PASS"])) == (
+        set(shipped.FAIL_TO_PASS), set(shipped.NONE_TO_PASS), set(shipped.PASS_TO_PASS))

@@ -94,8 +94,15 @@ def render(report: Mapping[str, Any]) -> str:
         rows += [("valid", str(val["valid"])), ("invalid", str(val["invalid"])), ("flaky dropped", str(val["flaky_dropped"])),
                  ("infra errors", str(val["infra_errors"])), ("cached", str(val["cached"])),
                  ("install/setup seconds", f"{val['setup_s']:.1f}"), ("test seconds", f"{val['test_s']:.1f}")]  # fmt: skip
+        if val.get("not_run") or val.get("exit_status") not in (None, 0, 1):
+            rows.append(("validation log", f"{val.get('log')} (exit {val.get('exit_status')})"))
     else:
         rows.append(("validation", "not run (--no-validate)"))
+    audit = report.get("audit") or {}
+    if audit:
+        unnoticed = sum(len(h) for h in audit.get("unnoticed_hunks", {}).values())
+        rows += [("audited", str(audit.get("instances", 0))), ("audit: trusted", str(audit.get("trusted", 0))),
+                 ("audit: unnoticed hunks", str(unnoticed))]  # fmt: skip
     width = max(len(k) for k, _ in rows)
     lines = [f"mine {report['repo']} ({report['framework']}) at {report['tip'][:12]}"]
     lines += [f"  {k.ljust(width)}  {v}" for k, v in rows]

@@ -61,7 +61,9 @@ class Verdict:
 def run_pytest(manifest: Path, reports: Path, run_id: str, args: Sequence[str], log: Path) -> tuple[int, Path]:
     """Run the harness on ``manifest`` with ``args``; return ``(exit status, summary path)``.
 
-    The output goes to ``log``; ``reports`` holds the evidence and the result cache."""
+    The output goes to ``log``; ``reports`` holds the evidence and the result cache. Paths are made
+    absolute: the run's working folder is the manifest's."""
+    manifest, reports = manifest.resolve(), reports.resolve()
     summary = reports / run_id / "summary.json"
     command = [
         sys.executable, "-m", "pytest", str(manifest), "--predictions=gold", f"--mb-reports-dir={reports}",
