@@ -242,6 +242,8 @@ def check(opts: CheckOptions) -> tuple[list[Finding], dict[str, Any]]:
                 first[iid] = e
             findings += _instance_findings(e, opts, reported)
     unchecked = sorted(set(first) - set(reported)) if opts.runs else []
+    order = {str(path): n for n, path in enumerate(files)}
+    findings.sort(key=lambda f: (order.get(f.path, len(order)), f.line or 0))
     return findings, {"files": len(files), "instances": instances, "unchecked_runs": unchecked}
 
 
