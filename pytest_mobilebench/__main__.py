@@ -73,7 +73,8 @@ def mine_main(argv: Sequence[str]) -> int:
     p.add_argument("--validate-runs", dest="runs", type=int, default=2, help="validation repeats (flaky tests are those whose state differs), default 2")
     p.add_argument("-n", "--workers", type=int, default=0, help="pytest-xdist workers of the validation run")
     p.add_argument("--runtime", default="auto", choices=("auto", "docker", "local"), help="--mb-runtime of the validation")
-    p.add_argument("--audit", action="store_true", help="also run --mb-audit on the kept instances")
+    p.add_argument("--audit", action=argparse.BooleanOptionalAction, default=True,
+                   help="run --mb-audit on the kept instances (default; --no-audit skips it)")
     p.add_argument("--issues", type=Path, help="a local issue export (JSON / JSON lines of {number, title, body})")
     p.add_argument("--format", dest="formats", action="append", default=[], choices=FORMATS,
                    help="also write the kept instances as JSON lines in this dialect (repeatable)")

@@ -329,7 +329,8 @@ def test_mine_and_validate_locally_from_a_relative_out_folder(tmp_path: Path, mo
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed")
     monkeypatch.chdir(tmp_path)
-    assert main(["mine", str(BUNDLE), "--out", "out", "--limit", "1", "--runtime", "local", "--validate-runs", "1"]) == 0
+    assert main(["mine", str(BUNDLE), "--out", "out", "--limit", "1", "--runtime", "local", "--validate-runs", "1",
+                 "--no-audit"]) == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     log = Path(report["validation"]["log"]).read_text()
     assert log.splitlines()[0].split()[4] == str(tmp_path / "out" / "candidates" / "mobilebench__counter.yaml")
@@ -338,3 +339,17 @@ def test_mine_and_validate_locally_from_a_relative_out_folder(tmp_path: Path, mo
     shipped = {r.record.fix_commit: r.record for r in load_manifest(read_yaml(EXAMPLES))}[inst["fix_commit"]]
     assert (set(inst["FAIL_TO_PASS"]), set(inst["NONE_TO_PASS"]), set(inst["PASS_TO_PASS"])) == (
         set(shipped.FAIL_TO_PASS), set(shipped.NONE_TO_PASS), set(shipped.PASS_TO_PASS))
+
+
+def test_audit_table_is_read_from_the_summary_and_shown(tmp_path: Path) -> None:
+    from pytest_mobilebench.mining.report import render
+    from pytest_mobilebench.mining.validate import read_audit
+
+    audit = {"instances": 2, "trusted": 1, "unnoticed_hunks": {"a__b-1": ["src/a.js @@ -1 +1 @@"]}}
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"suite_tables": {"issue_resolution": {"audit": audit}}}))
+    assert read_audit(summary) == audit and read_audit(tmp_path / "absent.json") == {}
+    report = {"repo": "a/b", "framework": "react-native", "tip": "f" * 40, "scanned": 1, "candidates": 0,
+              "rejected": {}, "validation": None, "audit": audit, "instances": {}, "outputs": []}  # fmt: skip
+    text = render(report)
+    assert "audit: trusted          1" in text and "audit: unnoticed hunks  1" in text

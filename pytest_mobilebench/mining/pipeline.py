@@ -81,7 +81,7 @@ class MineOptions:
     runs: int = 2
     workers: int = 0
     runtime: str = "auto"
-    audit: bool = False
+    audit: bool = True
     issues: Path | None = None
     formats: tuple[str, ...] = ()
     max_files: int = DEFAULT_MAX_FILES
