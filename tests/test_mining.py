@@ -192,6 +192,10 @@ def test_mine_commits_limit_and_since(tmp_path: Path) -> None:
     assert list(report["instances"]) == ["mobilebench__counter-342201a"] and report["rejected"] == {"root_commit": 1}
     _, report = _mine(str(BUNDLE), "--out", str(tmp_path / "c"), "--no-validate", "--since", "2026-01-06T12:00:00Z")
     assert report["scanned"] == 1 and list(report["instances"]) == ["mobilebench__counter-73ff7f2"]
+    # a later run that keeps nothing leaves no manifest of an earlier one behind
+    assert (tmp_path / "c" / "mobilebench__counter.yaml").is_file()
+    _, report = _mine(str(BUNDLE), "--out", str(tmp_path / "c"), "--no-validate", "--commits", "b89b12d")
+    assert report["candidates"] == 0 and not list((tmp_path / "c").rglob("*.yaml"))
 
 
 def test_mine_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

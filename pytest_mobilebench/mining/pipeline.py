@@ -205,6 +205,42 @@ def _write_dialects(out: Path, slug: str, formats: Sequence[str], kept: Sequence
     return written
 
 
+def _validate_and_write(source: Source, framework: str, candidates: Sequence[Candidate], opts: MineOptions, run_id: str,
+                        header: str) -> tuple[dict[str, Verdict], dict[str, Any], dict[str, Any], list[Path]]:  # fmt: skip
+    """Write the candidates, validate them (and audit the kept ones), write the outputs; an output of an
+    earlier run that this run does not rewrite is removed (it would describe other instances).
+
+    Returns ``(verdicts, the validation run's exit status and log, the audit table, files written)``."""
+    slug = source.repo.replace("/", "__")
+    outputs: list[Path] = []
+    verdicts: dict[str, Verdict] = {}
+    run_info: dict[str, Any] = {}
+    audit: dict[str, Any] = {}
+    stale = [opts.out / "candidates" / f"{slug}.yaml", opts.out / f"{slug}.yaml", *(opts.out / f"{slug}.{f}.jsonl" for f in FORMATS)]
+    if candidates:
+        cand_path = _write_manifest(stale[0], source, framework, [c.entry() for c in candidates], header + " Not validated.")
+        outputs.append(cand_path)
+        if opts.validate:
+            verdicts, run_info = _validate(cand_path, candidates, opts, run_id)
+    kept = [c for c in candidates if verdicts[c.instance_id].kept] if verdicts else list(candidates)
+    entries = [
+        c.entry(verdicts[c.instance_id].gold, _validation_provenance(run_id, opts, verdicts[c.instance_id]))
+        if c.instance_id in verdicts else c.entry(None, {"validation": None})
+        for c in kept
+    ]
+    if entries:
+        state = f"{len(kept)} valid of {len(candidates)} (validation run {run_id})." if verdicts else "Not validated."
+        final = _write_manifest(stale[1], source, framework, entries, header + " " + state)
+        outputs.append(final)
+        if verdicts and opts.audit:
+            audit = _audit(final, opts, run_id + "-audit")
+        outputs += _write_dialects(opts.out, slug, opts.formats, kept, verdicts)
+    for path in stale:
+        if path not in outputs:
+            path.unlink(missing_ok=True)
+    return verdicts, run_info, audit, outputs
+
+
 def mine(opts: MineOptions) -> dict[str, Any]:
     """Run the pipeline of the module docstring; return the report (also written to ``<out>/report.json``).
 
@@ -220,37 +256,13 @@ def mine(opts: MineOptions) -> dict[str, Any]:
         framework = opts.framework or infer_framework(source.read(source.tip, FRAMEWORK_FILES))
         scanned, candidates, rejections = scan(source, framework, opts)
         scan_s = time.monotonic() - started
-        slug = source.repo.replace("/", "__")
         header = (f"Mined by `python -m pytest_mobilebench mine` from {source.repo} at {source.tip[:12]} "
                   f"({framework}): {len(candidates)} candidate(s).")  # fmt: skip
-        outputs: list[Path] = []
-        verdicts: dict[str, Verdict] = {}
-        audit: dict[str, Any] = {}
-        run_info: dict[str, Any] = {}
         run_id = time.strftime("mine-%Y%m%dT%H%M%SZ-", time.gmtime()) + os.urandom(3).hex()
-        if candidates:
-            cand_path = _write_manifest(opts.out / "candidates" / f"{slug}.yaml", source, framework,
-                                        [c.entry() for c in candidates], header + " Not validated.")  # fmt: skip
-            outputs.append(cand_path)
-        kept = list(candidates)
-        if candidates and opts.validate:
-            verdicts, run_info = _validate(cand_path, candidates, opts, run_id)
-            kept = [c for c in candidates if verdicts[c.instance_id].kept]
-        entries = [
-            c.entry(verdicts[c.instance_id].gold, _validation_provenance(run_id, opts, verdicts[c.instance_id]))
-            if c.instance_id in verdicts else c.entry(None, {"validation": None})
-            for c in kept
-        ]
-        if entries:
-            state = f"{len(kept)} valid of {len(candidates)} (validation run {run_id})." if opts.validate else "Not validated."
-            final = _write_manifest(opts.out / f"{slug}.yaml", source, framework, entries, header + " " + state)
-            outputs.append(final)
-            if opts.validate and opts.audit:
-                audit = _audit(final, opts, run_id + "-audit")
-            outputs += _write_dialects(opts.out, slug, opts.formats, kept, verdicts)
+        verdicts, run_info, audit, outputs = _validate_and_write(source, framework, candidates, opts, run_id, header)
         result = report_mod.build(
             source=source, framework=framework, scanned=scanned, candidates=candidates, rejections=rejections,
-            verdicts=verdicts, validated=opts.validate, run_id=run_id if opts.validate and candidates else None,
+            verdicts=verdicts, validated=opts.validate, run_id=run_id if verdicts else None,
             audit=audit, outputs=outputs, scan_s=scan_s, total_s=time.monotonic() - started,
         )  # fmt: skip
         if result["validation"]:
