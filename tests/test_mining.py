@@ -13,7 +13,6 @@ import pytest
 import yaml
 
 from pytest_mobilebench.__main__ import main
-from pytest_mobilebench.manifest.issue_resolution import load_dataset, load_manifest
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.mining.gitsource import (
     Commit,
@@ -38,6 +37,10 @@ from pytest_mobilebench.mining.validate import read_verdicts
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.suites.base import ManifestError
 from pytest_mobilebench.suites.issue_resolution import resolve_patches
+from pytest_mobilebench.suites.issue_resolution.manifest import (
+    load_dataset,
+    load_manifest,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLE = ROOT / "fixtures" / "repos" / "mobilebench+counter.bundle"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench.__main__ import main
-from pytest_mobilebench.manifest.issue_resolution import load_manifest
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.suites.issue_resolution import docker_answers
+from pytest_mobilebench.suites.issue_resolution.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLE = ROOT / "fixtures" / "repos" / "mobilebench+counter.bundle"

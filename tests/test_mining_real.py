@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench.__main__ import main
-from pytest_mobilebench.manifest.issue_resolution import load_manifest
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.patch import parse_patch
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.suites.issue_resolution import docker_answers, resolve_patches
+from pytest_mobilebench.suites.issue_resolution.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "cases" / "issue_resolution" / "jellyfin__jellyfin-expo.yaml"

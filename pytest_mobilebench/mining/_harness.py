@@ -8,30 +8,28 @@ independent of where those modules live.
 from __future__ import annotations
 
 from pytest_mobilebench import frameworks
-from pytest_mobilebench.frameworks.environment import (
-    _OVERRIDE_KEYS as ENVIRONMENT_RECIPE_KEYS,
-)
+from pytest_mobilebench.artifacts import Artifact, artifact_type, is_lock_file
 from pytest_mobilebench.frameworks.rules import tool_dir_of
-from pytest_mobilebench.manifest.dialects import load_dataset as load_release
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import read_yaml
-from pytest_mobilebench.patch import (
-    Artifact,
-    PatchError,
-    PatchInfo,
-    artifact_type,
-    is_lock_file,
-    parse_patch,
-    split_patch,
-)
+from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, split_patch
 from pytest_mobilebench.report.files import (
     atomic_write_json,
     atomic_write_text,
     read_json,
 )
+from pytest_mobilebench.runtime.environment import (
+    _OVERRIDE_KEYS as ENVIRONMENT_RECIPE_KEYS,
+)
 from pytest_mobilebench.runtime.git import GitError, run_git
 from pytest_mobilebench.runtime.repos import RepoCache, read_blobs
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.suites.issue_resolution.dialects import (
+    load_dataset as load_release,
+)
+from pytest_mobilebench.suites.issue_resolution.manifest import (
+    IssueInstance,
+    load_manifest,
+)
 
 __all__ = [
     "ENVIRONMENT_RECIPE_KEYS",
