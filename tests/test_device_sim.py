@@ -315,11 +315,13 @@ def test_candidate_that_hangs_is_a_timeout_not_infrastructure(device_factory: An
 def test_candidate_shadowing_junit_assertions_is_caught(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     """A no-op org.junit.Assert shipped in the app would make q pass; the app artefact is inspected."""
     _, pool = device_factory()
-    fake = "package org.junit;\n\npublic class Assert {\n    public static void assertEquals(long a, long b) {}\n}\n"
+    fake = ("package org.junit;\n\npublic class Assert {\n    public static void assertEquals(long a, long b) {}\n"
+            "    public static void assertEquals(Object a, Object b) {}\n    public static void fail(String m) {}\n}\n")
     patch = candidate_patch(tmp_path, "calc", {"src/main/java/org/junit/Assert.java": lambda _t: fake})
     result = evaluate(load("calc"), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
-    assert result["q_outcome"] == "passed"  # the shadowing really worked on the device ...
-    assert (result["reason"], result["passed"]) == ("unresolved", False)  # ... and is not rewarded
+    # the shadowing really worked on the device: the failing canary passed too ...
+    assert result["q_outcome"] == "runner_compromised" and "must fail on its assertion" in result["detail"]
+    assert (result["reason"], result["passed"]) == ("policy_violation", False)  # ... and is not rewarded
     assert "shadows_test_stack" in result["flags"]
 
 
@@ -342,7 +344,7 @@ def test_a_missing_target_method_from_real_junit_is_not_run(device_factory: Any,
     assert result["reason"] == "record_rejected"
     assert result["states"]["S_bug"]["target"] == "not_run"
     output = (tmp_path / "ev" / "states" / "S_bug" / "attempt-1" / "instrument.0.txt").read_text()
-    assert "org.junit.runner.manipulation.Filter" in output and "initializationError" in output
+    assert "test=nope" not in output and "test=canary_fail_" in output  # the canaries ran, q does not exist
 
 
 # ------------------------------------------------------------------------------------------------ pool under xdist
@@ -426,6 +428,6 @@ def test_candidate_shipping_its_own_test_class_is_caught(device_factory: Any, tm
         "javac -proc:none -d build/app", "javac -proc:none -cp /usr/share/java/junit4.jar -d build/app")})
     loaded = dataclasses.replace(loaded, record=loaded.record.model_copy(update={"plan": plan}))
     result = evaluate(loaded, {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
-    assert result["q_outcome"] == "passed"  # the fake test class really ran
-    assert (result["reason"], result["passed"]) == ("unresolved", False)
+    assert result["q_outcome"] == "runner_compromised"  # the fake test class really ran (it has no canaries)
+    assert (result["reason"], result["passed"]) == ("policy_violation", False)
     assert "shadows_test_stack" in result["flags"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PyRepo, git, manifest_for
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_manifest
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.suites.issue_resolution import regrade
 

@@ -31,10 +31,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_mobilebench.report.headline import headlines, is_infra
+from pytest_mobilebench.report.runs import not_run_and_unmatched
 from pytest_mobilebench.suggest import closest
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.state import MobileBenchState
 
 __all__ = ["build_summary", "headline"]
 
@@ -117,3 +121,37 @@ def build_summary(
         "unmatched_predictions": sorted(unmatched_predictions),
         "unmatched_suggestions": dict(sorted(suggestions.items())),
     }
+
+
+def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Build the run summary from the results gathered on the controller."""
+    tables: dict[str, Any] = {}
+    for suite_name in sorted({str(r.get("suite")) for r in state.results}):
+        suite = state.suites.get(suite_name)
+        rows = [r for r in state.results if r.get("suite") == suite_name]
+        if suite is not None:
+            try:
+                tables[suite_name] = suite.summarize(rows, options=options)
+            except Exception as exc:  # noqa: BLE001 - a table must never cost the summary itself
+                tables[suite_name] = {"error": f"{type(exc).__name__}: {exc}"}
+    evaluated = {str(r.get("instance_id")) for r in state.results}
+    real = state.predictions is not None and not state.predictions.pseudo
+    not_run, unmatched = not_run_and_unmatched(  # interrupted items are not_run, never unmatched predictions
+        [iid for _, iid in state.collected.values()], evaluated, state.predictions.instance_ids if real else ()
+    )
+    selected: dict[str, int] = {}
+    for suite_name, _ in state.collected.values():
+        selected[suite_name] = selected.get(suite_name, 0) + 1
+    invalid: dict[str, int] = {}
+    for suite_name in state.invalid.values():
+        invalid[suite_name] = invalid.get(suite_name, 0) + 1
+    return build_summary(
+        state.results,
+        run_id=state.run_id,
+        suite_tables=tables,
+        manifest_errors=sorted(set(state.manifest_errors)),
+        unmatched_predictions=unmatched,
+        selected=selected or None,
+        invalid=invalid,
+        instance_ids=[iid for _, iid in state.collected.values()],
+    ) | {"not_run_instances": not_run}

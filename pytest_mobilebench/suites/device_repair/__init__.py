@@ -67,6 +67,7 @@ COLUMNS = (
     Column("Q safe", "regression_safe"),
     Column("cause", "cause"),
     Column("infra", "infra_kind"),
+    Column("policy", "policy_kind"),
     Column("attempts", "attempts"),
     Column("device", "device"),
 )
@@ -251,7 +252,7 @@ class DeviceRepairSuite:
 #: result fields that describe the item rather than grade it (kept by a re-grade)
 _CONTEXT = ("instance_id", "suite", "model_name_or_path", "evidence_dir", "repo", "construction", "platform", "record_sha256", "flags", "fix_lines", "localization", "device",
             "attempts", "attempt_log", "duration_s", "cause", "patch_valid")
-_VERDICT = ("reason", "passed", "retryable", "infra_kind", "detail", "properties")
+_VERDICT = ("reason", "passed", "retryable", "infra_kind", "policy_kind", "detail", "properties")
 
 
 def _append(path: Path, line: str) -> None:
@@ -272,7 +273,7 @@ def _properties(result: Mapping[str, Any]) -> dict[str, Any]:
         "flags": ",".join(result.get("flags") or []),
         "duration_s": result.get("duration_s", 0.0),
     }
-    for key in ("infra_kind", "cause", "device", "fix_lines", "accepted"):
+    for key in ("infra_kind", "policy_kind", "cause", "device", "fix_lines", "accepted"):
         if result.get(key) is not None:
             props[key] = result[key]
     for key, value in (result.get("localization") or {}).items():
