@@ -458,8 +458,8 @@ class AppGenerationSuite:
         client = ctx.fixture("mb_docker_client")  # None when no daemon answered (pytest_mobilebench.fixtures)
         try:
             if client is not None:
-                built, files = self._contained(client, inputs, manifest, ctx, log_dir, timeout_s)
-                props["build_mode"] = "container"
+                built, files, image_seconds = self._contained(client, inputs, manifest, ctx, log_dir, timeout_s)
+                props.update(build_mode="container", image_seconds=image_seconds)
             elif trusted:
                 ctx.progress("no Docker daemon: building the trusted candidate ON THIS HOST (--mb-trust-candidates)")
                 scaffold = build_axis.ensure_scaffold(progress=ctx.progress)
@@ -487,8 +487,9 @@ class AppGenerationSuite:
 
     @staticmethod
     def _contained(client: Any, inputs: Mapping[str, bytes], manifest: AppManifest, ctx: EvalContext, log_dir: Path,
-                   timeout_s: float) -> tuple[build_axis.BuildResult, dict[str, bytes]]:
-        """tsc and vite in a container of the scaffold image (:mod:`.container`); logs into ``log_dir``."""
+                   timeout_s: float) -> tuple[build_axis.BuildResult, dict[str, bytes], float]:
+        """tsc and vite in a container of the scaffold image (:mod:`.container`); logs into ``log_dir``.
+        Returns the graded build, the files of ``dist/`` and the seconds spent ensuring the image."""
         builder = ctx.resource("app_generation:container", lambda: container.ContainedBuilder(
             client, run_id=ctx.run_id, scaffold_dir=build_axis.SCAFFOLD_DIR, progress=ctx.progress))
         out = builder.build(inputs, instance_id=manifest.app, timeout_s=timeout_s, log_dir=log_dir)
@@ -500,7 +501,7 @@ class AppGenerationSuite:
         built = build_axis.grade_build(out.tsc_exit, out.tsc_out, out.vite_exit, out.vite_out,
                                        has_index="index.html" in out.dist, dist=None,
                                        tsc_log=tsc_log, vite_log=vite_log, seconds=out.seconds)
-        return built, out.dist
+        return built, out.dist, out.image_seconds
 
     @staticmethod
     def _capture(browser: Any, base_url: str, manifest: AppManifest, out_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:

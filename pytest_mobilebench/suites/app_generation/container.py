@@ -181,7 +181,7 @@ class ContainedBuilder:
             InfraError: ``daemon_unreachable``, ``image_build_failed``, ``scaffold_install_failed`` (the
                 pinned ``npm ci`` failed: log attached), ``disk_full``, ``build_hung``.
         """
-        if self._image is not None:
+        if self._image is not None and self._still_there(self._image):
             return self._image
         from pytest_mobilebench.runtime.deplayer import ensure_deps
         from pytest_mobilebench.runtime.git import run_git
@@ -210,6 +210,15 @@ class ContainedBuilder:
                                                   install_command=_INSTALL, checkout_dir=tree, log_dir=log_dir,
                                                   test_user=NODE_TEST_USER, deps=deps)
         return self._image
+
+    def _still_there(self, image: Any) -> bool:
+        """Whether the memoised image still exists under its tag (a cleanup elsewhere may have removed it)."""
+        import docker.errors
+
+        try:
+            return bool(self.runtime.client.images.get(image.tag).id == image.image_id)
+        except docker.errors.ImageNotFound:
+            return False
 
     def build(self, files: Mapping[str, bytes], *, instance_id: str, timeout_s: float,
               log_dir: Path | None = None) -> ContainedBuild:
