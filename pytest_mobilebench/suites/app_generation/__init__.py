@@ -4,9 +4,11 @@ One pytest item is one generated project (a prediction) for one app (a manifest 
 ``cases/app_generation/``). :meth:`AppGenerationSuite.evaluate` runs, in order:
 
 1. build (:mod:`.build`): the candidate's ``src/`` in a clean pinned Vite + React + TS + Tailwind scaffold,
-   ``tsc --noEmit`` and ``vite build`` with zero errors; route count, page files, route coverage. With a
-   ``prebuilt_dist`` in the prediction the bundle is used as given and tsc / vite are not run
-   (``build_mode = "prebuilt"``), unless the option ``mb_app_build`` is ``"always"``;
+   ``tsc --noEmit`` and ``vite build`` with zero errors, run in a container (:mod:`.container`,
+   ``build_mode = "container"``; no daemon: ``infra_error`` ``daemon_unreachable``, or on this host with
+   ``mb_trust_candidates``: ``"host"``); route count, page files, route coverage. A ``prebuilt_dist`` is
+   used as given only with ``mb_trust_candidates`` (``build_mode = "prebuilt"``) and ``mb_app_build`` not
+   ``"always"``; a prediction without a ``src/`` folder is ``build_failed`` (``build_failure = "no_source"``);
 2. navigation (:mod:`.navigation`): every spec state-isolated in a fresh browser context; NavPassRate overall
    and per category; C1-C4 failure classes (:mod:`.failures`) for failed interactive specs;
 3. maintainability (:mod:`.maintainability`): LoC, ReuseRate, DeadCompRate, ColorConsistency;
@@ -214,8 +216,8 @@ class AppGenerationSuite:
 
     Options read from ``ctx.options`` (all optional): ``mb_price_table`` (price table path),
     ``mb_chromium`` (Chromium executable, default ``/usr/bin/chromium``), ``mb_app_build`` (``"auto"``: use
-    ``prebuilt_dist`` when given; ``"always"``: always build from source), ``mb_build_timeout`` (seconds per
-    tsc / vite command, default 300).
+    ``prebuilt_dist`` when given and trusted; ``"always"``: always build from source), ``mb_build_timeout``
+    (seconds per tsc / vite command, default 300) and issue resolution's ``mb_trust_candidates``.
     """
 
     name: Final = SUITE_NAME

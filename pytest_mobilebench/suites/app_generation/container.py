@@ -45,7 +45,7 @@ __all__ = ["LIMITS", "MAX_INPUT_BYTES", "MAX_INPUT_FILES", "ContainedBuild", "Co
            "inputs_tar"]
 
 #: limits of one build container (docker units; ``disk`` bounds the writable layer)
-LIMITS: Final[Mapping[str, Any]] = {"mem": "2g", "cpus": 1.0, "pids": 512, "disk": "1g"}
+LIMITS: Final[Mapping[str, Any]] = {"mem": "2g", "cpus": 2.0, "pids": 512, "disk": "1g"}
 #: what a candidate may hand to the build: bytes in total and files
 MAX_INPUT_BYTES: Final[int] = 64 << 20
 MAX_INPUT_FILES: Final[int] = 5000

@@ -1,7 +1,9 @@
 """Navigation axis: state-isolated navigation testing (MobileForge, seed 002 section 4.2).
 
-Every spec runs in a FRESH browser context (375x812 viewport, touch, mobile; service workers blocked) of one
-Chromium shared by the worker process: open the source screen's route directly, wait until the page settles
+Every spec runs in a FRESH browser context (375x812 viewport, touch, mobile, a regular mobile user agent;
+service workers blocked; every request off the app's origin refused and recorded by a
+:class:`~.serve.RequestGuard`) of one Chromium shared by the worker process, its sandbox on (as an
+unprivileged user when the harness is root; ``docs/app-generation-containment.md``): open the source screen's route directly, wait until the page settles
 (no request in flight and no DOM mutation for ``quiet_ms``, see :func:`settle`), perform the one action, settle again, observe. No spec
 depends on another; an exception inside one spec is that spec's failure with the error recorded.
 
@@ -481,7 +483,8 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
 
     Returns:
         The evidence dict described in :mod:`.failures`, plus ``target``, ``source``, ``url_before``,
-        ``url_after``, ``seconds``, ``failure_class`` and ``screenshots``.
+        ``url_after``, ``seconds``, ``failure_class``, ``screenshots`` and ``refused`` (the requests the
+        page made off its origin, ``[{"url", "by"}]``: :class:`~.serve.RequestGuard`).
     """
     start = time.monotonic()
     source_route = manifest.route_of(spec.source_screen)
