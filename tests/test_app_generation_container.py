@@ -152,7 +152,7 @@ def test_contained_build_of_the_attack(builder: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.docker
-def test_contained_build_counts_errors_and_limits_time(builder: Any, tmp_path: Path) -> None:
+def test_contained_build_counts_errors(builder: Any, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     shutil.copytree(APP / "src", broken / "src")
     main = broken / "src" / "main.tsx"
@@ -188,3 +188,18 @@ def test_attack_run_end_to_end_is_graded_on_what_it_built(builder: Any, tmp_path
     assert (row["reason"], props["nav_passed"], props["nav_total"]) == ("ok", 11, 11), row.get("detail")
     assert not sentinel.exists() and not sentinel.parent.exists()
     assert _lingering(linger) == []
+
+
+@pytest.mark.docker
+def test_a_build_that_never_ends_is_killed_at_the_time_limit(builder: Any, tmp_path: Path) -> None:
+    app = tmp_path / "spin"
+    shutil.copytree(APP / "src", app / "src")
+    css = app / "src" / "index.css"
+    css.write_text(css.read_text(encoding="utf-8") + '\n@plugin "./spin.cjs";\n', encoding="utf-8")
+    (app / "src" / "spin.cjs").write_text("for (;;) {}\nmodule.exports = function () {};\n", encoding="utf-8")
+    files, _ = container.build_inputs(app)
+    out = builder.build(files, instance_id="spin", timeout_s=60)
+    assert out.tsc_exit == 0 and out.vite_exit == -1 and out.dist == {}
+    graded = build.grade_build(out.tsc_exit, out.tsc_out, out.vite_exit, out.vite_out, has_index=False, dist=None,
+                               tsc_log=None, vite_log=None, seconds=out.seconds)
+    assert not graded.ok and graded.vite_errors == 1
