@@ -157,6 +157,9 @@ class ContainedBuild:
 class ContainedBuilder:
     """Builds candidates in containers of the scaffold image (see the module docstring); one per process.
 
+    Made once per process (the suite keeps it as a ``ctx.resource``); containers left by dead runs are
+    swept when it is made. Its images are kept after the run (nothing of the candidate's is in them).
+
     Args:
         client: a connected ``docker.DockerClient``.
         run_id: labels containers and images.
@@ -172,6 +175,7 @@ class ContainedBuilder:
         self.runtime = DockerRuntime(client=client, run_id=run_id, mem_limit=str(LIMITS["mem"]),
                                      cpus=float(LIMITS["cpus"]), pids_limit=int(LIMITS["pids"]),
                                      disk_limit=str(LIMITS["disk"]), progress=progress)
+        self.runtime.sweep()  # build containers left by dead runs (a worker killed mid-build)
         self._image: Any = None
 
     def image(self, log_dir: Path | None = None) -> Any:
