@@ -5,7 +5,7 @@ The suite's only door to :mod:`pytest_mobilebench.runtime`; it reuses issue reso
 1. images (once per scaffold hash, shared by every item and worker; content-hashed tags, file locks):
    the harness's Debian base layer (:meth:`~pytest_mobilebench.runtime.images.ImageBuilder.ensure_base`),
    the Node environment inferred from the scaffold's ``package.json`` / lockfile by
-   :func:`~pytest_mobilebench.runtime.recipes.node.infer_node_recipe`, the dependency layer
+   :func:`~pytest_mobilebench.frameworks.react_native.recipe.infer_node_recipe`, the dependency layer
    (:func:`~pytest_mobilebench.runtime.deplayer.ensure_deps`: ``npm ci`` of the pinned lockfile runs in a
    container on that image with the network on, so only the lockfile's own lifecycle scripts run, never
    on the host), then an instance layer holding the scaffold (``tsconfig.json``, ``vite.config.ts``,
@@ -39,7 +39,7 @@ from typing import Any, Final, final
 
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.channel import ChannelError, safe_relpath
-from pytest_mobilebench.runtime.recipes.common import TEST_USER
+from pytest_mobilebench.runtime.recipe import TEST_USER
 
 __all__ = ["LIMITS", "MAX_INPUT_BYTES", "MAX_INPUT_FILES", "ContainedBuild", "ContainedBuilder", "build_inputs",
            "inputs_tar"]
@@ -190,7 +190,7 @@ class ContainedBuilder:
         from pytest_mobilebench.runtime.deplayer import ensure_deps
         from pytest_mobilebench.runtime.git import run_git
         from pytest_mobilebench.runtime.images import content_hash
-        from pytest_mobilebench.runtime.recipes.node import NODE_TEST_USER, infer_node_recipe
+        from pytest_mobilebench.frameworks.react_native.recipe import NODE_TEST_USER, infer_node_recipe
 
         builder = self.runtime.builder
         with tempfile.TemporaryDirectory(prefix="mb-scaffold-") as tmp:
