@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from adbsim import AdbServer, SimDevice, adb_available
-from test_device_sim import CALC, FAST, candidate_patch, evaluate, load
+from test_device_sim import CALC, FAST, candidate_patch, evaluate, load, resources  # noqa: F401 (fixtures)
 
 from pytest_mobilebench.suites.device_repair.fixtures import make_pool
 from pytest_mobilebench.suites.device_repair.summary import summarize
@@ -105,7 +105,7 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         server.close()
 
 
-def run(tmp_path: Path, pool: Any, body: str) -> dict[str, Any]:
+def run(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> dict[str, Any]:
     result = evaluate(load("calc", **FAST), {"model_patch": attack(tmp_path, body), "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert result["passed"] is False and result["reason"] != "resolved", result
     assert result["retryable"] is False and result["reason"] != "infra_error", result  # never infrastructure
@@ -114,8 +114,8 @@ def run(tmp_path: Path, pool: Any, body: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("body", [FORGE_AND_HALT, FAKE_CANARIES], ids=["forged-protocol-and-halt", "fake-canary-records"])
-def test_a_forged_stream_is_runner_compromised(tmp_path: Path, pool: Any, body: str) -> None:
-    result = run(tmp_path, pool, body)
+def test_a_forged_stream_is_runner_compromised(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> None:
+    result = run(tmp_path, pool, body, evaluate)
     assert (result["reason"], result.get("policy_kind")) == ("policy_violation", "runner_compromised"), result["detail"]
     attempt = tmp_path / "ev" / "states" / "candidate" / "attempt-1"
     output = (attempt / "instrument.0.txt").read_text()
@@ -126,14 +126,14 @@ def test_a_forged_stream_is_runner_compromised(tmp_path: Path, pool: Any, body: 
 
 
 @pytest.mark.parametrize("body", [MARKER_IN_STACK, MARKER_PRINTED], ids=["in-a-stack-trace", "printed-then-halt"])
-def test_instrumentation_failed_from_the_code_under_test_is_not_infrastructure(tmp_path: Path, pool: Any, body: str) -> None:
-    result = run(tmp_path, pool, body)
+def test_instrumentation_failed_from_the_code_under_test_is_not_infrastructure(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> None:
+    result = run(tmp_path, pool, body, evaluate)
     assert "INSTRUMENTATION_FAILED" in (tmp_path / "ev" / "states" / "candidate" / "attempt-1" / "instrument.0.txt").read_text()
     assert result["reason"] in ("unresolved", "app_crash") and result["cause"] == "app_crash", result["detail"]
 
 
-def test_an_oom_crash_where_the_reference_ran_clean_is_the_candidates(tmp_path: Path, pool: Any) -> None:
-    result = run(tmp_path, pool, OOM_IN_THREAD)
+def test_an_oom_crash_where_the_reference_ran_clean_is_the_candidates(tmp_path: Path, pool: Any, evaluate: Any) -> None:
+    result = run(tmp_path, pool, OOM_IN_THREAD, evaluate)
     assert (result["reason"], result["cause"]) == ("app_crash", "app_crash"), result["detail"]
     assert [a["state"] for a in result["attempt_log"]] == ["candidate"] * 3 + ["reference"]
     assert result["attempt_log"][-1]["infra_kind"] is None  # the reference ran clean on the same device
