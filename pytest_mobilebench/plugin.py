@@ -34,12 +34,14 @@ from typing import Any, TypeVar, final
 import pytest
 
 from pytest_mobilebench import __version__
+from pytest_mobilebench.cache import record_material
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.predictions import (
     PredictionsError,
     load_predictions,
 )
 from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
+from pytest_mobilebench.report.junit import add_junit_properties
 from pytest_mobilebench.report.runs import (
     ReportsDiskFull,
     finish_run,
@@ -49,8 +51,8 @@ from pytest_mobilebench.report.runs import (
     start_run,
     write_summary,
 )
-from pytest_mobilebench.report.summary import build_summary
-from pytest_mobilebench.report.terminal import headline_lines
+from pytest_mobilebench.report.summary import build_summary, selected_by_model, suite_tables, write_model_reports
+from pytest_mobilebench.report.terminal import headline_lines, nothing_selected_line
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
 from pytest_mobilebench.suites.base import (
@@ -551,7 +553,7 @@ class InstanceItem(pytest.Item):
             "instance_id": self.record.instance_id,
             "model": self.model,
             "suite": self.record.suite,
-            "record": record.model_dump(mode="json") if hasattr(record, "model_dump") else repr(record),
+            "record": record_material(record),  # the content, never the clone source
             "prediction": {k: v for k, v in (prediction or {}).items() if not k.startswith("_")},
             "options": _keyed_options(suite, options),
             "suite_material": suite.cache_material(self.record, prediction, options),
@@ -672,13 +674,15 @@ class _Controller:
             state.report_errors.append(f"the reports disk is full: {_partial_path(state)} lacks results ({exc})")
         self.config.hook.pytest_mobilebench_result(config=self.config, result=result)
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file (the headlines go into it)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.config.stash[STATE]
+        exitstatus = int(session.exitstatus)  # as a re-grade set it: the summary says what the process exits with
         if not state.collected:
             state.collected = {k: tuple(v) for k, v in (read_json(_collected_path(state)) or {}).items()}
         nothing = not (state.results or state.collected or state.invalid)
-        if self.config.option.collectonly or nothing or (state.predictions is None and not state.results):
+        regrade = bool(self.config.getoption("mb_regrade"))  # a re-grade that used nothing still says so
+        if self.config.option.collectonly or nothing or (state.predictions is None and not state.results and not regrade):
             return  # nothing was selected or evaluated: an earlier run's summary stays as it is
         options = _options(self.config)
         summary = make_summary(state, options)
@@ -698,7 +702,9 @@ class _Controller:
             state.report_errors.append(exc.strerror)
             return
         state.report_errors += finish_run(state.reports_dir, state.run_id)  # reports/latest -> this run
+        state.report_errors += write_model_reports(summary, state.reports_dir / state.run_id)
         self.config.stash[_SUMMARY] = summary
+        add_junit_properties(self.config, summary)
         page = None
         try:
             from pytest_mobilebench.report.page import write_run_page
@@ -719,15 +725,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Build the run summary from the results gathered on the controller."""
-    tables: dict[str, Any] = {}
-    for suite_name in sorted({str(r.get("suite")) for r in state.results}):
-        suite = state.suites.get(suite_name)
-        rows = [r for r in state.results if r.get("suite") == suite_name]
-        if suite is not None:
-            try:
-                tables[suite_name] = suite.summarize(rows, options=options)
-            except Exception as exc:  # noqa: BLE001 - a table must never cost the summary itself
-                tables[suite_name] = {"error": f"{type(exc).__name__}: {exc}"}
+    tables, model_tables = suite_tables(state.results, state.suites, options)
     evaluated = {str(r.get("instance_id")) for r in state.results}
     real = state.predictions is not None and not state.predictions.pseudo
     not_run, unmatched = not_run_and_unmatched(  # interrupted items are not_run, never unmatched predictions
@@ -748,6 +746,9 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
         selected=selected or None,
         invalid=invalid,
         instance_ids=[iid for _, iid in state.collected.values()],
+        selected_models=selected_by_model(state.collected, list(state.predictions.models) if state.predictions else [],
+                                          state.invalid),
+        model_tables=model_tables,
     ) | {"not_run_instances": not_run}
 
 
@@ -760,7 +761,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if summary is None:
         if state is not None and state.is_controller and state.predictions is not None and not config.option.collectonly:
             terminalreporter.section("mobilebench")
-            terminalreporter.write_line(f"no benchmark item selected: {state.summary_path} is left as it was")
+            terminalreporter.write_line(nothing_selected_line(state.summary_path, state.reports_dir))
         return
     from pytest_mobilebench.report.html import RUN_OUTPUT
 

@@ -41,15 +41,10 @@ _HEADERS = ("Verdict", "Figures", "Cache")
 
 def figures_text(result: Mapping[str, Any], columns: Sequence[Any]) -> str:
     """``"F2P 1/2 | P2P 3/3"`` from the result's properties and the suite's columns (``header``, ``key``)."""
-    props = result.get("properties") or {}
-    parts = []
-    for column in columns:
-        if f"{column.key}_total" in props:
-            parts.append(f"{column.header} {props.get(f'{column.key}_passed', 0)}/{props[f'{column.key}_total']}")
-        elif column.key in props:
-            value = props[column.key]
-            parts.append(f"{column.header} {value:.3f}" if isinstance(value, float) else f"{column.header} {value}")
-    return " | ".join(parts)
+    from pytest_mobilebench.report.page import column_value
+
+    texts = ((column.header, column_value(result, column.key)) for column in columns if column.key != "reason")
+    return " | ".join(f"{header} {text}" for header, text in texts if text != "")
 
 
 def failure_images(result: Mapping[str, Any]) -> list[Path]:
@@ -85,14 +80,14 @@ def _relative(target: Path, base_dir: Path) -> str:
 
 
 def _headline_html(summary: Mapping[str, Any], page: Path | None, html_dir: Path) -> str:
-    from pytest_mobilebench.report.page import headline_table
+    from pytest_mobilebench.report.page import model_headlines
 
     parts = ["<h3>mobilebench</h3>"]
     if page is not None:
         parts.append(f'<p><a href="{html.escape(_relative(page, html_dir))}">run page with plots: '
                      f'{html.escape(str(summary["run_id"]))}</a></p>')
     for name, block in summary.get("headlines", {}).items():
-        parts.append(f"<h4>{html.escape(name)}</h4>{headline_table(block)}")
+        parts.append(f"<h4>{html.escape(name)}</h4>{model_headlines(block)}")
     if summary.get("invalid_instances"):
         parts.append(f"<p>invalid instances: {int(summary['invalid_instances'])} (the run fails)</p>")
     return "".join(parts)
