@@ -137,8 +137,8 @@ class HtmlHooks:
         result = getattr(report, "mobilebench_result", None) or {}
         if getattr(report, "mobilebench_manifest_error", None) is not None:
             verdict = "invalid_instance"
-        else:
-            verdict = str(result.get("reason", ""))
+        else:  # a phase without a benchmark result (a setup error, a plain test) still says what happened
+            verdict = str(result.get("reason") or f"{getattr(report, 'outcome', '')} ({getattr(report, 'when', '')})")
         figures = figures_text(result, self._columns(str(result.get("suite", "")))) if result else ""
         cache = f"cached, originally {item_seconds(result, 0.0):.1f} s" if result.get("cached") else ""
         if result and is_infra(result):
