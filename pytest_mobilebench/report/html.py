@@ -9,7 +9,8 @@ What the pytest-html report (``--html``) gets:
   duration when the result came from the result cache: pytest's own Duration column then shows milliseconds);
 * per item, relative links to the evidence folder and the run page, and the failure screenshots inline (the
   before/after images of each failed navigation spec, or a result's ``images``), checked to be PNG files
-  below :data:`MAX_IMAGE_BYTES`, at most :data:`MAX_IMAGES` per item.
+  below :data:`MAX_IMAGE_BYTES`, at most :data:`MAX_IMAGES` per item; a one-colour screenshot is named
+  as blank (:func:`image_label`): the app rendered nothing there.
 
 Every text from a result is HTML-escaped before it reaches the report.
 """
@@ -28,7 +29,7 @@ import pytest
 from pytest_mobilebench.report.headline import is_infra
 from pytest_mobilebench.report.progress import item_seconds
 
-__all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "RUN_OUTPUT", "HtmlHooks", "failure_images", "figures_text"]
+__all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "RUN_OUTPUT", "HtmlHooks", "failure_images", "figures_text", "image_label"]
 
 #: ``(summary, run page path)`` set by the plugin's controller once both are written.
 RUN_OUTPUT = pytest.StashKey[tuple[dict[str, Any], Path | None]]()
@@ -73,6 +74,22 @@ def failure_images(result: Mapping[str, Any]) -> list[Path]:
         if len(shown) == MAX_IMAGES:
             break
     return shown
+
+
+def image_label(path: Path) -> str:
+    """The name an inline screenshot is shown under: the file name, plus ``" (blank: the page rendered one
+    colour)"`` when every pixel has the same colour, so a blank thumbnail reads as the app's blank screen
+    (failure class C1), not as a broken report. Without Pillow (the ``web`` extra) the name alone."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return path.name
+    try:
+        with Image.open(path) as image:
+            extrema = image.convert("RGB").getextrema()
+    except (OSError, ValueError):
+        return path.name
+    return path.name + (" (blank: the page rendered one colour)" if all(lo == hi for lo, hi in extrema) else "")
 
 
 def _relative(target: Path, base_dir: Path) -> str:
@@ -165,6 +182,6 @@ class HtmlHooks:
             extras.append(pytest_html.extras.url(_relative(page, html_dir), name="run page"))
             for path in failure_images(result):
                 encoded = base64.b64encode(path.read_bytes()).decode("ascii")
-                extras.append(pytest_html.extras.png(encoded, name=path.name))
+                extras.append(pytest_html.extras.png(encoded, name=image_label(path)))
             report.extras = extras
         return report
