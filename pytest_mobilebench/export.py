@@ -139,8 +139,7 @@ def save_image(client: Any, tag: str, folder: Path) -> Path:
     target = folder / f"{encode_name(tag)}.tar"
     partial = target.with_suffix(".tar.partial")
     with open(partial, "wb") as fh:
-        for chunk in client.api.get_image(tag):
-            fh.write(chunk)
+        fh.writelines(client.api.get_image(tag))
     partial.replace(target)
     return target
 

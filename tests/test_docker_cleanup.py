@@ -10,7 +10,11 @@ import uuid
 import pytest
 from docker_cleanup import remove_session_artifacts, session_images
 
-from pytest_mobilebench.runtime.owners import LABEL_TEST_SESSION, TEST_SESSION_ENV, session_labels
+from pytest_mobilebench.runtime.owners import (
+    LABEL_TEST_SESSION,
+    TEST_SESSION_ENV,
+    session_labels,
+)
 
 
 def _image(iid: str, tags: list[str] | None, created: int, labels: dict[str, str] | None = None) -> dict:

@@ -44,9 +44,22 @@ from pytest_mobilebench.report.headline import figure_kind, is_infra, rate_block
 from pytest_mobilebench.report.progress import item_seconds
 from pytest_mobilebench.report.sections import audit_section, comparison_section
 
-__all__ = ["FigureSpec", "comparison_page", "Series", "column_value", "find_plots", "generic_figures", "headline_table",
-           "model_headlines", "rate_series", "render_document",
-           "render_page", "render_svg", "row_id", "write_run_page"]
+__all__ = [
+    "FigureSpec",
+    "Series",
+    "column_value",
+    "comparison_page",
+    "find_plots",
+    "generic_figures",
+    "headline_table",
+    "model_headlines",
+    "rate_series",
+    "render_document",
+    "render_page",
+    "render_svg",
+    "row_id",
+    "write_run_page",
+]
 
 PAGE_NAME = "index.html"
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

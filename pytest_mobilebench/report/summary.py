@@ -34,9 +34,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from pytest_mobilebench.report.files import atomic_write_json, encode_name
 from pytest_mobilebench.report.headline import headlines, is_infra, rate_block

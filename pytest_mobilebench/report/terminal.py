@@ -95,8 +95,8 @@ def regrade_lines(summary: Mapping[str, Any], cap: int = 10) -> list[str]:
     if not isinstance(info, Mapping):
         return []
     not_used = list(info.get("not_used") or [])
-    lines = [f"re-grade of {printable(info.get('from'))}: re-graded {info.get('regraded', 0)}, kept as they were "
-             f"{info.get('kept', 0)}, not used {len(not_used)}"]
+    lines = [(f"re-grade of {printable(info.get('from'))}: re-graded {info.get('regraded', 0)}, kept as they were "
+              f"{info.get('kept', 0)}, not used {len(not_used)}")]
     lines += [f"  not used: {printable(n.get('instance_id'))} [{printable(n.get('model'))}]: {printable(n.get('why'))}"
               for n in not_used[:cap]]
     if len(not_used) > cap:
