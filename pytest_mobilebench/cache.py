@@ -1,14 +1,112 @@
-"""The harness's one cache folder (repository mirrors, image locks, root file systems, npm packs, scaffolds),
-and what of a record identifies its content for the result cache."""
+"""The harness's caches: its one cache folder (repository mirrors, image locks, root file systems, npm packs,
+scaffolds) and the result cache of the reports folder (``<reports>/cache/<key[:2]>/<key>.json``).
+
+A result is reused only while its key is unchanged: :func:`result_key` hashes the suite's code
+(:func:`suite_fingerprint`: the version plus the source of the suite module and every package module it
+imports, transitively), the instance record's content (:func:`record_material`: never where its repository is
+cloned from), the model, the prediction, the suite's keyed options and its own cache material.
+"""
 
 from __future__ import annotations
 
+import ast
+import functools
+import hashlib
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-__all__ = ["CLONE_SOURCE_FIELDS", "cache_root", "record_material"]
+from pytest_mobilebench import __version__
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.suites.base import LoadedRecord, Suite
+
+__all__ = [
+    "CLONE_SOURCE_FIELDS",
+    "PACKAGE_DIR",
+    "cache_root",
+    "imports_of",
+    "keyed_options",
+    "record_material",
+    "result_key",
+    "result_path",
+    "suite_fingerprint",
+]
+
+
+def cache_root() -> Path:
+    """``$PYTEST_MOBILEBENCH_CACHE`` when set, else ``$XDG_CACHE_HOME/pytest-mobilebench``, else
+    ``~/.cache/pytest-mobilebench``. Created on first use."""
+    explicit = os.environ.get("PYTEST_MOBILEBENCH_CACHE")
+    if explicit:
+        root = Path(explicit)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        root = (Path(xdg) if xdg else Path.home() / ".cache") / "pytest-mobilebench"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def keyed_options(suite: Suite, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The suite's options that change what an evaluation computes (``Option.keyed``)."""
+    return {o.dest: options.get(o.dest) for o in suite.options if o.keyed}
+
+
+#: the package's source folder (what :func:`suite_fingerprint` hashes)
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def module_file(module: str) -> Path | None:
+    """The source file of a ``pytest_mobilebench`` module (a package's ``__init__.py``), or None."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return PACKAGE_DIR / "__init__.py"
+    for candidate in (PACKAGE_DIR.joinpath(*parts[:-1], parts[-1] + ".py"), PACKAGE_DIR.joinpath(*parts, "__init__.py")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def imports_of(path: Path, module: str) -> set[str]:
+    """``pytest_mobilebench`` modules that ``path`` imports anywhere (top level or inside functions)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return {m for m in found if m == "pytest_mobilebench" or m.startswith("pytest_mobilebench.")}
+
+
+@functools.cache
+def suite_fingerprint(module: str) -> str:
+    """Version plus a hash of the source of ``module`` and every package module it imports, transitively.
+
+    A suite's cached verdicts are reused only while the code that computes them is unchanged; a change to
+    another suite (or to the plugin's report code) leaves them valid.
+    """
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = module_file(name)
+        if name in seen or path is None:
+            continue
+        seen[name] = path
+        todo.extend(imports_of(path, name) - seen.keys())
+    digest = hashlib.sha256(__version__.encode())
+    for name in sorted(seen):
+        digest.update(name.encode() + b"\0" + seen[name].read_bytes() + b"\0")
+    return f"{__version__}+{digest.hexdigest()[:16]}"
+
 
 #: record fields that say where a repository is cloned FROM, never what it holds: the commits (``base_commit``,
 #: ``fix_commit``: content hashes) and the patches identify the content, so the same commits fetched from a
@@ -29,14 +127,25 @@ def record_material(record: Any) -> Any:
     return {k: v for k, v in data.items() if k not in CLONE_SOURCE_FIELDS} if isinstance(data, dict) else data
 
 
-def cache_root() -> Path:
-    """``$PYTEST_MOBILEBENCH_CACHE`` when set, else ``$XDG_CACHE_HOME/pytest-mobilebench``, else
-    ``~/.cache/pytest-mobilebench``. Created on first use."""
-    explicit = os.environ.get("PYTEST_MOBILEBENCH_CACHE")
-    if explicit:
-        root = Path(explicit)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "pytest-mobilebench"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+def result_key(
+    suite: Suite, loaded: LoadedRecord, model: str | None, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]
+) -> str:
+    """The result cache key (sha256 hex) of one item; see the module docstring for what it covers."""
+    record = loaded.record
+    material = {
+        "harness": suite_fingerprint(type(suite).__module__),
+        "instance_id": loaded.instance_id,
+        "model": model,
+        "suite": loaded.suite,
+        "record": record_material(record),  # the content, never the clone source
+        "prediction": {k: v for k, v in (prediction or {}).items() if not k.startswith("_")},
+        "options": keyed_options(suite, options),
+        "suite_material": suite.cache_material(loaded, prediction, options),
+    }
+    blob = json.dumps(material, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+def result_path(reports_dir: Path, key: str) -> Path:
+    """Where the cached result of ``key`` is kept: ``<reports>/cache/<key[:2]>/<key>.json``."""
+    return reports_dir / "cache" / key[:2] / f"{key}.json"

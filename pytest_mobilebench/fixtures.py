@@ -54,7 +54,7 @@ def mb_docker_client(pytestconfig: pytest.Config) -> Iterator[Any]:
             peers = [h for h in (*named, local) if h.url != mine.url]
             hosts.attach_policy(client, url=mine.url, peers=list({h.url: h for h in peers}.values()), **options)
         else:
-            from pytest_mobilebench.runtime.docker import connect
+            from pytest_mobilebench.runtime.daemon import connect
 
             client = hosts.attach_policy(connect(timeout_s=5), url=hosts.local_host().url, **options)
     except InfraError:

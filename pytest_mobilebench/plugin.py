@@ -18,10 +18,7 @@ import abc
 import contextlib
 import dataclasses
 import datetime
-import functools
-import hashlib
 import importlib
-import json
 import os
 import re
 import time
@@ -33,8 +30,7 @@ from typing import Any, TypeVar, final
 
 import pytest
 
-from pytest_mobilebench import __version__
-from pytest_mobilebench.cache import record_material
+from pytest_mobilebench.cache import result_key, result_path
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.predictions import (
     PredictionsError,
@@ -46,12 +42,12 @@ from pytest_mobilebench.report.runs import (
     ReportsDiskFull,
     finish_run,
     is_disk_full,
-    not_run_and_unmatched,
     run_files,
     start_run,
     write_summary,
 )
-from pytest_mobilebench.report.summary import build_summary, selected_by_model, suite_tables, write_model_reports
+from pytest_mobilebench.report.progress import append_worker_line
+from pytest_mobilebench.report.summary import make_summary, write_model_reports
 from pytest_mobilebench.report.terminal import headline_lines, nothing_selected_line
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
@@ -426,12 +422,7 @@ class _Context:
         (``tail -f`` it to follow image builds on xdist workers)."""
         if self._reporter is not None and not self.options.get("_xdist_worker"):
             self._reporter.write_line(f"[mobilebench] {message}")
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        log = self._state.reports_dir / self.run_id / "progress.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} [{worker}] {message}\n")
+        append_worker_line(self._state.reports_dir / self.run_id / "progress.log", message)
 
 
 def _safe(name: str) -> str:
@@ -445,66 +436,6 @@ def _options(config: pytest.Config) -> dict[str, Any]:
     opts["_xdist_worker"] = hasattr(config, "workerinput")
     opts["_rootdir"] = str(config.invocation_params.dir)
     return opts
-
-
-def _keyed_options(suite: Suite, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The suite's options that change what an evaluation computes (``Option.keyed``)."""
-    return {o.dest: options.get(o.dest) for o in suite.options if o.keyed}
-
-
-_PACKAGE = Path(__file__).resolve().parent
-
-
-def _module_file(module: str) -> Path | None:
-    """The source file of a ``pytest_mobilebench`` module (a package's ``__init__.py``), or None."""
-    parts = module.split(".")[1:]
-    if not parts:
-        return _PACKAGE / "__init__.py"
-    for candidate in (_PACKAGE.joinpath(*parts[:-1], parts[-1] + ".py"), _PACKAGE.joinpath(*parts, "__init__.py")):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _imports_of(path: Path, module: str) -> set[str]:
-    """``pytest_mobilebench`` modules that ``path`` imports anywhere (top level or inside functions)."""
-    import ast
-
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)
-    return {m for m in found if m == "pytest_mobilebench" or m.startswith("pytest_mobilebench.")}
-
-
-@functools.cache
-def suite_fingerprint(module: str) -> str:
-    """Version plus a hash of the source of ``module`` and every package module it imports, transitively.
-
-    A suite's cached verdicts are reused only while the code that computes them is unchanged; a change to
-    another suite (or to the plugin's report code) leaves them valid.
-    """
-    seen: dict[str, Path] = {}
-    todo = [module]
-    while todo:
-        name = todo.pop()
-        path = _module_file(name)
-        if name in seen or path is None:
-            continue
-        seen[name] = path
-        todo.extend(_imports_of(path, name) - seen.keys())
-    digest = hashlib.sha256(__version__.encode())
-    for name in sorted(seen):
-        digest.update(name.encode() + b"\0" + seen[name].read_bytes() + b"\0")
-    return f"{__version__}+{digest.hexdigest()[:16]}"
 
 
 def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: _Context) -> dict[str, Any]:
@@ -546,21 +477,6 @@ class InstanceItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, (self.record.line - 1 if self.record.line else None), f"{self.record.suite}: {self.name}"
 
-    def _cache_key(self, suite: Any, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> str:
-        record = self.record.record
-        material = {
-            "harness": suite_fingerprint(type(suite).__module__),
-            "instance_id": self.record.instance_id,
-            "model": self.model,
-            "suite": self.record.suite,
-            "record": record_material(record),  # the content, never the clone source
-            "prediction": {k: v for k, v in (prediction or {}).items() if not k.startswith("_")},
-            "options": _keyed_options(suite, options),
-            "suite_material": suite.cache_material(self.record, prediction, options),
-        }
-        blob = json.dumps(material, sort_keys=True, default=str).encode()
-        return hashlib.sha256(blob).hexdigest()
-
     def runtest(self) -> None:
         state = self.config.stash[STATE]
         if state.predictions is None:
@@ -572,8 +488,8 @@ class InstanceItem(pytest.Item):
             pytest.fail(str(exc), pytrace=False)
         suite = state.suites[self.record.suite]
         options = _options(self.config)
-        key = self._cache_key(suite, prediction, options)
-        cache_file = state.reports_dir / "cache" / key[:2] / f"{key}.json"
+        key = result_key(suite, self.record, self.model, prediction, options)
+        cache_file = result_path(state.reports_dir, key)
         cached = None if options["mb_rerun"] else read_json(cache_file)
         if cached is not None:
             result = {**cached, "cached": True}
@@ -721,35 +637,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)
     if state is not None:
         state.close_resources()
-
-
-def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Build the run summary from the results gathered on the controller."""
-    tables, model_tables = suite_tables(state.results, state.suites, options)
-    evaluated = {str(r.get("instance_id")) for r in state.results}
-    real = state.predictions is not None and not state.predictions.pseudo
-    not_run, unmatched = not_run_and_unmatched(  # interrupted items are not_run, never unmatched predictions
-        [iid for _, iid in state.collected.values()], evaluated, state.predictions.instance_ids if real else ()
-    )
-    selected: dict[str, int] = {}
-    for suite_name, _ in state.collected.values():
-        selected[suite_name] = selected.get(suite_name, 0) + 1
-    invalid: dict[str, int] = {}
-    for suite_name in state.invalid.values():
-        invalid[suite_name] = invalid.get(suite_name, 0) + 1
-    return build_summary(
-        state.results,
-        run_id=state.run_id,
-        suite_tables=tables,
-        manifest_errors=sorted(set(state.manifest_errors)),
-        unmatched_predictions=unmatched,
-        selected=selected or None,
-        invalid=invalid,
-        instance_ids=[iid for _, iid in state.collected.values()],
-        selected_models=selected_by_model(state.collected, list(state.predictions.models) if state.predictions else [],
-                                          state.invalid),
-        model_tables=model_tables,
-    ) | {"not_run_instances": not_run}
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

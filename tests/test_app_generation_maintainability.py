@@ -15,10 +15,10 @@ import pytest
 
 from pytest_mobilebench.suites.app_generation.maintainability import (
     MaintainabilityReport,
-    color_of_class,
     measure,
     parse_routes,
 )
+from pytest_mobilebench.suites.app_generation.tsx import color_of_class
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "apps" / "metrics"
 SHOP = FIXTURES / "shop"

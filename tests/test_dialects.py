@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench import grading
-from pytest_mobilebench.manifest.dialects import (
+from pytest_mobilebench.suites.issue_resolution import grading
+from pytest_mobilebench.suites.issue_resolution.dialects import (
     ForeignIssueInstance,
     detect_row_dialect,
     gold_for_run,
@@ -140,7 +140,7 @@ def _row(number: int = 7, **over) -> dict:
 
 
 def test_unmatched_gold_id_never_passes() -> None:
-    from pytest_mobilebench.manifest.dialects import row_to_instance
+    from pytest_mobilebench.suites.issue_resolution.dialects import row_to_instance
     from pytest_mobilebench.states import TestState
 
     instance = row_to_instance(_row(), row_dialect="mobiledev-bench", default_framework=None)
@@ -219,7 +219,7 @@ def test_jellyfin_release_rows_map_onto_the_native_gold_lists() -> None:
     """The jellyfin-expo instances written as a MobileDev-Bench release (fixtures/dialects/jellyfin) give,
     against the tests a run reports, exactly the native manifest's gold lists (the Docker runs of both
     agreeing on every verdict are in docs/datasets.md)."""
-    from pytest_mobilebench.manifest.issue_resolution import load_manifest
+    from pytest_mobilebench.suites.issue_resolution.manifest import load_manifest
     from pytest_mobilebench.manifest.yamlfile import read_yaml
     from pytest_mobilebench.states import TestState
 
@@ -237,7 +237,7 @@ def test_jellyfin_release_rows_map_onto_the_native_gold_lists() -> None:
 
 
 def test_skip_to_pass_is_fail_to_pass_and_multi_swe_bench_problem_statement() -> None:
-    from pytest_mobilebench.manifest.dialects import row_to_instance
+    from pytest_mobilebench.suites.issue_resolution.dialects import row_to_instance
 
     row = {k: v for k, v in _row().items() if k not in ("problem_statement", "test_command")}
     row["s2p_tests"] = {"was skipped": {"run": "SKIP", "test": "SKIP", "fix": "PASS"}}

@@ -26,12 +26,10 @@ from pytest_mobilebench.runtime.baseimage import (
     parse_deb822_sources,
     parse_sources_list,
 )
-from pytest_mobilebench.runtime.docker import (
-    _BoundedOutput,
-    connect,
-    default_node_packages,
-    shallow_checkout,
-)
+from pytest_mobilebench.runtime.checkout import shallow_checkout
+from pytest_mobilebench.runtime.daemon import connect
+from pytest_mobilebench.runtime.docker import default_node_packages
+from pytest_mobilebench.runtime.output import BoundedOutput
 from pytest_mobilebench.runtime.images import (
     BASELINE_SCRIPT,
     LABEL_USER,
@@ -41,10 +39,10 @@ from pytest_mobilebench.runtime.images import (
     instance_dockerfile,
 )
 from pytest_mobilebench.runtime.owners import owner_alive, owner_label
-from pytest_mobilebench.runtime.recipes import infer_recipe
-from pytest_mobilebench.runtime.recipes.android import GRADLE_TEST_USER
-from pytest_mobilebench.runtime.recipes.common import TEST_USER, TEST_USER_NAME
-from pytest_mobilebench.runtime.recipes.node import NODE_TEST_USER
+from pytest_mobilebench.frameworks.android.recipe import GRADLE_TEST_USER
+from pytest_mobilebench.frameworks.react_native.recipe import NODE_TEST_USER
+from pytest_mobilebench.frameworks.recipe import infer_recipe
+from pytest_mobilebench.runtime.recipe import TEST_USER, TEST_USER_NAME
 
 DEB822 = """Types: deb
 # a comment line
@@ -285,17 +283,17 @@ def test_daemon_unreachable(monkeypatch: pytest.MonkeyPatch, docker_sdk: ModuleT
 
 
 def test_bounded_output_keeps_head_and_tail(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_mobilebench.runtime import docker as runtime_docker
+    from pytest_mobilebench.runtime import output
 
-    monkeypatch.setattr(runtime_docker, "_HEAD_BYTES", 4)
-    monkeypatch.setattr(runtime_docker, "_TAIL_BYTES", 6)
-    out = _BoundedOutput()
+    monkeypatch.setattr(output, "HEAD_BYTES", 4)
+    monkeypatch.setattr(output, "TAIL_BYTES", 6)
+    out = BoundedOutput()
     for chunk in (b"abcdef", b"ghij", b"klmnop"):
         out.add(chunk)
     text = out.text()
     assert text.startswith("abcd") and text.endswith("klmnop")
     assert "[... 6 bytes of output dropped ...]" in text
-    small = _BoundedOutput()
+    small = BoundedOutput()
     small.add(b"ok")
     assert small.text() == "ok"
 
@@ -381,7 +379,7 @@ def test_the_runtime_packs_what_the_recipe_declares() -> None:
 
 def test_the_daemon_clock_offset_reads_docker_info() -> None:
     """Event windows are asked in the daemon's time: a daemon 3 years ahead is ~9.5e7 s ahead; no reading is 0."""
-    from pytest_mobilebench.runtime.docker import daemon_clock_offset
+    from pytest_mobilebench.runtime.daemon import daemon_clock_offset
 
     class Api:
         def __init__(self, answer: object) -> None:

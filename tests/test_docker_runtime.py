@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mobilebench.frameworks import workspace_recipe
 from pytest_mobilebench.runtime.base import (
     InfraError,
     Runtime,
@@ -35,14 +36,11 @@ from pytest_mobilebench.runtime.baseimage import (
     cache_root,
     ensure_base_image,
 )
-from pytest_mobilebench.runtime.docker import (
-    LABEL_INSTANCE,
-    LABEL_OWNER,
-    DockerRuntime,
-    connect,
-    shallow_checkout,
-)
+from pytest_mobilebench.runtime.checkout import shallow_checkout
+from pytest_mobilebench.runtime.daemon import connect
+from pytest_mobilebench.runtime.docker import LABEL_INSTANCE, DockerRuntime
 from pytest_mobilebench.runtime.images import LABEL_RUN, BuiltImage, ImageBuilder
+from pytest_mobilebench.runtime.owners import LABEL_OWNER
 from pytest_mobilebench.runtime.repos import RepoCache
 
 pytestmark = pytest.mark.docker
@@ -66,7 +64,7 @@ def client() -> docker.DockerClient:
 
 @dataclasses.dataclass(frozen=True)
 class Recipe:
-    """A test recipe with the fields the runtime uses (the real one comes from runtime.recipes)."""
+    """A test recipe with the fields the runtime uses (the real one comes from frameworks.recipe)."""
 
     dockerfile: str
     install_command: str = "mkdir -p deps && echo installed > deps/marker"
@@ -437,6 +435,7 @@ def test_react_native_recipe_end_to_end(client: docker.DockerClient, tmp_path: P
     runtime = DockerRuntime(
         run_id=run_id, client=client, log_dir=tmp_path / "logs",
         repos=RepoCache(tmp_path / "mirrors", f"{tmp_path}/src/{{name}}", run_id=run_id),
+        recipe_factory=workspace_recipe,
     )
     spec = WorkspaceSpec("demo__app-1", "demo/app", _git(repo, "rev-parse", "HEAD"), str(repo),
                          environment={"framework": "react-native"}, run_id=run_id)

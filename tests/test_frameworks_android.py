@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench.frameworks import PlanError, TestPlan, plan_tests, production_built
-from pytest_mobilebench.frameworks.android import (
+from pytest_mobilebench.frameworks.android import module_kind
+from pytest_mobilebench.frameworks.gradle import (
     CompileFailures,
     compile_failed_modules,
     module_for_file,
-    module_kind,
     settings_modules,
 )
-from pytest_mobilebench.runtime.recipes import RecipeError
+from pytest_mobilebench.frameworks.recipe import RecipeError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "recipes"
 MIRRORS = Path(os.environ.get("MOBILEBENCH_TEST_MIRRORS", "/work/.mirror"))

@@ -1,4 +1,4 @@
-"""Hand-computed checks of pytest_mobilebench.grading."""
+"""Hand-computed checks of pytest_mobilebench.suites.issue_resolution.grading."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pytest_mobilebench.grading import (
+from pytest_mobilebench.suites.issue_resolution.grading import (
     GOLD_LISTS,
     Localization,
     RunOutcome,

@@ -1,7 +1,7 @@
 """Integrity: the manifest's typed ``environment`` is honoured the same way by both runtimes, bad keys
 are errors naming the field, and a ``test_command``'s own result file is where the harness reads.
 
-The Docker runtime's recipe step (:func:`pytest_mobilebench.runtime.docker.default_recipe`) is called on
+The Docker runtime's recipe step (:func:`pytest_mobilebench.frameworks.workspace_recipe`) is called on
 real fixture repositories; before the registry it read ``install_command`` while the manifest (and the
 local runtime) say ``install``, so ``install: "echo CUSTOM"`` ran ``yarn install`` in Docker.
 """
@@ -14,9 +14,9 @@ import pydantic
 import pytest
 
 from pytest_mobilebench import frameworks
-from pytest_mobilebench.frameworks.environment import Environment, local_unsupported
+from pytest_mobilebench.runtime.environment import Environment, local_unsupported
 from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
-from pytest_mobilebench.runtime.docker import default_recipe
+from pytest_mobilebench.frameworks import workspace_recipe
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "recipes"
 
@@ -26,29 +26,29 @@ def _spec(framework: str, **environment: object) -> WorkspaceSpec:
 
 
 def test_install_is_the_install_in_docker_too() -> None:
-    recipe = default_recipe(FIXTURES / "rn-yarn-berry", _spec("react-native", install="echo CUSTOM", node="20.18.0"))
+    recipe = workspace_recipe(FIXTURES / "rn-yarn-berry", _spec("react-native", install="echo CUSTOM", node="20.18.0"))
     assert recipe.install_command == "echo CUSTOM"
     assert recipe.toolchain["node"] == "20.18.0"
 
 
 def test_android_sdk_pins_the_compile_sdk() -> None:
-    recipe = default_recipe(FIXTURES / "android-groovy", _spec("android", android_sdk="35"))
+    recipe = workspace_recipe(FIXTURES / "android-groovy", _spec("android", android_sdk="35"))
     assert recipe.toolchain["compile_sdk"] == "35"
     assert "platforms;android-35" in recipe.dockerfile
 
 
 def test_recipe_and_image_replace_the_environment_layer() -> None:
     own = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo own\n"
-    recipe = default_recipe(FIXTURES / "rn-yarn-berry", _spec("react-native", recipe=own, node="20.18.0"))
+    recipe = workspace_recipe(FIXTURES / "rn-yarn-berry", _spec("react-native", recipe=own, node="20.18.0"))
     assert recipe.dockerfile == own and recipe.install_command.startswith("yarn install")
-    ready = default_recipe(Path("/nonexistent"), _spec("flutter", image="ghcr.io/acme/flutter:3.22", install="true"))
+    ready = workspace_recipe(Path("/nonexistent"), _spec("flutter", image="ghcr.io/acme/flutter:3.22", install="true"))
     assert ready.dockerfile.endswith("FROM ghcr.io/acme/flutter:3.22\n") and ready.install_command == "true"
     assert local_unsupported(Environment(image="x")) == ["image"]
 
 
 def test_bad_environment_keys_name_the_field() -> None:
     with pytest.raises(InfraError, match="instal"):
-        default_recipe(FIXTURES / "rn-yarn-berry", _spec("react-native", instal="echo typo"))
+        workspace_recipe(FIXTURES / "rn-yarn-berry", _spec("react-native", instal="echo typo"))
     with pytest.raises(pydantic.ValidationError, match="instal"):
         Environment.from_mapping({"instal": "x"})
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.manifest.issue_resolution import load_manifest
+from pytest_mobilebench.suites.issue_resolution.manifest import load_manifest
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.suites.issue_resolution import docker_answers, regrade
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import git
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.patch import PatchError, parse_patch
-from pytest_mobilebench.policy import touched_test_files
+from pytest_mobilebench.suites.issue_resolution.policy import touched_test_files
 from pytest_mobilebench.runtime.local import LocalWorkspace
 from pytest_mobilebench.runtime.patching import strategies_for
 

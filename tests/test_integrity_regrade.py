@@ -11,7 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.suites.issue_resolution import regrade
 from pytest_mobilebench.suites.issue_resolution.judge import save_policy_inputs
 

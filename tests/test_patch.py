@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench.frameworks import default_test_rule, is_test_file
+from pytest_mobilebench.artifacts import Artifact, artifact_type
 from pytest_mobilebench.patch import (
-    Artifact,
     ChangeStatus,
     FileChange,
     PatchError,
-    artifact_type,
     filter_patch,
     parse_patch,
     split_patch,

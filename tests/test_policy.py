@@ -9,7 +9,7 @@ import pytest
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.patch import parse_patch
-from pytest_mobilebench.policy import Review, review, touched_test_files
+from pytest_mobilebench.suites.issue_resolution.policy import Review, review, touched_test_files
 
 RN = frameworks.get("react-native")
 ANDROID = frameworks.get("android")

@@ -15,9 +15,10 @@ import pytest
 
 from pytest_mobilebench.frameworks import is_test_file
 from pytest_mobilebench.frameworks.react_native import is_jest_test_file
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.manifest.yamlfile import read_yaml
-from pytest_mobilebench.patch import Artifact, parse_patch
+from pytest_mobilebench.artifacts import Artifact
+from pytest_mobilebench.patch import parse_patch
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.suites.base import ManifestError
 from pytest_mobilebench.suites.issue_resolution import SUITE, resolve_patches

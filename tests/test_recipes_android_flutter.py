@@ -1,4 +1,4 @@
-"""Android and Flutter environment recipes (runtime/recipes/android.py, flutter.py).
+"""Android and Flutter environment recipes (frameworks/android/recipe.py, frameworks/flutter/recipe.py).
 
 Self-made fixture trees always run; the real repositories (thunderbird-android, element-x-android,
 zulip-flutter) are read from local git mirrors at fixed commits and skipped when the mirror is absent.
@@ -15,15 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.runtime.recipes import RecipeError, infer_recipe
-from pytest_mobilebench.runtime.recipes.android import (
-    GRADLE_HOME,
-    GRADLE_TEST_HOME,
-    GRADLE_TEST_USER,
-    gradle_wrapper_dist_dir,
-)
-from pytest_mobilebench.runtime.recipes.common import TEST_USER, TEST_USER_NAME
-from pytest_mobilebench.runtime.recipes.flutter import (
+from pytest_mobilebench.frameworks.android.recipe import GRADLE_HOME, GRADLE_TEST_HOME, GRADLE_TEST_USER
+from pytest_mobilebench.frameworks.gradle import gradle_wrapper_dist_dir
+from pytest_mobilebench.frameworks.recipe import RecipeError, infer_recipe
+from pytest_mobilebench.runtime.recipe import TEST_USER, TEST_USER_NAME
+from pytest_mobilebench.frameworks.flutter.recipe import (
     FLUTTER_GIT_URL,
     FLUTTER_ROOT,
     FLUTTER_TEST_USER,

@@ -1,4 +1,4 @@
-"""Version ranges, workflow step reading and the recipe record (runtime/recipes/common.py)."""
+"""Version ranges, workflow step reading and the recipe record (frameworks/recipe.py)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.runtime.recipes import EnvRecipe, RecipeError, infer_recipe
-from pytest_mobilebench.runtime.recipes.common import (
-    UserHandover,
+from pytest_mobilebench.frameworks.recipe import (
+    EnvRecipe,
+    RecipeError,
+    infer_recipe,
     iter_workflow_steps,
     lower_bound,
     parse_version,
     satisfies,
 )
+from pytest_mobilebench.runtime.recipe import UserHandover
 
 
 def v(text: str):  # type: ignore[no-untyped-def]

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.runtime.recipes import HOST_CA_CONTEXT_FILE, infer_recipe, node_context_packages
+from pytest_mobilebench.frameworks.react_native.recipe import node_context_packages
+from pytest_mobilebench.frameworks.recipe import infer_recipe
+from pytest_mobilebench.runtime.recipe import HOST_CA_CONTEXT_FILE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "recipes"
 BASE = "debian:bookworm-slim"

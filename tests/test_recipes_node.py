@@ -1,4 +1,4 @@
-"""Node / React-Native environment recipes (runtime/recipes/node.py)."""
+"""Node / React-Native environment recipes (frameworks/react_native/recipe.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench import frameworks
-from pytest_mobilebench.runtime.recipes import RecipeError, infer_recipe, node_context_packages
-from pytest_mobilebench.runtime.recipes.node import NODE_LTS_RELEASES, NODE_TEST_USER, resolve_node_version
+from pytest_mobilebench.frameworks.react_native.recipe import (
+    NODE_LTS_RELEASES,
+    NODE_TEST_USER,
+    node_context_packages,
+    resolve_node_version,
+)
+from pytest_mobilebench.frameworks.recipe import RecipeError, infer_recipe
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "recipes"
 

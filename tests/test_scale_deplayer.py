@@ -82,7 +82,7 @@ def debian_env(tmp_path: Path):
         DEFAULT_BASE_IMAGE,
         ensure_base_image,
     )
-    from pytest_mobilebench.runtime.docker import connect
+    from pytest_mobilebench.runtime.daemon import connect
     from pytest_mobilebench.runtime.images import BuiltImage, ImageBuilder
 
     client = connect(timeout_s=10)

@@ -54,7 +54,7 @@ def labelled_image() -> Iterator[tuple[object, str, str]]:
         DEFAULT_BASE_IMAGE,
         ensure_base_image,
     )
-    from pytest_mobilebench.runtime.docker import connect
+    from pytest_mobilebench.runtime.daemon import connect
 
     client = connect(timeout_s=10)
     ensure_base_image(client, DEFAULT_BASE_IMAGE)

@@ -113,6 +113,7 @@ def _preds(path: Path, answers: dict[str, str]) -> None:
                             for i, a in answers.items()))
 
 
+@pytest.mark.e2e
 def test_a_third_party_suite_from_a_conftest_runs_under_xdist(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(THIRD_PARTY_CONFTEST)
     pytester.makefile(".yaml", echo=ECHO_MANIFEST)
@@ -303,7 +304,7 @@ def test_an_unavailable_suite_errors_on_its_own_manifests_only(tmp_path: Path) -
 
 def test_a_suites_cache_fingerprint_follows_its_own_code_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fingerprint covers the suite module and what it imports, transitively; not the other suites."""
-    from pytest_mobilebench import plugin
+    from pytest_mobilebench import cache
 
     package = tmp_path / "pytest_mobilebench"
     for rel, text in {
@@ -316,11 +317,11 @@ def test_a_suites_cache_fingerprint_follows_its_own_code_only(tmp_path: Path, mo
     }.items():
         (package / rel).parent.mkdir(parents=True, exist_ok=True)
         (package / rel).write_text(text)
-    monkeypatch.setattr(plugin, "_PACKAGE", package)
+    monkeypatch.setattr(cache, "PACKAGE_DIR", package)
 
     def fingerprint(module: str) -> str:
-        plugin.suite_fingerprint.cache_clear()
-        return plugin.suite_fingerprint(module)
+        cache.suite_fingerprint.cache_clear()
+        return cache.suite_fingerprint(module)
 
     a, b = fingerprint("pytest_mobilebench.suites.a"), fingerprint("pytest_mobilebench.suites.b")
     (package / "suites/b/__init__.py").write_text("Z = 2\n")
@@ -330,7 +331,7 @@ def test_a_suites_cache_fingerprint_follows_its_own_code_only(tmp_path: Path, mo
     assert a2 != a
     (package / "shared.py").write_text("X = 2\n")
     assert fingerprint("pytest_mobilebench.suites.a") != a2
-    plugin.suite_fingerprint.cache_clear()
+    cache.suite_fingerprint.cache_clear()
 
 
 def test_results_are_checked_and_retryable_follows_the_reason(pytester: pytest.Pytester) -> None:

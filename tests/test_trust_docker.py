@@ -33,21 +33,19 @@ from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image
-from pytest_mobilebench.runtime.docker import DockerRuntime, DockerWorkspace, connect
+from pytest_mobilebench.runtime.daemon import connect
+from pytest_mobilebench.runtime.docker import DockerRuntime
+from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.images import BuiltImage
-from pytest_mobilebench.runtime.recipes.android import (
-    GRADLE_HOME,
-    GRADLE_TEST_HOME,
-    GRADLE_TEST_USER,
-    gradle_wrapper_dist_dir,
-)
-from pytest_mobilebench.runtime.recipes.common import UserHandover
-from pytest_mobilebench.runtime.recipes.flutter import (
+from pytest_mobilebench.frameworks.android.recipe import GRADLE_HOME, GRADLE_TEST_HOME, GRADLE_TEST_USER
+from pytest_mobilebench.frameworks.gradle import gradle_wrapper_dist_dir
+from pytest_mobilebench.runtime.recipe import UserHandover
+from pytest_mobilebench.frameworks.flutter.recipe import (
     FLUTTER_ROOT,
     FLUTTER_TEST_USER,
     PUB_CACHE,
 )
-from pytest_mobilebench.runtime.recipes.node import NODE_TEST_USER
+from pytest_mobilebench.frameworks.react_native.recipe import NODE_TEST_USER
 from pytest_mobilebench.runtime.repos import RepoCache
 
 pytestmark = pytest.mark.docker

@@ -72,7 +72,8 @@ def test_sweep_takes_only_containers_of_dead_runs() -> None:
     import socket
     import time
 
-    from pytest_mobilebench.runtime.docker import LABEL_OWNER, _sweepable, owner_label
+    from pytest_mobilebench.runtime.daemon import sweepable as _sweepable
+    from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
     from pytest_mobilebench.runtime.images import LABEL_RUN
 
     me = owner_label()

@@ -2,9 +2,10 @@
 
 Everything framework-specific goes through :func:`get`: ``frameworks.get("react-native").test_rule(files)``,
 ``.plan(files, test_files, ...)``, ``.runner_config(...)``, ``.tool_path(path)``, ``.infer_recipe(...)``.
-See :mod:`.registry` for the :class:`Framework` protocol, :mod:`.android` (Gradle modules, MobileDev-Bench
-Appendix A.7), :mod:`.flutter` and :mod:`.react_native` for the rules. A third-party framework (a device
-platform) is added with :func:`register`.
+See :mod:`.registry` for the :class:`Framework` protocol, the packages :mod:`.android` (Gradle modules,
+MobileDev-Bench Appendix A.7), :mod:`.flutter` and :mod:`.react_native` for the rules and each one's
+``recipe`` module, :mod:`.gradle` for the Gradle knowledge they share and :mod:`.recipe` for the shared
+recipe machinery. A third-party framework (a device platform) is added with :func:`register`.
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_mobilebench.frameworks.android import (
-    ANDROID,
-    CompileFailures,
-    compile_failed_modules,
-)
-from pytest_mobilebench.frameworks.environment import Environment
+from pytest_mobilebench.frameworks.android import ANDROID
+from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.flutter import FLUTTER
+from pytest_mobilebench.frameworks.gradle import CompileFailures, compile_failed_modules
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.react_native import REACT_NATIVE
 from pytest_mobilebench.frameworks.registry import (
@@ -33,7 +31,8 @@ from pytest_mobilebench.frameworks.registry import (
 )
 
 if TYPE_CHECKING:
-    from pytest_mobilebench.runtime.recipes.common import EnvRecipe
+    from pytest_mobilebench.frameworks.recipe import EnvRecipe
+    from pytest_mobilebench.runtime.base import WorkspaceSpec
 
 __all__ = [
     "PLANNING_FILES",
@@ -48,6 +47,7 @@ __all__ = [
     "default_test_rule",
     "get",
     "infer_recipe",
+    "workspace_recipe",
     "is_test_file",
     "names",
     "plan_tests",
@@ -149,8 +149,8 @@ def infer_recipe(repo_dir: Path, framework: str, environment: Environment | Mapp
         FrameworkError: unknown framework. RecipeError: the recipe cannot be inferred (file and value named).
         pydantic.ValidationError: ``environment`` has an unknown key (the field is named).
     """
-    from pytest_mobilebench.frameworks.environment import recipe_overrides
-    from pytest_mobilebench.runtime.recipes.common import EnvRecipe
+    from pytest_mobilebench.runtime.environment import recipe_overrides
+    from pytest_mobilebench.frameworks.recipe import EnvRecipe
 
     env = environment if isinstance(environment, Environment) else Environment.from_mapping(environment)
     fw = get(framework)
@@ -162,3 +162,26 @@ def infer_recipe(repo_dir: Path, framework: str, environment: Environment | Mapp
     if dockerfile is None:
         return recipe
     return recipe.with_environment_layer(dockerfile)
+
+
+def workspace_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipe:
+    """The container runtime's recipe factory (:data:`pytest_mobilebench.runtime.recipe.RecipeFactory`):
+    :func:`infer_recipe` of ``spec.environment`` (the typed environment record plus ``framework``), the
+    same fields the local runtime honours (``install`` ...).
+
+    Raises:
+        InfraError("image_build_failed"): no framework given, a bad environment record, or the recipe
+            cannot be inferred (the message carries the recipe's own explanation: file and missing value).
+    """
+    import pydantic
+
+    from pytest_mobilebench.frameworks.recipe import RecipeError
+    from pytest_mobilebench.runtime.base import InfraError
+
+    framework = spec.environment.get("framework")
+    if not framework:
+        raise InfraError("image_build_failed", f"{spec.instance_id}: the environment record names no 'framework'")
+    try:
+        return infer_recipe(repo_dir, str(framework), spec.environment)
+    except (RecipeError, FrameworkError, pydantic.ValidationError) as exc:
+        raise InfraError("image_build_failed", f"{spec.instance_id}: no environment recipe: {exc}") from exc

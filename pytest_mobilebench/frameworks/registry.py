@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pytest_mobilebench.frameworks.environment import Environment
+from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 
 if TYPE_CHECKING:
     from pytest_mobilebench.patch import FileChange
-    from pytest_mobilebench.runtime.recipes.common import EnvRecipe
+    from pytest_mobilebench.frameworks.recipe import EnvRecipe
 
 __all__ = ["Files", "Framework", "FrameworkError", "get", "names", "register", "unregister"]
 
@@ -77,7 +77,7 @@ class Framework(Protocol):
 
     def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, Any]) -> EnvRecipe:
         """The environment recipe of a checkout at its base commit; ``overrides`` replace inferred values
-        (:func:`pytest_mobilebench.frameworks.environment.recipe_overrides` of the typed environment).
+        (:func:`pytest_mobilebench.runtime.environment.recipe_overrides` of the typed environment).
         The recipe also declares what the docker runtime must know of its images, so that the runtime names
         no framework: ``context_packages`` (npm tarballs packed on the host) and ``test_user`` (the hand-over
         to the unprivileged test user, None for root). Raises ``RecipeError`` naming the file and the value

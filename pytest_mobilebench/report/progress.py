@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import errno
+import os
 import re
 import threading
 import time
@@ -35,7 +36,7 @@ import pytest
 from pytest_mobilebench.report.headline import is_infra
 from pytest_mobilebench.report.terminal import printable
 
-__all__ = ["Board", "LiveProgress", "finished_line", "fmt_seconds", "item_seconds", "status_line"]
+__all__ = ["Board", "LiveProgress", "append_worker_line", "finished_line", "fmt_seconds", "item_seconds", "status_line"]
 
 _LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d \[(?P<worker>[^\]]+)\] (?P<message>.*)$")
 
@@ -105,6 +106,15 @@ def _worker_of(report: Any) -> str:
 
 def _stamp() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
+
+
+def append_worker_line(log_path: Path, message: str) -> None:
+    """Append ``HH:MM:SS [<worker>] <message>`` (worker: ``$PYTEST_XDIST_WORKER`` or ``main``) to
+    ``progress.log``; :class:`LiveProgress` reads these lines to say what each worker is doing."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "a", encoding="utf-8") as fh:
+        fh.write(f"{_stamp()} [{worker}] {message}\n")
 
 
 class LiveProgress:

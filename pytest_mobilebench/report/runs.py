@@ -80,7 +80,7 @@ def is_disk_full(exc: BaseException) -> bool:
 def start_run() -> None:
     """Controller, once per evaluating run: sweep containers whose owning run is dead (also when every
     result will come from the cache and no runtime is ever made). Never stops a run."""
-    from pytest_mobilebench.runtime.docker import sweep_dead_runs
+    from pytest_mobilebench.runtime.daemon import sweep_dead_runs
 
     sweep_dead_runs()
 

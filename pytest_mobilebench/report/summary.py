@@ -35,13 +35,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_mobilebench.report.files import atomic_write_json, encode_name
 from pytest_mobilebench.report.headline import headlines, is_infra, rate_block
+from pytest_mobilebench.report.runs import not_run_and_unmatched
 from pytest_mobilebench.suggest import closest
 
-__all__ = ["build_summary", "headline", "model_report", "selected_by_model", "suite_tables", "write_model_reports"]
+if TYPE_CHECKING:
+    from pytest_mobilebench.state import MobileBenchState
+
+__all__ = ["build_summary", "headline", "make_summary", "model_report", "selected_by_model", "suite_tables",
+           "write_model_reports"]
 
 
 def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -177,6 +182,35 @@ def build_summary(
         "unmatched_predictions": sorted(unmatched_predictions),
         "unmatched_suggestions": dict(sorted(suggestions.items())),
     }
+
+
+def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Build the run summary from the results gathered on the controller."""
+    tables, model_tables = suite_tables(state.results, state.suites, options)
+    evaluated = {str(r.get("instance_id")) for r in state.results}
+    real = state.predictions is not None and not state.predictions.pseudo
+    not_run, unmatched = not_run_and_unmatched(  # interrupted items are not_run, never unmatched predictions
+        [iid for _, iid in state.collected.values()], evaluated, state.predictions.instance_ids if real else ()
+    )
+    selected: dict[str, int] = {}
+    for suite_name, _ in state.collected.values():
+        selected[suite_name] = selected.get(suite_name, 0) + 1
+    invalid: dict[str, int] = {}
+    for suite_name in state.invalid.values():
+        invalid[suite_name] = invalid.get(suite_name, 0) + 1
+    return build_summary(
+        state.results,
+        run_id=state.run_id,
+        suite_tables=tables,
+        manifest_errors=sorted(set(state.manifest_errors)),
+        unmatched_predictions=unmatched,
+        selected=selected or None,
+        invalid=invalid,
+        instance_ids=[iid for _, iid in state.collected.values()],
+        selected_models=selected_by_model(state.collected, list(state.predictions.models) if state.predictions else [],
+                                          state.invalid),
+        model_tables=model_tables,
+    ) | {"not_run_instances": not_run}
 
 
 def model_report(summary: Mapping[str, Any], model: str) -> dict[str, Any]:

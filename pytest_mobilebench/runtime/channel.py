@@ -1,7 +1,7 @@
 """The one-way result channel: what comes back from a candidate's container, checked before use.
 
 Pure functions (no docker, no I/O beyond the byte streams handed in), used by
-:meth:`pytest_mobilebench.runtime.docker.DockerWorkspace.read_files` (issue 7, item 1):
+:meth:`pytest_mobilebench.runtime.docker_workspace.DockerWorkspace.read_files` (issue 7, item 1):
 
 * :func:`safe_relpath` - a member or listing name that stays inside its destination: not absolute,
   no ``..``, no empty or NUL name; anything else raises :class:`ChannelError`.

@@ -52,10 +52,11 @@ from pytest_mobilebench.runtime.baseimage import (
 from pytest_mobilebench.runtime.deadlines import close_stream, watch_output
 from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.owners import session_labels
-from pytest_mobilebench.runtime.recipes.common import (
+from pytest_mobilebench.runtime.recipe import (
     HOST_CA_CONTEXT_FILE,
     TEST_USER,
     TEST_USER_NAME,
+    EnvRecipeLike,
     UserHandover,
 )
 
@@ -96,7 +97,7 @@ LABEL_INPUTS: Final[str] = "mobilebench.inputs"
 LABEL_LEVEL: Final[str] = "mobilebench.level"
 LABEL_RUN: Final[str] = "mobilebench.run_id"
 #: on instance images whose tests run unprivileged: ``uid:gid`` of the test user (:data:`TEST_USER`, declared
-#: with the recipes: ``runtime.recipes.common``)
+#: in :mod:`pytest_mobilebench.runtime.recipe`)
 LABEL_USER: Final[str] = "mobilebench.user"
 
 _CA_NAME: Final[str] = "mobilebench-host-ca.crt"
@@ -119,47 +120,6 @@ class ImageHooks(Protocol):
     def used(self, image_id: str) -> None: ...  # noqa: D102
     def added(self, tag: str, image_id: str) -> None: ...  # noqa: D102
     def failed(self, error: InfraError) -> InfraError: ...  # noqa: D102
-
-
-class EnvRecipeLike(Protocol):
-    """What the builder needs from an environment recipe (``runtime.recipes.EnvRecipe`` has it).
-
-    Attributes:
-        dockerfile: the environment layer; starts with ``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}``.
-        context_files: ``{context-relative file name: bytes or str}`` shipped with the Dockerfile.
-        install_command: shell command run in ``/testbed`` at instance build time (deps, warm-up).
-        context_packages: ``{context file name: "npmpkg@version"}`` the host packs for the env build.
-        test_user: how the instance layer hands the image to the unprivileged test user (None: root).
-    """
-
-    @property
-    def dockerfile(self) -> str:
-        """The environment Dockerfile."""
-        ...
-
-    @property
-    def context_files(self) -> Mapping[str, bytes | str]:
-        """Extra build-context files."""
-        ...
-
-    @property
-    def install_command(self) -> str:
-        """The instance layer's dependency installation."""
-        ...
-
-    @property
-    def context_packages(self) -> Mapping[str, str]:
-        """npm tarballs packed on the host into the environment build context."""
-        ...
-
-    @property
-    def test_user(self) -> UserHandover | None:
-        """The hand-over to the unprivileged test user, or None."""
-        ...
-
-    def key(self) -> str:
-        """A stable content hash of the recipe (hex)."""
-        ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -277,7 +237,7 @@ def instance_dockerfile(env_tag: str, install_command: str, *, test_user: UserHa
     ``.git/info/exclude`` and commits the tracked files it changed on top of the base commit; the tag
     :data:`BASELINE_REF` names the result, so that the workspace's diff shows only what patches change.
 
-    ``test_user`` (the recipe's :class:`~pytest_mobilebench.runtime.recipes.common.UserHandover`): add the
+    ``test_user`` (the recipe's :class:`~pytest_mobilebench.runtime.recipe.UserHandover`): add the
     user :data:`TEST_USER` (uid 10001), give it the work tree except the folders of ``root_dirs`` (at any
     depth; installed dependencies stay root's: read-only to the tests) but for their writable paths, run
     the recipe's ``handover`` as root, set its ``env`` and label the image :data:`LABEL_USER`; containers
@@ -458,7 +418,7 @@ class ImageBuilder:
         base = base or self.ensure_base(log_dir=log_dir)
         packages = dict(node_packages or {})
         files = {name: _as_bytes(data) for name, data in recipe.context_files.items()}
-        # every environment Dockerfile may COPY the host CA bundle (recipes.common.HOST_CA_CONTEXT_FILE)
+        # every environment Dockerfile may COPY the host CA bundle (runtime.recipe.HOST_CA_CONTEXT_FILE)
         files.setdefault(HOST_CA_CONTEXT_FILE, self.ca_bundle.read_bytes() if self.ca_bundle is not None else b"")
         key = recipe.key()
         inputs = content_hash(

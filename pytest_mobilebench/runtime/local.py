@@ -220,7 +220,7 @@ class LocalRuntime:
             InfraError: clone failure, the install command failing (``install_failed``), or an environment
                 this runtime cannot honour (``environment_unsupported``: ``recipe`` / ``image`` need images).
         """
-        from pytest_mobilebench.frameworks.environment import (
+        from pytest_mobilebench.runtime.environment import (
             Environment,
             local_unsupported,
         )

@@ -5,7 +5,7 @@
 * a candidate: base + candidate (its test-file edits restored to base and flagged), then privately
   p_t; build, install, run q then Q. An infrastructure outcome is retried (``--mb-device-retries``, at
   most 2) with the SAME candidate bytes, each attempt in a new folder. A candidate-reachable outcome
-  (crash, deadline, install failure: :data:`~.contract.CANDIDATE_REACHABLE`) that survives the retries
+  (crash, deadline, install failure, ``INSTRUMENTATION_FAILED``: :data:`~.contract.CANDIDATE_REACHABLE`) that survives the retries
   is checked against the reference state S_fix on the same device: if the reference passes, the outcome
   is the candidate's and counts in Pass@1's denominator; otherwise it stays infrastructure.
 
@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mobilebench.devices.android import AndroidDevice
-from pytest_mobilebench.patch import Artifact, artifact_type, parse_patch, split_patch
+from pytest_mobilebench.artifacts import Artifact, artifact_type
+from pytest_mobilebench.patch import parse_patch, split_patch
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import Runtime, WorkspaceSpec
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
@@ -66,7 +67,7 @@ def _matches(path: str, fragments: Sequence[str]) -> bool:
 
 def classify_paths(record: DeviceRecord, paths: Sequence[str]) -> dict[str, list[str]]:
     """Split touched paths into ``tests``, ``build_config``, ``generated``, ``docs`` (the artifact taxonomy's
-    documentation, :func:`pytest_mobilebench.patch.artifact_type`) and ``production`` (the rest)."""
+    documentation, :func:`pytest_mobilebench.artifacts.artifact_type`) and ``production`` (the rest)."""
     out: dict[str, list[str]] = {"tests": [], "build_config": [], "generated": [], "docs": [], "production": []}
     for path in sorted(set(paths)):
         if record.is_test_path(path):

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench import frameworks, grading
-from pytest_mobilebench.manifest import dialects
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance, load_manifest
+from pytest_mobilebench.suites.issue_resolution import dialects
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify, wilson_interval
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
-from pytest_mobilebench.policy import review
+from pytest_mobilebench.suites.issue_resolution.policy import review
 from pytest_mobilebench.predictions import GOLD_PATCH
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
@@ -61,7 +61,7 @@ def repo_cache(options: Mapping[str, Any], run_id: str) -> RepoCache:
 def docker_answers(timeout_s: float = 5) -> bool:
     """Whether the docker SDK is installed and a daemon answers ``ping`` within ``timeout_s``."""
     try:
-        from pytest_mobilebench.runtime.docker import connect
+        from pytest_mobilebench.runtime.daemon import connect
 
         connect(timeout_s=timeout_s)
     except InfraError:
@@ -70,6 +70,7 @@ def docker_answers(timeout_s: float = 5) -> bool:
 
 
 def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = None, client: Any = None) -> Runtime:
+    from pytest_mobilebench.frameworks import workspace_recipe
     from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE, DockerRuntime
 
     runtime = DockerRuntime(
@@ -82,6 +83,7 @@ def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = 
         cpus=options.get("mb_cpus"),
         pids_limit=options.get("mb_pids_limit"),
         repos=repo_cache(options, run_id),
+        recipe_factory=workspace_recipe,
         progress=progress,
     )
     return runtime
@@ -168,7 +170,7 @@ class IssueResolutionSuite:
     reasons = Reason
 
     def load(self, path: Path, document: YamlDocument | Mapping[str, Any]) -> list[LoadedRecord | ManifestError]:
-        """Load a manifest (see :mod:`pytest_mobilebench.manifest.issue_resolution`)."""
+        """Load a manifest (see :mod:`pytest_mobilebench.suites.issue_resolution.manifest`)."""
         if not isinstance(document, YamlDocument):
             document = YamlDocument(path=path, data=dict(document), key_lines={}, item_lines={})
         return load_manifest(document)

@@ -28,10 +28,10 @@ from typing import Any
 
 import unidiff
 
-from pytest_mobilebench import grading
+from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.frameworks import is_test_file
-from pytest_mobilebench.manifest.dialects import gold_for_run
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance
+from pytest_mobilebench.suites.issue_resolution.dialects import gold_for_run
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.patch import parse_patch
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError

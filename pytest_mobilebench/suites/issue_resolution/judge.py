@@ -2,7 +2,7 @@
 
 The live run writes everything the verdict depends on into the evidence folder and then grades by
 calling :func:`judge` on that folder; :func:`pytest_mobilebench.suites.issue_resolution.regrade` calls
-the same function later. So the policy (:func:`pytest_mobilebench.policy.review`, re-run on the saved
+the same function later. So the policy (:func:`pytest_mobilebench.suites.issue_resolution.policy.review`, re-run on the saved
 patch and configuration snapshots), the parsers and the grading rules are applied the same way both
 times: a re-grade of a patch that changed ``jest.config.js`` is a ``policy_violation``, never resolved.
 
@@ -28,8 +28,8 @@ from typing import Any, final
 
 from pytest_mobilebench import frameworks, grading, policy
 from pytest_mobilebench.frameworks import TestPlan
-from pytest_mobilebench.manifest import dialects
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance
+from pytest_mobilebench.suites.issue_resolution import dialects
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
 from pytest_mobilebench.patch import PatchError, parse_patch
 from pytest_mobilebench.report.files import atomic_write_json
@@ -106,7 +106,7 @@ def save_policy_inputs(
     plan_command: str,
     tracked: Collection[str] = (),
 ) -> None:
-    """Write what :func:`pytest_mobilebench.policy.review` reads into ``folder/policy/``."""
+    """Write what :func:`pytest_mobilebench.suites.issue_resolution.policy.review` reads into ``folder/policy/``."""
     _write_tree(folder / "policy" / "before", before)
     _write_tree(folder / "policy" / "after", after)
     inputs = {"ignored": sorted(ignored), "tracked": sorted(tracked), "plan_command": plan_command}
@@ -119,7 +119,7 @@ class Judgement:
     """The facts of one evaluation read back from its evidence, and the verdict they give.
 
     Attributes:
-        outcome: the run facts :func:`pytest_mobilebench.grading.grade` takes.
+        outcome: the run facts :func:`pytest_mobilebench.suites.issue_resolution.grading.grade` takes.
         verdict: ``grading.grade`` of ``outcome`` against the instance's gold lists.
         review: the policy's findings (None when the patch did not parse).
         detail: what the evidence adds to the verdict's own sentence (e.g. which result file was expected).
@@ -132,8 +132,8 @@ class Judgement:
 
 
 def verdict_of(instance: IssueInstance, outcome: grading.RunOutcome) -> tuple[grading.Verdict, dict[str, Any]]:
-    """:func:`pytest_mobilebench.grading.grade` of ``outcome`` against the instance's gold lists, foreign
-    gold ids matched to this run's ids first (:func:`pytest_mobilebench.manifest.dialects.gold_for_run`).
+    """:func:`pytest_mobilebench.suites.issue_resolution.grading.grade` of ``outcome`` against the instance's gold lists, foreign
+    gold ids matched to this run's ids first (:func:`pytest_mobilebench.suites.issue_resolution.dialects.gold_for_run`).
     Returns ``(verdict, id matching report)``; the live run, :func:`judge` and re-grading all call it."""
     gold, id_matching = dialects.gold_for_run(instance, outcome.tests)
     verdict = grading.grade(

@@ -19,8 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_mobilebench import grading
-from pytest_mobilebench.manifest.issue_resolution import IssueInstance
+from pytest_mobilebench.suites.issue_resolution import grading
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.patch import PatchError, parse_patch
 from pytest_mobilebench.suites.issue_resolution.judge import judge
 

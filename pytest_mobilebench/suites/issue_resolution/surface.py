@@ -63,7 +63,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
 @final
 class FrameworkMarkers(Mapping[str, str]):
     """The suite's own markers plus, for every registered framework, its name and its ``markers`` (what
-    :func:`pytest_mobilebench.manifest.issue_resolution.record_for` puts on an instance), read from the
+    :func:`pytest_mobilebench.suites.issue_resolution.manifest.record_for` puts on an instance), read from the
     registry at each look-up: a framework registered later (a plugin's, a ``conftest.py``'s) gets its
     markers declared without editing this file."""
 

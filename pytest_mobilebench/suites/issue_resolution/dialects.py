@@ -3,7 +3,7 @@
 Two row dialects are detected per file (the first JSON object row decides):
 
 * ``swe-bench``: rows with ``instance_id`` and ``base_commit`` (SWE-bench form; our own ids). Loaded by
-  :func:`pytest_mobilebench.manifest.issue_resolution.load_dataset`.
+  :func:`pytest_mobilebench.suites.issue_resolution.manifest.load_dataset`.
 * ``multi-swe-bench``: rows with ``org``, ``repo``, ``number``, ``base`` {``sha``, ...}, ``fix_patch``,
   ``test_patch`` and the gold dicts ``f2p_tests`` / ``p2p_tests`` / ``n2p_tests`` / ``s2p_tests`` keyed by
   test id. MobileDev-Bench releases are this shape (its harness is a Multi-SWE-bench fork); a row with
@@ -31,13 +31,13 @@ from xml.sax.saxutils import escape as xml_escape
 from pydantic import ValidationError
 
 from pytest_mobilebench import frameworks
-from pytest_mobilebench.manifest.issue_resolution import (
+from pytest_mobilebench.suites.issue_resolution.manifest import (
     IssueInstance,
     _dataset_rows,
     _errors_to_manifest_error,
     record_for,
 )
-from pytest_mobilebench.manifest.issue_resolution import (
+from pytest_mobilebench.suites.issue_resolution.manifest import (
     load_dataset as load_swe_bench_rows,
 )
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError

@@ -1,4 +1,5 @@
-"""The typed ``environment`` record of an instance, shared by the manifest, the recipes and both runtimes.
+"""The typed ``environment`` record of an instance, shared by the manifest, the recipes and both runtimes
+(a runtime input: it lives with the runtimes, the frameworks read it).
 
 SPEC section 1 "Environment images". Every field is optional: what is missing is inferred from the
 repository at its base commit by the framework's recipe (:meth:`Framework.infer_recipe`). The same
@@ -26,7 +27,7 @@ __all__ = ["DOCKER_ONLY", "Environment", "local_unsupported", "recipe_overrides"
 #: Fields only an image-building runtime can honour.
 DOCKER_ONLY: tuple[str, ...] = ("recipe", "image")
 
-#: Environment field -> the recipe override key it sets (:mod:`pytest_mobilebench.runtime.recipes`).
+#: Environment field -> the recipe override key it sets (:mod:`pytest_mobilebench.frameworks.recipe`).
 _OVERRIDE_KEYS: dict[str, str] = {
     "node": "node",
     "package_manager": "package_manager",

@@ -40,13 +40,11 @@ from typing import Any, Final
 
 import yaml
 
-from pytest_mobilebench.runtime.recipes.common import (
+from pytest_mobilebench.frameworks.recipe import (
     BASE_IMAGE_PREAMBLE,
     HOST_CA_DOCKERFILE_LINES,
-    TEST_USER_NAME,
     EnvRecipe,
     RecipeError,
-    UserHandover,
     Version,
     evidence,
     iter_workflow_steps,
@@ -56,6 +54,7 @@ from pytest_mobilebench.runtime.recipes.common import (
     read_text,
     satisfies,
 )
+from pytest_mobilebench.runtime.recipe import TEST_USER_NAME, UserHandover
 
 __all__ = [
     "FLUTTER_DART",

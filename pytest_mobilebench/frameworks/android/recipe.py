@@ -42,27 +42,32 @@ cache (``GRADLE_RO_DEP_CACHE``) and the distribution through a link to the warme
 
 from __future__ import annotations
 
-import hashlib
 import re
-import tomllib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_mobilebench.runtime.recipes.common import (
+from pytest_mobilebench.frameworks.gradle import (
+    BuildFiles,
+    Catalog,
+    catalog_version,
+    collect_build_files,
+    gradle_version,
+    gradle_wrapper_dist_dir,
+    read_catalogs,
+)
+from pytest_mobilebench.frameworks.recipe import (
     BASE_IMAGE_PREAMBLE,
     HOST_CA_DOCKERFILE_LINES,
     EnvRecipe,
     RecipeError,
-    UserHandover,
     evidence,
     iter_workflow_steps,
     line_of,
     parse_version,
     read_text,
-    walk_files,
 )
+from pytest_mobilebench.runtime.recipe import UserHandover
 
 __all__ = [
     "AGP_DEFAULT_BUILD_TOOLS",
@@ -73,14 +78,7 @@ __all__ = [
     "GRADLE_TEST_USER",
     "INSTALL_COMMAND",
     "TEMURIN_JDKS",
-    "BuildFiles",
-    "Catalog",
-    "collect_build_files",
-    "gradle_wrapper_dist_dir",
-    "included_builds",
     "infer_android_recipe",
-    "read_catalogs",
-    "strip_comments",
 ]
 
 #: Android command-line tools build number (``commandlinetools-linux-<build>_latest.zip``, tools 12.0).
@@ -177,195 +175,6 @@ _ANDROID_PLUGIN_IDS: Final[frozenset[str]] = frozenset(
 
 # --------------------------------------------------------------------------------------------- file model
 
-
-@dataclass(frozen=True)
-class BuildFiles:
-    """The texts the inference reads: relative path -> text, per kind.
-
-    ``gradle``: ``*.gradle`` / ``*.gradle.kts`` anywhere (outside build outputs); ``logic``: ``*.kt`` /
-    ``*.java`` / ``*.groovy`` under ``buildSrc`` and the included builds; ``properties``:
-    ``gradle.properties`` files (root first).
-    """
-
-    root: Path
-    gradle: Mapping[str, str]
-    logic: Mapping[str, str]
-    properties: Mapping[str, str]
-
-    def all_code(self) -> Iterable[tuple[str, str]]:
-        """(relative path, text) of build scripts then build logic."""
-        yield from self.gradle.items()
-        yield from self.logic.items()
-
-
-def _settings_file(repo_dir: Path) -> Path | None:
-    for name in ("settings.gradle.kts", "settings.gradle"):
-        if (repo_dir / name).is_file():
-            return repo_dir / name
-    return None
-
-
-def strip_comments(text: str) -> str:
-    """Remove ``//`` line comments and ``/* */`` block comments, keeping line numbers and strings."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    quote: str | None = None
-    while i < n:
-        ch = text[i]
-        if quote:
-            out.append(ch)
-            if ch == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 2
-                continue
-            if text.startswith(quote, i):
-                out.append(text[i + 1 : i + len(quote)])
-                i += len(quote)
-                quote = None
-                continue
-            i += 1
-            continue
-        if text.startswith('"""', i) or text.startswith("'''", i):
-            quote = text[i : i + 3]
-            out.append(quote)
-            i += 3
-            continue
-        if ch in "\"'":
-            quote = ch
-            out.append(ch)
-            i += 1
-            continue
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            block = text[i : (n if j < 0 else j + 2)]
-            out.append("\n" * block.count("\n"))
-            i = n if j < 0 else j + 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def included_builds(repo_dir: Path) -> list[Path]:
-    """Directories of ``includeBuild("...")`` in the root settings file, plus ``buildSrc`` if present."""
-    dirs: list[Path] = []
-    settings = _settings_file(repo_dir)
-    if settings is not None:
-        text = strip_comments(read_text(settings))
-        for match in re.finditer(r"includeBuild\s*\(?\s*[\"']([^\"']+)[\"']", text):
-            path = (repo_dir / match.group(1)).resolve()
-            if path.is_dir() and path not in dirs:
-                dirs.append(path)
-    if (repo_dir / "buildSrc").is_dir():
-        dirs.append((repo_dir / "buildSrc").resolve())
-    return dirs
-
-
-def collect_build_files(repo_dir: Path) -> BuildFiles:
-    """Read the build scripts, build-logic sources and ``gradle.properties`` files of a repository."""
-    root = repo_dir.resolve()
-    gradle: dict[str, str] = {}
-    properties: dict[str, str] = {}
-    for path in walk_files(root):
-        rel = path.relative_to(root).as_posix()
-        if path.name.endswith((".gradle", ".gradle.kts")):
-            gradle[rel] = strip_comments(read_text(path))
-        elif path.name == "gradle.properties":
-            properties[rel] = read_text(path)
-    logic: dict[str, str] = {}
-    for build in included_builds(root):
-        for path in walk_files(build):
-            if path.suffix in (".kt", ".java", ".groovy"):
-                logic[path.relative_to(root).as_posix()] = strip_comments(read_text(path))
-    ordered_props = dict(sorted(properties.items(), key=lambda kv: (kv[0] != "gradle.properties", kv[0])))
-    return BuildFiles(root, gradle, logic, ordered_props)
-
-
-# ------------------------------------------------------------------------------------------------ catalogs
-
-
-@dataclass(frozen=True)
-class Catalog:
-    """One version catalog file: ``versions`` (key -> version), ``plugins`` / ``libraries`` (raw tables)."""
-
-    path: str
-    text: str
-    versions: Mapping[str, str]
-    plugins: Mapping[str, Any]
-    libraries: Mapping[str, Any]
-
-    def version_of(self, entry: Any) -> str | None:
-        """The version of a plugin/library entry (``version.ref`` resolved, ``"a:b:1.0"`` parsed)."""
-        if isinstance(entry, str):
-            parts = entry.split(":")
-            return parts[2] if len(parts) == 3 else None
-        if not isinstance(entry, dict):
-            return None
-        version = entry.get("version")
-        if isinstance(version, str):
-            return version
-        if isinstance(version, dict):
-            if "ref" in version:
-                return self.versions.get(str(version["ref"]))
-            for key in ("strictly", "require", "prefer"):
-                if isinstance(version.get(key), str):
-                    return str(version[key])
-        if "version.ref" in entry:
-            return self.versions.get(str(entry["version.ref"]))
-        return None
-
-
-def _catalog_key(name: str) -> str:
-    return re.sub(r"[-_.]", ".", name).lower()
-
-
-def read_catalogs(repo_dir: Path) -> list[Catalog]:
-    """Parse ``gradle/*.versions.toml`` (``libs.versions.toml`` first). Invalid TOML -> RecipeError."""
-    catalogs: list[Catalog] = []
-    folder = repo_dir / "gradle"
-    paths = sorted(folder.glob("*.versions.toml"), key=lambda p: (p.name != "libs.versions.toml", p.name))
-    for path in paths:
-        text = read_text(path)
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise RecipeError(f"{path}: invalid TOML: {exc}") from exc
-        versions: dict[str, str] = {}
-        for key, value in (data.get("versions") or {}).items():
-            if isinstance(value, str):
-                versions[key] = value
-            elif isinstance(value, dict):
-                for sub in ("strictly", "require", "prefer"):
-                    if isinstance(value.get(sub), str):
-                        versions[key] = value[sub]
-                        break
-        catalogs.append(
-            Catalog(
-                path.relative_to(repo_dir).as_posix(),
-                text,
-                versions,
-                data.get("plugins") or {},
-                data.get("libraries") or {},
-            )
-        )
-    return catalogs
-
-
-def _catalog_version(catalogs: list[Catalog], accessor: str) -> tuple[str, str] | None:
-    """Resolve ``libs.versions.a.b`` (accessor ``a.b``) to (value, "file:line")."""
-    wanted = _catalog_key(accessor)
-    for catalog in catalogs:
-        for key, value in catalog.versions.items():
-            if _catalog_key(key) == wanted:
-                line = line_of(catalog.text, rf"^\s*{re.escape(key)}\s*=")
-                return value, f"{catalog.path}:{line}" if line else catalog.path
-    return None
-
-
 # ------------------------------------------------------------------------------------- value resolution
 
 
@@ -426,7 +235,7 @@ class _Resolver:
         if catalog is None:
             catalog = re.fullmatch(r"libs\.versions\.([\w.]+?)(?:\.toInt\(\)|\.toInteger\(\))?", expr)
         if catalog:
-            found = _catalog_version(self.catalogs, catalog.group(1))
+            found = catalog_version(self.catalogs, catalog.group(1))
             if found:
                 return found
             return None
@@ -499,42 +308,6 @@ def _resolve_all(
 
 # ------------------------------------------------------------------------------------------------ pieces
 
-
-def _gradle_version(repo_dir: Path) -> tuple[str, str, str | None, str]:
-    """(version, distribution URL, sha256 or None, evidence)."""
-    path = repo_dir / "gradle" / "wrapper" / "gradle-wrapper.properties"
-    if not path.is_file():
-        raise RecipeError(f"{path}: missing; cannot infer the Gradle version (set overrides['gradle'])")
-    text = read_text(path)
-    match = re.search(r"^\s*distributionUrl\s*[=:]\s*(\S+)\s*$", text, flags=re.MULTILINE)
-    if match is None:
-        raise RecipeError(f"{path}: no distributionUrl; cannot infer the Gradle version")
-    url = match.group(1).replace("\\:", ":").replace("\\=", "=")
-    version = re.search(r"gradle-([\w.+-]+?)-(?:bin|all)\.zip$", url)
-    if version is None:
-        raise RecipeError(f"{path}: distributionUrl {url!r} does not name gradle-<version>-(bin|all).zip")
-    sha = re.search(r"^\s*distributionSha256Sum\s*[=:]\s*([0-9a-fA-F]{64})\s*$", text, flags=re.MULTILINE)
-    return version.group(1), url, sha.group(1).lower() if sha else None, evidence(
-        repo_dir, path, line_of(text, r"^\s*distributionUrl")
-    )
-
-
-def gradle_wrapper_dist_dir(url: str) -> str:
-    """Folder (relative to ``$GRADLE_USER_HOME``) where the Gradle wrapper unpacks ``url``.
-
-    ``wrapper/dists/<zip name without .zip>/<hash>``, hash = MD5 of the URL text read as an unsigned big
-    integer written in base 36 (``org.gradle.wrapper.PathAssembler``).
-    """
-    name = url.rsplit("/", 1)[-1]
-    if name.endswith(".zip"):
-        name = name[:-4]
-    digest = int.from_bytes(hashlib.md5(url.encode("utf-8")).digest(), "big")  # noqa: S324 - Gradle's scheme
-    alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
-    chars = ""
-    while digest:
-        digest, rem = divmod(digest, 36)
-        chars = alphabet[rem] + chars
-    return f"wrapper/dists/{name}/{chars or '0'}"
 
 
 def _agp_version(files: BuildFiles, catalogs: list[Catalog], resolver: _Resolver) -> tuple[str, str] | None:
@@ -750,7 +523,7 @@ def infer_android_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None 
     tc: dict[str, str] = {}
     src: dict[str, str] = {}
 
-    gradle, gradle_url, gradle_sha, gradle_src = _gradle_version(repo_dir)
+    gradle, gradle_url, gradle_sha, gradle_src = gradle_version(repo_dir)
     tc["gradle"], src["gradle"] = gradle, gradle_src
     tc["gradle_distribution"], src["gradle_distribution"] = gradle_url, gradle_src
 
@@ -789,7 +562,7 @@ def infer_android_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None 
     ]
     if not build_tools:
         for name in ("BUILD_TOOLS_VERSION", "buildToolsVersion", "buildTools", "androidBuildTools"):
-            declared = resolver.declaration(name) or _catalog_version(catalogs, name)
+            declared = resolver.declaration(name) or catalog_version(catalogs, name)
             if declared and re.fullmatch(r"\d+\.\d+\.\d+", declared[0]):
                 build_tools.append((parse_version(declared[0]), declared[0], declared[1]))
                 break

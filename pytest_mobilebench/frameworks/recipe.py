@@ -3,6 +3,11 @@
 A recipe is inferred from a repository checked out at its base commit (MobileDev-Bench, Section 3.3
 "Phase 3: Environment Runtime Setup" and Appendix A.5): build files, lockfiles and CI workflows are read,
 nothing is executed. Everything here is pure over a directory.
+
+Each framework's recipe lives with the framework (:mod:`.android.recipe`, :mod:`.flutter.recipe`,
+:mod:`.react_native.recipe`); :func:`infer_recipe` dispatches to it. What a recipe must give the container
+runtime (the build-context contract, the test-user hand-over) is declared by the runtime,
+:mod:`pytest_mobilebench.runtime.recipe`.
 """
 
 from __future__ import annotations
@@ -18,18 +23,17 @@ from typing import Any, Final, final
 
 import yaml
 
+from pytest_mobilebench.runtime.recipe import HOST_CA_CONTEXT_FILE, UserHandover
+
 __all__ = [
     "BASE_IMAGE_PREAMBLE",
-    "HOST_CA_CONTEXT_FILE",
     "HOST_CA_DOCKERFILE_LINES",
-    "TEST_USER",
-    "TEST_USER_NAME",
     "EnvRecipe",
     "RecipeError",
-    "UserHandover",
     "Version",
     "WorkflowStep",
     "evidence",
+    "infer_recipe",
     "iter_workflow_steps",
     "line_of",
     "lower_bound",
@@ -39,12 +43,6 @@ __all__ = [
     "satisfies",
     "walk_files",
 ]
-
-#: Build-context file every environment Dockerfile COPYs: the host's CA bundle (PEM, possibly several
-#: certificates, possibly empty). The docker runtime always places it in the build context; the
-#: Dockerfile installs it as ``/usr/local/share/ca-certificates/host-ca.crt`` and runs
-#: ``update-ca-certificates`` so that apt, git, curl, Node, Dart and the JDK trust a TLS-intercepting proxy.
-HOST_CA_CONTEXT_FILE: Final[str] = "host-ca.crt"
 
 #: First lines of every environment Dockerfile: the base image is a build argument.
 BASE_IMAGE_PREAMBLE: Final[str] = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n"
@@ -61,47 +59,8 @@ _PRUNED_DIRS: Final[frozenset[str]] = frozenset(
 )
 
 
-#: the unprivileged user instance images run their tests as (issue 7, item 3): ``uid:gid``, and its name
-TEST_USER: Final[str] = "10001:10001"
-TEST_USER_NAME: Final[str] = "mobilebench"
-
-
 class RecipeError(ValueError):
     """A toolchain version could not be inferred; the message names the file(s) and the missing value."""
-
-
-@final
-@dataclasses.dataclass(frozen=True)
-class UserHandover:
-    """How an instance image hands its work tree to the unprivileged test user (issue 7, item 3).
-
-    The instance layer (:func:`pytest_mobilebench.runtime.images.instance_dockerfile`), as root after the
-    dependency install, creates :data:`TEST_USER` (``mobilebench``, home ``/home/mobilebench``), gives it
-    every file of ``/testbed`` except the folders named in ``root_dirs`` (at any depth, contents included:
-    installed dependencies stay root's, read-only to the tests), creates each path of ``root_dirs[name]``
-    inside those folders for the user, runs ``handover``, sets ``env`` and labels the image; the runtime
-    then runs every command of its containers as that user.
-
-    Attributes:
-        root_dirs: folder name -> writable paths inside it (``{"node_modules": (".cache",)}``).
-        handover: bash run as root after that, for the toolchain's own caches outside ``/testbed`` (tool
-            folders stay root's and readable; working areas the runner writes go to the user); "" for none.
-            It relies on the layout the recipe's own Dockerfile installed.
-        env: variables of every later command (``{"GRADLE_USER_HOME": ...}``), e.g. where those working
-            areas are.
-    """
-
-    root_dirs: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
-    handover: str = ""
-    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain builtins, keys sorted."""
-        return {
-            "root_dirs": {name: list(paths) for name, paths in sorted(self.root_dirs.items())},
-            "handover": self.handover,
-            "env": dict(sorted(self.env.items())),
-        }
 
 
 @final
@@ -520,3 +479,32 @@ def lower_bound(range_text: str, *, source: str = "range") -> Version | None:
             return None
         bounds.append(max(lows))
     return min(bounds) if bounds else None
+
+
+def infer_recipe(repo_dir: Path, framework: str, *, overrides: Mapping[str, Any] | None = None) -> EnvRecipe:
+    """Infer the environment recipe of a repository checked out at its base commit.
+
+    Args:
+        repo_dir: the repository root (a work tree or an export of the base commit).
+        framework: a registered framework (:func:`pytest_mobilebench.frameworks.names`).
+        overrides: recipe override keys (:func:`pytest_mobilebench.runtime.environment.recipe_overrides`
+            maps the typed environment to them); each given key replaces the inferred value (and its
+            source reads ``"override"``). ``install_command`` replaces the dependency install command.
+
+    Returns:
+        The recipe; see :mod:`.react_native.recipe`, :mod:`.android.recipe` and :mod:`.flutter.recipe` for the precedence of sources.
+
+    Raises:
+        RecipeError: unknown framework, unreadable/invalid build files, or a version that cannot be inferred
+            (the message names the file and the value).
+    """
+    from pytest_mobilebench import frameworks  # the registry imports this module
+
+    repo = Path(repo_dir)
+    if not repo.is_dir():
+        raise RecipeError(f"{repo}: not a directory")
+    try:
+        fw = frameworks.get(framework)
+    except frameworks.FrameworkError as exc:
+        raise RecipeError(f"framework {framework!r} is not one of {', '.join(frameworks.names())}") from exc
+    return fw.infer_recipe(repo, dict(overrides or {}))

@@ -31,9 +31,9 @@ import yaml
 
 if TYPE_CHECKING:
     from pytest_mobilebench.patch import FileChange
-    from pytest_mobilebench.runtime.recipes.common import EnvRecipe
+    from pytest_mobilebench.frameworks.recipe import EnvRecipe
 
-from pytest_mobilebench.frameworks.environment import Environment
+from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.rules import gradle_entry_point, path_parts, tool_dir_of
 
@@ -183,8 +183,8 @@ class Flutter:
         return gradle_entry_point(path)
 
     def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, Any]) -> EnvRecipe:
-        """:func:`pytest_mobilebench.runtime.recipes.flutter.infer_flutter_recipe` (``overrides``: :func:`~pytest_mobilebench.frameworks.environment.recipe_overrides`)."""
-        from pytest_mobilebench.runtime.recipes.flutter import infer_flutter_recipe
+        """:func:`pytest_mobilebench.frameworks.flutter.recipe.infer_flutter_recipe` (``overrides``: :func:`~pytest_mobilebench.runtime.environment.recipe_overrides`)."""
+        from pytest_mobilebench.frameworks.flutter.recipe import infer_flutter_recipe
 
         return infer_flutter_recipe(repo_dir, overrides=overrides)
 

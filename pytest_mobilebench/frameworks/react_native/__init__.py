@@ -1,7 +1,7 @@
 """React-Native / JS: jest's own test rule, jest plans with a JSON report, and what steers jest.
 
 SPEC section 1 "Running tests per framework" (jest with ``--json``). Command, by the package manager
-(:func:`pytest_mobilebench.runtime.recipes.node.package_manager_of`, or ``environment.package_manager``):
+(:func:`pytest_mobilebench.frameworks.react_native.recipe.package_manager_of`, or ``environment.package_manager``):
 ``npx jest`` (npm), ``yarn jest`` (yarn), ``pnpm exec jest`` (pnpm), with ``--ci --json
 --outputFile=.mobilebench/jest-results.json --testLocationInResults --runTestsByPath <files>``
 (``--runTestsByPath``: paths are literal, not regular expressions, which break on ``[id].test.tsx``).
@@ -31,15 +31,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final, final
 
-from pytest_mobilebench.frameworks.environment import Environment
+from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.globs import glob_matches
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.rules import gradle_entry_point, json_of, path_parts, strings_in, tool_dir_of
-from pytest_mobilebench.runtime.recipes.node import package_manager_of
+from pytest_mobilebench.frameworks.react_native.recipe import package_manager_of
 
 if TYPE_CHECKING:
     from pytest_mobilebench.patch import FileChange
-    from pytest_mobilebench.runtime.recipes.common import EnvRecipe
+    from pytest_mobilebench.frameworks.recipe import EnvRecipe
 
 __all__ = ["JEST_RUNNERS", "PLANNING_FILES", "RESULT_FILE", "ReactNative", "is_jest_test_file", "plan_react_native"]
 
@@ -294,8 +294,8 @@ class ReactNative:
         return gradle_entry_point(path)
 
     def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, Any]) -> EnvRecipe:
-        """:func:`pytest_mobilebench.runtime.recipes.node.infer_node_recipe` (``overrides``: :func:`~pytest_mobilebench.frameworks.environment.recipe_overrides`)."""
-        from pytest_mobilebench.runtime.recipes.node import infer_node_recipe
+        """:func:`pytest_mobilebench.frameworks.react_native.recipe.infer_node_recipe` (``overrides``: :func:`~pytest_mobilebench.runtime.environment.recipe_overrides`)."""
+        from pytest_mobilebench.frameworks.react_native.recipe import infer_node_recipe
 
         return infer_node_recipe(repo_dir, overrides=overrides)
 

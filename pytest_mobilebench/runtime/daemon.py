@@ -1,0 +1,171 @@
+"""The Docker daemon as the container runtime sees it: connecting, its clock, its errors, the sweep.
+
+``connect`` answers ``InfraError("daemon_unreachable")`` when no daemon answers; :func:`docker_errors`
+translates what the docker SDK raises into named infrastructure kinds (issue 7, item 5);
+:func:`sweep_dead_runs` removes containers of dead runs (owner label: host:pid:start time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import re
+import time
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.images import LABEL_RUN
+from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_alive
+from pytest_mobilebench.states import InfraKind
+
+if TYPE_CHECKING:
+    import docker
+
+__all__ = [
+    "API_TIMEOUT_S",
+    "answers",
+    "connect",
+    "daemon_clock_offset",
+    "docker_errors",
+    "is_disk_full",
+    "parse_bytes",
+    "sweep_dead_runs",
+    "sweepable",
+]
+
+#: an ownerless stopped container (a build step of a dead builder) this old is swept
+_ORPHAN_AGE_S: Final[float] = 600.0
+
+
+def parse_bytes(size: str) -> int:
+    """Docker size units (``"512m"``, ``"10g"``) in bytes."""
+    from docker.utils import parse_bytes
+
+    return int(parse_bytes(size))
+
+
+def is_disk_full(text: str) -> bool:
+    lowered = text.lower()
+    return "no space left on device" in lowered or "enospc" in lowered
+
+
+#: seconds a working client waits for one API answer (a busy daemon commits large layers slowly)
+API_TIMEOUT_S: Final[float] = 600.0
+
+
+def connect(client: docker.DockerClient | None = None, *, timeout_s: float = 60) -> docker.DockerClient:
+    """A docker client that answered ``ping`` within ``timeout_s``.
+
+    The returned client (when none is given) waits :data:`API_TIMEOUT_S` for each later answer: the
+    short ``timeout_s`` only decides whether a daemon is there, it never turns a slow answer of a busy
+    daemon into an error.
+
+    Raises:
+        InfraError("daemon_unreachable"): the SDK is missing or the daemon does not answer (the message
+            says how to start it).
+    """
+    try:
+        import docker
+    except ImportError as exc:  # the SDK is the optional extra ``docker``
+        raise InfraError(
+            "daemon_unreachable", "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'"
+        ) from exc
+    try:
+        if client is not None:
+            client.ping()
+            return client
+        probe = docker.from_env(timeout=max(1, int(timeout_s)))
+        try:
+            probe.ping()
+        finally:
+            probe.close()
+        return docker.from_env(timeout=int(max(timeout_s, API_TIMEOUT_S)))
+    except Exception as exc:  # DockerException, requests ConnectionError, socket errors: all mean "no daemon"
+        raise InfraError(
+            "daemon_unreachable",
+            f"the Docker daemon does not answer ({exc}); start it (`dockerd &` or `systemctl start docker`) "
+            "or set DOCKER_HOST",
+        ) from exc
+
+
+def daemon_clock_offset(client: docker.DockerClient) -> float:
+    """Seconds the daemon's clock is ahead of this machine's (``SystemTime`` of ``docker info``; 0.0 when
+    it cannot be read). Event windows are asked in the daemon's time: on a ``tcp://`` host with a skewed
+    clock, a window in local time would take in the harness's own earlier kill, or block until it came."""
+    try:
+        asked = time.time()
+        text = str(client.api.info().get("SystemTime") or "")
+        answered = time.time()
+        stamp = re.sub(r"(\.\d{6})\d+", r"\1", text).replace("Z", "+00:00")
+        return datetime.datetime.fromisoformat(stamp).timestamp() - (asked + answered) / 2
+    except Exception:  # noqa: BLE001 - no reading: assume one clock
+        return 0.0
+
+
+def sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool:
+    """Whether a listed container (``docker ps -a`` entry) belongs to a dead run (see :meth:`DockerRuntime.sweep`)."""
+    labels = entry.get("Labels") or {}
+    owner = labels.get(LABEL_OWNER, "")
+    if owner == own:
+        return False
+    if run_id is not None and labels.get(LABEL_RUN) == run_id:
+        return True
+    if not owner:
+        return entry.get("State") != "running" and time.time() - float(entry.get("Created") or 0) > _ORPHAN_AGE_S
+    return owner_alive(owner) is False
+
+
+def sweep_dead_runs(timeout_s: float = 3) -> list[str]:
+    """Sweep the containers of dead runs when a daemon answers within ``timeout_s`` (else nothing).
+
+    Called once per run by the controller, so leftovers are removed even when every result of the run
+    comes from the cache and no runtime is ever made. Returns the removed container ids.
+    """
+    try:
+        client = connect(timeout_s=timeout_s)
+    except InfraError:
+        return []
+    try:
+        from pytest_mobilebench.runtime.docker import DockerRuntime  # the runtime imports this module
+
+        return DockerRuntime(client=client, ca_bundle=None).sweep()
+    except Exception:  # noqa: BLE001 - housekeeping never stops a run
+        return []
+    finally:
+        client.close()
+
+
+
+@contextlib.contextmanager
+def docker_errors(client: docker.DockerClient, instance_id: str, what: str) -> Iterator[None]:
+    """Translate what the docker SDK raises into named :class:`InfraError` kinds (issue 7, item 5).
+
+    ENOSPC in the message -> ``disk_full``; the container gone or not running -> ``container_died``; a
+    daemon that no longer answers ``ping`` -> ``daemon_unreachable``; another API error -> ``docker_error``.
+    """
+    import docker.errors
+    import requests
+    import urllib3.exceptions
+
+    try:
+        yield
+    except InfraError:
+        raise
+    except (docker.errors.DockerException, requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        text = str(exc)
+        if is_disk_full(text):
+            raise InfraError(InfraKind.DISK_FULL, f"{instance_id}: {what}: {text}") from exc
+        if not answers(client):
+            raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{instance_id}: {what}: the daemon stopped answering ({text})") from exc
+        if isinstance(exc, docker.errors.NotFound) or "is not running" in text or "is restarting" in text:
+            raise InfraError(InfraKind.CONTAINER_DIED, f"{instance_id}: {what}: the container is gone ({text})") from exc
+        raise InfraError("docker_error", f"{instance_id}: {what}: {text}") from exc
+
+
+def answers(client: docker.DockerClient) -> bool:
+    try:
+        client.ping()
+    except Exception:  # noqa: BLE001 - any failure of ping means "no daemon"
+        return False
+    return True

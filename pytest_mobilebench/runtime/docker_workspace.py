@@ -1,0 +1,517 @@
+"""One running container as a :class:`~pytest_mobilebench.runtime.base.Workspace` (see
+:mod:`pytest_mobilebench.runtime.docker` for the flow, networking, timeouts and confinement)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import posixpath
+import secrets
+import shlex
+import tarfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final, final
+
+from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult
+from pytest_mobilebench.runtime.channel import (
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
+    ChannelError,
+    Rejected,
+    glob_regex,
+    glob_root,
+    read_tar_files,
+    safe_relpath,
+)
+from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, is_disk_full
+from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
+from pytest_mobilebench.runtime.output import BoundedOutput
+from pytest_mobilebench.runtime.patching import (
+    CHECKPOINT,
+    DIFF,
+    RESET,
+    apply_with_fallbacks,
+    restore_command,
+    strategies_for,
+)
+from pytest_mobilebench.states import InfraKind
+from pytest_mobilebench.trust import SCRUBBED_NAMES
+
+if TYPE_CHECKING:
+    import docker
+    from docker.models.containers import Container
+
+
+__all__ = ["DockerWorkspace"]
+
+#: seconds for housekeeping commands (checkpoint, reset, diff, listing files)
+_HOUSEKEEPING_TIMEOUT_S: Final[float] = 600.0
+#: exit status meaning "the checkpoint before a patch failed" (never a git / patch status)
+_CHECKPOINT_FAILED: Final[int] = 97
+
+
+#: every exec gets these: the runner's start-up variables blanked (trust.SCRUBBED_NAMES), CI mode on
+_EXEC_ENV: Final[dict[str, str]] = {**{name: "" for name in sorted(SCRUBBED_NAMES)}, "CI": "true"}
+#: seconds between two looks at the writable layer's size when the daemon has no quota
+_DISK_POLL_S: Final[float] = 3.0
+#: where patch files are put (the writable layer; ``put_archive`` does not reach tmpfs mounts)
+_INBOX: Final[str] = "/var/tmp"
+
+
+@final
+class DockerWorkspace:
+    """One running container with the repository at ``/testbed`` (tag ``mobilebench-base`` = base tree).
+
+    Created by :meth:`DockerRuntime.start`; implements :class:`~pytest_mobilebench.runtime.base.Workspace`.
+    Files come back only through the daemon (``get_archive``), never through a program in the container;
+    every name is checked by :mod:`pytest_mobilebench.runtime.channel` and refused names are kept in
+    :attr:`rejected` for the evidence.
+
+    Attributes:
+        container_id: the container's id.
+        image: the instance image it runs.
+        instance_id: the benchmark instance.
+        results_root: a folder outside the repository, random per workspace, emptied by :meth:`clear_files`.
+        rejected: names refused by the last :meth:`read_files` (absolute, ``..``, links, too large).
+    """
+
+    root: Final[str] = TESTBED
+
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        container: Container,
+        image: BuiltImage,
+        instance_id: str,
+        *,
+        disk_limit_bytes: int | None = None,
+        user: str | None = None,
+    ) -> None:
+        self._client = client
+        self._container = container
+        #: every command runs as this user (the image's test user; None: root). The container's own
+        #: process (``sleep infinity`` under docker-init) stays root's, so a test cannot end the container
+        #: and turn its own failure into ``container_died``.
+        self._user = user
+        self._clock_offset = daemon_clock_offset(client)
+        self.container_id: str = str(container.id)
+        self.image = image
+        self.instance_id = instance_id
+        self.results_root = f"{_INBOX}/mb-results-{secrets.token_hex(16)}"
+        self.rejected: list[Rejected] = []
+        self._disk_limit = disk_limit_bytes
+        self._closed = False
+        self._killed = False
+        self._lock = threading.Lock()
+        self._started_at = self._state().get("StartedAt")
+
+    # ------------------------------------------------------------------------------------ execution
+
+    def _state(self) -> dict[str, Any]:
+        self._container.reload()
+        return dict(self._container.attrs.get("State") or {})
+
+    def _create_exec(self, argv: list[str]) -> str:
+        """Create an exec (scrubbed environment); a stopped container is ``container_died``."""
+        import docker.errors
+
+        try:
+            return str(
+                self._client.api.exec_create(
+                    self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True, environment=_EXEC_ENV,
+                    user=self._user or "",
+                )["Id"]
+            )
+        except docker.errors.APIError as exc:
+            if exc.status_code == 409:  # "container ... is not running": stopped from outside
+                raise InfraError(InfraKind.CONTAINER_DIED, f"{self.instance_id}: the container stopped: {exc}") from exc
+            raise
+
+    def _exec_stream(self, argv: list[str]) -> tuple[str, Iterator[bytes]]:
+        exec_id = self._create_exec(argv)
+        return exec_id, self._client.api.exec_start(exec_id, stream=True)
+
+    def _exit_code(self, exec_id: str) -> int | None:
+        deadline = time.monotonic() + 10
+        while True:
+            info = self._client.api.exec_inspect(exec_id)
+            if not info.get("Running") or time.monotonic() > deadline:
+                code = info.get("ExitCode")
+                return int(code) if code is not None else None
+            time.sleep(0.02)
+
+    def _network(self, on: bool) -> None:
+        bridge = self._client.networks.get("bridge")
+        if on:
+            bridge.connect(self.container_id)
+        else:
+            bridge.disconnect(self.container_id, force=True)
+
+    def _events_since(self, since: float, actions: tuple[str, ...]) -> bool:
+        """Whether the daemon logged any of ``actions`` (``oom``, ``kill``, ``die``, ...) for this container
+        since wall-clock ``since`` (the events query ends now, so it returns at once)."""
+        since += self._clock_offset
+        now = time.time() + self._clock_offset + 0.001
+        events = self._client.api.events(
+            since=f"{int(since)}.{int((since % 1) * 1e9):09d}",
+            until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
+            filters={"container": self.container_id, "event": list(actions)},
+            decode=True,
+        )
+        try:
+            return any((event.get("Action") or event.get("status")) in actions for event in events)
+        finally:
+            events.close()
+
+    def _oom_killed(self, since: float) -> bool:
+        """Whether the kernel's OOM killer struck any process of this container since wall-clock ``since``.
+
+        ``State.OOMKilled`` is only set when the container's main process dies (cgroup v1, Docker 20.10),
+        so the daemon's ``oom`` events of the container since ``since`` are asked too.
+        """
+        return bool(self._state().get("OOMKilled")) or self._events_since(since, ("oom",))
+
+    def _check_alive(self, since: float) -> None:
+        """``container_died`` when the container stopped or was restarted behind the harness's back, or was
+        killed / stopped from outside since wall-clock ``since``: a ``docker kill`` ends the exec (exit 137)
+        a moment before the container's state says so, so the daemon's events are asked too."""
+        state = self._state()
+        outside = ("kill", "die", "stop", "restart")
+        if not state.get("Running") or state.get("StartedAt") != self._started_at or self._events_since(since, outside):
+            state = self._state()
+            raise InfraError(
+                InfraKind.CONTAINER_DIED,
+                f"{self.instance_id}: the container was stopped or killed during the run without a harness "
+                f"timeout (status {state.get('Status')}, exit {state.get('ExitCode')}, finished {state.get('FinishedAt')})",
+            )
+
+    def _layer_bytes(self) -> int:
+        """Size of the container's writable layer (``SizeRw``), in bytes."""
+        entries = self._client.api.containers(all=True, size=True, filters={"id": self.container_id})
+        return int((entries[0] if entries else {}).get("SizeRw") or 0)
+
+    def _wait(self, reader: threading.Thread, timeout_s: float) -> tuple[bool, bool]:
+        """Join ``reader`` within ``timeout_s``; ``(timed out, writable layer over the limit)``."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return True, False
+            reader.join(min(remaining, _DISK_POLL_S) if self._disk_limit else remaining)
+            if not reader.is_alive():
+                return False, False
+            if self._disk_limit and self._layer_bytes() > self._disk_limit:
+                return False, True
+
+    def _ensure_running(self) -> None:
+        """After the harness's own kill the container is stopped; start it again (still offline) to read files."""
+        if self._closed:
+            raise InfraError("workspace_error", f"{self.instance_id}: the workspace is closed")
+        if self._killed:
+            if not self._state().get("Running"):
+                self._container.start()
+            self._started_at = self._state().get("StartedAt")
+            self._killed = False
+
+    def run(self, command: str, *, timeout_s: float, network: bool = False) -> RunResult:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.run`.
+
+        ``bash -c command`` runs in ``/testbed`` as the container's user, with the runner's start-up
+        variables blanked (:data:`pytest_mobilebench.trust.SCRUBBED_NAMES`). On timeout the container is
+        killed (every process in it), ``exit_code`` is None and ``timed_out`` True; the workspace can
+        still be read (:meth:`read_files`, :meth:`diff` restart the stopped container, offline) and closed.
+
+        Raises:
+            InfraError: ``oom_killed`` (any process of the container, whatever the exit status),
+                ``container_died`` (stopped or restarted from outside), ``daemon_unreachable``,
+                ``disk_full`` (ENOSPC, or the writable layer grew past the limit where the daemon has
+                no quota: the container is killed).
+        """
+        with self._lock, docker_errors(self._client, self.instance_id, f"running {command!r}"):
+            return self._run_locked(command, timeout_s=timeout_s, network=network)
+
+    def _run_locked(self, command: str, *, timeout_s: float, network: bool) -> RunResult:
+        import docker.errors
+        import requests
+        import urllib3.exceptions
+
+        self._ensure_running()
+        started = time.monotonic()
+        wall_start = time.time()
+        output = BoundedOutput()
+        failure: list[BaseException] = []
+
+        def pump(stream: Iterator[bytes]) -> None:
+            try:
+                for chunk in stream:
+                    output.add(chunk)
+            except (OSError, requests.RequestException, urllib3.exceptions.HTTPError, docker.errors.DockerException) as exc:
+                failure.append(exc)  # the stream breaks when the container is killed: expected then
+
+        try:
+            if network:
+                self._network(True)
+            exec_id, stream = self._exec_stream(["/bin/bash", "-c", command])
+            reader = threading.Thread(target=pump, args=(stream,), name=f"exec-{exec_id[:12]}", daemon=True)
+            reader.start()
+            timed_out, over_disk = self._wait(reader, timeout_s)
+            code: int | None = None
+            if timed_out or over_disk:
+                with contextlib.suppress(docker.errors.APIError):
+                    self._container.kill()
+                self._killed = True
+                reader.join(30)
+            else:
+                code = self._exit_code(exec_id)
+                self._check_alive(wall_start)
+        finally:
+            if network:  # also after a kill: a restarted container must come back offline
+                with contextlib.suppress(docker.errors.APIError, requests.RequestException):
+                    self._network(False)
+        if self._oom_killed(wall_start):
+            raise InfraError(InfraKind.OOM_KILLED, f"{self.instance_id}: the OOM killer struck during {command!r}", log=output.text()[-20000:])
+        if over_disk:
+            raise InfraError(
+                InfraKind.DISK_FULL,
+                f"{self.instance_id}: {command!r} wrote more than {self._disk_limit} bytes to the container's "
+                "writable layer; the container was killed",
+                log=output.text()[-20000:],
+            )
+        if failure and not timed_out and code is None:
+            raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{self.instance_id}: output stream failed: {failure[0]}")
+        text = output.text()
+        if code not in (0, None) and is_disk_full(text):  # ENOSPC anywhere: named, retried, never scored
+            raise InfraError(InfraKind.DISK_FULL, f"{self.instance_id}: {command!r} ran out of disk space", log=text[-20000:])
+        return RunResult(
+            command=command,
+            exit_code=code,
+            output=text,
+            duration_s=round(time.monotonic() - started, 3),
+            timed_out=timed_out,
+            oom_killed=False,
+        )
+
+    def _sh(self, command: str) -> tuple[int, str]:
+        """``(exit code, output)`` of a housekeeping command (124 when it timed out)."""
+        result = self.run(command, timeout_s=_HOUSEKEEPING_TIMEOUT_S)
+        return (result.exit_code if result.exit_code is not None else 124), result.output
+
+    def _stdout(self, argv: list[str]) -> tuple[int, bytes, bytes]:
+        """``(exit code, stdout, stderr)`` of a short command, kept apart (binary-safe)."""
+        with self._lock, docker_errors(self._client, self.instance_id, f"running {argv[0]}"):
+            self._ensure_running()
+            exec_id = self._create_exec(argv)
+            out, err = self._client.api.exec_start(exec_id, demux=True)
+            code = self._exit_code(exec_id)
+        return (code if code is not None else 124), out or b"", err or b""
+
+
+    # ---------------------------------------------------------------------------- workspace protocol
+
+    def apply_patch(self, patch: str, *, name: str) -> ApplyResult:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.apply_patch`.
+
+        The tree is checkpointed (``patching.CHECKPOINT``, in the same exec as the first attempt),
+        the patch is copied to
+        ``/var/tmp/mobilebench-<name>.diff`` and :func:`~pytest_mobilebench.runtime.patching.apply_with_fallbacks`
+        runs its ladder inside the container, resetting (``patching.RESET``) between attempts.
+
+        Raises:
+            InfraError("workspace_error"): the checkpoint commit failed.
+        """
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "patch"
+        file_name = f"mobilebench-{safe}.diff"
+        data = (patch if patch.endswith("\n") else patch + "\n").encode("utf-8")
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            info = tarfile.TarInfo(file_name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+        self._ensure_running()
+        self._container.put_archive(_INBOX, archive.getvalue())
+        checkpointed = False
+
+        def execute(command: str) -> tuple[int, str]:
+            # the checkpoint rides on the first attempt's exec (one container exec less per patch)
+            nonlocal checkpointed
+            if checkpointed:
+                return self._sh(command)
+            checkpointed = True
+            code, out = self._sh(
+                f"{{ {CHECKPOINT} ; }} >/tmp/mobilebench-checkpoint.log 2>&1 || "
+                f"{{ cat /tmp/mobilebench-checkpoint.log; exit {_CHECKPOINT_FAILED}; }}\n{command}"
+            )
+            if code == _CHECKPOINT_FAILED:
+                raise InfraError("workspace_error", f"{self.instance_id}: cannot checkpoint the tree before {name}: {out}")
+            return code, out
+
+        return apply_with_fallbacks(
+            execute, shlex.quote(f"{_INBOX}/{file_name}"), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
+        )
+
+    def restore_paths(self, paths: Sequence[str]) -> None:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.restore_paths` (one exec for all paths).
+
+        Raises:
+            InfraError("workspace_error"): git could not restore a path.
+        """
+        if not paths:
+            return
+        code, out = self._sh(" && ".join(restore_command(path) for path in paths))
+        if code != 0:
+            raise InfraError("workspace_error", f"{self.instance_id}: cannot restore {list(paths)}: {out}")
+
+    def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`; absolute patterns are allowed
+        too (their keys are the path without the leading ``/``).
+
+        The one-way channel (issue 7, item 1): processes the candidate left behind are stopped first
+        (:meth:`_quiesce`); names are listed with ``/usr/bin/find`` (its answer is
+        untrusted: every name is checked, matched against the glob on the host and must stay under the
+        glob's folder), then each file is copied out by the daemon (``get_archive``) and only a regular
+        file of the expected name and bounded size is kept (:func:`~pytest_mobilebench.runtime.channel.read_tar_files`).
+        Refused names go to :attr:`rejected`.
+
+        Raises:
+            InfraError: ``daemon_unreachable``, ``container_died``, ``docker_error``.
+        """
+        self.rejected = []
+        self._quiesce()
+        found: dict[str, bytes] = {}
+        total = 0
+        for path, key in self._matches(patterns):
+            data = None if key in found else self._fetch(path)
+            if data is None:
+                continue
+            if total + len(data) > MAX_TOTAL_BYTES:
+                self.rejected.append(Rejected(path, f"over the total of {MAX_TOTAL_BYTES} bytes per read"))
+                continue
+            total += len(data)
+            found[key] = data
+        return found
+
+    def _quiesce(self) -> None:
+        """Stop what the candidate left running (a background process waiting to rewrite a report).
+
+        The daemon lists the container's processes (``docker top``: the host's ``ps``, nothing run in
+        the container); beyond its init and ``sleep infinity``, the container is killed and started
+        again, offline, with its files as they are.
+        """
+        if self._closed or self._killed:
+            return
+        with docker_errors(self._client, self.instance_id, "listing the container's processes"):
+            processes = self._client.api.top(self.container_id).get("Processes") or []
+            if len(processes) > 2:
+                self._container.kill()
+                self._killed = True
+                self._ensure_running()
+
+    def clear_files(self, patterns: Sequence[str]) -> list[str]:
+        """Delete every file matching ``patterns`` and make :attr:`results_root` a fresh empty folder.
+
+        Called before the test run, so a result file planted by the candidate's patch is never read as
+        this run's. Returns the deleted keys (as :meth:`read_files` names them).
+
+        Raises:
+            InfraError: the deletion failed, or a daemon error.
+        """
+        matches = self._matches(patterns)
+        paths = [path for path, _ in matches]
+        for argv in (["/bin/rm", "-rf", "--", self.results_root], *(
+            ["/bin/rm", "-f", "--", *paths[i : i + 500]] for i in range(0, len(paths), 500)
+        )):
+            code, _out, err = self._stdout(argv)
+            if code != 0:
+                raise InfraError("workspace_error", f"{self.instance_id}: cannot empty result files: {err.decode(errors='replace')}")
+        code, _out, err = self._stdout(["/bin/mkdir", "-m", "700", "-p", self.results_root])
+        if code != 0:
+            raise InfraError("workspace_error", f"{self.instance_id}: cannot make {self.results_root}: {err.decode(errors='replace')}")
+        return sorted({key for _, key in matches})
+
+    def _matches(self, patterns: Sequence[str]) -> list[tuple[str, str]]:
+        """``(absolute path in the container, key)`` of the listed files that match ``patterns``."""
+        out: list[tuple[str, str]] = []
+        for pattern in patterns:
+            full = pattern if pattern.startswith("/") else f"{TESTBED}/{pattern}"
+            folder = glob_root(full)
+            regex = glob_regex(full.lstrip("/"))
+            for rel in self._list(folder):
+                path = posixpath.join(folder, rel)
+                if regex.match(path.lstrip("/")):
+                    key = path.lstrip("/") if pattern.startswith("/") else posixpath.relpath(path, TESTBED)
+                    out.append((path, key))
+        return out
+
+    def _list(self, folder: str) -> list[str]:
+        """Regular files under ``folder`` (not in ``node_modules`` or ``.git``), relative, each name checked."""
+        code, out, _err = self._stdout(
+            ["/usr/bin/find", folder, "(", "-name", "node_modules", "-o", "-name", ".git", ")", "-prune",
+             "-o", "-type", "f", "-print0"]
+        )
+        names: list[str] = []
+        for raw in out.split(b"\0"):
+            name = raw.decode("utf-8", errors="surrogateescape")
+            if not name:
+                continue
+            try:
+                if not name.startswith(folder.rstrip("/") + "/"):
+                    raise ChannelError(f"listed name {name!r} is not under {folder}")
+                names.append(safe_relpath(name[len(folder.rstrip("/")) + 1 :]))
+            except ChannelError as exc:
+                self.rejected.append(Rejected(name, str(exc)))
+            if len(names) >= MAX_FILES:
+                self.rejected.append(Rejected(folder, f"more than {MAX_FILES} files: the rest is not read"))
+                break
+        del code  # find exits 1 for a missing folder: no file, not an error
+        return names
+
+    def _fetch(self, path: str) -> bytes | None:
+        """One regular file copied out by the daemon, or None (gone, refused: see :attr:`rejected`)."""
+        import docker.errors
+
+        with docker_errors(self._client, self.instance_id, f"copying {path} out"):
+            try:
+                stream, stat = self._client.api.get_archive(self.container_id, path)
+            except docker.errors.NotFound:
+                return None
+            if int(stat.get("size") or 0) > MAX_FILE_BYTES:
+                self.rejected.append(Rejected(path, f"{stat.get('size')} bytes, over {MAX_FILE_BYTES}"))
+                return None
+            try:
+                files, refused = read_tar_files(stream, max_total_bytes=MAX_FILE_BYTES)
+            except ChannelError as exc:
+                self.rejected.append(Rejected(path, str(exc)))
+                return None
+        self.rejected += refused
+        expected = posixpath.basename(path)
+        for name in files:
+            if name != expected:
+                self.rejected.append(Rejected(name, f"unexpected member in the archive of {path}"))
+        return files.get(expected)
+
+    def diff(self) -> str:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.diff` (``patching.DIFF``, stdout only).
+
+        Raises:
+            InfraError("workspace_error"): git failed.
+        """
+        code, out, err = self._stdout(["/bin/bash", "-c", DIFF])
+        if code != 0:
+            raise InfraError("workspace_error", f"{self.instance_id}: git diff failed: {err.decode(errors='replace')}")
+        return out.decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        """Remove the container (killing what still runs). Safe after a timeout, after the daemon went
+        away (the container is then left for the next run's sweep) and safe to call twice."""
+        import docker.errors
+        import requests
+
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(docker.errors.DockerException, requests.RequestException, OSError):
+            self._container.remove(force=True, v=True)

@@ -1,0 +1,56 @@
+"""The package's layering and file sizes (issue 16): ``runtime/`` imports nothing above it, no module over
+700 lines. Both read the source (:func:`pytest_mobilebench.cache.imports_of` parses it with :mod:`ast`:
+imports inside functions and ``TYPE_CHECKING`` blocks count, relative ones are resolved); nothing is run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_mobilebench.cache import PACKAGE_DIR, imports_of
+
+#: the layers ``runtime/`` may not reach: framework knowledge and the suites are its callers
+ABOVE_RUNTIME = ("pytest_mobilebench.frameworks", "pytest_mobilebench.suites")
+MAX_LINES = 700
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE_DIR.parent).with_suffix("")
+    return ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+
+
+def _above(path: Path, module: str) -> list[str]:
+    return sorted(n for n in imports_of(path, module) if any(n == top or n.startswith(top + ".") for top in ABOVE_RUNTIME))
+
+
+def test_runtime_imports_no_framework_and_no_suite() -> None:
+    modules = sorted((PACKAGE_DIR / "runtime").rglob("*.py"))
+    assert len(modules) > 10
+    offences = {p.relative_to(PACKAGE_DIR).as_posix(): _above(p, _module_name(p)) for p in modules}
+    assert {rel: names for rel, names in offences.items() if names} == {}
+
+
+@pytest.mark.parametrize(
+    ("source", "caught"),
+    [
+        ("from pytest_mobilebench import frameworks\n", True),
+        ("def f():\n    from pytest_mobilebench.suites.issue_resolution import x\n", True),
+        ("import pytest_mobilebench.frameworks.android as a\n", True),
+        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..frameworks.recipe import EnvRecipe\n", True),
+        ("from ..suites import get\n", True),
+        ("from .recipe import EnvRecipeLike\nfrom pytest_mobilebench.states import InfraKind\n", False),
+        ("from pytest_mobilebench import states\n", False),
+    ],
+)
+def test_the_layering_check_sees_every_spelling(tmp_path: Path, source: str, caught: bool) -> None:
+    path = tmp_path / "docker.py"
+    path.write_text(source, encoding="utf-8")
+    assert bool(_above(path, "pytest_mobilebench.runtime.docker")) is caught
+
+
+def test_no_package_file_exceeds_700_lines() -> None:
+    sizes = {p.relative_to(PACKAGE_DIR).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+             for p in PACKAGE_DIR.rglob("*.py")}
+    assert len(sizes) > 50
+    assert {rel: n for rel, n in sizes.items() if n > MAX_LINES} == {}
