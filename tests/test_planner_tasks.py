@@ -208,4 +208,5 @@ def test_canonical_values_read_currencies_and_thousands() -> None:
 
     assert canon("€") == canon("EUR") == canon(" euros ") == "eur" and canon("$") == "usd"
     assert canon("1,000.50") == 1000.5 and canon("950") == canon(950.0)
+    assert canon("NAN") == "nan" == canon(canon("NaN")) and canon("1_000") == "1_000"  # float() would read them
     assert not spec_matches("EUR", "USD") and spec_matches("Henrik  DAHL", "henrik dahl")

@@ -46,6 +46,9 @@ from pytest_mobilebench.suites.planner.sandbox import (
 __all__ = ["canon", "collateral_writes", "expected_calls", "gold_delta", "grade", "row_assertion_holds",
            "spec_matches"]
 
+#: what a numeric string looks like ("nan", "inf" and "1_000" stay strings, though float() reads them).
+_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?")
+
 #: currency symbols and names -> ISO 4217 codes (case-folded), for argument and answer comparisons.
 _CURRENCIES = {"€": "eur", "euro": "eur", "euros": "eur", "$": "usd", "us$": "usd", "us dollar": "usd",
                "us dollars": "usd", "£": "gbp", "pound sterling": "gbp", "pounds sterling": "gbp"}
@@ -62,10 +65,7 @@ def canon(value: Any) -> Any:
         text = _CURRENCIES.get(text, text)
         if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", text):  # "1,000.50": thousands separators
             text = text.replace(",", "")
-        try:
-            return round(float(text), 6)
-        except ValueError:
-            return text
+        return round(float(text), 6) if _NUMBER.fullmatch(text) else text
     if isinstance(value, (list, tuple)):
         return sorted((canon(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
     if isinstance(value, Mapping):
