@@ -3,8 +3,8 @@ scaffolds) and the result cache of the reports folder (``<reports>/cache/<key[:2
 
 A result is reused only while its key is unchanged: :func:`result_key` hashes the suite's code
 (:func:`suite_fingerprint`: the version plus the source of the suite module and every package module it
-imports, transitively), the instance record, the model, the prediction, the suite's keyed options and its own
-cache material.
+imports, transitively), the instance record's content (:func:`record_material`: never where its repository is
+cloned from), the model, the prediction, the suite's keyed options and its own cache material.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench import __version__
 
@@ -24,10 +24,12 @@ if TYPE_CHECKING:
     from pytest_mobilebench.suites.base import LoadedRecord, Suite
 
 __all__ = [
+    "CLONE_SOURCE_FIELDS",
     "PACKAGE_DIR",
     "cache_root",
     "imports_of",
     "keyed_options",
+    "record_material",
     "result_key",
     "result_path",
     "suite_fingerprint",
@@ -106,6 +108,25 @@ def suite_fingerprint(module: str) -> str:
     return f"{__version__}+{digest.hexdigest()[:16]}"
 
 
+#: record fields that say where a repository is cloned FROM, never what it holds: the commits (``base_commit``,
+#: ``fix_commit``: content hashes) and the patches identify the content, so the same commits fetched from a
+#: mirror, a bundle or another checkout's path reuse the cached verdicts (``--mb-repo-url-template`` and
+#: ``$MOBILEBENCH_MIRRORS`` are not keyed either)
+CLONE_SOURCE_FIELDS: Final = frozenset({"repo_url"})
+
+
+def record_material(record: Any) -> Any:
+    """A record's result-cache key material: its JSON form (a pydantic model's ``model_dump``, a mapping as it
+    is, else ``repr``) without :data:`CLONE_SOURCE_FIELDS`."""
+    if hasattr(record, "model_dump"):
+        data = record.model_dump(mode="json")
+    elif isinstance(record, Mapping):
+        data = dict(record)
+    else:
+        return repr(record)
+    return {k: v for k, v in data.items() if k not in CLONE_SOURCE_FIELDS} if isinstance(data, dict) else data
+
+
 def result_key(
     suite: Suite, loaded: LoadedRecord, model: str | None, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]
 ) -> str:
@@ -116,7 +137,7 @@ def result_key(
         "instance_id": loaded.instance_id,
         "model": model,
         "suite": loaded.suite,
-        "record": record.model_dump(mode="json") if hasattr(record, "model_dump") else repr(record),
+        "record": record_material(record),  # the content, never the clone source
         "prediction": {k: v for k, v in (prediction or {}).items() if not k.startswith("_")},
         "options": keyed_options(suite, options),
         "suite_material": suite.cache_material(loaded, prediction, options),

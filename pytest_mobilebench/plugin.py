@@ -37,6 +37,7 @@ from pytest_mobilebench.predictions import (
     load_predictions,
 )
 from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
+from pytest_mobilebench.report.junit import add_junit_properties
 from pytest_mobilebench.report.runs import (
     ReportsDiskFull,
     finish_run,
@@ -46,8 +47,8 @@ from pytest_mobilebench.report.runs import (
     write_summary,
 )
 from pytest_mobilebench.report.progress import append_worker_line
-from pytest_mobilebench.report.summary import make_summary
-from pytest_mobilebench.report.terminal import headline_lines
+from pytest_mobilebench.report.summary import make_summary, write_model_reports
+from pytest_mobilebench.report.terminal import headline_lines, nothing_selected_line
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
 from pytest_mobilebench.suites.base import (
@@ -589,13 +590,15 @@ class _Controller:
             state.report_errors.append(f"the reports disk is full: {_partial_path(state)} lacks results ({exc})")
         self.config.hook.pytest_mobilebench_result(config=self.config, result=result)
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file (the headlines go into it)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.config.stash[STATE]
+        exitstatus = int(session.exitstatus)  # as a re-grade set it: the summary says what the process exits with
         if not state.collected:
             state.collected = {k: tuple(v) for k, v in (read_json(_collected_path(state)) or {}).items()}
         nothing = not (state.results or state.collected or state.invalid)
-        if self.config.option.collectonly or nothing or (state.predictions is None and not state.results):
+        regrade = bool(self.config.getoption("mb_regrade"))  # a re-grade that used nothing still says so
+        if self.config.option.collectonly or nothing or (state.predictions is None and not state.results and not regrade):
             return  # nothing was selected or evaluated: an earlier run's summary stays as it is
         options = _options(self.config)
         summary = make_summary(state, options)
@@ -615,7 +618,9 @@ class _Controller:
             state.report_errors.append(exc.strerror)
             return
         state.report_errors += finish_run(state.reports_dir, state.run_id)  # reports/latest -> this run
+        state.report_errors += write_model_reports(summary, state.reports_dir / state.run_id)
         self.config.stash[_SUMMARY] = summary
+        add_junit_properties(self.config, summary)
         page = None
         try:
             from pytest_mobilebench.report.page import write_run_page
@@ -643,7 +648,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if summary is None:
         if state is not None and state.is_controller and state.predictions is not None and not config.option.collectonly:
             terminalreporter.section("mobilebench")
-            terminalreporter.write_line(f"no benchmark item selected: {state.summary_path} is left as it was")
+            terminalreporter.write_line(nothing_selected_line(state.summary_path, state.reports_dir))
         return
     from pytest_mobilebench.report.html import RUN_OUTPUT
 

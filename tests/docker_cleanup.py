@@ -1,28 +1,29 @@
-"""The test suite removes every Docker image and volume it made (issue 7 item 6).
+"""The test suite removes the Docker images and volumes it made, and only those (issue 7 item 6, issue 20 item 6).
 
-Loaded as a plugin by ``tests/conftest.py``. In the process that runs the whole session (the xdist
-controller, or the only process without ``-n``), the session start records the daemon's image ids and
-volume names; the session end removes, of what appeared since, what the harness makes: its
-``mobilebench/...`` tags, images carrying a ``mobilebench.*`` label (untagged ones included), the default base
-image's tag, and the package-cache volume. Images that existed before are never touched, and of another
-program's image only a ``mobilebench/`` tag it was given would go. Two harness runs sharing one daemon
-with a test session may lose images made meanwhile that no container uses (they are rebuilt on demand);
-CI runs one session per machine. ``MOBILEBENCH_KEEP_TEST_IMAGES=1`` keeps everything (a developer
-re-running docker tests saves the base image build).
+Loaded as a plugin by ``tests/conftest.py``. The process that runs the whole session (the xdist controller,
+or the only process without ``-n``) gives the session an id at configure time and exports it as
+``$MOBILEBENCH_TEST_SESSION`` before any worker or subprocess starts; every image the harness builds and the
+package-cache volume it creates then carry the label ``mobilebench.test_session=<that id>``
+(:func:`pytest_mobilebench.runtime.owners.session_labels`). At the session's end exactly what carries this
+session's id is removed: an image another run (a user's, another test session's) built meanwhile has another
+or an empty value and stays, even when it was built FROM an image of this session. Of an image of this
+session that someone gave another tag, only the harness tags go.
+
+``MOBILEBENCH_KEEP_TEST_IMAGES=1`` keeps everything (a developer re-running docker tests saves the base image
+build; the labels are still set).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from typing import Any
 
 import pytest
 
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE
-from pytest_mobilebench.runtime.deplayer import CACHE_VOLUME
-
-_BEFORE = pytest.StashKey[tuple[Any, set[str], set[str]]]()
+from pytest_mobilebench.runtime.owners import LABEL_TEST_SESSION, TEST_SESSION_ENV
 
 
 def _client() -> Any:
@@ -40,45 +41,46 @@ def _harness_tags(image: dict[str, Any]) -> list[str]:
     return [t for t in image.get("RepoTags") or [] if t.startswith("mobilebench/") or t == DEFAULT_BASE_IMAGE]
 
 
-def _labelled(image: dict[str, Any]) -> bool:
-    return any(k.startswith("mobilebench") for k in image.get("Labels") or {})
-
-
-def new_harness_images(before: set[str], images: list[dict[str, Any]]) -> list[tuple[str, ...]]:
-    """What to remove, newest image first: for each image (``docker image ls -a`` entry) not in ``before``,
-    its harness tags, or its id when it carries a harness label and no other tag."""
-    fresh = sorted((i for i in images if i["Id"] not in before), key=lambda i: i.get("Created", 0), reverse=True)
+def session_images(session_id: str, images: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """What to remove, newest image first: of each image (``docker image ls -a`` entry) whose
+    ``mobilebench.test_session`` label is ``session_id``, its id, or only its harness tags when it also has
+    a tag of someone else's."""
+    ours = [i for i in images if session_id and (i.get("Labels") or {}).get(LABEL_TEST_SESSION) == session_id]
     out = []
-    for image in fresh:
-        ours = _harness_tags(image)
-        other = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>" and t not in ours]
-        refs = tuple(ours) or ((image["Id"],) if _labelled(image) and not other else ())
+    for image in sorted(ours, key=lambda i: i.get("Created", 0), reverse=True):
+        harness = _harness_tags(image)
+        other = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>" and t not in harness]
+        refs = tuple(harness) if other else (*harness, image["Id"])
         if refs:
             out.append(refs)
     return out
 
 
+def remove_session_artifacts(client: Any, session_id: str) -> None:
+    """Remove the images and volumes labelled with ``session_id`` (what is in use stays)."""
+    for refs in session_images(session_id, client.api.images(all=True)):
+        for ref in refs:
+            with contextlib.suppress(Exception):  # gone with a child, or in use by a container
+                client.api.remove_image(ref)
+    labelled = client.api.volumes(filters={"label": f"{LABEL_TEST_SESSION}={session_id}"}).get("Volumes") or []
+    for volume in labelled:
+        with contextlib.suppress(Exception):  # in use
+            client.api.remove_volume(volume["Name"])
+
+
 def _controller(config: pytest.Config) -> bool:
-    return not hasattr(config, "workerinput") and os.environ.get("MOBILEBENCH_KEEP_TEST_IMAGES") != "1"
+    return not hasattr(config, "workerinput")
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    client = _client() if _controller(session.config) else None
-    if client is not None:
-        images = {i["Id"] for i in client.api.images(all=True)}
-        volumes = {v["Name"] for v in client.api.volumes().get("Volumes") or []}
-        session.config.stash[_BEFORE] = (client, images, volumes)
+def pytest_configure(config: pytest.Config) -> None:
+    if _controller(config):  # workers and subprocesses inherit it
+        os.environ[TEST_SESSION_ENV] = f"tests-{uuid.uuid4().hex[:12]}"
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    client, images, volumes = session.config.stash.get(_BEFORE, (None, set(), set()))
-    if client is None:
+    if not _controller(session.config) or os.environ.get("MOBILEBENCH_KEEP_TEST_IMAGES") == "1":
         return
-    for refs in new_harness_images(images, client.api.images(all=True)):
-        for ref in refs:
-            with contextlib.suppress(Exception):  # gone with a child, or in use by another run
-                client.api.remove_image(ref)
-    if CACHE_VOLUME not in volumes:
-        with contextlib.suppress(Exception):  # never made, or in use
-            client.api.remove_volume(CACHE_VOLUME)
-    client.close()
+    client = _client()
+    if client is not None:
+        remove_session_artifacts(client, os.environ.get(TEST_SESSION_ENV, ""))
+        client.close()

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import matplotlib.backends.backend_svg
+import matplotlib.figure  # noqa: F401 - imported once: the in-process runs draw the run page
 import pytest
 
 from conftest import PyRepo, git, manifest_for
@@ -40,7 +42,8 @@ def test_regrade_gives_the_live_verdict_and_rereads_the_evidence(pytester: pytes
     live = _live(pytester, pyrepo, "gold")
     assert live["instances"]["acme__calc-1"]["reason"] == "resolved"
     result, summary = _regrade(pytester)
-    assert result.ret == 0
+    assert result.ret == 0 and summary["exitstatus"] == 0  # the summary says what the process exits with
+    assert summary["regrade"]["regraded"] == 1 and summary["regrade"]["not_used"] == []
     inst = summary["instances"]["acme__calc-1"]
     assert (inst["reason"], inst["regraded"], inst["previous_reason"]) == ("resolved", True, "resolved")
     assert summary["regraded_from"].endswith("reports/live") and summary["regrade_problems"] == []
@@ -75,11 +78,38 @@ def test_items_that_never_ran_tests_and_unknown_instances_are_kept(pytester: pyt
     other.mkdir(parents=True)
     (other / "result.json").write_text(json.dumps({"instance_id": "acme__calc-9", "suite": "issue_resolution",
                                                    "model_name_or_path": "m", "reason": "resolved", "passed": True}))
-    _, summary = _regrade(pytester)
-    empty = summary["instances"]["acme__calc-1@empty"]
+    result, summary = _regrade(pytester)
+    empty = summary["instances"]["acme__calc-1"]
     assert (empty["reason"], empty["regraded"]) == ("empty_patch", False)
-    assert summary["instances"]["acme__calc-9@m"]["regraded"] is False
+    # an instance that is not collected is not used (never mixed into the re-graded figures), and said so
+    assert "acme__calc-9" not in json.dumps(summary["instances"])
+    (not_used,) = summary["regrade"]["not_used"]
+    assert not_used["instance_id"] == "acme__calc-9" and "not among the collected items" in not_used["why"]
     assert len(summary["regrade_problems"]) == 1 and "acme__calc-9" in summary["regrade_problems"][0]
+    # nothing was re-graded (the empty patch never ran tests): a non-zero exit, and the summary says the same
+    assert result.ret == summary["exitstatus"] == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["re-grade of *reports/live: re-graded 0, kept as they were 1, not used 1",
+                                 "  not used: acme__calc-9 [[]m[]]: instance 'acme__calc-9' is not among the collected items*"])
+
+
+def test_a_regrade_with_the_wrong_suite_says_which_items_it_could_not_use(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+    """`pytest cases/planner --mb-regrade reports/<an issue-resolution run>` once printed 0/0 and exited 0."""
+    _live(pytester, pyrepo, "gold")
+    clock = Path(__file__).resolve().parents[1] / "cases" / "planner" / "clock.yaml"
+    (pytester.path / "planner").mkdir()
+    (pytester.path / "planner" / "clock.yaml").write_text(clock.read_text())
+    result = pytester.runpytest("planner", "--mb-regrade=reports/live", "--mb-summary=reports/regraded.json",
+                                "--mb-run-id=again", "-p", "no:cacheprovider")
+    summary = json.loads((pytester.path / "reports" / "regraded.json").read_text())
+    assert result.ret == summary["exitstatus"] == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines([
+        "re-grade of *reports/live: re-graded 0, kept as they were 0, not used 1",
+        "  not used: acme__calc-1 [[]gold[]]: instance 'acme__calc-1' is not among the collected items; its suite "
+        "'issue_resolution' is not among the collected suites (planner)*",
+        "  * selected item(s) have no result in that run (counted as not run)",
+        "  nothing was re-graded: exit status 5",
+    ])
+    assert summary["total"] == 0 and summary["regrade"]["not_used"][0]["suite"] == "issue_resolution"
 
 
 def test_regrade_of_a_missing_folder_is_a_usage_error(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
@@ -99,3 +129,27 @@ def test_cached_items_are_regraded_from_the_run_that_evaluated_them(pytester: py
     inst = summary["instances"]["acme__calc-1"]
     assert (inst["reason"], inst["regraded"]) == ("resolved", True)
     assert summary["regrade_problems"] == []
+
+
+def test_the_same_commits_from_a_mirror_reuse_the_result_cache(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+    """The result cache is keyed by content (commits, patches), never by the clone source."""
+    first = _live(pytester, pyrepo, "gold", run_id="origin")
+    assert first["cached"] == 0 and first["resolved"] == 1
+    mirror = pytester.path / "mirror" / "acme+calc.git"
+    git(pytester.path, "clone", "--quiet", "--mirror", str(pyrepo.path), str(mirror))
+    moved = manifest_for(pyrepo).replace(f"repo_url: {pyrepo.path}", f"repo_url: {mirror}")
+    assert moved != manifest_for(pyrepo)
+    pytester.makefile(".yaml", **{"cases/acme__calc": moved})
+    pytester.runpytest("cases", "--predictions=gold", "--mb-runtime=local", "--mb-run-id=mirror",
+                       "--mb-repo-url-template=file:///nowhere/{owner}+{name}.git", "--mb-summary=reports/mirror/summary.json",
+                       "-p", "no:cacheprovider")
+    again = json.loads((pytester.path / "reports" / "mirror" / "summary.json").read_text())
+    assert (again["cached"], again["resolved"]) == (1, 1)
+    # different record content is evaluated again (the key is not blind)
+    other = moved.replace("difficulty: easy", "difficulty: hard")
+    assert other != moved
+    pytester.makefile(".yaml", **{"cases/acme__calc": other})
+    pytester.runpytest("cases", "--predictions=gold", "--mb-runtime=local", "--mb-run-id=other",
+                       "--mb-summary=reports/other/summary.json", "-p", "no:cacheprovider")
+    changed = json.loads((pytester.path / "reports" / "other" / "summary.json").read_text())
+    assert (changed["cached"], changed["resolved"]) == (0, 1)

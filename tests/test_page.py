@@ -170,3 +170,58 @@ def test_a_suite_without_results_still_gets_its_headline(tmp_path: Path, n: int)
                             invalid={"issue_resolution": n + 1}, manifest_errors=["x"] * (n + 1))
     text = write_run_page(summary, [], {}, tmp_path).read_text()
     assert 'id="suite-issue_resolution"' in text and "Invalid instances" in text
+
+
+def test_each_model_leads_with_its_own_headline_then_the_pooled_one(tmp_path: Path) -> None:
+    text = make_page(tmp_path)[0].read_text()
+    overview = text.split('<table class="overview">')[1].split("</table>")[0]
+    rows = re.findall(r"<tr><td><a [^>]*>([^<]+)</a></td><td>([^<]+)</td><td>([^<]+)</td></tr>", overview)
+    assert [(s, m) for s, m, _ in rows if s == "issue_resolution"] == [
+        ("issue_resolution", "m1"), ("issue_resolution", "m2"), ("issue_resolution", "pooled (2 models)")]
+    m1 = next(h for s, m, h in rows if (s, m) == ("issue_resolution", "m1"))
+    assert m1.startswith("Resolution rate 1/3 = 0.333 [95% CI ")  # m1's own: 1 resolved of 3 eligible
+    section = text.split('id="suite-issue_resolution"')[1]
+    assert section.index('class="models"') < section.index('class="pooled"')
+
+
+def test_every_item_row_has_a_verdict(tmp_path: Path) -> None:
+    """The suites' Verdict column (key 'reason', a top-level result field) was empty for two suites."""
+    text = make_page(tmp_path)[0].read_text()
+    for suite in ("issue_resolution", "app_generation"):
+        table = text.split(f'id="suite-{suite}"')[1].split('<table class="instances">')[1].split("</table>")[0]
+        headers = re.findall(r"<th>([^<]*)</th>", table.split("</thead>")[0])
+        column = headers.index("Verdict")
+        for row in re.findall(r"<tr class=[^>]*>(.*?)</tr>", table.split("<tbody>")[1]):
+            cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+            assert cells[column] == cells[2] != "", (suite, row[:200])
+
+
+def test_an_axis_fits_its_values_and_the_legend_stands_aside() -> None:
+    from pytest_mobilebench.report.page import Series, render_svg, y_top
+    from pytest_mobilebench.suites.app_generation.plots import plots
+
+    table = {"models": {m: {"build_rate": 1.0, "nav_pass_rate": 0.5, "borda": 0.5, "reuse_rate": reuse,
+                            "color_consistency": 0.9} for m, reuse in (("m1", 2.5), ("m2", 0.4))}}
+    axes = next(f for f in plots(table) if f.key == "axes_by_model")
+    assert y_top(axes) == 2.5  # ReuseRate 2.5 is not cut off a 0-1.1 axis
+    assert y_top(FigureSpec("k", "t", ("a",), (Series("s", (0.3,), ((0.1, 0.7),)),))) == 1.0
+    svg = render_svg(axes, "plot-x")
+    assert ">m1<" in svg and ">m2<" in svg
+
+
+def test_planner_and_device_repair_draw_their_own_breakdowns() -> None:
+    from pytest_mobilebench.suites.device_repair.plots import plots as device_plots
+    from pytest_mobilebench.suites.planner.plots import plots as planner_plots
+
+    dims = {d: {"passed": 1, "total": 2} for d in ("basic_tool_use", "memory_usage")}
+    planner = planner_plots({"by_model": {"m1": {"dimensions": dims, "by_bucket": {"easy": {"passed": 1, "total": 1}}},
+                                          "m2": {"dimensions": {}, "by_bucket": {}}}})
+    assert [f.key for f in planner] == ["success_by_dimension", "success_by_bucket"]
+    assert planner[0].categories == ("basic", "sub-agent", "memory", "skill")
+    assert planner[0].series[0].values == (0.5, None, 0.5, None)  # no task of a dimension: no bar, not 0
+    device = device_plots({"headline": {"numerator": 2, "denominator": 4, "value": 0.5, "ci95": [0.15, 0.85]},
+                           "pass_at_1_macro": 0.75, "by_model": {"m": {"total": 4, "resolved": 2, "rate": 0.5}},
+                           "by_repository": {"a/b": {"total": 4, "resolved": 2, "rate": 0.5}},
+                           "infra_by_kind": {"device_offline": 1}, "failure_causes": {"no_production_edit": 2}})
+    assert [f.key for f in device] == ["pass_at_1", "by_model", "by_repository", "infra_by_kind", "failure_causes"]
+    assert device[0].series[0].values == (0.5, 0.75)

@@ -46,7 +46,7 @@ def _check_headlines(pytester: pytest.Pytester, result: pytest.RunResult, summar
     block = summary["headlines"]["issue_resolution"]
     out = result.stdout.str()
     own = block["headline"]
-    assert f"issue_resolution: {own['label']} {fmt_rate(own)}" in out
+    assert f"issue_resolution ({summary['models'][0]}): {own['label']} {fmt_rate(own)}" in out
     assert f"passed {fmt_rate(block['over_all'])} over all selected" in out
     counts = " | ".join(f"{k.replace('_', ' ')} {block[k]}" for k in COUNTS)
     assert f"  {counts}" in out

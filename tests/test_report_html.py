@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from pytest_mobilebench.report.html import (
     MAX_IMAGE_BYTES,
     MAX_IMAGES,
@@ -54,3 +56,17 @@ def test_figures_text_uses_the_suites_columns() -> None:
     result = {"properties": {"f2p_passed": 1, "f2p_total": 2, "nav_pass_rate": 0.8181818}}
     columns = (Column("F2P", "f2p"), Column("NavPassRate", "nav_pass_rate"), Column("P2P", "p2p"))
     assert figures_text(result, columns) == "F2P 1/2 | NavPassRate 0.818"
+
+
+def test_a_blank_screenshot_is_named_blank_not_shown_as_a_broken_thumbnail(tmp_path: Path) -> None:
+    image_mod = pytest.importorskip("PIL.Image")
+    from pytest_mobilebench.report.html import image_label
+
+    image_mod.new("RGB", (20, 40), (250, 250, 250)).save(tmp_path / "a.after.png")
+    drawn = image_mod.new("RGB", (20, 40), (250, 250, 250))
+    drawn.putpixel((3, 3), (10, 20, 30))
+    drawn.save(tmp_path / "b.after.png")
+    (tmp_path / "c.after.png").write_bytes(PNG)  # not decodable: the plain name
+    assert image_label(tmp_path / "a.after.png") == "a.after.png (blank: the page rendered one colour)"
+    assert image_label(tmp_path / "b.after.png") == "b.after.png"
+    assert image_label(tmp_path / "c.after.png") == "c.after.png"

@@ -9,7 +9,7 @@ from pytest_mobilebench.report.progress import (
     item_seconds,
     status_line,
 )
-from pytest_mobilebench.report.summary import build_summary
+from pytest_mobilebench.report.summary import build_summary, selected_by_model
 from pytest_mobilebench.report.terminal import headline_lines, printable
 
 
@@ -26,11 +26,66 @@ def _summary() -> dict:
 
 def test_headline_lines_name_every_count_and_both_rates() -> None:
     text = "\n".join(headline_lines(_summary(), summary_path="reports/summary.json", page_path="reports/r1/index.html"))
-    assert "issue_resolution: Resolution rate 1/1 = 1.000 [95% CI 0.207, 1.000]" in text
+    assert "issue_resolution (m): Resolution rate 1/1 = 1.000 [95% CI 0.207, 1.000]" in text
     assert "passed 1/4 = 0.250" in text and "over all selected" in text
     assert "selected 4 | evaluated 2 | invalid 1 | missing predictions 0 | infra errors 1 | cached 0 | not run 1" in text
     assert "invalid instances: 1 (the run fails until they are fixed)" in text
     assert "run page: reports/r1/index.html" in text
+
+
+def _r(iid: str, model: str, passed: bool, suite: str = "issue_resolution", **extra: object) -> dict:
+    return {"instance_id": iid, "suite": suite, "model_name_or_path": model, "reason": "resolved" if passed else "unresolved",
+            "passed": passed, "properties": {}, **extra}
+
+
+def test_two_models_each_lead_with_their_own_headline_then_the_pooled_one() -> None:
+    results = [_r("a-1", "model-a", True), _r("a-2", "model-a", True), _r("a-1", "model-b", True), _r("a-2", "model-b", False)]
+    collected = {f"c.yaml::{i}[{m}]": ("issue_resolution", i) for i in ("a-1", "a-2") for m in ("model-a", "model-b")}
+    summary = build_summary(results, run_id="r", suite_tables={}, selected={"issue_resolution": 4},
+                            selected_models=selected_by_model(collected, ["model-a", "model-b"]))
+    lines = headline_lines(summary)
+    heads = [line for line in lines if line.startswith("  ") and not line.startswith("    ")]
+    assert heads == ["  model-a: Resolution rate 2/2 = 1.000 [95% CI 0.342, 1.000]",
+                     "  model-b: Resolution rate 1/2 = 0.500 [95% CI 0.095, 0.905]",
+                     "  pooled (2 models): Resolution rate 3/4 = 0.750 [95% CI 0.301, 0.954]"]
+    assert lines.index(heads[0]) < lines.index(heads[2])  # per model first, pooled last
+    assert "    selected 2 | evaluated 2 | invalid 0" in "\n".join(lines)
+    block = summary["headlines"]["issue_resolution"]
+    assert block["pooled"] and block["models"]["model-b"]["over_all"]["denominator"] == 2
+    assert summary["by_model"]["model-b"]["headlines"]["issue_resolution"]["numerator"] == 1
+
+
+def _planner_table(dims: dict[str, tuple[int, int]]) -> dict:
+    from pytest_mobilebench.suites.planner.report import overall
+
+    success = {d: (p / t if t else None) for d, (p, t) in dims.items()}
+    passed, tasks = sum(p for p, _ in dims.values()), sum(t for _, t in dims.values())
+    return {"headline": {"label": "Overall", "numerator": passed, "denominator": tasks, "value": overall(success),
+                         "ci95": None, "kind": "score", "unavailable": "needs a task of all four dimensions"}}
+
+
+def test_a_weighted_headline_keeps_one_short_format_on_any_subset() -> None:
+    """The planner's Overall on a subset once read 'Overall 6/7 = n/a [95% CI 0.487, 0.974]'."""
+    full = {"basic_tool_use": (3, 4), "subagent_collaboration": (1, 1), "memory_usage": (1, 1), "skill_usage": (1, 1)}
+    subset = {"basic_tool_use": (6, 7), "subagent_collaboration": (0, 0), "memory_usage": (0, 0), "skill_usage": (0, 0)}
+    texts = []
+    for dims in (full, subset):
+        n = sum(t for _, t in dims.values())
+        k = sum(p for p, _ in dims.values())
+        results = [_r(f"t{i}", "m", i < k, suite="planner") for i in range(n)]
+        summary = build_summary(results, run_id="r", suite_tables={"planner": _planner_table(dims)})
+        texts.append(headline_lines(summary)[1])
+    assert texts[0] == "planner (m): Overall 0.875 | passed 6/7 = 0.857 [95% CI 0.487, 0.974]"
+    assert texts[1] == "planner (m): Overall n/a (needs a task of all four dimensions) | passed 6/7 = 0.857 [95% CI 0.487, 0.974]"
+    assert all(len(t) < 120 and "= n/a [" not in t for t in texts)
+
+
+def test_a_long_or_hostile_model_name_keeps_the_headline_short() -> None:
+    name = "org/" + "x" * 200 + "\x1b[31m"
+    results = [_r("a-1", name, True), _r("a-1", "b", False)]
+    summary = build_summary(results, run_id="r", suite_tables={})
+    heads = [line for line in headline_lines(summary) if ": Resolution rate" in line]
+    assert len(heads) == 3 and all(len(line) < 120 and "\x1b" not in line for line in heads)
 
 
 def test_control_characters_from_results_are_shown_not_obeyed() -> None:

@@ -31,7 +31,7 @@ def test_one_summary_and_one_junit_with_properties(pytester: pytest.Pytester, wo
     result.assert_outcomes(failed=4)
     result.stdout.fnmatch_lines([
         "*mobilebench*", "run run-1: models empty",
-        "issue_resolution: resolution rate 0/4 = 0.000 [[]95% CI 0.000, 0.490[]]*",
+        "issue_resolution (empty): resolution rate 0/4 = 0.000 [[]95% CI 0.000, 0.490[]]*",
         "  selected 4 | evaluated 4 | invalid 0 | missing predictions 0 | infra errors 0 | cached 0 | not run 0",
     ])
     summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
@@ -49,6 +49,12 @@ def test_one_summary_and_one_junit_with_properties(pytester: pytest.Pytester, wo
     assert props["f2p_total"] == "1" and props["f2p_passed"] == "0"
     assert {"loc_precision", "loc_recall", "loc_f1", "n2p_total", "p2p_total", "p2f"} <= set(props)
     assert all((pytester.path / "reports" / "run-1" / "empty" / f"acme__app-{i}" / "result.json").is_file() for i in range(1, 5))
+    suite_props = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")
+                   if p.get("name", "").startswith("mobilebench.")}
+    assert suite_props["mobilebench.issue_resolution.empty.headline"].startswith("resolution rate 0/4 = 0.000 [95% CI")
+    assert (suite_props["mobilebench.issue_resolution.empty.denominator"], suite_props["mobilebench.issue_resolution.empty.selected"]) == ("4", "4")
+    report = json.loads((pytester.path / "reports" / "run-1" / "models" / "empty.json").read_text())
+    assert report["model"] == "empty" and sorted(report["instances"]) == [f"acme__app-{i}" for i in range(1, 5)]
 
 
 def test_html_report_gets_verdict_column(pytester: pytest.Pytester) -> None:
@@ -135,11 +141,16 @@ def test_a_mistyped_instance_id_in_predictions_gets_a_suggestion(pytester: pytes
 
 def test_selecting_nothing_leaves_the_last_summary(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
+    first = pytester.runpytest("--predictions=empty", "-k", "thunderbird", "-p", "no:cacheprovider")
+    # a folder that was never created is not named as if a summary were in it
+    first.stdout.fnmatch_lines(["no benchmark item selected: nothing written (no run has written a summary under *reports yet)"])
+    assert not (pytester.path / "reports" / "latest").exists()
     pytester.runpytest("--predictions=empty", "-p", "no:cacheprovider")
     before = (pytester.path / "reports" / "latest" / "summary.json").read_text()
     result = pytester.runpytest("--predictions=empty", "-k", "thunderbird", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    result.stdout.fnmatch_lines(["no benchmark item selected: * is left as it was"])
+    latest = (pytester.path / "reports" / "latest" / "summary.json").resolve()
+    result.stdout.fnmatch_lines([f"no benchmark item selected: nothing written; the last run's summary is {latest}"])
     assert (pytester.path / "reports" / "latest" / "summary.json").read_text() == before
 
 

@@ -12,14 +12,16 @@ the lines are read off it. Without libyaml the pure-Python ``yaml.SafeLoader`` d
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
 from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.suggest import closest
 
-__all__ = ["YamlDocument", "read_yaml"]
+__all__ = ["YamlDocument", "charge_file_problem", "read_yaml", "unknown_top_keys", "validation_problem"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,3 +117,62 @@ def read_yaml(path: Path) -> YamlDocument:
                 entries.append((entry.start_mark.line + 1, fields))
             item_lines[key] = entries
     return YamlDocument(path=path, data=data, key_lines=key_lines, item_lines=item_lines)
+
+
+def unknown_top_keys(doc: YamlDocument | tuple[Path, Mapping[str, Any], Any], allowed: Collection[str],
+                     known: Collection[str] = ()) -> tuple[ManifestError | None, frozenset[str]]:
+    """``(problem, suggested)``: one error naming every top-level key of ``doc`` (a :class:`YamlDocument`, or
+    ``(path, data, line_of or None)``) outside ``allowed``, each
+    with "did you mean" over ``allowed | known`` (``framwork`` -> ``framework``), at the line of the first;
+    ``suggested`` are the keys those hints name (a typo'd key leaves its real key missing in every entry:
+    that consequence is not a second error). ``(None, frozenset())`` when every key is known.
+    """
+    path, data, line_of = (doc.path, doc.data, doc.line_of) if isinstance(doc, YamlDocument) else doc
+    unknown = sorted(set(data) - set(allowed))
+    if not unknown:
+        return None, frozenset()
+    pool = set(allowed) | set(known)
+    hints = {key: closest(key, pool) for key in unknown}
+    named = ", ".join(repr(k) + (f" (did you mean {hints[k]!r}?)" if hints[k] else "") for k in unknown)
+    noun = "key" if len(unknown) == 1 else "keys"
+    problem = ManifestError(path, f"unknown top-level {noun} {named}", line=line_of(unknown[0]) if line_of else None)
+    return problem, frozenset(h for h in hints.values() if h)
+
+
+def validation_problem(exc: Any, *, known: Collection[str] = (), skip_missing: Collection[str] = ()) -> tuple[str | None, str] | None:
+    """``(field, message)`` naming EVERY error of a pydantic ``ValidationError``: the first error's field is
+    returned apart (it goes into :class:`ManifestError`'s ``field``), the others follow as ``"; also field
+    'x': <msg>"``; an unknown key gets "did you mean" over ``known``. Errors that a field of
+    ``skip_missing`` is missing are left out (see :func:`unknown_top_keys`); None when no error is left."""
+    from pytest_mobilebench.suggest import did_you_mean
+
+    errors = [e for e in exc.errors() if not (e["type"] == "missing" and e["loc"] and str(e["loc"][0]) in skip_missing)]
+    if not errors:
+        return None
+    texts = []
+    for e in errors:
+        hint = did_you_mean(str(e["loc"][-1]), known) if e["type"] == "extra_forbidden" and e["loc"] else ""
+        texts.append((".".join(str(p) for p in e["loc"]) or None, e["msg"] + hint))
+    first_field, first = texts[0]
+    rest = "".join(f"; also field {f!r}: {m}" if f else f"; also: {m}" for f, m in texts[1:])
+    return first_field, first + rest
+
+
+def charge_file_problem(entries: Sequence[Any], problem: ManifestError | None, id_attr: str = "instance_id") -> list[Any]:
+    """Every entry of a file with a file-level ``problem`` (an unknown top-level key) becomes invalid under its
+    own instance id with that reason; an entry with its own errors keeps them after it (``"; also ..."``).
+    ``entries`` (records with an ``id_attr``, or ManifestErrors) unchanged when ``problem`` is None."""
+    if problem is None:
+        return list(entries)
+    out: list[Any] = []
+    for entry in entries:
+        if not isinstance(entry, ManifestError):
+            out.append(ManifestError(problem.path, problem.message, line=problem.line, instance_id=getattr(entry, id_attr)))
+            continue
+        if entry.message == problem.message:
+            out.append(entry)
+            continue
+        own = (f"field {entry.field!r}: " if entry.field else "") + entry.message
+        out.append(ManifestError(problem.path, f"{problem.message}; also {own}", line=entry.line or problem.line,
+                                 instance_id=entry.instance_id))
+    return out

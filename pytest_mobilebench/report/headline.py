@@ -16,8 +16,13 @@ Pure: results (plain dicts) and counts in, plain dicts out. One block per suite,
       "over_eligible": Rate,      # passed / eligible: the model's rate, infrastructure set apart
       "over_all": Rate,           # passed / selected: every invalid, infra and not-run item counted as a failure
       "headline": {...},          # the suite's own figure (its summarize()["headline"]) or over_eligible;
-                                  # "secondary": the rate-shaped entries of the suite's headline (build pass)
+                                  # "secondary": the rate-shaped entries of the suite's headline (build pass);
+                                  # "kind": "rate" (value = numerator / denominator, Wilson interval) or
+                                  # "score" (a weighted figure such as the planner's Overall: no interval)
       "by_reason": {reason: int},
+      "models": {model: block},   # the same block (without "models") for each model's items alone, each
+                                  # with the suite's own figure computed over that model's results
+      "pooled": bool,             # True when the block pools several models (then read "models" first)
     }
 
 ``Rate`` is ``{"numerator", "denominator", "value", "ci95"}``; ``value`` is None over an empty denominator
@@ -35,7 +40,7 @@ from typing import Any
 from pytest_mobilebench.metrics import wilson_interval
 from pytest_mobilebench.states import INFRA_REASONS
 
-__all__ = ["DEFAULT_LABELS", "headlines", "is_infra", "rate_block", "suite_headline"]
+__all__ = ["DEFAULT_LABELS", "figure_kind", "headlines", "is_infra", "rate_block", "suite_headline"]
 
 _INFRA_VALUES = frozenset(r.value for r in INFRA_REASONS)
 
@@ -70,19 +75,28 @@ def is_ratio(block: Mapping[str, Any]) -> bool:
     return abs(float(value) - num / den) < 5e-4
 
 
+def figure_kind(block: Mapping[str, Any]) -> str:
+    """``"score"`` for a weighted figure (the suite says ``"kind": "score"``, or its value is not
+    numerator / denominator), else ``"rate"``. Decided by the suite, not by the value: the planner's Overall
+    stays a score on a subset where it has no value, so its headline keeps one format."""
+    return "score" if block.get("kind") == "score" or not is_ratio(block) else "rate"
+
+
 def _suite_figure(table: Mapping[str, Any] | None, fallback: dict[str, Any], label: str) -> dict[str, Any]:
     """The suite's own ``headline`` when its table has a well-formed one, else the generic rate."""
     own = (table or {}).get("headline") if isinstance(table, Mapping) else None
     if isinstance(own, Mapping) and isinstance(own.get("label"), str):
         num, den = own.get("numerator"), own.get("denominator")
-        ci = own.get("ci95")
-        if ci is None and isinstance(num, int) and isinstance(den, int) and 0 <= num <= den and is_ratio(own):
-            ci = rate_block(num, den)["ci95"]  # a weighted score (the planner's Overall) gets no Wilson interval
+        kind = figure_kind(own)
+        ci = own.get("ci95") if kind == "rate" else None  # a weighted score gets no Wilson interval
+        if ci is None and kind == "rate" and isinstance(num, int) and isinstance(den, int) and 0 <= num <= den:
+            ci = rate_block(num, den)["ci95"]
         secondary = [dict(v) for v in own.values() if isinstance(v, Mapping) and {"label", "numerator", "denominator"} <= set(v)]
         return {"label": own["label"], "numerator": num, "denominator": den, "value": own.get("value"),
-                "ci95": ci, "note": str(own.get("note", "")), "source": "suite", "secondary": secondary}
+                "ci95": ci, "note": str(own.get("note", "")), "source": "suite", "secondary": secondary,
+                "kind": kind, "unavailable": str(own.get("unavailable", ""))}
     return {"label": label, **fallback, "note": "passed / eligible (evaluated minus infrastructure errors)",
-            "source": "generic"}
+            "source": "generic", "kind": "rate", "unavailable": ""}
 
 
 def suite_headline(
@@ -126,24 +140,58 @@ def suite_headline(
     }
 
 
+def _model_of(result: Mapping[str, Any]) -> str:
+    return str(result.get("model_name_or_path"))
+
+
+def model_blocks(
+    suite: str,
+    results: Sequence[Mapping[str, Any]],
+    *,
+    selected: Mapping[str, int] | None = None,
+    invalid: int = 0,
+    tables: Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``{model: block}`` of one suite: each model's results alone (an invalid instance is selected for, and
+    counts against, every model); ``selected`` counts each model's items without the invalid ones; ``tables``
+    holds the suite's ``summarize()`` of each model's results (its own figure per model)."""
+    selected = selected or {}
+    models = sorted({_model_of(r) for r in results} | set(selected))
+    return {
+        model: suite_headline(
+            suite, [r for r in results if _model_of(r) == model],
+            selected=selected[model] + invalid if model in selected else None, invalid=invalid,
+            table=(tables or {}).get(model),
+        )
+        for model in models
+    }
+
+
 def headlines(
     results: Sequence[Mapping[str, Any]],
     *,
     selected: Mapping[str, int] | None = None,
     invalid: Mapping[str, int] | None = None,
     tables: Mapping[str, Any] | None = None,
+    selected_by_model: Mapping[str, Mapping[str, int]] | None = None,
+    model_tables: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """``{suite: block}`` for every suite that has a result, a selected item or an invalid instance."""
+    """``{suite: block}`` for every suite that has a result, a selected item or an invalid instance.
+
+    Args:
+        selected_by_model: ``{suite: {model: items selected}}`` (invalid instances not included).
+        model_tables: ``{suite: {model: summarize() of that model's results}}``.
+    """
     selected = selected or {}
     invalid = invalid or {}
     names = sorted({str(r.get("suite")) for r in results} | set(selected) | set(invalid))
-    return {
-        name: suite_headline(
-            name,
-            [r for r in results if str(r.get("suite")) == name],
-            selected=selected.get(name),
-            invalid=invalid.get(name, 0),
-            table=(tables or {}).get(name),
-        )
-        for name in names
-    }
+    out = {}
+    for name in names:
+        rows = [r for r in results if str(r.get("suite")) == name]
+        block = suite_headline(name, rows, selected=selected.get(name), invalid=invalid.get(name, 0),
+                               table=(tables or {}).get(name))
+        block["models"] = model_blocks(name, rows, selected=(selected_by_model or {}).get(name),
+                                       invalid=invalid.get(name, 0), tables=(model_tables or {}).get(name))
+        block["pooled"] = len(block["models"]) > 1
+        out[name] = block
+    return out

@@ -9,7 +9,8 @@ What the pytest-html report (``--html``) gets:
   duration when the result came from the result cache: pytest's own Duration column then shows milliseconds);
 * per item, relative links to the evidence folder and the run page, and the failure screenshots inline (the
   before/after images of each failed navigation spec, or a result's ``images``), checked to be PNG files
-  below :data:`MAX_IMAGE_BYTES`, at most :data:`MAX_IMAGES` per item.
+  below :data:`MAX_IMAGE_BYTES`, at most :data:`MAX_IMAGES` per item; a one-colour screenshot is named
+  as blank (:func:`image_label`): the app rendered nothing there.
 
 Every text from a result is HTML-escaped before it reaches the report.
 """
@@ -28,7 +29,7 @@ import pytest
 from pytest_mobilebench.report.headline import is_infra
 from pytest_mobilebench.report.progress import item_seconds
 
-__all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "RUN_OUTPUT", "HtmlHooks", "failure_images", "figures_text"]
+__all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "RUN_OUTPUT", "HtmlHooks", "failure_images", "figures_text", "image_label"]
 
 #: ``(summary, run page path)`` set by the plugin's controller once both are written.
 RUN_OUTPUT = pytest.StashKey[tuple[dict[str, Any], Path | None]]()
@@ -41,15 +42,10 @@ _HEADERS = ("Verdict", "Figures", "Cache")
 
 def figures_text(result: Mapping[str, Any], columns: Sequence[Any]) -> str:
     """``"F2P 1/2 | P2P 3/3"`` from the result's properties and the suite's columns (``header``, ``key``)."""
-    props = result.get("properties") or {}
-    parts = []
-    for column in columns:
-        if f"{column.key}_total" in props:
-            parts.append(f"{column.header} {props.get(f'{column.key}_passed', 0)}/{props[f'{column.key}_total']}")
-        elif column.key in props:
-            value = props[column.key]
-            parts.append(f"{column.header} {value:.3f}" if isinstance(value, float) else f"{column.header} {value}")
-    return " | ".join(parts)
+    from pytest_mobilebench.report.page import column_value
+
+    texts = ((column.header, column_value(result, column.key)) for column in columns if column.key != "reason")
+    return " | ".join(f"{header} {text}" for header, text in texts if text != "")
 
 
 def failure_images(result: Mapping[str, Any]) -> list[Path]:
@@ -80,19 +76,35 @@ def failure_images(result: Mapping[str, Any]) -> list[Path]:
     return shown
 
 
+def image_label(path: Path) -> str:
+    """The name an inline screenshot is shown under: the file name, plus ``" (blank: the page rendered one
+    colour)"`` when every pixel has the same colour, so a blank thumbnail reads as the app's blank screen
+    (failure class C1), not as a broken report. Without Pillow (the ``web`` extra) the name alone."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return path.name
+    try:
+        with Image.open(path) as image:
+            extrema = image.convert("RGB").getextrema()
+    except (OSError, ValueError):
+        return path.name
+    return path.name + (" (blank: the page rendered one colour)" if all(lo == hi for lo, hi in extrema) else "")
+
+
 def _relative(target: Path, base_dir: Path) -> str:
     return Path(os.path.relpath(target.resolve(), base_dir.resolve())).as_posix()
 
 
 def _headline_html(summary: Mapping[str, Any], page: Path | None, html_dir: Path) -> str:
-    from pytest_mobilebench.report.page import headline_table
+    from pytest_mobilebench.report.page import model_headlines
 
     parts = ["<h3>mobilebench</h3>"]
     if page is not None:
         parts.append(f'<p><a href="{html.escape(_relative(page, html_dir))}">run page with plots: '
                      f'{html.escape(str(summary["run_id"]))}</a></p>')
     for name, block in summary.get("headlines", {}).items():
-        parts.append(f"<h4>{html.escape(name)}</h4>{headline_table(block)}")
+        parts.append(f"<h4>{html.escape(name)}</h4>{model_headlines(block)}")
     if summary.get("invalid_instances"):
         parts.append(f"<p>invalid instances: {int(summary['invalid_instances'])} (the run fails)</p>")
     return "".join(parts)
@@ -142,8 +154,8 @@ class HtmlHooks:
         result = getattr(report, "mobilebench_result", None) or {}
         if getattr(report, "mobilebench_manifest_error", None) is not None:
             verdict = "invalid_instance"
-        else:
-            verdict = str(result.get("reason", ""))
+        else:  # a phase without a benchmark result (a setup error, a plain test) still says what happened
+            verdict = str(result.get("reason") or f"{getattr(report, 'outcome', '')} ({getattr(report, 'when', '')})")
         figures = figures_text(result, self._columns(str(result.get("suite", "")))) if result else ""
         cache = f"cached, originally {item_seconds(result, 0.0):.1f} s" if result.get("cached") else ""
         if result and is_infra(result):
@@ -170,6 +182,6 @@ class HtmlHooks:
             extras.append(pytest_html.extras.url(_relative(page, html_dir), name="run page"))
             for path in failure_images(result):
                 encoded = base64.b64encode(path.read_bytes()).decode("ascii")
-                extras.append(pytest_html.extras.png(encoded, name=path.name))
+                extras.append(pytest_html.extras.png(encoded, name=image_label(path)))
             report.extras = extras
         return report

@@ -40,12 +40,26 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_mobilebench.report.headline import is_infra, is_ratio, rate_block
+from pytest_mobilebench.report.headline import figure_kind, is_infra, rate_block
 from pytest_mobilebench.report.progress import item_seconds
 from pytest_mobilebench.report.sections import audit_section, comparison_section
 
-__all__ = ["FigureSpec", "comparison_page", "Series", "find_plots", "generic_figures", "headline_table", "rate_series", "render_document",
-           "render_page", "render_svg", "row_id", "write_run_page"]
+__all__ = [
+    "FigureSpec",
+    "Series",
+    "column_value",
+    "comparison_page",
+    "find_plots",
+    "generic_figures",
+    "headline_table",
+    "model_headlines",
+    "rate_series",
+    "render_document",
+    "render_page",
+    "render_svg",
+    "row_id",
+    "write_run_page",
+]
 
 PAGE_NAME = "index.html"
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -149,6 +163,15 @@ def find_plots(name: str, suite: Any) -> Callable[[Mapping[str, Any]], Sequence[
     return None
 
 
+def y_top(spec: FigureSpec) -> float:
+    """The top of a figure's y axis: its declared ``ylim`` top, raised to the largest bar or error bar so a
+    value above the usual range (a ReuseRate of 2.5 on a 0-1 axis) is drawn whole, never cut off."""
+    top = spec.ylim[1] if spec.ylim is not None else 0.0
+    for series in spec.series:
+        top = max([top, *(v for v in series.values if v is not None), *(iv[1] for iv in series.intervals if iv)])
+    return float(top)
+
+
 def render_svg(spec: FigureSpec, element_id: str) -> str:
     """The figure as an inline ``<svg>`` element (no XML prolog), drawn with matplotlib's SVG backend."""
     import matplotlib
@@ -174,10 +197,15 @@ def render_svg(spec: FigureSpec, element_id: str) -> str:
         ax.set_xticks(range(n_cat), [str(c) for c in spec.categories], rotation=20 if n_cat > 4 else 0, ha="right"
                       if n_cat > 4 else "center")
         ax.set_ylabel(spec.ylabel)
+        values = [v for series in spec.series for v in series.values if v is not None]
+        if spec.ylim is None and all(float(v).is_integer() for v in values):  # counts: no 0.25 of an item
+            from matplotlib.ticker import MaxNLocator
+
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         if spec.ylim is not None:
-            ax.set_ylim(spec.ylim[0], spec.ylim[1] * 1.12)
-        if len(spec.series) > 1:
-            ax.legend(fontsize=7)
+            ax.set_ylim(spec.ylim[0], y_top(spec) * 1.12)
+        if len(spec.series) > 1:  # beside the axes, never over a bar
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
@@ -208,7 +236,7 @@ def _rate_cell(block: Mapping[str, Any]) -> str:
     shown = "n/a" if value is None else f"{float(value):.3f}"
     ci = block.get("ci95")
     interval = f" <small>[{float(ci[0]):.3f}, {float(ci[1]):.3f}]</small>" if ci else ""
-    if not is_ratio(block):  # a weighted score (the planner's Overall): its value is not num/den
+    if figure_kind(block) == "score":  # a weighted score (the planner's Overall): its value is not num/den
         return f"<b>{shown}</b> ({_e(block.get('numerator'))}/{_e(block.get('denominator'))} passed)"
     return f"{_e(block.get('numerator'))}/{_e(block.get('denominator'))} = <b>{shown}</b>{interval}"
 
@@ -227,10 +255,57 @@ def headline_table(block: Mapping[str, Any]) -> str:
     return f'<table class="headline">{body}</table>'
 
 
-def _cell_value(props: Mapping[str, Any], key: str) -> str:
+def _figure_cell(block: Mapping[str, Any]) -> str:
+    """A block's one headline figure (the terminal's format, :func:`~.terminal.figure_text`), escaped."""
+    from pytest_mobilebench.report.terminal import figure_text
+
+    return _e(figure_text(block))
+
+
+def model_headlines(block: Mapping[str, Any]) -> str:
+    """A suite block's headlines, per model first: with several models, one row per model (its own figure,
+    interval and denominators) and then the pooled block's full table under "pooled"; with one model, that
+    model's full table. Used by the run page and the pytest-html report."""
+    models = block.get("models") or {}
+    if len(models) <= 1:
+        who = f"<p class=\"model\">model: <b>{_e(next(iter(models)))}</b></p>" if models else ""
+        return who + headline_table(block)
+    head = ("<tr><th>model</th><th>headline</th><th>passed over all selected</th><th>selected</th>"
+            "<th>evaluated</th><th>infra errors</th><th>missing predictions</th><th>not run</th></tr>")
+    rows = "".join(
+        f'<tr class="model-headline" data-model="{_e(m)}"><td>{_e(m)}</td><td>{_figure_cell(b)}</td>'
+        f'<td>{_rate_cell(b["over_all"])}</td><td>{_e(b["selected"])}</td><td>{_e(b["evaluated"])}</td>'
+        f'<td>{_e(b["infra_errors"])}</td><td>{_e(b["missing_predictions"])}</td><td>{_e(b["not_run"])}</td></tr>'
+        for m, b in models.items())
+    return (f'<table class="models"><thead>{head}</thead><tbody>{rows}</tbody></table>'
+            f'<h4 class="pooled">pooled ({len(models)} models): {_figure_cell(block)}</h4>{headline_table(block)}')
+
+
+def _overview(summary: Mapping[str, Any]) -> str:
+    """The page's first table: every suite's headline per model, then the pooled one."""
+    rows = []
+    for name, block in summary.get("headlines", {}).items():
+        models = block.get("models") or {}
+        for model, own in models.items():
+            rows.append((name, model, own))
+        if len(models) > 1:
+            rows.append((name, f"pooled ({len(models)} models)", block))
+    body = "".join(f'<tr><td><a href="#suite-{_e(n)}">{_e(n)}</a></td><td>{_e(m)}</td><td>{_figure_cell(b)}</td></tr>'
+                   for n, m, b in rows)
+    return (f'<table class="overview"><thead><tr><th>suite</th><th>model</th><th>headline</th></tr></thead>'
+            f"<tbody>{body}</tbody></table>") if rows else ""
+
+
+def column_value(result: Mapping[str, Any], key: str) -> str:
+    """The text of a suite column (``Column.key``) for one result: ``"<key>_passed/<key>_total"`` when the
+    properties count it, else the property, else the result's own top-level field (``reason``: the verdict
+    of every suite), floats to 3 decimals; "" when the result has neither."""
+    props = result.get("properties") or {}
     if f"{key}_total" in props:
         return f"{props.get(f'{key}_passed', 0)}/{props[f'{key}_total']}"
-    value = props.get(key, "")
+    value = props[key] if key in props else result.get(key, "")
+    if isinstance(value, (Mapping, list, tuple)):
+        return ""
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
@@ -250,12 +325,11 @@ def _instance_rows(suite: str, results: Sequence[Mapping[str, Any]], columns: Se
     head = "".join(f"<th>{_e(c.header)}</th>" for c in columns)
     rows = []
     for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")))):
-        props = r.get("properties") or {}
         seconds = item_seconds(r, 0.0)
         shown = (f'<span class="badge">cached</span> originally {seconds:.1f} s' if r.get("cached")
                  else f"{seconds:.1f} s")
         verdict = "pass" if r.get("passed") is True else ("infra" if is_infra(r) else "fail")
-        cells = "".join(f"<td>{_e(_cell_value(props, c.key))}</td>" for c in columns)
+        cells = "".join(f"<td>{_e(column_value(r, c.key))}</td>" for c in columns)
         detail = str(r.get("detail") or "")
         rows.append(
             f'<tr class="{verdict}" id="{_e(row_id(suite, str(r.get("instance_id")), str(r.get("model_name_or_path"))))}">'
@@ -320,7 +394,7 @@ def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapp
     columns = tuple(getattr(suite, "columns", ()) or ()) if suite is not None else ()
     comparison = _contained(f"model comparison of {name}", lambda: _comparison(name, results))
     audit = _contained(f"instance audit of {name}", lambda: _audit(name, results, table))
-    return (f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{headline_table(block)}'
+    return (f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{model_headlines(block)}'
             f'<div class="figures">{figures}</div>{comparison}{audit}<h3>Items</h3>'
             f'{_instance_rows(name, results, columns, page_dir, reports_dir)}</section>')
 
@@ -377,7 +451,7 @@ def render_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
         f"mobilebench run {summary['run_id']}",
         f"<h1>mobilebench run {_e(summary['run_id'])}</h1>"
         f"<p>models: {_e(', '.join(summary.get('models', [])) or '-')} | suites: {nav or '-'} | {stamp}"
-        + (f" | {summary_link}" if summary_link else "") + "</p>"
+        + (f" | {summary_link}" if summary_link else "") + "</p>" + _overview(summary)
         + "".join(sections) + (f'<section id="problems">{"".join(problems)}</section>' if problems else ""),
     )
 

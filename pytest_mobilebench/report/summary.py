@@ -14,7 +14,8 @@ Shape (all plain JSON)::
       "infra_errors": int,          # infrastructure results (retryable; never cached, retried next run)
       "missing_predictions": int, "cached": int, "not_run": int,
       "by_reason": {reason: int},
-      "by_model": {model: {"total", "resolved", "resolution_rate", "infra_errors", "cached", "by_reason"}},
+      "by_model": {model: {"total", "resolved", "resolution_rate", "infra_errors", "cached", "by_reason",
+                           "eligible", "ci95", "headlines": {suite: that model's headline figure}}},
       "instances": {key: {"instance_id", "model_name_or_path", "suite", "reason", "passed", ...properties}},
       "suite_tables": {suite: <that suite's summarize(results)>},
       "manifest_errors": [str],
@@ -22,8 +23,10 @@ Shape (all plain JSON)::
       "unmatched_suggestions": {id: str}    # for those, the closest selected instance id (a likely typo)
     }
 
-The top-level counts pool every suite; each suite's own headline (NavPassRate, Pass@1 ...) is in
-``headlines``. ``key`` is the instance id when the run has one model, ``instance_id@model`` otherwise.
+The top-level counts pool every suite and every model (read ``by_model`` first when there are several);
+each suite's own headline (NavPassRate, Pass@1 ...) is in ``headlines``, per model under
+``headlines.<suite>.models``. :func:`model_report` is one model's part of it, written per model to
+``<reports>/<run_id>/models/<encoded model>.json`` (:func:`write_model_reports`). ``key`` is the instance id when the run has one model, ``instance_id@model`` otherwise.
 Rates over an empty denominator are 0.0 here (the headlines say ``None``).
 """
 
@@ -31,16 +34,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_mobilebench.report.headline import headlines, is_infra
+from pytest_mobilebench.report.files import atomic_write_json, encode_name
+from pytest_mobilebench.report.headline import headlines, is_infra, rate_block
 from pytest_mobilebench.report.runs import not_run_and_unmatched
 from pytest_mobilebench.suggest import closest
 
 if TYPE_CHECKING:
     from pytest_mobilebench.state import MobileBenchState
 
-__all__ = ["build_summary", "headline"]
+__all__ = ["build_summary", "headline", "make_summary", "model_report", "selected_by_model", "suite_tables",
+           "write_model_reports"]
 
 
 def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -57,7 +63,55 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "infra_errors": infra,
         "cached": sum(1 for r in results if r.get("cached")),
         "by_reason": dict(sorted(reasons.items())),
+        "eligible": eligible,
+        "ci95": rate_block(resolved, eligible)["ci95"],
     }
+
+
+def _table(suite: Any, rows: Sequence[Mapping[str, Any]], options: Mapping[str, Any] | None) -> Any:
+    try:
+        return suite.summarize(rows, options=options)
+    except Exception as exc:  # noqa: BLE001 - a table must never cost the summary itself
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def suite_tables(results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
+                 options: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """``({suite: summarize(its results)}, {suite: {model: summarize(that model's results)}})``; the
+    per-model tables exist only with several models (with one, the suite's table is that model's). A
+    ``summarize`` that raises gives ``{"error": "<type>: <message>"}`` in its place."""
+    tables: dict[str, Any] = {}
+    per_model: dict[str, dict[str, Any]] = {}
+    for name in sorted({str(r.get("suite")) for r in results}):
+        suite = suites.get(name)
+        if suite is None:
+            continue
+        rows = [r for r in results if str(r.get("suite")) == name]
+        tables[name] = _table(suite, rows, options)
+        models = sorted({str(r.get("model_name_or_path")) for r in rows})
+        per_model[name] = ({m: _table(suite, [r for r in rows if str(r.get("model_name_or_path")) == m], options)
+                            for m in models} if len(models) > 1 else {m: tables[name] for m in models})
+    return tables, per_model
+
+
+def selected_by_model(collected: Mapping[str, Sequence[str]], models: Sequence[str],
+                      invalid_nodeids: Iterable[str] = ()) -> dict[str, dict[str, int]]:
+    """``{suite: {model: items selected}}`` from the collected ``{nodeid: (suite, instance_id)}``.
+
+    With one model every item is that model's; with several, an item's node id ends with ``[<model>]``
+    (the longest model name that fits wins). Invalid instances (``invalid_nodeids``) belong to no model.
+    """
+    skip = set(invalid_nodeids)
+    by_length = sorted(models, key=len, reverse=True)
+    out: dict[str, dict[str, int]] = {}
+    for nodeid, (suite, _iid) in collected.items():
+        if nodeid in skip or not models:
+            continue
+        model = models[0] if len(models) == 1 else next((m for m in by_length if nodeid.endswith(f"[{m}]")), None)
+        if model is not None:
+            out.setdefault(str(suite), {}).setdefault(model, 0)
+            out[str(suite)][model] += 1
+    return out
 
 
 def _instances(results: Sequence[Mapping[str, Any]], one_model: bool) -> dict[str, Any]:
@@ -81,6 +135,8 @@ def build_summary(
     selected: Mapping[str, int] | None = None,
     invalid: Mapping[str, int] | None = None,
     instance_ids: Iterable[str] = (),
+    selected_models: Mapping[str, Mapping[str, int]] | None = None,
+    model_tables: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Assemble the summary document described in the module docstring.
 
@@ -93,12 +149,17 @@ def build_summary(
         selected: items collected per suite (None: unknown, then evaluated + invalid).
         invalid: invalid instances per suite (default: ``len(manifest_errors)`` under suite ``"unknown"``).
         instance_ids: every selected instance id, for "did you mean" on unmatched predictions.
+        selected_models: ``{suite: {model: items selected}}`` (:func:`selected_by_model`).
+        model_tables: ``{suite: {model: summarize() of that model's results}}``.
     """
     if invalid is None:
         invalid = {"unknown": len(manifest_errors)} if manifest_errors else {}
-    blocks = headlines(results, selected=selected, invalid=invalid, tables=suite_tables)
+    blocks = headlines(results, selected=selected, invalid=invalid, tables=suite_tables,
+                       selected_by_model=selected_models, model_tables=model_tables)
     models = sorted({str(r.get("model_name_or_path")) for r in results})
     by_model = {model: headline([r for r in results if str(r.get("model_name_or_path")) == model]) for model in models}
+    for model, row in by_model.items():
+        row["headlines"] = {name: b["models"][model]["headline"] for name, b in blocks.items() if model in b["models"]}
     pooled = headline(results)
     n_selected = sum(b["selected"] for b in blocks.values())
     known = set(instance_ids) | {str(r.get("instance_id")) for r in results}
@@ -125,15 +186,7 @@ def build_summary(
 
 def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Build the run summary from the results gathered on the controller."""
-    tables: dict[str, Any] = {}
-    for suite_name in sorted({str(r.get("suite")) for r in state.results}):
-        suite = state.suites.get(suite_name)
-        rows = [r for r in state.results if r.get("suite") == suite_name]
-        if suite is not None:
-            try:
-                tables[suite_name] = suite.summarize(rows, options=options)
-            except Exception as exc:  # noqa: BLE001 - a table must never cost the summary itself
-                tables[suite_name] = {"error": f"{type(exc).__name__}: {exc}"}
+    tables, model_tables = suite_tables(state.results, state.suites, options)
     evaluated = {str(r.get("instance_id")) for r in state.results}
     real = state.predictions is not None and not state.predictions.pseudo
     not_run, unmatched = not_run_and_unmatched(  # interrupted items are not_run, never unmatched predictions
@@ -154,4 +207,38 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
         selected=selected or None,
         invalid=invalid,
         instance_ids=[iid for _, iid in state.collected.values()],
+        selected_models=selected_by_model(state.collected, list(state.predictions.models) if state.predictions else [],
+                                          state.invalid),
+        model_tables=model_tables,
     ) | {"not_run_instances": not_run}
+
+
+def model_report(summary: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """One model's part of a run summary: ``{"run_id", "model", "headlines": {suite: block}, "totals":
+    by_model[model], "instances": {instance_id: entry}, "regraded_from"?}`` (the pooled figures left out)."""
+    entries = {str(e.get("instance_id")): e for e in summary.get("instances", {}).values()
+               if str(e.get("model_name_or_path")) == model}
+    report = {
+        "run_id": summary["run_id"],
+        "model": model,
+        "headlines": {name: b["models"][model] for name, b in summary.get("headlines", {}).items()
+                      if model in b.get("models", {})},
+        "totals": summary.get("by_model", {}).get(model, {}),
+        "instances": dict(sorted(entries.items())),
+    }
+    if "regraded_from" in summary:
+        report["regraded_from"] = summary["regraded_from"]
+    return report
+
+
+def write_model_reports(summary: Mapping[str, Any], run_dir: Path) -> list[str]:
+    """Write :func:`model_report` of every model to ``run_dir/models/<encode_name(model)>.json`` (atomic).
+    Returns what could not be written, in words (never raises for a full disk or a bad folder)."""
+    problems = []
+    for model in summary.get("models", []):
+        target = run_dir / "models" / f"{encode_name(model)}.json"
+        try:
+            atomic_write_json(target, model_report(summary, model))
+        except OSError as exc:
+            problems.append(f"{target} not written: {exc}")
+    return problems

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from pytest_mobilebench.report.headline import is_ratio, rate_block
+from pytest_mobilebench.report.headline import figure_kind
 
-__all__ = ["fmt_rate", "headline_lines", "printable"]
+__all__ = ["NAME_CAP", "figure_text", "fmt_rate", "headline_lines", "nothing_selected_line", "printable", "regrade_lines", "suite_lines"]
 
 #: C0 / C1 control characters and DEL, which includes ESC (ANSI sequences), CR (overprinting) and BS.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -30,42 +31,100 @@ def fmt_rate(block: Mapping[str, Any]) -> str:
     score whose value is not ``numerator / denominator`` (the planner's Overall) reads ``"0.388 (29/87 passed)"``."""
     num, den, value, ci = block.get("numerator"), block.get("denominator"), block.get("value"), block.get("ci95")
     shown = "n/a" if value is None else f"{float(value):.3f}"
-    if not is_ratio(block):
+    if figure_kind(block) == "score":
         return f"{shown} ({num}/{den} passed)"
     interval = f" [95% CI {float(ci[0]):.3f}, {float(ci[1]):.3f}]" if ci else ""
     prefix = f"{num}/{den} = " if num is not None and den is not None else ""
     return f"{prefix}{shown}{interval}"
 
 
-def _suite_lines(name: str, block: Mapping[str, Any]) -> list[str]:
+#: longest model or suite name shown on a headline line (the full name is on the run page and in summary.json)
+NAME_CAP = 40
+
+
+def figure_text(block: Mapping[str, Any]) -> str:
+    """The one headline figure of a suite block, in the suite's one format whatever the selection:
+
+    * a rate: ``"Resolution rate 2/3 = 0.667 [95% CI 0.208, 0.939]"`` (``n/a`` over no eligible item);
+    * a score: ``"Overall 0.388 | passed 29/87 = 0.333 [95% CI 0.241, 0.440]"``, the score ``n/a (<why>)``
+      when this selection cannot give it (the planner's Overall needs all four dimensions).
+    """
     own = block["headline"]
-    lines = [f"{printable(name)}: {printable(own['label'])} {fmt_rate(own)}"
-             + (f" ({printable(own['note'])})" if own.get("note") else "")]
-    lines.extend(f"  {printable(extra['label'])} {fmt_rate(extra)}" for extra in own.get("secondary", []))
+    label = printable(own["label"], NAME_CAP)
+    if own.get("kind", figure_kind(own)) != "score":
+        return f"{label} {fmt_rate(own)}"
+    value = own.get("value")
+    why = printable(own.get("unavailable") or "not computable on this selection", 60)
+    shown = f"{float(value):.3f}" if value is not None else f"n/a ({why})"
+    return f"{label} {shown} | passed {fmt_rate(block['over_eligible'])}"
+
+
+def _figure_lines(block: Mapping[str, Any], indent: str) -> list[str]:
+    """The full figures of a block, below its headline line."""
+    own = block["headline"]
+    lines = [indent + "selected {selected} | evaluated {evaluated} | invalid {invalid} | missing predictions "
+             "{missing_predictions} | infra errors {infra_errors} | cached {cached} | not run {not_run}".format(**block)]
+    lines.extend(f"{indent}{printable(extra['label'])} {fmt_rate(extra)}" for extra in own.get("secondary", []))
     same = (own.get("numerator"), own.get("denominator")) == (block["over_eligible"]["numerator"], block["over_eligible"]["denominator"])
     if own.get("source") == "suite" and not same:
-        lines.append(f"  passed {fmt_rate(block['over_eligible'])} over eligible (evaluated minus infra errors)")
-    lines.append(f"  passed {fmt_rate(block['over_all'])} over all selected (invalid, infra, not run count as failures)")
-    lines.append(
-        "  selected {selected} | evaluated {evaluated} | invalid {invalid} | missing predictions "
-        "{missing_predictions} | infra errors {infra_errors} | cached {cached} | not run {not_run}".format(**block)
-    )
+        lines.append(f"{indent}passed {fmt_rate(block['over_eligible'])} over eligible (evaluated minus infra errors)")
+    lines.append(f"{indent}passed {fmt_rate(block['over_all'])} over all selected (invalid, infra, not run count as failures)")
     if block["by_reason"]:
-        reasons = ", ".join(f"{printable(k)} {v}" for k, v in block["by_reason"].items())
-        lines.append(f"  reasons: {reasons}")
+        lines.append(f"{indent}reasons: " + ", ".join(f"{printable(k)} {v}" for k, v in block["by_reason"].items()))
     return lines
+
+
+def suite_lines(name: str, block: Mapping[str, Any]) -> list[str]:
+    """One suite: with one model ``"<suite> (<model>): <figure>"``; with several, one headline per model,
+    then the pooled one labelled ``pooled``; each headline line under 120 characters, its full figures below."""
+    models = block.get("models") or {}
+    suite = printable(name, NAME_CAP)
+    if len(models) <= 1:
+        who = f" ({printable(next(iter(models)), NAME_CAP)})" if models else ""
+        return [f"{suite}{who}: {figure_text(block)}", *_figure_lines(block, "  ")]
+    lines = [f"{suite}: {len(models)} models, each on its own, then pooled"]
+    for model, own in models.items():
+        lines += [f"  {printable(model, NAME_CAP)}: {figure_text(own)}", *_figure_lines(own, "    ")]
+    return lines + [f"  pooled ({len(models)} models): {figure_text(block)}", *_figure_lines(block, "    ")]
+
+
+def regrade_lines(summary: Mapping[str, Any], cap: int = 10) -> list[str]:
+    """What a re-grade (``--mb-regrade``) did: how many items it re-graded, kept and could not use, and why
+    (at most ``cap`` items listed; all are in summary.json under ``regrade``). [] for a live run."""
+    info = summary.get("regrade")
+    if not isinstance(info, Mapping):
+        return []
+    not_used = list(info.get("not_used") or [])
+    lines = [(f"re-grade of {printable(info.get('from'))}: re-graded {info.get('regraded', 0)}, kept as they were "
+              f"{info.get('kept', 0)}, not used {len(not_used)}")]
+    lines += [f"  not used: {printable(n.get('instance_id'))} [{printable(n.get('model'))}]: {printable(n.get('why'))}"
+              for n in not_used[:cap]]
+    if len(not_used) > cap:
+        lines.append(f"  ... and {len(not_used) - cap} more (summary.json: regrade.not_used)")
+    no_evidence = sum(int(b.get("not_run", 0)) for b in summary.get("headlines", {}).values())
+    if no_evidence:
+        lines.append(f"  {no_evidence} selected item(s) have no result in that run (counted as not run)")
+    if not info.get("regraded"):
+        lines.append("  nothing was re-graded: exit status 5")
+    return lines
+
+
+def nothing_selected_line(summary_path: Path, reports_dir: Path) -> str:
+    """What a run that selected no benchmark item (exit 5) left on disk, naming only files that exist."""
+    if summary_path.is_file():
+        return f"no benchmark item selected: {summary_path} (an earlier run's) is left as it was"
+    latest = reports_dir / "latest" / "summary.json"
+    if latest.is_file():
+        return f"no benchmark item selected: nothing written; the last run's summary is {latest.resolve()}"
+    return f"no benchmark item selected: nothing written (no run has written a summary under {reports_dir} yet)"
 
 
 def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_path: str = "") -> list[str]:
     """Lines of the terminal section for ``summary``: one headline block per suite, then what needs attention."""
     lines = [f"run {printable(summary['run_id'])}: models {', '.join(printable(m) for m in summary['models']) or '-'}"]
     for name, block in summary.get("headlines", {}).items():
-        lines.extend(_suite_lines(name, block))
-    if len(summary.get("by_model", {})) > 1:
-        for model, row in summary["by_model"].items():
-            eligible = rate_block(row["resolved"], row["total"] - row["infra_errors"])
-            lines.append(f"  model {printable(model)}: passed {fmt_rate(eligible)} over eligible, "
-                         f"infra errors {row['infra_errors']}, cached {row['cached']}")
+        lines.extend(suite_lines(name, block))
+    lines.extend(regrade_lines(summary))
     if summary.get("interrupted"):
         lines.append("the run was interrupted: items not run are counted in 'not run' (re-run to resume)")
     if summary.get("invalid_instances"):

@@ -29,6 +29,7 @@ from filelock import FileLock
 
 from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.owners import session_labels
 
 if TYPE_CHECKING:  # the docker SDK is an optional dependency
     import docker
@@ -274,7 +275,7 @@ def _pull_or_import(client: docker.DockerClient, name: str, mirror: str | None, 
             str(tarball),
             repository=repository,
             tag=tag,
-            changes=['CMD ["bash"]', "ENV LANG=C.UTF-8"],
+            changes=['CMD ["bash"]', "ENV LANG=C.UTF-8", *(f'LABEL {k}="{v}"' for k, v in session_labels().items())],
         )
     except Exception as exc:  # docker.errors.APIError, requests errors: all mean the import failed
         text = str(exc)

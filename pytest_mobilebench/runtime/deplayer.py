@@ -31,6 +31,7 @@ attempt's log is kept. Infra errors (daemon gone, disk full, hang) propagate.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import re
@@ -54,7 +55,7 @@ from pytest_mobilebench.runtime.images import (
     content_hash,
     docker_name,
 )
-from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
+from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label, session_labels
 
 __all__ = ["CACHE_MOUNT", "CACHE_VOLUME", "deps_key", "ensure_deps", "manifest_files"]
 
@@ -172,6 +173,18 @@ def _manifest_tar(files: Mapping[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+def _ensure_cache_volume(api: Any) -> None:
+    """Create the package-cache volume with :func:`session_labels` when it does not exist yet (a bind of
+    a missing named volume would create it unlabelled, and a test session could not tell it was its own)."""
+    import docker
+
+    try:
+        api.inspect_volume(CACHE_VOLUME)
+    except docker.errors.NotFound:
+        with contextlib.suppress(docker.errors.APIError):  # made meanwhile by another worker
+            api.create_volume(CACHE_VOLUME, labels=session_labels())
+
+
 def _install_and_commit(
     builder: ImageBuilder,
     env: BuiltImage,
@@ -188,6 +201,7 @@ def _install_and_commit(
     api = builder.client.api
     log_path.parent.mkdir(parents=True, exist_ok=True)
     builder.progress(f"installing dependencies for {tag} (shared layer); log: {log_path}")
+    _ensure_cache_volume(api)
     container = api.create_container(
         env.image_id,
         command=["/bin/bash", "-c", "set -e; " + _CACHE_ENV + install_command],
@@ -223,7 +237,8 @@ def _install_and_commit(
                 raise InfraError("disk_full", f"installing dependencies for {tag}: no space left (log: {log_path})", log=text)
             builder.progress(f"{tag}: the install needs more than the manifests (exit {code}); building the classic way")
             return None
-        label = f'LABEL {LABEL_INPUTS}={inputs} {LABEL_LEVEL}=deps {LABEL_RUN}={builder.run_id} {LABEL_OWNER}=""'
+        session = " ".join(f'{k}="{v}"' for k, v in session_labels().items())
+        label = f'LABEL {LABEL_INPUTS}={inputs} {LABEL_LEVEL}=deps {LABEL_RUN}={builder.run_id} {LABEL_OWNER}="" {session}'
         changes = ['CMD ["bash"]', f"WORKDIR {TESTBED}", label]
         repository, _, name_tag = tag.rpartition(":")
         return str(api.commit(container, repository=repository, tag=name_tag, changes=changes)["Id"])

@@ -51,6 +51,7 @@ from pytest_mobilebench.runtime.baseimage import (
 )
 from pytest_mobilebench.runtime.deadlines import close_stream, watch_output
 from pytest_mobilebench.runtime.git import BASE_REF
+from pytest_mobilebench.runtime.owners import session_labels
 from pytest_mobilebench.runtime.recipe import (
     HOST_CA_CONTEXT_FILE,
     TEST_USER,
@@ -588,7 +589,7 @@ class ImageBuilder:
             custom_context=True,
             tag=tag,
             buildargs=dict(buildargs),
-            labels={LABEL_INPUTS: inputs, LABEL_LEVEL: level, LABEL_RUN: self.run_id},
+            labels={LABEL_INPUTS: inputs, LABEL_LEVEL: level, LABEL_RUN: self.run_id, **session_labels()},
             rm=True,
             forcerm=True,
             nocache=self.force_rebuild,

@@ -11,9 +11,24 @@ import socket
 from pathlib import Path
 from typing import Final
 
-__all__ = ["LABEL_OWNER", "owner_alive", "owner_label"]
+__all__ = ["LABEL_OWNER", "LABEL_TEST_SESSION", "TEST_SESSION_ENV", "owner_alive", "owner_label", "session_labels"]
 
 LABEL_OWNER: Final[str] = "mobilebench.owner"
+
+#: label naming the test session (of this project's own test suite) that built an image or made a volume
+LABEL_TEST_SESSION: Final[str] = "mobilebench.test_session"
+#: set by the test suite's session (tests/docker_cleanup.py) to its own id; unset in a user's runs
+TEST_SESSION_ENV: Final[str] = "MOBILEBENCH_TEST_SESSION"
+
+
+def session_labels() -> dict[str, str]:
+    """``{LABEL_TEST_SESSION: $MOBILEBENCH_TEST_SESSION or ""}`` for every image the harness builds.
+
+    Always set, empty outside a test session: an image built FROM one a test session made inherits its
+    labels, and the empty value overrides the inherited id, so the session's cleanup (which removes exactly
+    the images whose label equals its id) never takes a user's image built meanwhile.
+    """
+    return {LABEL_TEST_SESSION: os.environ.get(TEST_SESSION_ENV, "")}
 
 
 def _process_start_ticks(pid: int) -> str:

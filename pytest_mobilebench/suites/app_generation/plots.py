@@ -3,7 +3,8 @@
 From the suite's ``summarize()`` table (MobileForge, seed 002): NavPassRate by spec category (pooled passed /
 total specs, Wilson 95%), the C1-C4 failure-class proportions with their Wilson 95% intervals (seed 002,
 Table 4), and the five axes per model, models side by side: build rate and NavPassRate (functionality),
-Borda (visual), ReuseRate and ColorConsistency (maintainability) in [0, 1], and tokens / cost per app
+Borda (visual), ReuseRate and ColorConsistency (maintainability) on one axis that grows to fit
+(ReuseRate may exceed 1), and tokens / cost per app
 (efficiency) on their own axis.
 """
 

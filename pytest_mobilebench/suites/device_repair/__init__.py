@@ -131,8 +131,11 @@ class DeviceRepairSuite:
         return
 
     def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
-        """The record's content hash (evidence is reused only for the same record bytes)."""
-        return record_hash(record.record)
+        """The record's content (evidence is reused only for the same record), without where its repository
+        is cloned from (:func:`pytest_mobilebench.cache.record_material`)."""
+        from pytest_mobilebench.cache import record_material
+
+        return record_material(record.record)
 
     def live_model(self, options: Mapping[str, Any]) -> None:
         """No live mode: patches come from predictions files (or gold / empty)."""

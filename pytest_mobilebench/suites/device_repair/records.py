@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_mobilebench.manifest.yamlfile import YamlDocument
+from pytest_mobilebench.manifest.yamlfile import YamlDocument, charge_file_problem, unknown_top_keys, validation_problem
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
 
 __all__ = ["TARGET_RE", "DeviceRecord", "ExecutionPlan", "canonical_bytes", "load_manifest", "record_hash"]
@@ -200,28 +200,28 @@ def _merge(shared: Mapping[str, Any], entry: Mapping[str, Any], path: Path) -> d
     return merged
 
 
-def _error(exc: ValidationError, doc: YamlDocument, index: int, instance_id: str | None) -> ManifestError:
-    first = exc.errors()[0]
-    loc = [str(x) for x in first["loc"]]
-    field = ".".join(loc) or None
-    line = doc.line_of("instances", index, loc[0]) if loc else doc.line_of("instances", index)
-    if loc and line == doc.line_of("instances", index) and loc[0] in doc.key_lines:
-        line = doc.key_lines[loc[0]]
-    more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-    return ManifestError(doc.path, first["msg"] + more, line=line, instance_id=instance_id, field=field)
+def _error(exc: ValidationError, doc: YamlDocument, index: int, instance_id: str | None,
+           skip_missing: frozenset[str] = frozenset()) -> ManifestError | None:
+    found = validation_problem(exc, known=DeviceRecord.model_fields, skip_missing=skip_missing)
+    if found is None:
+        return None
+    field, message = found
+    top = field.split(".")[0] if field else None
+    line = doc.line_of("instances", index, top) if top else doc.line_of("instances", index)
+    if top and line == doc.line_of("instances", index) and top in doc.key_lines:
+        line = doc.key_lines[top]
+    return ManifestError(doc.path, message, line=line, instance_id=instance_id, field=field)
 
 
 def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
     """Records of one device-repair manifest; a broken entry becomes a ManifestError of its own."""
     data, path = doc.data, doc.path
-    unknown = set(data) - _SHARED - {"suite", "instances"}
-    if unknown:
-        key = min(unknown)
-        return [ManifestError(path, f"unknown top-level key(s): {', '.join(sorted(unknown))}", line=doc.line_of(key), field=key)]
+    problem, suggested = unknown_top_keys(doc, _SHARED | {"suite", "instances"}, DeviceRecord.model_fields)
     entries = data.get("instances")
     if not isinstance(entries, list) or not entries:
-        return [ManifestError(path, "'instances' must be a non-empty list", line=doc.line_of("instances") or 1, field="instances")]
-    shared = {k: v for k, v in data.items() if k not in ("suite", "instances")}
+        return charge_file_problem([ManifestError(path, "'instances' must be a non-empty list",
+                                                  line=doc.line_of("instances") or 1, field="instances")], problem)
+    shared = {k: v for k, v in data.items() if k in _SHARED}
     out: list[LoadedRecord | ManifestError] = []
     for index, entry in enumerate(entries):
         line = doc.line_of("instances", index)
@@ -232,10 +232,12 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
         try:
             record = DeviceRecord.model_validate(_merge(shared, entry, path))
         except ValidationError as exc:
-            out.append(_error(exc, doc, index, instance_id))
+            out.append(_error(exc, doc, index, instance_id, suggested)
+                       or ManifestError(path, problem.message if problem else str(exc),
+                                        line=problem.line if problem else line, instance_id=instance_id))
             continue
         # no plain platform marker: `-m android` selects issue-resolution records of the android framework
         markers = ["device_repair", record.construction] + ([record.difficulty] if record.difficulty else [])
         out.append(LoadedRecord(suite="device_repair", instance_id=record.instance_id, source=path, line=line,
                                 record=record, group=record.repo, markers=tuple(markers)))
-    return out
+    return charge_file_problem(out, problem)

@@ -25,9 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.runtime.environment import Environment
-from pytest_mobilebench.manifest.yamlfile import YamlDocument
+from pytest_mobilebench.manifest.yamlfile import YamlDocument, charge_file_problem, unknown_top_keys, validation_problem
 from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
-from pytest_mobilebench.suggest import did_you_mean
 
 __all__ = [
     "Environment",
@@ -155,20 +154,16 @@ class IssueInstance(BaseModel):
 
 
 def _errors_to_manifest_error(
-    exc: ValidationError, path: Path, instance_id: str | None, line_of: Any
-) -> ManifestError:
-    first = exc.errors()[0]
-    field = ".".join(str(p) for p in first["loc"]) or None
-    top_field = str(first["loc"][0]) if first["loc"] else None
-    message = first["msg"]
-    for index, e in enumerate(exc.errors()):  # an unknown key is usually a typo: name the key it resembles
-        if e["type"] == "extra_forbidden" and e["loc"]:
-            key = str(e["loc"][-1])
-            message += ("" if index == 0 else f"; unknown key {key!r}") + did_you_mean(key, _ALL_KEYS)
-    if len(exc.errors()) > 1:
-        others = ", ".join(".".join(str(p) for p in e["loc"]) or "(record)" for e in exc.errors()[1:])
-        message += f" (also: {others})"
-    return ManifestError(path, message, line=line_of(top_field), instance_id=instance_id, field=field)
+    exc: ValidationError, path: Path, instance_id: str | None, line_of: Any, skip_missing: frozenset[str] = frozenset()
+) -> ManifestError | None:
+    """Every error of ``exc`` in one ManifestError (:func:`validation_problem`); None when only fields of
+    ``skip_missing`` are missing (the file's unknown top-level key already explains it)."""
+    found = validation_problem(exc, known=_ALL_KEYS, skip_missing=skip_missing)
+    if found is None:
+        return None
+    field, message = found
+    return ManifestError(path, message, line=line_of(field.split(".")[0] if field else None), instance_id=instance_id,
+                         field=field)
 
 
 def record_for(instance: IssueInstance, path: Path, line: int | None) -> LoadedRecord:
@@ -212,15 +207,11 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
     """
     data = doc.data
     path = doc.path
-    unknown = set(data) - _SHARED_KEYS - {"suite", "instances"}
-    if unknown:
-        key = sorted(unknown)[0]
-        hints = "".join(did_you_mean(k, _ALL_KEYS | {"suite", "instances"}) for k in sorted(unknown))
-        return [ManifestError(path, f"unknown top-level key(s): {', '.join(sorted(unknown))}{hints}", line=doc.line_of(key))]
+    problem, suggested = unknown_top_keys(doc, _SHARED_KEYS | {"suite", "instances"}, _ALL_KEYS)
     entries = data.get("instances")
     if not isinstance(entries, list) or not entries:
-        return [ManifestError(path, "'instances' must be a non-empty list", line=doc.line_of("instances") or 1)]
-    shared = {k: v for k, v in data.items() if k not in ("suite", "instances")}
+        return charge_file_problem([ManifestError(path, "'instances' must be a non-empty list", line=doc.line_of("instances") or 1)], problem)
+    shared = {k: v for k, v in data.items() if k in _SHARED_KEYS}
     out: list[LoadedRecord | ManifestError] = []
     for index, entry in enumerate(entries):
         line = doc.line_of("instances", index)
@@ -245,10 +236,13 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
                     return doc.key_lines[field]
                 return got
 
-            out.append(_errors_to_manifest_error(exc, path, str(instance_id) if instance_id else None, line_of))
+            iid = str(instance_id) if instance_id else None
+            out.append(_errors_to_manifest_error(exc, path, iid, line_of, suggested)
+                       or ManifestError(path, problem.message if problem else str(exc),
+                                        line=problem.line if problem else line, instance_id=iid))
             continue
         out.append(record_for(instance, path, line))
-    return out
+    return charge_file_problem(out, problem)
 
 
 def _dataset_rows(path: Path) -> Iterator[tuple[int, Any]]:
@@ -298,7 +292,8 @@ def load_dataset(path: Path, *, default_framework: str | None = None) -> list[Lo
         try:
             instance = IssueInstance.model_validate(data)
         except ValidationError as exc:
-            out.append(_errors_to_manifest_error(exc, path, row.get("instance_id"), lambda _f, _l=lineno: _l))
+            out.append(_errors_to_manifest_error(exc, path, row.get("instance_id"), lambda _f, _l=lineno: _l)
+                       or ManifestError(path, str(exc), line=lineno))
             continue
         out.append(record_for(instance, path, lineno))
     return out

@@ -27,7 +27,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
            default=False, action="store_true"),
     Option(("--mb-repo-url-template",), "mb_repo_url_template",
            "clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
-           default="https://github.com/{owner}/{name}", env="MOBILEBENCH_REPO_URL_TEMPLATE", keyed=True),
+           default="https://github.com/{owner}/{name}", env="MOBILEBENCH_REPO_URL_TEMPLATE"),  # not keyed: commits are content
     Option(("--mb-docker-hosts",), "mb_docker_hosts",
            "Docker daemons for the workers: URL[*slots],... (unix://, tcp://[?tls=DIR], ssh://); worker gwN "
            "takes slot N of the interleaved slot table (docs/scale-out.md)",

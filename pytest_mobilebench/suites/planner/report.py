@@ -101,12 +101,13 @@ def summarize_results(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if len(tables) == 1:
         (model, t), = tables.items()
         head = {"label": "Overall", "numerator": t["passed"], "denominator": t["tasks"], "value": t["overall"],
-                "ci95": None,
+                "ci95": None, "kind": "score", "unavailable": "needs a task of all four dimensions",
                 "note": f"{model}: value = 0.50 basic + 0.10 sub-agent + 0.20 memory + 0.20 skill success "
                         "(MobilePA-Bench weights; None unless all four dimensions ran); numerator/denominator = "
                         "tasks passed / tasks graded (infra errors excluded)"}
     else:
         head = {"label": "Overall", "numerator": sum(t["passed"] for t in tables.values()),
                 "denominator": sum(t["tasks"] for t in tables.values()), "value": None, "ci95": None,
+                "kind": "score", "unavailable": "per model only",
                 "note": f"{len(tables)} models: see by_model for each one's Overall"}
     return {"headline": head, "by_model": tables}

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from pytest_mobilebench.manifest.yamlfile import charge_file_problem, unknown_top_keys, validation_problem
 from pytest_mobilebench.suites.base import ManifestError
 from pytest_mobilebench.suites.planner.catalog import DOMAINS, catalog
 from pytest_mobilebench.suites.planner.episode import (
@@ -247,11 +248,9 @@ def load_tasks(path: Path, data: Mapping[str, Any], line_of: Any = None) -> list
         line_of: ``YamlDocument.line_of`` for line numbers, or None.
     """
     line = (lambda i=None, f=None: line_of("tasks", i, f)) if line_of else (lambda i=None, f=None: None)
-    unknown = set(data) - _FILE_KEYS
-    if unknown:
-        return [ManifestError(path, f"unknown top-level keys {sorted(unknown)}", field=min(unknown))]
+    file_problem, suggested = unknown_top_keys((path, data, line_of), _FILE_KEYS, Task.model_fields)
     if not isinstance(data.get("tasks"), list):
-        return [ManifestError(path, "'tasks' must be a list", field="tasks")]
+        return charge_file_problem([ManifestError(path, "'tasks' must be a list", field="tasks")], file_problem)
     out: list[Task | ManifestError] = []
     for i, raw in enumerate(data["tasks"]):
         tid = raw.get("id") if isinstance(raw, Mapping) else None
@@ -263,10 +262,14 @@ def load_tasks(path: Path, data: Mapping[str, Any], line_of: Any = None) -> list
             fields["memory"] = _merge_memory(data.get("memory") or [], raw.get("memory") or [])
             task = Task.model_validate(fields)
         except pydantic.ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(map(str, err["loc"])) or None
-            top = str(err["loc"][0]) if err["loc"] else None
-            out.append(ManifestError(path, err["msg"], line=line(i, top), instance_id=tid, field=field))
+            found = validation_problem(exc, known=Task.model_fields, skip_missing=suggested)
+            if found is None:  # only what the file's unknown key explains
+                out.append(ManifestError(path, file_problem.message if file_problem else str(exc),
+                                         line=file_problem.line if file_problem else line(i), instance_id=tid))
+                continue
+            field, message = found
+            out.append(ManifestError(path, message, line=line(i, field.split(".")[0] if field else None), instance_id=tid,
+                                     field=field))
             continue
         except (ValueError, KeyError, TypeError) as exc:
             out.append(ManifestError(path, str(exc), line=line(i), instance_id=tid, field="state"))
@@ -278,7 +281,7 @@ def load_tasks(path: Path, data: Mapping[str, Any], line_of: Any = None) -> list
                                      field=fld))
             continue
         out.append(task)
-    return out
+    return charge_file_problem(out, file_problem, id_attr="id")
 
 
 def validate_gold(task: Task) -> tuple[str, str] | None:

@@ -1,0 +1,31 @@
+"""One report file per model: the file name encoding is collision-free, reversible and never a special path."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_mobilebench.report.files import decode_name, encode_name
+
+
+@given(st.text(max_size=60))
+def test_every_name_round_trips_to_one_plain_path_component(name: str) -> None:
+    encoded = encode_name(name)
+    assert decode_name(encoded) == name  # reversible, hence two names never share a file
+    assert re.fullmatch(r"[A-Za-z0-9._%-]+", encoded) and encoded not in (".", "..")
+
+
+def test_names_that_would_shape_a_path_are_encoded() -> None:
+    assert encode_name("org/model-a") == "org%2Fmodel-a"
+    assert (encode_name("."), encode_name(".."), encode_name("")) == ("%2E", "%2E%2E", "%")
+    assert encode_name("a%2Fb") != encode_name("a/b")  # the escape character itself is escaped
+    assert encode_name("model b (v2)") == "model%20b%20%28v2%29"
+
+
+def test_a_string_that_no_name_encodes_to_is_refused() -> None:
+    for bad in ("a/b", "%2e", "."):
+        with pytest.raises(ValueError):
+            decode_name(bad)
