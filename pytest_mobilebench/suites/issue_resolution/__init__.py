@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, final
 
-from pytest_mobilebench import frameworks, grading
+from pytest_mobilebench import frameworks
+from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
