@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import posixpath
 import secrets
@@ -11,7 +12,7 @@ import shlex
 import tarfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult
@@ -114,15 +115,16 @@ class DockerWorkspace:
         self._container.reload()
         return dict(self._container.attrs.get("State") or {})
 
-    def _create_exec(self, argv: list[str]) -> str:
-        """Create an exec (scrubbed environment); a stopped container is ``container_died``."""
+    def _create_exec(self, argv: list[str], *, as_root: bool = False) -> str:
+        """Create an exec (scrubbed environment; the test user unless ``as_root``); a stopped container
+        is ``container_died``."""
         import docker.errors
 
         try:
             return str(
                 self._client.api.exec_create(
                     self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True, environment=_EXEC_ENV,
-                    user=self._user or "",
+                    user="0:0" if as_root else self._user or "",
                 )["Id"]
             )
         except docker.errors.APIError as exc:
@@ -130,8 +132,8 @@ class DockerWorkspace:
                 raise InfraError(InfraKind.CONTAINER_DIED, f"{self.instance_id}: the container stopped: {exc}") from exc
             raise
 
-    def _exec_stream(self, argv: list[str]) -> tuple[str, Iterator[bytes]]:
-        exec_id = self._create_exec(argv)
+    def _exec_stream(self, argv: list[str], *, as_root: bool = False) -> tuple[str, Iterator[bytes]]:
+        exec_id = self._create_exec(argv, as_root=as_root)
         return exec_id, self._client.api.exec_start(exec_id, stream=True)
 
     def _exit_code(self, exec_id: str) -> int | None:
@@ -233,7 +235,7 @@ class DockerWorkspace:
         with self._lock, docker_errors(self._client, self.instance_id, f"running {command!r}"):
             return self._run_locked(command, timeout_s=timeout_s, network=network)
 
-    def _run_locked(self, command: str, *, timeout_s: float, network: bool) -> RunResult:
+    def _run_locked(self, command: str, *, timeout_s: float, network: bool, as_root: bool = False) -> RunResult:
         import docker.errors
         import requests
         import urllib3.exceptions
@@ -254,7 +256,7 @@ class DockerWorkspace:
         try:
             if network:
                 self._network(True)
-            exec_id, stream = self._exec_stream(["/bin/bash", "-c", command])
+            exec_id, stream = self._exec_stream(["/bin/bash", "-c", command], as_root=as_root)
             reader = threading.Thread(target=pump, args=(stream,), name=f"exec-{exec_id[:12]}", daemon=True)
             reader.start()
             timed_out, over_disk = self._wait(reader, timeout_s)
@@ -293,6 +295,59 @@ class DockerWorkspace:
             timed_out=timed_out,
             oom_killed=False,
         )
+
+    def run_with_channel(
+        self, command: str, *, files: Mapping[str, bytes], key: bytes, timeout_s: float
+    ) -> tuple[RunResult, bytes]:
+        """Run ``command`` as the test user with a result channel it cannot open by name (issue 17, item 2).
+
+        ``files`` (absolute path -> bytes) are written root-owned, mode 0644 (new folders 0755), before
+        the run. A folder ``/var/tmp/mb-channel-<random>`` (root, 0700) holds ``key`` (0600) and the
+        channel file. A root shell opens the channel for appending as fd 3 and the key as fd 4, then
+        drops to the test user (``setpriv``, no new privileges) and runs ``command``, offline. After the
+        run every process the test user left is stopped (:meth:`_quiesce`) and only then is the channel
+        copied out by the daemon. Without a test user (root images) the channel is no stronger than a file.
+
+        Returns:
+            ``(run, channel bytes)``; ``b""`` when the channel file is missing.
+
+        Raises:
+            InfraError: as :meth:`run`.
+        """
+        channel = f"{_INBOX}/mb-channel-{secrets.token_hex(16)}"
+        self._put_root_files({**files, f"{channel}/key": key}, private=channel)
+        user = self._user or "0:0"
+        uid, _, gid = user.partition(":")
+        wrapper = (
+            f"exec 3>>{channel}/channel.jsonl 4<{channel}/key || exit 96\n"
+            f"home=$(getent passwd {shlex.quote(uid)} | cut -d: -f6)\n"
+            f"exec /usr/bin/setpriv --reuid={shlex.quote(uid)} --regid={shlex.quote(gid or uid)} --init-groups "
+            f"--no-new-privs -- /usr/bin/env HOME=\"${{home:-/tmp}}\" /bin/bash -c {shlex.quote(command)}"
+        )
+        with self._lock, docker_errors(self._client, self.instance_id, f"running {command!r}"):
+            run = self._run_locked(wrapper, timeout_s=timeout_s, network=False, as_root=True)
+        run = dataclasses.replace(run, command=command)
+        self._quiesce()
+        return run, self._fetch(f"{channel}/channel.jsonl") or b""
+
+    def _put_root_files(self, files: Mapping[str, bytes], *, private: str) -> None:
+        """Write ``files`` (absolute paths) root-owned through the daemon; ``private`` becomes a 0700
+        folder and its files 0600; other new folders are made 0755 (existing ones are left as they are)."""
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            folders = sorted({posixpath.dirname(p) for p in files if posixpath.dirname(p).startswith(_INBOX + "/")})
+            for folder in folders:
+                info = tarfile.TarInfo(folder.lstrip("/"))
+                info.type, info.mode = tarfile.DIRTYPE, 0o700 if folder == private else 0o755
+                tar.addfile(info)
+            for path, data in sorted(files.items()):
+                info = tarfile.TarInfo(path.lstrip("/"))
+                info.size, info.mode = len(data), 0o600 if path.startswith(private + "/") else 0o644
+                tar.addfile(info, io.BytesIO(data))
+        self._ensure_running()
+        with docker_errors(self._client, self.instance_id, "writing the harness's files"):
+            if not self._container.put_archive("/", archive.getvalue()):
+                raise InfraError("workspace_error", f"{self.instance_id}: cannot write the harness's files")
 
     def _sh(self, command: str) -> tuple[int, str]:
         """``(exit code, output)`` of a housekeeping command (124 when it timed out)."""

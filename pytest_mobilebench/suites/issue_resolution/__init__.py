@@ -27,6 +27,7 @@ from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
+from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify, wilson_interval
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
@@ -360,9 +361,16 @@ class IssueResolutionSuite:
         plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
         timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
-        ctx.progress(f"{instance.instance_id}: {plan.command}")
-        _write(evidence, f"commands{tag}.txt", plan.command + "\n")
-        run = ws.run(plan.command, timeout_s=timeout, network=False)
+        harness = _jest_harness(ws, plan)
+        command = harness.command if harness else plan.command
+        ctx.progress(f"{instance.instance_id}: {command}")
+        _write(evidence, f"commands{tag}.txt", command + "\n")
+        if harness is not None:  # canaries, harness runner, keyed channel (frameworks.react_native.harness)
+            atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
+            run, channel = ws.run_with_channel(command, files=harness.files, key=harness.key, timeout_s=timeout)  # type: ignore[attr-defined]
+            atomic_write_text(evidence / f"channel{tag}.jsonl", channel.decode("ascii", "replace"))
+        else:
+            run = ws.run(plan.command, timeout_s=timeout, network=False)
         _write(evidence, f"test_output{tag}.log", run.output)
         root_dir = str(getattr(ws, "root", "") or "") or None
         atomic_write_json(
@@ -373,6 +381,8 @@ class IssueResolutionSuite:
             write_under(evidence / f"results{tag}", rel, data)
         parsed, built = parse_run(instance.framework, plan, run.output, files, root_dir=root_dir)
         tampered = cross_check_run(plan.parser, run.exit_code, parsed, run.output)
+        if harness is not None:  # the canaries are the harness's tests, never graded
+            parsed = jest_harness.without_canaries(parsed, harness.to_dict())
         atomic_write_json(
             evidence / f"parsed{tag}.json",
             {**parsed.to_dict(), "production_built": built, "cross_check": tampered,
@@ -632,6 +642,15 @@ def regrade(instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
         FileNotFoundError: the evidence folder lacks the files the live run writes before grading.
     """
     return judge(instance, evidence_dir).verdict.to_dict()
+
+
+def _jest_harness(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.JestHarness | None:
+    """The harnessed jest run of ``plan`` (:func:`.harness.prepare`), or None: not jest, a custom command,
+    or a runtime without a result channel (the local runtime runs trusted patches only)."""
+    if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
+        return None
+    paths = jest_harness.command_paths(plan.command) or []
+    return jest_harness.prepare(plan.command, ws.read_files(paths), root=str(getattr(ws, "root", "/testbed")))
 
 
 def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, bytes]:

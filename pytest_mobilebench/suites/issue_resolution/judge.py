@@ -29,6 +29,7 @@ from typing import Any, final
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.suites.issue_resolution import grading, policy
 from pytest_mobilebench.frameworks import TestPlan
+from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
@@ -37,7 +38,7 @@ from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError, Workspace
 from pytest_mobilebench.trust import cross_check_run
 
-__all__ = ["Judgement", "base_status", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
+__all__ = ["RUNNER_COMPROMISED", "Judgement", "base_status", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
 
 
 def parse_run(
@@ -164,6 +165,15 @@ def _run_facts(instance: IssueInstance, folder: Path) -> tuple[dict[str, Any], P
     return run, parsed, built, detail
 
 
+#: the policy-violation kind of a run whose runner or results the candidate reached (issue 17)
+RUNNER_COMPROMISED = "runner_compromised"
+
+
+def _harness_of(folder: Path) -> dict[str, Any] | None:
+    path = folder / "harness.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
 def judge(instance: IssueInstance, folder: Path) -> Judgement:
     """Grade an evaluation from its evidence folder (see the module docstring); runs nothing.
 
@@ -197,6 +207,12 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
     output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
     tampered = cross_check_run(parser, run.get("exit_code"), parsed, output)
     violations += [f"report and runner disagree: {tampered}"] if tampered else []
+    harness = _harness_of(folder)
+    if harness is not None and not run.get("timed_out"):  # a cut-off run proves nothing either way
+        channel = (folder / "channel.jsonl").read_bytes() if (folder / "channel.jsonl").is_file() else b""
+        found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
+        violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
+    parsed = jest_harness.without_canaries(parsed, harness)
     outcome = grading.RunOutcome(
         applied=True,
         built=built,
