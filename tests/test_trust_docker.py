@@ -389,3 +389,11 @@ def test_a_process_left_behind_cannot_rewrite_results_while_they_are_read(worksp
     time.sleep(0.5)
     assert first["out/r.txt"] in (b"forged\n", b"")  # killed mid-write, perhaps
     assert ws.read_files(["out/r.txt"]) == {"out/r.txt": b"real\n"}  # the writer is gone for good
+
+
+def test_printing_enospc_in_a_failing_run_is_not_disk_full(workspace) -> None:
+    """Issue 17, item 3: the message is text the candidate can print; the harness measures the disk."""
+    ws = workspace()
+    result = ws.run("echo 'Error: ENOSPC: no space left on device, write'; exit 1", timeout_s=60)  # no InfraError
+    assert result.exit_code == 1 and "ENOSPC" in result.output
+    assert ws.disk_measured_full() is False

@@ -58,6 +58,8 @@ _CHECKPOINT_FAILED: Final[int] = 97
 _EXEC_ENV: Final[dict[str, str]] = {**{name: "" for name in sorted(SCRUBBED_NAMES)}, "CI": "true"}
 #: seconds between two looks at the writable layer's size when the daemon has no quota
 _DISK_POLL_S: Final[float] = 3.0
+#: free KiB under which the harness measures a file system as full
+_FULL_BELOW_KIB: Final[int] = 32 * 1024
 #: where patch files are put (the writable layer; ``put_archive`` does not reach tmpfs mounts)
 _INBOX: Final[str] = "/var/tmp"
 
@@ -229,11 +231,33 @@ class DockerWorkspace:
         Raises:
             InfraError: ``oom_killed`` (any process of the container, whatever the exit status),
                 ``container_died`` (stopped or restarted from outside), ``daemon_unreachable``,
-                ``disk_full`` (ENOSPC, or the writable layer grew past the limit where the daemon has
-                no quota: the container is killed).
+                ``disk_full`` (ENOSPC in a failed run's output and measured full by the harness, or the
+                writable layer grew past the limit where the daemon has no quota: the container is killed).
         """
         with self._lock, docker_errors(self._client, self.instance_id, f"running {command!r}"):
-            return self._run_locked(command, timeout_s=timeout_s, network=network)
+            run = self._run_locked(command, timeout_s=timeout_s, network=network)
+        return self._disk_checked(run)
+
+    def _disk_checked(self, run: RunResult) -> RunResult:
+        """``run``, or ``disk_full`` when it failed saying ENOSPC AND the harness's own measurement
+        agrees (:meth:`disk_measured_full`): a candidate printing the message is no disk problem."""
+        if run.exit_code not in (0, None) and is_disk_full(run.output) and self.disk_measured_full():
+            raise InfraError(InfraKind.DISK_FULL, f"{self.instance_id}: {run.command!r} ran out of disk space "
+                             "(measured by the harness)", log=run.output[-20000:])
+        return run
+
+    def disk_measured_full(self) -> bool:
+        """Whether the container's file systems are full by the harness's own measurement: under
+        :data:`_FULL_BELOW_KIB` free on ``/testbed``, ``/tmp`` or ``/var/tmp`` (``/bin/df`` of the image,
+        root's, run after the test user's processes were stopped), or the writable layer at 95% of the
+        limit where the daemon has no quota."""
+        self._quiesce()
+        if self._disk_limit and self._layer_bytes() >= self._disk_limit * 0.95:
+            return True
+        code, out, _err = self._stdout(["/bin/df", "-Pk", TESTBED, "/tmp", _INBOX])
+        free = [int(cols[3]) for cols in (line.split() for line in out.decode(errors="replace").splitlines()[1:])
+                if len(cols) >= 6 and cols[3].isdigit()]
+        return code == 0 and bool(free) and min(free) < _FULL_BELOW_KIB
 
     def _run_locked(self, command: str, *, timeout_s: float, network: bool, as_root: bool = False) -> RunResult:
         import docker.errors
@@ -285,8 +309,6 @@ class DockerWorkspace:
         if failure and not timed_out and code is None:
             raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{self.instance_id}: output stream failed: {failure[0]}")
         text = output.text()
-        if code not in (0, None) and is_disk_full(text):  # ENOSPC anywhere: named, retried, never scored
-            raise InfraError(InfraKind.DISK_FULL, f"{self.instance_id}: {command!r} ran out of disk space", log=text[-20000:])
         return RunResult(
             command=command,
             exit_code=code,
@@ -328,7 +350,7 @@ class DockerWorkspace:
             run = self._run_locked(wrapper, timeout_s=timeout_s, network=False, as_root=True)
         run = dataclasses.replace(run, command=command)
         self._quiesce()
-        return run, self._fetch(f"{channel}/channel.jsonl") or b""
+        return self._disk_checked(run), self._fetch(f"{channel}/channel.jsonl") or b""
 
     def _put_root_files(self, files: Mapping[str, bytes], *, private: str) -> None:
         """Write ``files`` (absolute paths) root-owned through the daemon; ``private`` becomes a 0700
