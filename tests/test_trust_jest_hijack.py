@@ -139,3 +139,44 @@ def test_runner_hijacks_are_never_resolved_nor_infra(tmp_path: Path) -> None:
     assert "canary outcomes" in results["empty-bodies"]["detail"]
     # the frozen globals keep the real bodies: the tests ran and failed
     assert results["replace-globals"]["reason"] == "unresolved", results["replace-globals"].get("detail")
+
+
+#: allocates outside the JS heap until the container's memory limit is reached
+HOG = """\
+const held = [];
+for (;;) held.push(Buffer.alloc(32 << 20, 1));
+"""
+
+#: the test patch adds __tests__/counter.test.js; a folder of that name blocks it (notes.md is no test file)
+PREFIX = (
+    "diff --git a/__tests__/counter.test.js/notes.md b/__tests__/counter.test.js/notes.md\nnew file mode 100644\n"
+    "--- /dev/null\n+++ b/__tests__/counter.test.js/notes.md\n@@ -0,0 +1 @@\n+blocks the test patch\n"
+)
+
+PRINTED = """\
+if (typeof afterAll === 'function') afterAll(() => { console.error('Error: ENOSPC: no space left on device, write'); });
+"""
+
+
+def test_infra_the_candidate_causes_is_counted_against_it(tmp_path: Path) -> None:
+    """Issue 17, item 3: memory exhausted where the reference fix under the same limit did not, a test
+    patch blocked by the candidate's files, and a printed ENOSPC are the candidate's (never infra)."""
+    _docker_or_skip()
+    models = {"memory-hog": _hooked("hog", HOG), "blocks-test-patch": PREFIX, "prints-enospc": _hooked("enospc", PRINTED)}
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
+                             for m, p in models.items()))
+    reports = tmp_path / "reports"
+    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
+            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2", "--mb-mem-limit=640m"]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
+    results = {}
+    for path in reports.glob("*/*/*/result.json"):
+        result = json.loads(path.read_text())
+        results[result["model_name_or_path"]] = result
+    assert set(results) == set(models), proc.stdout[-3000:]
+    hog, blocked, printed = results["memory-hog"], results["blocks-test-patch"], results["prints-enospc"]
+    assert hog["reason"] == "resource_exhausted" and not hog["retryable"], hog.get("detail")
+    assert (Path(hog["evidence_dir"]) / "test_output.reference.log").is_file()
+    assert blocked["reason"] == "test_patch_conflict" and "__tests__/counter.test.js" in blocked["detail"], blocked.get("detail")
+    assert printed["reason"] == "unresolved", printed.get("detail")

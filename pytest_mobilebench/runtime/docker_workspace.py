@@ -27,6 +27,7 @@ from pytest_mobilebench.runtime.channel import (
     read_tar_files,
     safe_relpath,
 )
+from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
 from pytest_mobilebench.runtime.output import BoundedOutput
@@ -358,6 +359,7 @@ class DockerWorkspace:
         archive = io.BytesIO()
         with tarfile.open(fileobj=archive, mode="w") as tar:
             folders = sorted({posixpath.dirname(p) for p in files if posixpath.dirname(p).startswith(_INBOX + "/")})
+            private = private or "\0"  # no private folder
             for folder in folders:
                 info = tarfile.TarInfo(folder.lstrip("/"))
                 info.type, info.mode = tarfile.DIRTYPE, 0o700 if folder == private else 0o755
@@ -429,6 +431,20 @@ class DockerWorkspace:
         return apply_with_fallbacks(
             execute, shlex.quote(f"{_INBOX}/{file_name}"), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
         )
+
+    def applies_at_base(self, patch: str) -> tuple[bool, str]:
+        """Whether ``patch`` applies to the base tree (``git apply --cached --check`` against a scratch
+        index read from :data:`~pytest_mobilebench.runtime.git.BASE_REF`; the work tree is not touched).
+        Returns ``(applies, git's output)``: a test patch that applies at base but not after the
+        candidate's patch is the candidate's conflict (issue 17, item 3)."""
+        name = f"{_INBOX}/mb-check-{secrets.token_hex(8)}.diff"
+        self._put_root_files({name: (patch if patch.endswith("\n") else patch + "\n").encode()}, private="")
+        index = f"/tmp/mb-index-{secrets.token_hex(8)}"
+        code, out = self._sh(
+            f"GIT_INDEX_FILE={index} git read-tree {BASE_REF} && GIT_INDEX_FILE={index} git apply --cached --check "
+            f"{shlex.quote(name)}; code=$?; rm -f {index}; exit $code"
+        )
+        return code == 0, out
 
     def restore_paths(self, paths: Sequence[str]) -> None:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.restore_paths` (one exec for all paths).

@@ -36,7 +36,7 @@ from pytest_mobilebench.predictions import GOLD_PATCH
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
-from pytest_mobilebench.states import Reason, TestState
+from pytest_mobilebench.states import InfraKind, Reason, TestState
 from pytest_mobilebench.trust import cross_check_run, harden_plan
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution import surface
@@ -265,12 +265,21 @@ class IssueResolutionSuite:
         spec = workspace_spec(instance, ctx)
         ctx.progress(f"{instance.instance_id}: preparing workspace ({runtime.name})")
         ws = runtime.prepare(spec, log_dir=evidence)
+        exhausted: InfraError | None = None
         try:
             found = self._apply_candidate(ws, instance, model_patch, info, test_patch, ctx)
             if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
-                self._run_tests(ws, instance, test_patch, ctx, tag="")
+                self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True)
+        except InfraError as exc:
+            if exc.kind not in _RESOURCE_KINDS or raw == GOLD_PATCH:
+                raise
+            exhausted = exc  # the candidate's, unless the reference fix exhausts the same limits
+        except CandidateFailure as failure:
+            atomic_write_json(evidence / CANDIDATE_FAILURE, {"reason": failure.reason.value, "detail": failure.detail})
         finally:
             ws.close()
+        if exhausted is not None:
+            self._attribute_exhaustion(exhausted, instance, runtime, gold_patch, test_patch, ctx)
         judged = judge(instance, evidence)
         if judged.review is not None:
             base["flags"] = [*base["flags"], *judged.review.flags]
@@ -283,6 +292,38 @@ class IssueResolutionSuite:
         elif judged.detail:
             base["detail"] = judged.detail
         return self._finish(instance, base, judged.outcome, gold_patch, info)
+
+    def _attribute_exhaustion(
+        self, exc: InfraError, instance: IssueInstance, runtime: Runtime, gold_patch: str, test_patch: str, ctx: EvalContext
+    ) -> None:
+        """Memory or disk ran out under the candidate (``exc``): the reference fix runs under the same
+        limits on the same runtime (once per instance, kind and process; evidence ``*.reference*``).
+        When it does not exhaust them, :data:`CANDIDATE_FAILURE` records ``resource_exhausted`` (counted);
+        else ``exc`` is raised: infrastructure.
+
+        Raises:
+            InfraError: ``exc`` when the reference exhausts the limits too, or the reference cannot run.
+        """
+
+        def reference_exhausts() -> bool:
+            ws = runtime.prepare(workspace_spec(instance, ctx), log_dir=ctx.evidence_dir)
+            try:
+                if not ws.apply_patch(gold_patch, name="reference_patch").ok:
+                    return True  # cannot tell: infrastructure
+                self._run_tests(ws, instance, test_patch, ctx, tag=".reference")
+            except InfraError as ref:
+                if ref.kind in _RESOURCE_KINDS:
+                    return True
+                raise
+            finally:
+                ws.close()
+            return False
+
+        if ctx.resource(f"reference-exhausts:{instance.instance_id}:{exc.kind}", reference_exhausts):
+            raise exc
+        detail = (f"{exc.kind} under the candidate ({exc}); the reference fix ran under the same limits on the "
+                  "same runtime without exhausting them (evidence: *.reference*)")  # fmt: skip
+        atomic_write_json(ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": Reason.RESOURCE_EXHAUSTED.value, "detail": detail})
 
     def _apply_candidate(
         self, ws: Workspace, instance: IssueInstance, model_patch: str, info: PatchInfo, test_patch: str, ctx: EvalContext
@@ -345,16 +386,28 @@ class IssueResolutionSuite:
             raise InfraError("plan_failed", f"cannot plan the test run: {exc}") from exc
 
     def _run_tests(
-        self, ws: Workspace, instance: IssueInstance, test_patch: str, ctx: EvalContext, *, tag: str, apply: bool = True
+        self, ws: Workspace, instance: IssueInstance, test_patch: str, ctx: EvalContext, *, tag: str, apply: bool = True,
+        candidate: bool = False,
     ) -> tuple[RunResult, ParseResult, bool, str | None]:
         """Apply the test patch (unless ``apply`` is False), run the plan that targets its test files, parse.
 
         Returns ``(run, parsed, production built, why the report disagrees with the runner or None)``.
+
+        Raises:
+            CandidateFailure: ``test_patch_conflict`` (``candidate`` runs): the test patch does not apply
+                after the candidate's patch but applies at base.
+            InfraError: the test patch does not apply at base either, and the runtime's kinds.
         """
         evidence = ctx.evidence_dir
         if test_patch.strip() and apply:
             applied = ws.apply_patch(test_patch, name=f"test_patch{tag}")
             _write(evidence, f"test_patch{tag}.apply.log", applied.log)
+            if not applied.ok and candidate and hasattr(ws, "applies_at_base"):
+                at_base, log = ws.applies_at_base(test_patch)
+                _write(evidence, f"test_patch{tag}.base_check.log", log)
+                if at_base:
+                    raise CandidateFailure(Reason.TEST_PATCH_CONFLICT, apply_failure_detail(applied.log).replace(
+                        "see model_patch.apply.log", f"see test_patch{tag}.apply.log"))
             if not applied.ok:
                 raise InfraError("test_patch_apply_failed", "the instance's test patch does not apply", log=applied.log)
         plan = self._plan(ws, instance, test_patch)
@@ -661,6 +714,21 @@ def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, byte
     if any(first[k] != second[k] for k in set(first) & set(second)):
         raise InfraError("workspace_error", "two reads of the base configuration disagree")
     return {**first, **second}
+
+
+#: the evidence file of a counted failure the run itself shows (``{"reason", "detail"}``), read by :mod:`.judge`
+CANDIDATE_FAILURE = "candidate_failure.json"
+#: infrastructure kinds a candidate can cause itself by exhausting a limit
+_RESOURCE_KINDS = frozenset({InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value})
+
+
+class CandidateFailure(Exception):
+    """A counted failure of the candidate found before the tests ran (``test_patch_conflict``)."""
+
+    def __init__(self, reason: Reason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
 
 
 @final

@@ -169,6 +169,15 @@ def _run_facts(instance: IssueInstance, folder: Path) -> tuple[dict[str, Any], P
 RUNNER_COMPROMISED = "runner_compromised"
 
 
+def _candidate_failure(folder: Path) -> dict[str, Any] | None:
+    """The counted failure the live run recorded (``candidate_failure.json``), or None."""
+    path = folder / "candidate_failure.json"
+    if not path.is_file():
+        return None
+    found = json.loads(path.read_text(encoding="utf-8"))
+    return found if found.get("reason") in ("test_patch_conflict", "resource_exhausted") else None
+
+
 def _harness_of(folder: Path) -> dict[str, Any] | None:
     path = folder / "harness.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
@@ -199,6 +208,11 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
     )
     applied = bool(json.loads((folder / "apply.json").read_text(encoding="utf-8")).get("ok"))
     violations = list(review.violations)
+    failure = _candidate_failure(folder)
+    if applied and failure is not None:  # test_patch_conflict / resource_exhausted: the run shows it, counted
+        outcome = grading.RunOutcome(applied=True, built=False, tests={}, policy_violation="; ".join(violations) or None,
+                                     **{failure["reason"]: str(failure.get("detail") or failure["reason"])})
+        return Judgement(outcome, _grade(instance, outcome), review)
     if not applied or (violations and not (folder / "run.json").is_file()):
         outcome = grading.RunOutcome(applied=applied, built=False, tests={}, policy_violation="; ".join(violations) or None)
         return Judgement(outcome, _grade(instance, outcome), review)
