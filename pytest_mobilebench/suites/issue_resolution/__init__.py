@@ -36,10 +36,18 @@ from pytest_mobilebench.predictions import GOLD_PATCH
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
-from pytest_mobilebench.states import InfraKind, Reason, TestState
+from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.trust import cross_check_run, harden_plan
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution import surface
+from pytest_mobilebench.suites.issue_resolution.attribution import (
+    CANDIDATE_FAILURE,
+    RESOURCE_KINDS,
+    CandidateFailure,
+    apply_failure_detail,
+    attribute_exhaustion,
+    jest_harness_for,
+)
 from pytest_mobilebench.suites.issue_resolution.judge import (
     base_status,
     judge,
@@ -48,7 +56,7 @@ from pytest_mobilebench.suites.issue_resolution.judge import (
     verdict_of,
 )
 
-__all__ = ["SUITE", "IssueResolutionSuite", "parse_run", "regrade"]
+__all__ = ["SUITE", "IssueResolutionSuite", "apply_failure_detail", "parse_run", "regrade"]
 
 
 def _write(evidence: Path, name: str, text: str) -> None:
@@ -271,7 +279,7 @@ class IssueResolutionSuite:
             if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
                 self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True)
         except InfraError as exc:
-            if exc.kind not in _RESOURCE_KINDS or raw == GOLD_PATCH:
+            if exc.kind not in RESOURCE_KINDS or raw == GOLD_PATCH:
                 raise
             exhausted = exc  # the candidate's, unless the reference fix exhausts the same limits
         except CandidateFailure as failure:
@@ -279,7 +287,8 @@ class IssueResolutionSuite:
         finally:
             ws.close()
         if exhausted is not None:
-            self._attribute_exhaustion(exhausted, instance, runtime, gold_patch, test_patch, ctx)
+            attribute_exhaustion(exhausted, instance, ctx, gold_patch, lambda: runtime.prepare(workspace_spec(instance, ctx), log_dir=evidence),
+                                 lambda ws: self._run_tests(ws, instance, test_patch, ctx, tag=".reference"))
         judged = judge(instance, evidence)
         if judged.review is not None:
             base["flags"] = [*base["flags"], *judged.review.flags]
@@ -292,38 +301,6 @@ class IssueResolutionSuite:
         elif judged.detail:
             base["detail"] = judged.detail
         return self._finish(instance, base, judged.outcome, gold_patch, info)
-
-    def _attribute_exhaustion(
-        self, exc: InfraError, instance: IssueInstance, runtime: Runtime, gold_patch: str, test_patch: str, ctx: EvalContext
-    ) -> None:
-        """Memory or disk ran out under the candidate (``exc``): the reference fix runs under the same
-        limits on the same runtime (once per instance, kind and process; evidence ``*.reference*``).
-        When it does not exhaust them, :data:`CANDIDATE_FAILURE` records ``resource_exhausted`` (counted);
-        else ``exc`` is raised: infrastructure.
-
-        Raises:
-            InfraError: ``exc`` when the reference exhausts the limits too, or the reference cannot run.
-        """
-
-        def reference_exhausts() -> bool:
-            ws = runtime.prepare(workspace_spec(instance, ctx), log_dir=ctx.evidence_dir)
-            try:
-                if not ws.apply_patch(gold_patch, name="reference_patch").ok:
-                    return True  # cannot tell: infrastructure
-                self._run_tests(ws, instance, test_patch, ctx, tag=".reference")
-            except InfraError as ref:
-                if ref.kind in _RESOURCE_KINDS:
-                    return True
-                raise
-            finally:
-                ws.close()
-            return False
-
-        if ctx.resource(f"reference-exhausts:{instance.instance_id}:{exc.kind}", reference_exhausts):
-            raise exc
-        detail = (f"{exc.kind} under the candidate ({exc}); the reference fix ran under the same limits on the "
-                  "same runtime without exhausting them (evidence: *.reference*)")  # fmt: skip
-        atomic_write_json(ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": Reason.RESOURCE_EXHAUSTED.value, "detail": detail})
 
     def _apply_candidate(
         self, ws: Workspace, instance: IssueInstance, model_patch: str, info: PatchInfo, test_patch: str, ctx: EvalContext
@@ -414,7 +391,7 @@ class IssueResolutionSuite:
         plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
         timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
-        harness = _jest_harness(ws, plan)
+        harness = jest_harness_for(ws, plan)
         command = harness.command if harness else plan.command
         ctx.progress(f"{instance.instance_id}: {command}")
         _write(evidence, f"commands{tag}.txt", command + "\n")
@@ -665,19 +642,6 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def apply_failure_detail(log: str) -> str:
-    """One line for a patch that no strategy applied: the first attempt's first error (``git apply``'s
-    message names the file and line; later attempts' ``.rej`` files are gone after the reset)."""
-    errors = [
-        line.strip()
-        for line in log.splitlines()
-        if line.strip().startswith(("error:", "fatal:")) and not line.strip().endswith("while searching for:")
-    ]
-    attempts = sum(1 for line in log.splitlines() if line.startswith("$ "))
-    first = errors[0] if errors else "no strategy applied the patch"
-    return f"the patch does not apply ({attempts} strategies tried; first error: {first}); see model_patch.apply.log"
-
-
 def _safe_parse(text: str | None) -> PatchInfo | None:
     if not text or not text.strip():
         return None
@@ -697,15 +661,6 @@ def regrade(instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
     return judge(instance, evidence_dir).verdict.to_dict()
 
 
-def _jest_harness(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.JestHarness | None:
-    """The harnessed jest run of ``plan`` (:func:`.harness.prepare`), or None: not jest, a custom command,
-    or a runtime without a result channel (the local runtime runs trusted patches only)."""
-    if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
-        return None
-    paths = jest_harness.command_paths(plan.command) or []
-    return jest_harness.prepare(plan.command, ws.read_files(paths), root=str(getattr(ws, "root", "/testbed")))
-
-
 def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, bytes]:
     """The framework's configuration files at base, read twice (a read that raced the container's start
     once came back empty): the union, or ``InfraError`` when the two reads disagree on a file's bytes."""
@@ -714,21 +669,6 @@ def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, byte
     if any(first[k] != second[k] for k in set(first) & set(second)):
         raise InfraError("workspace_error", "two reads of the base configuration disagree")
     return {**first, **second}
-
-
-#: the evidence file of a counted failure the run itself shows (``{"reason", "detail"}``), read by :mod:`.judge`
-CANDIDATE_FAILURE = "candidate_failure.json"
-#: infrastructure kinds a candidate can cause itself by exhausting a limit
-_RESOURCE_KINDS = frozenset({InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value})
-
-
-class CandidateFailure(Exception):
-    """A counted failure of the candidate found before the tests ran (``test_patch_conflict``)."""
-
-    def __init__(self, reason: Reason, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
 
 
 @final
