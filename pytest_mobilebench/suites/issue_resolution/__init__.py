@@ -28,7 +28,7 @@ from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
-from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify, wilson_interval
+from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
 from pytest_mobilebench.suites.issue_resolution.policy import review
@@ -40,6 +40,7 @@ from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.trust import cross_check_run, harden_plan
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution import surface
+from pytest_mobilebench.suites.issue_resolution.rates import headline, infra_callouts
 from pytest_mobilebench.suites.issue_resolution.attribution import (
     CANDIDATE_FAILURE,
     RESOURCE_KINDS,
@@ -56,7 +57,7 @@ from pytest_mobilebench.suites.issue_resolution.judge import (
     verdict_of,
 )
 
-__all__ = ["SUITE", "IssueResolutionSuite", "apply_failure_detail", "parse_run", "regrade"]
+__all__ = ["SUITE", "IssueResolutionSuite", "apply_failure_detail", "headline", "infra_callouts", "parse_run", "regrade"]
 
 
 def _write(evidence: Path, name: str, text: str) -> None:
@@ -620,26 +621,6 @@ class IssueResolutionSuite:
             table["per_model"] = {m: self.summarize([r for r in results if str(r.get("model_name_or_path")) == m],
                                                     options=options) for m in models}
         return table
-
-
-def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Resolution rate over the eligible items (infrastructure outcomes excluded, counted apart).
-
-    Returns ``{"label", "numerator", "denominator", "value", "ci95", "note", "infra"}``; ``value`` is None
-    when nothing was eligible; ``ci95`` is the Wilson 95% interval (:func:`pytest_mobilebench.metrics.wilson_interval`).
-    """
-    infra = sum(1 for r in results if r.get("retryable"))
-    eligible = len(results) - infra
-    resolved = sum(1 for r in results if r.get("passed"))
-    return {
-        "label": "resolution rate",
-        "numerator": resolved,
-        "denominator": eligible,
-        "value": (resolved / eligible) if eligible else None,
-        "ci95": list(wilson_interval(resolved, eligible)) if eligible else None,
-        "note": "resolved / evaluated items without an infrastructure error (infra errors are counted apart)",
-        "infra": infra,
-    }
 
 
 def _safe_parse(text: str | None) -> PatchInfo | None:
