@@ -338,7 +338,7 @@ class DockerWorkspace:
             InfraError: as :meth:`run`.
         """
         channel = f"{_INBOX}/mb-channel-{secrets.token_hex(16)}"
-        self._put_root_files({**files, f"{channel}/key": key}, private=channel)
+        self.write_root_files({**files, f"{channel}/key": key}, private=channel)
         user = self._user or "0:0"
         uid, _, gid = user.partition(":")
         wrapper = (
@@ -353,7 +353,7 @@ class DockerWorkspace:
         self._quiesce()
         return self._disk_checked(run), self._fetch(f"{channel}/channel.jsonl") or b""
 
-    def _put_root_files(self, files: Mapping[str, bytes], *, private: str) -> None:
+    def write_root_files(self, files: Mapping[str, bytes], *, private: str) -> None:
         """Write ``files`` (absolute paths) root-owned through the daemon; ``private`` becomes a 0700
         folder and its files 0600; other new folders are made 0755 (existing ones are left as they are)."""
         archive = io.BytesIO()
@@ -438,7 +438,7 @@ class DockerWorkspace:
         Returns ``(applies, git's output)``: a test patch that applies at base but not after the
         candidate's patch is the candidate's conflict (issue 17, item 3)."""
         name = f"{_INBOX}/mb-check-{secrets.token_hex(8)}.diff"
-        self._put_root_files({name: (patch if patch.endswith("\n") else patch + "\n").encode()}, private="")
+        self.write_root_files({name: (patch if patch.endswith("\n") else patch + "\n").encode()}, private="")
         index = f"/tmp/mb-index-{secrets.token_hex(8)}"
         code, out = self._sh(
             f"GIT_INDEX_FILE={index} git read-tree {BASE_REF} && GIT_INDEX_FILE={index} git apply --cached --check "

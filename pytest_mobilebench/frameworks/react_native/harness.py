@@ -51,6 +51,7 @@ __all__ = [
     "prepare",
     "read_channel",
     "without_canaries",
+    "without_ids",
 ]
 
 #: every canary file's name starts with this, then the nonce
@@ -292,7 +293,13 @@ def without_canaries(parsed: ParseResult, harness: Mapping[str, Any] | None) -> 
     if not harness:
         return parsed
     prefix = f"{harness['canary']}::"
-    keep = {k for k in parsed.tests if not k.startswith(prefix)}
+    return without_ids(parsed, [k for k in parsed.tests if k.startswith(prefix)])
+
+
+def without_ids(parsed: ParseResult, ids: Sequence[str]) -> ParseResult:
+    """``parsed`` without the tests ``ids`` (canaries of any runner)."""
+    drop = set(ids)
+    keep = {k for k in parsed.tests if k not in drop}
     return dataclasses.replace(
         parsed,
         tests={k: v for k, v in parsed.tests.items() if k in keep},

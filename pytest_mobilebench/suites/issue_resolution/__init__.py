@@ -28,6 +28,7 @@ from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
+from pytest_mobilebench.frameworks.react_native.harness import without_ids
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
@@ -47,6 +48,7 @@ from pytest_mobilebench.suites.issue_resolution.attribution import (
     CandidateFailure,
     apply_failure_detail,
     attribute_exhaustion,
+    canary_for,
     jest_harness_for,
 )
 from pytest_mobilebench.suites.issue_resolution.judge import (
@@ -346,10 +348,7 @@ class IssueResolutionSuite:
         Raises:
             InfraError: ``plan_failed`` when no plan can be made.
         """
-        test_files: list[str] = []
-        if test_patch.strip():
-            test_info = parse_patch(test_patch, name=f"test_patch of {instance.instance_id}")
-            test_files = [f.path for f in test_info.files if f.status.value != "deleted"]
+        test_files = self._test_files(instance, test_patch)
         fw = frameworks.get(instance.framework)
         try:
             return fw.plan(
@@ -362,6 +361,14 @@ class IssueResolutionSuite:
             )
         except ValueError as exc:  # PlanError, RecipeError: the instance cannot be run as described
             raise InfraError("plan_failed", f"cannot plan the test run: {exc}") from exc
+
+    @staticmethod
+    def _test_files(instance: IssueInstance, test_patch: str) -> list[str]:
+        """The files the test patch adds or changes (what the plan targets)."""
+        if not test_patch.strip():
+            return []
+        test_info = parse_patch(test_patch, name=f"test_patch of {instance.instance_id}")
+        return [f.path for f in test_info.files if f.status.value != "deleted"]
 
     def _run_tests(
         self, ws: Workspace, instance: IssueInstance, test_patch: str, ctx: EvalContext, *, tag: str, apply: bool = True,
@@ -393,7 +400,10 @@ class IssueResolutionSuite:
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
         timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
         harness = jest_harness_for(ws, plan)
-        command = harness.command if harness else plan.command
+        planted = None if harness else canary_for(ws, plan, self._test_files(instance, test_patch))
+        command = harness.command if harness else planted[1] if planted else plan.command
+        if planted is not None:
+            atomic_write_json(evidence / f"canary{tag}.json", planted[0].to_dict())
         ctx.progress(f"{instance.instance_id}: {command}")
         _write(evidence, f"commands{tag}.txt", command + "\n")
         if harness is not None:  # canaries, harness runner, keyed channel (frameworks.react_native.harness)
@@ -401,7 +411,7 @@ class IssueResolutionSuite:
             run, channel = ws.run_with_channel(command, files=harness.files, key=harness.key, timeout_s=timeout)  # type: ignore[attr-defined]
             atomic_write_text(evidence / f"channel{tag}.jsonl", channel.decode("ascii", "replace"))
         else:
-            run = ws.run(plan.command, timeout_s=timeout, network=False)
+            run = ws.run(command, timeout_s=timeout, network=False)
         _write(evidence, f"test_output{tag}.log", run.output)
         root_dir = str(getattr(ws, "root", "") or "") or None
         atomic_write_json(
@@ -414,6 +424,8 @@ class IssueResolutionSuite:
         tampered = cross_check_run(plan.parser, run.exit_code, parsed, run.output)
         if harness is not None:  # the canaries are the harness's tests, never graded
             parsed = jest_harness.without_canaries(parsed, harness.to_dict())
+        if planted is not None:
+            parsed = without_ids(parsed, planted[0].ids)
         atomic_write_json(
             evidence / f"parsed{tag}.json",
             {**parsed.to_dict(), "production_built": built, "cross_check": tampered,

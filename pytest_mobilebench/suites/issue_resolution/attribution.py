@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_mobilebench import frameworks
+from pytest_mobilebench.frameworks import canaries
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError, Workspace
@@ -20,7 +21,7 @@ from pytest_mobilebench.states import InfraKind, Reason
 from pytest_mobilebench.suites.base import EvalContext
 
 __all__ = ["CANDIDATE_FAILURE", "RESOURCE_KINDS", "CandidateFailure", "apply_failure_detail", "attribute_exhaustion",
-           "jest_harness_for"]
+           "canary_for", "jest_harness_for"]
 
 #: the evidence file of a counted failure the run itself shows (``{"reason", "detail"}``), read by :mod:`.judge`
 CANDIDATE_FAILURE = "candidate_failure.json"
@@ -48,6 +49,23 @@ def apply_failure_detail(log: str) -> str:
     attempts = sum(1 for line in log.splitlines() if line.startswith("$ "))
     first = errors[0] if errors else "no strategy applied the patch"
     return f"the patch does not apply ({attempts} strategies tried; first error: {first}); see model_patch.apply.log"
+
+
+def canary_for(ws: Workspace, plan: frameworks.TestPlan, test_files: list[str]) -> tuple[canaries.Canary, str] | None:
+    """A JUnit (Gradle) or Flutter canary for ``plan`` (:mod:`pytest_mobilebench.frameworks.canaries`),
+    written root-owned next to the first graded test file, and the command that runs it; None for other
+    runners, custom commands, or a runtime that cannot write root-owned files (the local runtime)."""
+    if plan.parser not in ("junit", "flutter") or not hasattr(ws, "write_root_files") or not test_files:
+        return None
+    first = test_files[0]
+    text = ws.read_files([first]).get(first, b"").decode("utf-8", "replace")
+    canary = canaries.junit_canary(first, text) if plan.parser == "junit" else canaries.flutter_canary(first, text)
+    command = plan.command if plan.parser == "junit" else canaries.with_flutter_canary(plan.command, canary) if canary else None
+    if canary is None or command is None:
+        return None
+    root = str(getattr(ws, "root", "/testbed"))
+    ws.write_root_files({f"{root}/{canary.path}": canary.source.encode()}, private="")  # type: ignore[attr-defined]
+    return canary, command
 
 
 def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.JestHarness | None:

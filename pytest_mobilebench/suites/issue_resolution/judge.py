@@ -28,7 +28,7 @@ from typing import Any, final
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.suites.issue_resolution import grading, policy
-from pytest_mobilebench.frameworks import TestPlan
+from pytest_mobilebench.frameworks import TestPlan, canaries
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
@@ -178,9 +178,12 @@ def _candidate_failure(folder: Path) -> dict[str, Any] | None:
     return found if found.get("reason") in ("test_patch_conflict", "resource_exhausted") else None
 
 
-def _harness_of(folder: Path) -> dict[str, Any] | None:
-    path = folder / "harness.json"
+def _json_of(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _harness_of(folder: Path) -> dict[str, Any] | None:
+    return _json_of(folder / "harness.json")
 
 
 def judge(instance: IssueInstance, folder: Path) -> Judgement:
@@ -227,6 +230,11 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
         found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
         violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
     parsed = jest_harness.without_canaries(parsed, harness)
+    canary = _json_of(folder / "canary.json")
+    if canary is not None:  # JUnit / Flutter known-answer canary (frameworks.canaries)
+        if not run.get("timed_out"):
+            violations += [f"{RUNNER_COMPROMISED}: {f}" for f in canaries.canary_findings(parsed.tests, canary["ids"])]
+        parsed = jest_harness.without_ids(parsed, canary["ids"])
     outcome = grading.RunOutcome(
         applied=True,
         built=built,
