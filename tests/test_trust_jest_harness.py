@@ -160,3 +160,17 @@ def test_the_javascript_channel_signs_what_python_verifies(tmp_path: Path) -> No
     assert report.problems == () and [r["type"] for r in report.records] == ["start", "final"]
     assert report.records[0]["title"] == "café ✓" and report.records[1]["numPassedTests"] == 3
     assert harness.read_channel(out.read_bytes(), b"other").problems  # another key: nothing verifies
+
+
+def test_a_pass_without_assertions_where_the_fix_has_some_is_hollow() -> None:
+    h = harness.prepare(COMMAND, FILES)
+    assert h is not None
+    record = {"seq": 0, "type": "file", "path": "/testbed/__tests__/counter.test.js", "frozen": True, "intact": True,
+              "problems": [], "tests": [{"titles": ["Counter", "one"], "status": "passed", "assertions": 0, "problems": []},
+                                        {"titles": ["Counter", "two"], "status": "passed", "assertions": 3, "problems": []}]}
+    counts = harness.assertion_counts(h.to_dict(), _line(h.key, record))
+    one, two = "__tests__/counter.test.js::Counter > one", "__tests__/counter.test.js::Counter > two"
+    assert counts == {one: 0, two: 3}
+    tests = {one: TestState.PASS, two: TestState.PASS}
+    assert harness.hollow_passes(tests, counts, {one: 2, two: 1}) == [one]
+    assert harness.hollow_passes(tests, counts, {one: 0}) == []  # the fix has none either: a pass

@@ -42,6 +42,8 @@ from pytest_mobilebench.states import TestState
 
 __all__ = [
     "CANARY_PREFIX",
+    "assertion_counts",
+    "hollow_passes",
     "ChannelReport",
     "JestHarness",
     "canary_source",
@@ -286,6 +288,24 @@ def findings(
         if isinstance(own[0], int) and passes > own[0]:
             found.append(f"the report has {passes} passes, the runner's own summary {own[0]}")
     return found
+
+
+def assertion_counts(harness: Mapping[str, Any], channel: bytes, *, root: str = "/testbed") -> dict[str, int]:
+    """``{test id: executed assertions}`` of the tests whose body ended, from the verified channel
+    (``expect.getState().assertionCalls`` when the body returned or threw)."""
+    report = read_channel(channel, bytes.fromhex(str(harness["key"])))
+    counts: dict[str, int] = {}
+    for record in report.of_type("file"):
+        path = _rel(str(record.get("path", "")), root)
+        for test in record.get("tests") or []:
+            if isinstance(test.get("assertions"), int):
+                counts[jest_test_id(path, [str(t) for t in test.get("titles") or []])] = int(test["assertions"])
+    return counts
+
+
+def hollow_passes(tests: Mapping[str, TestState], counts: Mapping[str, int], expected: Mapping[str, int]) -> list[str]:
+    """Ids that passed with no executed assertion where the validated fix run (``expected``) had some."""
+    return sorted(t for t, n in expected.items() if n > 0 and tests.get(t) == TestState.PASS and counts.get(t, 0) == 0)
 
 
 def without_canaries(parsed: ParseResult, harness: Mapping[str, Any] | None) -> ParseResult:

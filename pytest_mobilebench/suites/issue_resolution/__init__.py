@@ -538,6 +538,7 @@ class IssueResolutionSuite:
             "PASS_TO_PASS": list(validation.pass_to_pass),
             "PASS_TO_FAIL": list(validation.pass_to_fail),
             "flaky": sorted(flaky),
+            "assertions": _fix_assertions(ctx.evidence_dir, runs, [*validation.fail_to_pass, *validation.none_to_pass]),
             "states": {c: _states_json(final[c].tests) for c in final},
             "transitions": dict(sorted(transitions.items())),
             "runs": runs,
@@ -652,6 +653,21 @@ def regrade(instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
         FileNotFoundError: the evidence folder lacks the files the live run writes before grading.
     """
     return judge(instance, evidence_dir).verdict.to_dict()
+
+
+def _fix_assertions(evidence: Path, runs: int, ids: Sequence[str]) -> dict[str, int]:
+    """``{id: fewest executed assertions over the fix runs}`` for ``ids`` (jest runs with a channel only):
+    the manifest's ``assertions`` proposal (:func:`.harness.hollow_passes`)."""
+    counts: dict[str, int] = {}
+    for attempt in range(1, runs + 1):
+        harness_file, channel_file = evidence / f"harness.fix.{attempt}.json", evidence / f"channel.fix.{attempt}.jsonl"
+        if not harness_file.is_file() or not channel_file.is_file():
+            return {}
+        found = jest_harness.assertion_counts(json.loads(harness_file.read_text(encoding="utf-8")), channel_file.read_bytes())
+        for test_id in ids:
+            if test_id in found:
+                counts[test_id] = min(counts.get(test_id, found[test_id]), found[test_id])
+    return dict(sorted(counts.items()))
 
 
 def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, bytes]:

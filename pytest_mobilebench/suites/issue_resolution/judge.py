@@ -34,6 +34,7 @@ from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
 from pytest_mobilebench.patch import PatchError, parse_patch
+from pytest_mobilebench.states import TestState
 from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError, Workspace
 from pytest_mobilebench.trust import cross_check_run
@@ -229,6 +230,11 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
         channel = (folder / "channel.jsonl").read_bytes() if (folder / "channel.jsonl").is_file() else b""
         found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
         violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
+        hollow = jest_harness.hollow_passes(parsed.tests, jest_harness.assertion_counts(harness, channel), instance.assertions)
+        if hollow:  # passed without executing an assertion the validated fix executes: not a pass
+            parsed = dataclasses.replace(parsed, tests={**parsed.tests, **{t: TestState.FAIL for t in hollow}},
+                                         passed_on_retry=parsed.passed_on_retry - set(hollow))
+            detail = "; ".join(x for x in (detail, f"passed without an assertion (the validated fix has some): {', '.join(hollow)}") if x)
     parsed = jest_harness.without_canaries(parsed, harness)
     canary = _json_of(folder / "canary.json")
     if canary is not None:  # JUnit / Flutter known-answer canary (frameworks.canaries)

@@ -92,6 +92,9 @@ class IssueInstance(BaseModel):
     category: Category | None = None
     created_at: str | None = None
     timeout_s: float | None = Field(default=None, gt=0)
+    #: executed assertions per FAIL_TO_PASS / NONE_TO_PASS test in the validated fix run (``--mb-validate``
+    #: proposes them, jest only): a candidate's pass with none where this says some is not a pass (issue 17)
+    assertions: dict[str, int] = Field(default_factory=dict)
 
     @field_validator("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS", "test_targets", "test_results", mode="before")
     @classmethod
