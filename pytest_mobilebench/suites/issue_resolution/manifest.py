@@ -95,6 +95,9 @@ class IssueInstance(BaseModel):
     #: executed assertions per FAIL_TO_PASS / NONE_TO_PASS test in the validated fix run (``--mb-validate``
     #: proposes them, jest only): a candidate's pass with none where this says some is not a pass (issue 17)
     assertions: dict[str, int] = Field(default_factory=dict)
+    #: how the instance was made (``python -m pytest_mobilebench mine``: fix commit, mining rule, problem
+    #: statement source, validation run id, timings); plain data, never read by grading
+    provenance: dict[str, Any] | None = None
 
     @field_validator("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS", "test_targets", "test_results", mode="before")
     @classmethod
