@@ -132,11 +132,11 @@ def build_image(record: LoadedRecord, row: Mapping[str, Any], *, client: Any, ru
 
 
 def save_image(client: Any, tag: str, folder: Path) -> Path:
-    """``docker save`` of ``tag`` to ``folder/<encode_name(tag)>.tar`` (through a temporary file); returns it."""
-    from pytest_mobilebench.report.files import encode_name
+    """``docker save`` of ``tag`` to ``folder/<folder_name(tag)>.tar`` (through a temporary file); returns it."""
+    from pytest_mobilebench.report.names import folder_name
 
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{encode_name(tag)}.tar"
+    target = folder / f"{folder_name(tag)}.tar"
     partial = target.with_suffix(".tar.partial")
     with open(partial, "wb") as fh:
         fh.writelines(client.api.get_image(tag))

@@ -38,6 +38,8 @@ from pytest_mobilebench.predictions import (
 )
 from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
 from pytest_mobilebench.report.junit import add_junit_properties
+from pytest_mobilebench.report.names import folder_name
+from pytest_mobilebench.report.terminal import printable
 from pytest_mobilebench.report.runs import (
     ReportsDiskFull,
     finish_run,
@@ -426,7 +428,8 @@ class _Context:
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.@+-]+", "__", name).strip("_") or "_"
+    """The evidence folder of a model name or instance id (:func:`pytest_mobilebench.report.names.folder_name`)."""
+    return folder_name(name)
 
 
 def _options(config: pytest.Config) -> dict[str, Any]:
@@ -528,16 +531,16 @@ class InstanceItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, InstanceNotResolved):
-            r = excinfo.value.result
-            lines = [f"{r.get('instance_id')} [{r.get('model_name_or_path')}]: {r.get('reason')}"]
+            r = excinfo.value.result  # candidate text (details, test ids, model names): escaped
+            lines = [printable(f"{r.get('instance_id')} [{r.get('model_name_or_path')}]: {r.get('reason')}")]
             if r.get("detail"):
-                lines.append(str(r["detail"]))
+                lines.append(printable(r["detail"], limit=4000))
             for name, tests in sorted((r.get("failing") or {}).items()):
                 for test in tests[:20]:
-                    lines.append(f"  {name}: {test}")
+                    lines.append(printable(f"  {name}: {test}"))
                 if len(tests) > 20:
                     lines.append(f"  {name}: ... {len(tests) - 20} more")
-            lines.append(f"evidence: {r.get('evidence_dir')}")
+            lines.append(printable(f"evidence: {r.get('evidence_dir')}", limit=1000))
             return "\n".join(lines)
         return super().repr_failure(excinfo)
 

@@ -61,6 +61,11 @@ class Reason(str, enum.Enum):
     EMPTY_PATCH = "empty_patch"
     MISSING_PREDICTION = "missing_prediction"
     POLICY_VIOLATION = "policy_violation"
+    #: the test patch applies at base but not after the candidate's patch (issue 17, item 3): counted
+    TEST_PATCH_CONFLICT = "test_patch_conflict"
+    #: memory or disk ran out under the candidate where the reference fix, under the same limits on the
+    #: same environment, did not exhaust them (issue 17, item 3): counted
+    RESOURCE_EXHAUSTED = "resource_exhausted"
 
     @property
     def is_infra(self) -> bool:

@@ -86,6 +86,8 @@ def test_dependency_bump_in_package_json_is_allowed() -> None:
         ({}, "babel.config.js"),
         ({}, ".babelrc"),
         ({}, "__mocks__/react-native.js"),
+        ({}, "src/__mocks__/axios.js"),  # jest uses it for the npm package axios, from any depth
+        ({}, "packages/app/src/__mocks__/@scope/pkg.js"),
     ],
 )
 def test_jest_runner_configuration_is_watched(config: dict[str, bytes], path: str) -> None:
@@ -239,3 +241,12 @@ def test_folder_options_of_jest_do_not_watch_the_sources() -> None:
 )
 def test_ordinary_gradle_lines_are_not_runner_configuration(line: str) -> None:
     assert _review(ANDROID, _diff("app/build.gradle.kts", "// x", line)).violations == []
+
+
+def test_module_resolution_of_tsconfig_is_runner_configuration() -> None:
+    before = {"tsconfig.json": b'{"compilerOptions": {"strict": true, "paths": {"@app/*": ["src/*"]}}}'}
+    moved = {"tsconfig.json": b'{"compilerOptions": {"strict": true, "paths": {"@app/*": ["fake/*"]}}}'}
+    stricter = {"tsconfig.json": b'{"compilerOptions": {"strict": false, "paths": {"@app/*": ["src/*"]}}}'}
+    found = _review(RN, _diff("tsconfig.json", "a", "b"), before, moved)
+    assert len(found.violations) == 1 and "module resolution" in found.violations[0]
+    assert _review(RN, _diff("tsconfig.json", "a", "b"), before, stricter).violations == []

@@ -99,3 +99,20 @@ def test_a_weighted_score_is_never_shown_as_its_pass_ratio() -> None:
     assert fmt_rate(own) == "0.388 (29/87 passed)" and "29/87 passed" in _rate_cell(own)
     plain = {"numerator": 2, "denominator": 3, "value": 2 / 3, "ci95": rate_block(2, 3)["ci95"]}
     assert fmt_rate(plain).startswith("2/3 = 0.667 [95% CI ")
+
+
+def test_issue_resolution_headline_names_infra_and_calls_out_infra_heavy_candidates() -> None:
+    """Issue 17, item 5: persistent infra stays visible; a candidate infra far more often than gold is named."""
+    from pytest_mobilebench.suites.issue_resolution import headline
+
+    def row(model: str, i: int, infra: bool, passed: bool = False) -> dict:
+        return {"model_name_or_path": model, "instance_id": f"x-{i}", "retryable": infra, "passed": passed}
+
+    results = [row("gold", i, i == 0, passed=i != 0) for i in range(6)]
+    results += [row("m", i, i < 4) for i in range(6)] + [row("fair", i, i == 0) for i in range(6)]
+    block = headline(results)
+    assert block["infra"] == 6 and "gold: x-0" in block["infra_left_out"] and "m: x-3" in block["infra_left_out"]
+    assert "infrastructure left 6 item(s) out" in block["note"]
+    assert block["infra_callouts"] == [{"model": "m", "items": 6, "infra": 4, "reference_infra": 1}]
+    assert "m: infra on 4/6 items, the reference on 1" in block["note"]
+    assert headline([row("m", i, True) for i in range(3)])["infra_callouts"] == []  # no reference: nothing to compare

@@ -167,6 +167,8 @@ def test_the_container_is_confined(workspace, client: docker.DockerClient) -> No
     ws = workspace()
     host = client.api.inspect_container(ws.container_id)["HostConfig"]
     assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+    assert sorted(host["CapAdd"]) == ["SETGID", "SETUID"]  # root's execs only: they hand over the result channel
+    assert "refused" in ws.run("/usr/bin/setpriv --reuid=0 --regid=0 --clear-groups id -u 2>&1 || echo refused", timeout_s=60).output
     probe = ws.run(
         # one pipe for both streams: docker delivers stdout and stderr apart, so their order is otherwise a race
         "exec 2>&1; id -u; grep CapEff /proc/self/status; echo \"[$NODE_OPTIONS]\"; "
@@ -389,3 +391,29 @@ def test_a_process_left_behind_cannot_rewrite_results_while_they_are_read(worksp
     time.sleep(0.5)
     assert first["out/r.txt"] in (b"forged\n", b"")  # killed mid-write, perhaps
     assert ws.read_files(["out/r.txt"]) == {"out/r.txt": b"real\n"}  # the writer is gone for good
+
+
+def test_printing_enospc_in_a_failing_run_is_not_disk_full(workspace) -> None:
+    """Issue 17, item 3: the message is text the candidate can print; the harness measures the disk."""
+    ws = workspace()
+    result = ws.run("echo 'Error: ENOSPC: no space left on device, write'; exit 1", timeout_s=60)  # no InfraError
+    assert result.exit_code == 1 and "ENOSPC" in result.output
+    assert ws.disk_measured_full() is False
+
+
+def test_the_result_channel_is_out_of_reach_of_the_test_user(workspace) -> None:
+    """Issue 17, item 2: fd 3 is the channel, fd 4 the key; the test user can use the descriptors it was
+    given but cannot open either file by name, and a process it leaves behind is stopped before the read."""
+    ws = workspace()
+    run, channel = ws.run_with_channel(
+        "id -u; cat <&4; echo; echo from-runner >&3; exec 4<&-; "
+        "for f in /var/tmp/mb-channel-*/*; do cat \"$f\" 2>/dev/null && echo READ-BY-NAME; done; ls /var/tmp/mb-channel-* 2>&1 | head -1; "
+        "(sleep 3; echo late >&3) & disown",
+        files={"/var/tmp/mb-harness-test/hello.js": b"x"},
+        key=b"k" * 32,
+        timeout_s=60,
+    )
+    assert run.output.splitlines()[0] == "10001" and "k" * 32 in run.output
+    assert "READ-BY-NAME" not in run.output and "Permission denied" in run.output
+    assert channel == b"from-runner\n"  # the detached writer was stopped before the read
+    assert ws.run("stat -c '%U %a' /var/tmp/mb-harness-test/hello.js", timeout_s=30).output.strip() == "root 644"

@@ -174,7 +174,8 @@ def console_counts(parser_name: str, output: str) -> tuple[int, int] | None:
     For cross-checking a parse against what the runner said: jest's ``Tests: 1 failed, 3 passed, 4 total``,
     Gradle's ``N tests completed, M failed[, K skipped]`` (passed = N - M - K), flutter's expanded
     reporter ``MM:SS +N ~K -M: Some tests failed.`` / ``... All tests passed!``. When the output holds
-    several summaries (one per Gradle test task, jest or flutter run) their counts are added. These are
+    several summaries (one per Gradle test task, flutter run) their counts are added, but for jest, whose
+    own final summary comes last: its last ``Tests:`` line only (code under test can print others). These are
     the runner's counts: a test that failed and then passed on a retry is "passed" there, while the
     parsers count it ``FAIL`` (``docs/test-ids.md``, "Retries").
 

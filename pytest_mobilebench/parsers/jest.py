@@ -297,12 +297,11 @@ _CONSOLE_SUMMARY: Final = re.compile(r"^Tests:[ \t]+(?P<counts>(?:\d+ [a-z]+, )*
 
 @register_console("jest")
 def jest_console_counts(output: str) -> tuple[int, int] | None:
-    """``(passed, failed)`` summed over jest's ``Tests:`` summary lines, None without one (see ``console_counts``)."""
-    passed = failed = 0
-    found = False
-    for match in _CONSOLE_SUMMARY.finditer(output):
-        found = True
-        counts = {word: int(number) for number, word in re.findall(r"(\d+) ([a-z]+)", match["counts"])}
-        passed += counts.get("passed", 0)
-        failed += counts.get("failed", 0)
-    return (passed, failed) if found else None
+    """``(passed, failed)`` of jest's last ``Tests:`` summary line (the runner prints its own final
+    summary last; lines printed earlier by code under test are never added), None without one (see
+    ``console_counts``)."""
+    matches = list(_CONSOLE_SUMMARY.finditer(output))
+    if not matches:
+        return None
+    counts = {word: int(number) for number, word in re.findall(r"(\d+) ([a-z]+)", matches[-1]["counts"])}
+    return counts.get("passed", 0), counts.get("failed", 0)

@@ -8,39 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["append_jsonl", "atomic_write_json", "atomic_write_text", "decode_name", "encode_name", "read_json",
-           "write_under"]
-
-_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-
-
-def encode_name(name: str) -> str:
-    """``name`` (a model name, an instance id) as one file name, collision-free and reversible.
-
-    Every byte of its UTF-8 form outside ``[A-Za-z0-9._-]`` becomes ``%XX`` (upper-case hex), so ``/``,
-    ``%`` and control characters cannot shape a path and two names never share a file; ``.`` and ``..``
-    are encoded whole (``%2E``, ``%2E%2E``) and the empty name is ``%``, so the result is never a special
-    path component. Long names stay long (a file system's 255-byte limit is the caller's concern).
-    :func:`decode_name` reverses it.
-    """
-    if name in ("", ".", ".."):
-        return "".join(f"%{b:02X}" for b in name.encode()) or "%"
-    return "".join(c if c in _PLAIN else "".join(f"%{b:02X}" for b in c.encode("utf-8")) for c in name)
-
-
-def decode_name(encoded: str) -> str:
-    """The name :func:`encode_name` encoded (``"%"`` is the empty name).
-
-    Raises:
-        ValueError: ``encoded`` is not an output of :func:`encode_name`.
-    """
-    from urllib.parse import unquote_to_bytes
-
-    name = "" if encoded == "%" else unquote_to_bytes(encoded).decode("utf-8")
-    if encode_name(name) != encoded:
-        raise ValueError(f"{encoded!r} is not an encoded name")
-    return name
-
+__all__ = ["append_jsonl", "atomic_write_json", "atomic_write_text", "read_json", "write_under"]
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``.

@@ -37,7 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_mobilebench.report.files import atomic_write_json, encode_name
+from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.report.names import folder_name
 from pytest_mobilebench.report.headline import headlines, is_infra, rate_block
 from pytest_mobilebench.report.runs import not_run_and_unmatched
 from pytest_mobilebench.suggest import closest
@@ -232,11 +233,11 @@ def model_report(summary: Mapping[str, Any], model: str) -> dict[str, Any]:
 
 
 def write_model_reports(summary: Mapping[str, Any], run_dir: Path) -> list[str]:
-    """Write :func:`model_report` of every model to ``run_dir/models/<encode_name(model)>.json`` (atomic).
+    """Write :func:`model_report` of every model to ``run_dir/models/<folder_name(model)>.json`` (atomic).
     Returns what could not be written, in words (never raises for a full disk or a bad folder)."""
     problems = []
     for model in summary.get("models", []):
-        target = run_dir / "models" / f"{encode_name(model)}.json"
+        target = run_dir / "models" / f"{folder_name(model)}.json"
         try:
             atomic_write_json(target, model_report(summary, model))
         except OSError as exc:

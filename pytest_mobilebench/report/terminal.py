@@ -16,13 +16,14 @@ from pytest_mobilebench.report.headline import figure_kind
 
 __all__ = ["NAME_CAP", "figure_text", "fmt_rate", "headline_lines", "nothing_selected_line", "printable", "regrade_lines", "suite_lines"]
 
-#: C0 / C1 control characters and DEL, which includes ESC (ANSI sequences), CR (overprinting) and BS.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: C0 / C1 control characters and DEL, which includes ESC (ANSI sequences), CR (overprinting) and BS, and the
+#: bidirectional overrides and isolates (text shown in another order than it is)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: object, limit: int = 300) -> str:
     """``text`` with every control character shown as ``\\xNN`` and cut to ``limit`` characters."""
-    flat = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    flat = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", str(text))
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 

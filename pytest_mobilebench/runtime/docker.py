@@ -293,7 +293,8 @@ class DockerRuntime:
 
     def _container_options(self, instance_id: str) -> dict[str, Any]:
         """Options of a test container: root's ``sleep infinity`` under docker-init (commands run as the
-        image's test user through each exec, :class:`DockerWorkspace`), no capabilities, no new privileges."""
+        image's test user through each exec, :class:`DockerWorkspace`), no capabilities but root's SETUID / SETGID (to
+        drop to the test user), no new privileges."""
         options: dict[str, Any] = {
             "command": ["sleep", "infinity"],
             "detach": True,
@@ -301,6 +302,10 @@ class DockerRuntime:
             "working_dir": TESTBED,
             "labels": {LABEL_RUN: self.run_id, LABEL_INSTANCE: instance_id, LABEL_OWNER: self._owner},
             "cap_drop": ["ALL"],
+            # only the harness's root execs hold these: they hand a result channel to the test user
+            # (DockerWorkspace.run_with_channel); the test user's processes have no capabilities and,
+            # under no-new-privileges, gain none
+            "cap_add": ["SETUID", "SETGID"],
             "security_opt": ["no-new-privileges"],
         }
         if not self.client.api.networks(names=["bridge"]):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import posixpath
 import secrets
@@ -11,7 +12,7 @@ import shlex
 import tarfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult
@@ -26,6 +27,7 @@ from pytest_mobilebench.runtime.channel import (
     read_tar_files,
     safe_relpath,
 )
+from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
 from pytest_mobilebench.runtime.output import BoundedOutput
@@ -57,6 +59,8 @@ _CHECKPOINT_FAILED: Final[int] = 97
 _EXEC_ENV: Final[dict[str, str]] = {**{name: "" for name in sorted(SCRUBBED_NAMES)}, "CI": "true"}
 #: seconds between two looks at the writable layer's size when the daemon has no quota
 _DISK_POLL_S: Final[float] = 3.0
+#: free KiB under which the harness measures a file system as full
+_FULL_BELOW_KIB: Final[int] = 32 * 1024
 #: where patch files are put (the writable layer; ``put_archive`` does not reach tmpfs mounts)
 _INBOX: Final[str] = "/var/tmp"
 
@@ -114,15 +118,16 @@ class DockerWorkspace:
         self._container.reload()
         return dict(self._container.attrs.get("State") or {})
 
-    def _create_exec(self, argv: list[str]) -> str:
-        """Create an exec (scrubbed environment); a stopped container is ``container_died``."""
+    def _create_exec(self, argv: list[str], *, as_root: bool = False) -> str:
+        """Create an exec (scrubbed environment; the test user unless ``as_root``); a stopped container
+        is ``container_died``."""
         import docker.errors
 
         try:
             return str(
                 self._client.api.exec_create(
                     self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True, environment=_EXEC_ENV,
-                    user=self._user or "",
+                    user="0:0" if as_root else self._user or "",
                 )["Id"]
             )
         except docker.errors.APIError as exc:
@@ -130,8 +135,8 @@ class DockerWorkspace:
                 raise InfraError(InfraKind.CONTAINER_DIED, f"{self.instance_id}: the container stopped: {exc}") from exc
             raise
 
-    def _exec_stream(self, argv: list[str]) -> tuple[str, Iterator[bytes]]:
-        exec_id = self._create_exec(argv)
+    def _exec_stream(self, argv: list[str], *, as_root: bool = False) -> tuple[str, Iterator[bytes]]:
+        exec_id = self._create_exec(argv, as_root=as_root)
         return exec_id, self._client.api.exec_start(exec_id, stream=True)
 
     def _exit_code(self, exec_id: str) -> int | None:
@@ -227,13 +232,35 @@ class DockerWorkspace:
         Raises:
             InfraError: ``oom_killed`` (any process of the container, whatever the exit status),
                 ``container_died`` (stopped or restarted from outside), ``daemon_unreachable``,
-                ``disk_full`` (ENOSPC, or the writable layer grew past the limit where the daemon has
-                no quota: the container is killed).
+                ``disk_full`` (ENOSPC in a failed run's output and measured full by the harness, or the
+                writable layer grew past the limit where the daemon has no quota: the container is killed).
         """
         with self._lock, docker_errors(self._client, self.instance_id, f"running {command!r}"):
-            return self._run_locked(command, timeout_s=timeout_s, network=network)
+            run = self._run_locked(command, timeout_s=timeout_s, network=network)
+        return self._disk_checked(run)
 
-    def _run_locked(self, command: str, *, timeout_s: float, network: bool) -> RunResult:
+    def _disk_checked(self, run: RunResult) -> RunResult:
+        """``run``, or ``disk_full`` when it failed saying ENOSPC AND the harness's own measurement
+        agrees (:meth:`disk_measured_full`): a candidate printing the message is no disk problem."""
+        if run.exit_code not in (0, None) and is_disk_full(run.output) and self.disk_measured_full():
+            raise InfraError(InfraKind.DISK_FULL, f"{self.instance_id}: {run.command!r} ran out of disk space "
+                             "(measured by the harness)", log=run.output[-20000:])
+        return run
+
+    def disk_measured_full(self) -> bool:
+        """Whether the container's file systems are full by the harness's own measurement: under
+        :data:`_FULL_BELOW_KIB` free on ``/testbed``, ``/tmp`` or ``/var/tmp`` (``/bin/df`` of the image,
+        root's, run after the test user's processes were stopped), or the writable layer at 95% of the
+        limit where the daemon has no quota."""
+        self._quiesce()
+        if self._disk_limit and self._layer_bytes() >= self._disk_limit * 0.95:
+            return True
+        code, out, _err = self._stdout(["/bin/df", "-Pk", TESTBED, "/tmp", _INBOX])
+        free = [int(cols[3]) for cols in (line.split() for line in out.decode(errors="replace").splitlines()[1:])
+                if len(cols) >= 6 and cols[3].isdigit()]
+        return code == 0 and bool(free) and min(free) < _FULL_BELOW_KIB
+
+    def _run_locked(self, command: str, *, timeout_s: float, network: bool, as_root: bool = False) -> RunResult:
         import docker.errors
         import requests
         import urllib3.exceptions
@@ -254,7 +281,7 @@ class DockerWorkspace:
         try:
             if network:
                 self._network(True)
-            exec_id, stream = self._exec_stream(["/bin/bash", "-c", command])
+            exec_id, stream = self._exec_stream(["/bin/bash", "-c", command], as_root=as_root)
             reader = threading.Thread(target=pump, args=(stream,), name=f"exec-{exec_id[:12]}", daemon=True)
             reader.start()
             timed_out, over_disk = self._wait(reader, timeout_s)
@@ -283,8 +310,6 @@ class DockerWorkspace:
         if failure and not timed_out and code is None:
             raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{self.instance_id}: output stream failed: {failure[0]}")
         text = output.text()
-        if code not in (0, None) and is_disk_full(text):  # ENOSPC anywhere: named, retried, never scored
-            raise InfraError(InfraKind.DISK_FULL, f"{self.instance_id}: {command!r} ran out of disk space", log=text[-20000:])
         return RunResult(
             command=command,
             exit_code=code,
@@ -293,6 +318,60 @@ class DockerWorkspace:
             timed_out=timed_out,
             oom_killed=False,
         )
+
+    def run_with_channel(
+        self, command: str, *, files: Mapping[str, bytes], key: bytes, timeout_s: float
+    ) -> tuple[RunResult, bytes]:
+        """Run ``command`` as the test user with a result channel it cannot open by name (issue 17, item 2).
+
+        ``files`` (absolute path -> bytes) are written root-owned, mode 0644 (new folders 0755), before
+        the run. A folder ``/var/tmp/mb-channel-<random>`` (root, 0700) holds ``key`` (0600) and the
+        channel file. A root shell opens the channel for appending as fd 3 and the key as fd 4, then
+        drops to the test user (``setpriv``, no new privileges) and runs ``command``, offline. After the
+        run every process the test user left is stopped (:meth:`_quiesce`) and only then is the channel
+        copied out by the daemon. Without a test user (root images) the channel is no stronger than a file.
+
+        Returns:
+            ``(run, channel bytes)``; ``b""`` when the channel file is missing.
+
+        Raises:
+            InfraError: as :meth:`run`.
+        """
+        channel = f"{_INBOX}/mb-channel-{secrets.token_hex(16)}"
+        self.write_root_files({**files, f"{channel}/key": key}, private=channel)
+        user = self._user or "0:0"
+        uid, _, gid = user.partition(":")
+        wrapper = (
+            f"exec 3>>{channel}/channel.jsonl 4<{channel}/key || exit 96\n"
+            f"home=$(getent passwd {shlex.quote(uid)} | cut -d: -f6)\n"
+            f"exec /usr/bin/setpriv --reuid={shlex.quote(uid)} --regid={shlex.quote(gid or uid)} --init-groups "
+            f"--no-new-privs -- /usr/bin/env HOME=\"${{home:-/tmp}}\" /bin/bash -c {shlex.quote(command)}"
+        )
+        with self._lock, docker_errors(self._client, self.instance_id, f"running {command!r}"):
+            run = self._run_locked(wrapper, timeout_s=timeout_s, network=False, as_root=True)
+        run = dataclasses.replace(run, command=command)
+        self._quiesce()
+        return self._disk_checked(run), self._fetch(f"{channel}/channel.jsonl") or b""
+
+    def write_root_files(self, files: Mapping[str, bytes], *, private: str) -> None:
+        """Write ``files`` (absolute paths) root-owned through the daemon; ``private`` becomes a 0700
+        folder and its files 0600; other new folders are made 0755 (existing ones are left as they are)."""
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            folders = sorted({posixpath.dirname(p) for p in files if posixpath.dirname(p).startswith(_INBOX + "/")})
+            private = private or "\0"  # no private folder
+            for folder in folders:
+                info = tarfile.TarInfo(folder.lstrip("/"))
+                info.type, info.mode = tarfile.DIRTYPE, 0o700 if folder == private else 0o755
+                tar.addfile(info)
+            for path, data in sorted(files.items()):
+                info = tarfile.TarInfo(path.lstrip("/"))
+                info.size, info.mode = len(data), 0o600 if path.startswith(private + "/") else 0o644
+                tar.addfile(info, io.BytesIO(data))
+        self._ensure_running()
+        with docker_errors(self._client, self.instance_id, "writing the harness's files"):
+            if not self._container.put_archive("/", archive.getvalue()):
+                raise InfraError("workspace_error", f"{self.instance_id}: cannot write the harness's files")
 
     def _sh(self, command: str) -> tuple[int, str]:
         """``(exit code, output)`` of a housekeeping command (124 when it timed out)."""
@@ -352,6 +431,20 @@ class DockerWorkspace:
         return apply_with_fallbacks(
             execute, shlex.quote(f"{_INBOX}/{file_name}"), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
         )
+
+    def applies_at_base(self, patch: str) -> tuple[bool, str]:
+        """Whether ``patch`` applies to the base tree (``git apply --cached --check`` against a scratch
+        index read from :data:`~pytest_mobilebench.runtime.git.BASE_REF`; the work tree is not touched).
+        Returns ``(applies, git's output)``: a test patch that applies at base but not after the
+        candidate's patch is the candidate's conflict (issue 17, item 3)."""
+        name = f"{_INBOX}/mb-check-{secrets.token_hex(8)}.diff"
+        self.write_root_files({name: (patch if patch.endswith("\n") else patch + "\n").encode()}, private="")
+        index = f"/tmp/mb-index-{secrets.token_hex(8)}"
+        code, out = self._sh(
+            f"GIT_INDEX_FILE={index} git read-tree {BASE_REF} && GIT_INDEX_FILE={index} git apply --cached --check "
+            f"{shlex.quote(name)}; code=$?; rm -f {index}; exit $code"
+        )
+        return code == 0, out
 
     def restore_paths(self, paths: Sequence[str]) -> None:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.restore_paths` (one exec for all paths).

@@ -15,8 +15,11 @@ are test data and count as test files (not as entry points).
 
 Runner configuration (a change is ``policy_violation`` and is restored to base): ``jest.config.*``, the
 pointer's file, every file a jest configuration names (``<rootDir>/x`` or ``./x``, with or without
-extension), babel configuration (``babel.config.*``, ``.babelrc*``, ``package.json`` ``babel``), the root
-``__mocks__/``, ``package.json``'s ``jest`` / ``babel`` / ``packageManager`` values, the scripts the plan
+extension), babel configuration (``babel.config.*``, ``.babelrc*``, ``package.json`` ``babel``), every
+``__mocks__/`` folder at any depth (jest uses ``src/__mocks__/<pkg>.js`` for an npm package), the module
+resolution of ``tsconfig.json`` / ``jsconfig.json`` (``compilerOptions.paths``, ``baseUrl``, ``rootDirs``
+...; jest's own ``moduleNameMapper`` / ``modulePaths`` / ``roots`` / ``moduleDirectories`` live in its
+configuration, watched whole), ``package.json``'s ``jest`` / ``babel`` / ``packageManager`` values, the scripts the plan
 runs (with their ``pre``/``post`` hooks), ``resolutions`` / ``overrides`` of test-runner packages, and a
 package that names itself like one (``jest``, ``@jest/*``, ``expect`` ...). Tools (never applied): package
 manager configuration and hooks (``.npmrc``, ``.yarnrc*``, ``.pnpmfile.cjs``, ``.yarn/``, ``.pnp.*``).
@@ -66,6 +69,20 @@ _TOOL_NAMES: Final = frozenset({".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.c
 _RUNNER_PACKAGE: Final = re.compile(r"^(?:jest|expect|@jest/.+|jest-.+|babel-jest|ts-jest|@babel/core|react-test-renderer)$")
 _NAME_LINE: Final = re.compile(r'"name"\s*:\s*"([^"]+)"')
 _STRING_LITERAL: Final = re.compile(r"""(['"`])((?:\\.|(?!\1).)*)\1""")
+
+
+#: files whose ``compilerOptions`` resolve modules for ts-jest / babel module resolvers
+_RESOLUTION_FILES: Final[tuple[str, ...]] = ("tsconfig.json", "jsconfig.json")
+_RESOLUTION_KEYS: Final[tuple[str, ...]] = ("paths", "baseUrl", "rootDirs", "moduleSuffixes", "typeRoots", "types")
+
+
+def _resolution(data: bytes | None) -> Any:
+    """The module-resolution options of a tsconfig / jsconfig (raw bytes when it is not plain JSON)."""
+    parsed = json_of(data)
+    if not isinstance(parsed, dict):
+        return data
+    options = parsed.get("compilerOptions") if isinstance(parsed.get("compilerOptions"), dict) else {}
+    return {k: options.get(k) for k in _RESOLUTION_KEYS} | {"extends": parsed.get("extends")}
 
 
 def is_jest_test_file(path: str, files: Mapping[str, bytes] | None = None) -> bool:
@@ -204,9 +221,10 @@ class ReactNative:
     planning_files: tuple[str, ...] = (*PLANNING_FILES, *JEST_CONFIG_NAMES)
 
     def config_paths(self, files: Mapping[str, bytes]) -> tuple[str, ...]:
-        """package.json, jest.config.*, babel configuration, and the file a ``"jest"`` pointer names."""
+        """package.json, jest.config.*, babel configuration, ``tsconfig.json`` / ``jsconfig.json`` (module
+        resolution), and the file a ``"jest"`` pointer names."""
         pointer = _pointer(files)
-        base = ("package.json", *JEST_CONFIG_NAMES, "babel.config.js", "babel.config.json", ".babelrc")
+        base = ("package.json", *JEST_CONFIG_NAMES, "babel.config.js", "babel.config.json", ".babelrc", *_RESOLUTION_FILES)
         return (*base, pointer) if pointer else base
 
     def test_rule(self, files: Mapping[str, bytes]) -> Callable[[str], bool]:
@@ -272,8 +290,10 @@ class ReactNative:
                 findings.append(f"changed {path}, a file the jest configuration names")
             elif _BABEL.match(base):
                 findings.append(f"changed babel configuration {path}")
-            elif path_parts(path)[0] == "__mocks__":
-                findings.append(f"changed the root mock {path}")
+            elif "__mocks__" in path_parts(path)[:-1]:  # jest uses <root>/**/__mocks__/<pkg>.js for npm packages
+                findings.append(f"changed the mock {path} (a __mocks__ folder replaces modules for every test)")
+            elif base in _RESOLUTION_FILES and _resolution(before.get(path)) != _resolution(after.get(path)):
+                findings.append(f"changed the module resolution of {path} (compilerOptions paths / baseUrl / rootDirs)")
             if path == "package.json":
                 findings += _package_findings(json_of(before.get(path)), json_of(after.get(path)), plan_command)
             if base == "package.json":

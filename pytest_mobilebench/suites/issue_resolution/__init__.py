@@ -27,7 +27,9 @@ from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
-from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify, wilson_interval
+from pytest_mobilebench.frameworks.react_native import harness as jest_harness
+from pytest_mobilebench.frameworks.react_native.harness import without_ids
+from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
 from pytest_mobilebench.suites.issue_resolution.policy import review
@@ -39,6 +41,16 @@ from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.trust import cross_check_run, harden_plan
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution import surface
+from pytest_mobilebench.suites.issue_resolution.rates import headline, infra_callouts
+from pytest_mobilebench.suites.issue_resolution.attribution import (
+    CANDIDATE_FAILURE,
+    RESOURCE_KINDS,
+    CandidateFailure,
+    apply_failure_detail,
+    attribute_exhaustion,
+    canary_for,
+    jest_harness_for,
+)
 from pytest_mobilebench.suites.issue_resolution.judge import (
     base_status,
     judge,
@@ -47,7 +59,7 @@ from pytest_mobilebench.suites.issue_resolution.judge import (
     verdict_of,
 )
 
-__all__ = ["SUITE", "IssueResolutionSuite", "parse_run", "regrade"]
+__all__ = ["SUITE", "IssueResolutionSuite", "apply_failure_detail", "headline", "infra_callouts", "parse_run", "regrade"]
 
 
 def _write(evidence: Path, name: str, text: str) -> None:
@@ -264,12 +276,22 @@ class IssueResolutionSuite:
         spec = workspace_spec(instance, ctx)
         ctx.progress(f"{instance.instance_id}: preparing workspace ({runtime.name})")
         ws = runtime.prepare(spec, log_dir=evidence)
+        exhausted: InfraError | None = None
         try:
             found = self._apply_candidate(ws, instance, model_patch, info, test_patch, ctx)
             if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
-                self._run_tests(ws, instance, test_patch, ctx, tag="")
+                self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True)
+        except InfraError as exc:
+            if exc.kind not in RESOURCE_KINDS or raw == GOLD_PATCH:
+                raise
+            exhausted = exc  # the candidate's, unless the reference fix exhausts the same limits
+        except CandidateFailure as failure:
+            atomic_write_json(evidence / CANDIDATE_FAILURE, {"reason": failure.reason.value, "detail": failure.detail})
         finally:
             ws.close()
+        if exhausted is not None:
+            attribute_exhaustion(exhausted, instance, ctx, gold_patch, lambda: runtime.prepare(workspace_spec(instance, ctx), log_dir=evidence),
+                                 lambda ws: self._run_tests(ws, instance, test_patch, ctx, tag=".reference"))
         judged = judge(instance, evidence)
         if judged.review is not None:
             base["flags"] = [*base["flags"], *judged.review.flags]
@@ -326,10 +348,7 @@ class IssueResolutionSuite:
         Raises:
             InfraError: ``plan_failed`` when no plan can be made.
         """
-        test_files: list[str] = []
-        if test_patch.strip():
-            test_info = parse_patch(test_patch, name=f"test_patch of {instance.instance_id}")
-            test_files = [f.path for f in test_info.files if f.status.value != "deleted"]
+        test_files = self._test_files(instance, test_patch)
         fw = frameworks.get(instance.framework)
         try:
             return fw.plan(
@@ -343,26 +362,56 @@ class IssueResolutionSuite:
         except ValueError as exc:  # PlanError, RecipeError: the instance cannot be run as described
             raise InfraError("plan_failed", f"cannot plan the test run: {exc}") from exc
 
+    @staticmethod
+    def _test_files(instance: IssueInstance, test_patch: str) -> list[str]:
+        """The files the test patch adds or changes (what the plan targets)."""
+        if not test_patch.strip():
+            return []
+        test_info = parse_patch(test_patch, name=f"test_patch of {instance.instance_id}")
+        return [f.path for f in test_info.files if f.status.value != "deleted"]
+
     def _run_tests(
-        self, ws: Workspace, instance: IssueInstance, test_patch: str, ctx: EvalContext, *, tag: str, apply: bool = True
+        self, ws: Workspace, instance: IssueInstance, test_patch: str, ctx: EvalContext, *, tag: str, apply: bool = True,
+        candidate: bool = False,
     ) -> tuple[RunResult, ParseResult, bool, str | None]:
         """Apply the test patch (unless ``apply`` is False), run the plan that targets its test files, parse.
 
         Returns ``(run, parsed, production built, why the report disagrees with the runner or None)``.
+
+        Raises:
+            CandidateFailure: ``test_patch_conflict`` (``candidate`` runs): the test patch does not apply
+                after the candidate's patch but applies at base.
+            InfraError: the test patch does not apply at base either, and the runtime's kinds.
         """
         evidence = ctx.evidence_dir
         if test_patch.strip() and apply:
             applied = ws.apply_patch(test_patch, name=f"test_patch{tag}")
             _write(evidence, f"test_patch{tag}.apply.log", applied.log)
+            if not applied.ok and candidate and hasattr(ws, "applies_at_base"):
+                at_base, log = ws.applies_at_base(test_patch)
+                _write(evidence, f"test_patch{tag}.base_check.log", log)
+                if at_base:
+                    raise CandidateFailure(Reason.TEST_PATCH_CONFLICT, apply_failure_detail(applied.log).replace(
+                        "see model_patch.apply.log", f"see test_patch{tag}.apply.log"))
             if not applied.ok:
                 raise InfraError("test_patch_apply_failed", "the instance's test patch does not apply", log=applied.log)
         plan = self._plan(ws, instance, test_patch)
         plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
         timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
-        ctx.progress(f"{instance.instance_id}: {plan.command}")
-        _write(evidence, f"commands{tag}.txt", plan.command + "\n")
-        run = ws.run(plan.command, timeout_s=timeout, network=False)
+        harness = jest_harness_for(ws, plan)
+        planted = None if harness else canary_for(ws, plan, self._test_files(instance, test_patch))
+        command = harness.command if harness else planted[1] if planted else plan.command
+        if planted is not None:
+            atomic_write_json(evidence / f"canary{tag}.json", planted[0].to_dict())
+        ctx.progress(f"{instance.instance_id}: {command}")
+        _write(evidence, f"commands{tag}.txt", command + "\n")
+        if harness is not None:  # canaries, harness runner, keyed channel (frameworks.react_native.harness)
+            atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
+            run, channel = ws.run_with_channel(command, files=harness.files, key=harness.key, timeout_s=timeout)  # type: ignore[attr-defined]
+            atomic_write_text(evidence / f"channel{tag}.jsonl", channel.decode("ascii", "replace"))
+        else:
+            run = ws.run(command, timeout_s=timeout, network=False)
         _write(evidence, f"test_output{tag}.log", run.output)
         root_dir = str(getattr(ws, "root", "") or "") or None
         atomic_write_json(
@@ -373,6 +422,10 @@ class IssueResolutionSuite:
             write_under(evidence / f"results{tag}", rel, data)
         parsed, built = parse_run(instance.framework, plan, run.output, files, root_dir=root_dir)
         tampered = cross_check_run(plan.parser, run.exit_code, parsed, run.output)
+        if harness is not None:  # the canaries are the harness's tests, never graded
+            parsed = jest_harness.without_canaries(parsed, harness.to_dict())
+        if planted is not None:
+            parsed = without_ids(parsed, planted[0].ids)
         atomic_write_json(
             evidence / f"parsed{tag}.json",
             {**parsed.to_dict(), "production_built": built, "cross_check": tampered,
@@ -485,6 +538,7 @@ class IssueResolutionSuite:
             "PASS_TO_PASS": list(validation.pass_to_pass),
             "PASS_TO_FAIL": list(validation.pass_to_fail),
             "flaky": sorted(flaky),
+            "assertions": _fix_assertions(ctx.evidence_dir, runs, [*validation.fail_to_pass, *validation.none_to_pass]),
             "states": {c: _states_json(final[c].tests) for c in final},
             "transitions": dict(sorted(transitions.items())),
             "runs": runs,
@@ -582,39 +636,6 @@ class IssueResolutionSuite:
         return table
 
 
-def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Resolution rate over the eligible items (infrastructure outcomes excluded, counted apart).
-
-    Returns ``{"label", "numerator", "denominator", "value", "ci95", "note", "infra"}``; ``value`` is None
-    when nothing was eligible; ``ci95`` is the Wilson 95% interval (:func:`pytest_mobilebench.metrics.wilson_interval`).
-    """
-    infra = sum(1 for r in results if r.get("retryable"))
-    eligible = len(results) - infra
-    resolved = sum(1 for r in results if r.get("passed"))
-    return {
-        "label": "resolution rate",
-        "numerator": resolved,
-        "denominator": eligible,
-        "value": (resolved / eligible) if eligible else None,
-        "ci95": list(wilson_interval(resolved, eligible)) if eligible else None,
-        "note": "resolved / evaluated items without an infrastructure error (infra errors are counted apart)",
-        "infra": infra,
-    }
-
-
-def apply_failure_detail(log: str) -> str:
-    """One line for a patch that no strategy applied: the first attempt's first error (``git apply``'s
-    message names the file and line; later attempts' ``.rej`` files are gone after the reset)."""
-    errors = [
-        line.strip()
-        for line in log.splitlines()
-        if line.strip().startswith(("error:", "fatal:")) and not line.strip().endswith("while searching for:")
-    ]
-    attempts = sum(1 for line in log.splitlines() if line.startswith("$ "))
-    first = errors[0] if errors else "no strategy applied the patch"
-    return f"the patch does not apply ({attempts} strategies tried; first error: {first}); see model_patch.apply.log"
-
-
 def _safe_parse(text: str | None) -> PatchInfo | None:
     if not text or not text.strip():
         return None
@@ -632,6 +653,21 @@ def regrade(instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
         FileNotFoundError: the evidence folder lacks the files the live run writes before grading.
     """
     return judge(instance, evidence_dir).verdict.to_dict()
+
+
+def _fix_assertions(evidence: Path, runs: int, ids: Sequence[str]) -> dict[str, int]:
+    """``{id: fewest executed assertions over the fix runs}`` for ``ids`` (jest runs with a channel only):
+    the manifest's ``assertions`` proposal (:func:`.harness.hollow_passes`)."""
+    counts: dict[str, int] = {}
+    for attempt in range(1, runs + 1):
+        harness_file, channel_file = evidence / f"harness.fix.{attempt}.json", evidence / f"channel.fix.{attempt}.jsonl"
+        if not harness_file.is_file() or not channel_file.is_file():
+            return {}
+        found = jest_harness.assertion_counts(json.loads(harness_file.read_text(encoding="utf-8")), channel_file.read_bytes())
+        for test_id in ids:
+            if test_id in found:
+                counts[test_id] = min(counts.get(test_id, found[test_id]), found[test_id])
+    return dict(sorted(counts.items()))
 
 
 def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, bytes]:

@@ -217,6 +217,10 @@ class RunOutcome:
             runner), or ``None``. Edited test files are restored and flagged, not a violation.
         empty_patch: the candidate patch touches no file.
         missing_prediction: there is no prediction for this instance.
+        test_patch_conflict: the test patch applies at base but not after the candidate's patch (the
+            file and git's message), or ``None``.
+        resource_exhausted: memory or disk ran out under the candidate where the reference fix under the
+            same limits did not (what ran out), or ``None``.
     """
 
     applied: bool
@@ -227,6 +231,8 @@ class RunOutcome:
     policy_violation: str | None = None
     empty_patch: bool = False
     missing_prediction: bool = False
+    test_patch_conflict: str | None = None
+    resource_exhausted: str | None = None
 
 
 @final
@@ -283,9 +289,11 @@ def grade(
     2. ``empty_patch``: the prediction changes nothing.
     3. ``infra_error``: the harness or environment failed; nothing after it says anything about the candidate
        (an apply or build "failure" caused by a dead daemon is infra).
-    4. ``patch_apply_failed``: the candidate (or the test patch on top of it) did not apply.
+    4. ``patch_apply_failed``: the candidate did not apply; ``test_patch_conflict``: the test patch,
+       which applies at base, does not apply after the candidate's patch.
     5. ``policy_violation``: the candidate touched the runner's tools or configuration (detected from the
-       patch, reported even when the tests would pass).
+       patch, reported even when the tests would pass); then ``resource_exhausted``: memory or disk ran
+       out under the candidate where the reference fix under the same limits did not.
     6. ``timeout``: the run hit its wall-clock limit (a half-finished build or test run proves nothing).
     7. ``build_failed``: production code did not build.
     8. ``no_tests_ran``: the run produced no test result at all. NEVER resolved.
@@ -326,10 +334,14 @@ def grade(
         return verdict(Reason.EMPTY_PATCH, "the candidate patch changes no file")
     if outcome.infra_error is not None:
         return verdict(Reason.INFRA_ERROR, outcome.infra_error or "infrastructure error")
+    if outcome.test_patch_conflict is not None:
+        return verdict(Reason.TEST_PATCH_CONFLICT, f"the test patch applies at base but not after the candidate's patch: {outcome.test_patch_conflict}")
     if not outcome.applied:
         return verdict(Reason.PATCH_APPLY_FAILED, "the candidate patch (or the test patch after it) did not apply")
     if outcome.policy_violation is not None:
         return verdict(Reason.POLICY_VIOLATION, outcome.policy_violation or "policy violation")
+    if outcome.resource_exhausted is not None:
+        return verdict(Reason.RESOURCE_EXHAUSTED, outcome.resource_exhausted)
     if outcome.timed_out:
         return verdict(Reason.TIMEOUT, "the run hit its time limit")
     if not outcome.built:

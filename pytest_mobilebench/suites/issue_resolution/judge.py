@@ -28,16 +28,18 @@ from typing import Any, final
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.suites.issue_resolution import grading, policy
-from pytest_mobilebench.frameworks import TestPlan
+from pytest_mobilebench.frameworks import TestPlan, canaries
+from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
 from pytest_mobilebench.patch import PatchError, parse_patch
+from pytest_mobilebench.states import TestState
 from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError, Workspace
 from pytest_mobilebench.trust import cross_check_run
 
-__all__ = ["Judgement", "base_status", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
+__all__ = ["RUNNER_COMPROMISED", "Judgement", "base_status", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
 
 
 def parse_run(
@@ -164,6 +166,27 @@ def _run_facts(instance: IssueInstance, folder: Path) -> tuple[dict[str, Any], P
     return run, parsed, built, detail
 
 
+#: the policy-violation kind of a run whose runner or results the candidate reached (issue 17)
+RUNNER_COMPROMISED = "runner_compromised"
+
+
+def _candidate_failure(folder: Path) -> dict[str, Any] | None:
+    """The counted failure the live run recorded (``candidate_failure.json``), or None."""
+    path = folder / "candidate_failure.json"
+    if not path.is_file():
+        return None
+    found = json.loads(path.read_text(encoding="utf-8"))
+    return found if found.get("reason") in ("test_patch_conflict", "resource_exhausted") else None
+
+
+def _json_of(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _harness_of(folder: Path) -> dict[str, Any] | None:
+    return _json_of(folder / "harness.json")
+
+
 def judge(instance: IssueInstance, folder: Path) -> Judgement:
     """Grade an evaluation from its evidence folder (see the module docstring); runs nothing.
 
@@ -189,6 +212,11 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
     )
     applied = bool(json.loads((folder / "apply.json").read_text(encoding="utf-8")).get("ok"))
     violations = list(review.violations)
+    failure = _candidate_failure(folder)
+    if applied and failure is not None:  # test_patch_conflict / resource_exhausted: the run shows it, counted
+        outcome = grading.RunOutcome(applied=True, built=False, tests={}, policy_violation="; ".join(violations) or None,
+                                     **{failure["reason"]: str(failure.get("detail") or failure["reason"])})
+        return Judgement(outcome, _grade(instance, outcome), review)
     if not applied or (violations and not (folder / "run.json").is_file()):
         outcome = grading.RunOutcome(applied=applied, built=False, tests={}, policy_violation="; ".join(violations) or None)
         return Judgement(outcome, _grade(instance, outcome), review)
@@ -197,6 +225,22 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
     output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
     tampered = cross_check_run(parser, run.get("exit_code"), parsed, output)
     violations += [f"report and runner disagree: {tampered}"] if tampered else []
+    harness = _harness_of(folder)
+    if harness is not None and not run.get("timed_out"):  # a cut-off run proves nothing either way
+        channel = (folder / "channel.jsonl").read_bytes() if (folder / "channel.jsonl").is_file() else b""
+        found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
+        violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
+        hollow = jest_harness.hollow_passes(parsed.tests, jest_harness.assertion_counts(harness, channel), instance.assertions)
+        if hollow:  # passed without executing an assertion the validated fix executes: not a pass
+            parsed = dataclasses.replace(parsed, tests={**parsed.tests, **{t: TestState.FAIL for t in hollow}},
+                                         passed_on_retry=parsed.passed_on_retry - set(hollow))
+            detail = "; ".join(x for x in (detail, f"passed without an assertion (the validated fix has some): {', '.join(hollow)}") if x)
+    parsed = jest_harness.without_canaries(parsed, harness)
+    canary = _json_of(folder / "canary.json")
+    if canary is not None:  # JUnit / Flutter known-answer canary (frameworks.canaries)
+        if not run.get("timed_out"):
+            violations += [f"{RUNNER_COMPROMISED}: {f}" for f in canaries.canary_findings(parsed.tests, canary["ids"])]
+        parsed = jest_harness.without_ids(parsed, canary["ids"])
     outcome = grading.RunOutcome(
         applied=True,
         built=built,

@@ -91,6 +91,9 @@ class IssueInstance(BaseModel):
     category: Category | None = None
     created_at: str | None = None
     timeout_s: float | None = Field(default=None, gt=0)
+    #: executed assertions per FAIL_TO_PASS / NONE_TO_PASS test in the validated fix run (``--mb-validate``
+    #: proposes them, jest only): a candidate's pass with none where this says some is not a pass (issue 17)
+    assertions: dict[str, int] = Field(default_factory=dict)
     #: how the instance was made (``python -m pytest_mobilebench mine``: fix commit, mining rule, problem
     #: statement source, validation run id, timings); plain data, never read by grading
     provenance: dict[str, Any] | None = None

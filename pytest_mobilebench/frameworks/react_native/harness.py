@@ -1,0 +1,328 @@
+"""The jest run the candidate cannot rewrite: canaries, harness runner, keyed result channel (issue 17).
+
+:func:`prepare` turns a hardened jest plan (``node_modules/.bin/jest ... --runTestsByPath f1 f2``) into a
+:class:`JestHarness`: a per-run random nonce and key, the harness's modules
+(:mod:`~pytest_mobilebench.frameworks.react_native.harness_js`) in a folder outside the repository, and a
+known-answer canary file next to the first test file, named ``mbcanary<nonce>.<that file's name>`` (so
+the project's ``testMatch`` / ``testRegex`` select it as they select the original), importing every
+module the test files import (relative specifiers rebased), with one test that must fail on an
+assertion and one that must pass. The command gains ``--runInBand`` (one process: the canary shares
+the graded tests' runner), ``--testRunner``, ``--reporters`` and the canary path.
+
+After the run, :func:`read_channel` verifies the channel (each line ``<hmac-sha256 hex> <json>``,
+``seq`` 0, 1, 2 ...) and :func:`findings` compares it with the parsed report and the console; every
+finding is a ``runner_compromised`` policy violation (never resolved, never infrastructure):
+
+* a line not signed with the run's key, out of sequence, or no ``start`` / ``final`` record;
+* a test body replaced after registration, a test that ran unregistered, globals not frozen or replaced;
+* canary outcomes other than exactly (fail, pass), in the channel or in the report, or a canary missing;
+* a test the report says passed that the runner's own records do not show passed (by id);
+* a console ``Tests:`` summary (the last one) that differs from the runner's own final summary.
+
+Pure functions but for :func:`prepare`'s randomness (``secrets``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import posixpath
+import re
+import secrets
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, final
+
+from pytest_mobilebench.frameworks.react_native.harness_js import CHANNEL_JS, REPORTER_JS, RUNNER_JS
+from pytest_mobilebench.parsers import ParseResult
+from pytest_mobilebench.parsers.jest import jest_console_counts, jest_test_id
+from pytest_mobilebench.states import TestState
+
+__all__ = [
+    "CANARY_PREFIX",
+    "assertion_counts",
+    "hollow_passes",
+    "ChannelReport",
+    "JestHarness",
+    "canary_source",
+    "command_paths",
+    "findings",
+    "imported_modules",
+    "prepare",
+    "read_channel",
+    "without_canaries",
+    "without_ids",
+]
+
+#: every canary file's name starts with this, then the nonce
+CANARY_PREFIX: Final[str] = "mbcanary"
+_JEST: Final = re.compile(r"(^|\s)(node_modules/\.bin/jest)(?=\s)")
+_REQUIRE: Final = re.compile(r"""\brequire\(\s*(['"])([^'"\n]+)\1\s*\)""")
+_IMPORT: Final = re.compile(r"""(?:^|[\s;])(?:import|export)\s+(?:[^'";]*?\sfrom\s+)?(['"])([^'"\n]+)\1""", re.M)
+_ESM: Final = re.compile(r"^\s*import\s", re.M)
+_MAX_LINE: Final = 4 << 20
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class JestHarness:
+    """One harnessed jest run.
+
+    Attributes:
+        nonce: 16 hex digits, random per run; in the canary's file name and titles.
+        key: the channel key (32 random bytes), given to the runner on fd 4.
+        folder: absolute folder of the harness modules (root-owned, outside the repository).
+        canary: repository-relative path of the canary file.
+        files: absolute path -> bytes to write root-owned before the run (modules and the canary).
+        command: the plan's command with the harness's options and the canary path.
+    """
+
+    nonce: str
+    key: bytes
+    folder: str
+    canary: str
+    files: Mapping[str, bytes]
+    command: str
+
+    @property
+    def canary_ids(self) -> tuple[str, str]:
+        """``(must-fail id, must-pass id)`` as the jest parser names them."""
+        return tuple(jest_test_id(self.canary, list(t)) for t in _canary_titles(self.nonce))  # type: ignore[return-value]
+
+    def to_dict(self) -> dict[str, Any]:
+        """What re-grading needs: nonce, key (hex), folder and canary path."""
+        return {"nonce": self.nonce, "key": self.key.hex(), "folder": self.folder, "canary": self.canary}
+
+
+def _canary_titles(nonce: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    suite = f"mobilebench canary {nonce}"
+    return (suite, f"must fail {nonce}"), (suite, f"must pass {nonce}")
+
+
+def imported_modules(path: str, text: str) -> list[str]:
+    """Module specifiers ``text`` (the file at repository path ``path``) imports, relative ones made
+    repository-relative (``./x`` from ``__tests__/a.test.js`` -> ``./__tests__/x``), in order, unique."""
+    found: list[str] = []
+    for m in [*_IMPORT.finditer(text), *_REQUIRE.finditer(text)]:
+        spec = m.group(2)
+        if spec.startswith("."):
+            spec = "./" + posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
+        if spec not in found and not spec.startswith("./..") and spec != "./.":
+            found.append(spec)
+    return found
+
+
+def canary_source(nonce: str, canary: str, specifiers: Sequence[str], *, esm: bool) -> str:
+    """The canary file at repository path ``canary``: every specifier imported (ESM ``import 'x';``
+    when the test files use ``import``, else ``require`` guarded so a module that throws does not hide
+    the canary), then a describe block with a failing and a passing assertion."""
+    here = posixpath.dirname(canary) or "."
+    lines = ["/* mobilebench known-answer canary: written by the harness, never by the project */"]
+    for spec in specifiers:
+        if spec.startswith("./"):
+            rel = posixpath.relpath(spec[2:], here)
+            spec = rel if rel.startswith(".") else "./" + rel
+        quoted = json.dumps(spec)
+        lines.append(f"import {quoted};" if esm else f"try {{ require({quoted}); }} catch (e) {{ /* the graded tests show it */ }}")
+    (suite, fail), (_, ok) = _canary_titles(nonce)
+    value = int(nonce[:8], 16)
+    lines += [
+        f"describe({json.dumps(suite)}, () => {{",
+        f"  test({json.dumps(fail)}, () => {{ expect({value}).toBe({value + 1}); }});",
+        f"  test({json.dumps(ok)}, () => {{ expect({value}).toBe({value}); }});",
+        "});",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def command_paths(command: str) -> list[str] | None:
+    """The paths after ``--runTestsByPath`` when they end the command, else None."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if "--runTestsByPath" not in words:
+        return None
+    rest = words[words.index("--runTestsByPath") + 1 :]
+    paths = [w for w in rest if not w.startswith("-")]
+    return paths if paths and len(paths) == len(rest) else None
+
+
+def prepare(command: str, test_files: Mapping[str, bytes], *, root: str = "/testbed", base: str = "/var/tmp") -> JestHarness | None:
+    """The harnessed form of a jest command, or None when the command does not call the installed jest
+    directly with ``--runTestsByPath`` as its last option (a custom ``test_command``: no harness).
+
+    Args:
+        command: the hardened plan's command (:func:`pytest_mobilebench.trust.harden_plan`).
+        test_files: repository path -> bytes of the test files the command runs (imports are read there).
+        root: the repository folder in the container; base: where the harness folder goes.
+    """
+    paths = command_paths(command)
+    if paths is None or not _JEST.search(command):
+        return None
+    nonce = secrets.token_hex(8)
+    folder = f"{base}/mb-harness-{secrets.token_hex(8)}"
+    first = paths[0]
+    canary = posixpath.join(posixpath.dirname(first), f"{CANARY_PREFIX}{nonce}.{posixpath.basename(first)}")
+    specs: list[str] = []
+    esm = False
+    for path in paths:
+        text = test_files.get(path, b"").decode("utf-8", "replace")
+        esm = esm or bool(_ESM.search(text))
+        specs += [s for s in imported_modules(path, text) if s not in specs]
+    options = (f" --runInBand --testRunner={folder}/runner.js --reporters=default --reporters={folder}/reporter.js")
+    harnessed = _JEST.sub(lambda m: f"{m.group(1)}{m.group(2)}{options}", command, count=1) + " " + shlex.quote(canary)
+    files = {
+        f"{folder}/channel.js": CHANNEL_JS.encode(),
+        f"{folder}/runner.js": RUNNER_JS.encode(),
+        f"{folder}/reporter.js": REPORTER_JS.encode(),
+        f"{root}/{canary}": canary_source(nonce, canary, specs, esm=esm).encode(),
+    }
+    return JestHarness(nonce=nonce, key=secrets.token_bytes(32), folder=folder, canary=canary, files=files, command=harnessed)
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class ChannelReport:
+    """The verified records of one channel.
+
+    Attributes:
+        records: the decoded records whose MAC and sequence verified, in order.
+        problems: why other lines were refused (one sentence each).
+    """
+
+    records: tuple[Mapping[str, Any], ...]
+    problems: tuple[str, ...]
+
+    def of_type(self, kind: str) -> list[Mapping[str, Any]]:
+        """The records whose ``type`` is ``kind``."""
+        return [r for r in self.records if r.get("type") == kind]
+
+
+def read_channel(data: bytes, key: bytes) -> ChannelReport:
+    """Verify each line ``<hex hmac-sha256(key, json)> <json>`` and its ``seq`` (0, 1, 2 ... in order)."""
+    records: list[Mapping[str, Any]] = []
+    problems: list[str] = []
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if not line:
+            continue
+        mac, _, body = line.partition(b" ")
+        expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+        if len(line) > _MAX_LINE or not hmac.compare_digest(mac, expected):
+            problems.append(f"channel line {number} is not signed with the run's key")
+            continue
+        try:
+            record = json.loads(body)
+        except ValueError:
+            problems.append(f"channel line {number} is not JSON")
+            continue
+        if not isinstance(record, dict) or record.get("seq") != len(records):
+            problems.append(f"channel line {number} is out of sequence")
+            continue
+        records.append(record)
+    return ChannelReport(records=tuple(records), problems=tuple(problems))
+
+
+def _rel(path: str, root: str) -> str:
+    return path[len(root.rstrip("/")) + 1 :] if path.startswith(root.rstrip("/") + "/") else path
+
+
+def _runner_states(report: ChannelReport, root: str) -> tuple[dict[str, str], list[str]]:
+    """``({id: status}, problems)`` from the runner's ``file`` records."""
+    states: dict[str, str] = {}
+    problems: list[str] = []
+    for record in report.of_type("file"):
+        path = _rel(str(record.get("path", "")), root)
+        if not record.get("frozen") or not record.get("intact"):
+            problems.append(f"{path}: the runner's globals were not frozen or were replaced")
+        problems += [f"{path}: {p}" for p in record.get("problems") or []]
+        for test in record.get("tests") or []:
+            test_id = jest_test_id(path, [str(t) for t in test.get("titles") or []])
+            problems += [f"{test_id}: {p}" for p in test.get("problems") or []]
+            previous = states.get(test_id)
+            states[test_id] = "failed" if previous not in (None, test.get("status")) else str(test.get("status"))
+    return states, problems
+
+
+def findings(
+    harness: Mapping[str, Any], channel: bytes, tests: Mapping[str, TestState], output: str, *, root: str = "/testbed"
+) -> list[str]:
+    """Why this jest run's results cannot be trusted (see the module docstring); ``[]`` when none.
+
+    Args:
+        harness: :meth:`JestHarness.to_dict` of the run.
+        channel: the channel file's bytes, read after every process of the test user was stopped.
+        tests: the parsed report (canaries included).
+        output: the console output.
+    """
+    report = read_channel(channel, bytes.fromhex(str(harness["key"])))
+    found = list(report.problems)
+    if not report.of_type("start"):
+        found.append("the runner's channel has no start record (the harness reporter never ran)")
+    finals = report.of_type("final")
+    if len(finals) != 1:
+        found.append(f"the runner's channel has {len(finals)} final records, expected 1")
+    states, problems = _runner_states(report, root)
+    found += problems
+    nonce, canary = str(harness["nonce"]), str(harness["canary"])
+    fail_id, pass_id = (jest_test_id(canary, list(t)) for t in _canary_titles(nonce))
+    runner = (states.get(fail_id), states.get(pass_id))
+    reported = (tests.get(fail_id), tests.get(pass_id))
+    if runner != ("failed", "passed") or reported != (TestState.FAIL, TestState.PASS):
+        found.append(f"canary outcomes are {runner} in the runner's records and {tuple(s.value if s else None for s in reported)} "
+                     "in the report, expected exactly (fail, pass)")  # fmt: skip
+    for test_id, state in sorted(tests.items()):
+        if state == TestState.PASS and states.get(test_id) != "passed":
+            found.append(f"the report says {test_id} passed, the runner's own record says {states.get(test_id) or 'nothing'}")
+    if len(finals) == 1:
+        final = finals[0]
+        own = (final.get("numPassedTests"), final.get("numFailedTests"))
+        console = jest_console_counts(output)
+        if console is not None and console != own:
+            found.append(f"the console's final summary says {console[0]} passed / {console[1]} failed, "
+                         f"the runner's own summary {own[0]} passed / {own[1]} failed")  # fmt: skip
+        passes = sum(1 for s in tests.values() if s == TestState.PASS)
+        if isinstance(own[0], int) and passes > own[0]:
+            found.append(f"the report has {passes} passes, the runner's own summary {own[0]}")
+    return found
+
+
+def assertion_counts(harness: Mapping[str, Any], channel: bytes, *, root: str = "/testbed") -> dict[str, int]:
+    """``{test id: executed assertions}`` of the tests whose body ended, from the verified channel
+    (``expect.getState().assertionCalls`` when the body returned or threw)."""
+    report = read_channel(channel, bytes.fromhex(str(harness["key"])))
+    counts: dict[str, int] = {}
+    for record in report.of_type("file"):
+        path = _rel(str(record.get("path", "")), root)
+        for test in record.get("tests") or []:
+            if isinstance(test.get("assertions"), int):
+                counts[jest_test_id(path, [str(t) for t in test.get("titles") or []])] = int(test["assertions"])
+    return counts
+
+
+def hollow_passes(tests: Mapping[str, TestState], counts: Mapping[str, int], expected: Mapping[str, int]) -> list[str]:
+    """Ids that passed with no executed assertion where the validated fix run (``expected``) had some."""
+    return sorted(t for t, n in expected.items() if n > 0 and tests.get(t) == TestState.PASS and counts.get(t, 0) == 0)
+
+
+def without_canaries(parsed: ParseResult, harness: Mapping[str, Any] | None) -> ParseResult:
+    """``parsed`` without the canary file's tests (they are the harness's, never graded)."""
+    if not harness:
+        return parsed
+    prefix = f"{harness['canary']}::"
+    return without_ids(parsed, [k for k in parsed.tests if k.startswith(prefix)])
+
+
+def without_ids(parsed: ParseResult, ids: Sequence[str]) -> ParseResult:
+    """``parsed`` without the tests ``ids`` (canaries of any runner)."""
+    drop = set(ids)
+    keep = {k for k in parsed.tests if k not in drop}
+    return dataclasses.replace(
+        parsed,
+        tests={k: v for k, v in parsed.tests.items() if k in keep},
+        messages={k: v for k, v in parsed.messages.items() if k in keep},
+        passed_on_retry=frozenset(parsed.passed_on_retry & keep),
+    )

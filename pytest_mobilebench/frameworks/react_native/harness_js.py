@@ -1,0 +1,291 @@
+"""The harness's own jest modules (issue 17, items 1 and 2), as text the harness writes into the container.
+
+Three CommonJS files, written root-owned and read-only to the test user, in a folder outside the
+repository, and given to jest on its command line (never through the project's configuration):
+
+* ``channel.js`` - loaded by the reporter when jest starts, before any project code: reads the run's key
+  from file descriptor 4 and closes it, keeps its own references to ``fs.writeSync`` and the builtins it
+  uses, and appends each record to file descriptor 3 as ``<hmac-sha256 hex> <ascii json>\\n``. The MAC
+  is computed in plain JavaScript in the runner's own realm (no ``crypto`` or ``Buffer``, which the code
+  under test shares and could patch). Records carry ``seq`` 0, 1, 2 ... in the order written.
+* ``runner.js`` - the ``--testRunner``: wraps ``jest-circus/runner`` of the project. Before the first
+  setup file or the test file is required it freezes the runner's globals (``test``, ``it``,
+  ``describe``, ``expect``, hooks: non-writable, non-configurable; the functions and their ``each`` /
+  ``only`` / ``skip`` members frozen). Through ``environment.handleTestEvent`` (called by circus in the
+  runner's realm) it records, per registered test, the body registered (``add_test``) and compares it at
+  ``test_fn_start``, the body's own outcome (``test_fn_success`` / ``test_fn_failure``, hooks), and
+  ``expect.getState().assertionCalls`` when the body ended. One ``file`` record per test file.
+* ``reporter.js`` - a ``--reporters`` entry: a ``start`` record when jest starts, and the runner's own
+  final summary (``numPassedTests`` ...) and per-test statuses as the ``final`` record.
+
+Statuses in records: ``passed``, ``failed``, ``skipped``. What an in-process candidate can still do is in
+the README's threat model (it shares the process: reading the key from the process's memory).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["CHANNEL_JS", "REPORTER_JS", "RUNNER_JS"]
+
+CHANNEL_JS: Final[str] = r"""'use strict';
+// mobilebench harness: the out-of-band result channel (fd 3), keyed by fd 4. Loaded before project code.
+const fs = require('fs');
+const writeSync = fs.writeSync;
+const readFileSync = fs.readFileSync;
+const closeSync = fs.closeSync;
+const stringify = JSON.stringify;
+let key = null;
+try {
+  const raw = readFileSync(4, 'latin1');
+  closeSync(4);
+  key = [];
+  for (let i = 0; i < raw.length; i++) key.push(raw.charCodeAt(i) & 255);
+} catch (e) {
+  key = null;
+}
+const K = [
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2];
+function sha256(bytes) {
+  const h = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+  const msg = bytes.slice();
+  const bits = bytes.length * 8;
+  msg.push(0x80);
+  while (msg.length % 64 !== 56) msg.push(0);
+  for (let i = 7; i >= 0; i--) msg.push(i >= 4 ? 0 : (bits >>> (i * 8)) & 255);
+  const w = new Array(64);
+  for (let off = 0; off < msg.length; off += 64) {
+    for (let i = 0; i < 16; i++) {
+      const j = off + i * 4;
+      w[i] = ((msg[j] << 24) | (msg[j + 1] << 16) | (msg[j + 2] << 8) | msg[j + 3]) | 0;
+    }
+    for (let i = 16; i < 64; i++) {
+      const a = w[i - 15], b = w[i - 2];
+      const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3);
+      const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
+      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) | 0;
+    }
+    let [a, b, c, d, e, f, g, hh] = h;
+    for (let i = 0; i < 64; i++) {
+      const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+      const t1 = (hh + S1 + ((e & f) ^ (~e & g)) + K[i] + w[i]) | 0;
+      const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+      const t2 = (S0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+      hh = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+    }
+    h[0] = (h[0] + a) | 0; h[1] = (h[1] + b) | 0; h[2] = (h[2] + c) | 0; h[3] = (h[3] + d) | 0;
+    h[4] = (h[4] + e) | 0; h[5] = (h[5] + f) | 0; h[6] = (h[6] + g) | 0; h[7] = (h[7] + hh) | 0;
+  }
+  const out = [];
+  for (const x of h) for (let i = 3; i >= 0; i--) out.push((x >>> (i * 8)) & 255);
+  return out;
+}
+function hmac(bytes) {
+  let k = key.length > 64 ? sha256(key) : key.slice();
+  while (k.length < 64) k.push(0);
+  const inner = sha256(k.map((x) => x ^ 0x36).concat(bytes));
+  const outer = sha256(k.map((x) => x ^ 0x5c).concat(inner));
+  let hex = '';
+  for (const x of outer) hex += (x < 16 ? '0' : '') + x.toString(16);
+  return hex;
+}
+function ascii(text) {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    out += c < 127 ? text[i] : '\\u' + ('000' + c.toString(16)).slice(-4);
+  }
+  return out;
+}
+let seq = 0;
+function emit(body) {
+  if (key === null) return;
+  const record = { seq: seq++ };
+  for (const name of Object.keys(body)) record[name] = body[name];
+  const text = ascii(stringify(record));
+  const bytes = [];
+  for (let i = 0; i < text.length; i++) bytes.push(text.charCodeAt(i));
+  try {
+    writeSync(3, hmac(bytes) + ' ' + text + '\n');
+  } catch (e) {
+    // fd 3 was closed or replaced under the runner: the missing record is the evidence
+  }
+}
+module.exports = { emit: emit };
+"""
+
+RUNNER_JS: Final[str] = r"""'use strict';
+// mobilebench harness: jest-circus, with frozen globals and a record of every registered test body.
+const channel = require('./channel.js');
+const circus = require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }));
+const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
+  'beforeAll', 'afterAll', 'beforeEach', 'afterEach'];
+const apply = Reflect.apply;
+const own = Object.getOwnPropertyNames;
+const describeOwn = Object.getOwnPropertyDescriptor;
+const define = Object.defineProperty;
+const freezeObject = Object.freeze;
+
+function freezeDeep(value, depth) {
+  if (typeof value !== 'function' || depth < 0) return;
+  for (const name of own(value)) {
+    const d = describeOwn(value, name);
+    if (d && typeof d.value === 'function' && name !== 'prototype') freezeDeep(d.value, depth - 1);
+  }
+  try { freezeObject(value); } catch (e) { /* already frozen */ }
+}
+
+function chain(block) {
+  const names = [];
+  for (let b = block; b && b.parent; b = b.parent) names.unshift(String(b.name));
+  return names;
+}
+
+module.exports = async function mobilebenchRunner(globalConfig, config, environment, runtime, testPath, send) {
+  const g = environment.global;
+  const registered = new Map();
+  const problems = [];
+  let frozen = null;
+  let getState = null;
+  let expectObject = null;
+  const freeze = () => {
+    if (frozen !== null) return;
+    frozen = {};
+    for (const name of NAMES) {
+      const value = g[name];
+      if (value === undefined) { problems.push('global ' + name + ' is missing'); continue; }
+      frozen[name] = value;
+      if (name !== 'expect') freezeDeep(value, 2);
+      define(g, name, { value: value, writable: false, configurable: false, enumerable: true });
+    }
+    expectObject = frozen.expect || null;
+    getState = expectObject ? expectObject.getState : null;
+  };
+  const assertionCalls = () => {
+    try {
+      const state = getState ? apply(getState, expectObject, []) : null;
+      return state && typeof state.assertionCalls === 'number' ? state.assertionCalls : null;
+    } catch (e) { return null; }
+  };
+  const targets = new Set([...config.setupFilesAfterEnv, testPath]);
+  const requireModule = runtime.requireModule;
+  const importModule = runtime.unstable_importModule;
+  runtime.requireModule = function (from, ...rest) {
+    if (rest.length === 0 && targets.has(from)) freeze();
+    return apply(requireModule, runtime, [from, ...rest]);
+  };
+  runtime.unstable_importModule = function (from, ...rest) {
+    if (rest.length === 0 && targets.has(from)) freeze();
+    return apply(importModule, runtime, [from, ...rest]);
+  };
+  const record = (test) => {
+    const r = registered.get(test);
+    if (r) return r;
+    const stray = { titles: [], fn: null, problems: ['ran without being registered'], outcome: null,
+      started: false, hookFailed: false, skipped: false, assertions: null, failing: false };
+    registered.set(test, stray);
+    return stray;
+  };
+  const onEvent = (event, state) => {
+    switch (event.name) {
+      case 'add_test': {
+        const kids = state.currentDescribeBlock.children;
+        const test = kids[kids.length - 1];
+        if (test && test.type === 'test' && !registered.has(test)) {
+          registered.set(test, { titles: [...chain(state.currentDescribeBlock), String(event.testName)],
+            fn: event.fn, problems: [], outcome: null, started: false, hookFailed: false, skipped: false,
+            assertions: null, failing: Boolean(event.failing) });
+        }
+        break;
+      }
+      case 'test_fn_start': {
+        const r = record(event.test);
+        r.started = true;
+        if (r.fn !== null && event.test.fn !== r.fn) r.problems.push('its body was replaced after registration');
+        break;
+      }
+      case 'test_fn_success':
+      case 'test_fn_failure': {
+        const r = record(event.test);
+        r.outcome = event.name === 'test_fn_success' ? 'passed' : 'failed';
+        r.assertions = assertionCalls();
+        break;
+      }
+      case 'hook_failure':
+        if (event.test) record(event.test).hookFailed = true;
+        break;
+      case 'test_skip':
+      case 'test_todo':
+        record(event.test).skipped = true;
+        break;
+      default:
+        break;
+    }
+  };
+  const original = environment.handleTestEvent;
+  environment.handleTestEvent = function (event, state) {
+    try { onEvent(event, state); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
+    return original ? apply(original, environment, [event, state]) : undefined;
+  };
+  let error = null;
+  try {
+    return await circus(globalConfig, config, environment, runtime, testPath, send);
+  } catch (e) {
+    error = String(e && e.message).slice(0, 500);
+    throw e;
+  } finally {
+    const tests = [];
+    for (const r of registered.values()) {
+      let status = 'failed';
+      if (r.skipped) status = 'skipped';
+      else if (r.started && r.outcome !== null && !r.hookFailed) {
+        const passed = r.outcome === 'passed';
+        status = passed !== r.failing ? 'passed' : 'failed';
+      }
+      tests.push({ titles: r.titles, status: status, assertions: r.assertions, problems: r.problems });
+    }
+    const intact = frozen !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n]);
+    channel.emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
+      problems: problems, error: error, tests: tests });
+  }
+};
+"""
+
+REPORTER_JS: Final[str] = r"""'use strict';
+// mobilebench harness: the runner's own start and final summary, through the channel.
+const channel = require('./channel.js');
+class MobilebenchReporter {
+  constructor() {
+    channel.emit({ type: 'start' });
+  }
+  onRunComplete(contexts, results) {
+    const files = [];
+    const suites = results.testResults;
+    for (let i = 0; i < suites.length; i++) {
+      const tests = [];
+      const list = suites[i].testResults;
+      for (let j = 0; j < list.length; j++) {
+        const titles = [];
+        for (let k = 0; k < list[j].ancestorTitles.length; k++) titles.push(String(list[j].ancestorTitles[k]));
+        titles.push(String(list[j].title));
+        tests.push({ titles: titles, status: String(list[j].status) });
+      }
+      files.push({ path: String(suites[i].testFilePath), exec_error: Boolean(suites[i].testExecError), tests: tests });
+    }
+    channel.emit({ type: 'final', numPassedTests: results.numPassedTests, numFailedTests: results.numFailedTests,
+      numTotalTests: results.numTotalTests, numFailedTestSuites: results.numFailedTestSuites,
+      numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites, files: files });
+  }
+  getLastError() {
+    return undefined;
+  }
+}
+module.exports = MobilebenchReporter;
+"""

@@ -1,0 +1,118 @@
+"""Who a failure belongs to, from the harness's own evidence (issue 17, item 3), and the jest harness seam.
+
+* :class:`CandidateFailure` / :data:`CANDIDATE_FAILURE`: a counted failure the run itself shows
+  (``test_patch_conflict``), recorded in the evidence and read back by :mod:`.judge`.
+* :func:`attribute_exhaustion`: memory or disk ran out under the candidate; the reference fix runs
+  under the same limits on the same runtime, once per instance, kind and process.
+* :func:`jest_harness_for`: the harnessed jest run of a plan (:mod:`pytest_mobilebench.frameworks.react_native.harness`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pytest_mobilebench import frameworks
+from pytest_mobilebench.frameworks import canaries
+from pytest_mobilebench.frameworks.react_native import harness as jest_harness
+from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.runtime.base import InfraError, Workspace
+from pytest_mobilebench.states import InfraKind, Reason
+from pytest_mobilebench.suites.base import EvalContext
+
+__all__ = ["CANDIDATE_FAILURE", "RESOURCE_KINDS", "CandidateFailure", "apply_failure_detail", "attribute_exhaustion",
+           "canary_for", "jest_harness_for"]
+
+#: the evidence file of a counted failure the run itself shows (``{"reason", "detail"}``), read by :mod:`.judge`
+CANDIDATE_FAILURE = "candidate_failure.json"
+#: infrastructure kinds a candidate can cause itself by exhausting a limit
+RESOURCE_KINDS = frozenset({InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value})
+
+
+class CandidateFailure(Exception):
+    """A counted failure of the candidate found before the tests ran (``test_patch_conflict``)."""
+
+    def __init__(self, reason: Reason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def apply_failure_detail(log: str) -> str:
+    """One line for a patch that no strategy applied: the first attempt's first error (``git apply``'s
+    message names the file and line; later attempts' ``.rej`` files are gone after the reset)."""
+    errors = [
+        line.strip()
+        for line in log.splitlines()
+        if line.strip().startswith(("error:", "fatal:")) and not line.strip().endswith("while searching for:")
+    ]
+    attempts = sum(1 for line in log.splitlines() if line.startswith("$ "))
+    first = errors[0] if errors else "no strategy applied the patch"
+    return f"the patch does not apply ({attempts} strategies tried; first error: {first}); see model_patch.apply.log"
+
+
+def canary_for(ws: Workspace, plan: frameworks.TestPlan, test_files: list[str]) -> tuple[canaries.Canary, str] | None:
+    """A JUnit (Gradle) or Flutter canary for ``plan`` (:mod:`pytest_mobilebench.frameworks.canaries`),
+    written root-owned next to the first graded test file, and the command that runs it; None for other
+    runners, custom commands, or a runtime that cannot write root-owned files (the local runtime)."""
+    if plan.parser not in ("junit", "flutter") or not hasattr(ws, "write_root_files") or not test_files:
+        return None
+    first = test_files[0]
+    text = ws.read_files([first]).get(first, b"").decode("utf-8", "replace")
+    canary = canaries.junit_canary(first, text) if plan.parser == "junit" else canaries.flutter_canary(first, text)
+    command = plan.command if plan.parser == "junit" else canaries.with_flutter_canary(plan.command, canary) if canary else None
+    if canary is None or command is None:
+        return None
+    root = str(getattr(ws, "root", "/testbed"))
+    ws.write_root_files({f"{root}/{canary.path}": canary.source.encode()}, private="")  # type: ignore[attr-defined]
+    return canary, command
+
+
+def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.JestHarness | None:
+    """The harnessed jest run of ``plan`` (:func:`.harness.prepare`), or None: not jest, a custom command,
+    or a runtime without a result channel (the local runtime runs trusted patches only)."""
+    if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
+        return None
+    paths = jest_harness.command_paths(plan.command) or []
+    return jest_harness.prepare(plan.command, ws.read_files(paths), root=str(getattr(ws, "root", "/testbed")))
+
+
+
+
+def attribute_exhaustion(
+    exc: InfraError,
+    instance: Any,
+    ctx: EvalContext,
+    gold_patch: str,
+    prepare: Callable[[], Workspace],
+    run_tests: Callable[[Workspace], object],
+) -> None:
+    """Memory or disk ran out under the candidate (``exc``): the reference fix (``gold_patch``) runs in a
+    fresh workspace (``prepare``) through ``run_tests`` under the same limits on the same runtime, once per
+    instance, kind and process (evidence ``*.reference*``). When it does not exhaust them,
+    :data:`CANDIDATE_FAILURE` records ``resource_exhausted`` (counted); else ``exc`` is raised.
+
+    Raises:
+        InfraError: ``exc`` when the reference exhausts the limits too or does not apply; the reference
+            run's own other infrastructure errors.
+    """
+
+    def reference_exhausts() -> bool:
+        ws = prepare()
+        try:
+            if not ws.apply_patch(gold_patch, name="reference_patch").ok:
+                return True  # cannot tell: infrastructure
+            run_tests(ws)
+        except InfraError as ref:
+            if ref.kind in RESOURCE_KINDS:
+                return True
+            raise
+        finally:
+            ws.close()
+        return False
+
+    if ctx.resource(f"reference-exhausts:{instance.instance_id}:{exc.kind}", reference_exhausts):
+        raise exc
+    detail = (f"{exc.kind} under the candidate ({exc}); the reference fix ran under the same limits on the "
+              "same runtime without exhausting them (evidence: *.reference*)")  # fmt: skip
+    atomic_write_json(ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": Reason.RESOURCE_EXHAUSTED.value, "detail": detail})

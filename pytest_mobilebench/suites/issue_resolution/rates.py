@@ -1,0 +1,59 @@
+"""The issue-resolution headline: resolution rate over eligible items, with infrastructure kept visible
+(issue 17, item 5): the items it left out, named, and candidates whose items end as infrastructure far
+more often than the reference's. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_mobilebench.metrics import wilson_interval
+from pytest_mobilebench.predictions import GOLD
+
+__all__ = ["headline", "infra_callouts"]
+
+
+def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Resolution rate over the eligible items (infrastructure outcomes excluded, counted apart and named).
+
+    Returns ``{"label", "numerator", "denominator", "value", "ci95", "note", "infra", "infra_left_out",
+    "infra_callouts"}``; ``value`` is None when nothing was eligible; ``ci95`` is the Wilson 95% interval
+    (:func:`pytest_mobilebench.metrics.wilson_interval`); ``infra_left_out`` lists the ``model: instance``
+    items infrastructure left out (after their retries); ``infra_callouts`` is :func:`infra_callouts`.
+    """
+    infra_rows = [r for r in results if r.get("retryable")]
+    eligible = len(results) - len(infra_rows)
+    resolved = sum(1 for r in results if r.get("passed"))
+    callouts = infra_callouts(results)
+    note = "resolved / evaluated items without an infrastructure error (infra errors are counted apart)"
+    if infra_rows:
+        note += f"; infrastructure left {len(infra_rows)} item(s) out"
+    note += "".join(f"; {c['model']}: infra on {c['infra']}/{c['items']} items, the reference on {c['reference_infra']}"
+                    for c in callouts)  # fmt: skip
+    return {
+        "label": "resolution rate",
+        "numerator": resolved,
+        "denominator": eligible,
+        "value": (resolved / eligible) if eligible else None,
+        "ci95": list(wilson_interval(resolved, eligible)) if eligible else None,
+        "note": note,
+        "infra": len(infra_rows),
+        "infra_left_out": sorted(f"{r.get('model_name_or_path')}: {r.get('instance_id')}" for r in infra_rows),
+        "infra_callouts": callouts,
+    }
+
+
+def infra_callouts(results: Sequence[Mapping[str, Any]], reference: str = GOLD) -> list[dict[str, Any]]:
+    """Models whose items end as infrastructure far more often than the reference's (``gold``) on the same
+    instances of the same run: ``infra >= max(2, 2 * reference_infra + 1)``. A candidate that makes the
+    harness fail (to leave the denominator) shows here. Returns ``[{"model", "items", "infra",
+    "reference_infra"}]``, by model name; empty without reference results."""
+    ref = {str(r.get("instance_id")): bool(r.get("retryable")) for r in results if r.get("model_name_or_path") == reference}
+    found: list[dict[str, Any]] = []
+    for model in sorted({str(r.get("model_name_or_path")) for r in results} - {reference}):
+        rows = [r for r in results if str(r.get("model_name_or_path")) == model and str(r.get("instance_id")) in ref]
+        infra = sum(1 for r in rows if r.get("retryable"))
+        ref_infra = sum(1 for r in rows if ref[str(r.get("instance_id"))])
+        if ref and infra >= max(2, 2 * ref_infra + 1):
+            found.append({"model": model, "items": len(rows), "infra": infra, "reference_infra": ref_infra})
+    return found

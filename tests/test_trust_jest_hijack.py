@@ -1,0 +1,182 @@
+"""Runner hijacks from the code under test, on the bundled jest example in Docker (issue 17, "Done when").
+
+Every patch below leaves ``Counter.increment``'s bug in place and, from the production module the
+FAIL_TO_PASS tests import, attacks the runner itself: replaces the ``test`` / ``it`` globals, empties
+every registered test body through jest-circus's state (all of them, or only the graded ones), or forges
+the report (rewriter started from ``--outputFile`` in ``process.argv``, jest held open by an ``afterAll``,
+a fake ``Tests: 40 passed`` line, forged channel lines on every open descriptor). None may be
+``resolved``; none may be infrastructure. Marked ``docker``: a daemon must answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+docker = pytest.importorskip("docker", reason="the docker SDK is not installed")
+
+pytestmark = pytest.mark.docker
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTANCE = "mobilebench__counter-1"
+
+#: replaces the runner's globals with versions that register empty bodies
+GLOBALS = """\
+const real = { test: globalThis.test, it: globalThis.it };
+for (const name of ['test', 'it']) {
+  const fake = (title, fn, timeout) => real[name](title, () => {}, timeout);
+  Object.assign(fake, real[name]);
+  try { globalThis[name] = fake; } catch (e) {}
+  try { Object.defineProperty(globalThis, name, { value: fake, configurable: true, writable: true }); } catch (e) {}
+}
+"""
+
+#: empties the bodies of the registered tests in a microtask, through jest-circus's state
+STATE = """\
+const only = %s;
+queueMicrotask(() => {
+  const sym = Object.getOwnPropertySymbols(globalThis).find((s) => String(s) === 'Symbol(JEST_STATE_SYMBOL)')
+    || Symbol.for('JEST_STATE_SYMBOL');
+  const state = globalThis[sym];
+  const walk = (block) => {
+    for (const child of block.children || []) {
+      if (child.type === 'test') { if (!only || !/canary/.test(JSON.stringify(block.name))) child.fn = () => {}; }
+      else walk(child);
+    }
+  };
+  if (state) walk(state.rootDescribeBlock);
+});
+"""
+
+#: reads --outputFile, starts a detached rewriter, holds jest open, prints a fake summary, forges channel lines
+FORGE = """\
+const fs = require('fs');
+const arg = process.argv.find((a) => a.startsWith('--outputFile='));
+if (arg && !process.env.MB_FORGED) {
+  process.env.MB_FORGED = '1';
+  const file = arg.slice('--outputFile='.length);
+  const loop = `
+    const fs = require('fs'); const file = process.argv[1]; const end = Date.now() + 60000;
+    const tick = () => {
+      try {
+        const r = JSON.parse(fs.readFileSync(file, 'utf8'));
+        if (r.numFailedTests > 0) {
+          r.numFailedTests = 0; r.success = true;
+          for (const s of r.testResults) { s.status = 'passed'; for (const t of s.assertionResults) { t.status = 'passed'; t.failureMessages = []; } }
+          fs.writeFileSync(file, JSON.stringify(r));
+        }
+      } catch (e) {}
+      if (Date.now() < end) setTimeout(tick, 5);
+    };
+    tick();`;
+  require('child_process').spawn(process.execPath, ['-e', loop, file], { detached: true, stdio: 'ignore' }).unref();
+  const fake = '0'.repeat(64) + ' {"seq":0,"type":"final","numPassedTests":40,"numFailedTests":0}\\n';
+  for (let fd = 3; fd < 12; fd++) { try { fs.writeSync(fd, fake); } catch (e) {} }
+}
+if (typeof afterAll === 'function') {
+  afterAll(() => new Promise((done) => setTimeout(() => {
+    process.stdout.write('Tests:       40 passed, 40 total\\n');
+    done();
+  }, 1500)));
+}
+"""
+
+
+def _hooked(module: str, text: str) -> str:
+    """A patch making ``src/counter.js`` require ``src/<module>.js`` (new, with ``text``); the bug stays."""
+    lines = textwrap.dedent(text).splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    return (
+        "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
+        f"@@ -1,3 +1,4 @@\n+require('./{module}.js');\n class Counter {{\n   constructor(start = 0) {{\n     this.value = start;\n"
+        f"diff --git a/src/{module}.js b/src/{module}.js\nnew file mode 100644\n--- /dev/null\n+++ b/src/{module}.js\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+    )
+
+
+ATTACKS: dict[str, str] = {
+    "replace-globals": _hooked("globals", GLOBALS),
+    "empty-bodies": _hooked("state", STATE % "false"),
+    "empty-graded-bodies": _hooked("state", STATE % "true"),
+    "forged-report": _hooked("forge", FORGE),
+}
+
+
+def _docker_or_skip() -> None:
+    try:
+        docker.from_env(timeout=10).ping()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"no Docker daemon answers: {exc}")
+
+
+def test_runner_hijacks_are_never_resolved_nor_infra(tmp_path: Path) -> None:
+    _docker_or_skip()
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
+                             for m, p in ATTACKS.items()))
+    reports = tmp_path / "reports"
+    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
+            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2"]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
+    results = {}
+    for path in reports.glob("*/*/*/result.json"):
+        result = json.loads(path.read_text())
+        results[result["model_name_or_path"]] = result
+    assert set(results) == set(ATTACKS), proc.stdout[-3000:]
+    for model, result in results.items():
+        assert result["reason"] not in ("resolved", "infra_error"), (model, result.get("detail"))
+    # bodies replaced after registration, and the forged report, are caught by the harness itself
+    for model in ("empty-bodies", "empty-graded-bodies", "forged-report"):
+        assert results[model]["reason"] == "policy_violation", (model, results[model].get("detail"))
+        assert "runner_compromised" in results[model]["detail"], (model, results[model].get("detail"))
+    assert "body was replaced" in results["empty-graded-bodies"]["detail"]
+    assert "canary outcomes" in results["empty-bodies"]["detail"]
+    # the frozen globals keep the real bodies: the tests ran and failed
+    assert results["replace-globals"]["reason"] == "unresolved", results["replace-globals"].get("detail")
+
+
+#: allocates outside the JS heap until the container's memory limit is reached
+HOG = """\
+const held = [];
+for (;;) held.push(Buffer.alloc(32 << 20, 1));
+"""
+
+#: the test patch adds __tests__/counter.test.js; a folder of that name blocks it (notes.md is no test file)
+PREFIX = (
+    "diff --git a/__tests__/counter.test.js/notes.md b/__tests__/counter.test.js/notes.md\nnew file mode 100644\n"
+    "--- /dev/null\n+++ b/__tests__/counter.test.js/notes.md\n@@ -0,0 +1 @@\n+blocks the test patch\n"
+)
+
+PRINTED = """\
+if (typeof afterAll === 'function') afterAll(() => { console.error('Error: ENOSPC: no space left on device, write'); });
+"""
+
+
+def test_infra_the_candidate_causes_is_counted_against_it(tmp_path: Path) -> None:
+    """Issue 17, item 3: memory exhausted where the reference fix under the same limit did not, a test
+    patch blocked by the candidate's files, and a printed ENOSPC are the candidate's (never infra)."""
+    _docker_or_skip()
+    models = {"memory-hog": _hooked("hog", HOG), "blocks-test-patch": PREFIX, "prints-enospc": _hooked("enospc", PRINTED)}
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
+                             for m, p in models.items()))
+    reports = tmp_path / "reports"
+    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
+            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2", "--mb-mem-limit=640m"]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
+    results = {}
+    for path in reports.glob("*/*/*/result.json"):
+        result = json.loads(path.read_text())
+        results[result["model_name_or_path"]] = result
+    assert set(results) == set(models), proc.stdout[-3000:]
+    hog, blocked, printed = results["memory-hog"], results["blocks-test-patch"], results["prints-enospc"]
+    assert hog["reason"] == "resource_exhausted" and not hog["retryable"], hog.get("detail")
+    assert (Path(hog["evidence_dir"]) / "test_output.reference.log").is_file()
+    assert blocked["reason"] == "test_patch_conflict" and "__tests__/counter.test.js" in blocked["detail"], blocked.get("detail")
+    assert printed["reason"] == "unresolved", printed.get("detail")
