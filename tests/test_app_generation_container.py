@@ -109,6 +109,50 @@ def test_build_inputs_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         container.build_inputs(tmp_path)
 
 
+def test_an_oversized_input_is_refused_before_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sparse file of any size costs the candidate nothing to ship; reading it first would fill this
+    process's memory. Its size is checked from the file system, before a byte is read."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.ts").write_text("export {}\n")
+    with open(tmp_path / "src" / "huge.bin", "wb") as handle:
+        handle.truncate(10_000)  # sparse: the real attack says 1 TiB
+    monkeypatch.setattr(container, "MAX_INPUT_BYTES", 1_000)
+    read: list[str] = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.name) or real(self))
+    with pytest.raises(ValueError, match="exceed"):
+        container.build_inputs(tmp_path)
+    assert "huge.bin" not in read
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_an_archive_that_expands_past_the_bound_is_refused_before_extraction(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """A compressed project is a zip bomb waiting to happen: its declared sizes are summed first."""
+    import io
+    import tarfile
+    import zipfile
+
+    from pytest_mobilebench.suites import app_generation
+
+    archive = tmp_path / f"app.{kind}"
+    zeros = b"\0" * 200_000
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("src/main.ts", "export {}\n")
+            zf.writestr("src/zeros.bin", zeros)
+    else:
+        with tarfile.open(archive, "w:gz") as tf:
+            info = tarfile.TarInfo("src/zeros.bin")
+            info.size = len(zeros)
+            tf.addfile(info, io.BytesIO(zeros))
+    assert archive.stat().st_size < 10_000
+    monkeypatch.setattr(app_generation, "MAX_ARCHIVE_BYTES", 100_000)
+    with pytest.raises(ValueError, match="expands"):
+        app_generation.resolve_project(archive, tmp_path / "out")
+    assert not any((tmp_path / "out").rglob("zeros.bin"))
+
+
 # ---------------------------------------------------------------------------------------- docker
 
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")

@@ -110,7 +110,7 @@ def test_page_cannot_leave_its_origin(browser: Any, second_server: tuple[int, li
         try:
             page = context.new_page()
             page.goto(base_url + "/", wait_until="load")
-            page.wait_for_function("window.results.length >= 5", timeout=10000)
+            page.wait_for_function("window.results.length >= 4", timeout=10000)
             page.wait_for_timeout(300)
             results = page.evaluate("window.results")
             refused = nav.refused_of(context)
@@ -127,6 +127,70 @@ def test_page_cannot_leave_its_origin(browser: Any, second_server: tuple[int, li
     assert (f"ws://127.0.0.1:{port}/ws", "websocket") in urls
     assert ("file:///etc/passwd", "browser") in urls and ("file:///etc/hostname", "browser") in urls
     assert not any(base_url in u for u, _by in urls)
+
+
+#: ways out that are not requests (so no route sees them): WebRTC's STUN (UDP) and TURN-over-TCP to an ICE
+#: server the page names, and WebTransport (QUIC, UDP); each also from a fresh same-origin iframe's realm
+#: (WebTransport from a worker's realm is a documented residual)
+_NON_REQUEST_PAGE = """<!doctype html><html><body><script>
+const servers = {{iceServers: [{{urls: 'turn:127.0.0.1:{port}?transport=tcp', username: 'a', credential: 'b'}},
+                               {{urls: 'stun:127.0.0.1:{port}'}}]}};
+window.results = [];
+function rtc(win, tag) {{
+  try {{ const PC = win.RTCPeerConnection || win.webkitRTCPeerConnection; const pc = new PC(servers);
+         pc.createDataChannel('x'); pc.createOffer().then(o => pc.setLocalDescription(o)); window.results.push(tag + ':made'); }}
+  catch (e) {{ window.results.push(tag + ':refused'); }}
+}}
+function wt(win, tag) {{
+  try {{ const t = new win.WebTransport('https://127.0.0.1:{port}/wt'); t.ready.catch(() => 0); window.results.push(tag + ':made'); }}
+  catch (e) {{ window.results.push(tag + ':refused'); }}
+}}
+const frame = document.createElement('iframe'); document.body.appendChild(frame);
+rtc(window, 'rtc'); rtc(frame.contentWindow, 'rtc-iframe'); wt(window, 'wt'); wt(frame.contentWindow, 'wt-iframe');
+</script></body></html>
+"""
+
+
+@chromium
+@no_chromium
+def test_page_reaches_no_local_port_without_a_request(browser: Any, tmp_path: Path) -> None:
+    """A listener on a second local port (TCP and UDP) sees nothing of WebRTC or WebTransport."""
+    import socket
+
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen(8)
+    tcp.settimeout(0.2)
+    port = tcp.getsockname()[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", port))
+    udp.settimeout(0.2)
+    site = stage_files({"index.html": _NON_REQUEST_PAGE.format(port=port).encode()}, tmp_path / "site")
+    hits: list[str] = []
+    try:
+        with serve_spa(site) as base_url:
+            context = nav.new_mobile_context(browser, base_url)
+            try:
+                page = context.new_page()
+                page.goto(base_url + "/", wait_until="load")
+                page.wait_for_function("window.results.length >= 4", timeout=10000)
+                for _ in range(10):  # about 2 s for ICE gathering and QUIC handshakes
+                    for sock, kind in ((tcp, "tcp"), (udp, "udp")):
+                        try:
+                            got = sock.accept()[0] if kind == "tcp" else sock.recvfrom(2048)
+                            hits.append(kind)
+                            if kind == "tcp":
+                                got.close()
+                        except TimeoutError:
+                            pass
+                results = page.evaluate("window.results")
+            finally:
+                context.close()
+    finally:
+        tcp.close()
+        udp.close()
+    assert hits == [], (hits, results)
+    assert results == ["rtc:refused", "rtc-iframe:refused", "wt:refused", "wt-iframe:refused"]
 
 
 @chromium

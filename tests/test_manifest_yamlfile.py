@@ -92,3 +92,28 @@ def test_unreadable_file_is_a_manifest_error(tmp_path: Path) -> None:
     path.write_bytes(b"suite: \xff\xfe\n")
     with pytest.raises(ManifestError, match="cannot read manifest"):
         read_yaml(path)
+
+
+@pytest.mark.parametrize(("text", "line", "key"), [
+    # a second top-level list would silently replace the first: its instances vanish without a word
+    ("suite: issue_resolution\ninstances:\n  - instance_id: a-1\ninstances:\n  - instance_id: a-2\n", 4, "instances"),
+    # a second gold list in one entry would silently replace the first
+    ("suite: s\ninstances:\n  - instance_id: a-1\n    FAIL_TO_PASS: [x]\n    FAIL_TO_PASS: [y]\n", 5, "FAIL_TO_PASS"),
+    # nested mappings too
+    ("suite: s\nenvironment:\n  node: '20'\n  node: '18'\n", 4, "node"),
+])
+def test_a_duplicate_key_is_an_error_naming_its_line(tmp_path: Path, text: str, line: int, key: str) -> None:
+    with pytest.raises(ManifestError) as info:
+        read_yaml(_write(tmp_path, text))
+    assert info.value.line == line and repr(key) in str(info.value), str(info.value)
+
+
+def test_merge_keys_and_shared_anchors_are_not_duplicates(tmp_path: Path) -> None:
+    text = "d: &d {a: 1}\nitems:\n  - {<<: *d, b: 2}\n  - {<<: *d, b: 3}\n  - *d\n"
+    assert read_yaml(_write(tmp_path, text)).data["items"][2] == {"a": 1}
+
+
+def test_an_alias_bomb_is_read_without_walking_every_copy(tmp_path: Path) -> None:
+    rows = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    rows += [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]" for i in range(8)]
+    read_yaml(_write(tmp_path, "\n".join(rows) + "\n"))  # 10**9 leaves if walked copy by copy

@@ -360,3 +360,19 @@ def test_audit_table_is_read_from_the_summary_and_shown(tmp_path: Path) -> None:
               "rejected": {}, "validation": None, "audit": audit, "instances": {}, "outputs": []}  # fmt: skip
     text = render(report)
     assert "audit: trusted          1" in text and "audit: unnoticed hunks  1" in text
+
+
+def test_a_release_row_with_a_repeated_key_is_an_error_of_that_row(tmp_path: Path) -> None:
+    """JSON keeps the last of two equal keys without a word: a second FAIL_TO_PASS would replace the gold."""
+    good = {"instance_id": "acme__app-1", "repo": "acme/app", "base_commit": "a" * 40, "patch": "", "test_patch": "",
+            "problem_statement": "p", "FAIL_TO_PASS": ["a.test.js::x"], "framework": "react-native"}
+    text = json.dumps(good)
+    twice = text[:-1] + ', "FAIL_TO_PASS": ["a.test.js::y"]}'
+    path = tmp_path / "release.jsonl"
+    path.write_text(twice.replace("acme__app-1", "acme__app-2") + "\n" + text + "\n", encoding="utf-8")
+    rows = load_dataset(path)
+    errors = [r for r in rows if isinstance(r, ManifestError)]
+    assert len(errors) == 1 and errors[0].line == 1 and "'FAIL_TO_PASS'" in str(errors[0]), [str(e) for e in errors]
+    listed = tmp_path / "release.json"
+    listed.write_text("[" + twice + "]", encoding="utf-8")
+    assert any(isinstance(r, ManifestError) and "twice" in str(r) for r in load_dataset(listed))

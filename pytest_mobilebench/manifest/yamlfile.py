@@ -70,6 +70,33 @@ def _compose_and_construct(text: str) -> tuple[yaml.Node | None, Any]:
         loader.dispose()
 
 
+def _duplicate_key(root: yaml.Node | None) -> tuple[str, int] | None:
+    """The first key that occurs twice in one mapping of the tree, with its 1-based line, or None.
+
+    PyYAML keeps the last value of a repeated key without a word (a second ``instances:`` list would drop
+    the first one's instances; a second ``FAIL_TO_PASS`` would replace the gold list). Merge keys (``<<``)
+    may repeat; a node reached through several aliases is walked once (an alias bomb stays cheap).
+    """
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set[str] = set()
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.value != "<<":
+                    if key_node.value in keys:
+                        return key_node.value, key_node.start_mark.line + 1
+                    keys.add(key_node.value)
+                stack += [key_node, value_node]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+    return None
+
+
 def _error_place(text: str, mark: Any) -> tuple[int | None, str]:
     """1-based line and a ``" (column C)"`` / ``" (at the end of the file)"`` suffix for a YAML error mark.
 
@@ -88,8 +115,8 @@ def read_yaml(path: Path) -> YamlDocument:
     """Parse one YAML file that must hold a mapping.
 
     Raises:
-        ManifestError: unreadable file, YAML syntax error (with the line and column PyYAML reports), or a
-            document that is not a mapping.
+        ManifestError: unreadable file, YAML syntax error (with the line and column PyYAML reports), a key
+            repeated in one mapping (its second line), or a document that is not a mapping.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -101,6 +128,10 @@ def read_yaml(path: Path) -> YamlDocument:
         line, where = _error_place(text, getattr(exc, "problem_mark", None))
         problem = getattr(exc, "problem", None) or str(exc)
         raise ManifestError(path, f"YAML syntax error: {problem}{where}", line=line) from exc
+    duplicate = _duplicate_key(node)
+    if duplicate is not None:
+        raise ManifestError(path, f"key {duplicate[0]!r} occurs twice in one mapping (YAML keeps only the last)",
+                            line=duplicate[1])
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
         raise ManifestError(path, f"a manifest must be a YAML mapping, got {type(data).__name__}", line=1)
     key_lines: dict[str, int] = {}

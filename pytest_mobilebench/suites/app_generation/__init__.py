@@ -88,12 +88,28 @@ class AppGenReason(str, enum.Enum):
 
 _ARCHIVE_SUFFIXES: Final = (".zip", ".tar.gz", ".tgz", ".tar")
 _SKIP_DIRS: Final = frozenset({"node_modules", "dist", ".git", ".vite-cache"})
+#: what a prediction's archive may expand to (declared member sizes, summed before extracting), and members
+MAX_ARCHIVE_BYTES: Final[int] = 1 << 30
+MAX_ARCHIVE_MEMBERS: Final[int] = 200_000
+
+
+def _bound_archive(archive: Path, sizes: Sequence[int]) -> None:
+    if len(sizes) > MAX_ARCHIVE_MEMBERS or sum(sizes) > MAX_ARCHIVE_BYTES:
+        raise ValueError(f"{archive}: expands to {sum(sizes)} bytes in {len(sizes)} members, over the bound of "
+                         f"{MAX_ARCHIVE_BYTES} bytes / {MAX_ARCHIVE_MEMBERS} members")
 
 
 def _safe_extract(archive: Path, dest: Path) -> None:
+    """Extract a prediction's archive; sizes bounded first (zipfile stops each member at its declared size).
+
+    Raises:
+        ValueError: a member escaping ``dest``, or an archive over :data:`MAX_ARCHIVE_BYTES` /
+            :data:`MAX_ARCHIVE_MEMBERS`.
+    """
     dest.mkdir(parents=True, exist_ok=True)
     if archive.name.endswith(".zip"):
         with zipfile.ZipFile(archive) as zf:
+            _bound_archive(archive, [info.file_size for info in zf.infolist()])
             for info in zf.infolist():
                 target = (dest / info.filename).resolve()
                 if not target.is_relative_to(dest.resolve()):
@@ -101,7 +117,9 @@ def _safe_extract(archive: Path, dest: Path) -> None:
             zf.extractall(dest)
     else:
         with tarfile.open(archive) as tf:
-            tf.extractall(dest, filter="data")
+            members = tf.getmembers()  # reads the whole (decompressed) stream once, writing nothing
+            _bound_archive(archive, [m.size for m in members])
+            tf.extractall(dest, members=members, filter="data")
 
 
 def resolve_project(path: Path, scratch: Path) -> Path:

@@ -90,7 +90,21 @@ CHROMIUM_ARGS: Final = (
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    # ways out that are not requests, so no route sees them (issue 18, item 2): WebRTC sends no UDP (a realm
+    # the init script misses), and its constructors and WebTransport's are removed from every frame of a
+    # guarded context (:data:`_NO_RAW_SOCKETS`), since TURN-over-TCP would still connect
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
+#: run before any script of every frame of a guarded context: WebRTC's constructors (STUN / TURN to any
+#: address and port the page names) and WebTransport are deleted from the realm. A worker's realm keeps
+#: WebTransport (no init script runs there; ``--disable-quic`` does not stop it): QUIC Initial packets to a
+#: local UDP port remain possible (docs/app-generation-containment.md, "What remains")
+_NO_RAW_SOCKETS: Final = """(() => {
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel", "RTCIceTransport",
+                      "RTCSctpTransport", "RTCRtpSender", "RTCRtpReceiver", "RTCRtpTransceiver", "WebTransport"]) {
+    try { delete globalThis[name]; } catch (e) { /* not there in this build */ }
+  }
+})();"""
 #: Playwright's default switch that announces automation (``navigator.webdriver``, the info bar)
 _IGNORED_DEFAULT_ARGS: Final = ("--enable-automation",)
 #: the regular user agent of Chromium on an Android phone (the reduced form every Chromium sends since 110)
@@ -322,6 +336,7 @@ def new_mobile_context(browser: Any, base_url: str | None = None) -> Any:
     if base_url is not None:
         guard = RequestGuard(base_url)
         guard.install(context)
+        context.add_init_script(_NO_RAW_SOCKETS)
         context.mb_guard = guard
     return context
 

@@ -248,12 +248,27 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
     return charge_file_problem(out, problem)
 
 
+class _RepeatedKey(ValueError):
+    """A JSON object names one key twice (``json`` would keep the last value without a word)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _RepeatedKey(f"key {key!r} occurs twice in one object (JSON keeps only the last)")
+        seen[key] = value
+    return seen
+
+
 def _dataset_rows(path: Path) -> Iterator[tuple[int, Any]]:
     text = path.read_text(encoding="utf-8")
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
-            rows = json.loads(text)
+            rows = json.loads(text, object_pairs_hook=_unique_keys)
+        except _RepeatedKey as exc:
+            raise ManifestError(path, str(exc)) from exc
         except json.JSONDecodeError as exc:
             raise ManifestError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from exc
         for i, row in enumerate(rows):
@@ -263,7 +278,9 @@ def _dataset_rows(path: Path) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
+            yield lineno, json.loads(line, object_pairs_hook=_unique_keys)
+        except _RepeatedKey as exc:
+            yield lineno, ManifestError(path, str(exc), line=lineno)
         except json.JSONDecodeError as exc:
             yield lineno, ManifestError(path, f"line is not valid JSON: {exc.msg} (column {exc.colno})", line=lineno)
 

@@ -11,7 +11,8 @@ may differ). A change of the episode (initial state -> final state) is allowed w
 * ``updated`` (a row present before, by id): every changed column is changed by the gold to the same canonical
   value, is ignored, or is harmless for that row;
 * ``removed``: the gold removes the same row id, or the row is harmless as a whole;
-* ``added`` (compared without generated ids and timestamps, since ids depend on the route): the row is
+* ``added`` (rows the episode created and still has, and rows it created as an effect beyond the device and
+  deleted again; compared without generated ids and timestamps, since ids depend on the route): the row is
   harmless as a whole, or equals a not yet matched gold-added row of the table on every column but the
   generated, ignored and harmless ones (a multiset match).
 
@@ -63,8 +64,11 @@ class Change:
         return f"{self.kind} {self.table} row{where} ({shown})"
 
 
-def changes(before: Snapshot, after: Snapshot) -> list[Change]:
-    """Every row-level change from ``before`` to ``after``, in table order then id order."""
+def changes(before: Snapshot, after: Snapshot, erased: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> list[Change]:
+    """Every row-level change from ``before`` to ``after``, in table order then id order, then ``erased``.
+
+    ``erased`` (:attr:`.sandbox.Sandbox.erased`): rows whose creation left the device and whose record was
+    deleted before the end; each is an ``added`` change (deleting a sent message does not unsend it)."""
     out: list[Change] = []
     for table in TABLES:
         old, new = before.get(table, {}), after.get(table, {})
@@ -75,7 +79,7 @@ def changes(before: Snapshot, after: Snapshot) -> list[Change]:
                     if c not in GENERATED_COLUMNS and old[i][c] != new[i].get(c)}
             if cols:
                 out.append(Change("updated", table, i, new[i], cols))
-    return out
+    return out + [Change("added", table, str(row.get("id", "")), row, {}) for table, row in erased]
 
 
 @dataclass(frozen=True)

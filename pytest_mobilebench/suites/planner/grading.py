@@ -242,13 +242,14 @@ def _missed_targets(task: Any, episode: Episode) -> list[int]:
 
 @functools.lru_cache(maxsize=512)
 def _gold_changes_cached(task_json: str) -> tuple[collateral.Change, ...]:
-    return tuple(collateral.changes(_initial_snapshot(task_json), _gold_episode_cached(task_json).sandbox.snapshot()))
+    gold = _gold_episode_cached(task_json).sandbox
+    return tuple(collateral.changes(_initial_snapshot(task_json), gold.snapshot(), gold.erased))
 
 
 def collateral_writes(task: Any, episode: Episode) -> list[str]:
     """The episode's writes outside the task's allowed delta, described (:mod:`.collateral`); [] when none."""
     task_json = task.model_dump_json()
-    got = collateral.changes(_initial_snapshot(task_json), episode.sandbox.snapshot())
+    got = collateral.changes(_initial_snapshot(task_json), episode.sandbox.snapshot(), episode.sandbox.erased)
     bad = collateral.outside(got, _gold_changes_cached(task_json), task.harmless, task.ignore_columns, canon,
                              lambda spec, value: spec_matches(spec, _decoded(value)))
     return [c.describe() for c in bad]

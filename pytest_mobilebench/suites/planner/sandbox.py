@@ -15,11 +15,11 @@ import datetime as dt
 import json
 import random
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["GENERATED_COLUMNS", "TABLES", "Sandbox", "Snapshot", "ToolError", "delta_equal", "state_delta"]
+__all__ = ["GENERATED_COLUMNS", "OUTBOUND", "TABLES", "Sandbox", "Snapshot", "ToolError", "delta_equal", "state_delta"]
 
 #: table -> its columns (the first is the primary key ``id``). One place for the schema of all domains.
 TABLES: Final[dict[str, tuple[str, ...]]] = {
@@ -56,6 +56,17 @@ TABLES: Final[dict[str, tuple[str, ...]]] = {
 
 #: columns whose values a state comparison ignores: generated ids and timestamps of the frozen clock.
 GENERATED_COLUMNS: Final = frozenset({"id", "created_at", "updated_at", "sent_at"})
+
+#: rows whose creation is an effect beyond the device (a message sent, a call placed, mail sent, a payment, an
+#: order, a booking, a hand-off, an invitation): deleting the local record later does not undo it.
+OUTBOUND: Final[dict[str, Callable[[Mapping[str, Any]], bool]]] = {
+    "messages": lambda row: row.get("direction") == "outgoing" and row.get("status") == "sent",
+    "call_log": lambda row: row.get("direction") == "outgoing",
+    "emails": lambda row: row.get("folder") == "sent",
+    "events": lambda row: row.get("attendees") not in (None, "", "[]"),
+    "transactions": lambda row: True, "orders": lambda row: True, "bookings": lambda row: True,
+    "delegations": lambda row: True,
+}
 
 #: tables whose row ids are supplied by the task (settings keys, app names) rather than generated.
 _NATURAL_KEYS: Final = frozenset({"settings", "player", "app_permissions", "app_locks", "memory"})
@@ -106,6 +117,8 @@ class Sandbox:
         db: the episode's in-memory SQLite database.
         user_replies: what ``ask_user`` answers, in order (the simulated user).
         subagent_replies: ``{agent: result mapping}`` the simulated sub-agents return.
+        erased: ``[(table, row)]``, rows created by this episode as an :data:`OUTBOUND` effect and deleted
+            later (the effect stays; collateral grading counts them as added rows).
     """
 
     task_id: str
@@ -115,6 +128,8 @@ class Sandbox:
     db: sqlite3.Connection = field(init=False)
     _rng: random.Random = field(init=False)
     _step: int = field(init=False, default=0)
+    erased: list[tuple[str, dict[str, Any]]] = field(init=False, default_factory=list)
+    _seeded: set[tuple[str, str]] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         dt.datetime.fromisoformat(self.now)
@@ -138,6 +153,7 @@ class Sandbox:
                 if "id" not in row:
                     raise ValueError(f"table {table!r}: a row has no 'id': {dict(row)}")
                 self.insert(table, dict(row), generate_id=False)
+                self._seeded.add((table, str(row["id"])))
 
     def snapshot(self) -> Snapshot:
         """The whole database (op_log excluded) as ``{table: {id: {column: value}}}``."""
@@ -222,6 +238,8 @@ class Sandbox:
     def delete(self, table: str, row_id: str) -> dict[str, Any]:
         """Remove one existing row; returns it."""
         row = self.get(table, row_id)
+        if (table, str(row_id)) not in self._seeded and OUTBOUND.get(table, lambda _: False)(row):
+            self.erased.append((table, dict(row)))
         self.db.execute(f'DELETE FROM "{table}" WHERE "id" = ?', (row_id,))
         return row
 
