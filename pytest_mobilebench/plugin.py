@@ -47,8 +47,8 @@ from pytest_mobilebench.report.runs import (
 )
 from pytest_mobilebench.report.progress import append_worker_line
 from pytest_mobilebench.report.summary import make_summary
-from pytest_mobilebench.runtime.provider import ProviderRegistry, RuntimeProvider
 from pytest_mobilebench.report.terminal import headline_lines
+from pytest_mobilebench.runtime.provider import ProviderRegistry, RuntimeProvider
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
 from pytest_mobilebench.suites.base import (
