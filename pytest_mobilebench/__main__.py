@@ -5,6 +5,11 @@ Commands:
                                       paired model comparison with the exact McNemar test
                                       (:mod:`pytest_mobilebench.compare`); --html writes the run
                                       page's "Model comparison" section as a self-contained page
+    mine REPO [--framework FW] [--since DATE] [--commits SHA,...] [--limit N] [--out DIR] [--no-validate] ...
+                                      instances from a repository's first-parent history, validated with
+                                      the gold patches (:mod:`pytest_mobilebench.mining`, docs/mining.md)
+    dataset check FILE... [--run RUN_DIR] [--cutoff DATE] [--framework FW]
+                                      lint a manifest or release; exit 1 with one line per finding
 """
 
 from __future__ import annotations
@@ -20,7 +25,12 @@ def compare_main(argv: Sequence[str]) -> int:
     """``compare SUMMARY... [--json OUT] [--html OUT]``: print the text table of
     :func:`pytest_mobilebench.compare.compare`; write the JSON / the HTML page
     (:func:`pytest_mobilebench.report.page.comparison_page`) when asked. Exit 2 on bad input."""
-    from pytest_mobilebench.compare import CompareError, compare, load_outcomes, render_text
+    from pytest_mobilebench.compare import (
+        CompareError,
+        compare,
+        load_outcomes,
+        render_text,
+    )
     from pytest_mobilebench.report.files import atomic_write_text
     from pytest_mobilebench.report.page import comparison_page
 
@@ -43,6 +53,67 @@ def compare_main(argv: Sequence[str]) -> int:
     return 0
 
 
+def mine_main(argv: Sequence[str]) -> int:
+    """``mine REPO ...``: :func:`pytest_mobilebench.mining.pipeline.mine`; prints the report table. Exit 2 on bad input."""
+    from pytest_mobilebench.mining.gitsource import MiningError
+    from pytest_mobilebench.mining.pipeline import FORMATS, MineOptions, mine
+    from pytest_mobilebench.mining.report import render
+
+    p = argparse.ArgumentParser(prog="python -m pytest_mobilebench mine",
+                                description="Mine issue-resolution instances from a repository's first-parent history.")
+    p.add_argument("repo", help="a local work tree or bare mirror, a git bundle, or a clone URL")
+    p.add_argument("--repo-name", dest="name", help="owner/name (default: read off REPO: <owner>+<name>, or the URL)")
+    p.add_argument("--ref", help="where the first-parent history starts (default HEAD, else main / master)")
+    p.add_argument("--framework", help="android | flutter | react-native (default: inferred from root build files)")
+    p.add_argument("--since", help="only commits after this date (git's --since: 2024-01-01, '2 years ago')")
+    p.add_argument("--commits", default="", help="comma-separated commits to examine instead of the history")
+    p.add_argument("--limit", type=int, help="stop after N candidates")
+    p.add_argument("--out", type=Path, default=Path("mined"), help="output folder (default: mined)")
+    p.add_argument("--no-validate", dest="validate", action="store_false", help="the static scan only")
+    p.add_argument("--validate-runs", dest="runs", type=int, default=2, help="validation repeats (flaky tests are those whose state differs), default 2")
+    p.add_argument("-n", "--workers", type=int, default=0, help="pytest-xdist workers of the validation run")
+    p.add_argument("--runtime", default="auto", choices=("auto", "docker", "local"), help="--mb-runtime of the validation")
+    p.add_argument("--audit", action=argparse.BooleanOptionalAction, default=True,
+                   help="run --mb-audit on the kept instances (default; --no-audit skips it)")
+    p.add_argument("--issues", type=Path, help="a local issue export (JSON / JSON lines of {number, title, body})")
+    p.add_argument("--format", dest="formats", action="append", default=[], choices=FORMATS,
+                   help="also write the kept instances as JSON lines in this dialect (repeatable)")
+    p.add_argument("--max-files", type=int, default=50, help="reject fixes touching more non-test files (default 50)")
+    p.add_argument("--max-lines", type=int, default=2000, help="reject fixes changing more non-test lines (default 2000)")
+    args = vars(p.parse_args(argv))
+    args["commits"] = tuple(c.strip() for c in args["commits"].split(",") if c.strip())
+    args["formats"] = tuple(args["formats"])
+    try:
+        report = mine(MineOptions(**args))
+    except MiningError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render(report))
+    return 0
+
+
+def dataset_main(argv: Sequence[str]) -> int:
+    """``dataset check FILE...``: :func:`pytest_mobilebench.mining.check.check`; exit 1 when anything is found."""
+    from pytest_mobilebench.mining.check import CheckOptions, check, render
+
+    p = argparse.ArgumentParser(prog="python -m pytest_mobilebench dataset", description="Dataset tools.")
+    sub = p.add_subparsers(dest="verb", required=True)
+    c = sub.add_parser("check", help="lint manifests or releases (the formats the harness reads)")
+    c.add_argument("files", nargs="+", type=Path, help="manifest YAML files, folders of them, or JSON / JSONL releases")
+    c.add_argument("--run", dest="runs", type=Path, action="append", default=[],
+                   help="a run folder (reports/<run_id>): gold ids no run of it reported are findings (repeatable)")
+    c.add_argument("--cutoff", help="instances created before this date (YYYY-MM-DD) are findings (contamination)")
+    c.add_argument("--framework", help="framework of release rows that name none (as --dataset-framework)")
+    args = p.parse_args(argv)
+    try:
+        findings, checked = check(CheckOptions(tuple(args.files), tuple(args.runs), args.cutoff, args.framework))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render(findings, checked))
+    return 1 if findings else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch to a command; exit status 2 on an unknown command."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -50,9 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__)
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    if command == "compare":
-        return compare_main(rest)
-    print(f"error: unknown command {command!r} (known: compare)", file=sys.stderr)
+    commands = {"compare": compare_main, "mine": mine_main, "dataset": dataset_main}
+    if command in commands:
+        return commands[command](rest)
+    print(f"error: unknown command {command!r} (known: {', '.join(commands)})", file=sys.stderr)
     return 2
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 from typing import Final
 
-__all__ = ["Artifact", "artifact_type"]
+__all__ = ["Artifact", "artifact_type", "is_lock_file"]
 
 
 @enum.unique
@@ -90,6 +90,13 @@ def _ext(basename: str) -> str:
     return basename[dot:].lower() if dot > 0 else ""
 
 
+def is_lock_file(path: str) -> bool:
+    """Whether ``path`` is a dependency lock file (``package-lock.json``, ``yarn.lock``, ``pubspec.lock``,
+    any ``*.lock`` / ``*.lockfile`` ...): the lock-file part of the Config artifact type."""
+    base = _norm_for_matching(path).split("/")[-1]
+    return base.lower() in _LOCK_FILES or _ext(base) in (".lock", ".lockfile")
+
+
 def artifact_type(path: str) -> Artifact:
     """Classify one repository-relative path (MobileDev-Bench Table 4; SPEC section 1 "Artifact taxonomy").
 
@@ -147,8 +154,7 @@ def artifact_type(path: str) -> Artifact:
         or lower_path in _CI_FILES
         or lower in _LINTER_FILES
         or lower.startswith(_LINTER_PREFIXES)
-        or lower in _LOCK_FILES
-        or ext in (".lock", ".lockfile")
+        or is_lock_file(p)
     ):
         return Artifact.CONFIG
     # 6. docs

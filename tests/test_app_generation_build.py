@@ -87,6 +87,7 @@ def scaffold() -> Path:
 
 
 @needs_npm
+@pytest.mark.e2e
 def test_scaffold_build_of_fixture(scaffold: Path, tmp_path: Path) -> None:
     assert (scaffold / ".complete").is_file() and (scaffold / "node_modules" / ".bin" / "vite").exists()
     assert build.ensure_scaffold() == scaffold  # cached: same folder, no reinstall
@@ -102,6 +103,7 @@ def test_scaffold_build_of_fixture(scaffold: Path, tmp_path: Path) -> None:
 
 
 @needs_npm
+@pytest.mark.e2e
 def test_scaffold_build_counts_errors(scaffold: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     shutil.copytree(APP / "src", broken / "src")

@@ -153,11 +153,13 @@ def test_a_spec_that_raises_is_its_own_failure(browser: Any, manifest: AppManife
 
 
 class _Ctx:
-    def __init__(self, evidence: Path, resources: dict[str, Any]) -> None:
+    def __init__(self, evidence: Path, resources: dict[str, Any], options: dict[str, Any] | None = None,
+                 docker_client: Any = None) -> None:
         self.run_id = "t"
         self.evidence_dir = evidence
-        self.options: dict[str, Any] = {}
+        self.options: dict[str, Any] = dict(options or {})
         self._res = resources
+        self.docker_client = docker_client
 
     def resource(self, key: str, factory: Any, close: Any = None) -> Any:
         if key not in self._res:
@@ -168,6 +170,8 @@ class _Ctx:
         pass
 
     def fixture(self, name: str) -> Any:
+        if name == "mb_docker_client":
+            return self.docker_client
         assert name == "mb_browser"
         return self.resource(name, nav.launch_browser, nav.close_browser)
 
@@ -184,7 +188,8 @@ def test_suite_evaluate_prebuilt_and_summarize(tmp_path: Path) -> None:
                     "prebuilt_dist": f"{app}/dist", "input_tokens": 200_000, "output_tokens": 50_000,
                     "llm_calls": 12, "llm_seconds": 95.5, "_predictions_dir": str(APPS)}
             (tmp_path / model).mkdir()
-            results.append(SUITE.evaluate(rec, pred, _Ctx(tmp_path / model, resources)))
+            # prebuilt_dist is the trusted-only path (issue 18, item 3)
+            results.append(SUITE.evaluate(rec, pred, _Ctx(tmp_path / model, resources, {"mb_trust_candidates": True})))
     finally:
         for obj, close in resources.values():
             close(obj)

@@ -48,6 +48,7 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
 
 
+@pytest.mark.e2e
 def test_audit_names_the_unnoticed_hunk_the_never_reported_id_and_the_duplicate(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     gold = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n" + NOTES_HUNK
     test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
@@ -73,6 +74,7 @@ def test_audit_names_the_unnoticed_hunk_the_never_reported_id_and_the_duplicate(
     assert "<li>acme__calc-2</li>" in row  # same fix
 
 
+@pytest.mark.e2e
 def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     gold = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n" + NOTES_HUNK
     test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
@@ -149,6 +151,7 @@ def test_summary_of_no_audit_results() -> None:
     assert summarize_audit([{"instance_id": "x", "reason": "resolved"}])["instances"] == 0
 
 
+@pytest.mark.e2e
 def test_a_test_whose_state_depends_on_outside_state_is_flaky(pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path) -> None:
     mark = tmp_path / "flaky-mark"
     flaky = (f"import pathlib\n\n\ndef test_sometimes():\n    mark = pathlib.Path({str(mark)!r})\n"

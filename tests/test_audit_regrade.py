@@ -35,6 +35,7 @@ def _regrade(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, d
     return result, json.loads((pytester.path / "reports" / "regraded.json").read_text())
 
 
+@pytest.mark.e2e
 def test_regrade_gives_the_live_verdict_and_rereads_the_evidence(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     live = _live(pytester, pyrepo, "gold")
     assert live["instances"]["acme__calc-1"]["reason"] == "resolved"
@@ -56,6 +57,7 @@ def test_regrade_gives_the_live_verdict_and_rereads_the_evidence(pytester: pytes
     assert any("test_add_small" in t for t in again["failing"]["FAIL_TO_PASS"])
 
 
+@pytest.mark.e2e
 def test_regrade_keeps_a_policy_violation(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     fix = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n"
     gradle = ("diff --git a/app/build.gradle b/app/build.gradle\n--- a/app/build.gradle\n+++ b/app/build.gradle\n"
@@ -87,6 +89,7 @@ def test_regrade_of_a_missing_folder_is_a_usage_error(pytester: pytest.Pytester,
     result.stderr.fnmatch_lines(["*reports/nope is not a run folder*"])
 
 
+@pytest.mark.e2e
 def test_cached_items_are_regraded_from_the_run_that_evaluated_them(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     first = _live(pytester, pyrepo, "gold", run_id="first")
     live = _live(pytester, pyrepo, "gold")  # run "live" takes the result from the cache: no folder of its own

@@ -84,6 +84,7 @@ def events(log: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.skipif(not adb_available(), reason="needs Debian's adb and a JDK (javac)")
+@pytest.mark.e2e
 def test_emulators_start_boot_and_stop_and_given_devices_stay(stand_in: dict[str, Any], tmp_path: Path) -> None:
     adb = AdbServer()
     given = SimDevice(tmp_path / "given")

@@ -1,7 +1,8 @@
 """The device-repair suite end to end against simulated devices, through adbutils and Debian's real adb server.
 
-Every test here starts a private adb server (``adb -P <free port>``, killed at teardown) and simulated devices
-(``tests/adbsim``) that the server reaches with ``adb connect``. The bundled self-made records are built with
+Each test module process shares one private adb server (``adb -P <free port>``, killed at module end) and one
+booted healthy simulated device (``tests/adbsim``, reached with ``adb connect``; its log is emptied for each test);
+a test that scripts a device fault gets a device of its own, since fault counters are per device. The bundled self-made records are built with
 the host JDK and their ONE target method runs on a real JVM behind the simulated device, so S_bug's
 assertion failure and S_fix's pass come from real code. Scripted behaviours stand for the device faults.
 """
@@ -46,17 +47,22 @@ def load(name: str, **plan_update: Any) -> LoadedRecord:
 
 
 FAST = {"timeouts": Timeouts(build_s=120, install_s=30, test_s=30, no_output_s=2, boot_s=2), "settle_s": 0.0}
+#: for tests where only the scripted fault may end a run early: a real JVM start on a loaded machine can stay
+#: silent for more than FAST's 2 s, which would read as a hang
+PATIENT = {"timeouts": Timeouts(build_s=120, install_s=30, test_s=60, no_output_s=20, boot_s=2), "settle_s": 0.0}
 
 
 class Ctx:
-    """What the plugin hands ``evaluate`` (run id, evidence folder, options, fixtures, resources)."""
+    """What the plugin hands ``evaluate`` (run id, evidence folder, options, fixtures, resources).
 
-    def __init__(self, evidence: Path, pool: Any, **options: Any) -> None:
+    Resources are made once per test module and closed at its end, as the plugin does per session."""
+
+    def __init__(self, evidence: Path, pool: Any, resources: dict[str, Any], **options: Any) -> None:
         self.run_id = "t"
         self.evidence_dir = evidence
         self.options = {"mb_device_retries": 2, **options}
         self._pool = pool
-        self._resources: dict[str, Any] = {}
+        self._resources = resources
         self.lines: list[str] = []
 
     def progress(self, message: str) -> None:
@@ -67,7 +73,18 @@ class Ctx:
         return self._pool
 
     def resource(self, key: str, factory: Any, close: Any = None) -> Any:
-        return self._resources.setdefault(key, factory())
+        if key not in self._resources:
+            self._resources[key] = (factory(), close)
+        return self._resources[key][0]
+
+
+@pytest.fixture(scope="module")
+def resources() -> Iterator[dict[str, Any]]:
+    made: dict[str, Any] = {}
+    yield made
+    for obj, close in reversed(list(made.values())):
+        if close is not None:
+            close(obj)
 
 
 @pytest.fixture(scope="module")
@@ -77,17 +94,43 @@ def adb() -> Iterator[AdbServer]:
     server.close()
 
 
+@pytest.fixture(scope="module")
+def devices_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's simulated devices (they share one compiled instrumentation runner)."""
+    return tmp_path_factory.mktemp("devices")
+
+
+def pool_of(adb: AdbServer, device: SimDevice, locks: Path, log_dir: Path) -> Any:
+    pool, _ = make_pool({"mb_devices": device.serial, "mb_adb_server": f"127.0.0.1:{adb.port}",
+                         "mb_device_lock_dir": str(locks)}, log_dir=log_dir)
+    return pool
+
+
+@pytest.fixture(scope="module")
+def healthy(adb: AdbServer, devices_dir: Path) -> Iterator[tuple[SimDevice, Any]]:
+    """One booted device without scripted faults, shared by the module's tests (``device_factory()``)."""
+    device = SimDevice(devices_dir / "healthy")
+    adb.connect(device)
+    yield device, pool_of(adb, device, devices_dir / "locks", devices_dir)
+    adb.adb("disconnect", device.serial)
+    device.close()
+
+
 @pytest.fixture
-def device_factory(adb: AdbServer, tmp_path: Path) -> Iterator[Any]:
+def device_factory(adb: AdbServer, healthy: tuple[SimDevice, Any], devices_dir: Path) -> Iterator[Any]:
+    """``make()``: the shared healthy device, its log emptied (a test sees only its own events);
+    ``make(script)``: a device of its own with scripted faults (their counters are per device)."""
     made: list[SimDevice] = []
 
     def make(script: Script | None = None) -> tuple[SimDevice, Any]:
-        device = SimDevice(tmp_path / f"device{len(made)}", script)
+        if script is None:
+            device, pool = healthy
+            device.log_path.write_text("", encoding="utf-8")
+            return device, pool
+        device = SimDevice(devices_dir / f"scripted{len(list(devices_dir.glob('scripted*')))}", script)
         made.append(device)
         adb.connect(device, wait_state=None if device.script.offline else "device")
-        pool, _ = make_pool({"mb_devices": device.serial, "mb_adb_server": f"127.0.0.1:{adb.port}",
-                             "mb_device_lock_dir": str(tmp_path / "locks")}, log_dir=tmp_path)
-        return device, pool
+        return device, pool_of(adb, device, devices_dir / "locks", devices_dir)
 
     yield make
     for device in made:
@@ -99,9 +142,15 @@ def device_log(device: SimDevice) -> list[dict[str, Any]]:
     return [json.loads(line) for line in device.log_path.read_text(encoding="utf-8").splitlines()]
 
 
-def evaluate(loaded: LoadedRecord, prediction: dict | None, pool: Any, evidence: Path) -> dict[str, Any]:
-    evidence.mkdir(parents=True, exist_ok=True)
-    return SUITE.evaluate(loaded, prediction, Ctx(evidence, pool))
+@pytest.fixture
+def evaluate(resources: dict[str, Any]) -> Any:
+    """``evaluate(loaded, prediction, pool, evidence)``: the suite's evaluate in a module-wide context."""
+
+    def run(loaded: LoadedRecord, prediction: dict | None, pool: Any, evidence: Path) -> dict[str, Any]:
+        evidence.mkdir(parents=True, exist_ok=True)
+        return SUITE.evaluate(loaded, prediction, Ctx(evidence, pool, resources))
+
+    return run
 
 
 def candidate_patch(tmp_path: Path, name: str, edits: dict[str, Any]) -> str:
@@ -122,6 +171,12 @@ def real_fix(text: str) -> str:
     return text.replace("value * percent / 10;", "value * percent / 100;")
 
 
+@pytest.fixture(scope="module")
+def fixed_calc(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The candidate patch that really fixes ``calc`` (made once per module)."""
+    return candidate_patch(tmp_path_factory.mktemp("fixed"), "calc", {CALC: real_fix})
+
+
 GOLD = {"model_patch": "<gold>", "model_name_or_path": "gold"}
 
 
@@ -139,9 +194,9 @@ def reference_fix(tmp_path: Path, name: str) -> str:
 # ------------------------------------------------------------------------------------------------ gold
 
 
-@pytest.mark.parametrize(("name", "message"), [("calc", "expected:<30> but was:<300>"),
-                                                ("textutils", 'Expected: is "hello-world"')])
-def test_gold_is_accepted_from_real_runs(device_factory: Any, tmp_path: Path, name: str, message: str) -> None:
+@pytest.mark.parametrize(("name", "message"), [("calc", "expected:<30> but was:<300>"),  # the fast lane's device run
+                                                pytest.param("textutils", 'Expected: is "hello-world"', marks=pytest.mark.e2e)])
+def test_gold_is_accepted_from_real_runs(device_factory: Any, tmp_path: Path, evaluate: Any, name: str, message: str) -> None:
     device, pool = device_factory()
     result = evaluate(load(name), GOLD, pool, tmp_path / "ev")
     assert (result["reason"], result["passed"], result["accepted"]) == ("resolved", True, True), result["detail"]
@@ -158,7 +213,8 @@ def test_gold_is_accepted_from_real_runs(device_factory: Any, tmp_path: Path, na
     assert {k: again[k] for k in ("reason", "passed", "q_outcome", "states")} == {k: result[k] for k in ("reason", "passed", "q_outcome", "states")}
 
 
-def test_regrade_refuses_evidence_of_other_record_bytes(device_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_regrade_refuses_evidence_of_other_record_bytes(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     evaluate(load("textutils"), GOLD, pool, tmp_path / "ev")
     loaded = load("textutils")
@@ -167,7 +223,7 @@ def test_regrade_refuses_evidence_of_other_record_bytes(device_factory: Any, tmp
         SUITE.regrade(changed, tmp_path / "ev")
 
 
-def test_empty_and_missing_predictions_are_not_resolved(tmp_path: Path) -> None:
+def test_empty_and_missing_predictions_are_not_resolved(tmp_path: Path, evaluate: Any) -> None:
     empty = evaluate(load("calc"), {"model_patch": "", "model_name_or_path": "m"}, None, tmp_path / "e1")
     assert (empty["reason"], empty["passed"], empty["retryable"]) == ("empty_patch", False, False)
     missing = evaluate(load("calc"), None, None, tmp_path / "e2")
@@ -190,10 +246,11 @@ def test_empty_and_missing_predictions_are_not_resolved(tmp_path: Path) -> None:
     ],
     ids=["crash", "hang", "install", "slow-boot", "offline", "api-level"],
 )
-def test_scripted_infrastructure_is_retried_on_the_same_candidate(device_factory: Any, tmp_path: Path,
+@pytest.mark.e2e
+def test_scripted_infrastructure_is_retried_on_the_same_candidate(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str,
                                                                   script: Script, kind: str) -> None:
     _, pool = device_factory(script)
-    patch = candidate_patch(tmp_path, "calc", {CALC: real_fix})
+    patch = fixed_calc
     result = evaluate(load("calc", **FAST), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert (result["reason"], result["retryable"], result["infra_kind"]) == ("infra_error", True, kind), result["detail"]
     candidate = [a for a in result["attempt_log"] if a["state"] == "candidate"]
@@ -208,10 +265,11 @@ def test_scripted_infrastructure_is_retried_on_the_same_candidate(device_factory
     assert summary["infra_by_kind"] == {kind: 1}
 
 
-def test_a_transient_crash_is_retried_and_the_retry_counts(device_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_a_transient_crash_is_retried_and_the_retry_counts(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str) -> None:
     _, pool = device_factory(Script(instrument="crash", scripted_times=1))
-    patch = candidate_patch(tmp_path, "calc", {CALC: real_fix})
-    result = evaluate(load("calc", **FAST), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
+    patch = fixed_calc
+    result = evaluate(load("calc", **PATIENT), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert (result["reason"], result["passed"]) == ("resolved", True), result["detail"]
     assert [a["infra_kind"] for a in result["attempt_log"]] == ["app_crash", None]
 
@@ -219,9 +277,10 @@ def test_a_transient_crash_is_retried_and_the_retry_counts(device_factory: Any, 
 # ------------------------------------------------------------------------------------------------ candidates
 
 
-def test_a_real_fix_resolves_and_a_wrong_file_is_wrong_localization(device_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_a_real_fix_resolves_and_a_wrong_file_is_wrong_localization(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str) -> None:
     _, pool = device_factory()
-    good = evaluate(load("calc"), {"model_patch": candidate_patch(tmp_path, "calc", {CALC: real_fix}),
+    good = evaluate(load("calc"), {"model_patch": fixed_calc,
                                    "model_name_or_path": "m", "ranked_files": [CALC]}, pool, tmp_path / "e1")
     assert (good["reason"], good["fail_to_pass"], good["regression_safe"]) == ("resolved", True, True)
     assert good["localization"]["hit@1"] == 1.0
@@ -230,19 +289,21 @@ def test_a_real_fix_resolves_and_a_wrong_file_is_wrong_localization(device_facto
     assert (wrong["reason"], wrong["cause"], wrong["q_outcome"]) == ("unresolved", "no_production_edit", "assertion_failure")
 
 
-def test_candidate_that_crashes_the_app_stays_in_the_denominator(device_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_candidate_that_crashes_the_app_stays_in_the_denominator(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     """A candidate cannot turn its failure into 'infrastructure' by killing the process: the reference state
     passes on the same device, so the persisting crash is attributed to the candidate."""
     _, pool = device_factory()
     crash = candidate_patch(tmp_path, "calc", {CALC: lambda t: t.replace("return value * percent / 10;",
                                                                          "System.exit(3);\n        return 0;")})
-    result = evaluate(load("calc", **FAST), {"model_patch": crash, "model_name_or_path": "m"}, pool, tmp_path / "ev")
+    result = evaluate(load("calc", **PATIENT), {"model_patch": crash, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert (result["reason"], result["retryable"], result["cause"]) == ("app_crash", False, "app_crash"), result["detail"]
     states = [a["state"] for a in result["attempt_log"]]
     assert states == ["candidate"] * 3 + ["reference"]
 
 
-def test_candidate_that_hangs_is_a_timeout_not_infrastructure(device_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_candidate_that_hangs_is_a_timeout_not_infrastructure(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     hang = candidate_patch(tmp_path, "calc", {CALC: lambda t: t.replace("return value * percent / 10;",
                                                                         "while (value >= 0) { value += 0; }\n        return 0;")})
@@ -250,18 +311,22 @@ def test_candidate_that_hangs_is_a_timeout_not_infrastructure(device_factory: An
     assert (result["reason"], result["retryable"], result["cause"]) == ("timeout", False, "timeout"), result["detail"]
 
 
-def test_candidate_shadowing_junit_assertions_is_caught(device_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_candidate_shadowing_junit_assertions_is_caught(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     """A no-op org.junit.Assert shipped in the app would make q pass; the app artefact is inspected."""
     _, pool = device_factory()
-    fake = "package org.junit;\n\npublic class Assert {\n    public static void assertEquals(long a, long b) {}\n}\n"
+    fake = ("package org.junit;\n\npublic class Assert {\n    public static void assertEquals(long a, long b) {}\n"
+            "    public static void assertEquals(Object a, Object b) {}\n    public static void fail(String m) {}\n}\n")
     patch = candidate_patch(tmp_path, "calc", {"src/main/java/org/junit/Assert.java": lambda _t: fake})
     result = evaluate(load("calc"), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
-    assert result["q_outcome"] == "passed"  # the shadowing really worked on the device ...
-    assert (result["reason"], result["passed"]) == ("unresolved", False)  # ... and is not rewarded
+    # the shadowing really worked on the device: the failing canary passed too ...
+    assert result["q_outcome"] == "runner_compromised" and "must fail on its assertion" in result["detail"]
+    assert (result["reason"], result["passed"]) == ("policy_violation", False)  # ... and is not rewarded
     assert "shadows_test_stack" in result["flags"]
 
 
-def test_candidate_editing_the_test_is_restored_and_flagged(device_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_candidate_editing_the_test_is_restored_and_flagged(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     test_file = "src/test/java/com/example/calc/CalculatorTest.java"
     patch = candidate_patch(tmp_path, "calc", {test_file: lambda t: t.replace("assertEquals(5,", "assertEquals(5 + 0,")})
@@ -270,7 +335,8 @@ def test_candidate_editing_the_test_is_restored_and_flagged(device_factory: Any,
     assert (result["reason"], result["cause"]) == ("unresolved", "no_production_edit")
 
 
-def test_a_missing_target_method_from_real_junit_is_not_run(device_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_a_missing_target_method_from_real_junit_is_not_run(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     loaded = load("calc")
     wrong = dataclasses.replace(loaded, record=loaded.record.model_copy(update={"target": "com.example.calc.CalculatorTest#nope"}))
@@ -278,12 +344,13 @@ def test_a_missing_target_method_from_real_junit_is_not_run(device_factory: Any,
     assert result["reason"] == "record_rejected"
     assert result["states"]["S_bug"]["target"] == "not_run"
     output = (tmp_path / "ev" / "states" / "S_bug" / "attempt-1" / "instrument.0.txt").read_text()
-    assert "org.junit.runner.manipulation.Filter" in output and "initializationError" in output
+    assert "test=nope" not in output and "test=canary_fail_" in output  # the canaries ran, q does not exist
 
 
 # ------------------------------------------------------------------------------------------------ pool under xdist
 
 
+@pytest.mark.e2e
 def test_xdist_workers_never_share_a_device(adb: AdbServer, tmp_path: Path) -> None:
     """``-n 2``, two simulated devices, four device items over two repositories: from the devices' own logs,
     every lease on a device ends before the next begins, and one item never holds two devices."""
@@ -338,16 +405,17 @@ def test_xdist_workers_never_share_a_device(adb: AdbServer, tmp_path: Path) -> N
             device.close()
 
 
-def test_a_candidate_that_does_not_apply_is_its_own_fault(device_factory: Any, tmp_path: Path) -> None:
+def test_a_candidate_that_does_not_apply_is_its_own_fault(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str) -> None:
     _, pool = device_factory()
-    stale = candidate_patch(tmp_path, "calc", {CALC: real_fix}).replace("value * percent / 10;", "value * percent / 7;")
+    stale = fixed_calc.replace("value * percent / 10;", "value * percent / 7;")
     result = evaluate(load("calc"), {"model_patch": stale, "model_name_or_path": "m"}, pool, tmp_path / "e1")
     assert (result["reason"], result["retryable"], result["patch_valid"]) == ("patch_apply_failed", False, False)
     garbage = evaluate(load("calc"), {"model_patch": "not a diff\n", "model_name_or_path": "m"}, pool, tmp_path / "e2")
     assert (garbage["reason"], garbage["retryable"]) == ("patch_apply_failed", False)
 
 
-def test_candidate_shipping_its_own_test_class_is_caught(device_factory: Any, tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_candidate_shipping_its_own_test_class_is_caught(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     """A production file named like the test class, with a passing target method, is loaded instead of the
     record's test (the app's classes win): the build is inspected for classes both artefacts ship."""
     _, pool = device_factory()
@@ -360,6 +428,6 @@ def test_candidate_shipping_its_own_test_class_is_caught(device_factory: Any, tm
         "javac -proc:none -d build/app", "javac -proc:none -cp /usr/share/java/junit4.jar -d build/app")})
     loaded = dataclasses.replace(loaded, record=loaded.record.model_copy(update={"plan": plan}))
     result = evaluate(loaded, {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
-    assert result["q_outcome"] == "passed"  # the fake test class really ran
-    assert (result["reason"], result["passed"]) == ("unresolved", False)
+    assert result["q_outcome"] == "runner_compromised"  # the fake test class really ran (it has no canaries)
+    assert (result["reason"], result["passed"]) == ("policy_violation", False)
     assert "shadows_test_stack" in result["flags"]

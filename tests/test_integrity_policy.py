@@ -42,6 +42,7 @@ def _instance(repo: PyRepo, pytester: pytest.Pytester) -> IssueInstance:
     return loaded.record  # type: ignore[union-attr]
 
 
+@pytest.mark.e2e
 def test_gradle_test_task_tweak_is_restored_flagged_and_a_violation(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     cheat = _fix(pyrepo) + (
         "diff --git a/app/build.gradle b/app/build.gradle\n--- a/app/build.gradle\n+++ b/app/build.gradle\n"
@@ -58,6 +59,7 @@ def test_gradle_test_task_tweak_is_restored_flagged_and_a_violation(pytester: py
     assert regrade(_instance(pyrepo, pytester), evidence)["reason"] == "policy_violation"
 
 
+@pytest.mark.e2e
 def test_planted_results_and_wrapper_edits_are_never_applied(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     planted = (
         '<testsuite name="x" tests="3"><testcase classname="app.src.test.test_add" name="test_add_small"/>'
@@ -81,12 +83,14 @@ def test_planted_results_and_wrapper_edits_are_never_applied(pytester: pytest.Py
     assert regrade(_instance(pyrepo, pytester), evidence)["reason"] == "policy_violation"
 
 
+@pytest.mark.e2e
 def test_an_untouched_candidate_still_resolves_and_regrades_the_same(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     inst, evidence = _run(pytester, pyrepo, _fix(pyrepo))
     assert inst["reason"] == "resolved" and inst["flags"] == []
     assert regrade(_instance(pyrepo, pytester), evidence)["reason"] == "resolved"
 
 
+@pytest.mark.e2e
 def test_results_written_elsewhere_are_named_or_explained(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     elsewhere = manifest_for(pyrepo).replace(
         "--junitxml=app/build/test-results/testDebugUnitTest/TEST-calc.xml", "--junitxml=out/junit.xml"

@@ -52,6 +52,7 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
 
 
+@pytest.mark.e2e
 def test_gold_resolves_with_every_transition_kind(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     result, summary = _run(pytester, pyrepo, "gold")
     result.assert_outcomes(passed=1)
@@ -67,12 +68,14 @@ def test_gold_resolves_with_every_transition_kind(pytester: pytest.Pytester, pyr
     assert parsed["tests"]["app.src.test.test_add#test_add_small"] == "PASS"
 
 
+@pytest.mark.e2e
 def test_empty_patch(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     result, summary = _run(pytester, pyrepo, "empty")
     result.assert_outcomes(failed=1)
     assert summary["resolution_rate"] == 0.0 and summary["by_reason"] == {"empty_patch": 1}
 
 
+@pytest.mark.e2e
 def test_wrong_patch_is_unresolved_naming_the_failing_tests(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     result, summary = _run(pytester, pyrepo, [_pred(WRONG_PATCH)])
     result.assert_outcomes(failed=1)
@@ -86,6 +89,7 @@ def test_wrong_patch_is_unresolved_naming_the_failing_tests(pytester: pytest.Pyt
     assert inst["p2p_passed"] == 1
 
 
+@pytest.mark.e2e
 def test_patch_that_does_not_apply(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     stale = WRONG_PATCH.replace("return a + b + 1", "return a + b + 7")
     result, summary = _run(pytester, pyrepo, [_pred(stale)])
@@ -104,6 +108,7 @@ def test_text_that_is_not_a_diff(pytester: pytest.Pytester, pyrepo: PyRepo) -> N
     assert "model_patch of acme__calc-1" in inst["detail"]
 
 
+@pytest.mark.e2e
 def test_candidate_edits_to_tests_are_restored_and_flagged(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     sneaky = _fix_patch(pyrepo) + (
         "diff --git a/app/src/test/test_sub.py b/app/src/test/test_sub.py\n"
@@ -117,6 +122,7 @@ def test_candidate_edits_to_tests_are_restored_and_flagged(pytester: pytest.Pyte
     assert inst["test_files_touched"] == ["app/src/test/test_sub.py"]
 
 
+@pytest.mark.e2e
 def test_changing_gradle_test_configuration_is_a_policy_violation(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     (pyrepo.path / "app" / "build.gradle").write_text("android {\n}\n")
     git(pyrepo.path, "add", "-A")
@@ -133,6 +139,7 @@ def test_changing_gradle_test_configuration_is_a_policy_violation(pytester: pyte
     assert "ignoreFailures" in inst["detail"]
 
 
+@pytest.mark.e2e
 def test_timeout_is_its_own_reason(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     manifest = manifest_for(pyrepo, instance_extra="timeout_s: 1").replace(pyrepo.test_command, "sleep 30")
     result, summary = _run(pytester, pyrepo, "gold", manifest=manifest)
@@ -141,6 +148,7 @@ def test_timeout_is_its_own_reason(pytester: pytest.Pytester, pyrepo: PyRepo) ->
     assert inst["duration_s"] < 20
 
 
+@pytest.mark.e2e
 def test_unchanged_rerun_reuses_results_and_changed_patch_is_evaluated(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     _, first = _run(pytester, pyrepo, [_pred(WRONG_PATCH)])
     assert not first["instances"]["acme__calc-1"].get("cached")
@@ -154,6 +162,7 @@ def test_unchanged_rerun_reuses_results_and_changed_patch_is_evaluated(pytester:
     assert not forced["instances"]["acme__calc-1"].get("cached")
 
 
+@pytest.mark.e2e
 def test_validation_proposes_gold_lists(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     manifest = manifest_for(pyrepo)
     result, summary = _run(pytester, pyrepo, "gold", "--mb-validate", "--mb-validate-runs=2", manifest=manifest)

@@ -81,6 +81,7 @@ def figure_ids(text: str) -> set[str]:
     return set(re.findall(r'<figure class="plot" id="([^"]+)"', text))
 
 
+@pytest.mark.e2e
 def test_every_suite_gets_its_plots_and_headline(tmp_path: Path) -> None:
     page, _ = make_page(tmp_path)
     text = page.read_text()
@@ -94,6 +95,7 @@ def test_every_suite_gets_its_plots_and_headline(tmp_path: Path) -> None:
     assert stat.S_IMODE(os.stat(page).st_mode) == 0o644
 
 
+@pytest.mark.e2e
 def test_nothing_from_a_result_becomes_markup(tmp_path: Path) -> None:
     text = make_page(tmp_path)[0].read_text()
     assert "<script" not in text and "onerror=" not in text.replace("onerror=&quot;", "")

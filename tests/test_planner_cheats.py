@@ -159,7 +159,7 @@ def test_a_prediction_cannot_carry_its_own_results() -> None:
 class _Ctx:
     def __init__(self, tmp_path: Path) -> None:
         self.evidence_dir = tmp_path
-        self.options = {"mb_repeat": 1}
+        self.options = {"mb_trials": None}
         self.run_id = "r"
 
     def fixture(self, name: str):

@@ -193,6 +193,7 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
     assert offline["score"] == live["score"] == 1.0
 
 
+@pytest.mark.e2e
 def test_live_mode_under_xdist_workers_carry_the_endpoints_model(server, pytester: pytest.Pytester, no_agent_env) -> None:
     """``-n 2``: each worker derives the live model from the same options; the item runs live on a worker."""
     url, holder = server
@@ -213,7 +214,7 @@ LIVE_PREDICTION = {"instance_id": "med-like-song", "model_name_or_path": "script
 
 class _Ctx:
     def __init__(self, folder: Path, agent: AgentEndpoint, repeat: int) -> None:
-        self.evidence_dir, self.options, self.run_id, self._agent = folder, {"mb_repeat": repeat}, "r", agent
+        self.evidence_dir, self.options, self.run_id, self._agent = folder, {"mb_trials": repeat}, "r", agent
         self.messages: list[str] = []
 
     def fixture(self, name: str):
@@ -225,7 +226,7 @@ class _Ctx:
 
 
 def test_live_repeats_make_k_episodes(server, tmp_path: Path) -> None:
-    """--mb-repeat 2 in live mode: two episodes; the first good, the second gives up -> pass^k fails."""
+    """--mb-trials 2 in live mode: two episodes; the first good, the second gives up -> pass^k fails."""
     url, holder = server
     rec = _records()["med-like-song"]
     gold = _script_of(rec.record.gold_calls)
@@ -345,4 +346,4 @@ def test_the_endpoint_enters_the_result_cache_key() -> None:
     from pytest_mobilebench.suites.planner import PlannerSuite
 
     keyed = {o.dest for o in PlannerSuite.options if o.keyed}
-    assert {"mb_agent_base_url", "mb_agent_model", "mb_repeat"} <= keyed
+    assert {"mb_agent_base_url", "mb_agent_model", "mb_trials"} <= keyed

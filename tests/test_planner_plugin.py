@@ -59,6 +59,7 @@ def bundled_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return json.loads((reports / "summary.json").read_text())
 
 
+@pytest.mark.e2e
 def test_gold_noop_and_weak_agent_overall(bundled_run: dict) -> None:
     tables = bundled_run["suite_tables"]["planner"]["by_model"]
     assert tables["gold-replay"]["overall"] == 1.0
@@ -66,6 +67,7 @@ def test_gold_noop_and_weak_agent_overall(bundled_run: dict) -> None:
     assert 0.0 < tables["weak-agent"]["overall"] < 1.0
 
 
+@pytest.mark.e2e
 def test_weak_agent_per_dimension_breakdown(bundled_run: dict) -> None:
     gen = _generator()
     tasks = gen.tasks()

@@ -182,3 +182,31 @@ def test_one_bad_task_does_not_stop_the_others(tmp_path: Path) -> None:
 def test_load_tasks_without_line_numbers() -> None:
     data = yaml.safe_load((CASES / "media.yaml").read_text())
     assert all(isinstance(t, Task) for t in load_tasks(CASES / "media.yaml", data))
+
+
+def test_an_answer_check_without_distractors_is_rejected(tmp_path: Path) -> None:
+    path, _ = _one_task_file(tmp_path, bucket="behaviour", target=[], checks=[{"answer_contains": ["lunch"]}])
+    [err] = _errors(path)
+    assert "distractors" in str(err) and err.field.startswith("checks")
+    path, _ = _one_task_file(tmp_path, bucket="behaviour", target=[],
+                             checks=[{"called": {"tool": "create_event"}, "distractors": ["x"]}])
+    [err] = _errors(path)
+    assert "distractors belong" in str(err)
+
+
+def test_harmless_and_optional_names_are_checked(tmp_path: Path) -> None:
+    path, _ = _one_task_file(tmp_path, harmless=[{"table": "events", "columns": ["colour"]}])
+    [err] = _errors(path)
+    assert "harmless" in str(err) and "colour" in str(err)
+    path, _ = _one_task_file(tmp_path, expected_calls=[{"tool": "create_event", "optional": ["colour"]}])
+    [err] = _errors(path)
+    assert "colour" in str(err)
+
+
+def test_canonical_values_read_currencies_and_thousands() -> None:
+    from pytest_mobilebench.suites.planner.grading import canon, spec_matches
+
+    assert canon("€") == canon("EUR") == canon(" euros ") == "eur" and canon("$") == "usd"
+    assert canon("1,000.50") == 1000.5 and canon("950") == canon(950.0)
+    assert canon("NAN") == "nan" == canon(canon("NaN")) and canon("1_000") == "1_000"  # float() would read them
+    assert not spec_matches("EUR", "USD") and spec_matches("Henrik  DAHL", "henrik dahl")

@@ -107,6 +107,7 @@ def test_without_predictions_selected_items_are_a_usage_error(cases: pytest.Pyte
     result.stderr.fnmatch_lines(["*no --predictions was given*", "*--predictions=gold*"])
 
 
+@pytest.mark.e2e
 def test_without_predictions_under_xdist_the_controller_prints_the_usage_text(cases: pytest.Pytester) -> None:
     """Workers collect under ``-n``: the controller stops the run with the same text, printed plainly."""
     result = cases.runpytest_subprocess("cases", "-n", "2", "-p", "no:cacheprovider")

@@ -60,6 +60,7 @@ def _check_headlines(pytester: pytest.Pytester, result: pytest.RunResult, summar
     return block
 
 
+@pytest.mark.e2e
 def test_bundled_examples_headlines_gold_empty_and_cached(pytester: pytest.Pytester) -> None:
     result, summary = _run(pytester, "gold", "gold-1", "-n", "2")
     result.assert_outcomes(passed=2)

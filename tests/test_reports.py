@@ -22,6 +22,7 @@ instances:
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.e2e
 def test_one_summary_and_one_junit_with_properties(pytester: pytest.Pytester, workers: list[str]) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
     result = pytester.runpytest(
@@ -86,6 +87,7 @@ def _summary(pytester: pytest.Pytester) -> dict:
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.e2e
 def test_no_predictions_is_a_usage_error_listing_the_choices(pytester: pytest.Pytester, workers: list[str]) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
     result = pytester.runpytest(*workers, "-p", "no:cacheprovider")
@@ -142,6 +144,7 @@ def test_selecting_nothing_leaves_the_last_summary(pytester: pytest.Pytester) ->
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.e2e
 def test_progress_log_has_a_finished_line_per_item(pytester: pytest.Pytester, workers: list[str]) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
     result = pytester.runpytest(*workers, "--predictions=empty", "--mb-run-id=p1", "-p", "no:cacheprovider")
@@ -153,12 +156,14 @@ def test_progress_log_has_a_finished_line_per_item(pytester: pytest.Pytester, wo
         assert "[4/4] finished" in result.stdout.str()
 
 
+@pytest.mark.e2e
 def test_quiet_runs_print_no_progress_lines(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
     result = pytester.runpytest("-n", "2", "-q", "--predictions=empty", "-p", "no:cacheprovider")
     assert "finished acme__app" not in result.stdout.str()
 
 
+@pytest.mark.e2e
 def test_cached_rerun_is_counted_and_output_files_are_world_readable(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
     pytester.runpytest("--predictions=empty", "--mb-run-id=c1", "-p", "no:cacheprovider")

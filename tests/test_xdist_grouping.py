@@ -23,6 +23,7 @@ def _manifest(repo: str, n: int) -> str:
     return f"suite: issue_resolution\nrepo: {repo}\nframework: android\ninstances:\n{entries}"
 
 
+@pytest.mark.e2e
 def test_loadgroup_serialises_each_repository_on_one_worker(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", a=_manifest("acme/alpha", 4), b=_manifest("acme/beta", 4), c=_manifest("acme/gamma", 4))
     pytester.makeconftest(

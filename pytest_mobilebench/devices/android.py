@@ -4,7 +4,7 @@ The verifier discipline of SPEC section 2 ("Verifier discipline"): check the dev
 level and ABI against the execution plan, wait for boot completion (``sys.boot_completed``,
 ``dev.bootcomplete``, boot animation stopped) plus a settle interval, wake and unlock, uninstall stale
 packages, ``pm install -r -t`` the fresh APKs (never launched), clear app and test data, run only
-``am instrument -w -r -e class pkg.Class#method <runner>`` under a wall-clock AND a no-output deadline
+``am instrument -w -r -e class pkg.Class#method,... <runner>`` (the method and its canaries) under a wall-clock AND a no-output deadline
 (both packages force-stopped on either), and dump logcat (main and crash buffers).
 
 Every failure of the device or of adb raises :class:`DeviceError` with an infrastructure ``kind``
@@ -53,7 +53,8 @@ class InstrumentRun:
         command: the exact shell command sent.
         output: everything it printed (stdout and stderr, in order).
         exit_code: the shell exit status (None when it was cut off).
-        timed_out: None, ``"wall"`` (wall-clock limit) or ``"no_output"`` (nothing printed for too long).
+        timed_out: None, ``"wall"`` (wall-clock limit), ``"no_output"`` (nothing printed for too long) or
+            ``"output_limit"`` (more than :data:`MAX_OUTPUT_BYTES` printed: the harness stops reading).
         duration_s: seconds.
     """
 
@@ -69,6 +70,8 @@ class InstrumentRun:
 
 
 _INSTALL_FAILURE_RE: Final = re.compile(r"Failure \[([A-Z_]+)")
+#: bytes of ``am instrument`` output kept at most (code under test could print without end)
+MAX_OUTPUT_BYTES: Final = 64 << 20
 
 
 def install_failure_code(output: str) -> str | None:
@@ -219,21 +222,22 @@ class AndroidDevice:
 
     # ------------------------------------------------------------------ instrumentation
 
-    def instrument(self, target: str, component: str, *, wall_s: float, no_output_s: float,
+    def instrument(self, tests: str | Sequence[str], component: str, *, wall_s: float, no_output_s: float,
                    stop_packages: Sequence[str]) -> InstrumentRun:
-        """Run ONE test method: ``am instrument -w -r -e class <target> <component>``.
+        """Run the selected methods in ONE call: ``am instrument -w -r -e class <a>,<b>,... <component>``.
 
         Args:
-            target: ``pkg.Class#method``.
+            tests: ``pkg.Class#method``, or several (the target and its canaries), in one selection.
             component: ``test.package/runner.Class``.
             wall_s: wall-clock limit, seconds.
             no_output_s: limit on seconds without any output.
-            stop_packages: force-stopped when a limit is hit.
+            stop_packages: force-stopped when a limit (or :data:`MAX_OUTPUT_BYTES`) is hit.
 
         Raises:
             DeviceError: ``adb_error`` when the stream cannot be opened.
         """
-        command = f"am instrument -w -r -e class {shlex.quote(target)} {shlex.quote(component)}"
+        selection = tests if isinstance(tests, str) else ",".join(tests)
+        command = f"am instrument -w -r -e class {shlex.quote(selection)} {shlex.quote(component)}"
         self.log(f"$ adb -s {self.serial} shell {command}")
         start = time.monotonic()
         try:
@@ -253,8 +257,11 @@ def _read_shell_v2(conn: Any, *, start: float, wall_s: float, no_output_s: float
     """Read shell v2 packets until the exit packet or a deadline. Returns ``(output, exit, timed_out)``."""
     chunks: list[bytes] = []
     buf = b""
+    size = 0
     last = time.monotonic()
     while True:
+        if size > MAX_OUTPUT_BYTES:
+            return b"".join(chunks).decode("utf-8", "replace"), None, "output_limit"
         now = time.monotonic()
         if now - start > wall_s:
             return b"".join(chunks).decode("utf-8", "replace"), None, "wall"
@@ -277,4 +284,5 @@ def _read_shell_v2(conn: Any, *, start: float, wall_s: float, no_output_s: float
                 return b"".join(chunks).decode("utf-8", "replace"), payload[0] if payload else None, None
             if payload:
                 chunks.append(payload)
+                size += len(payload)
                 last = time.monotonic()

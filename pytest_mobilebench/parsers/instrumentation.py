@@ -19,6 +19,15 @@ Status codes (``androidx.test.internal.runner.listener.InstrumentationResultPrin
 reports both assertion failures and uncaught exceptions as ``-2``; which one it was is told by the first
 exception of the ``stack`` (:func:`first_exception`, :data:`ASSERTION_TYPES`).
 
+Protocol level: ``INSTRUMENTATION_FAILED`` / ``INSTRUMENTATION_ABORTED`` count only at the start of a line
+(``am`` prints the first as ``android.util.AndroidException: INSTRUMENTATION_FAILED: ...``), outside any
+status value, and as the last protocol line of the output; ``INSTRUMENTATION_FAILED`` also only before any
+test event. Anywhere else (inside a ``stack`` value, a ``Caused by:`` line, before more protocol lines)
+they are text and land in :attr:`InstrumentationRun.warnings`. The result keys (``shortMsg`` ...) are those
+of the LAST result block: a status line after result lines starts the result over. Every test status block
+is kept in order (:attr:`InstrumentationRun.events`) for :func:`protocol_problems`, which checks that the
+stream has the structure only the runner writes.
+
 Test id: ``"{class}#{test}"`` exactly as reported (``org.junit.runner.manipulation.Filter#initializationError``
 for a method that does not exist). The registered ``"instrumentation"`` parser maps passed -> PASS,
 failed / error / incomplete -> FAIL, ignored / assumption failure -> SKIP.
@@ -43,11 +52,13 @@ from pytest_mobilebench.states import TestState
 __all__ = [
     "ASSERTION_TYPES",
     "InstrumentationRun",
+    "StatusEvent",
     "TestRecord",
     "TestStatus",
     "first_exception",
     "is_assertion",
     "parse_instrumentation",
+    "protocol_problems",
 ]
 
 START: Final = 1
@@ -123,6 +134,32 @@ class TestRecord:
 
 
 @dataclasses.dataclass(frozen=True)
+class StatusEvent:
+    """One test status block, in output order.
+
+    Attributes:
+        code: its ``INSTRUMENTATION_STATUS_CODE`` (1 start, 0 / -1 / -2 / -3 / -4 end).
+        test_id: ``"{class}#{test}"``.
+        current: the ``current`` value (the runner's 1-based test counter), None when absent or not a number.
+        numtests: the ``numtests`` value, None when absent or not a number.
+        runner_id: the ``id`` value ("" when absent).
+        line: 1-based line of the status code.
+    """
+
+    code: int
+    test_id: str
+    current: int | None
+    numtests: int | None
+    runner_id: str
+    line: int
+
+    @property
+    def is_start(self) -> bool:
+        """A start block (code 1)."""
+        return self.code == START
+
+
+@dataclasses.dataclass(frozen=True)
 class InstrumentationRun:
     """One whole ``am instrument -r`` output.
 
@@ -132,7 +169,13 @@ class InstrumentationRun:
         result: the ``INSTRUMENTATION_RESULT`` keys (``stream``, ``shortMsg``, ``longMsg`` ...).
         failed: the text after ``INSTRUMENTATION_FAILED:`` (runner missing / not instrumentable), or None.
         aborted: the text after ``INSTRUMENTATION_ABORTED:``, or None.
-        warnings: notes about damaged input (an unknown status code, a block without a test name).
+        warnings: notes about damaged input (an unknown status code, a block without a test name, a
+            marker that is not at protocol level).
+        events: every test status block (:class:`StatusEvent`), in order.
+        codes: how many ``INSTRUMENTATION_CODE`` lines the output has.
+        after_final: protocol lines (status, result, code) after the first ``INSTRUMENTATION_CODE``.
+        summary: ``(tests run, failures)`` read from the final result stream (``OK (3 tests)``,
+            ``Tests run: 3,  Failures: 1``), None when it has neither.
     """
 
     tests: dict[str, TestRecord]
@@ -141,11 +184,20 @@ class InstrumentationRun:
     failed: str | None
     aborted: str | None
     warnings: tuple[str, ...]
+    events: tuple[StatusEvent, ...] = ()
+    codes: int = 0
+    after_final: int = 0
+    summary: tuple[int, int] | None = None
 
     @property
     def short_msg(self) -> str | None:
         """``INSTRUMENTATION_RESULT: shortMsg=`` (e.g. ``Process crashed.``), or None."""
         return self.result.get("shortMsg")
+
+    @property
+    def complete(self) -> bool:
+        """The run ended as the runner ends it: a final ``INSTRUMENTATION_CODE`` and no crash / abort marker."""
+        return self.result_code is not None and not self.process_crashed and self.aborted is None
 
     @property
     def process_crashed(self) -> bool:
@@ -162,6 +214,10 @@ class InstrumentationRun:
             "failed": self.failed,
             "aborted": self.aborted,
             "warnings": list(self.warnings),
+            "events": [dataclasses.asdict(e) for e in self.events],
+            "codes": self.codes,
+            "after_final": self.after_final,
+            "summary": list(self.summary) if self.summary else None,
         }
 
 
@@ -191,8 +247,21 @@ def is_assertion(exception: str | None) -> bool:
 _LINE_RE: Final = re.compile(
     r"^(INSTRUMENTATION_STATUS|INSTRUMENTATION_RESULT): ([^=]*)=(.*)$"
     r"|^(INSTRUMENTATION_STATUS_CODE|INSTRUMENTATION_CODE): (-?\d+)\s*$"
-    r"|^.*?(INSTRUMENTATION_FAILED|INSTRUMENTATION_ABORTED): ?(.*)$"
+    r"|^(?:android\.util\.AndroidException: )?(INSTRUMENTATION_FAILED|INSTRUMENTATION_ABORTED): ?(.*)$"
 )
+_SUMMARY_OK_RE: Final = re.compile(r"^OK \((\d+) tests?\)\s*$", re.MULTILINE)
+_SUMMARY_FAIL_RE: Final = re.compile(r"^Tests run: (\d+),\s+Failures: (\d+)", re.MULTILINE)
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value is not None and value.strip().lstrip("-").isdigit() else None
+
+
+def _summary(stream: str) -> tuple[int, int] | None:
+    ok, fail = _SUMMARY_OK_RE.search(stream), _SUMMARY_FAIL_RE.search(stream)
+    if fail:
+        return int(fail.group(1)), int(fail.group(2))
+    return (int(ok.group(1)), 0) if ok else None
 
 
 class _Acc:
@@ -204,9 +273,12 @@ class _Acc:
         self.key: tuple[dict[str, str], str] | None = None
         self.starts: dict[str, int] = {}
         self.ends: dict[str, list[tuple[int, str]]] = {}
+        self.events: list[StatusEvent] = []
         self.result_code: int | None = None
-        self.failed: str | None = None
-        self.aborted: str | None = None
+        self.codes = 0
+        self.after_final = 0
+        self.marker: tuple[str, str, int] | None = None  # (kind, text, protocol lines seen before it)
+        self.protocol_lines = 0
         self.warnings: list[str] = []
 
     def status_code(self, code: int, lineno: int) -> None:
@@ -217,15 +289,43 @@ class _Acc:
             self.block, self.key = {}, None
             return
         test_id = f"{cls}#{test}"
+        if code != START and code not in _CODE_STATUS:
+            # a custom status (Instrumentation.sendStatus with another code): not a test event
+            self.warnings.append(f"output line {lineno}: unknown status code {code} for {test_id}")
+            self.block, self.key = {}, None
+            return
+        self.events.append(StatusEvent(code, test_id, _int(self.block.get("current")), _int(self.block.get("numtests")),
+                                       self.block.get("id", ""), lineno))
         if code == START:
             self.starts[test_id] = self.starts.get(test_id, 0) + 1
             self.ends.setdefault(test_id, [])
         else:
-            if code not in _CODE_STATUS:
-                self.warnings.append(f"output line {lineno}: unknown status code {code} for {test_id}")
             self.starts.setdefault(test_id, 0)
             self.ends.setdefault(test_id, []).append((code, self.block.get("stack", "")))
         self.block, self.key = {}, None
+
+    def protocol(self, kind: str) -> None:
+        """Count one protocol line (status / result / code) for the position rules."""
+        self.protocol_lines += 1
+        if self.codes:  # called before a code line is counted: the first one is not "after" itself
+            self.after_final += 1
+        if kind == "status" and self.result:
+            self.result = {}  # a status line after result lines: that result block was not the final one
+
+    def markers(self) -> tuple[str | None, str | None]:
+        """``(failed, aborted)``: the marker only when it is the last protocol line (and FAILED only before any test)."""
+        if self.marker is None:
+            return None, None
+        kind, text, before = self.marker
+        if before != self.protocol_lines:
+            self.warnings.append(f"{kind} followed by more protocol lines: not the runner's final word, ignored")
+            return None, None
+        if kind == "INSTRUMENTATION_FAILED":
+            if self.events:
+                self.warnings.append("INSTRUMENTATION_FAILED after test events: ignored")
+                return None, None
+            return text, None
+        return None, text
 
     def records(self) -> dict[str, TestRecord]:
         out: dict[str, TestRecord] = {}
@@ -246,37 +346,116 @@ class _Acc:
         return out
 
 
+def _line(acc: _Acc, raw: str, lineno: int) -> None:
+    match = _LINE_RE.match(raw)
+    if match is not None and match.group(6) and acc.key is not None:
+        match = None  # a marker inside a status / result value is that value's text
+    if match is None:
+        if acc.key is not None:
+            target, key = acc.key
+            target[key] += "\n" + raw
+        elif "INSTRUMENTATION_FAILED" in raw or "INSTRUMENTATION_ABORTED" in raw:
+            acc.warnings.append(f"output line {lineno}: marker not at protocol level, ignored")
+        return
+    if match.group(1):
+        acc.protocol("status" if match.group(1) == "INSTRUMENTATION_STATUS" else "result")
+        target = acc.block if match.group(1) == "INSTRUMENTATION_STATUS" else acc.result
+        target[match.group(2)] = match.group(3)
+        acc.key = (target, match.group(2))
+    elif match.group(4) == "INSTRUMENTATION_STATUS_CODE":
+        acc.protocol("status")
+        acc.status_code(int(match.group(5)), lineno)
+    elif match.group(4) == "INSTRUMENTATION_CODE":
+        acc.protocol("code")
+        acc.codes += 1
+        if acc.codes == 1:
+            acc.result_code = int(match.group(5))
+        acc.key = None
+    else:
+        acc.marker, acc.key = (match.group(6), match.group(7).strip(), acc.protocol_lines), None
+
+
 def parse_instrumentation(text: str) -> InstrumentationRun:
     """Parse ``am instrument -r`` output (see the module docstring). Never raises on damaged text:
     lines outside the protocol continue the previous value or are ignored."""
     acc = _Acc()
     for lineno, raw in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
-        match = _LINE_RE.match(raw)
-        if match is None:
-            if acc.key is not None:
-                target, key = acc.key
-                target[key] += "\n" + raw
-            continue
-        if match.group(1):
-            target = acc.block if match.group(1) == "INSTRUMENTATION_STATUS" else acc.result
-            target[match.group(2)] = match.group(3)
-            acc.key = (target, match.group(2))
-        elif match.group(4) == "INSTRUMENTATION_STATUS_CODE":
-            acc.status_code(int(match.group(5)), lineno)
-        elif match.group(4) == "INSTRUMENTATION_CODE":
-            acc.result_code, acc.key = int(match.group(5)), None
-        elif match.group(6) == "INSTRUMENTATION_FAILED":
-            acc.failed, acc.key = match.group(7).strip(), None
-        else:
-            acc.aborted, acc.key = match.group(7).strip(), None
+        _line(acc, raw, lineno)
+    failed, aborted = acc.markers()
+    result = {k: v.rstrip("\n") for k, v in acc.result.items()}
     return InstrumentationRun(
         tests=acc.records(),
         result_code=acc.result_code,
-        result={k: v.rstrip("\n") for k, v in acc.result.items()},
-        failed=acc.failed,
-        aborted=acc.aborted,
+        result=result,
+        failed=failed,
+        aborted=aborted,
         warnings=tuple(acc.warnings),
+        events=tuple(acc.events),
+        codes=acc.codes,
+        after_final=acc.after_final,
+        summary=_summary(result.get("stream", "")),
     )
+
+
+def _sequence_problems(events: tuple[StatusEvent, ...], open_end_allowed: bool) -> list[str]:
+    """Start / end alternation and the ``current`` counter of a runner that runs one test at a time."""
+    problems: list[str] = []
+    started = 0
+    running: StatusEvent | None = None
+    for event in events:
+        if event.is_start:
+            if running is not None:
+                problems.append(f"line {event.line}: {event.test_id} starts while {running.test_id} has not ended")
+            started += 1
+            if event.current != started:
+                problems.append(f"line {event.line}: start of {event.test_id} says current={event.current}, the runner's counter is {started}")
+            running = event
+        else:
+            if running is None or running.test_id != event.test_id:
+                problems.append(f"line {event.line}: {event.test_id} ends without its start")
+            elif event.current != running.current:
+                problems.append(f"line {event.line}: end of {event.test_id} says current={event.current}, its start {running.current}")
+            running = None
+    if running is not None and not open_end_allowed:
+        problems.append(f"{running.test_id} started and never ended in a run that finished")
+    return problems
+
+
+def protocol_problems(run: InstrumentationRun, selected: list[str] | tuple[str, ...]) -> list[str]:
+    """Where the stream lacks the structure only the runner writes (empty list: none found). Pure.
+
+    Checks: every test reported is one of ``selected``; tests start and end one at a time, each start's
+    ``current`` is the runner's counter (1, 2, ...) and its end repeats it; every block names the same
+    ``id`` and the same ``numtests``, and in a finished run (:attr:`InstrumentationRun.complete`)
+    ``numtests`` is the number of tests started; at most one ``INSTRUMENTATION_CODE`` and no protocol
+    line after it; a final summary, when there is one, agrees with the records (tests run = ended and not
+    ignored, failures = ended in -1 / -2, never ``OK`` with a failure).
+    """
+    problems: list[str] = []
+    events = run.events
+    unselected = sorted({e.test_id for e in events} - set(selected))
+    if unselected:
+        problems.append(f"tests not selected were reported: {', '.join(unselected)}")
+    problems += _sequence_problems(events, open_end_allowed=not run.complete)
+    ids = sorted({e.runner_id for e in events})
+    if len(ids) > 1:
+        problems.append(f"status blocks name {len(ids)} runners: {', '.join(ids)}")
+    numtests = sorted({e.numtests for e in events}, key=lambda n: -1 if n is None else n)
+    started = sum(1 for e in events if e.is_start)
+    if len(numtests) > 1 or None in numtests:
+        problems.append(f"numtests differs between status blocks: {numtests}")
+    elif numtests and run.complete and numtests[0] != started:
+        problems.append(f"numtests={numtests[0]} but {started} test(s) started in a finished run")
+    if run.codes > 1 or run.after_final:
+        problems.append(f"{run.codes} INSTRUMENTATION_CODE line(s), {run.after_final} protocol line(s) after the first")
+    if run.summary is not None and run.complete:
+        ends = [r for r in run.tests.values() if r.ends]
+        ran = sum(1 for r in ends if r.status is not TestStatus.IGNORED)
+        failures = sum(1 for r in ends if r.status in (TestStatus.FAILED, TestStatus.ERROR))
+        if run.summary != (ran, failures):
+            problems.append(f"the final summary says {run.summary[0]} run / {run.summary[1]} failed, "
+                            f"the records {ran} run / {failures} failed")
+    return problems
 
 
 _STATE: Final[dict[TestStatus, TestState]] = {

@@ -1,19 +1,33 @@
-// The simulated device's instrumentation runner: runs ONE JUnit 4 test method on the host JVM and
-// prints the raw instrumentation status protocol that `am instrument -r` prints on a device
-// (status codes of androidx.test's InstrumentationResultPrinter: 1 start, 0 ok, -2 failure,
-// -3 ignored, -4 assumption failure). Usage: java MbInstrumentationRunner pkg.Class#method
+// The simulated device's instrumentation runner: runs the selected JUnit 4 test methods on the host JVM and
+// prints the raw instrumentation status protocol that `am instrument -r` prints on a device with
+// androidx.test's AndroidJUnitRunner (status codes of its InstrumentationResultPrinter: 1 start, 0 ok,
+// -2 failure, -3 ignored, -4 assumption failure; `current` counts started tests, `numtests` is the
+// selection's size, a class's first test start carries "\n<class>:" in `stream`).
+// Usage: java MbInstrumentationRunner pkg.Class#method[,pkg.Class#other,...]
+// Like Android, an uncaught exception in any thread kills the process: the running test is reported
+// failed ("Process crashed while executing ...") and the process halts without a final result (the
+// simulated `am` then prints "INSTRUMENTATION_RESULT: shortMsg=Process crashed.").
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.junit.runner.Description;
 import org.junit.runner.JUnitCore;
 import org.junit.runner.Request;
 import org.junit.runner.Result;
+import org.junit.runner.manipulation.Filter;
 import org.junit.runner.notification.Failure;
 import org.junit.runner.notification.RunListener;
 
 public final class MbInstrumentationRunner extends RunListener {
     private int current = 0;
-    private int numTests = 1;
+    private int numTests = 0;
+    private String lastClass = null;
+    private Description running;
     private Failure failure;
     private boolean assumption;
 
@@ -23,7 +37,7 @@ public final class MbInstrumentationRunner extends RunListener {
         return out.toString();
     }
 
-    private void block(Description d, String stack, int code) {
+    private synchronized void block(Description d, String stack, String stream, int code) {
         StringBuilder b = new StringBuilder();
         b.append("INSTRUMENTATION_STATUS: class=").append(d.getClassName()).append('\n');
         b.append("INSTRUMENTATION_STATUS: current=").append(current).append('\n');
@@ -33,42 +47,96 @@ public final class MbInstrumentationRunner extends RunListener {
             b.append("INSTRUMENTATION_STATUS: stack=").append(stack);
             if (!stack.endsWith("\n")) b.append('\n');
         }
-        b.append("INSTRUMENTATION_STATUS: stream=\n");
+        b.append("INSTRUMENTATION_STATUS: stream=").append(stream).append('\n');
         b.append("INSTRUMENTATION_STATUS: test=").append(d.getMethodName()).append('\n');
         b.append("INSTRUMENTATION_STATUS_CODE: ").append(code).append('\n');
         System.out.print(b);
         System.out.flush();
     }
 
-    @Override public void testStarted(Description d) {
+    private String startStream(Description d) {
+        boolean first = !d.getClassName().equals(lastClass);
+        lastClass = d.getClassName();
+        return first ? "\n" + d.getClassName() + ":" : "";
+    }
+
+    @Override public void testRunStarted(Description d) { numTests = d.testCount(); }
+
+    @Override public synchronized void testStarted(Description d) {
         current++;
         failure = null;
         assumption = false;
-        block(d, null, 1);
+        running = d;
+        block(d, null, startStream(d), 1);
     }
 
     @Override public void testFailure(Failure f) { failure = f; }
 
     @Override public void testAssumptionFailure(Failure f) { failure = f; assumption = true; }
 
-    @Override public void testIgnored(Description d) {
+    @Override public synchronized void testIgnored(Description d) {
         current++;
-        block(d, null, 1);
-        block(d, null, -3);
+        block(d, null, startStream(d), 1);
+        block(d, null, "", -3);
     }
 
-    @Override public void testFinished(Description d) {
-        if (failure == null) block(d, null, 0);
-        else block(d, trace(failure.getException()), assumption ? -4 : -2);
+    @Override public synchronized void testFinished(Description d) {
+        running = null;
+        if (failure == null) {
+            block(d, null, ".", 0);
+        } else {
+            String t = trace(failure.getException());
+            String head = "\nError in " + d.getMethodName() + "(" + d.getClassName() + "):\n";
+            block(d, t, head + t, assumption ? -4 : -2);
+        }
+    }
+
+    synchronized void processCrash(Throwable e) {
+        if (running != null) {
+            String t = trace(e);
+            String head = "\nProcess crashed while executing " + running.getMethodName() + "(" + running.getClassName() + "):\n";
+            block(running, t, head + t, -2);
+        }
+        System.err.println("FATAL EXCEPTION: " + e);
+        System.out.flush();
+        Runtime.getRuntime().halt(1);
+    }
+
+    /** class -> selected methods (empty: the whole class), in selection order. */
+    private static Map<String, Set<String>> selection(String arg) {
+        Map<String, Set<String>> wanted = new LinkedHashMap<>();
+        for (String item : arg.split(",")) {
+            if (item.isEmpty()) continue;
+            String[] parts = item.split("#", 2);
+            Set<String> methods = wanted.computeIfAbsent(parts[0], k -> new LinkedHashSet<>());
+            if (parts.length == 2) methods.add(parts[1]);
+        }
+        return wanted;
+    }
+
+    private static Filter filter(final Map<String, Set<String>> wanted) {
+        return new Filter() {
+            @Override public boolean shouldRun(Description d) {
+                if (d.isTest()) {
+                    Set<String> methods = wanted.get(d.getClassName());
+                    return methods != null && (methods.isEmpty() || methods.contains(d.getMethodName()));
+                }
+                for (Description child : d.getChildren()) if (shouldRun(child)) return true;
+                return false;
+            }
+
+            @Override public String describe() { return "Methods " + wanted; }
+        };
     }
 
     public static void main(String[] args) throws Exception {
-        String[] target = args[0].split("#", 2);
-        Request request = target.length == 2
-            ? Request.method(Class.forName(target[0]), target[1])
-            : Request.aClass(Class.forName(target[0]));
+        Map<String, Set<String>> wanted = selection(args[0]);
+        List<Class<?>> classes = new ArrayList<>();
+        for (String name : wanted.keySet()) classes.add(Class.forName(name));
+        final MbInstrumentationRunner listener = new MbInstrumentationRunner();
+        Thread.setDefaultUncaughtExceptionHandler((thread, e) -> listener.processCrash(e));
+        Request request = Request.classes(classes.toArray(new Class<?>[0])).filterWith(filter(wanted));
         JUnitCore core = new JUnitCore();
-        MbInstrumentationRunner listener = new MbInstrumentationRunner();
         core.addListener(listener);
         Result result = core.run(request);
         StringBuilder b = new StringBuilder("INSTRUMENTATION_RESULT: stream=\n\nTime: ");
@@ -80,7 +148,10 @@ public final class MbInstrumentationRunner extends RunListener {
              .append(",  Failures: ").append(result.getFailureCount()).append('\n');
         }
         b.append("\nINSTRUMENTATION_CODE: -1\n");
-        System.out.print(b);
-        System.out.flush();
+        synchronized (listener) {
+            System.out.print(b);
+            System.out.flush();
+        }
+        System.exit(0);
     }
 }

@@ -8,10 +8,12 @@ and that server.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 from .device import Script, SimDevice
 
@@ -32,9 +34,11 @@ def _free_port() -> int:
 class AdbServer:
     """A real adb server on a private port."""
 
-    def __init__(self) -> None:
+    def __init__(self, log_dir: Path | None = None) -> None:
+        """``log_dir``: where the server writes its ``adb.<uid>.log`` (adb uses ``TMPDIR``; default: the temp folder)."""
         self.port = _free_port()
-        subprocess.run(["adb", "-P", str(self.port), "start-server"], check=True, capture_output=True, timeout=60)
+        env = {**os.environ, "TMPDIR": str(log_dir)} if log_dir is not None else None
+        subprocess.run(["adb", "-P", str(self.port), "start-server"], check=True, capture_output=True, timeout=60, env=env)
 
     def adb(self, *args: str, timeout: float = 30) -> str:
         """Run the adb client against this server; returns stdout + stderr."""

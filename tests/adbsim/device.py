@@ -8,9 +8,11 @@ Shell commands simulated: ``getprop``, ``input``, ``wm``, ``log``, ``echo``, ``p
 ``uninstall`` / ``clear`` / ``list packages``, ``am instrument -w -r -e class C#m PKG/RUNNER``,
 ``am force-stop``, ``logcat -d`` / ``-c``. An "APK" is a jar whose manifest names its package
 (``Mobilebench-Package``) and, for a test package, the package under test
-(``Mobilebench-Target-Package``). ``am instrument`` with the ``real`` behaviour runs the ONE target method
-on a host JVM through ``MbInstrumentationRunner`` (JUnit 4 from Debian's ``junit4``), which prints the
-real instrumentation status protocol.
+(``Mobilebench-Target-Package``). ``am instrument`` with the ``real`` behaviour runs the selected methods
+(``-e class C#a,C#b``) on a host JVM through ``MbInstrumentationRunner`` (JUnit 4 from Debian's ``junit4``),
+which prints the real instrumentation status protocol; the JVM's heap is capped (:data:`HEAP_LIMIT`, a
+device's per-app limit) and, as ``am`` does when the instrumented process dies, a JVM that exits without
+the final ``INSTRUMENTATION_CODE`` line gets ``INSTRUMENTATION_RESULT: shortMsg=Process crashed.``.
 
 Scripted behaviours (:class:`Script`): slow boot, offline (never answers CNXN), install failure codes, a
 crash mid-test, instrumentation that hangs with no output, canned assertion failure / pass / zero tests.
@@ -38,6 +40,8 @@ from . import protocol as p
 
 HERE = Path(__file__).resolve().parent
 JUNIT_CP = "/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar"
+#: the simulated device's per-app heap limit (``-Xmx`` of the instrumented JVM)
+HEAP_LIMIT = "128m"
 _RUNNER_LOCK = threading.Lock()
 
 
@@ -434,24 +438,26 @@ class SimDevice:
         app = self.packages.get(attrs.get("Mobilebench-Target-Package", "").strip())
         cp = ":".join(str(x) for x in (app, test_jar) if x) + ":" + JUNIT_CP + ":" + str(self._runner)
         proc = subprocess.Popen(
-            ["java", "-Xshare:auto", "-cp", cp, "MbInstrumentationRunner", target],
+            ["java", "-Xshare:auto", f"-Xmx{HEAP_LIMIT}", "-cp", cp, "MbInstrumentationRunner", target],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
         self.running[test_pkg] = proc
         assert proc.stdout is not None
+        finished = False
         for line in proc.stdout:
+            finished = finished or line.startswith(b"INSTRUMENTATION_CODE:")
             out(line)
-        self.running.pop(test_pkg, None)
+        proc.wait()
+        if self.running.pop(test_pkg, None) is not None and not finished:
+            self.logcat.append(f"E AndroidRuntime: Process: {test_pkg}, exit {proc.returncode}")
+            out(b"INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: 0\n")
         return 0
 
     def _canned(self, behaviour: str, target: str, test_pkg: str, out: Callable[..., None], stream: _Stream) -> int:
-        cls, _, method = target.partition("#")
-        block = (
-            f"INSTRUMENTATION_STATUS: class={cls}\nINSTRUMENTATION_STATUS: current=1\n"
-            "INSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests=1\n"
-        )
-        start = f"{block}INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: 1\n"
+        """Scripted outputs in the runner's shape, for every selected method: the first one gets the
+        behaviour, the others (the harness's canaries) their known answer (``canary_fail_*`` fails)."""
+        selected = [t for t in target.split(",") if t]
         if behaviour == "hang":
             stopped = self.stopped.setdefault(test_pkg, threading.Event())
             stopped.clear()
@@ -461,19 +467,28 @@ class SimDevice:
         if behaviour == "zero":
             out(b"INSTRUMENTATION_RESULT: stream=\n\nTime: 0.001\n\nOK (0 tests)\n\nINSTRUMENTATION_CODE: -1\n")
             return 0
-        if behaviour == "crash":
-            self.logcat += [
-                "E AndroidRuntime: FATAL EXCEPTION: main",
-                f"E AndroidRuntime: Process: {test_pkg}, PID: 4242",
-                "E AndroidRuntime: java.lang.NullPointerException: scripted crash",
-            ]
-            out((start + "INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: 0\n").encode())
-            return 0
-        end = (
-            f"{block}INSTRUMENTATION_STATUS: stack=java.lang.AssertionError: scripted\n\tat org.junit.Assert.fail(Assert.java:89)\n"
-            f"INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: -2\n"
-            if behaviour == "assertion"
-            else f"{block}INSTRUMENTATION_STATUS: stream=.\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: 0\n"
-        )
-        out((start + end + "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.01\n\nINSTRUMENTATION_CODE: -1\n").encode())
+        text, failures = "", 0
+        for index, test in enumerate(selected, start=1):
+            cls, _, method = test.partition("#")
+            head = (f"INSTRUMENTATION_STATUS: class={cls}\nINSTRUMENTATION_STATUS: current={index}\n"
+                    f"INSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests={len(selected)}\n")
+            text += f"{head}INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: 1\n"
+            if behaviour == "crash":
+                self.logcat += [
+                    "E AndroidRuntime: FATAL EXCEPTION: main",
+                    f"E AndroidRuntime: Process: {test_pkg}, PID: 4242",
+                    "E AndroidRuntime: java.lang.NullPointerException: scripted crash",
+                ]
+                out((text + "INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: 0\n").encode())
+                return 0
+            nonce = method.rsplit("_", 1)[-1]
+            message = f"mobilebench canary {nonce}" if method.startswith("canary_fail_") else "scripted" if index == 1 and behaviour == "assertion" else None
+            if message:
+                failures += 1
+                text += (f"{head}INSTRUMENTATION_STATUS: stack=java.lang.AssertionError: {message}\n\tat org.junit.Assert.fail(Assert.java:89)\n"
+                         f"INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: -2\n")
+            else:
+                text += f"{head}INSTRUMENTATION_STATUS: stream=.\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: 0\n"
+        summary = f"FAILURES!!!\nTests run: {len(selected)},  Failures: {failures}" if failures else f"OK ({len(selected)} tests)"
+        out((text + f"INSTRUMENTATION_RESULT: stream=\n\nTime: 0.01\n\n{summary}\n\nINSTRUMENTATION_CODE: -1\n").encode())
         return 0

@@ -4,9 +4,11 @@ One pytest item is one generated project (a prediction) for one app (a manifest 
 ``cases/app_generation/``). :meth:`AppGenerationSuite.evaluate` runs, in order:
 
 1. build (:mod:`.build`): the candidate's ``src/`` in a clean pinned Vite + React + TS + Tailwind scaffold,
-   ``tsc --noEmit`` and ``vite build`` with zero errors; route count, page files, route coverage. With a
-   ``prebuilt_dist`` in the prediction the bundle is used as given and tsc / vite are not run
-   (``build_mode = "prebuilt"``), unless the option ``mb_app_build`` is ``"always"``;
+   ``tsc --noEmit`` and ``vite build`` with zero errors, run in a container (:mod:`.container`,
+   ``build_mode = "container"``; no daemon: ``infra_error`` ``daemon_unreachable``, or on this host with
+   ``mb_trust_candidates``: ``"host"``); route count, page files, route coverage. A ``prebuilt_dist`` is
+   used as given only with ``mb_trust_candidates`` (``build_mode = "prebuilt"``) and ``mb_app_build`` not
+   ``"always"``; a prediction without a ``src/`` folder is ``build_failed`` (``build_failure = "no_source"``);
 2. navigation (:mod:`.navigation`): every spec state-isolated in a fresh browser context; NavPassRate overall
    and per category; C1-C4 failure classes (:mod:`.failures`) for failed interactive specs;
 3. maintainability (:mod:`.maintainability`): LoC, ReuseRate, DeadCompRate, ColorConsistency;
@@ -52,9 +54,10 @@ from pytest_mobilebench.suites.app_generation.manifest import (
     parse_manifest,
     parse_prediction,
 )
-from pytest_mobilebench.suites.app_generation.serve import serve_spa
-from pytest_mobilebench.suites.app_generation import surface
+from pytest_mobilebench.suites.app_generation.serve import serve_spa, stage_files
+from pytest_mobilebench.suites.app_generation import container, surface
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["SUITE", "AppGenReason", "AppGenerationSuite", "resolve_project"]
 
@@ -142,6 +145,19 @@ def _tree_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+def _inputs_digest(project: Path) -> str:
+    """sha256 over the build inputs of a project folder (names, contents and refusals), or why there are none."""
+    try:
+        files, refused = container.build_inputs(project)
+    except (OSError, ValueError) as exc:
+        return f"unreadable: {exc}"
+    h = hashlib.sha256()
+    for name, data in sorted(files.items()):
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    h.update("\n".join(refused).encode())
+    return h.hexdigest()
+
+
 _PRICE_CACHE: dict[str, dict[str, dict[str, float]]] = {}
 
 
@@ -201,8 +217,8 @@ class AppGenerationSuite:
 
     Options read from ``ctx.options`` (all optional): ``mb_price_table`` (price table path),
     ``mb_chromium`` (Chromium executable, default ``/usr/bin/chromium``), ``mb_app_build`` (``"auto"``: use
-    ``prebuilt_dist`` when given; ``"always"``: always build from source), ``mb_build_timeout`` (seconds per
-    tsc / vite command, default 300).
+    ``prebuilt_dist`` when given and trusted; ``"always"``: always build from source), ``mb_build_timeout``
+    (seconds per tsc / vite command, default 300) and issue resolution's ``mb_trust_candidates``.
     """
 
     name: Final = SUITE_NAME
@@ -262,10 +278,16 @@ class AppGenerationSuite:
 
     def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None,
                        options: Mapping[str, Any]) -> dict[str, Any]:
-        """Content digests of the project and bundle a prediction points at, and of the scaffold's lockfile,
-        so the plugin's result cache is invalidated when any of them changes."""
-        out: dict[str, Any] = {"scaffold": hashlib.sha256(
-            (build_axis.SCAFFOLD_DIR / "package-lock.json").read_bytes()).hexdigest()}
+        """Content digests of what reaches the evaluation, so the plugin's result cache is invalidated when any
+        of them changes: the scaffold (every file of ``scaffold/``), the project (its whole tree, or the
+        archive's bytes) and, for a project folder, exactly the build inputs (:func:`.container.build_inputs`,
+        ``src/dist/`` included), the bundle of ``prebuilt_dist``, and whether candidates are trusted
+        (``mb_trust_candidates`` decides whether that bundle is used)."""
+        scaffold = hashlib.sha256()
+        for path in sorted(build_axis.SCAFFOLD_DIR.iterdir()):
+            if path.is_file():
+                scaffold.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        out: dict[str, Any] = {"scaffold": scaffold.hexdigest(), "trusted": bool(options.get("mb_trust_candidates"))}
         if prediction is None:
             return out
         try:
@@ -276,6 +298,8 @@ class AppGenerationSuite:
             value = getattr(pred, key)
             if value is not None:
                 out[key] = _tree_digest(Path(value))
+        if pred.project_path is not None and Path(pred.project_path).is_dir():
+            out["build_inputs"] = _inputs_digest(resolve_project(Path(pred.project_path), Path(pred.project_path)))
         return out
 
     # -------------------------------------------------------------------------------------- evaluate
@@ -356,40 +380,28 @@ class AppGenerationSuite:
                 result["axes"]["routes"] = {"declared": list(stats.routes), "missing": list(stats.missing_routes),
                                             "pages": list(stats.pages)}
             # -- build
-            dist: Path | None
-            use_prebuilt = pred.prebuilt_dist is not None and (options.get("mb_app_build") or "auto") != "always"
+            trusted = bool(options.get("mb_trust_candidates"))
+            props["trusted"] = trusted
+            use_prebuilt = pred.prebuilt_dist is not None and trusted and (options.get("mb_app_build") or "auto") != "always"
             if use_prebuilt:
-                dist = Path(str(pred.prebuilt_dist))
-                if not (dist / "index.html").is_file():
+                prebuilt = Path(str(pred.prebuilt_dist))
+                if not (prebuilt / "index.html").is_file():
                     return self._finish(result, AppGenReason.INVALID_PREDICTION,
-                                        f"prebuilt_dist {dist} has no index.html", ctx)
+                                        f"prebuilt_dist {prebuilt} has no index.html", ctx)
+                dist = Path(shutil.copytree(prebuilt, tmp / "serve"))  # served from a fresh folder
                 props.update(build_mode="prebuilt", build_ok=True)
             else:
-                if project is None:
-                    return self._finish(result, AppGenReason.INVALID_PREDICTION,
-                                        "mb_app_build=always needs a project_path", ctx)
-                props["build_mode"] = "scaffold"
-                try:
-                    scaffold = build_axis.ensure_scaffold(progress=ctx.progress)
-                except InfraError as exc:
-                    if exc.log:
-                        (ctx.evidence_dir / "scaffold-install.log").write_text(exc.log, encoding="utf-8")
-                    return self._finish(result, AppGenReason.INFRA_ERROR, str(exc), ctx, retryable=True)
-                try:
-                    work = build_axis.materialize_project(project, tmp / "build", scaffold)
-                except FileNotFoundError as exc:
-                    props.update(build_ok=False, tsc_errors=0, vite_errors=0)
-                    return self._finish(result, AppGenReason.BUILD_FAILED, str(exc), ctx)
-                built = build_axis.run_build(work, ctx.evidence_dir / "build",
-                                             timeout_s=float(options.get("mb_build_timeout") or 300.0))
-                props.update(build_ok=built.ok, tsc_errors=built.tsc_errors, vite_errors=built.vite_errors,
-                             build_seconds=built.seconds)
-                result["evidence"].update(tsc_log=str(built.tsc_log), vite_log=str(built.vite_log))
-                if not built.ok:
-                    props.update(nav_pass_rate=0.0, nav_passed=0, nav_total=len(manifest.nav_tests))
-                    return self._finish(result, AppGenReason.BUILD_FAILED, built.message, ctx)
-                dist = built.dist
-            assert dist is not None
+                if project is None or not (project / "src").is_dir() or (project / "src").is_symlink():
+                    props.update(build_ok=False, build_failure="no_source", tsc_errors=0, vite_errors=0,
+                                 nav_pass_rate=0.0, nav_passed=0, nav_total=len(manifest.nav_tests))
+                    return self._finish(result, AppGenReason.BUILD_FAILED,
+                                        "no_source: the prediction has no project with a src/ folder to build"
+                                        + (" (prebuilt_dist is used only with --mb-trust-candidates)"
+                                           if pred.prebuilt_dist is not None else ""), ctx)
+                outcome = self._build(project, manifest, ctx, tmp, result, trusted=trusted)
+                if isinstance(outcome, dict):
+                    return outcome
+                dist = outcome
             # -- navigation and screenshots
             try:
                 provided = ctx.fixture("mb_browser")  # pytest_mobilebench.fixtures; a conftest may override it
@@ -403,8 +415,10 @@ class AppGenerationSuite:
                 evidence = nav_axis.run_specs(browser, base_url, manifest, out_dir=nav_dir)
                 props["nav_seconds"] = round(time.monotonic() - t0, 3)
                 screens, errors = self._capture(browser, base_url, manifest, ctx.evidence_dir / "screens")
+            refused = [r for e in evidence for r in e.get("refused", [])]
             result["evidence"].update(nav_dir=str(nav_dir), screens={k: str(v) for k, v in screens.items()},
-                                      screen_errors=errors)
+                                      screen_errors=errors, refused_requests=refused)
+            props["refused_requests"] = len(refused)
         rates = nav_axis.nav_rates(evidence)
         result["axes"]["navigation"] = rates
         result["nav"] = [{"spec_id": e["spec_id"], "category": e["category"], "passed": e["passed"],
@@ -427,13 +441,78 @@ class AppGenerationSuite:
         reason, detail = grade_navigation(result["nav"])
         return self._finish(result, reason, detail, ctx)
 
+    def _build(self, project: Path, manifest: AppManifest, ctx: EvalContext, tmp: Path, result: dict[str, Any], *,
+               trusted: bool) -> Path | dict[str, Any]:
+        """Build ``project`` in a container when a Docker daemon answered, else on this host when ``trusted``,
+        else ``infra_error`` (``daemon_unreachable``: the harness's environment, never the candidate).
+
+        Returns the fresh folder holding the built files (to serve), or the finished result of a failed build.
+        """
+        props = result["properties"]
+        timeout_s = float(ctx.options.get("mb_build_timeout") or 300.0)
+        log_dir = ctx.evidence_dir / "build"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            inputs, refused = container.build_inputs(project)
+        except (OSError, ValueError) as exc:
+            props.update(build_ok=False, build_failure="inputs_refused", tsc_errors=0, vite_errors=0)
+            return self._finish(result, AppGenReason.BUILD_FAILED, f"inputs_refused: {exc}", ctx)
+        result["evidence"]["inputs_refused"] = refused
+        client = ctx.fixture("mb_docker_client")  # None when no daemon answered (pytest_mobilebench.fixtures)
+        try:
+            if client is not None:
+                built, files, image_seconds = self._contained(client, inputs, manifest, ctx, log_dir, timeout_s)
+                props.update(build_mode="container", image_seconds=image_seconds)
+            elif trusted:
+                ctx.progress("no Docker daemon: building the trusted candidate ON THIS HOST (--mb-trust-candidates)")
+                scaffold = build_axis.ensure_scaffold(progress=ctx.progress)
+                work = build_axis.materialize_project(project, tmp / "build", scaffold)
+                built = build_axis.run_build(work, log_dir, timeout_s=timeout_s)
+                files = None
+                props["build_mode"] = "host"
+            else:
+                raise InfraError(InfraKind.DAEMON_UNREACHABLE, "no Docker daemon answers, and a candidate's build never runs "
+                                 "on this host: start dockerd (or set DOCKER_HOST), or pass --mb-trust-candidates")
+        except InfraError as exc:
+            if exc.log:
+                (log_dir / "infra.log").write_text(exc.log, encoding="utf-8")
+            props["infra_kind"] = exc.kind
+            return self._finish(result, AppGenReason.INFRA_ERROR, str(exc), ctx, retryable=True)
+        props.update(build_ok=built.ok, tsc_errors=built.tsc_errors, vite_errors=built.vite_errors,
+                     build_seconds=built.seconds)
+        result["evidence"].update(tsc_log=str(built.tsc_log), vite_log=str(built.vite_log))
+        if not built.ok:
+            props.update(nav_pass_rate=0.0, nav_passed=0, nav_total=len(manifest.nav_tests))
+            return self._finish(result, AppGenReason.BUILD_FAILED, built.message, ctx)
+        if files is not None:  # copied out through the channel: served from a fresh folder
+            return stage_files(files, tmp / "serve")
+        return Path(shutil.copytree(Path(str(built.dist)), tmp / "serve", symlinks=False))
+
+    @staticmethod
+    def _contained(client: Any, inputs: Mapping[str, bytes], manifest: AppManifest, ctx: EvalContext, log_dir: Path,
+                   timeout_s: float) -> tuple[build_axis.BuildResult, dict[str, bytes], float]:
+        """tsc and vite in a container of the scaffold image (:mod:`.container`); logs into ``log_dir``.
+        Returns the graded build, the files of ``dist/`` and the seconds spent ensuring the image."""
+        builder = ctx.resource("app_generation:container", lambda: container.ContainedBuilder(
+            client, run_id=ctx.run_id, scaffold_dir=build_axis.SCAFFOLD_DIR, progress=ctx.progress))
+        out = builder.build(inputs, instance_id=manifest.app, timeout_s=timeout_s, log_dir=log_dir)
+        tsc_log, vite_log = log_dir / "tsc.log", log_dir / "vite.log"
+        tsc_log.write_text(f"$ {container.TSC_COMMAND}\n{out.tsc_out}", encoding="utf-8")
+        vite_log.write_text(f"$ {container.VITE_COMMAND}\n{out.vite_out}", encoding="utf-8")
+        if out.rejected:
+            (log_dir / "dist-refused.txt").write_text("\n".join(out.rejected) + "\n", encoding="utf-8")
+        built = build_axis.grade_build(out.tsc_exit, out.tsc_out, out.vite_exit, out.vite_out,
+                                       has_index="index.html" in out.dist, dist=None,
+                                       tsc_log=tsc_log, vite_log=vite_log, seconds=out.seconds)
+        return built, out.dist, out.image_seconds
+
     @staticmethod
     def _capture(browser: Any, base_url: str, manifest: AppManifest, out_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
         """Screenshots of the non-overlay screens, each in its own fresh mobile context."""
         contexts: list[Any] = []
 
         def page_factory() -> Any:
-            context = nav_axis.new_mobile_context(browser)
+            context = nav_axis.new_mobile_context(browser, base_url)
             contexts.append(context)
             return context.new_page()
 

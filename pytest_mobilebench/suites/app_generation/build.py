@@ -3,9 +3,11 @@
 The candidate's ``src/`` (plus ``index.html`` and ``public/`` when present) is dropped into a fresh copy of a
 clean Vite + React 19 + TypeScript + Tailwind 4 scaffold (``scaffold/``: pinned ``package.json`` and
 ``package-lock.json``). ``tsc --noEmit`` and ``vite build`` both run; the build counts only with zero errors
-from both. The scaffold's ``node_modules`` is installed once per machine with ``npm ci`` into
-``~/.cache/pytest-mobilebench/scaffold-<hash>`` (under a file lock; ``$PYTEST_MOBILEBENCH_CACHE`` overrides the
-root) and every build links to it.
+from both (:func:`grade_build`). Candidates build in a container (:mod:`.container`); this module's host
+path (:func:`ensure_scaffold`, :func:`materialize_project`, :func:`run_build`) runs only for trusted
+candidates without a daemon: the scaffold's ``node_modules`` is installed once per machine with ``npm ci``
+into ``~/.cache/pytest-mobilebench/scaffold-<hash>`` (under a file lock; ``$PYTEST_MOBILEBENCH_CACHE``
+overrides the root) and every build links to it.
 
 Static figures (pure): route count, page-file count and route coverage come from the routes and page modules
 that the maintainability module parses with tree-sitter (:func:`.maintainability.measure`); coverage matches
@@ -41,6 +43,7 @@ __all__ = [
     "count_tsc_errors",
     "count_vite_errors",
     "ensure_scaffold",
+    "grade_build",
     "is_catch_all",
     "materialize_project",
     "route_coverage",
@@ -118,16 +121,20 @@ def ensure_scaffold(root: Path | None = None, *, progress: Callable[[str], None]
 
 
 def materialize_project(candidate: Path, work: Path, scaffold: Path) -> Path:
-    """Make a fresh scaffold copy at ``work`` holding the candidate's ``src/`` (and ``index.html``, ``public/``).
+    """Make a fresh scaffold copy at ``work`` holding the candidate's build inputs (trusted host builds only).
 
-    ``node_modules`` becomes a symlink to ``scaffold/node_modules``. Returns ``work``.
+    The inputs are :func:`~.container.build_inputs` (``src/**``, ``public/**``, ``index.html``; links
+    never followed), the same files the contained build copies in. ``node_modules`` becomes a symlink to
+    ``scaffold/node_modules``. Returns ``work``.
 
     Raises:
         FileNotFoundError: the candidate has no ``src/`` folder (a candidate fault: the caller reports it as a
             failed build).
+        ValueError: the inputs are over the size bounds.
     """
-    src = candidate / "src"
-    if not src.is_dir():
+    from pytest_mobilebench.suites.app_generation.container import build_inputs
+
+    if not (candidate / "src").is_dir() or (candidate / "src").is_symlink():
         raise FileNotFoundError(f"the project at {candidate} has no src/ folder")
     if work.exists():
         shutil.rmtree(work)
@@ -135,11 +142,10 @@ def materialize_project(candidate: Path, work: Path, scaffold: Path) -> Path:
     for name in _SCAFFOLD_FILES:
         shutil.copy2(SCAFFOLD_DIR / name, work / name)
     (work / "node_modules").symlink_to(scaffold / "node_modules", target_is_directory=True)
-    shutil.copytree(src, work / "src", symlinks=False, ignore=shutil.ignore_patterns("node_modules"))
-    if (candidate / "index.html").is_file():
-        shutil.copy2(candidate / "index.html", work / "index.html")
-    if (candidate / "public").is_dir():
-        shutil.copytree(candidate / "public", work / "public")
+    files, _refused = build_inputs(candidate)
+    for name, data in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_bytes(data)
     return work
 
 
@@ -202,8 +208,26 @@ def _run(cmd: list[str], cwd: Path, log: Path, timeout_s: float) -> tuple[int, s
     return code, out
 
 
+def grade_build(tsc_exit: int, tsc_out: str, vite_exit: int, vite_out: str, *, has_index: bool,
+                dist: Path | None, tsc_log: Path | None, vite_log: Path | None, seconds: float) -> BuildResult:
+    """The build axis from both commands' exit codes and output (pure; the same rule for every runtime):
+    ok when both exit 0 with zero parsed errors and the bundle has ``index.html``; a non-zero tsc exit
+    without a parsed diagnostic counts as one error."""
+    tsc_errors = count_tsc_errors(tsc_out) or (1 if tsc_exit != 0 else 0)
+    vite_errors = count_vite_errors(vite_out, vite_exit)
+    ok = tsc_exit == 0 and vite_exit == 0 and tsc_errors == 0 and vite_errors == 0 and has_index
+    message = "" if ok else (f"tsc: {tsc_errors} error(s) (exit {tsc_exit}); vite build: {vite_errors} error(s) "
+                             f"(exit {vite_exit})" + ("" if has_index or vite_exit != 0 else "; no dist/index.html"))
+    return BuildResult(ok=ok, tsc_errors=tsc_errors, vite_errors=vite_errors, tsc_exit=tsc_exit, vite_exit=vite_exit,
+                       dist=dist if ok else None, tsc_log=tsc_log, vite_log=vite_log, seconds=round(seconds, 3),
+                       message=message)
+
+
 def run_build(project: Path, log_dir: Path, *, timeout_s: float = 300.0) -> BuildResult:
-    """Run ``tsc --noEmit`` then ``vite build`` in a materialised project (both always run).
+    """Run ``tsc --noEmit`` then ``vite build`` in a materialised project ON THE HOST (both always run).
+
+    Only for trusted candidates (``--mb-trust-candidates`` without a Docker daemon); everything else is
+    built in a container (:mod:`.container`).
 
     Args:
         project: a folder made by :func:`materialize_project`.
@@ -216,15 +240,10 @@ def run_build(project: Path, log_dir: Path, *, timeout_s: float = 300.0) -> Buil
     tsc_log, vite_log = log_dir / "tsc.log", log_dir / "vite.log"
     tsc_exit, tsc_out = _run([str(bin_dir / "tsc"), "--noEmit", "-p", "tsconfig.json", "--pretty", "false"],
                              project, tsc_log, timeout_s)
-    tsc_errors = count_tsc_errors(tsc_out) or (1 if tsc_exit != 0 else 0)
     vite_exit, vite_out = _run([str(bin_dir / "vite"), "build"], project, vite_log, timeout_s)
-    vite_errors = count_vite_errors(vite_out, vite_exit)
     dist = project / "dist"
-    ok = tsc_exit == 0 and vite_exit == 0 and tsc_errors == 0 and vite_errors == 0 and (dist / "index.html").is_file()
-    message = "" if ok else f"tsc: {tsc_errors} error(s) (exit {tsc_exit}); vite build: {vite_errors} error(s) (exit {vite_exit})"
-    return BuildResult(ok=ok, tsc_errors=tsc_errors, vite_errors=vite_errors, tsc_exit=tsc_exit,
-                       vite_exit=vite_exit, dist=dist if ok else None, tsc_log=tsc_log, vite_log=vite_log,
-                       seconds=round(time.monotonic() - start, 3), message=message)
+    return grade_build(tsc_exit, tsc_out, vite_exit, vite_out, has_index=(dist / "index.html").is_file(), dist=dist,
+                       tsc_log=tsc_log, vite_log=vite_log, seconds=time.monotonic() - start)
 
 
 # ----------------------------------------------------------------------------------------------------------

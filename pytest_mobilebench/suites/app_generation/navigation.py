@@ -1,7 +1,9 @@
 """Navigation axis: state-isolated navigation testing (MobileForge, seed 002 section 4.2).
 
-Every spec runs in a FRESH browser context (375x812 viewport, touch, mobile; service workers blocked) of one
-Chromium shared by the worker process: open the source screen's route directly, wait until the page settles
+Every spec runs in a FRESH browser context (375x812 viewport, touch, mobile, a regular mobile user agent;
+service workers blocked; every request off the app's origin refused and recorded by a
+:class:`~.serve.RequestGuard`) of one Chromium shared by the worker process, its sandbox on (as an
+unprivileged user when the harness is root; ``docs/app-generation-containment.md``): open the source screen's route directly, wait until the page settles
 (no request in flight and no DOM mutation for ``quiet_ms``, see :func:`settle`), perform the one action, settle again, observe. No spec
 depends on another; an exception inside one spec is that spec's failure with the error recorded.
 
@@ -39,7 +41,11 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import re
+import shlex
+import shutil
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -53,6 +59,7 @@ from pytest_mobilebench.suites.app_generation.manifest import (
     NavCategory,
     NavSpec,
 )
+from pytest_mobilebench.suites.app_generation.serve import RequestGuard
 
 __all__ = [
     "CHROMIUM_ARGS",
@@ -64,7 +71,9 @@ __all__ = [
     "content_hash",
     "launch_browser",
     "nav_rates",
+    "mobile_user_agent",
     "new_mobile_context",
+    "refused_of",
     "path_of",
     "run_spec",
     "run_specs",
@@ -72,14 +81,23 @@ __all__ = [
 ]
 
 CHROMIUM_PATH: Final = "/usr/bin/chromium"
+#: Chromium's own sandbox stays on (Playwright's ``chromium_sandbox=True``); ``AutomationControlled`` off
+#: makes ``navigator.webdriver`` false, as in a browser a person runs
 CHROMIUM_ARGS: Final = (
-    "--no-sandbox",
+    "--disable-blink-features=AutomationControlled",
     "--disable-gpu",
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
 )
+#: Playwright's default switch that announces automation (``navigator.webdriver``, the info bar)
+_IGNORED_DEFAULT_ARGS: Final = ("--enable-automation",)
+#: the regular user agent of Chromium on an Android phone (the reduced form every Chromium sends since 110)
+MOBILE_UA: Final = ("Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 "
+                    "Mobile Safari/537.36")
+#: the unprivileged user Chromium runs as when the harness is root (Chromium's sandbox refuses root)
+BROWSER_UID: Final = 65534
 #: seed 002 section 4.2 / SPEC section 3: a phone-sized viewport
 VIEWPORT: Final = {"width": 375, "height": 812}
 NOT_FOUND_PROBE: Final = "/__mobilebench_no_such_route__"
@@ -190,10 +208,44 @@ def _driver_release() -> None:
         _DRIVER["users"] = 0
 
 
+_WRAPPER: Final = """#!/bin/sh
+# pytest-mobilebench: Chromium as an unprivileged user, its sandbox on (the sandbox refuses root)
+dir=/nonexistent
+for arg in "$@"; do
+  case "$arg" in --user-data-dir=*) dir="${{arg#--user-data-dir=}}"; chown -R {uid}:{uid} "$dir";; esac
+done
+exec {setpriv} --reuid={uid} --regid={uid} --clear-groups --inh-caps=-all --no-new-privs \\
+  /usr/bin/env HOME="$dir" {chromium} "$@"
+"""
+
+
+def _unprivileged_launcher(executable: str, folder: Path) -> str:
+    """The executable Playwright starts: ``executable`` itself, or (when this process is root) a wrapper in
+    ``folder`` that hands Playwright's profile folder to :data:`BROWSER_UID` and ``exec`` s Chromium as that
+    user through ``setpriv`` (the pipe to Playwright is inherited).
+
+    Raises:
+        FileNotFoundError: root, and ``setpriv`` (util-linux) is not on PATH.
+    """
+    if os.geteuid() != 0:
+        return executable
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        raise FileNotFoundError("setpriv (util-linux) is needed to run Chromium unprivileged with its sandbox")
+    wrapper = folder / "chromium-unprivileged"
+    wrapper.write_text(_WRAPPER.format(uid=BROWSER_UID, setpriv=shlex.quote(setpriv),
+                                       chromium=shlex.quote(executable)), encoding="utf-8")
+    wrapper.chmod(0o700)
+    return str(wrapper)
+
+
 @final
 class BrowserHandle:
     """One Chromium for a worker process, on the process's shared Playwright driver; relaunches Chromium if
     it died.
+
+    Chromium runs with its sandbox on (never ``--no-sandbox``), as :data:`BROWSER_UID` when this process is
+    root, without Playwright's ``--enable-automation`` and with ``AutomationControlled`` off.
 
     Attributes:
         executable: the Chromium binary (Debian's ``/usr/bin/chromium`` by default).
@@ -204,13 +256,16 @@ class BrowserHandle:
         self.executable = executable
         self.headless = headless
         self.launches = 0
+        self._folder = Path(tempfile.mkdtemp(prefix="mb-chromium-"))
         self._pw: Any = _driver_acquire()
         self._browser: Any = None
         try:
+            self._launcher = _unprivileged_launcher(executable, self._folder)
             self.browser()
         except Exception:
             self._pw = None
             _driver_release()
+            shutil.rmtree(self._folder, ignore_errors=True)
             raise
 
     def browser(self) -> Any:
@@ -218,8 +273,9 @@ class BrowserHandle:
         if self._pw is None:
             raise RuntimeError("the browser handle is closed")
         if self._browser is None or not self._browser.is_connected():
-            self._browser = self._pw.chromium.launch(executable_path=self.executable, headless=self.headless,
-                                                     args=list(CHROMIUM_ARGS))
+            self._browser = self._pw.chromium.launch(
+                executable_path=self._launcher, headless=self.headless, chromium_sandbox=True,
+                args=list(CHROMIUM_ARGS), ignore_default_args=list(_IGNORED_DEFAULT_ARGS))
             self.launches += 1
         return self._browser
 
@@ -232,6 +288,7 @@ class BrowserHandle:
         if self._pw is not None:
             self._pw = None
             _driver_release()
+        shutil.rmtree(self._folder, ignore_errors=True)
 
 
 def launch_browser(executable: str = CHROMIUM_PATH) -> BrowserHandle:
@@ -250,9 +307,29 @@ def close_browser(handle: BrowserHandle) -> None:
     handle.close()
 
 
-def new_mobile_context(browser: Any) -> Any:
-    """A fresh ``BrowserContext``: 375x812, touch, mobile, service workers blocked."""
-    return browser.new_context(viewport=dict(VIEWPORT), has_touch=True, is_mobile=True, service_workers="block")
+def mobile_user_agent(browser: Any) -> str:
+    """:data:`MOBILE_UA` for the major version of ``browser`` (``"156.0.8078.114"`` -> ``Chrome/156.0.0.0``)."""
+    major = str(getattr(browser, "version", "") or "").split(".")[0]
+    return MOBILE_UA.format(major=major if major.isdigit() else "130")
+
+
+def new_mobile_context(browser: Any, base_url: str | None = None) -> Any:
+    """A fresh ``BrowserContext``: 375x812, touch, mobile, service workers blocked, a regular mobile user
+    agent; with ``base_url`` a :class:`~.serve.RequestGuard` for that origin is installed and kept as the
+    context's ``mb_guard`` attribute (its ``refused`` list is the evidence)."""
+    context = browser.new_context(viewport=dict(VIEWPORT), has_touch=True, is_mobile=True, service_workers="block",
+                                  user_agent=mobile_user_agent(browser))
+    if base_url is not None:
+        guard = RequestGuard(base_url)
+        guard.install(context)
+        context.mb_guard = guard
+    return context
+
+
+def refused_of(context: Any) -> list[dict[str, str]]:
+    """The requests the context's guard refused (``[]`` without a guard)."""
+    guard = getattr(context, "mb_guard", None)
+    return list(guard.refused) if guard is not None else []
 
 
 def path_of(url: str) -> str:
@@ -368,7 +445,7 @@ class _Probe:
 
 
 def _probe_not_found(browser: Any, base_url: str, settle_kw: Mapping[str, Any]) -> _Probe:
-    context = new_mobile_context(browser)
+    context = new_mobile_context(browser, base_url)
     try:
         page = context.new_page()
         tracker = NetTracker(page)
@@ -406,7 +483,8 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
 
     Returns:
         The evidence dict described in :mod:`.failures`, plus ``target``, ``source``, ``url_before``,
-        ``url_after``, ``seconds``, ``failure_class`` and ``screenshots``.
+        ``url_after``, ``seconds``, ``failure_class``, ``screenshots`` and ``refused`` (the requests the
+        page made off its origin, ``[{"url", "by"}]``: :class:`~.serve.RequestGuard`).
     """
     start = time.monotonic()
     source_route = manifest.route_of(spec.source_screen)
@@ -418,13 +496,13 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
         "visible_text_len": 0, "interactive_count": 0, "clicked": False,
         "affordance": {"found": False, "hint": None, "strategy": None, "visible": False, "bbox": None,
                        "in_viewport": False, "hit_ok": False, "hit": None},
-        "failure_class": None, "screenshots": [], "seconds": 0.0,
+        "failure_class": None, "screenshots": [], "seconds": 0.0, "refused": [],
     }
     settle_kw = {"quiet_ms": quiet_ms, "max_ms": max_settle_ms}
     context = None
     page = None
     try:
-        context = new_mobile_context(browser)
+        context = new_mobile_context(browser, base_url)
         page = context.new_page()
         tracker = NetTracker(page)
         page.goto(base_url + source_route, wait_until="load", timeout=15000)
@@ -461,10 +539,11 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
             shot = _shot(page, out_dir / f"{spec.id}.after.png")
             if shot:
                 ev["screenshots"].append(shot)
-        before_shot = _rerender_before(browser, base_url + source_route, out_dir / f"{spec.id}.before.png", settle_kw)
+        before_shot = _rerender_before(browser, base_url, source_route, out_dir / f"{spec.id}.before.png", settle_kw)
         if before_shot:
             ev["screenshots"].insert(0, before_shot)
     if context is not None:
+        ev["refused"] = refused_of(context)
         with contextlib.suppress(Exception):  # the browser may have crashed; the spec is already recorded
             context.close()
     ev["seconds"] = round(time.monotonic() - start, 3)
@@ -474,14 +553,14 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
     return ev
 
 
-def _rerender_before(browser: Any, url: str, path: Path, settle_kw: Mapping[str, Any]) -> str | None:
+def _rerender_before(browser: Any, base_url: str, route: str, path: Path, settle_kw: Mapping[str, Any]) -> str | None:
     """Screenshot of the source route in a fresh context (state isolation makes it the spec's start state)."""
     context = None
     try:
-        context = new_mobile_context(browser)
+        context = new_mobile_context(browser, base_url)
         page = context.new_page()
         tracker = NetTracker(page)
-        page.goto(url, wait_until="load", timeout=15000)
+        page.goto(base_url + route, wait_until="load", timeout=15000)
         settle(page, tracker, **settle_kw)
         return _shot(page, path)
     except Exception:  # noqa: BLE001 - evidence only

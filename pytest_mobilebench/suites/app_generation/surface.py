@@ -21,7 +21,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
            env="MOBILEBENCH_JUDGE_MODEL", keyed=True),
     Option(("--mb-chromium",), "mb_chromium", "app generation: Chromium executable", default="/usr/bin/chromium"),
     Option(("--mb-app-build",), "mb_app_build",
-           "app generation: 'auto' uses a prediction's prebuilt_dist when given; 'always' builds from source",
+           "app generation: 'auto' uses a prediction's prebuilt_dist only with --mb-trust-candidates (else it "
+           "builds from source, in a container); 'always' builds from source",
            default="auto", choices=("auto", "always"), keyed=True),
     Option(("--mb-build-timeout",), "mb_build_timeout", "app generation: seconds for tsc and vite each",
            default=300.0, type=float),
@@ -36,5 +37,6 @@ COLUMNS: Final[tuple[Column, ...]] = (
     Column("NavPassRate", "nav_pass_rate"),
 )
 
-#: the browser each item requests; see pytest_mobilebench.fixtures
-FIXTURES: Final[tuple[str, ...]] = ("mb_browser",)
+#: the browser and the Docker client (None without a daemon: the build is then refused unless trusted) each
+#: item requests; see pytest_mobilebench.fixtures
+FIXTURES: Final[tuple[str, ...]] = ("mb_browser", "mb_docker_client")

@@ -30,7 +30,7 @@ from pytest_mobilebench.suites.base import (
     ManifestError,
     Option,
 )
-from pytest_mobilebench.suites.device_repair import flow
+from pytest_mobilebench.suites.device_repair import flow, workroot
 from pytest_mobilebench.suites.device_repair.contract import Reason
 from pytest_mobilebench.suites.device_repair.grading import check_record, grade_evidence
 from pytest_mobilebench.suites.device_repair.records import (
@@ -68,6 +68,7 @@ COLUMNS = (
     Column("Q safe", "regression_safe"),
     Column("cause", "cause"),
     Column("infra", "infra_kind"),
+    Column("policy", "policy_kind"),
     Column("attempts", "attempts"),
     Column("device", "device"),
 )
@@ -94,8 +95,9 @@ def localization(ranked: Any, defect_files: Sequence[str]) -> dict[str, float] |
 
 
 def _runtime(record: DeviceRecord, ctx: EvalContext, repos: RepoCache, *, trusted: bool) -> Runtime:
-    """``jvm`` plans build on the host (``javac -proc:none`` runs no candidate code); ``gradle`` plans run the
-    build (the candidate's code) where the run's runtime provider says (the ``mb_runtime`` fixture).
+    """``jvm`` plans build on the host (``javac -proc:none`` runs no candidate code) in work trees under the
+    process's run folder (:mod:`.workroot`: swept by the next run when this one is killed); ``gradle`` plans run
+    the build (the candidate's code) where the run's runtime provider says (the ``mb_runtime`` fixture).
 
     Raises:
         InfraError: ``platform_unavailable`` for plan kinds without a runtime here; the provider's refusal.
@@ -103,7 +105,8 @@ def _runtime(record: DeviceRecord, ctx: EvalContext, repos: RepoCache, *, truste
     if record.plan.kind == "jvm":
         from pytest_mobilebench.runtime.local import LocalRuntime
 
-        return ctx.resource("device_repair:local", lambda: LocalRuntime(repos))
+        return ctx.resource("device_repair:local", lambda: LocalRuntime(repos, workdir=workroot.claim(ctx.run_id)),
+                            lambda runtime: workroot.release(runtime.workdir))
     if record.plan.kind == "gradle":
         return ctx.fixture("mb_runtime").get(trusted=trusted)  # type: ignore[no-any-return]
     raise InfraError(InfraKind.PLATFORM_UNAVAILABLE, f"plan kind {record.plan.kind!r} needs a macOS / DevEco host, not wired here")
@@ -253,7 +256,7 @@ class DeviceRepairSuite:
 #: result fields that describe the item rather than grade it (kept by a re-grade)
 _CONTEXT = ("instance_id", "suite", "model_name_or_path", "evidence_dir", "repo", "construction", "platform", "record_sha256", "flags", "fix_lines", "localization", "device",
             "attempts", "attempt_log", "duration_s", "cause", "patch_valid")
-_VERDICT = ("reason", "passed", "retryable", "infra_kind", "detail", "properties")
+_VERDICT = ("reason", "passed", "retryable", "infra_kind", "policy_kind", "detail", "properties")
 
 
 def _append(path: Path, line: str) -> None:
@@ -274,7 +277,7 @@ def _properties(result: Mapping[str, Any]) -> dict[str, Any]:
         "flags": ",".join(result.get("flags") or []),
         "duration_s": result.get("duration_s", 0.0),
     }
-    for key in ("infra_kind", "cause", "device", "fix_lines", "accepted"):
+    for key in ("infra_kind", "policy_kind", "cause", "device", "fix_lines", "accepted"):
         if result.get(key) is not None:
             props[key] = result[key]
     for key, value in (result.get("localization") or {}).items():

@@ -2,10 +2,14 @@
 
 Everything here maps parsed evidence to outcomes: no device, no process, no file.
 
-* :func:`classify_target` turns one ``am instrument`` output (and its deadline flag) into a
-  :class:`TargetOutcome`: an ASSERTION failure needs exactly one start and one end of q, a final failure
-  code, no ``shortMsg`` / ``INSTRUMENTATION_FAILED`` / ``INSTRUMENTATION_ABORTED``, and an assertion
-  type as the first exception; a skipped, ignored, assumption-failed or empty selection is never a pass.
+* :func:`classify_target` turns one ``am instrument`` output (and its deadline flag, and the run's
+  known-answer canaries, :mod:`.canaries`) into a :class:`TargetOutcome`: a stream without the runner's
+  structure or with a canary off its known answer is ``runner_compromised``; an ASSERTION failure needs
+  exactly one start and one end of q, a final failure code, no ``shortMsg`` / ``INSTRUMENTATION_FAILED`` /
+  ``INSTRUMENTATION_ABORTED``, and an assertion type as the first exception; a skipped, ignored,
+  assumption-failed or empty selection is never a pass. In a run that crashed or was cut off, q's own
+  record decides only when q started and ended once and a canary started after it (the runner kept
+  writing); otherwise, and when q is absent from it, it is a ``process_crash``.
 * :func:`state_infra_kind` says whether a state's outcome is infrastructure (and which kind).
 * :func:`acceptance` is the record contract: S_bug ends in an assertion failure, S_fix passes.
 * :func:`candidate_verdict` is a candidate's reason, primary failure cause and report fields.
@@ -20,11 +24,14 @@ from typing import Any, Final
 
 from pytest_mobilebench.parsers.instrumentation import (
     InstrumentationRun,
+    TestRecord,
     TestStatus,
     is_assertion,
+    protocol_problems,
 )
 from pytest_mobilebench.parsers.ohos import OhosRun, OhosStatus
 from pytest_mobilebench.parsers.xcresult import XcStatus, XcTest, is_assertion_message
+from pytest_mobilebench.suites.device_repair.canaries import CanaryPair, canary_problems
 
 __all__ = [
     "CANDIDATE_REACHABLE",
@@ -37,6 +44,7 @@ __all__ = [
     "classify_ohos",
     "classify_target",
     "classify_xcresult",
+    "compromised_runs",
     "failure_cause",
     "state_infra_kind",
 ]
@@ -49,6 +57,7 @@ class Reason(str, enum.Enum):
     MISSING_PREDICTION = "missing_prediction"
     EMPTY_PATCH = "empty_patch"
     PATCH_APPLY_FAILED = "patch_apply_failed"
+    POLICY_VIOLATION = "policy_violation"  # kind runner_compromised: never resolved, never infrastructure
     INFRA_ERROR = "infra_error"
     BUILD_FAILED = "build_failed"
     APP_CRASH = "app_crash"
@@ -75,6 +84,7 @@ class TargetOutcome(str, enum.Enum):
     SKIPPED = "skipped"  # ignored or assumption failure
     NOT_RUN = "not_run"  # zero tests, initializationError, a missing method, not exactly one start/end
     RUNNER_FAILED = "runner_failed"  # INSTRUMENTATION_FAILED: runner / test package not installed
+    RUNNER_COMPROMISED = "runner_compromised"  # the stream lacks the runner's structure, or a canary is off
 
 
 @enum.unique
@@ -96,7 +106,9 @@ class Cause(str, enum.Enum):
 #: oversized APK). A candidate must not escape the denominator this way: when one persists through the
 #: retries, the reference state (S_fix) is run on the same device; if it passes, the outcome is the
 #: candidate's (``app_crash`` / ``timeout`` / ``build_failed``), else it stays infrastructure.
-CANDIDATE_REACHABLE: Final[frozenset[str]] = frozenset({"app_crash", "instrumentation_timeout", "test_timeout", "install_failed"})
+#: ``instrumentation_failed`` is among them: code under test can print the marker's shape and stop the process.
+CANDIDATE_REACHABLE: Final[frozenset[str]] = frozenset({"app_crash", "instrumentation_timeout", "test_timeout", "install_failed",
+                                                        "instrumentation_failed"})
 
 _OUTCOME_INFRA: Final[dict[TargetOutcome, str]] = {
     TargetOutcome.PROCESS_CRASH: "app_crash",
@@ -104,28 +116,53 @@ _OUTCOME_INFRA: Final[dict[TargetOutcome, str]] = {
 }
 
 
-def classify_target(run: InstrumentationRun, target: str, timed_out: str | None = None) -> tuple[TargetOutcome, str]:
+def classify_target(run: InstrumentationRun, target: str, timed_out: str | None = None,
+                    canaries: CanaryPair | None = None, selected: Sequence[str] | None = None) -> tuple[TargetOutcome, str]:
     """Outcome of the target method ``target`` (``pkg.Class#method``) in one run, with a one-line reason.
 
     Args:
         run: the parsed ``am instrument -r`` output.
         target: the method the run selected.
-        timed_out: None, ``"wall"`` or ``"no_output"`` (from the device adapter).
+        timed_out: None, ``"wall"``, ``"no_output"`` or ``"output_limit"`` (from the device adapter; the
+            last counts as a wall-clock ``test_timeout``: the run never ended within what is read).
+        canaries: the run's known-answer canaries (selected in the same call), or None for a run
+            without them (then a cut-off run is always a ``process_crash``).
+        selected: everything the run selected, when more than the target and its canaries.
     """
     if timed_out:
         return TargetOutcome.TIMEOUT, f"{timed_out} deadline hit"
+    if canaries is not None:
+        problems = protocol_problems(run, selected or canaries.selection) + canary_problems(run, canaries)[0]
+        if problems:
+            return TargetOutcome.RUNNER_COMPROMISED, "; ".join(problems)[:800]
     if run.failed is not None:
         return TargetOutcome.RUNNER_FAILED, f"INSTRUMENTATION_FAILED: {run.failed}"
     record = run.tests.get(target)
-    if run.aborted is not None or run.process_crashed or (record is not None and record.status is TestStatus.INCOMPLETE):
-        return TargetOutcome.PROCESS_CRASH, run.short_msg or run.aborted or "the test started and never ended"
+    if not run.complete or (record is not None and record.status is TestStatus.INCOMPLETE):
+        return _cut_off(run, target, record, canaries)
     if record is None:
         others = ", ".join(sorted(run.tests)) or "no test"
         return TargetOutcome.NOT_RUN, f"{target} not reported ({others} ran)"
+    return _from_record(record, target)
+
+
+def _cut_off(run: InstrumentationRun, target: str, record: TestRecord | None,
+             canaries: CanaryPair | None) -> tuple[TargetOutcome, str]:
+    """A run that crashed, was aborted or lacks its final ``INSTRUMENTATION_CODE``."""
+    why = run.short_msg or run.aborted or ("no INSTRUMENTATION_CODE: the run was cut off" if run.result_code is None else "")
+    complete = record is not None and record.starts == 1 and record.ends == 1
+    if complete and canaries is not None and canary_problems(run, canaries)[1]:
+        outcome, detail = _from_record(record, target)
+        return outcome, f"{detail} (the run stopped after q ended and a canary started: {why}; kept as evidence)"
+    if record is None:
+        return TargetOutcome.PROCESS_CRASH, f"{target} absent from a run that stopped early: {why}"
+    return TargetOutcome.PROCESS_CRASH, why or "the test started and never ended"
+
+
+def _from_record(record: TestRecord, target: str) -> tuple[TargetOutcome, str]:
+    """q's outcome from its own record (exactly one start and one end)."""
     if record.starts != 1 or record.ends != 1:
         return TargetOutcome.NOT_RUN, f"{target}: {record.starts} starts and {record.ends} ends, expected exactly one each"
-    if run.result_code is None or run.short_msg:
-        return TargetOutcome.PROCESS_CRASH, run.short_msg or "no INSTRUMENTATION_CODE: the run was cut off"
     if record.status is TestStatus.PASSED:
         return TargetOutcome.PASSED, "passed"
     if record.status in (TestStatus.IGNORED, TestStatus.ASSUMPTION_FAILURE):
@@ -247,6 +284,8 @@ def state_infra_kind(outcome: StateOutcome, *, reference: bool) -> str | None:
     """
     if outcome.infra_kind:
         return outcome.infra_kind
+    if compromised_runs(outcome):
+        return None  # the candidate's doing: a policy violation, never retried as infrastructure
     if reference and not outcome.applied:
         return "patch_apply_failed"
     if reference and not outcome.built:
@@ -255,6 +294,12 @@ def state_infra_kind(outcome: StateOutcome, *, reference: bool) -> str | None:
         return "instrumentation_timeout" if "no_output" in outcome.target_detail else "test_timeout"
     kinds = [_OUTCOME_INFRA.get(o) for o in (outcome.target, *outcome.regression.values()) if o is not None]
     return next((k for k in kinds if k), None)
+
+
+def compromised_runs(outcome: StateOutcome) -> list[str]:
+    """The methods whose run was ``runner_compromised`` (q first), with the reason for q."""
+    out = [f"q: {outcome.target_detail}"] if outcome.target is TargetOutcome.RUNNER_COMPROMISED else []
+    return out + [f"Q {m}" for m, v in outcome.regression.items() if v is TargetOutcome.RUNNER_COMPROMISED]
 
 
 def acceptance(s_bug: StateOutcome, s_fix: StateOutcome) -> tuple[bool, str]:
@@ -305,6 +350,8 @@ def candidate_verdict(outcome: StateOutcome, *, attributed: bool) -> Reason:
         attributed: a candidate-reachable infrastructure outcome was shown to be the candidate's (the
             reference state passed on the same device).
     """
+    if compromised_runs(outcome):
+        return Reason.POLICY_VIOLATION
     kind = state_infra_kind(outcome, reference=False)
     if kind and not (attributed and kind in CANDIDATE_REACHABLE):
         return Reason.INFRA_ERROR
@@ -312,7 +359,7 @@ def candidate_verdict(outcome: StateOutcome, *, attributed: bool) -> Reason:
         return Reason.PATCH_APPLY_FAILED
     if not outcome.built or kind == "install_failed":
         return Reason.BUILD_FAILED
-    if kind == "app_crash":
+    if kind in ("app_crash", "instrumentation_failed"):
         return Reason.APP_CRASH
     if kind in ("instrumentation_timeout", "test_timeout"):
         return Reason.TIMEOUT

@@ -6,6 +6,11 @@ One attempt of one state writes, in its own fresh folder (nothing is ever overwr
     artifacts.json          sha256 / size of app and test   facts.json   applied, built, infra kind, device
     instrument.<i>.txt      each method's raw output        runs.json    [{method, file, timed_out, ...}]
     logcat.<i>.txt          logcat after each method        outcome.json the graded StateOutcome
+    canaries.json           the build's known-answer canaries (nonce, per graded method its pair; :mod:`.canaries`)
+
+After every patch the harness applies its own ``canaries`` patch (two canary methods per graded method,
+written into that method's test class); each method then runs as ONE ``am instrument`` call selecting it
+and its two canaries. A class whose test source cannot take them is infrastructure (``canary_unplaced``).
 
 :func:`outcome_from_dir` grades a folder from those files alone; the live run calls it too, so a
 re-grade (:func:`pytest_mobilebench.suites.device_repair.regrade`) goes through the same function.
@@ -27,6 +32,13 @@ from pytest_mobilebench.devices.android import AndroidDevice, DeviceError, Requi
 from pytest_mobilebench.parsers.instrumentation import parse_instrumentation
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import Runtime, Workspace, WorkspaceSpec
+from pytest_mobilebench.suites.device_repair.canaries import (
+    CanaryPlan,
+    PlantError,
+    make_plan,
+    plant,
+    source_candidates,
+)
 from pytest_mobilebench.suites.device_repair.contract import (
     StateOutcome,
     classify_target,
@@ -99,8 +111,10 @@ def _build(ws: Workspace, record: DeviceRecord, out: Path) -> tuple[bool, str | 
     return True, None, "", found
 
 
-def _device_runs(device: AndroidDevice, record: DeviceRecord, artefacts: dict[str, bytes], out: Path) -> dict[str, Any]:
-    """Prepare the device, install, run q then each of Q, one ``am instrument`` each. Returns device facts."""
+def _device_runs(device: AndroidDevice, record: DeviceRecord, built: Built, out: Path) -> dict[str, Any]:
+    """Prepare the device, install, run q then each of Q, one ``am instrument`` each (the method and its
+    two canaries). Returns device facts."""
+    artefacts = built.artefacts
     plan = record.plan
     packages = [plan.app_package, plan.test_package]
     device.ensure_online()
@@ -115,7 +129,7 @@ def _device_runs(device: AndroidDevice, record: DeviceRecord, artefacts: dict[st
         for index, method in enumerate((record.target, *record.regression)):
             device.clear(packages)
             device.clear_logcat()
-            run = device.instrument(method, plan.component, wall_s=plan.timeouts.test_s,
+            run = device.instrument(built.canaries.pairs[method].selection, plan.component, wall_s=plan.timeouts.test_s,
                                     no_output_s=plan.timeouts.no_output_s, stop_packages=packages)
             atomic_write_text(out / f"instrument.{index}.txt", run.output)
             atomic_write_text(out / f"logcat.{index}.txt", device.logcat())
@@ -130,10 +144,26 @@ def _device_runs(device: AndroidDevice, record: DeviceRecord, artefacts: dict[st
 
 @dataclasses.dataclass(frozen=True)
 class Built:
-    """A state's artefacts from the attempt that built them (reused by its retries: same candidate, same bytes)."""
+    """A state's artefacts from the attempt that built them (reused by its retries: same candidate, same
+    bytes, same canaries)."""
 
     artefacts: dict[str, bytes]
     folder: str
+    canaries: CanaryPlan
+
+
+def _plant_canaries(ws: Workspace, record: DeviceRecord, out: Path) -> CanaryPlan | str:
+    """Write the canaries into the workspace (the ``canaries`` patch). Returns the plan, or why not."""
+    targets = (record.target, *record.regression)
+    try:
+        plan = make_plan(targets)
+        patterns = sorted({p for t in targets for p in source_candidates(t.split("#", 1)[0])})
+        diff = plant(plan, ws.read_files(patterns), record.is_test_path)
+    except PlantError as exc:
+        return str(exc)
+    applied = ws.apply_patch(diff, name="canaries")
+    atomic_write_text(out / "apply.canaries.log", applied.log)
+    return plan if applied.ok else "the canaries patch does not apply; see apply.canaries.log"
 
 
 def _workspace_and_build(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime,
@@ -152,6 +182,10 @@ def _workspace_and_build(state: str, record: DeviceRecord, patches: Sequence[Pat
                 return None
             if patch.restore:
                 ws.restore_paths(list(patch.restore))
+        canaries = _plant_canaries(ws, record, out)
+        if isinstance(canaries, str):
+            _facts(out, state=state, applied=True, built=False, infra_kind="canary_unplaced", detail=canaries)
+            return None
         progress(f"{record.instance_id}: {state}: build")
         built, kind, detail, artefacts = _build(ws, record, out)
     finally:
@@ -159,7 +193,7 @@ def _workspace_and_build(state: str, record: DeviceRecord, patches: Sequence[Pat
     if not built:
         _facts(out, state=state, applied=True, built=False, infra_kind=kind, detail=detail)
         return None
-    return Built(artefacts, out.name)
+    return Built(artefacts, out.name, canaries)
 
 
 def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime, spec: WorkspaceSpec,
@@ -178,9 +212,10 @@ def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, run
     if built is None:
         return outcome_from_dir(out), None
     reused = {"build_reused_from": built.folder} if prebuilt else {}
+    atomic_write_json(out / "canaries.json", built.canaries.to_dict())
     progress(f"{record.instance_id}: {state}: device {device.serial}")
     try:
-        info = _device_runs(device, record, built.artefacts, out)
+        info = _device_runs(device, record, built, out)
     except DeviceError as exc:
         atomic_write_text(out / "device_error.log", f"{exc}\n\n{exc.log}")
         _facts(out, state=state, applied=True, built=True, infra_kind=exc.kind, detail=str(exc), serial=device.serial, **reused)
@@ -190,7 +225,8 @@ def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, run
 
 
 def outcome_from_dir(out: Path) -> StateOutcome:
-    """Grade one attempt folder from its files (``facts.json``, ``runs.json``, ``instrument.*.txt``) and
+    """Grade one attempt folder from its files (``facts.json``, ``runs.json``, ``instrument.*.txt``,
+    ``canaries.json``: evidence without it, from before the canaries, is graded without them) and
     write ``outcome.json``. Pure apart from reading and that one write.
 
     Raises:
@@ -198,10 +234,13 @@ def outcome_from_dir(out: Path) -> StateOutcome:
     """
     facts = json.loads((out / "facts.json").read_text(encoding="utf-8"))
     runs = json.loads((out / "runs.json").read_text(encoding="utf-8")) if (out / "runs.json").is_file() else []
+    plan = (CanaryPlan.from_dict(json.loads((out / "canaries.json").read_text(encoding="utf-8")))
+            if (out / "canaries.json").is_file() else None)
     graded = []
     for run in runs:
         parsed = parse_instrumentation((out / run["file"]).read_text(encoding="utf-8"))
-        graded.append((run["method"], *classify_target(parsed, run["method"], run.get("timed_out"))))
+        pair = plan.pairs.get(run["method"]) if plan else None
+        graded.append((run["method"], *classify_target(parsed, run["method"], run.get("timed_out"), pair)))
     target = graded[0] if graded else None
     outcome = StateOutcome(
         state=str(facts["state"]),

@@ -7,24 +7,32 @@
 option names a device (every item then reports the infrastructure kind ``no_device``). Emulators are
 started per worker on distinct ports (``--mb-emulator-port-base`` + 2 x N x worker index) and stopped
 at session end; serials given with ``--mb-devices`` are never shut down.
+
+The harness never starts an adb server: adbutils' own client runs ``adb start-server`` on the DEFAULT port
+when the configured one does not answer, so :func:`server_client` connects without that fallback, and a
+configured server that does not answer ``host:version`` at session start gives an
+:class:`UnreachablePool`, whose every lease is the infrastructure kind ``adb_unreachable`` naming
+``host:port`` (no emulator is started then either).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
-from pytest_mobilebench.devices.android import AndroidDevice
+from pytest_mobilebench.devices.android import AndroidDevice, DeviceError
 from pytest_mobilebench.devices.emulator import EmulatorSet, parse_avd_spec
 from pytest_mobilebench.devices.pool import DevicePool, parse_serials
 
-__all__ = ["adb_server_address", "default_lock_dir", "make_pool", "mb_device_pool"]
+__all__ = ["UnreachablePool", "adb_server_address", "default_lock_dir", "make_pool", "mb_device_pool", "server_client"]
 
 
 def adb_server_address(value: str | None) -> tuple[str, int]:
@@ -46,6 +54,71 @@ def default_lock_dir() -> Path:
     return Path(tempfile.gettempdir()) / "mobilebench-device-locks"
 
 
+@functools.cache
+def _client_class() -> type:
+    """``adbutils.AdbClient`` whose connections never fall back to ``adb start-server`` (built on first use:
+    adbutils is the optional ``devices`` extra)."""
+    import adbutils
+
+    class Connection(adbutils.AdbConnection):
+        def _safe_connect(self) -> Any:  # adbutils: on failure, `adb start-server` on the default port, then retry
+            return self._create_socket()
+
+    class Client(adbutils.AdbClient):
+        def make_connection(self, timeout: float | None = None) -> Any:
+            conn = Connection(self.host, self.port)
+            if timeout:
+                conn.conn.settimeout(timeout)
+            return conn
+
+    return Client
+
+
+def server_client(host: str, port: int) -> Any:
+    """An ``adbutils.AdbClient`` on ``host:port`` that never starts a server (a dead server is
+    ``adbutils.AdbConnectionError`` / ``AdbTimeout``, which the device adapter reports as ``adb_error``)."""
+    return _client_class()(host=host, port=port)
+
+
+def server_problem(client: Any, *, timeout_s: float = 5.0) -> str | None:
+    """None when the client's server answers ``host:version`` within ``timeout_s``, else why not."""
+    import adbutils
+
+    try:
+        with client.make_connection(timeout=timeout_s) as conn:
+            conn.send_command("host:version")
+            conn.check_okay()
+            conn.read_string_block()
+    except (adbutils.AdbError, adbutils.AdbTimeout, OSError) as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
+class UnreachablePool:
+    """The pool when the configured adb server does not answer: every item's lease raises
+    :class:`~pytest_mobilebench.devices.android.DeviceError` ``adb_unreachable`` naming the server."""
+
+    def __init__(self, serials: list[str], address: str, problem: str) -> None:
+        self.serials = serials
+        self.started: frozenset[str] = frozenset()
+        self.address = address
+        self.problem = problem
+
+    def _raise(self) -> NoReturn:
+        raise DeviceError("adb_unreachable", f"the adb server {self.address} does not answer ({self.problem}); "
+                          "none was started: start it (`adb -P PORT start-server`) or give --mb-adb-server")
+
+    @contextlib.contextmanager
+    def repository(self, repo: str, *, timeout_s: float) -> Iterator[None]:
+        self._raise()
+        yield
+
+    @contextlib.contextmanager
+    def lease(self, owner: str, *, timeout_s: float, poll_s: float = 0.2) -> Iterator[AndroidDevice]:
+        self._raise()
+        yield
+
+
 def _option(config: pytest.Config, dest: str, env: str | None = None) -> Any:
     value = config.getoption(dest, default=None)
     if value in (None, "") and env:
@@ -53,22 +126,26 @@ def _option(config: pytest.Config, dest: str, env: str | None = None) -> Any:
     return value
 
 
-def make_pool(options: dict[str, Any], *, worker_index: int = 0, log_dir: Path) -> tuple[DevicePool | None, EmulatorSet | None]:
+def make_pool(options: dict[str, Any], *, worker_index: int = 0,
+              log_dir: Path) -> tuple[DevicePool | UnreachablePool | None, EmulatorSet | None]:
     """The pool (and the emulators started for it) from plain option values (see the module docstring).
 
     Raises:
         ValueError: a malformed ``--mb-devices`` / ``--mb-avd`` / ``--mb-adb-server``.
         pytest_mobilebench.devices.android.DeviceError: an emulator did not start or boot.
     """
-    import adbutils
-
     host, port = adb_server_address(options.get("mb_adb_server"))
-    client = adbutils.AdbClient(host=host, port=port)
+    client = server_client(host, port)
 
     def connect(serial: str) -> AndroidDevice:
         return AndroidDevice(client, serial)
 
     serials = parse_serials(options.get("mb_devices"))
+    if not serials and not options.get("mb_avd"):
+        return None, None
+    problem = server_problem(client)
+    if problem is not None:
+        return UnreachablePool(serials, f"{host}:{port}", problem), None
     emulators = None
     if options.get("mb_avd"):
         avds = parse_avd_spec(str(options["mb_avd"]))
@@ -87,7 +164,7 @@ def make_pool(options: dict[str, Any], *, worker_index: int = 0, log_dir: Path) 
 
 
 @pytest.fixture(scope="session")
-def mb_device_pool(request: pytest.FixtureRequest) -> Iterator[DevicePool | None]:
+def mb_device_pool(request: pytest.FixtureRequest) -> Iterator[DevicePool | UnreachablePool | None]:
     """The run's device pool (see the module docstring)."""
     config = request.config
     options = {

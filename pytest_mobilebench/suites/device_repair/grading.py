@@ -21,6 +21,7 @@ from pytest_mobilebench.suites.device_repair.contract import (
     TargetOutcome,
     acceptance,
     candidate_verdict,
+    compromised_runs,
     failure_cause,
     state_infra_kind,
 )
@@ -38,8 +39,17 @@ def _outcomes(evidence: Path, finals: Mapping[str, str]) -> dict[str, StateOutco
     return {state: outcome_from_dir(evidence / folder) for state, folder in finals.items()}
 
 
+def _compromised(state: StateOutcome) -> dict[str, Any]:
+    """The fields of a ``policy_violation`` of kind ``runner_compromised`` from ``state``'s runs."""
+    return {"reason": Reason.POLICY_VIOLATION, "policy_kind": "runner_compromised", "final": state, "cause": None,
+            "detail": f"{state.state}: runner_compromised: " + "; ".join(compromised_runs(state))}
+
+
 def _gold(outcomes: Mapping[str, StateOutcome]) -> dict[str, Any]:
     s_bug, s_fix = outcomes["S_bug"], outcomes.get("S_fix")
+    for state in (s_bug, s_fix):
+        if state is not None and compromised_runs(state):
+            return {**_compromised(state), "accepted": False}
     for state in (s_bug, s_fix):
         kind = state_infra_kind(state, reference=True) if state is not None else None
         if kind:
@@ -60,6 +70,8 @@ def _candidate(record: DeviceRecord, data: Mapping[str, Any], outcomes: Mapping[
         and reference.target is TargetOutcome.PASSED
     )
     reason = candidate_verdict(outcome, attributed=attributed)
+    if reason is Reason.POLICY_VIOLATION:
+        return {**_compromised(outcome), "infra_kind": None, "attributed": attributed}
     if data.get("shadowing") and reason is Reason.RESOLVED:
         reason = Reason.UNRESOLVED
     classes = data["candidate"]["classes"]

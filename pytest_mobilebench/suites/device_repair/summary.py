@@ -5,6 +5,13 @@ which are reported apart by kind. Micro over records, macro over repositories (t
 Pass@1), by construction source and by fix-size bins (changed lines of p_f); Hit@k / Recall@k from the
 predictions' ``ranked_files``; Fleiss' kappa of pass/fail across the models of the run, over the records
 every model has an eligible result for.
+
+Persistent infrastructure stays visible: every item still infrastructure after its retries is listed
+(``infra_items``), the headline's note says how many it left out and gives the rate over all selected
+items, and ``infra_rates`` compares each model's infrastructure rate with the reference's on the same
+devices (the gold rows of the run, else the reference states run inside the candidates' items): a model
+with at least 2 infrastructure items and a rate of at least twice the reference's and 0.2 above it is
+named in ``infra_callouts`` (a candidate that provokes "device" failures the reference does not).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from pytest_mobilebench.metrics import (
     wilson_interval,
 )
 
-__all__ = ["K_VALUES", "agreement", "summarize"]
+__all__ = ["K_VALUES", "agreement", "infra_rates", "summarize"]
 
 #: the k of Hit@k / Recall@k reported
 K_VALUES = (1, 3, 5)
@@ -52,6 +59,42 @@ def _localization(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _rate(infra: int, total: int) -> dict[str, Any]:
+    lo, hi = wilson_interval(infra, total)
+    return {"infra": infra, "items": total, "rate": round(infra / total, 6) if total else None, "ci95": [lo, hi]}
+
+
+def _reference_baseline(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The reference's infrastructure rate: gold rows (``accepted`` present), else the final attempt of each
+    ``reference`` state run inside a candidate's item."""
+    gold = [r for r in rows if "accepted" in r]
+    if gold:
+        return {**_rate(sum(1 for r in gold if r.get("retryable")), len(gold)), "source": "gold items"}
+    finals: list[bool] = []
+    for r in rows:
+        attempts = [a for a in r.get("attempt_log") or [] if a.get("state") == "reference"]
+        if attempts:
+            finals.append(bool(attempts[-1].get("infra_kind")))
+    return {**_rate(sum(finals), len(finals)), "source": "reference states inside candidate items"}
+
+
+def infra_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per model ``{"infra", "items", "rate", "ci95"}``, the reference's baseline and the callouts (see the
+    module docstring for the rule)."""
+    models = sorted({str(r.get("model_name_or_path", "")) for r in rows if "accepted" not in r})
+    per_model = {m: _rate(sum(1 for r in rows if r.get("model_name_or_path") == m and r.get("retryable")),
+                          sum(1 for r in rows if r.get("model_name_or_path") == m)) for m in models}
+    baseline = _reference_baseline(rows)
+    base_rate = baseline["rate"] or 0.0
+    callouts = []
+    for model, rate in per_model.items():
+        value = rate["rate"] or 0.0
+        if rate["infra"] >= 2 and value >= max(2 * base_rate, base_rate + 0.2):
+            callouts.append(f"{model}: {rate['infra']}/{rate['items']} items infrastructure, the reference "
+                            f"{baseline['infra']}/{baseline['items']} ({baseline['source']}) on the same devices")
+    return {"by_model": per_model, "reference": baseline, "callouts": callouts}
+
+
 def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The suite's summary tables; ``headline`` is Pass@1 with its Wilson 95% interval."""
     rows = [dict(r, resolved=bool(r.get("passed"))) for r in results]
@@ -60,6 +103,11 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     resolved = sum(1 for r in eligible if r["resolved"])
     per_repo = stratify(eligible, lambda r: r.get("repo", "unknown"))
     lo, hi = wilson_interval(resolved, len(eligible))
+    rates = infra_rates(rows)
+    note = (f"resolved / eligible records; {len(infra)} item(s) left out as infrastructure after their retries "
+            f"(listed in infra_items); over all selected {resolved}/{len(rows)}")
+    if rates["callouts"]:
+        note += "; infrastructure far above the reference's: " + "; ".join(rates["callouts"])
     return {
         "headline": {
             "label": "Pass@1",
@@ -67,8 +115,16 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "denominator": len(eligible),
             "value": pass_at_1(resolved, len(eligible)) if eligible else None,
             "ci95": [lo, hi],
-            "note": f"resolved / eligible records; {len(infra)} infrastructure outcome(s) excluded and listed in infra_by_kind",
+            "note": note,
         },
+        "infra_items": [{"instance_id": r.get("instance_id"), "model_name_or_path": r.get("model_name_or_path"),
+                         "infra_kind": r.get("infra_kind"), "attempts": r.get("attempts", 0),
+                         "detail": str(r.get("detail", ""))[:200]} for r in infra],
+        "infra_rates": rates["by_model"],
+        "infra_reference": rates["reference"],
+        "infra_callouts": rates["callouts"],
+        "policy_violations": dict(sorted(Counter(str(r.get("policy_kind") or "unknown") for r in rows
+                                                 if r.get("reason") == "policy_violation").items())),
         "pass_at_1_macro": round(mean([s["rate"] for s in per_repo.values()]), 6) if per_repo else None,
         "by_repository": per_repo,
         "by_construction": stratify(eligible, lambda r: r.get("construction", "unknown")),

@@ -92,6 +92,9 @@ class IssueInstance(BaseModel):
     category: Category | None = None
     created_at: str | None = None
     timeout_s: float | None = Field(default=None, gt=0)
+    #: how the instance was made (``python -m pytest_mobilebench mine``: fix commit, mining rule, problem
+    #: statement source, validation run id, timings); plain data, never read by grading
+    provenance: dict[str, Any] | None = None
 
     @field_validator("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS", "test_targets", "test_results", mode="before")
     @classmethod

@@ -8,9 +8,11 @@ name; the live run's calls are recorded, then graded exactly like a recorded pre
 Every trajectory is replayed on a fresh sandbox and graded by :func:`.grading.grade`; nothing the candidate
 reports about itself (a ``Finish`` claim, its own step results, its token counts for grading) is trusted.
 
-Repeats (``--mb-repeat K``): one item still stands for one task; it holds K runs (K live episodes, or the
-prediction's ``trajectories`` list, which must have K entries). The item passes when every run scores 1.0
-(pass^k); its ``score`` property is the mean over runs (pass^1 estimate).
+Trials (``--mb-trials K``, alias ``--mb-repeat``): one item still stands for one task; it holds K runs (K live
+episodes, each on a fresh sandbox, or the prediction's ``trajectories``: a list of K recorded trajectories, one per
+trial). Without the option a recorded prediction brings as many trials as it holds (1 for ``trajectory``); with it
+the count must be K. The item passes when every run scores 1.0 (pass^k); its ``score`` property is the mean over
+runs (the pass@1 estimate); the summary's ``trials`` table is :func:`pytest_mobilebench.metrics.trial_summary`.
 """
 
 from __future__ import annotations
@@ -71,6 +73,18 @@ class PlannerReason(str, enum.Enum):
         return self is PlannerReason.INFRA_ERROR
 
 
+def trial_count(text: str) -> int:
+    """``--mb-trials`` value: an int >= 1.
+
+    Raises:
+        ValueError: anything else (argparse reports it as a usage error).
+    """
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"--mb-trials needs K >= 1, got {value}")
+    return value
+
+
 def _result(reason: PlannerReason, detail: str, **extra: Any) -> dict[str, Any]:
     props = extra.pop("properties", {})
     return {"reason": reason.value, "passed": reason is PlannerReason.PASSED, "retryable": reason.is_infra,
@@ -126,8 +140,9 @@ class PlannerSuite:
                "(the items' model name)", env="MOBILEBENCH_AGENT_MODEL", keyed=True),
         Option(("--mb-agent-timeout",), "mb_agent_timeout", "planner live mode: seconds per request",
                default=120.0, type=float),
-        Option(("--mb-repeat",), "mb_repeat", "planner: runs per task for pass^k (live: K episodes; offline: the "
-               "prediction's 'trajectories' must hold K runs)", default=1, type=int, keyed=True),
+        Option(("--mb-trials", "--mb-repeat"), "mb_trials", "planner: trials per task for pass@1 / pass^k (live: K "
+               "episodes on fresh sandboxes; recorded: the prediction's 'trajectories' must hold K; default: live 1, "
+               "recorded as many as the prediction holds)", default=None, type=trial_count, keyed=True),
     )
     markers = MappingProxyType({
         SUITE_NAME: "planner suite: MobilePA-Bench-style stateful sandbox tasks",
@@ -178,29 +193,30 @@ class PlannerSuite:
 
     # ------------------------------------------------------------------------------------------ evaluate
 
-    def _offline_runs(self, task: Task, prediction: Mapping[str, Any], repeat: int) -> list[list[Call]]:
+    def _offline_runs(self, task: Task, prediction: Mapping[str, Any], trials: int | None) -> list[list[Call]]:
         model = prediction.get("model_name_or_path")
         if model == GOLD and prediction.get("model_patch") == GOLD_PATCH:
-            return [task.gold_calls] * repeat
+            return [task.gold_calls] * (trials or 1)
         if model == EMPTY and not prediction.get("trajectory") and not prediction.get("trajectories"):
-            return [[Call("Finish", {})]] * repeat
+            return [[Call("Finish", {})]] * (trials or 1)
         if "trajectories" in prediction:
             raw = prediction["trajectories"]
-            if not isinstance(raw, list) or len(raw) != repeat:
-                raise TrajectoryError(f"'trajectories' must be a list of {repeat} runs (--mb-repeat {repeat})")
+            if not isinstance(raw, list) or not raw or (trials is not None and len(raw) != trials):
+                want = f"{trials} trials (--mb-trials {trials})" if trials else "at least one trial"
+                raise TrajectoryError(f"'trajectories' must be a list of {want}, one trajectory per trial")
             return [parse_trajectory(r, f"trajectories[{k}]") for k, r in enumerate(raw)]
         if "trajectory" not in prediction:
             raise TrajectoryError("the prediction has no 'trajectory'")
-        if repeat != 1:
-            raise TrajectoryError(f"--mb-repeat {repeat} needs 'trajectories' with {repeat} runs")
+        if trials not in (None, 1):
+            raise TrajectoryError(f"--mb-trials {trials} needs 'trajectories' with {trials} trials")
         return [parse_trajectory(prediction["trajectory"])]
 
-    def _live_runs(self, task: Task, agent: Any, repeat: int, ctx: EvalContext) -> tuple[list[list[Call]], dict[str, int]]:
+    def _live_runs(self, task: Task, agent: Any, trials: int, ctx: EvalContext) -> tuple[list[list[Call]], dict[str, int]]:
         from pytest_mobilebench.suites.planner.agent import run_live
 
         runs, usage = [], {"input_tokens": 0, "output_tokens": 0, "requests": 0}
-        for k in range(repeat):
-            ctx.progress(f"planner {task.id}: live run {k + 1}/{repeat} with {agent.model}")
+        for k in range(trials):  # run_live starts each trial on a fresh sandbox (tasks.new_episode)
+            ctx.progress(f"planner {task.id}: live run {k + 1}/{trials} with {agent.model}")
             calls, used, transcript, _ = run_live(task, agent)
             runs.append(calls)
             usage = {key: usage[key] + used[key] for key in usage}
@@ -212,7 +228,7 @@ class PlannerSuite:
         from pytest_mobilebench.suites.planner.agent import AgentInfraError
 
         task: Task = record.record
-        repeat = int(ctx.options.get("mb_repeat") or 1)
+        trials = ctx.options.get("mb_trials")
         live = prediction is not None and prediction.get("model_patch") == LIVE_PATCH
         agent = ctx.fixture("planner_agent") if live else None
         if live and agent is None:  # a conftest's planner_agent gave no endpoint
@@ -222,12 +238,12 @@ class PlannerSuite:
         usage: dict[str, int] = {}
         try:
             if live:
-                runs, usage = self._live_runs(task, agent, repeat, ctx)
+                runs, usage = self._live_runs(task, agent, int(trials or 1), ctx)
             elif prediction is None:
                 return _result(PlannerReason.MISSING_PREDICTION, "no trajectory for this task and model",
                                planner=_meta(task, [], {}))
             else:
-                runs = self._offline_runs(task, prediction, repeat)
+                runs = self._offline_runs(task, prediction, trials)
                 usage = _reported_usage(prediction.get("usage"))
         except AgentInfraError as exc:
             return _result(PlannerReason.INFRA_ERROR, str(exc), infra_kind=exc.kind,
@@ -253,6 +269,7 @@ class PlannerSuite:
             "memory_gate": "n/a" if first["gates"]["memory"] is None else first["gates"]["memory"],
             "skill_gate": "n/a" if first["gates"]["skill"] is None else first["gates"]["skill"],
             "minefield": bool(first["minefields"]),
+            "collateral": len(first["collateral"]), "extra_skill_loads": len(first["extra_skill_loads"]),
             "input_tokens": int(usage.get("input_tokens", 0)), "output_tokens": int(usage.get("output_tokens", 0)),
             **({"agent_model": agent_model} if agent_model else {}),
         }

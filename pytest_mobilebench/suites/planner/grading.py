@@ -6,16 +6,21 @@ A task's primary checker is fixed by its bucket:
   and arguments; reads, failed calls and recoveries in between are allowed; an extra write is a mismatch);
 * ``state_change``: the terminal database delta (:func:`.sandbox.state_delta`, generated ids / timestamps and the
   task's ``ignore_columns`` left out, values canonicalised) equals the gold trajectory's delta replayed on a
-  fresh sandbox, and the task's ``target`` row assertions hold (they constrain ignored free-text columns, e.g.
-  a message body must contain the time);
+  fresh sandbox;
 * ``behaviour``: every explicit check holds (:class:`.tasks.Check`).
 
+In every bucket the task's ``target`` row assertions hold in the final state (they constrain ignored free-text
+columns, e.g. a message body must contain the time), and no write falls outside the allowed delta (the gold's,
+widened only by the task's ``harmless`` declarations: :mod:`.collateral`; the result names each such write).
+
 Then the gates: memory retrieval (every ``gold_memory_ids`` record was returned by a successful
-``search_user_memory``) and skill loading (``gold_skill`` was loaded). A successful call matching a minefield
-zeroes the task. Score = 1.0 when the primary checker, every applicable gate and no minefield hold, else 0.0.
+``search_user_memory``) and skill loading (``gold_skill`` was loaded and no other skill loader was called; the
+extra loads are reported). A successful call matching a minefield zeroes the task. Score = 1.0 when the primary
+checker, the targets, the collateral check, every applicable gate and no minefield hold, else 0.0.
 
 Canonical values (:func:`canon`): strings case-folded, whitespace collapsed, surrounding quotes and final ``.!?``
-dropped, numeric strings read as numbers; numbers as floats rounded to 6 places; lists sorted; booleans kept.
+dropped, numeric strings read as numbers (``"1,000.50"`` as 1000.5), currency symbols and names read as ISO codes (``€`` / ``euro`` ->
+``eur``); numbers as floats rounded to 6 places; lists sorted; booleans kept.
 Argument specs: a value (canonical equality), ``{any_of: [...]}``, ``{contains: [...]}`` (every fragment occurs
 in the canonical string) or ``{any: true}``.
 """
@@ -28,6 +33,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_mobilebench.suites.planner import collateral
 from pytest_mobilebench.suites.planner.catalog import catalog
 from pytest_mobilebench.suites.planner.episode import Episode, Step
 from pytest_mobilebench.suites.planner.sandbox import (
@@ -37,7 +43,15 @@ from pytest_mobilebench.suites.planner.sandbox import (
     state_delta,
 )
 
-__all__ = ["canon", "expected_calls", "gold_delta", "grade", "row_assertion_holds", "spec_matches"]
+__all__ = ["canon", "collateral_writes", "expected_calls", "gold_delta", "grade", "row_assertion_holds",
+           "spec_matches"]
+
+#: what a numeric string looks like ("nan", "inf" and "1_000" stay strings, though float() reads them).
+_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?")
+
+#: currency symbols and names -> ISO 4217 codes (case-folded), for argument and answer comparisons.
+_CURRENCIES = {"€": "eur", "euro": "eur", "euros": "eur", "$": "usd", "us$": "usd", "us dollar": "usd",
+               "us dollars": "usd", "£": "gbp", "pound sterling": "gbp", "pounds sterling": "gbp"}
 
 
 def canon(value: Any) -> Any:
@@ -48,10 +62,10 @@ def canon(value: Any) -> Any:
         return round(float(value), 6)
     if isinstance(value, str):
         text = re.sub(r"\s+", " ", value.casefold()).strip().strip("\"'").rstrip(".!?").strip()
-        try:
-            return round(float(text), 6)
-        except ValueError:
-            return text
+        text = _CURRENCIES.get(text, text)
+        if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", text):  # "1,000.50": thousands separators
+            text = text.replace(",", "")
+        return round(float(text), 6) if _NUMBER.fullmatch(text) else text
     if isinstance(value, (list, tuple)):
         return sorted((canon(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
     if isinstance(value, Mapping):
@@ -84,19 +98,23 @@ def _arg(arguments: Mapping[str, Any], path: str) -> Any:
 
 
 def call_matches(spec: Any, step: Step, *, strict: bool = True) -> bool:
-    """A successful step matches a :class:`.tasks.CallSpec`. ``strict``: arguments neither specified nor optional
-    must be at their schema default (expected calls); otherwise they are free (minefields, ``called`` checks)."""
+    """A successful step matches a :class:`.tasks.CallSpec`. ``strict`` (expected calls): an argument neither
+    specified nor optional must be at its schema default, and an optional one is at its default (left out) or
+    matches its spec (``optional`` as a mapping: :func:`expected_calls` resolves a list of names to the gold's
+    values); not ``strict`` (minefields, ``called`` checks): unspecified arguments are free."""
     if not step.ok or step.tool != spec.tool or not isinstance(step.arguments, Mapping):
         return False
     if not all(spec_matches(v, _arg(step.arguments, k)) for k, v in spec.arguments.items()):
         return False
     if not strict:
         return True
-    defaults = catalog()[spec.tool].model.model_fields
+    fields = catalog()[spec.tool].model.model_fields
+    optional = spec.optional if isinstance(spec.optional, Mapping) else dict.fromkeys(spec.optional, {"any": True})
     for name, value in step.arguments.items():
-        if name in spec.arguments or name in spec.optional:
+        if name in spec.arguments:
             continue
-        if defaults[name].is_required() or canon(value) != canon(defaults[name].default):
+        at_default = not fields[name].is_required() and canon(value) == canon(fields[name].default)
+        if not at_default and not (name in optional and spec_matches(optional[name], value)):
             return False
     return True
 
@@ -107,12 +125,26 @@ def _writes(episode: Episode) -> list[Step]:
 
 
 def expected_calls(task: Any) -> list[Any]:
-    """The task's expected write calls: explicit, or the gold's successful writes with their exact arguments."""
+    """The task's expected write calls: explicit, or the gold's successful writes with their exact arguments.
+
+    An explicit call whose ``optional`` is a list of names is paired with the gold's first write call of the same
+    tool that matches its ``arguments``: each optional argument, when given, must match the gold's value for it
+    (so "950 USD" fails where the gold paid 950 EUR and ``currency`` is optional); with no such gold call, an
+    optional argument may only be left out."""
     from pytest_mobilebench.suites.planner.tasks import CallSpec
 
-    if task.expected_calls is not None:
-        return list(task.expected_calls)
-    return [CallSpec(tool=s.tool, arguments=dict(s.arguments)) for s in _writes(_gold_episode(task))]
+    gold = _writes(_gold_episode(task))
+    if task.expected_calls is None:
+        return [CallSpec(tool=s.tool, arguments=dict(s.arguments)) for s in gold]
+    out = []
+    for spec in task.expected_calls:
+        if isinstance(spec.optional, list) and spec.optional:
+            twin = next((g for g in gold if call_matches(spec, g, strict=False)), None)
+            ref = twin.arguments if twin is not None else {}
+            spec = spec.model_copy(update={"optional": {n: ref[n] if n in ref else {"any": False}
+                                                        for n in spec.optional}})
+        out.append(spec)
+    return out
 
 
 @functools.lru_cache(maxsize=512)
@@ -200,11 +232,26 @@ def _check_tool_calls(task: Any, episode: Episode) -> tuple[bool, str]:
 def _check_state(task: Any, episode: Episode) -> tuple[bool, str]:
     if not delta_equal(episode_delta(task, episode), gold_delta(task)):
         return False, "terminal state delta differs from the gold's"
-    final = episode.sandbox.snapshot()
-    missed = [i for i, a in enumerate(task.target) if not row_assertion_holds(final, a)]
-    if missed:
-        return False, f"terminal state misses target rows {missed} (free-text columns are checked there)"
     return True, "terminal state delta equals the gold's"
+
+
+def _missed_targets(task: Any, episode: Episode) -> list[int]:
+    final = episode.sandbox.snapshot()
+    return [i for i, a in enumerate(task.target) if not row_assertion_holds(final, a)]
+
+
+@functools.lru_cache(maxsize=512)
+def _gold_changes_cached(task_json: str) -> tuple[collateral.Change, ...]:
+    return tuple(collateral.changes(_initial_snapshot(task_json), _gold_episode_cached(task_json).sandbox.snapshot()))
+
+
+def collateral_writes(task: Any, episode: Episode) -> list[str]:
+    """The episode's writes outside the task's allowed delta, described (:mod:`.collateral`); [] when none."""
+    task_json = task.model_dump_json()
+    got = collateral.changes(_initial_snapshot(task_json), episode.sandbox.snapshot())
+    bad = collateral.outside(got, _gold_changes_cached(task_json), task.harmless, task.ignore_columns, canon,
+                             lambda spec, value: spec_matches(spec, _decoded(value)))
+    return [c.describe() for c in bad]
 
 
 def _first(steps: list[Step], pred: Any) -> int | None:
@@ -226,6 +273,8 @@ def _check_one(check: Any, episode: Episode) -> bool:
     if fin is None:
         return False
     answer = str(steps[fin].arguments.get("answer", "")).casefold()
+    if any(_has_phrase(answer, d) for d in check.distractors):
+        return False  # an answer naming the other candidates too is a hedge, not an answer
     return any(_has_phrase(answer, v) and _grounded(steps[:fin], v) for v in check.answer_contains)
 
 
@@ -254,35 +303,56 @@ _PRIMARY = {"tool_call": _check_tool_calls, "state_change": _check_state, "behav
 
 
 def gates(task: Any, episode: Episode) -> dict[str, bool | None]:
-    """``{"memory": bool | None, "skill": bool | None}`` (None: the gate does not apply to this task)."""
+    """``{"memory": bool | None, "skill": bool | None}`` (None: the gate does not apply to this task).
+
+    The skill gate applies when the task has a ``gold_skill``: it was loaded, and no other ``load_skill_*`` was
+    called (refused calls included: trying every loader is shotgun loading, not choosing a skill)."""
     retrieved = {m["id"] for s in episode.steps if s.ok and s.tool == "search_user_memory"
                  for m in s.feedback["result"]}
     return {
         "memory": set(task.gold_memory_ids) <= retrieved if task.gold_memory_ids else None,
-        "skill": task.gold_skill in episode.loaded_skills if task.gold_skill else None,
+        "skill": (task.gold_skill in episode.loaded_skills and not extra_skill_loads(task, episode))
+        if task.gold_skill else None,
     }
+
+
+def extra_skill_loads(task: Any, episode: Episode) -> list[str]:
+    """Skill loaders called (successfully or not) other than the task's ``gold_skill``, in call order."""
+    gold = f"load_skill_{task.gold_skill}" if task.gold_skill else None
+    return list(dict.fromkeys(s.tool for s in episode.steps if s.tool.startswith("load_skill_") and s.tool != gold))
 
 
 def grade(task: Any, episode: Episode) -> dict[str, Any]:
     """Grade one finished episode; plain builtins only.
 
     Returns:
-        ``{"score": 0.0|1.0, "primary": bool, "state_match": bool, "gates": {...}, "minefields": [tool names hit],
-        "steps", "errors_met", "errors_recovered", "finished", "over_limit", "after_finish", "detail"}``.
+        ``{"score": 0.0|1.0, "primary": bool, "state_match": bool, "targets_missed": [indices],
+        "collateral": [described writes outside the allowed delta], "gates": {...}, "extra_skill_loads": [...],
+        "minefields": [tool names hit], "steps", "errors_met", "errors_recovered", "finished", "over_limit",
+        "after_finish", "detail"}``.
     """
     primary, detail = _PRIMARY[task.bucket](task, episode)
+    missed = _missed_targets(task, episode)
+    damage = collateral_writes(task, episode)
     gate = gates(task, episode)
+    extra = extra_skill_loads(task, episode)
     mines = [m.tool for m in task.minefields if any(call_matches(m, s, strict=False) for s in episode.steps)]
-    passed = primary and all(v is not False for v in gate.values()) and not mines
+    passed = primary and not missed and not damage and all(v is not False for v in gate.values()) and not mines
     notes = [detail] + [f"{name} gate failed" for name, v in gate.items() if v is False]
+    notes += [f"terminal state misses target rows {missed} (free-text columns are checked there)"] if missed else []
+    notes += [f"write outside the allowed delta: {d}" for d in damage]
+    notes += [f"extra skill loaded: {e}" for e in extra]
     notes += [f"minefield hit: {m}" for m in mines]
     failed = [i for i, s in enumerate(episode.steps) if not s.ok]
     recovered = [i for i in failed if any(s.ok and s.tool == episode.steps[i].tool for s in episode.steps[i + 1:])]
     return {
         "score": 1.0 if passed else 0.0,
         "primary": primary,
-        "state_match": _check_state(task, episode)[0],
+        "state_match": _check_state(task, episode)[0] and not missed,
+        "targets_missed": missed,
+        "collateral": damage,
         "gates": gate,
+        "extra_skill_loads": extra,
         "minefields": mines,
         "steps": len(episode.steps),
         "errors_met": len(failed),

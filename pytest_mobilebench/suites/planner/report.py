@@ -9,6 +9,11 @@ where ``S_d`` is the success rate (tasks scoring 1.0 / tasks) of dimension ``d``
 dimension has at least one task in the run (a partial run cannot be weighted the paper's way). Infrastructure
 outcomes are left out of every denominator and counted apart; a missing or invalid prediction counts as a
 failed task.
+
+Repeated trials (``--mb-trials K``): ``trials`` holds :func:`pytest_mobilebench.metrics.trial_summary` over the
+model's tasks (pass@1 = mean pass fraction with a bootstrap interval, tau-bench's pass^k for k = 1..K, the tasks
+whose K trials all passed and the flaky ones with Wilson intervals, per-task flip counts); a task without a
+graded run (missing or invalid prediction) counts as K failed trials.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pytest_mobilebench.metrics import wilson_interval
+from pytest_mobilebench.metrics import trial_summary, wilson_interval
 
 __all__ = ["WEIGHTS", "overall", "summarize_results"]
 
@@ -73,9 +78,18 @@ def _model_table(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "repeats": repeats,
         "pass_1": round(sum(run["score"] for run in runs) / len(runs), 6) if runs else None,
         "pass_k": _rate(sum(r["reason"] == "passed" for r in graded), len(graded)) if repeats > 1 else None,
+        "trials": _trials(graded, repeats) if repeats > 1 else None,
+        "collateral_runs": sum(bool(run.get("collateral")) for run in runs),
+        "extra_skill_load_runs": sum(bool(run.get("extra_skill_loads")) for run in runs),
         "missing_or_invalid": sum(r["reason"] in ("missing_prediction", "invalid_prediction") for r in graded),
         "infra_error": sum(r.get("reason") == "infra_error" for r in rows),
     }
+
+
+def _trials(graded: Sequence[Mapping[str, Any]], repeats: int) -> dict[str, Any]:
+    outcomes = {str(r["instance_id"]): [run["score"] == 1.0 for run in r["planner"]["runs"]] or [False] * repeats
+                for r in graded}
+    return trial_summary(outcomes)
 
 
 def summarize_results(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ File layout::
         gold_memory_ids: [m1]        # memory gate
         gold_skill: trip_planner     # skill gate
         minefields: [{tool: ..., arguments: {...}}]
+        harmless: [{table: alarms, columns: [time], where: {label: Swim}}]   # widens the allowed delta
         user_replies: [...]; subagent_replies: {gui_agent: {...}}; ignore_columns: [messages.body]
 """
 
@@ -55,13 +56,15 @@ _Strict = pydantic.ConfigDict(extra="forbid", frozen=True)
 
 
 class CallSpec(pydantic.BaseModel):
-    """An expected call: ``arguments`` {name: value | {any_of} | {contains} | {any: true}}; ``optional`` names
-    may take any value or be left out; every other argument must be left at its default."""
+    """An expected call: ``arguments`` {name: value | {any_of} | {contains} | {any: true}}; every other argument
+    must be left at its default, except the ``optional`` ones: they may be left out (at their default), and when
+    given they must match: ``{name: spec}`` says what they must match; a list of names means "the gold's value
+    for it" (the gold's write call paired with this expected call, see :func:`.grading.expected_calls`)."""
 
     model_config = _Strict
     tool: str
     arguments: dict[str, Any] = {}
-    optional: list[str] = []
+    optional: list[str] | dict[str, Any] = []
 
 
 class Check(pydantic.BaseModel):
@@ -71,7 +74,8 @@ class Check(pydantic.BaseModel):
     hand-off, values as in :class:`CallSpec`); ``asked_user``: ``before_write`` = ``ask_user`` succeeded before
     the first successful write; ``called``: a successful call matching the spec; ``answer_contains``: the
     ``Finish`` answer contains one of the strings AND that string occurred in an earlier tool result (error
-    feedback included: "already done" is evidence) whose call's own arguments do not contain it.
+    feedback included: "already done" is evidence) whose call's own arguments do not contain it, and none of
+    the ``distractors`` (the task's other candidate values: an answer naming every option is not an answer).
     """
 
     model_config = _Strict
@@ -80,13 +84,29 @@ class Check(pydantic.BaseModel):
     asked_user: Literal["before_write"] | None = None
     called: CallSpec | None = None
     answer_contains: list[str] | None = None
+    distractors: list[str] = []
 
     @pydantic.model_validator(mode="after")
     def _one_kind(self) -> Check:
         kinds = [k for k in ("delegated", "asked_user", "called", "answer_contains") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValueError(f"a check needs exactly one of delegated / asked_user / called / answer_contains, got {kinds}")
+        if self.answer_contains is None and self.distractors:
+            raise ValueError("distractors belong to an answer_contains check")
+        if self.answer_contains is not None and not self.distractors:
+            raise ValueError("an answer_contains check needs distractors (the other candidate values it must reject)")
         return self
+
+
+class Harmless(pydantic.BaseModel):
+    """A change the task declares harmless (it widens the allowed delta, :mod:`.collateral`): of rows of ``table``
+    matching ``where`` (values as in :class:`CallSpec`), changes to ``columns`` (an added row is then matched to
+    the gold's added rows without them); with no ``columns``, any added, removed or changed matching row."""
+
+    model_config = _Strict
+    table: str
+    columns: list[str] = []
+    where: dict[str, Any] = {}
 
 
 class RowAssertion(pydantic.BaseModel):
@@ -123,6 +143,7 @@ class Task(pydantic.BaseModel):
     user_replies: list[str] = []
     subagent_replies: dict[str, Any] = {}
     ignore_columns: list[str] = []
+    harmless: list[Harmless] = []
     alternate: list[dict[str, Any]] | None = None
 
     @pydantic.field_validator("domain")
@@ -152,10 +173,17 @@ class Task(pydantic.BaseModel):
             table, _, name = col.partition(".")
             if name not in TABLES.get(table, ()):
                 raise ValueError(f"ignore_columns: {col!r} is not a table.column")
+        for entry in self.harmless:
+            unknown = [c for c in [*entry.columns, *entry.where] if c not in TABLES.get(entry.table, ())]
+            if entry.table not in TABLES or unknown:
+                raise ValueError(f"harmless: unknown table {entry.table!r} or columns {unknown}")
         names = catalog()
         for spec in [*(self.expected_calls or []), *self.minefields, *(c.called for c in self.checks if c.called)]:
             if spec.tool not in names:
                 raise ValueError(f"unknown tool {spec.tool!r}")
+            unknown = [n for n in spec.optional if n not in names[spec.tool].model.model_fields]
+            if unknown:
+                raise ValueError(f"{spec.tool}: optional names unknown arguments {unknown}")
         return self
 
     @property

@@ -1,0 +1,273 @@
+"""``python -m pytest_mobilebench mine REPO``: history -> static filters -> candidates -> validation -> output.
+
+1. The first-parent history from the tip (``--since``, or the ``--commits`` given) is read newest first;
+   each commit is checked by :func:`.scan.static_reason` on its ``--numstat`` (cheap), then split,
+   planned and its environment inferred (:mod:`.split`); every commit that does not make a candidate is a
+   counted :class:`.scan.Reason`. ``--limit N`` stops after N candidates.
+2. The candidates are written as a manifest, ``<out>/candidates/<owner>__<repo>.yaml``; unless
+   ``--no-validate`` it runs through the validation mode (:mod:`.validate`).
+3. ``<out>/<owner>__<repo>.yaml`` holds the kept instances with their gold lists and provenance (all
+   candidates, with empty gold lists, under ``--no-validate``); ``--format swe-bench|mobiledev-bench``
+   adds ``<out>/<owner>__<repo>.<format>.jsonl``; ``<out>/report.json`` the report (:mod:`.report`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, final
+
+from pytest_mobilebench.mining import report as report_mod
+from pytest_mobilebench.mining._harness import (
+    PatchError,
+    atomic_write_json,
+    atomic_write_text,
+)
+from pytest_mobilebench.mining.gitsource import Commit, MiningError, Source, open_source
+from pytest_mobilebench.mining.records import (
+    Candidate,
+    IssueIndex,
+    instance_id_for,
+    manifest_text,
+    mobiledev_bench_row,
+    pr_number,
+    problem_statement,
+    swe_bench_row,
+)
+from pytest_mobilebench.mining.scan import (
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_LINES,
+    FRAMEWORK_FILES,
+    Reason,
+    infer_framework,
+    static_reason,
+)
+from pytest_mobilebench.mining.split import (
+    environment_at,
+    planned_command,
+    split_change,
+    test_rule_at,
+)
+from pytest_mobilebench.mining.validate import (
+    Verdict,
+    read_audit,
+    read_verdicts,
+    run_pytest,
+)
+
+__all__ = ["MineOptions", "Rejection", "mine"]
+
+FORMATS = ("swe-bench", "mobiledev-bench")
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class MineOptions:
+    """The ``mine`` command line (see ``python -m pytest_mobilebench mine --help``)."""
+
+    repo: str
+    out: Path
+    name: str | None = None
+    ref: str | None = None
+    framework: str | None = None
+    since: str | None = None
+    commits: tuple[str, ...] = ()
+    limit: int | None = None
+    validate: bool = True
+    runs: int = 2
+    workers: int = 0
+    runtime: str = "auto"
+    audit: bool = True
+    issues: Path | None = None
+    formats: tuple[str, ...] = ()
+    max_files: int = DEFAULT_MAX_FILES
+    max_lines: int = DEFAULT_MAX_LINES
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class Rejection:
+    """A commit that is not an instance, and why."""
+
+    commit: str
+    subject: str
+    reason: Reason
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """Plain builtins for the report."""
+        return {"commit": self.commit, "subject": self.subject, "reason": self.reason.value, "detail": self.detail}
+
+
+def _examine(source: Source, commit: Commit, framework: str, opts: MineOptions, issues: IssueIndex | None,
+             taken: set[str]) -> Candidate | Rejection:  # fmt: skip
+    """One commit through the static filters, the split, the plan and the environment inference."""
+
+    def reject(reason: Reason, detail: str = "") -> Rejection:
+        return Rejection(commit.sha, commit.subject, reason, detail)
+
+    if not commit.parents:
+        return reject(Reason.ROOT_COMMIT)
+    base = commit.parents[0]
+    rule = test_rule_at(source, framework, base)
+    reason = static_reason(commit, source.numstat(base, commit.sha), rule, max_files=opts.max_files, max_lines=opts.max_lines)
+    if reason is not None:
+        return reject(reason)
+    try:
+        split = split_change(source.diff(base, commit.sha), rule, name=commit.sha[:10])
+    except PatchError as exc:
+        return reject(Reason.UNPARSEABLE_DIFF, str(exc))
+    try:
+        command = planned_command(source, framework, base, split.test_files)
+    except ValueError as exc:  # PlanError
+        return reject(Reason.NO_RUNNABLE_TESTS, str(exc))
+    try:
+        environment, env_sources = environment_at(source, framework, base)
+    except ValueError as exc:  # RecipeError
+        return reject(Reason.NO_ENVIRONMENT, str(exc))
+    pr = pr_number(commit)
+    text, text_source, linked = problem_statement(commit, issues, pr)
+    iid = instance_id_for(source.repo, commit, taken)
+    taken.add(iid)
+    return Candidate(iid, source.repo, framework, commit, split, text, text_source, tuple(linked), environment,
+                     env_sources, command)  # fmt: skip
+
+
+def scan(source: Source, framework: str, opts: MineOptions) -> tuple[int, list[Candidate], list[Rejection]]:
+    """``(commits scanned, candidates, rejections)`` of the history the options select."""
+    shas = [source.resolve(c) for c in opts.commits] if opts.commits else source.first_parent(opts.since)
+    issues = IssueIndex.load(opts.issues) if opts.issues else None
+    candidates: list[Candidate] = []
+    rejections: list[Rejection] = []
+    taken: set[str] = set()
+    scanned = 0
+    for sha in shas:
+        if opts.limit is not None and len(candidates) >= opts.limit:
+            break
+        scanned += 1
+        found = _examine(source, source.commit(sha), framework, opts, issues, taken)
+        (candidates if isinstance(found, Candidate) else rejections).append(found)  # type: ignore[arg-type]
+    return scanned, candidates, rejections
+
+
+def _url_for(source: Source, manifest_dir: Path) -> str:
+    """The manifest's ``repo_url``: a local source relative to the manifest's folder, a URL as given."""
+    path = Path(source.repo_url)
+    if path.is_absolute() and path.exists():
+        return os.path.relpath(path, manifest_dir.resolve())
+    return source.repo_url
+
+
+def _write_manifest(path: Path, source: Source, framework: str, entries: Sequence[Mapping[str, Any]], header: str) -> Path:
+    text = manifest_text(source.repo, framework, _url_for(source, path.parent), entries, header)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text)
+    return path
+
+
+def _validation_provenance(run_id: str, opts: MineOptions, verdict: Verdict) -> dict[str, Any]:
+    return {"validation": {"run_id": run_id, "runs": opts.runs, "status": verdict.status, "cached": verdict.cached,
+                           "flaky_dropped": list(verdict.flaky), "setup_s": verdict.setup_s, "test_s": verdict.test_s}}  # fmt: skip
+
+
+def _validate(manifest: Path, candidates: Sequence[Candidate], opts: MineOptions, run_id: str) -> tuple[dict[str, Verdict], dict[str, Any]]:
+    """Run the validation mode on the candidates' manifest: each candidate's verdict, and the run's exit
+    status and log file (where to look when instances are ``not_run``)."""
+    reports = opts.out / "reports"
+    args = [f"--mb-validate-runs={max(1, opts.runs)}", "--mb-validate", f"--mb-runtime={opts.runtime}"]
+    args += ["-n", str(opts.workers)] if opts.workers > 0 else []
+    log = opts.out / "logs" / f"{run_id}.log"
+    status, summary = run_pytest(manifest, reports, run_id, args, log)
+    return read_verdicts(summary, [c.instance_id for c in candidates]), {"exit_status": status, "log": str(log)}
+
+
+def _audit(manifest: Path, opts: MineOptions, run_id: str) -> dict[str, Any]:
+    args = ["--mb-audit", f"--mb-runtime={opts.runtime}", *(["-n", str(opts.workers)] if opts.workers > 0 else [])]
+    _, summary = run_pytest(manifest, opts.out / "reports", run_id, args, opts.out / "logs" / f"{run_id}.log")
+    return read_audit(summary)
+
+
+def _write_dialects(out: Path, slug: str, formats: Sequence[str], kept: Sequence[Candidate], verdicts: Mapping[str, Verdict]) -> list[Path]:
+    written = []
+    for fmt in formats:
+        rows = []
+        for c in kept:
+            verdict = verdicts.get(c.instance_id)
+            gold = verdict.gold if verdict else {}
+            rows.append(swe_bench_row(c, gold) if fmt == "swe-bench" else mobiledev_bench_row(c, gold, verdict.states if verdict else {}))
+        path = out / f"{slug}.{fmt}.jsonl"
+        atomic_write_text(path, "".join(json.dumps(r, sort_keys=False) + "\n" for r in rows))
+        written.append(path)
+    return written
+
+
+def _validate_and_write(source: Source, framework: str, candidates: Sequence[Candidate], opts: MineOptions, run_id: str,
+                        header: str) -> tuple[dict[str, Verdict], dict[str, Any], dict[str, Any], list[Path]]:  # fmt: skip
+    """Write the candidates, validate them (and audit the kept ones), write the outputs; an output of an
+    earlier run that this run does not rewrite is removed (it would describe other instances).
+
+    Returns ``(verdicts, the validation run's exit status and log, the audit table, files written)``."""
+    slug = source.repo.replace("/", "__")
+    outputs: list[Path] = []
+    verdicts: dict[str, Verdict] = {}
+    run_info: dict[str, Any] = {}
+    audit: dict[str, Any] = {}
+    stale = [opts.out / "candidates" / f"{slug}.yaml", opts.out / f"{slug}.yaml", *(opts.out / f"{slug}.{f}.jsonl" for f in FORMATS)]
+    if candidates:
+        cand_path = _write_manifest(stale[0], source, framework, [c.entry() for c in candidates], header + " Not validated.")
+        outputs.append(cand_path)
+        if opts.validate:
+            verdicts, run_info = _validate(cand_path, candidates, opts, run_id)
+    kept = [c for c in candidates if verdicts[c.instance_id].kept] if verdicts else list(candidates)
+    entries = [
+        c.entry(verdicts[c.instance_id].gold, _validation_provenance(run_id, opts, verdicts[c.instance_id]))
+        if c.instance_id in verdicts else c.entry(None, {"validation": None})
+        for c in kept
+    ]
+    if entries:
+        state = f"{len(kept)} valid of {len(candidates)} (validation run {run_id})." if verdicts else "Not validated."
+        final = _write_manifest(stale[1], source, framework, entries, header + " " + state)
+        outputs.append(final)
+        if verdicts and opts.audit:
+            audit = _audit(final, opts, run_id + "-audit")
+        outputs += _write_dialects(opts.out, slug, opts.formats, kept, verdicts)
+    for path in stale:
+        if path not in outputs:
+            path.unlink(missing_ok=True)
+    return verdicts, run_info, audit, outputs
+
+
+def mine(opts: MineOptions) -> dict[str, Any]:
+    """Run the pipeline of the module docstring; return the report (also written to ``<out>/report.json``).
+
+    Raises:
+        MiningError: the repository, a ref, a date, the framework or the issue export is unusable.
+    """
+    unknown = sorted(set(opts.formats) - set(FORMATS))
+    if unknown:
+        raise MiningError(f"--format {unknown[0]!r}: expected one of {', '.join(FORMATS)}")
+    started = time.monotonic()
+    source = open_source(opts.repo, repo=opts.name, ref=opts.ref)
+    try:
+        framework = opts.framework or infer_framework(source.read(source.tip, FRAMEWORK_FILES))
+        scanned, candidates, rejections = scan(source, framework, opts)
+        scan_s = time.monotonic() - started
+        header = (f"Mined by `python -m pytest_mobilebench mine` from {source.repo} at {source.tip[:12]} "
+                  f"({framework}): {len(candidates)} candidate(s).")  # fmt: skip
+        run_id = time.strftime("mine-%Y%m%dT%H%M%SZ-", time.gmtime()) + os.urandom(3).hex()
+        verdicts, run_info, audit, outputs = _validate_and_write(source, framework, candidates, opts, run_id, header)
+        result = report_mod.build(
+            source=source, framework=framework, scanned=scanned, candidates=candidates, rejections=rejections,
+            verdicts=verdicts, validated=opts.validate, run_id=run_id if verdicts else None,
+            audit=audit, outputs=outputs, scan_s=scan_s, total_s=time.monotonic() - started,
+        )  # fmt: skip
+        if result["validation"]:
+            result["validation"].update(run_info)
+        atomic_write_json(opts.out / "report.json", result)
+        return result
+    finally:
+        source.close()

@@ -1,0 +1,127 @@
+"""Validation of mined candidates through the harness's own validation mode, in a pytest subprocess.
+
+The candidates' manifest is run as ``python -m pytest MANIFEST --predictions=gold --mb-validate
+--mb-validate-runs=N -n W`` (the three configurations base / test / fix of SPEC section 1, repeated N
+times, flaky tests dropped), with the reports and the result cache under ``<out>/reports``: a second
+``mine`` of the same candidates is answered from the cache, and an infrastructure result (never cached)
+is run again. The verdicts are read back from the run's summary and each instance's evidence, never from
+the subprocess's output.
+
+An instance is kept iff its validation says valid (SPEC section 1: at least one F2P or N2P, no P2F, base
+and fix built and executed tests; flaky tests are in no gold list). With ``audit``, the kept instances go
+through ``--mb-audit`` once more (gold resolves in every run, gold ids reported, test adequacy per hunk).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, final
+
+from pytest_mobilebench.mining._harness import read_json
+
+__all__ = ["Verdict", "read_verdicts", "run_pytest"]
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """What the validation run found for one instance.
+
+    Attributes:
+        status: ``valid``, ``invalid``, ``flaky`` (invalid, with flaky tests dropped), ``infra_error`` or
+            ``not_run`` (absent from the summary).
+        gold: the proposed ``FAIL_TO_PASS`` / ``NONE_TO_PASS`` / ``PASS_TO_PASS`` lists.
+        states: configuration (``base``, ``test``, ``fix``) -> test id -> state, as validated.
+        flaky: tests dropped as flaky. problems: why invalid. cached: answered from the result cache.
+        test_s: seconds the test commands ran; setup_s: the rest of the item's time (workspace, image,
+            dependency installation).
+    """
+
+    status: str
+    gold: Mapping[str, Sequence[str]]
+    states: Mapping[str, Mapping[str, str]]
+    flaky: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    cached: bool = False
+    test_s: float = 0.0
+    setup_s: float = 0.0
+    detail: str = ""
+
+    @property
+    def kept(self) -> bool:
+        """SPEC section 1's rule, as the validation mode computed it."""
+        return self.status == "valid"
+
+
+def run_pytest(manifest: Path, reports: Path, run_id: str, args: Sequence[str], log: Path) -> tuple[int, Path]:
+    """Run the harness on ``manifest`` with ``args``; return ``(exit status, summary path)``.
+
+    The output goes to ``log``; ``reports`` holds the evidence and the result cache. Paths are made
+    absolute: the run's working folder is the manifest's."""
+    manifest, reports = manifest.resolve(), reports.resolve()
+    summary = reports / run_id / "summary.json"
+    command = [
+        sys.executable, "-m", "pytest", str(manifest), "--predictions=gold", f"--mb-reports-dir={reports}",
+        f"--mb-summary={summary}", f"--mb-run-id={run_id}", "-p", "no:cacheprovider", f"--rootdir={manifest.parent}",
+        "-q", *args,
+    ]  # fmt: skip
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w", encoding="utf-8") as out:
+        out.write("$ " + " ".join(command) + "\n")
+        out.flush()
+        proc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, cwd=manifest.parent, check=False)
+    return proc.returncode, summary
+
+
+def _seconds(evidence: str | None, total: float) -> tuple[float, float]:
+    """``(test seconds, setup seconds)`` of one item from its ``run*.json`` evidence files."""
+    if not evidence or not Path(evidence).is_dir():
+        return 0.0, round(total, 3)
+    tests = 0.0
+    for path in Path(evidence).glob("run*.json"):
+        data = read_json(path)
+        if isinstance(data, Mapping) and isinstance(data.get("duration_s"), (int, float)):
+            tests += float(data["duration_s"])
+    return round(tests, 3), round(max(0.0, total - tests), 3)
+
+
+def _verdict(entry: Mapping[str, Any]) -> Verdict:
+    total = float(entry.get("elapsed_s") or entry.get("duration_s") or 0.0)
+    test_s, setup_s = _seconds(entry.get("evidence_dir"), total)
+    common = {"cached": bool(entry.get("cached")), "test_s": test_s, "setup_s": setup_s, "detail": str(entry.get("detail") or "")}
+    report = entry.get("validation")
+    if entry.get("retryable") or not isinstance(report, Mapping):
+        return Verdict("infra_error" if entry.get("retryable") else "invalid", {}, {}, **common)
+    flaky = tuple(report.get("flaky") or ())
+    status = "valid" if report.get("valid") else ("flaky" if flaky else "invalid")
+    gold = {k: list(report.get(k) or []) for k in ("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS")}
+    states = {k: dict(v) for k, v in (report.get("states") or {}).items()}
+    return Verdict(status, gold, states, flaky, tuple(report.get("problems") or ()), **common)
+
+
+def read_verdicts(summary_path: Path, instance_ids: Sequence[str]) -> dict[str, Verdict]:
+    """Each instance's :class:`Verdict` from a validation run's summary (``not_run`` when absent)."""
+    summary = read_json(summary_path)
+    instances = summary.get("instances", {}) if isinstance(summary, Mapping) else {}
+    out = {}
+    for iid in instance_ids:
+        entry = instances.get(iid)
+        out[iid] = _verdict(entry) if isinstance(entry, Mapping) else Verdict("not_run", {}, {})
+    return out
+
+
+def read_audit(summary_path: Path) -> dict[str, Any]:
+    """The audit table of an ``--mb-audit`` run's summary (``{}`` when absent)."""
+    summary = read_json(summary_path)
+    if not isinstance(summary, Mapping):
+        return {}
+    table = summary.get("suite_tables", {}).get("issue_resolution", {}).get("audit")
+    return json.loads(json.dumps(table)) if isinstance(table, Mapping) else {}
+
+
+__all__ += ["read_audit"]

@@ -1,0 +1,362 @@
+"""``python -m pytest_mobilebench mine`` without Docker: the static filters, ids, issue links, the split and
+the outputs, on the bundled counter repository and on a small repository built here with one commit per
+rejection reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_mobilebench.__main__ import main
+from pytest_mobilebench.manifest.yamlfile import read_yaml
+from pytest_mobilebench.mining.gitsource import (
+    Commit,
+    FileStat,
+    MiningError,
+    open_source,
+    repo_name,
+)
+from pytest_mobilebench.mining.records import (
+    IssueIndex,
+    instance_id_for,
+    pr_number,
+    problem_statement,
+)
+from pytest_mobilebench.mining.scan import (
+    Reason,
+    infer_framework,
+    is_generated,
+    static_reason,
+)
+from pytest_mobilebench.mining.validate import read_verdicts
+from pytest_mobilebench.runtime.repos import RepoCache
+from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.suites.issue_resolution import resolve_patches
+from pytest_mobilebench.suites.issue_resolution.manifest import (
+    load_dataset,
+    load_manifest,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLE = ROOT / "fixtures" / "repos" / "mobilebench+counter.bundle"
+EXAMPLES = ROOT / "cases" / "examples" / "mobilebench__counter.yaml"
+
+
+def _commit(subject: str = "fix: x", parents: tuple[str, ...] = ("p" * 40,)) -> Commit:
+    return Commit("c" * 40, parents, "2026-01-01T00:00:00+00:00", subject)
+
+
+def _is_test(path: str) -> bool:
+    return path.endswith(".test.js")
+
+
+def _f(path: str, added: int = 1, removed: int = 0) -> FileStat:
+    return FileStat(path, added, removed, False)
+
+
+# ------------------------------------------------------------------------------------------ pure rules
+
+
+@pytest.mark.parametrize(
+    ("commit", "files", "reason"),
+    [
+        (_commit(parents=()), [_f("a.js")], Reason.ROOT_COMMIT),
+        (_commit("Merge branch 'main' into feature", ("a" * 40, "b" * 40)), [_f("a.js"), _f("a.test.js")], Reason.MERGE_NOISE),
+        (_commit("Merge pull request #3 from x/y", ("a" * 40, "b" * 40)), [], Reason.MERGE_NOISE),
+        (_commit(), [], Reason.EMPTY_CHANGE),
+        (_commit(), [_f("src/a.js")], Reason.NO_TESTS_TOUCHED),
+        (_commit(), [_f("src/a.test.js")], Reason.TEST_ONLY),
+        (_commit(), [_f("a.test.js"), _f("package-lock.json", 900)], Reason.GENERATED_VENDORED_OR_LOCKFILE),
+        (_commit(), [_f("a.test.js"), _f("vendor/lib.js")], Reason.GENERATED_VENDORED_OR_LOCKFILE),
+        (_commit(), [_f("a.test.js"), _f("lib/model.g.dart")], Reason.GENERATED_VENDORED_OR_LOCKFILE),
+        (_commit(), [_f("a.test.js"), _f("README.md"), _f(".github/workflows/ci.yml")], Reason.NO_SOURCE_CHANGE),
+        (_commit(), [_f("a.test.js"), *[_f(f"src/m{i}.js") for i in range(51)]], Reason.OVERSIZED),
+        (_commit(), [_f("a.test.js"), _f("src/a.js", 1500, 501)], Reason.OVERSIZED),
+        (_commit(), [_f("a.test.js"), _f("src/a.js"), _f("yarn.lock")], None),
+        (_commit("Merge pull request #3 from x/y", ("a" * 40, "b" * 40)), [_f("a.test.js"), _f("a.js")], None),
+    ],
+)
+def test_static_reason(commit: Commit, files: list[FileStat], reason: Reason | None) -> None:
+    assert static_reason(commit, files, _is_test) is reason
+
+
+def test_generated_rule_keeps_project_sources() -> None:
+    assert not is_generated("src/generator.js") and not is_generated("app/src/main/java/Gen.kt")
+    assert is_generated("node_modules/x/index.js") and is_generated("app/build/out.js") and is_generated("pubspec.lock")
+
+
+def test_framework_inference_order() -> None:
+    gradle = {"settings.gradle": b"include ':app'"}
+    assert infer_framework({"pubspec.yaml": b"name: x", **gradle}) == "flutter"
+    assert infer_framework({"package.json": b'{"devDependencies": {"jest": "29"}}', **gradle}) == "react-native"
+    assert infer_framework({"package.json": b'{"dependencies": {"expo": "50"}}'}) == "react-native"
+    assert infer_framework(gradle) == "android"
+    with pytest.raises(MiningError, match="--framework"):
+        infer_framework({"package.json": b'{"dependencies": {"left-pad": "1"}}'})
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [
+        ("/srv/mirrors/jellyfin+jellyfin-expo/repo", "jellyfin/jellyfin-expo"),
+        ("fixtures/repos/mobilebench+counter.bundle", "mobilebench/counter"),
+        ("/m/acme+app.git", "acme/app"),
+        ("https://example.com/acme/app.git", "acme/app"),
+        ("git@example.com:acme/app.git", "acme/app"),
+        ("/some/checkout", None),
+    ],
+)
+def test_repo_name(spec: str, name: str | None) -> None:
+    assert repo_name(spec) == name
+
+
+def test_instance_ids_and_issue_links(tmp_path: Path) -> None:
+    merge = _commit("Merge pull request #42 from someone/fix-it\n\nFix it")
+    squash = _commit("Fix the clock (#17)\n\nfixes #5, Closes #6; mentions #7")
+    plain = _commit("Fix the clock")
+    assert (pr_number(merge), pr_number(squash), pr_number(plain)) == (42, 17, None)
+    assert instance_id_for("a/b", merge, set()) == "a__b-42"
+    assert instance_id_for("a/b", plain, set()) == "a__b-ccccccc"
+    assert instance_id_for("a/b", merge, {"a__b-42"}) == "a__b-cccccccccc"  # a PR number met twice stays unique
+    export = tmp_path / "issues.jsonl"
+    rows = [{"number": 5, "title": "Clock drifts", "body": "It drifts."},
+            {"number": 6, "title": "Clock stops", "body": None},
+            {"number": 7, "title": "Only mentioned", "body": "x"},
+            {"number": 17, "title": "PR", "body": "resolves #8", "pull_request": {}},
+            {"number": 8, "title": "From the PR body", "body": "y"}]  # fmt: skip
+    export.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    issues = IssueIndex.load(export)
+    text, source, linked = problem_statement(squash, issues, 17)
+    assert (source, linked) == ("issue", [5, 6, 8])
+    assert text.startswith("Clock drifts\n\nIt drifts.") and "Only mentioned" not in text
+    assert problem_statement(merge, None, 42)[:2] == ("Fix it\n", "commit_message")  # the PR title, not "Merge ..."
+    text, source, linked = problem_statement(plain, issues, None)
+    assert (text, source, linked) == ("Fix the clock\n", "commit_message", [])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"number": 1}\nnot json\n')
+    with pytest.raises(MiningError, match=r"bad.jsonl:2"):
+        IssueIndex.load(bad)
+
+
+def test_verdicts_come_from_the_validation_report_not_from_a_passed_flag(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.json"
+    forged = {"instance_id": "a__b-1", "passed": True, "reason": "resolved"}  # no validation block
+    infra = {"instance_id": "a__b-2", "passed": False, "retryable": True, "validation": {"valid": True}}
+    flaky = {"instance_id": "a__b-3", "validation": {"valid": False, "flaky": ["t"], "problems": ["no F2P"]}}
+    valid = {"instance_id": "a__b-4", "validation": {"valid": True, "FAIL_TO_PASS": ["t1"], "states": {"fix": {"t1": "PASS"}}}}
+    summary.write_text(json.dumps({"instances": {"a__b-1": forged, "a__b-2": infra, "a__b-3": flaky, "a__b-4": valid}}))
+    got = read_verdicts(summary, ["a__b-1", "a__b-2", "a__b-3", "a__b-4", "a__b-5"])
+    assert {k: v.status for k, v in got.items()} == {
+        "a__b-1": "invalid", "a__b-2": "infra_error", "a__b-3": "flaky", "a__b-4": "valid", "a__b-5": "not_run"}
+    assert [k for k, v in got.items() if v.kept] == ["a__b-4"] and got["a__b-4"].gold["FAIL_TO_PASS"] == ["t1"]
+
+
+# ------------------------------------------------------------------------------------------ the counter bundle
+
+
+def _mine(*args: str) -> tuple[int, dict]:
+    out = Path(args[args.index("--out") + 1])
+    code = main(["mine", *args])
+    return code, json.loads((out / "report.json").read_text()) if (out / "report.json").exists() else {}
+
+
+def test_mine_counter_bundle_static(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _mine(str(BUNDLE), "--out", str(tmp_path), "--no-validate", "--format", "swe-bench")
+    assert code == 0
+    table = capsys.readouterr().out
+    assert "candidates       2" in table and "root_commit    1" in table
+    assert (report["scanned"], report["candidates"], report["rejected"]) == (3, 2, {"root_commit": 1})
+    doc = read_yaml(tmp_path / "mobilebench__counter.yaml")
+    loaded = load_manifest(doc)
+    assert not [r for r in loaded if isinstance(r, ManifestError)], loaded
+    mined = {r.record.fix_commit: r.record for r in loaded}
+    shipped = {r.record.fix_commit: r.record for r in load_manifest(read_yaml(EXAMPLES))}
+    assert set(mined) == set(shipped)  # the two fix commits the examples were written from
+    repos = RepoCache(root=tmp_path / "repos", run_id="t")
+    for fix, inst in mined.items():
+        assert inst.base_commit == shipped[fix].base_commit
+        assert inst.provenance["problem_statement_source"] == "commit_message"
+        assert inst.provenance["fix_commit"] == fix and "--runTestsByPath" in inst.provenance["planned_test_command"]
+        assert inst.environment.node and inst.environment.package_manager == "npm"
+        assert resolve_patches(inst, repos) == resolve_patches(shipped[fix], repos)
+    rows = load_dataset(tmp_path / "mobilebench__counter.swe-bench.jsonl")
+    assert sorted(r.record.instance_id for r in rows) == sorted(r.instance_id for r in mined.values())
+
+
+def test_mine_commits_limit_and_since(tmp_path: Path) -> None:
+    _, report = _mine(str(BUNDLE), "--out", str(tmp_path / "a"), "--no-validate", "--limit", "1")
+    assert (report["scanned"], report["candidates"]) == (1, 1)
+    _, report = _mine(str(BUNDLE), "--out", str(tmp_path / "b"), "--no-validate", "--commits", "342201a,b89b12d")
+    assert list(report["instances"]) == ["mobilebench__counter-342201a"] and report["rejected"] == {"root_commit": 1}
+    _, report = _mine(str(BUNDLE), "--out", str(tmp_path / "c"), "--no-validate", "--since", "2026-01-06T12:00:00Z")
+    assert report["scanned"] == 1 and list(report["instances"]) == ["mobilebench__counter-73ff7f2"]
+    # a later run that keeps nothing leaves no manifest of an earlier one behind
+    assert (tmp_path / "c" / "mobilebench__counter.yaml").is_file()
+    _, report = _mine(str(BUNDLE), "--out", str(tmp_path / "c"), "--no-validate", "--commits", "b89b12d")
+    assert report["candidates"] == 0 and not list((tmp_path / "c").rglob("*.yaml"))
+
+
+def test_mine_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mine", str(tmp_path / "nope"), "--out", str(tmp_path)]) == 2
+    assert "--repo-name" in capsys.readouterr().err
+    assert main(["mine", str(BUNDLE), "--out", str(tmp_path), "--ref", "no-such-ref"]) == 2
+    assert "not a commit" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ one commit per reason
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
+
+
+def _git(repo: Path, *args: str, date: str = "2026-02-01T00:00:00+00:00") -> str:
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _commit_files(repo: Path, message: str, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def zoo(tmp_path: Path) -> Path:
+    """A jest project whose first-parent history has one commit per rejection reason and three candidates."""
+    repo = tmp_path / "acme+zoo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    package = {"name": "zoo", "version": "1.0.0", "devDependencies": {"jest": "29.7.0"}, "jest": {"testMatch": ["**/*.test.js"]}}
+    _commit_files(repo, "base", {"package.json": json.dumps(package), "package-lock.json": "{}\n", "src/a.js": "a\n"})
+    _commit_files(repo, "tests only", {"src/a.test.js": "t1\n"})
+    _commit_files(repo, "source only", {"src/a.js": "a2\n"})
+    _commit_files(repo, "docs and tests", {"README.md": "r\n", "src/a.test.js": "t2\n"})
+    _commit_files(repo, "lock and tests", {"package-lock.json": "{\"x\": 1}\n", "src/a.test.js": "t3\n"})
+    _commit_files(repo, "vendored and tests", {"vendor/v.js": "v\n", "src/a.test.js": "t4\n"})
+    _commit_files(repo, "huge", {"src/a.test.js": "t5\n", "src/big.js": "x\n" * 2500})
+    _commit_files(repo, "Fix the sum (#12)\n\nFixes #3", {"src/a.js": "a3\n", "src/a.test.js": "t6\n"})
+    # a commit that widens its own test rule: the rule at the PARENT decides, so src/b.js stays in the fix
+    package["jest"] = {"testMatch": ["**/*.test.js", "**/src/b.js"]}
+    _commit_files(repo, "Widen testMatch", {"package.json": json.dumps(package), "src/b.js": "b\n", "src/b.test.js": "tb\n"})
+    _commit_files(repo, "empty", {})
+    _git(repo, "checkout", "-q", "-b", "topic")
+    _commit_files(repo, "topic work", {"src/c.js": "c\n", "src/c.test.js": "tc\n"})
+    _git(repo, "checkout", "-q", "main")
+    _commit_files(repo, "main moves on", {"src/d.md": "d\n"})
+    _git(repo, "merge", "-q", "--no-ff", "-m", "Merge pull request #20 from acme/topic", "topic")
+    _git(repo, "checkout", "-q", "-b", "sync")
+    _commit_files(repo, "sync work", {"src/e.js": "e\n", "src/e.test.js": "te\n"})
+    _git(repo, "checkout", "-q", "main")
+    _commit_files(repo, "main again", {"src/f.md": "f\n"})
+    _git(repo, "merge", "-q", "--no-ff", "-m", "Merge branch 'sync'", "sync")
+    return repo
+
+
+def test_every_commit_is_a_candidate_or_a_counted_reason(zoo: Path, tmp_path: Path) -> None:
+    issues = tmp_path / "issues.json"
+    issues.write_text(json.dumps([{"number": 3, "title": "Sum is wrong", "body": "1 + 1 gives 3"}]))
+    code, report = _mine(str(zoo), "--out", str(tmp_path / "out"), "--no-validate", "--issues", str(issues))
+    assert code == 0
+    assert report["framework"] == "react-native" and report["repo"] == "acme/zoo"
+    assert report["rejected"] == {
+        "root_commit": 1, "test_only": 1, "no_tests_touched": 3, "no_source_change": 1,
+        "generated_vendored_or_lockfile_only": 2, "oversized": 1, "empty_change": 1, "merge_noise": 1}  # fmt: skip
+    assert len(report["instances"]) == 3 and {"acme__zoo-12", "acme__zoo-20"} <= set(report["instances"])
+    assert report["scanned"] == report["candidates"] + sum(report["rejected"].values())
+    assert all(r["reason"] for r in report["rejections"])
+    loaded = {r.record.instance_id: r.record for r in load_manifest(read_yaml(tmp_path / "out" / "acme__zoo.yaml"))}
+    assert loaded["acme__zoo-12"].problem_statement.startswith("Sum is wrong")
+    assert loaded["acme__zoo-12"].provenance["problem_statement_source"] == "issue"
+    assert loaded["acme__zoo-12"].provenance["linked_issues"] == [3]
+    widen = next(i for i in loaded.values() if i.instance_id not in ("acme__zoo-12", "acme__zoo-20"))
+    repos = RepoCache(root=tmp_path / "repos", run_id="t")
+    gold, tests = resolve_patches(widen, repos)
+    assert "src/b.js" in gold and "src/b.js" not in tests.replace("src/b.test.js", "")
+    merge = loaded["acme__zoo-20"]
+    gold, tests = resolve_patches(merge, repos)
+    assert "src/c.js" in gold and "src/c.test.js" in tests and "d.md" not in gold  # the PR's own change
+    raw = yaml.safe_load((tmp_path / "out" / "acme__zoo.yaml").read_text())
+    assert raw["repo_url"] == os.path.relpath(zoo, tmp_path / "out")
+
+
+def test_open_source_refuses_a_folder_that_is_not_a_repository(tmp_path: Path) -> None:
+    (tmp_path / "a+b").mkdir()
+    with pytest.raises(MiningError, match="not a git repository"):
+        open_source(str(tmp_path / "a+b"))
+
+
+def _repo_from(tmp_path: Path, name: str, fixture: str) -> Path:
+    import shutil
+
+    repo = tmp_path / name
+    shutil.copytree(ROOT / "fixtures" / "repos" / "recipes" / fixture, repo)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    return repo
+
+
+def test_gradle_candidates_are_mined_with_module_tasks(tmp_path: Path) -> None:
+    repo = _repo_from(tmp_path, "acme+notes", "android-groovy")
+    kt = "app/src/main/java/acme/Notes.kt"
+    _commit_files(repo, "Fix notes (#4)", {kt: "class Notes\n", "app/src/test/java/acme/NotesTest.kt": "class NotesTest\n"})
+    _commit_files(repo, "Instrumented only", {kt: "class Notes2\n", "app/src/androidTest/java/acme/NotesUiTest.kt": "class T\n"})
+    code, report = _mine(str(repo), "--out", str(tmp_path / "out"), "--no-validate")
+    assert code == 0 and report["framework"] == "android"
+    assert list(report["instances"]) == ["acme__notes-4"]
+    no_run = [r for r in report["rejections"] if r["reason"] == "no_runnable_tests"]
+    assert [r["subject"] for r in no_run] == ["Instrumented only"]
+    inst = load_manifest(read_yaml(tmp_path / "out" / "acme__notes.yaml"))[0].record
+    assert ":app:testFreeDebugUnitTest" in inst.provenance["planned_test_command"] and inst.environment.jdk == "17"
+
+
+def test_flutter_candidates_are_mined(tmp_path: Path) -> None:
+    repo = _repo_from(tmp_path, "acme+birds", "flutter-fvm")
+    _commit_files(repo, "Count birds", {"lib/birds.dart": "int birds() => 2;\n", "test/birds_test.dart": "void main() {}\n"})
+    code, report = _mine(str(repo), "--out", str(tmp_path / "out"), "--no-validate")
+    assert code == 0 and report["framework"] == "flutter" and report["candidates"] == 1
+    inst = load_manifest(read_yaml(tmp_path / "out" / "acme__birds.yaml"))[0].record
+    assert "test/birds_test.dart" in inst.provenance["planned_test_command"] and inst.environment.flutter
+
+
+def test_mine_and_validate_locally_from_a_relative_out_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The validation subprocess gets absolute paths (it runs in the manifest's folder), and the local
+    runtime (the gold patch of the bundled repository; needs node / npm) validates the newest fix with
+    the gold lists of cases/examples."""
+    import shutil
+
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    monkeypatch.chdir(tmp_path)
+    assert main(["mine", str(BUNDLE), "--out", "out", "--limit", "1", "--runtime", "local", "--validate-runs", "1",
+                 "--no-audit"]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    log = Path(report["validation"]["log"]).read_text()
+    assert log.splitlines()[0].split()[4] == str(tmp_path / "out" / "candidates" / "mobilebench__counter.yaml")
+    assert report["validation"]["valid"] == 1, log[-2000:]
+    (inst,) = report["instances"].values()
+    shipped = {r.record.fix_commit: r.record for r in load_manifest(read_yaml(EXAMPLES))}[inst["fix_commit"]]
+    assert (set(inst["FAIL_TO_PASS"]), set(inst["NONE_TO_PASS"]), set(inst["PASS_TO_PASS"])) == (
+        set(shipped.FAIL_TO_PASS), set(shipped.NONE_TO_PASS), set(shipped.PASS_TO_PASS))
+
+
+def test_audit_table_is_read_from_the_summary_and_shown(tmp_path: Path) -> None:
+    from pytest_mobilebench.mining.report import render
+    from pytest_mobilebench.mining.validate import read_audit
+
+    audit = {"instances": 2, "trusted": 1, "unnoticed_hunks": {"a__b-1": ["src/a.js @@ -1 +1 @@"]}}
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"suite_tables": {"issue_resolution": {"audit": audit}}}))
+    assert read_audit(summary) == audit and read_audit(tmp_path / "absent.json") == {}
+    report = {"repo": "a/b", "framework": "react-native", "tip": "f" * 40, "scanned": 1, "candidates": 0,
+              "rejected": {}, "validation": None, "audit": audit, "instances": {}, "outputs": []}  # fmt: skip
+    text = render(report)
+    assert "audit: trusted          1" in text and "audit: unnoticed hunks  1" in text
