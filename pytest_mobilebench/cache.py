@@ -14,13 +14,14 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench import __version__
 
 if TYPE_CHECKING:
+    from pytest_mobilebench.options import Option
     from pytest_mobilebench.suites.base import LoadedRecord, Suite
 
 __all__ = [
@@ -49,9 +50,9 @@ def cache_root() -> Path:
     return root
 
 
-def keyed_options(suite: Suite, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The suite's options that change what an evaluation computes (``Option.keyed``)."""
-    return {o.dest: options.get(o.dest) for o in suite.options if o.keyed}
+def keyed_options(suite: Suite, options: Mapping[str, Any], runtime_options: Sequence[Option] = ()) -> dict[str, Any]:
+    """The suite's (and its runtime's) options that change what an evaluation computes (``Option.keyed``)."""
+    return {o.dest: options.get(o.dest) for o in (*suite.options, *runtime_options) if o.keyed}
 
 
 #: the package's source folder (what :func:`suite_fingerprint` hashes)
@@ -128,7 +129,8 @@ def record_material(record: Any) -> Any:
 
 
 def result_key(
-    suite: Suite, loaded: LoadedRecord, model: str | None, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]
+    suite: Suite, loaded: LoadedRecord, model: str | None, prediction: Mapping[str, Any] | None, options: Mapping[str, Any],
+    *, runtime_options: Sequence[Option] = (),
 ) -> str:
     """The result cache key (sha256 hex) of one item; see the module docstring for what it covers."""
     record = loaded.record
@@ -139,7 +141,7 @@ def result_key(
         "suite": loaded.suite,
         "record": record_material(record),  # the content, never the clone source
         "prediction": {k: v for k, v in (prediction or {}).items() if not k.startswith("_")},
-        "options": keyed_options(suite, options),
+        "options": keyed_options(suite, options, runtime_options),
         "suite_material": suite.cache_material(loaded, prediction, options),
     }
     blob = json.dumps(material, sort_keys=True, default=str).encode()

@@ -8,6 +8,10 @@ value per pytest process, i.e. per xdist worker.
 =================  ==========================================================================================
 fixture            value
 =================  ==========================================================================================
+mb_runtime         a :class:`pytest_mobilebench.runtime.provider.RuntimeSource`: ``.get(trusted=False)`` gives
+                   this process's runtime (the ``pytest_mobilebench_make_runtime`` hook's, else the provider
+                   ``--mb-runtime`` names); every suite that runs code requests it (a conftest may return any
+                   object with ``get(*, trusted)`` and a ``used`` list)
 mb_docker_client   a connected ``docker.DockerClient`` (``DOCKER_HOST`` etc. from the environment, or this
                    worker's daemon of ``--mb-docker-hosts``), or None when the SDK is missing or no daemon
                    answers within 5 s (issue resolution)
@@ -26,7 +30,28 @@ from typing import Any
 
 import pytest
 
-__all__ = ["mb_browser", "mb_docker_client"]
+__all__ = ["mb_browser", "mb_docker_client", "mb_runtime"]
+
+
+@pytest.fixture(scope="session")
+def mb_runtime(request: pytest.FixtureRequest, pytestconfig: pytest.Config) -> Any:
+    """This process's :class:`~pytest_mobilebench.runtime.provider.RuntimeSource` (nothing is connected
+    or made until ``get`` is called; providers ask for ``mb_docker_client`` and the like lazily)."""
+    from pytest_mobilebench.plugin import announce, options_of
+    from pytest_mobilebench.runtime.provider import ProviderContext, RuntimeSource
+    from pytest_mobilebench.state import STATE
+
+    state = pytestconfig.stash[STATE]
+    options = options_of(pytestconfig)
+    ctx = ProviderContext(options=options, run_id=state.run_id, progress=lambda line: announce(pytestconfig, line),
+                          fixture=request.getfixturevalue)
+
+    def hook(trusted: bool) -> Any:
+        return pytestconfig.hook.pytest_mobilebench_make_runtime(config=pytestconfig, options=options,
+                                                                 run_id=state.run_id, trusted=trusted)
+
+    assert state.providers is not None  # set in pytest_configure
+    return RuntimeSource(state.providers, ctx, hook)
 
 
 @pytest.fixture(scope="session")

@@ -11,9 +11,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_mobilebench.runtime.base import Runtime
+    from pytest_mobilebench.runtime.provider import ProviderRegistry
     from pytest_mobilebench.suites import SuiteRegistry
 
-__all__ = ["pytest_mobilebench_register_suites", "pytest_mobilebench_result", "pytest_mobilebench_summary"]
+__all__ = ["pytest_mobilebench_make_runtime", "pytest_mobilebench_register_runtimes", "pytest_mobilebench_register_suites",
+           "pytest_mobilebench_result", "pytest_mobilebench_summary"]
 
 
 @pytest.hookspec(historic=True)
@@ -36,3 +39,23 @@ def pytest_mobilebench_result(config: pytest.Config, result: dict[str, Any]) -> 
 @pytest.hookspec
 def pytest_mobilebench_summary(config: pytest.Config, summary: dict[str, Any]) -> None:
     """Called on the controller with the run summary before it is written; plugins may add keys."""
+
+
+@pytest.hookspec(historic=True)
+def pytest_mobilebench_register_runtimes(registry: ProviderRegistry) -> None:
+    """Add runtime providers: ``registry.register(provider)``, where ``provider`` implements
+    :class:`pytest_mobilebench.runtime.provider.RuntimeProvider` (checked as it is added; its options are
+    declared at that moment). ``--mb-runtime=NAME`` then selects it; ``auto`` tries providers in registration
+    order (``docker`` and ``local`` are already in). Historic, called while options are declared, like
+    ``pytest_mobilebench_register_suites``.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_mobilebench_make_runtime(config: pytest.Config, options: dict[str, Any], run_id: str,
+                                    trusted: bool) -> Runtime | None:
+    """Return the runtime (a :class:`pytest_mobilebench.runtime.base.Runtime`) for code of this trust level
+    in this process, or None to let ``--mb-runtime`` pick a registered provider (like pytest-xdist's
+    ``pytest_xdist_make_scheduler``). Called on every ``mb_runtime.get(...)``: cache what you make. The
+    controller calls ``finish`` of the registered provider named ``runtime.name`` after the run, if any.
+    """

@@ -51,6 +51,7 @@ from pytest_mobilebench.report.runs import (
 from pytest_mobilebench.report.progress import append_worker_line
 from pytest_mobilebench.report.summary import make_summary, write_model_reports
 from pytest_mobilebench.report.terminal import headline_lines, nothing_selected_line
+from pytest_mobilebench.runtime.provider import ProviderRegistry, RuntimeProvider
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
 from pytest_mobilebench.suites.base import (
@@ -70,6 +71,8 @@ _PLUGIN_OPTIONS: tuple[str, ...] = ("mb_reports_dir", "mb_rerun")
 
 #: the registry made for each pytest run while options are declared (keyed by its plugin manager)
 _REGISTRIES: weakref.WeakKeyDictionary[Any, SuiteRegistry] = weakref.WeakKeyDictionary()
+#: the runtime providers made for each pytest run while options are declared (keyed by its plugin manager)
+_PROVIDERS: weakref.WeakKeyDictionary[Any, ProviderRegistry] = weakref.WeakKeyDictionary()
 
 
 @final
@@ -109,13 +112,21 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     group.addoption("--mb-regrade", default=None, metavar="RUN_DIR",
                     help="re-grade the run in RUN_DIR (<reports>/<run_id>) from its evidence; runs nothing")
 
-    def declare(suite: Suite) -> None:
-        for option in suite.options:
+    def declare(owner: Suite | RuntimeProvider) -> None:
+        for option in owner.options:
             group.addoption(*option.flags, **option.addoption_kwargs())
 
+    from pytest_mobilebench.frameworks import workspace_recipe
+    from pytest_mobilebench.runtime.provider import COMMON_OPTIONS, builtin_providers
+
+    for option in COMMON_OPTIONS:  # the runtime layer's, declared once for every provider
+        group.addoption(*option.flags, **option.addoption_kwargs())
+    providers = builtin_providers(recipe_factory=workspace_recipe, on_add=declare)
+    _PROVIDERS[pluginmanager] = providers
     registry = builtin_registry(on_add=declare)
     _REGISTRIES[pluginmanager] = registry
     # historic: a conftest.py or plugin registered later still gets the call, before the command line is parsed
+    pluginmanager.hook.pytest_mobilebench_register_runtimes.call_historic(kwargs={"registry": providers})
     pluginmanager.hook.pytest_mobilebench_register_suites.call_historic(kwargs={"registry": registry})
 
 
@@ -159,7 +170,11 @@ def pytest_configure(config: pytest.Config) -> None:
     suites = _REGISTRIES.get(config.pluginmanager)
     if suites is None:  # the plugin was registered after option parsing (e.g. -p on an old pytest): no suites' options
         raise pytest.UsageError("pytest-mobilebench was loaded too late to declare its suites' options")
-    _apply_env_defaults(config, suites.options())
+    providers = _PROVIDERS[config.pluginmanager]
+    _apply_env_defaults(config, [*suites.options(), *providers.options()])
+    choice = config.getoption("mb_runtime")
+    if choice != "auto" and choice not in providers:
+        raise pytest.UsageError(f"--mb-runtime={choice}: no such runtime provider (auto, {', '.join(providers)})")
     for suite in suites.values():
         for name, doc in suite.markers.items():
             config.addinivalue_line("markers", f"{name}: {doc}")
@@ -187,9 +202,10 @@ def pytest_configure(config: pytest.Config) -> None:
         predictions=predictions,
         suites=suites,
         is_controller=workerinput is None,
+        providers=providers,
     )
     config.stash[STATE] = state
-    _warn_outer_timeout(config, suites.options())
+    _warn_outer_timeout(config, [*suites.options(), *providers.options()])
     datasets = config.getoption("dataset")
     if datasets and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
         config.args[:] = []  # `pytest --dataset=x.jsonl` evaluates the dataset, not the ini's testpaths
@@ -358,7 +374,7 @@ class DatasetFile(_RecordCollector):
 
     def _records(self) -> list[LoadedRecord | ManifestError]:
         state = self.config.stash[STATE]
-        options = _options(self.config)
+        options = options_of(self.config)
         for suite in state.suites.values():
             records = suite.load_dataset(self.path, options)
             if records is not None:
@@ -420,11 +436,20 @@ class _Context:
         return self._state.resource(key, factory, close)
 
     def progress(self, message: str) -> None:
-        """Show a progress line: on the terminal without xdist, and always in ``<run>/progress.log``
-        (``tail -f`` it to follow image builds on xdist workers)."""
-        if self._reporter is not None and not self.options.get("_xdist_worker"):
-            self._reporter.write_line(f"[mobilebench] {message}")
-        append_worker_line(self._state.reports_dir / self.run_id / "progress.log", message)
+        _say(self._state, self._reporter, bool(self.options.get("_xdist_worker")), message)
+
+
+def _say(state: MobileBenchState, reporter: Any, on_worker: bool, message: str) -> None:
+    """Show a progress line: on the terminal without xdist, and always in ``<run>/progress.log``
+    (``tail -f`` it to follow image builds on xdist workers)."""
+    if reporter is not None and not on_worker:
+        reporter.write_line(f"[mobilebench] {message}")
+    append_worker_line(state.reports_dir / state.run_id / "progress.log", message)
+
+
+def announce(config: pytest.Config, message: str) -> None:
+    """A progress line outside any item (a runtime provider building images), shown as items' lines are."""
+    _say(config.stash[STATE], config.pluginmanager.get_plugin("terminalreporter"), hasattr(config, "workerinput"), message)
 
 
 def _safe(name: str) -> str:
@@ -432,9 +457,11 @@ def _safe(name: str) -> str:
     return folder_name(name)
 
 
-def _options(config: pytest.Config) -> dict[str, Any]:
-    """The plugin's and every suite's options as plain builtins (what ``ctx.options`` holds)."""
-    names = [*_PLUGIN_OPTIONS, *(o.dest for o in config.stash[STATE].suites.options())]
+def options_of(config: pytest.Config) -> dict[str, Any]:
+    """The plugin's, every suite's and every runtime provider's options as plain builtins (``ctx.options``)."""
+    state = config.stash[STATE]
+    names = [*_PLUGIN_OPTIONS, *(o.dest for o in state.suites.options()),
+             *(o.dest for o in (state.providers.options() if state.providers is not None else ()))]
     opts = {name: config.getoption(name) for name in names}
     opts["_xdist_worker"] = hasattr(config, "workerinput")
     opts["_rootdir"] = str(config.invocation_params.dir)
@@ -490,8 +517,9 @@ class InstanceItem(pytest.Item):
         except PredictionsError as exc:  # --predictions=live for a suite that cannot run live
             pytest.fail(str(exc), pytrace=False)
         suite = state.suites[self.record.suite]
-        options = _options(self.config)
-        key = result_key(suite, self.record, self.model, prediction, options)
+        options = options_of(self.config)
+        key = result_key(suite, self.record, self.model, prediction, options,
+                         runtime_options=state.providers.keyed_for(suite.fixtures) if state.providers else ())
         cache_file = result_path(state.reports_dir, key)
         cached = None if options["mb_rerun"] else read_json(cache_file)
         if cached is not None:
@@ -510,6 +538,9 @@ class InstanceItem(pytest.Item):
             result["evidence_dir"] = str(evidence)
             result["cache_key"] = key
             result["group"] = self.record.group
+            used = getattr(self.funcargs.get("mb_runtime"), "used", None)
+            if used:  # the controller finishes each provider the run used (image cleanup)
+                result["runtimes"] = [str(name) for name in used]
             try:
                 atomic_write_json(evidence / "result.json", result)
                 if not result.get("retryable"):
@@ -603,7 +634,7 @@ class _Controller:
         regrade = bool(self.config.getoption("mb_regrade"))  # a re-grade that used nothing still says so
         if self.config.option.collectonly or nothing or (state.predictions is None and not state.results and not regrade):
             return  # nothing was selected or evaluated: an earlier run's summary stays as it is
-        options = _options(self.config)
+        options = options_of(self.config)
         summary = make_summary(state, options)
         summary["interrupted"] = exitstatus == pytest.ExitCode.INTERRUPTED
         summary["exitstatus"] = int(exitstatus)
@@ -614,6 +645,10 @@ class _Controller:
                     suite.finish_run(options, state.run_id, [r for r in state.results if r.get("suite") == name])
                 except Exception as exc:  # noqa: BLE001 - cleanup must not cost the summary
                     summary.setdefault("cleanup_errors", []).append(f"{name}: {type(exc).__name__}: {exc}")
+        if state.providers is not None:  # each runtime provider the results name removes what the run made
+            errors = state.providers.finish_used(state.results, options, state.run_id)
+            if errors:
+                summary.setdefault("cleanup_errors", []).extend(errors)
         self.config.hook.pytest_mobilebench_summary(config=self.config, summary=summary)
         try:
             write_summary(state.summary_path, summary)

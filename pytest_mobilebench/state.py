@@ -15,6 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Predictions
+    from pytest_mobilebench.runtime.provider import ProviderRegistry
     from pytest_mobilebench.suites import SuiteRegistry
 
 __all__ = ["RESULT", "STATE", "MobileBenchState"]
@@ -32,6 +33,8 @@ class MobileBenchState:
     predictions: Predictions | None
     suites: SuiteRegistry
     is_controller: bool
+    #: the run's runtime providers (:mod:`pytest_mobilebench.runtime.provider`)
+    providers: ProviderRegistry | None = None
     seen_ids: dict[str, str] = dataclasses.field(default_factory=dict)
     results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     manifest_errors: list[str] = dataclasses.field(default_factory=list)

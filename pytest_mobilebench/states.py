@@ -84,8 +84,8 @@ class InfraKind(str, enum.Enum):
     """The kind carried by an ``infra_error`` verdict: what failed, never the candidate (issue 7, item 5).
 
     Every kind is retried by the next run (never cached) and counted apart in the summary. Values are
-    plain strings so they cross xdist and JSON unchanged; runtimes may still raise kinds not listed here
-    (``clone_failed``, ``plan_failed`` ...), which count as infrastructure all the same.
+    plain strings so they cross xdist and JSON unchanged. The vocabulary is closed: ``InfraError`` refuses
+    a kind not listed here (``tests/test_infra_kinds.py`` also refuses a literal string at any raise site).
     """
 
     #: the container stopped (``docker kill``, ``docker stop``, a daemon restart) without a harness timeout
@@ -102,3 +102,36 @@ class InfraKind(str, enum.Enum):
     CLONE_FAILED = "clone_failed"
     #: a bug of the harness itself (a traceback in ``harness_error.log``)
     HARNESS_ERROR = "harness_error"
+    #: the Debian base image could not be made (debootstrap, packing or ``docker import`` failed)
+    BASE_IMAGE_UNAVAILABLE = "base_image_unavailable"
+    #: an image build or install step exceeded its wall-clock or silence deadline and was killed
+    BUILD_HUNG = "build_hung"
+    #: the Docker API failed in a way none of the kinds above names
+    DOCKER_ERROR = "docker_error"
+    #: the instance's environment (framework, toolchain pins) has no recipe here
+    ENVIRONMENT_UNSUPPORTED = "environment_unsupported"
+    #: the benchmark's own gold patch does not apply to its base commit
+    GOLD_PATCH_APPLY_FAILED = "gold_patch_apply_failed"
+    #: an image could not be shipped from a peer daemon or a registry
+    IMAGE_SHIP_FAILED = "image_ship_failed"
+    #: the dependency install of an image failed
+    INSTALL_FAILED = "install_failed"
+    #: no device pool (neither ``--mb-devices`` nor ``--mb-avd``)
+    NO_DEVICE = "no_device"
+    #: the host lacks Node.js / npm that the app-generation build needs
+    NODE_MISSING = "node_missing"
+    NPM_MISSING = "npm_missing"
+    #: the framework could not plan the instance's test run as described
+    PLAN_FAILED = "plan_failed"
+    #: the record's platform (iOS, HarmonyOS) or plan kind has no runtime on this host
+    PLATFORM_UNAVAILABLE = "platform_unavailable"
+    #: a built image could not be pushed to ``--mb-registry``
+    REGISTRY_PUSH_FAILED = "registry_push_failed"
+    #: the app-generation scaffold's dependencies could not be installed
+    SCAFFOLD_INSTALL_FAILED = "scaffold_install_failed"
+    #: the benchmark's own test patch does not apply
+    TEST_PATCH_APPLY_FAILED = "test_patch_apply_failed"
+    #: ``--mb-runtime=local`` for a real candidate without ``--mb-trust-candidates``
+    UNTRUSTED_LOCAL_RUN = "untrusted_local_run"
+    #: a workspace could not be prepared or read (checkout, copy, a racing read)
+    WORKSPACE_ERROR = "workspace_error"

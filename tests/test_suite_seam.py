@@ -277,9 +277,9 @@ def test_two_suites_may_not_declare_the_same_option() -> None:
 
     class Clash(type(registry["app_generation"])):  # type: ignore[misc]
         name = "clash"
-        options = (Option(("--mb-runtime-2",), "mb_runtime", "x"),)
+        options = (Option(("--mb-instance-timeout-2",), "mb_instance_timeout", "x"),)
 
-    with pytest.raises(ValueError, match="'mb_runtime' \\(declared by 'issue_resolution'\\)"):
+    with pytest.raises(ValueError, match="'mb_instance_timeout' \\(declared by 'issue_resolution'\\)"):
         registry.register(Clash())
 
 

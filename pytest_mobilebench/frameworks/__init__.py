@@ -29,6 +29,7 @@ from pytest_mobilebench.frameworks.registry import (
     register,
     unregister,
 )
+from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
     from pytest_mobilebench.frameworks.recipe import EnvRecipe
@@ -180,8 +181,8 @@ def workspace_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipe:
 
     framework = spec.environment.get("framework")
     if not framework:
-        raise InfraError("image_build_failed", f"{spec.instance_id}: the environment record names no 'framework'")
+        raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"{spec.instance_id}: the environment record names no 'framework'")
     try:
         return infer_recipe(repo_dir, str(framework), spec.environment)
     except (RecipeError, FrameworkError, pydantic.ValidationError) as exc:
-        raise InfraError("image_build_failed", f"{spec.instance_id}: no environment recipe: {exc}") from exc
+        raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"{spec.instance_id}: no environment recipe: {exc}") from exc

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from pytest_mobilebench.states import InfraKind
+
 __all__ = [
     "ApplyResult",
     "InfraError",
@@ -26,15 +28,20 @@ class InfraError(RuntimeError):
     """The environment failed (daemon down, image build failed, clone failed, disk full, OOM).
 
     Raised by runtimes; suites turn it into the ``infra_error`` reason and never into a model failure.
-    ``kind`` is a short machine-readable tag, a :class:`pytest_mobilebench.states.InfraKind` value where
-    one fits (``"container_died"``, ``"oom_killed"``, ``"daemon_unreachable"``, ``"disk_full"`` ...),
-    stored as a plain string.
+    ``kind`` is a member of the closed vocabulary :class:`pytest_mobilebench.states.InfraKind`
+    (``InfraKind.CONTAINER_DIED`` ...), stored as its plain string value so it crosses xdist and JSON.
+
+    Raises:
+        ValueError: ``kind`` is not an ``InfraKind`` value (the message lists the vocabulary).
     """
 
-    def __init__(self, kind: str, message: str, *, log: str = "") -> None:
-        kind = str(getattr(kind, "value", kind))  # an InfraKind member or a plain string
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
+    def __init__(self, kind: InfraKind | str, message: str, *, log: str = "") -> None:
+        try:
+            checked = InfraKind(kind)
+        except ValueError:
+            raise ValueError(f"InfraError kind {kind!r} is not an InfraKind ({', '.join(k.value for k in InfraKind)})") from None
+        super().__init__(f"{checked.value}: {message}")
+        self.kind = checked.value
         self.message = message
         self.log = log
 

@@ -30,6 +30,7 @@ from filelock import FileLock
 from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.owners import session_labels
+from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:  # the docker SDK is an optional dependency
     import docker
@@ -137,7 +138,7 @@ def host_apt_mirror(
         if "deb" in source.types and suite in source.suites and source.uris:
             return source.uris[0]
     raise InfraError(
-        "base_image_unavailable",
+        InfraKind.BASE_IMAGE_UNAVAILABLE,
         f"no apt source for suite {suite!r} in {sources_dir}/*.sources or {sources_list}; "
         f"add one, or load an image with `docker load -i <debian {suite} image>.tar`",
     )
@@ -178,7 +179,7 @@ def _rootfs_tarball(suite: str, mirror: str, progress: Progress) -> Path:
     debootstrap = shutil.which("debootstrap")
     if debootstrap is None:
         raise InfraError(
-            "base_image_unavailable",
+            InfraKind.BASE_IMAGE_UNAVAILABLE,
             f"no registry answered and debootstrap is not installed, so the {suite} base image cannot be "
             "built here. Fix: `apt-get install -y debootstrap` (then rerun), or load an image yourself: "
             f"`docker load -i debian-{suite}-slim.tar`",
@@ -197,7 +198,7 @@ def _rootfs_tarball(suite: str, mirror: str, progress: Progress) -> Path:
             progress(line.rstrip())
         if proc.wait() != 0:
             log = "\n".join(tail)
-            kind = "disk_full" if "no space left on device" in log.lower() else "base_image_unavailable"
+            kind = InfraKind.DISK_FULL if "no space left on device" in log.lower() else InfraKind.BASE_IMAGE_UNAVAILABLE
             raise InfraError(kind, f"debootstrap {suite} from {mirror} failed (exit {proc.returncode})", log=log)
         progress(f"debootstrap finished in {time.monotonic() - started:.0f} s")
         # the same trims the official slim images make: no package caches, no apt lists
@@ -214,7 +215,7 @@ def _rootfs_tarball(suite: str, mirror: str, progress: Progress) -> Path:
         partial.replace(tarball)
     except subprocess.CalledProcessError as exc:
         err = (exc.stderr or b"").decode("utf-8", "replace")
-        kind = "disk_full" if "no space left" in err.lower() else "base_image_unavailable"
+        kind = InfraKind.DISK_FULL if "no space left" in err.lower() else InfraKind.BASE_IMAGE_UNAVAILABLE
         raise InfraError(kind, f"packing the {suite} root file system failed", log=err) from exc
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -264,7 +265,7 @@ def _pull_or_import(client: docker.DockerClient, name: str, mirror: str | None, 
     suite = _SUITE_OF_TAG.get(tag or "latest")
     if repository not in {"debian", "library/debian", "docker.io/library/debian"} or suite is None:
         raise InfraError(
-            "base_image_unavailable",
+            InfraKind.BASE_IMAGE_UNAVAILABLE,
             f"image {name} is not in the daemon, cannot be pulled, and only Debian images "
             f"({', '.join(sorted(_SUITE_OF_TAG))}) can be built locally; `docker load` it first",
         )
@@ -279,6 +280,6 @@ def _pull_or_import(client: docker.DockerClient, name: str, mirror: str | None, 
         )
     except Exception as exc:  # docker.errors.APIError, requests errors: all mean the import failed
         text = str(exc)
-        kind = "disk_full" if "no space left" in text.lower() else "base_image_unavailable"
+        kind = InfraKind.DISK_FULL if "no space left" in text.lower() else InfraKind.BASE_IMAGE_UNAVAILABLE
         raise InfraError(kind, f"docker import of {tarball} as {name} failed: {text}") from exc
     return str(client.images.get(name).id)

@@ -30,6 +30,7 @@ from typing import Any, Final
 from filelock import FileLock
 
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["ImageBudget", "ImageInfo", "budget_option", "charged_bytes", "parse_size", "plan_evictions"]
 
@@ -223,7 +224,7 @@ class ImageBudget:
             return error
         charge = charged_bytes(self.inventory())
         return InfraError(
-            "disk_full",
+            InfraKind.DISK_FULL,
             f"{error.message} [--mb-image-budget {self.budget} B on {self.client.api.base_url}: harness images "
             f"hold {charge} B; lower the budget or free the disk]",
             log=error.log,

@@ -13,6 +13,7 @@ from pathlib import Path
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.git import GitError, run_git
 from pytest_mobilebench.runtime.images import BASELINE_REF
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["export_tree", "shallow_checkout"]
 
@@ -21,7 +22,7 @@ def _git(args: Sequence[str], cwd: Path | None = None) -> str:
     try:
         return run_git(args, cwd=cwd).strip()
     except GitError as exc:
-        raise InfraError("clone_failed", str(exc)) from exc
+        raise InfraError(InfraKind.CLONE_FAILED, str(exc)) from exc
 
 
 def shallow_checkout(mirror: Path, commit: str, dest: Path) -> str:
@@ -59,7 +60,7 @@ def export_tree(mirror: Path, commit: str, dest: Path) -> str:
     dest.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(["git", "archive", "--format=tar", sha], cwd=mirror, capture_output=True, check=False)
     if proc.returncode != 0:
-        raise InfraError("clone_failed", f"git archive {sha} failed: {proc.stderr.decode(errors='replace').strip()}")
+        raise InfraError(InfraKind.CLONE_FAILED, f"git archive {sha} failed: {proc.stderr.decode(errors='replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as tar:
         tar.extractall(dest, filter="tar")
     return sha

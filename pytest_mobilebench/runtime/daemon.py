@@ -69,7 +69,7 @@ def connect(client: docker.DockerClient | None = None, *, timeout_s: float = 60)
         import docker
     except ImportError as exc:  # the SDK is the optional extra ``docker``
         raise InfraError(
-            "daemon_unreachable", "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'"
+            InfraKind.DAEMON_UNREACHABLE, "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'"
         ) from exc
     try:
         if client is not None:
@@ -83,7 +83,7 @@ def connect(client: docker.DockerClient | None = None, *, timeout_s: float = 60)
         return docker.from_env(timeout=int(max(timeout_s, API_TIMEOUT_S)))
     except Exception as exc:  # DockerException, requests ConnectionError, socket errors: all mean "no daemon"
         raise InfraError(
-            "daemon_unreachable",
+            InfraKind.DAEMON_UNREACHABLE,
             f"the Docker daemon does not answer ({exc}); start it (`dockerd &` or `systemctl start docker`) "
             "or set DOCKER_HOST",
         ) from exc
@@ -160,7 +160,7 @@ def docker_errors(client: docker.DockerClient, instance_id: str, what: str) -> I
             raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{instance_id}: {what}: the daemon stopped answering ({text})") from exc
         if isinstance(exc, docker.errors.NotFound) or "is not running" in text or "is restarting" in text:
             raise InfraError(InfraKind.CONTAINER_DIED, f"{instance_id}: {what}: the container is gone ({text})") from exc
-        raise InfraError("docker_error", f"{instance_id}: {what}: {text}") from exc
+        raise InfraError(InfraKind.DOCKER_ERROR, f"{instance_id}: {what}: {text}") from exc
 
 
 def answers(client: docker.DockerClient) -> bool:

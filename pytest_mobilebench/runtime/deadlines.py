@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["close_stream", "watch_output"]
 
@@ -45,7 +46,7 @@ def watch_output(
         except queue.Empty:
             on_expiry()
             which = f"no output for {silence_s:g} s" if wait >= silence_s else f"over its {deadline_s:g} s deadline"
-            raise InfraError("build_hung", f"step killed: {which}") from None
+            raise InfraError(InfraKind.BUILD_HUNG, f"step killed: {which}") from None
         if kind == "end":
             return
         if kind == "error":

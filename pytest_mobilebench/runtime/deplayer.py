@@ -56,6 +56,7 @@ from pytest_mobilebench.runtime.images import (
     docker_name,
 )
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label, session_labels
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["CACHE_MOUNT", "CACHE_VOLUME", "deps_key", "ensure_deps", "manifest_files"]
 
@@ -234,7 +235,7 @@ def _install_and_commit(
         if code != 0:
             text = log_path.read_text(encoding="utf-8", errors="replace")
             if "no space left on device" in text.lower():
-                raise InfraError("disk_full", f"installing dependencies for {tag}: no space left (log: {log_path})", log=text)
+                raise InfraError(InfraKind.DISK_FULL, f"installing dependencies for {tag}: no space left (log: {log_path})", log=text)
             builder.progress(f"{tag}: the install needs more than the manifests (exit {code}); building the classic way")
             return None
         session = " ".join(f'{k}="{v}"' for k, v in session_labels().items())

@@ -50,6 +50,7 @@ from pytest_mobilebench.runtime.images import CACHE_LEVELS, LABEL_RUN, LABEL_USE
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
 from pytest_mobilebench.runtime.recipe import EnvRecipeLike, NodePackages, RecipeFactory
 from pytest_mobilebench.runtime.repos import RepoCache
+from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
     import docker
@@ -75,7 +76,7 @@ def no_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipeLike:
     Raises:
         InfraError("image_build_failed"): always, naming the instance.
     """
-    raise InfraError("image_build_failed", f"{spec.instance_id}: the runtime was given no recipe factory")
+    raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"{spec.instance_id}: the runtime was given no recipe factory")
 
 
 def default_node_packages(recipe: EnvRecipeLike) -> Mapping[str, str]:

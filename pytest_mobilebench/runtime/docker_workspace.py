@@ -214,7 +214,7 @@ class DockerWorkspace:
     def _ensure_running(self) -> None:
         """After the harness's own kill the container is stopped; start it again (still offline) to read files."""
         if self._closed:
-            raise InfraError("workspace_error", f"{self.instance_id}: the workspace is closed")
+            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: the workspace is closed")
         if self._killed:
             if not self._state().get("Running"):
                 self._container.start()
@@ -371,7 +371,7 @@ class DockerWorkspace:
         self._ensure_running()
         with docker_errors(self._client, self.instance_id, "writing the harness's files"):
             if not self._container.put_archive("/", archive.getvalue()):
-                raise InfraError("workspace_error", f"{self.instance_id}: cannot write the harness's files")
+                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot write the harness's files")
 
     def _sh(self, command: str) -> tuple[int, str]:
         """``(exit code, output)`` of a housekeeping command (124 when it timed out)."""
@@ -425,7 +425,7 @@ class DockerWorkspace:
                 f"{{ cat /tmp/mobilebench-checkpoint.log; exit {_CHECKPOINT_FAILED}; }}\n{command}"
             )
             if code == _CHECKPOINT_FAILED:
-                raise InfraError("workspace_error", f"{self.instance_id}: cannot checkpoint the tree before {name}: {out}")
+                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot checkpoint the tree before {name}: {out}")
             return code, out
 
         return apply_with_fallbacks(
@@ -456,7 +456,7 @@ class DockerWorkspace:
             return
         code, out = self._sh(" && ".join(restore_command(path) for path in paths))
         if code != 0:
-            raise InfraError("workspace_error", f"{self.instance_id}: cannot restore {list(paths)}: {out}")
+            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot restore {list(paths)}: {out}")
 
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`; absolute patterns are allowed
@@ -519,10 +519,10 @@ class DockerWorkspace:
         )):
             code, _out, err = self._stdout(argv)
             if code != 0:
-                raise InfraError("workspace_error", f"{self.instance_id}: cannot empty result files: {err.decode(errors='replace')}")
+                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot empty result files: {err.decode(errors='replace')}")
         code, _out, err = self._stdout(["/bin/mkdir", "-m", "700", "-p", self.results_root])
         if code != 0:
-            raise InfraError("workspace_error", f"{self.instance_id}: cannot make {self.results_root}: {err.decode(errors='replace')}")
+            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot make {self.results_root}: {err.decode(errors='replace')}")
         return sorted({key for _, key in matches})
 
     def _matches(self, patterns: Sequence[str]) -> list[tuple[str, str]]:
@@ -594,7 +594,7 @@ class DockerWorkspace:
         """
         code, out, err = self._stdout(["/bin/bash", "-c", DIFF])
         if code != 0:
-            raise InfraError("workspace_error", f"{self.instance_id}: git diff failed: {err.decode(errors='replace')}")
+            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: git diff failed: {err.decode(errors='replace')}")
         return out.decode("utf-8", errors="replace")
 
     def close(self) -> None:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
     import docker
@@ -172,7 +173,7 @@ def connect_host(host: DockerHost, *, timeout_s: float = 10, io_timeout_s: float
     try:
         import docker
     except ImportError as exc:
-        raise InfraError("daemon_unreachable", "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'") from exc
+        raise InfraError(InfraKind.DAEMON_UNREACHABLE, "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'") from exc
     try:
         client = docker.DockerClient(
             base_url=host.url,
@@ -183,7 +184,7 @@ def connect_host(host: DockerHost, *, timeout_s: float = 10, io_timeout_s: float
         if ping:
             client.ping()
     except Exception as exc:  # DockerException, requests errors, socket errors: all mean "no daemon"
-        raise InfraError("daemon_unreachable", f"the Docker daemon at {host.url} does not answer ({exc})") from exc
+        raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"the Docker daemon at {host.url} does not answer ({exc})") from exc
     client.api.timeout = io_timeout_s
     return client
 
@@ -206,7 +207,7 @@ def worker_client(hosts: Sequence[DockerHost], worker_id: str | None, *, timeout
             return host, connect_host(host, timeout_s=timeout_s)
         except InfraError as exc:
             errors.append(exc.message)
-    raise InfraError("daemon_unreachable", "no Docker host answers: " + "; ".join(errors))
+    raise InfraError(InfraKind.DAEMON_UNREACHABLE, "no Docker host answers: " + "; ".join(errors))
 
 
 def each_client(spec: str | None, *, timeout_s: float = 10) -> Iterator[Any]:
@@ -277,7 +278,7 @@ class HostImages:
         self.progress(f"pushing {remote}")
         for line in self.client.api.push(remote, stream=True, decode=True):
             if isinstance(line, dict) and line.get("error"):
-                raise InfraError("registry_push_failed", f"push of {remote} failed: {line['error']}")
+                raise InfraError(InfraKind.REGISTRY_PUSH_FAILED, f"push of {remote} failed: {line['error']}")
 
     def _peers(self) -> Iterator[Any]:
         for index, make in enumerate(self.peers):
@@ -295,7 +296,7 @@ class HostImages:
         stream = peer.api.get_image(tag, chunk_size=_CHUNK)
         for line in self.client.api.load_image(stream):
             if isinstance(line, dict) and line.get("error"):
-                raise InfraError("image_ship_failed", f"loading {tag} into {self.client.api.base_url}: {line['error']}")
+                raise InfraError(InfraKind.IMAGE_SHIP_FAILED, f"loading {tag} into {self.client.api.base_url}: {line['error']}")
 
     def _pull(self, tag: str, inputs: str | None) -> bool:
         import docker.errors

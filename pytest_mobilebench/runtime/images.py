@@ -59,6 +59,7 @@ from pytest_mobilebench.runtime.recipe import (
     EnvRecipeLike,
     UserHandover,
 )
+from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
     import docker
@@ -300,7 +301,7 @@ def npm_pack(spec: str, dest_dir: Path, *, progress: Progress | None = None) -> 
         return cached
     npm = shutil.which("npm")
     if npm is None:
-        raise InfraError("image_build_failed", f"npm is needed on the host to pack {spec} but is not installed")
+        raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"npm is needed on the host to pack {spec} but is not installed")
     if progress:
         progress(f"$ npm pack {spec}")
     with tempfile.TemporaryDirectory(dir=dest_dir) as tmp:
@@ -311,10 +312,10 @@ def npm_pack(spec: str, dest_dir: Path, *, progress: Progress | None = None) -> 
             check=False,
         )
         if proc.returncode != 0:
-            raise InfraError("image_build_failed", f"npm pack {spec} failed", log=proc.stdout + proc.stderr)
+            raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"npm pack {spec} failed", log=proc.stdout + proc.stderr)
         packed = sorted(Path(tmp).glob("*.tgz"))
         if len(packed) != 1:
-            raise InfraError("image_build_failed", f"npm pack {spec} produced {len(packed)} tarballs")
+            raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"npm pack {spec} produced {len(packed)} tarballs")
         packed[0].replace(cached)
     return cached
 
@@ -574,8 +575,8 @@ class ImageBuilder:
                 log.write(f"ERROR: {error}\n")
         if error is not None:
             text = log_path.read_text(encoding="utf-8", errors="replace")
-            kind = "disk_full" if _is_disk_full(error) or _is_disk_full(text[-4000:]) else "image_build_failed"
-            kind = "build_hung" if hung else kind
+            kind = InfraKind.DISK_FULL if _is_disk_full(error) or _is_disk_full(text[-4000:]) else InfraKind.IMAGE_BUILD_FAILED
+            kind = InfraKind.BUILD_HUNG if hung else kind
             raise InfraError(kind, f"building {tag} failed: {error.strip()[:500]} (log: {log_path})", log=text)
         return log_path
 

@@ -37,6 +37,7 @@ from pytest_mobilebench.runtime.patching import (
 )
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.trust import scrubbed_environment
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["UNISOLATED", "LocalRuntime", "LocalWorkspace", "local_refusal", "run_process_group"]
 
@@ -61,13 +62,13 @@ def local_refusal(choice: str, *, daemon: bool, trusted: bool) -> InfraError | N
         return None
     if choice == "auto" and not daemon:
         return InfraError(
-            "daemon_unreachable",
+            InfraKind.DAEMON_UNREACHABLE,
             "no Docker daemon answers, and a candidate is never run unisolated on this host: start dockerd "
             "(or set DOCKER_HOST), or pass --mb-runtime=local --mb-trust-candidates to accept the risk",
         )
     if choice == "local":
         return InfraError(
-            "untrusted_local_run",
+            InfraKind.UNTRUSTED_LOCAL_RUN,
             "--mb-runtime=local runs candidates unisolated on this host: add --mb-trust-candidates to accept "
             "that, or use --mb-runtime=docker",
         )
@@ -143,7 +144,7 @@ class LocalWorkspace:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.apply_patch`."""
         code, out = self._sh(CHECKPOINT)
         if code != 0:
-            raise InfraError("workspace_error", f"cannot checkpoint the work tree before {name}: {out}")
+            raise InfraError(InfraKind.WORKSPACE_ERROR, f"cannot checkpoint the work tree before {name}: {out}")
         patch_file = self._owned / f"{name}.diff"
         patch_file.write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
         return apply_with_fallbacks(
@@ -155,7 +156,7 @@ class LocalWorkspace:
         for path in paths:
             code, out = self._sh(restore_command(path))
             if code != 0:
-                raise InfraError("workspace_error", f"cannot restore {path}: {out}")
+                raise InfraError(InfraKind.WORKSPACE_ERROR, f"cannot restore {path}: {out}")
 
     def run(self, command: str, *, timeout_s: float, network: bool = False) -> RunResult:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.run` (``network`` is not enforced locally;
@@ -228,7 +229,7 @@ class LocalRuntime:
         unsupported = local_unsupported(Environment.from_mapping(spec.environment))
         if unsupported:
             fields = ", ".join(f"environment.{f}" for f in unsupported)
-            raise InfraError("environment_unsupported", f"{spec.instance_id}: {fields} needs --mb-runtime=docker")
+            raise InfraError(InfraKind.ENVIRONMENT_UNSUPPORTED, f"{spec.instance_id}: {fields} needs --mb-runtime=docker")
         owned = Path(tempfile.mkdtemp(prefix=f"mb-{spec.instance_id[:40]}-", dir=self.workdir))
         root = owned / "repo"
         try:
@@ -241,7 +242,7 @@ class LocalRuntime:
                     log_dir.mkdir(parents=True, exist_ok=True)
                     (log_dir / "install.log").write_text(f"$ {install}\n{result.output}", encoding="utf-8")
                 if result.exit_code != 0:
-                    raise InfraError("install_failed", f"`{install}` failed (exit {result.exit_code})", log=result.output)
+                    raise InfraError(InfraKind.INSTALL_FAILED, f"`{install}` failed (exit {result.exit_code})", log=result.output)
         except BaseException:
             shutil.rmtree(owned, ignore_errors=True)
             raise

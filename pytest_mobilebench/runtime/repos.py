@@ -18,6 +18,7 @@ from filelock import FileLock
 from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.git import BASE_REF, run_git
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["DEFAULT_URL_TEMPLATE", "RepoCache", "read_blobs", "repo_url"]
 
@@ -78,9 +79,9 @@ class RepoCache:
                 marker.write_text(self.run_id)
                 missing = self._missing(mirror, commits)
             except subprocess.CalledProcessError as exc:
-                raise InfraError("clone_failed", f"cannot fetch {repo} from {url}: {exc.stderr.strip()}") from exc
+                raise InfraError(InfraKind.CLONE_FAILED, f"cannot fetch {repo} from {url}: {exc.stderr.strip()}") from exc
             if missing:
-                raise InfraError("clone_failed", f"{repo}: commit(s) {', '.join(missing)} not found in {url}")
+                raise InfraError(InfraKind.CLONE_FAILED, f"{repo}: commit(s) {', '.join(missing)} not found in {url}")
         return mirror
 
     @staticmethod
@@ -111,7 +112,7 @@ class RepoCache:
             run_git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", commit], cwd=dest)
             run_git(["tag", "-f", BASE_REF], cwd=dest)
         except subprocess.CalledProcessError as exc:
-            raise InfraError("clone_failed", f"cannot check out {repo}@{commit}: {exc.stderr.strip()}") from exc
+            raise InfraError(InfraKind.CLONE_FAILED, f"cannot check out {repo}@{commit}: {exc.stderr.strip()}") from exc
         return dest
 
     def diff(self, repo: str, base: str, head: str, *, url: str | None = None) -> str:

@@ -57,6 +57,7 @@ from pytest_mobilebench.suites.app_generation.manifest import (
 from pytest_mobilebench.suites.app_generation.serve import serve_spa, stage_files
 from pytest_mobilebench.suites.app_generation import container, surface
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["SUITE", "AppGenReason", "AppGenerationSuite", "resolve_project"]
 
@@ -488,7 +489,7 @@ class AppGenerationSuite:
                 files = None
                 props["build_mode"] = "host"
             else:
-                raise InfraError("daemon_unreachable", "no Docker daemon answers, and a candidate's build never runs "
+                raise InfraError(InfraKind.DAEMON_UNREACHABLE, "no Docker daemon answers, and a candidate's build never runs "
                                  "on this host: start dockerd (or set DOCKER_HOST), or pass --mb-trust-candidates")
         except InfraError as exc:
             if exc.log:

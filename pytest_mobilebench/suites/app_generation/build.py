@@ -33,6 +33,7 @@ from filelock import FileLock
 
 from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.states import InfraKind
 
 __all__ = [
     "SCAFFOLD_DIR",
@@ -64,7 +65,7 @@ _VITE_CODE_RE: Final = re.compile(r"^\[([A-Z][A-Z_]+)\]", re.MULTILINE)
 def _node_major() -> str:
     node = shutil.which("node")
     if node is None:
-        raise InfraError("node_missing", "node is not on PATH; the app_generation build axis needs Node.js and npm")
+        raise InfraError(InfraKind.NODE_MISSING, "node is not on PATH; the app_generation build axis needs Node.js and npm")
     out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30, check=False)
     return out.stdout.strip().split(".")[0] or "unknown"
 
@@ -96,7 +97,7 @@ def ensure_scaffold(root: Path | None = None, *, progress: Callable[[str], None]
         return target
     npm = shutil.which("npm")
     if npm is None:
-        raise InfraError("npm_missing", "npm is not on PATH; cannot install the Vite scaffold")
+        raise InfraError(InfraKind.NPM_MISSING, "npm is not on PATH; cannot install the Vite scaffold")
     with FileLock(str(root / f"scaffold-{key}.lock"), timeout=timeout_s + 60):
         if (target / ".complete").is_file():
             return target
@@ -111,9 +112,9 @@ def ensure_scaffold(root: Path | None = None, *, progress: Callable[[str], None]
             proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=target, capture_output=True,
                                   text=True, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired as exc:
-            raise InfraError("scaffold_install_failed", f"npm ci timed out after {timeout_s:.0f}s") from exc
+            raise InfraError(InfraKind.SCAFFOLD_INSTALL_FAILED, f"npm ci timed out after {timeout_s:.0f}s") from exc
         if proc.returncode != 0:
-            raise InfraError("scaffold_install_failed", f"npm ci exited {proc.returncode} in {target}",
+            raise InfraError(InfraKind.SCAFFOLD_INSTALL_FAILED, f"npm ci exited {proc.returncode} in {target}",
                              log=proc.stdout + proc.stderr)
         (target / ".complete").write_text(json.dumps({"key": key, "time": time.time()}), encoding="utf-8")
     return target

@@ -40,6 +40,7 @@ from typing import Any, Final, final
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.channel import ChannelError, safe_relpath
 from pytest_mobilebench.runtime.recipe import TEST_USER
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["LIMITS", "MAX_INPUT_BYTES", "MAX_INPUT_FILES", "ContainedBuild", "ContainedBuilder", "build_inputs",
            "inputs_tar"]
@@ -206,7 +207,7 @@ class ContainedBuilder:
             env = builder.ensure_env(recipe, _REPO, node_packages=recipe.context_packages, base=base, log_dir=log_dir)
             deps = ensure_deps(builder, env, tree, _INSTALL, repo=_REPO, log_dir=log_dir)
             if deps is None:
-                raise InfraError("scaffold_install_failed", f"npm ci of the pinned scaffold lockfile failed on {env.tag} "
+                raise InfraError(InfraKind.SCAFFOLD_INSTALL_FAILED, f"npm ci of the pinned scaffold lockfile failed on {env.tag} "
                                  f"(log under {log_dir or builder.log_dir})")
             ident = ["-c", "user.name=mobilebench", "-c", "user.email=mobilebench@localhost"]
             run_git(["init", "-q", "-b", "main"], cwd=tree)
@@ -244,7 +245,7 @@ class ContainedBuilder:
             ok = self.runtime.client.api.put_archive(workspace.container_id, workspace.root,
                                                      inputs_tar(files, uid=uid, gid=gid))
             if not ok:
-                raise InfraError("docker_error", f"{instance_id}: the daemon refused the build inputs")
+                raise InfraError(InfraKind.DOCKER_ERROR, f"{instance_id}: the daemon refused the build inputs")
             tsc = workspace.run(TSC_COMMAND, timeout_s=timeout_s)
             vite = workspace.run(VITE_COMMAND, timeout_s=timeout_s)
             found = workspace.read_files(["dist/**"])

@@ -40,6 +40,7 @@ from pytest_mobilebench.suites.device_repair.records import (
     record_hash,
 )
 from pytest_mobilebench.suites.device_repair.summary import K_VALUES, summarize
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["SUITE", "DeviceRepairSuite"]
 
@@ -93,19 +94,22 @@ def localization(ranked: Any, defect_files: Sequence[str]) -> dict[str, float] |
     return out
 
 
-def _runtime(record: DeviceRecord, ctx: EvalContext, repos: RepoCache) -> Runtime:
+def _runtime(record: DeviceRecord, ctx: EvalContext, repos: RepoCache, *, trusted: bool) -> Runtime:
     """``jvm`` plans build on the host (``javac -proc:none`` runs no candidate code) in work trees under the
-    process's run folder (:mod:`.workroot`: swept by the next run when this one is killed); others in containers."""
+    process's run folder (:mod:`.workroot`: swept by the next run when this one is killed); ``gradle`` plans run
+    the build (the candidate's code) where the run's runtime provider says (the ``mb_runtime`` fixture).
+
+    Raises:
+        InfraError: ``platform_unavailable`` for plan kinds without a runtime here; the provider's refusal.
+    """
     if record.plan.kind == "jvm":
         from pytest_mobilebench.runtime.local import LocalRuntime
 
         return ctx.resource("device_repair:local", lambda: LocalRuntime(repos, workdir=workroot.claim(ctx.run_id)),
                             lambda runtime: workroot.release(runtime.workdir))
     if record.plan.kind == "gradle":
-        from pytest_mobilebench.suites.issue_resolution import make_runtime
-
-        return make_runtime(ctx)
-    raise InfraError("platform_unavailable", f"plan kind {record.plan.kind!r} needs a macOS / DevEco host, not wired here")
+        return ctx.fixture("mb_runtime").get(trusted=trusted)  # type: ignore[no-any-return]
+    raise InfraError(InfraKind.PLATFORM_UNAVAILABLE, f"plan kind {record.plan.kind!r} needs a macOS / DevEco host, not wired here")
 
 
 @final
@@ -117,7 +121,7 @@ class DeviceRepairSuite:
     options = OPTIONS
     markers = MARKERS
     columns = COLUMNS
-    fixtures = ("mb_device_pool",)
+    fixtures = ("mb_device_pool", "mb_runtime")
     fixture_module = "pytest_mobilebench.suites.device_repair.fixtures"
 
     def load(self, path: Path, document: Any) -> list[LoadedRecord | ManifestError]:
@@ -216,10 +220,10 @@ class DeviceRepairSuite:
                         "detail": str(exc), "cause": "build_regression", "patch_valid": False}
             base["flags"] = candidate.flags
         if record.platform != "android":
-            raise InfraError("platform_unavailable", f"{record.platform} records need a macOS / DevEco host")
+            raise InfraError(InfraKind.PLATFORM_UNAVAILABLE, f"{record.platform} records need a macOS / DevEco host")
         pool = ctx.fixture("mb_device_pool")
         if pool is None:
-            raise InfraError("no_device", "no device pool: give --mb-devices SERIAL,... or --mb-avd NAME[xN]")
+            raise InfraError(InfraKind.NO_DEVICE, "no device pool: give --mb-devices SERIAL,... or --mb-avd NAME[xN]")
         owner = f"{ctx.run_id}/{record.instance_id}/{prediction.get('model_name_or_path') or 'unnamed'}"
         return self._on_device(record, candidate, p_t, p_f, pool, owner, ctx, base)
 
@@ -229,7 +233,7 @@ class DeviceRepairSuite:
         timeout = float(ctx.options.get("mb_lease_timeout") or 1800)
         repos = RepoCache(url_template=ctx.options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}",
                           run_id=ctx.run_id)
-        runtime = _runtime(record, ctx, repos)
+        runtime = _runtime(record, ctx, repos, trusted=candidate is None)
         spec = flow.workspace_spec(record, ctx.options, ctx.run_id)
         commands = evidence / "device_commands.log"
         with pool.repository(record.repo, timeout_s=timeout), pool.lease(owner, timeout_s=timeout) as device:

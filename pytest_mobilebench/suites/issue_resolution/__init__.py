@@ -36,6 +36,7 @@ from pytest_mobilebench.suites.issue_resolution.policy import review
 from pytest_mobilebench.predictions import GOLD_PATCH
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
+from pytest_mobilebench.runtime.provider import repo_cache
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.trust import cross_check_run, harden_plan
@@ -58,17 +59,13 @@ from pytest_mobilebench.suites.issue_resolution.judge import (
     save_policy_inputs,
     verdict_of,
 )
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["SUITE", "IssueResolutionSuite", "apply_failure_detail", "headline", "infra_callouts", "parse_run", "regrade"]
 
 
 def _write(evidence: Path, name: str, text: str) -> None:
     atomic_write_text(evidence / name, text)
-
-
-def repo_cache(options: Mapping[str, Any], run_id: str) -> RepoCache:
-    """The run's repository mirrors, cloned from ``--mb-repo-url-template``."""
-    return RepoCache(url_template=options["mb_repo_url_template"], run_id=run_id)
 
 
 def docker_answers(timeout_s: float = 5) -> bool:
@@ -82,54 +79,15 @@ def docker_answers(timeout_s: float = 5) -> bool:
     return True
 
 
-def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = None, client: Any = None) -> Runtime:
-    from pytest_mobilebench.frameworks import workspace_recipe
-    from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE, DockerRuntime
+def runtime_for(ctx: EvalContext, *, trusted: bool = False) -> Runtime:
+    """This process's runtime for the item (the ``mb_runtime`` fixture: :mod:`pytest_mobilebench.runtime.provider`).
 
-    runtime = DockerRuntime(
-        client=client,
-        run_id=run_id,
-        cache_level=options.get("mb_cache_level") or "env",
-        force_rebuild=bool(options.get("mb_force_rebuild")),
-        ca_bundle=options.get("mb_ca_bundle") or DEFAULT_CA_BUNDLE,
-        mem_limit=options.get("mb_mem_limit") or "4g",
-        cpus=options.get("mb_cpus"),
-        pids_limit=options.get("mb_pids_limit"),
-        repos=repo_cache(options, run_id),
-        recipe_factory=workspace_recipe,
-        progress=progress,
-    )
-    return runtime
-
-
-def make_runtime(ctx: EvalContext, *, trusted: bool = False) -> Runtime:
-    """The per-process runtime chosen by ``--mb-runtime`` (``auto``: Docker when a daemon answers).
-
-    The Docker runtime sweeps containers left by dead runs when it is made (once per process). The local
-    runtime runs a real candidate only with ``--mb-trust-candidates`` (``trusted``: the gold patch).
+    ``trusted``: the benchmark's own code (the gold patch) may run where a real candidate may not.
 
     Raises:
-        InfraError: ``--mb-runtime=docker`` and no daemon answers; no daemon for a real candidate
-            (``auto``); ``local`` without trust (:func:`pytest_mobilebench.runtime.local.local_refusal`).
+        InfraError: no runtime can serve the item (no daemon; ``local`` without trust).
     """
-    options = ctx.options
-    choice = options.get("mb_runtime", "auto")
-    client = ctx.fixture("mb_docker_client")  # None when no daemon answered (pytest_mobilebench.fixtures)
-    if choice == "docker" or (choice == "auto" and client is not None):
-
-        def make() -> Runtime:
-            runtime = _docker_runtime(options, run_id=ctx.run_id, progress=ctx.progress, client=client)
-            runtime.sweep()  # type: ignore[attr-defined]
-            return runtime
-
-        return ctx.resource("runtime:docker", make)
-    from pytest_mobilebench.runtime.local import UNISOLATED, LocalRuntime, local_refusal
-
-    refusal = local_refusal(choice, daemon=client is not None, trusted=trusted or bool(options.get("mb_trust_candidates")))
-    if refusal is not None:
-        raise refusal
-    repos = repo_cache(options, ctx.run_id)
-    return ctx.resource("runtime:local", lambda: ctx.progress(UNISOLATED) or LocalRuntime(repos))
+    return ctx.fixture("mb_runtime").get(trusted=trusted)  # type: ignore[no-any-return]
 
 
 def workspace_spec(instance: IssueInstance, ctx: EvalContext) -> WorkspaceSpec:
@@ -271,7 +229,7 @@ class IssueResolutionSuite:
         if not info.files:
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_patch, info)
 
-        runtime = make_runtime(ctx, trusted=raw == GOLD_PATCH)
+        runtime = runtime_for(ctx, trusted=raw == GOLD_PATCH)
         base["runtime"] = runtime.name
         spec = workspace_spec(instance, ctx)
         ctx.progress(f"{instance.instance_id}: preparing workspace ({runtime.name})")
@@ -360,7 +318,7 @@ class IssueResolutionSuite:
                 environment=instance.environment,
             )
         except ValueError as exc:  # PlanError, RecipeError: the instance cannot be run as described
-            raise InfraError("plan_failed", f"cannot plan the test run: {exc}") from exc
+            raise InfraError(InfraKind.PLAN_FAILED, f"cannot plan the test run: {exc}") from exc
 
     @staticmethod
     def _test_files(instance: IssueInstance, test_patch: str) -> list[str]:
@@ -394,7 +352,7 @@ class IssueResolutionSuite:
                     raise CandidateFailure(Reason.TEST_PATCH_CONFLICT, apply_failure_detail(applied.log).replace(
                         "see model_patch.apply.log", f"see test_patch{tag}.apply.log"))
             if not applied.ok:
-                raise InfraError("test_patch_apply_failed", "the instance's test patch does not apply", log=applied.log)
+                raise InfraError(InfraKind.TEST_PATCH_APPLY_FAILED, "the instance's test patch does not apply", log=applied.log)
         plan = self._plan(ws, instance, test_patch)
         plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
@@ -493,7 +451,7 @@ class IssueResolutionSuite:
         gold_patch, test_patch = resolve_patches(instance, repos)
         _write(ctx.evidence_dir, "gold_patch.diff", gold_patch)
         _write(ctx.evidence_dir, "test_patch.diff", test_patch)
-        runtime = make_runtime(ctx, trusted=True)  # the benchmark's own gold patch
+        runtime = runtime_for(ctx, trusted=True)  # the benchmark's own gold patch
         base["runtime"] = runtime.name
         spec = workspace_spec(instance, ctx)
         runs = max(1, int(ctx.options.get("mb_validate_runs") or 1))
@@ -506,7 +464,7 @@ class IssueResolutionSuite:
                     if config == "fix":
                         applied = ws.apply_patch(gold_patch, name=f"gold_patch{tag}")
                         if not applied.ok:
-                            raise InfraError("gold_patch_apply_failed", "the gold patch does not apply", log=applied.log)
+                            raise InfraError(InfraKind.GOLD_PATCH_APPLY_FAILED, "the gold patch does not apply", log=applied.log)
                     # at base the test patch's files are targeted without applying it: absent tests are NONE
                     run, parsed, built, _ = self._run_tests(ws, instance, test_patch, ctx, tag=tag, apply=config != "base")
                 finally:
@@ -569,14 +527,7 @@ class IssueResolutionSuite:
         """No live mode: patches come from predictions files (or gold / empty)."""
 
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
-        """Once per run, on the controller: remove the Docker images above ``--mb-cache-level`` on every
-        daemon of the run (each ``--mb-docker-hosts`` URL, else the local one)."""
-        from pytest_mobilebench.runtime.hosts import each_client
-
-        if any(r.get("runtime") == "docker" for r in results):
-            for client in each_client(options.get("mb_docker_hosts")):
-                runtime = _docker_runtime(options, run_id=run_id, client=client)
-                runtime.cleanup(options.get("mb_cache_level"))  # type: ignore[attr-defined]
+        """Nothing of its own: the runtime providers the run used remove their images (the plugin calls them)."""
 
     # ------------------------------------------------------------------------------------- summary
 
@@ -676,7 +627,7 @@ def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, byte
     first = frameworks.read_config(fw, ws.read_files)
     second = frameworks.read_config(fw, ws.read_files)
     if any(first[k] != second[k] for k in set(first) & set(second)):
-        raise InfraError("workspace_error", "two reads of the base configuration disagree")
+        raise InfraError(InfraKind.WORKSPACE_ERROR, "two reads of the base configuration disagree")
     return {**first, **second}
 
 

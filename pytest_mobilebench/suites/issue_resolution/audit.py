@@ -37,6 +37,7 @@ from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.suites.base import EvalContext
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["GoldHunk", "audit_instance", "fix_fingerprint", "gold_hunks", "summarize_audit", "without_hunk"]
 
@@ -122,9 +123,9 @@ def _one_run(suite: Any, instance: IssueInstance, ctx: EvalContext, patch: str, 
 
     Returns ``{"applied": bool, "built": bool, "executed": bool, "tests": {id: TestState}}``.
     """
-    from pytest_mobilebench.suites.issue_resolution import make_runtime, workspace_spec
+    from pytest_mobilebench.suites.issue_resolution import runtime_for, workspace_spec
 
-    ws = make_runtime(ctx).prepare(workspace_spec(instance, ctx), log_dir=ctx.evidence_dir)
+    ws = runtime_for(ctx).prepare(workspace_spec(instance, ctx), log_dir=ctx.evidence_dir)
     try:
         applied = ws.apply_patch(patch, name=f"patch{tag}") if patch.strip() else None
         if applied is not None:
@@ -145,7 +146,7 @@ def _gold_checks(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: st
         ctx.progress(f"{instance.instance_id}: audit gold run {attempt + 1}/{runs}")
         one = _one_run(suite, instance, ctx, gold, test, f".gold.{attempt + 1}")
         if not one["applied"]:
-            raise InfraError("gold_patch_apply_failed", "the gold patch does not apply")
+            raise InfraError(InfraKind.GOLD_PATCH_APPLY_FAILED, "the gold patch does not apply")
         results.append(one)
     reported = set().union(*(set(r["tests"]) for r in results))
     lists, id_report = gold_for_run(instance, reported)

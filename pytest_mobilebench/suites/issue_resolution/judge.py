@@ -38,6 +38,7 @@ from pytest_mobilebench.states import TestState
 from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError, Workspace
 from pytest_mobilebench.trust import cross_check_run
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["RUNNER_COMPROMISED", "Judgement", "base_status", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
 
@@ -79,7 +80,7 @@ def base_status(ws: Workspace, names: Sequence[str]) -> tuple[list[str], list[st
     for command, ok in ((f"git check-ignore -- {quoted}", (0, 1)), (f"git ls-files -- {quoted}", (0,))):
         result = ws.run(command, timeout_s=120, network=False)
         if result.exit_code not in ok:
-            raise InfraError("workspace_error", f"`{command[:60]}` failed (exit {result.exit_code})", log=result.output)
+            raise InfraError(InfraKind.WORKSPACE_ERROR, f"`{command[:60]}` failed (exit {result.exit_code})", log=result.output)
         answers.append(sorted({line.strip() for line in result.output.splitlines() if line.strip() in set(names)}))
     return answers[0], answers[1]
 

@@ -10,43 +10,14 @@ from collections.abc import Iterator, Mapping
 from typing import Final, final
 
 from pytest_mobilebench import frameworks
-from pytest_mobilebench.runtime.budget import budget_option
-from pytest_mobilebench.runtime.hosts import hosts_option
 from pytest_mobilebench.suites.base import Column, Option
 
 __all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--dataset-framework",), "dataset_framework", "framework of --dataset rows that lack one"),
-    Option(("--mb-runtime",), "mb_runtime",
-           "where issue-resolution instances run; auto = docker when a daemon answers (never local for real "
-           "predictions); local needs --mb-trust-candidates",
-           default="auto", choices=("auto", "docker", "local"), keyed=True),
-    Option(("--mb-trust-candidates",), "mb_trust_candidates",
-           "allow --mb-runtime=local to run real candidates UNISOLATED on this host (gold / empty need none)",
-           default=False, action="store_true"),
-    Option(("--mb-repo-url-template",), "mb_repo_url_template",
-           "clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
-           default="https://github.com/{owner}/{name}", env="MOBILEBENCH_REPO_URL_TEMPLATE"),  # not keyed: commits are content
-    Option(("--mb-docker-hosts",), "mb_docker_hosts",
-           "Docker daemons for the workers: URL[*slots],... (unix://, tcp://[?tls=DIR], ssh://); worker gwN "
-           "takes slot N of the interleaved slot table (docs/scale-out.md)",
-           type=hosts_option, env="MOBILEBENCH_DOCKER_HOSTS"),
-    Option(("--mb-registry",), "mb_registry",
-           "host:port of a registry: images a daemon lacks are pulled from it, images built are pushed to it"),
-    Option(("--mb-image-budget",), "mb_image_budget",
-           "bytes of harness images kept per daemon (50G, 800M): least recently used evicted beyond it",
-           type=budget_option),
-    Option(("--mb-cache-level",), "mb_cache_level", "which Docker images are kept after the run",
-           default="env", choices=("none", "base", "env", "instance")),
-    Option(("--mb-force-rebuild",), "mb_force_rebuild", "rebuild Docker images even when their hash matches",
-           default=False, action="store_true"),
-    Option(("--mb-ca-bundle",), "mb_ca_bundle", "CA bundle injected into images (default: the system bundle)"),
     Option(("--mb-instance-timeout",), "mb_instance_timeout", "wall-clock seconds for one test run (default 1800)",
            default=1800.0, type=float, keyed=True, item_deadline=True),
-    Option(("--mb-mem-limit",), "mb_mem_limit", "memory limit of instance containers", default="4g"),
-    Option(("--mb-cpus",), "mb_cpus", "CPU limit of instance containers (CPUs)", default=2.0, type=float),
-    Option(("--mb-pids-limit",), "mb_pids_limit", "process limit of instance containers", default=4096, type=int),
     Option(("--mb-validate",), "mb_validate", "with --predictions=gold: run base, test and fix configurations",
            default=False, action="store_true", keyed=True),
     Option(("--mb-validate-runs",), "mb_validate_runs", "repeat validation runs and drop flaky tests",
@@ -104,5 +75,6 @@ COLUMNS: Final[tuple[Column, ...]] = (
     Column("P2P", "p2p"),
 )
 
-#: the Docker client each item requests (None when no daemon answers); see pytest_mobilebench.fixtures
-FIXTURES: Final[tuple[str, ...]] = ("mb_docker_client",)
+#: the runtime source each item requests (runtime options are the providers': runtime/provider.py);
+#: see pytest_mobilebench.fixtures
+FIXTURES: Final[tuple[str, ...]] = ("mb_runtime",)

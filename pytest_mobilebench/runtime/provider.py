@@ -1,0 +1,373 @@
+"""Where candidates' code runs: runtime providers, registered by name, and the per-process runtime source.
+
+A *provider* makes :class:`~pytest_mobilebench.runtime.base.Runtime` objects (workspace factories) of one
+kind: ``"docker"`` (a container per workspace) and ``"local"`` (a git work tree on this host, for trusted
+code) are built in; a plugin or a ``conftest.py`` adds others (a Kubernetes pod, a cloud sandbox, a macOS
+host) through the ``pytest_mobilebench_register_runtimes`` hook, the way inspect_ai registers sandbox
+environments by name. ``--mb-runtime=NAME`` picks one; ``auto`` takes the first registered provider whose
+:meth:`RuntimeProvider.available` says yes (``docker`` when a daemon answers, else ``local``).
+
+Life cycle, per provider actually used:
+
+* :meth:`RuntimeProvider.start` once per pytest process (each xdist worker) before its first runtime:
+  the sweep of what dead runs left (containers);
+* :meth:`RuntimeProvider.make` once per process and trust level (``trusted``: the benchmark's own code,
+  gold patch or validation, or ``--mb-trust-candidates``);
+* :meth:`RuntimeProvider.finish` once per run on the controller, after the last item: the image cleanup
+  above ``--mb-cache-level`` (the controller learns which providers were used from the results'
+  ``runtimes`` field).
+
+Suites never choose a runtime themselves: they request the session fixture ``mb_runtime``
+(:mod:`pytest_mobilebench.fixtures`), whose value is a :class:`RuntimeSource`, and call
+``ctx.fixture("mb_runtime").get(trusted=...)``. Before the registry, the firstresult hook
+``pytest_mobilebench_make_runtime(config, options, run_id, trusted)`` may return a runtime of its own.
+
+This module imports nothing from ``frameworks/`` or ``suites/``: framework knowledge (the recipe factory
+of the Docker provider) is handed in by the plugin when it builds the registry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Protocol, final, runtime_checkable
+
+from pytest_mobilebench.options import Option
+from pytest_mobilebench.runtime.base import InfraError, Runtime
+from pytest_mobilebench.runtime.budget import budget_option
+from pytest_mobilebench.runtime.hosts import hosts_option
+from pytest_mobilebench.runtime.recipe import RecipeFactory
+from pytest_mobilebench.runtime.repos import RepoCache
+from pytest_mobilebench.states import InfraKind
+
+__all__ = [
+    "COMMON_OPTIONS", "DockerProvider", "LocalProvider", "ProviderContext", "ProviderContractError",
+    "ProviderRegistry", "RuntimeProvider", "RuntimeSource", "builtin_providers", "check_provider", "repo_cache",
+    "used_providers",
+]
+
+DEFAULT_REPO_URL_TEMPLATE: Final[str] = "https://github.com/{owner}/{name}"
+
+#: options of the runtime layer as a whole (every provider reads them; the plugin declares them once)
+COMMON_OPTIONS: Final[tuple[Option, ...]] = (
+    Option(("--mb-runtime",), "mb_runtime",
+           "where candidates' code runs: a registered runtime provider (built in: docker, local); auto = docker "
+           "when a daemon answers (never local for real predictions); local needs --mb-trust-candidates",
+           default="auto", keyed=True),
+    Option(("--mb-trust-candidates",), "mb_trust_candidates",
+           "allow --mb-runtime=local to run real candidates UNISOLATED on this host (gold / empty need none)",
+           default=False, action="store_true"),
+    Option(("--mb-repo-url-template",), "mb_repo_url_template",
+           "clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
+           default=DEFAULT_REPO_URL_TEMPLATE, env="MOBILEBENCH_REPO_URL_TEMPLATE"),  # not keyed: commits are content
+)
+
+#: the Docker provider's own options
+DOCKER_OPTIONS: Final[tuple[Option, ...]] = (
+    Option(("--mb-docker-hosts",), "mb_docker_hosts",
+           "Docker daemons for the workers: URL[*slots],... (unix://, tcp://[?tls=DIR], ssh://); worker gwN "
+           "takes slot N of the interleaved slot table (docs/scale-out.md)",
+           type=hosts_option, env="MOBILEBENCH_DOCKER_HOSTS"),
+    Option(("--mb-registry",), "mb_registry",
+           "host:port of a registry: images a daemon lacks are pulled from it, images built are pushed to it"),
+    Option(("--mb-image-budget",), "mb_image_budget",
+           "bytes of harness images kept per daemon (50G, 800M): least recently used evicted beyond it",
+           type=budget_option),
+    Option(("--mb-cache-level",), "mb_cache_level", "which Docker images are kept after the run",
+           default="env", choices=("none", "base", "env", "instance")),
+    Option(("--mb-force-rebuild",), "mb_force_rebuild", "rebuild Docker images even when their hash matches",
+           default=False, action="store_true"),
+    Option(("--mb-ca-bundle",), "mb_ca_bundle", "CA bundle injected into images (default: the system bundle)"),
+    Option(("--mb-mem-limit",), "mb_mem_limit", "memory limit of instance containers", default="4g"),
+    Option(("--mb-cpus",), "mb_cpus", "CPU limit of instance containers (CPUs)", default=2.0, type=float),
+    Option(("--mb-pids-limit",), "mb_pids_limit", "process limit of instance containers", default=4096, type=int),
+)
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class ProviderContext:
+    """What a provider gets in one pytest process.
+
+    Attributes:
+        options: the run's ``--mb-*`` options as plain builtins (``options[dest]``).
+        run_id: the run's id (the same on every xdist worker).
+        progress: receives progress lines (image builds), shown on the terminal and in ``progress.log``.
+        fixture: the value of a session fixture by name (``"mb_docker_client"``), resolved lazily by pytest,
+            so a ``conftest.py`` overriding that fixture reaches the provider.
+    """
+
+    options: Mapping[str, Any]
+    run_id: str
+    progress: Callable[[str], None]
+    fixture: Callable[[str], Any]
+
+
+@runtime_checkable
+class RuntimeProvider(Protocol):
+    """One kind of runtime, registered under ``name`` (every member required; checked at registration)."""
+
+    name: str
+    #: the provider's own command-line options (declared once by the plugin; values in ``ctx.options``)
+    options: tuple[Option, ...]
+
+    def available(self, ctx: ProviderContext) -> bool:
+        """Whether ``--mb-runtime=auto`` may pick this provider in this process (a daemon answers ...)."""
+
+    def start(self, ctx: ProviderContext) -> None:
+        """Once per process before its first runtime: sweep what dead runs left behind."""
+
+    def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
+        """A runtime for this process (called once per trust level).
+
+        Raises:
+            InfraError: the backend is unreachable, or it refuses untrusted code (``untrusted_local_run``).
+        """
+
+    def finish(self, options: Mapping[str, Any], run_id: str, cache_level: str | None) -> None:
+        """Once per run on the controller after the last item: remove what the run made above ``cache_level``."""
+
+
+_REQUIRED: Final = (("name", False), ("options", False), ("available", True), ("start", True), ("make", True),
+                    ("finish", True))
+
+
+class ProviderContractError(TypeError):
+    """A provider does not implement :class:`RuntimeProvider` (the message names every missing member)."""
+
+
+def check_provider(provider: Any) -> None:
+    """Check ``provider`` against :class:`RuntimeProvider`, as pluggy checks hook implementations.
+
+    Raises:
+        ProviderContractError: a member is missing or not callable, ``name`` is not a non-empty str other
+            than ``"auto"``, or ``options`` does not hold :class:`~pytest_mobilebench.options.Option` objects.
+    """
+    problems = [f"missing {attr!r}" for attr, _ in _REQUIRED if not hasattr(provider, attr)]
+    problems += [f"{attr!r} is not callable" for attr, method in _REQUIRED
+                 if method and hasattr(provider, attr) and not callable(getattr(provider, attr))]
+    if not problems:
+        if not isinstance(provider.name, str) or not provider.name or provider.name == "auto":
+            problems.append(f"'name' must be a non-empty str other than 'auto', got {provider.name!r}")
+        if isinstance(provider.options, str) or not all(isinstance(o, Option) for o in provider.options):
+            problems.append("'options' must be a tuple of pytest_mobilebench.options.Option")
+    if problems:
+        raise ProviderContractError(f"runtime provider {getattr(provider, 'name', provider)!r} does not implement "
+                                    "RuntimeProvider: " + "; ".join(problems))
+
+
+class ProviderRegistry(dict[str, RuntimeProvider]):
+    """``{name: provider}`` in registration order (the order ``auto`` tries them); checked when added.
+
+    ``on_add`` (set by the plugin) declares each added provider's options.
+
+    Raises:
+        ProviderContractError: on ``registry[name] = provider`` for a provider that breaks the contract.
+        ValueError: a name already taken, a key other than the provider's name, or an option ``dest``
+            another provider (or the common options) declared.
+    """
+
+    def __init__(self, on_add: Callable[[RuntimeProvider], None] | None = None) -> None:
+        super().__init__()
+        self.on_add = on_add
+
+    def __setitem__(self, name: str, provider: RuntimeProvider) -> None:
+        check_provider(provider)
+        if name != provider.name:
+            raise ValueError(f"runtime provider registered as {name!r} but its name is {provider.name!r}")
+        if name in self:
+            raise ValueError(f"a runtime provider named {name!r} is already registered ({self[name]!r})")
+        taken = {o.dest for o in self.options()}
+        clash = sorted(o.dest for o in provider.options if o.dest in taken)
+        if clash:
+            raise ValueError(f"runtime provider {name!r} declares options already declared: {', '.join(clash)}")
+        super().__setitem__(name, provider)
+        if self.on_add is not None:
+            self.on_add(provider)
+
+    def register(self, provider: RuntimeProvider) -> None:
+        """Add ``provider`` under its own name."""
+        self[provider.name] = provider
+
+    def options(self) -> list[Option]:
+        """The common options, then every registered provider's own."""
+        return [*COMMON_OPTIONS, *(o for p in self.values() for o in p.options)]
+
+    def keyed_for(self, fixtures: Sequence[str]) -> list[Option]:
+        """The runtime options that enter the cache key of a suite requesting ``fixtures`` (``mb_runtime``)."""
+        return [o for o in self.options() if o.keyed] if "mb_runtime" in fixtures else []
+
+    def finish_used(self, results: Iterable[Mapping[str, Any]], options: Mapping[str, Any], run_id: str) -> list[str]:
+        """``finish`` of every registered provider the results name (:func:`used_providers`), once each, on the
+        controller; returns what failed, in words (cleanup never costs the summary). A hook's runtime of a kind
+        no provider is registered for is the hook's to clean."""
+        errors: list[str] = []
+        for name in used_providers(results):
+            if name in self:
+                try:
+                    self[name].finish(options, run_id, options.get("mb_cache_level"))
+                except Exception as exc:  # noqa: BLE001 - housekeeping
+                    errors.append(f"runtime {name}: {type(exc).__name__}: {exc}")
+        return errors
+
+    def choose(self, choice: str, ctx: ProviderContext) -> RuntimeProvider:
+        """The provider ``--mb-runtime`` names; for ``auto`` the first one :meth:`~RuntimeProvider.available`.
+
+        Raises:
+            InfraError("harness_error"): an unknown name (the plugin refuses it at start already).
+        """
+        if choice != "auto":
+            if choice not in self:
+                raise InfraError(InfraKind.HARNESS_ERROR, f"--mb-runtime={choice}: no such runtime provider "
+                                 f"(registered: {', '.join(self)})")
+            return self[choice]
+        for provider in self.values():
+            if provider.available(ctx):
+                return provider
+        raise InfraError(InfraKind.DAEMON_UNREACHABLE, "--mb-runtime=auto: no registered runtime provider is available")
+
+
+@final
+class RuntimeSource:
+    """The ``mb_runtime`` fixture's value: ``get(trusted=...)`` gives this process's runtime.
+
+    Asks the ``pytest_mobilebench_make_runtime`` hook first (``hook(trusted)``: a runtime or None), else the
+    registry's provider for ``--mb-runtime``, started once and made once per trust level. ``used`` lists the
+    runtime names handed out in this process (the plugin copies it into each result as ``runtimes``).
+    """
+
+    def __init__(self, registry: ProviderRegistry, ctx: ProviderContext,
+                 hook: Callable[[bool], Runtime | None] | None = None) -> None:
+        self.registry = registry
+        self.ctx = ctx
+        self.hook = hook
+        self.used: list[str] = []
+        self._started: set[str] = set()
+        self._made: dict[tuple[str, bool], Runtime] = {}
+
+    def get(self, *, trusted: bool = False) -> Runtime:
+        """The runtime for code of this trust level.
+
+        Raises:
+            InfraError: no provider can serve it (see :meth:`RuntimeProvider.make`).
+        """
+        trusted = trusted or bool(self.ctx.options.get("mb_trust_candidates"))
+        runtime = self.hook(trusted) if self.hook is not None else None
+        if runtime is None:
+            provider = self.registry.choose(str(self.ctx.options.get("mb_runtime") or "auto"), self.ctx)
+            if provider.name not in self._started:
+                provider.start(self.ctx)
+                self._started.add(provider.name)
+            key = (provider.name, trusted)
+            if key not in self._made:
+                self._made[key] = provider.make(self.ctx, trusted)
+            runtime = self._made[key]
+        if runtime.name not in self.used:
+            self.used.append(runtime.name)
+        return runtime
+
+
+def repo_cache(options: Mapping[str, Any], run_id: str) -> RepoCache:
+    """The run's repository mirrors, cloned from ``--mb-repo-url-template``."""
+    return RepoCache(url_template=options.get("mb_repo_url_template") or DEFAULT_REPO_URL_TEMPLATE, run_id=run_id)
+
+
+@final
+class DockerProvider:
+    """``docker``: :class:`~pytest_mobilebench.runtime.docker.DockerRuntime` on the client of the
+    ``mb_docker_client`` fixture (this worker's daemon of ``--mb-docker-hosts``).
+
+    Args:
+        recipe_factory: ``(host checkout, spec) -> recipe``; the plugin passes
+            :func:`pytest_mobilebench.frameworks.workspace_recipe` (framework knowledge stays above this layer).
+    """
+
+    name = "docker"
+    options = DOCKER_OPTIONS
+
+    def __init__(self, recipe_factory: RecipeFactory | None = None) -> None:
+        self.recipe_factory = recipe_factory
+
+    def available(self, ctx: ProviderContext) -> bool:
+        return ctx.fixture("mb_docker_client") is not None
+
+    def start(self, ctx: ProviderContext) -> None:
+        self.runtime(ctx.options, ctx.run_id, client=self._client(ctx)).sweep()
+
+    def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
+        return self.runtime(ctx.options, ctx.run_id, client=self._client(ctx), progress=ctx.progress)
+
+    def finish(self, options: Mapping[str, Any], run_id: str, cache_level: str | None) -> None:
+        """Remove the run's images above ``cache_level`` on every daemon of the run."""
+        from pytest_mobilebench.runtime.hosts import each_client
+
+        for client in each_client(options.get("mb_docker_hosts")):
+            self.runtime(options, run_id, client=client).cleanup(cache_level)
+
+    @staticmethod
+    def _client(ctx: ProviderContext) -> Any:
+        client = ctx.fixture("mb_docker_client")
+        if client is None:
+            raise InfraError(InfraKind.DAEMON_UNREACHABLE, "--mb-runtime=docker: no Docker daemon answers "
+                             "(start dockerd, set DOCKER_HOST or give --mb-docker-hosts)")
+        return client
+
+    def runtime(self, options: Mapping[str, Any], run_id: str, *, client: Any, progress: Any = None) -> Runtime:
+        """A :class:`~pytest_mobilebench.runtime.docker.DockerRuntime` configured from the Docker options."""
+        from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE, DockerRuntime
+
+        return DockerRuntime(
+            client=client, run_id=run_id, cache_level=options.get("mb_cache_level") or "env",
+            force_rebuild=bool(options.get("mb_force_rebuild")),
+            ca_bundle=options.get("mb_ca_bundle") or DEFAULT_CA_BUNDLE, mem_limit=options.get("mb_mem_limit") or "4g",
+            cpus=options.get("mb_cpus"), pids_limit=options.get("mb_pids_limit"), repos=repo_cache(options, run_id),
+            recipe_factory=self.recipe_factory, progress=progress,
+        )
+
+
+@final
+class LocalProvider:
+    """``local``: :class:`~pytest_mobilebench.runtime.local.LocalRuntime`, a work tree on this host.
+
+    Runs a real candidate only with ``--mb-trust-candidates`` (:func:`~pytest_mobilebench.runtime.local.local_refusal`);
+    under ``auto`` it is reached only when no provider before it is available.
+    """
+
+    name = "local"
+    options: tuple[Option, ...] = ()
+
+    def available(self, ctx: ProviderContext) -> bool:
+        return True
+
+    def start(self, ctx: ProviderContext) -> None:
+        """Nothing to sweep: work trees live in per-process temporary folders."""
+
+    def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
+        from pytest_mobilebench.runtime.local import UNISOLATED, LocalRuntime, local_refusal
+
+        refusal = local_refusal(str(ctx.options.get("mb_runtime") or "auto"), daemon=False, trusted=trusted)
+        if refusal is not None:
+            raise refusal
+        ctx.progress(UNISOLATED)
+        return LocalRuntime(repo_cache(ctx.options, ctx.run_id))
+
+    def finish(self, options: Mapping[str, Any], run_id: str, cache_level: str | None) -> None:
+        """Nothing run-wide: each work tree is removed when its workspace closes."""
+
+
+def builtin_providers(*, recipe_factory: RecipeFactory | None = None,
+                      on_add: Callable[[RuntimeProvider], None] | None = None) -> ProviderRegistry:
+    """A fresh registry with ``docker`` then ``local`` (the order ``auto`` tries them)."""
+    registry = ProviderRegistry(on_add)
+    registry.register(DockerProvider(recipe_factory))
+    registry.register(LocalProvider())
+    return registry
+
+
+def used_providers(results: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The provider names the results say were used (their ``runtimes`` field), in first-seen order."""
+    names: dict[str, None] = {}
+    for result in results:
+        for name in result.get("runtimes") or ():
+            names.setdefault(str(name), None)
+    return list(names)
