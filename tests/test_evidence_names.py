@@ -22,7 +22,8 @@ def test_names_that_used_to_share_a_folder_are_distinct() -> None:
 @given(st.text(max_size=120))
 def test_every_name_round_trips_and_stays_one_plain_component(name: str) -> None:
     folder = folder_name(name)
-    assert name_of(folder) == name
+    if "~" not in folder:  # a name too long to keep whole is shortened with its digest (distinct, not reversible)
+        assert name_of(folder) == name
     assert folder not in ("", ".", "..") and "/" not in folder and "\\" not in folder
     assert all(32 < ord(c) < 127 for c in folder) and len(folder) <= MAX_ENCODED
 
