@@ -646,9 +646,11 @@ class _Controller:
                 except Exception as exc:  # noqa: BLE001 - cleanup must not cost the summary
                     summary.setdefault("cleanup_errors", []).append(f"{name}: {type(exc).__name__}: {exc}")
         if state.providers is not None:  # each runtime provider the results name removes what the run made
-            errors = state.providers.finish_used(state.results, options, state.run_id)
+            errors, notes = state.providers.finish_used(state.results, options, state.run_id)
             if errors:
                 summary.setdefault("cleanup_errors", []).extend(errors)
+            if notes:
+                summary["kept"] = notes  # what stays on the machine (kept images and their size), said at the end
         self.config.hook.pytest_mobilebench_summary(config=self.config, summary=summary)
         try:
             write_summary(state.summary_path, summary)

@@ -154,7 +154,7 @@ def test_finish_runs_once_per_used_provider() -> None:
     registry.register(unused)  # type: ignore[arg-type]
     results = [{"runtimes": ["docker"]}, {"runtimes": ["docker", "pod"]}, {}]
     assert used_providers(results) == ["docker", "pod"]
-    assert registry.finish_used(results, {"mb_cache_level": "none"}, "r9") == []
+    assert registry.finish_used(results, {"mb_cache_level": "none"}, "r9") == ([], [])
     assert used.calls == [("finish", ("r9", "none"))] and unused.calls == []
 
 
@@ -283,3 +283,21 @@ def test_the_hook_overrides_the_registry_for_every_suite(pytester: pytest.Pytest
     log = (pytester.path / "provider.log").read_text().splitlines()
     assert log[:2] == ["hook hooked trusted=True", "prepare acme__app-1 react-native"]
     assert log[-1] == "finish hooked env"  # the hook's runtime is named 'fake': that provider cleans up
+
+
+def test_what_a_provider_keeps_is_said_at_the_end_of_the_run() -> None:
+    """A provider's line about what it kept (the Docker provider: images and their size) reaches the summary's
+    ``kept`` and the terminal's closing lines."""
+    from pytest_mobilebench.report.terminal import headline_lines
+
+    class Keeping(_Provider):
+        def finish(self, options: Any, run_id: str, cache_level: str | None) -> str:
+            super().finish(options, run_id, cache_level)
+            return "docker: 3 harness images kept (1.02 GB, --mb-cache-level=env)"
+
+    registry = ProviderRegistry()
+    registry.register(Keeping("docker"))  # type: ignore[arg-type]
+    errors, notes = registry.finish_used([{"runtimes": ["docker"]}], {"mb_cache_level": "env"}, "r1")
+    assert (errors, notes) == ([], ["docker: 3 harness images kept (1.02 GB, --mb-cache-level=env)"])
+    lines = headline_lines({"run_id": "r1", "models": ["m"], "kept": notes})
+    assert "kept: docker: 3 harness images kept (1.02 GB, --mb-cache-level=env)" in lines

@@ -137,6 +137,7 @@ def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_p
         shown = [printable(i) + (f" (did you mean {printable(hints[i])!r}?)" if i in hints else "") for i in unmatched[:10]]
         more = len(unmatched) - 10
         lines.append("predictions matching no selected instance: " + ", ".join(shown) + (f" (+{more} more)" if more > 0 else ""))
+    lines.extend(f"kept: {printable(note)}" for note in summary.get("kept", []))
     if summary_path:
         lines.append(f"summary: {summary_path}")
     if page_path:

@@ -124,8 +124,12 @@ class RuntimeProvider(Protocol):
             InfraError: the backend is unreachable, or it refuses untrusted code (``untrusted_local_run``).
         """
 
-    def finish(self, options: Mapping[str, Any], run_id: str, cache_level: str | None) -> None:
-        """Once per run on the controller after the last item: remove what the run made above ``cache_level``."""
+    def finish(self, options: Mapping[str, Any], run_id: str, cache_level: str | None) -> str | None:
+        """Once per run on the controller after the last item: remove what the run made above ``cache_level``.
+
+        Returns:
+            One line for the user about what stays behind (the kept images and their size), or None.
+        """
 
 
 _REQUIRED: Final = (("name", False), ("options", False), ("available", True), ("start", True), ("make", True),
@@ -197,18 +201,23 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
         """The runtime options that enter the cache key of a suite requesting ``fixtures`` (``mb_runtime``)."""
         return [o for o in self.options() if o.keyed] if "mb_runtime" in fixtures else []
 
-    def finish_used(self, results: Iterable[Mapping[str, Any]], options: Mapping[str, Any], run_id: str) -> list[str]:
+    def finish_used(self, results: Iterable[Mapping[str, Any]], options: Mapping[str, Any],
+                    run_id: str) -> tuple[list[str], list[str]]:
         """``finish`` of every registered provider the results name (:func:`used_providers`), once each, on the
-        controller; returns what failed, in words (cleanup never costs the summary). A hook's runtime of a kind
-        no provider is registered for is the hook's to clean."""
+        controller; returns ``(errors, notes)``: what failed, in words (cleanup never costs the summary), and
+        each provider's line about what it kept. A hook's runtime of a kind no provider is registered for is the
+        hook's to clean."""
         errors: list[str] = []
+        notes: list[str] = []
         for name in used_providers(results):
             if name in self:
                 try:
-                    self[name].finish(options, run_id, options.get("mb_cache_level"))
+                    note = self[name].finish(options, run_id, options.get("mb_cache_level"))
                 except Exception as exc:  # noqa: BLE001 - housekeeping
                     errors.append(f"runtime {name}: {type(exc).__name__}: {exc}")
-        return errors
+                else:
+                    notes += [str(note)] if note else []
+        return errors, notes
 
     def choose(self, choice: str, ctx: ProviderContext) -> RuntimeProvider:
         """The provider ``--mb-runtime`` names; for ``auto`` the first one :meth:`~RuntimeProvider.available`.
@@ -297,12 +306,25 @@ class DockerProvider:
     def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
         return self.runtime(ctx.options, ctx.run_id, client=self._client(ctx), progress=ctx.progress)
 
-    def finish(self, options: Mapping[str, Any], run_id: str, cache_level: str | None) -> None:
-        """Remove the run's images above ``cache_level`` on every daemon of the run."""
-        from pytest_mobilebench.runtime.hosts import each_client
+    def finish(self, options: Mapping[str, Any], run_id: str, cache_level: str | None) -> str | None:
+        """Remove the run's images above ``cache_level`` on every daemon of the run; say what is kept.
 
+        Returns:
+            ``"docker: 7 harness images kept (1.02 GB, --mb-cache-level=env) ..."``, or None when none are kept.
+        """
+        from pytest_mobilebench.runtime.hosts import each_client
+        from pytest_mobilebench.runtime.images import kept_images
+
+        count, size = 0, 0
         for client in each_client(options.get("mb_docker_hosts")):
             self.runtime(options, run_id, client=client).cleanup(cache_level)
+            n, b = kept_images(client)
+            count, size = count + n, size + b
+        if not count:
+            return None
+        return (f"docker: {count} harness images kept ({size / 1e9:.2f} GB as `docker images` counts them, shared "
+                f"layers once per image; --mb-cache-level={cache_level or 'env'}); a later run reuses them; remove "
+                "them with --mb-cache-level=none or docker image rm $(docker images -q --filter label=mobilebench.level)")
 
     @staticmethod
     def _client(ctx: ProviderContext) -> Any:
@@ -352,7 +374,8 @@ class LocalProvider:
         return LocalRuntime(repo_cache(ctx.options, ctx.run_id))
 
     def finish(self, options: Mapping[str, Any], run_id: str, cache_level: str | None) -> None:
-        """Nothing run-wide: each work tree is removed when its workspace closes."""
+        """Nothing run-wide: each work tree is removed when its workspace closes; nothing is kept."""
+        return None
 
 
 def builtin_providers(*, recipe_factory: RecipeFactory | None = None,
