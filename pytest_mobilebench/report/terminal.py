@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_mobilebench.report.headline import is_ratio, rate_block
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["fmt_rate", "headline_lines", "printable"]
 
@@ -53,6 +54,12 @@ def _suite_lines(name: str, block: Mapping[str, Any]) -> list[str]:
     if block["by_reason"]:
         reasons = ", ".join(f"{printable(k)} {v}" for k, v in block["by_reason"].items())
         lines.append(f"  reasons: {reasons}")
+    kinds = block.get("by_infra_kind") or {}
+    if kinds:
+        lines.append("  infra kinds: " + ", ".join(f"{printable(k)} {v}" for k, v in kinds.items()))
+    if kinds.get(InfraKind.DAEMON_UNREACHABLE.value):
+        lines.append(f"  no Docker host could run {kinds[InfraKind.DAEMON_UNREACHABLE.value]} item(s): "
+                     "start the daemon(s) or fix --mb-docker-hosts, then re-run (they are retried)")
     return lines
 
 

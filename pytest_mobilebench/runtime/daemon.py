@@ -24,8 +24,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "API_TIMEOUT_S",
+    "HOST_ATTR",
     "answers",
     "connect",
+    "host_url",
+    "require_answer",
     "daemon_clock_offset",
     "docker_errors",
     "is_disk_full",
@@ -48,6 +51,41 @@ def parse_bytes(size: str) -> int:
 def is_disk_full(text: str) -> bool:
     lowered = text.lower()
     return "no space left on device" in lowered or "enospc" in lowered
+
+
+#: attribute of a docker client naming the daemon URL it was made for (set by ``runtime.hosts.connect_host``)
+HOST_ATTR: Final[str] = "_mobilebench_host"
+
+
+def host_url(client: Any) -> str:
+    """The daemon URL a client talks to: the ``--mb-docker-hosts`` entry, else ``DOCKER_HOST`` or the
+    default socket (the SDK's own ``base_url`` reads ``http+docker://localhost`` for every unix socket)."""
+    import os
+
+    named = getattr(client, HOST_ATTR, None)
+    return str(named or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock")
+
+
+def require_answer(client: Any, *, timeout_s: float = 10) -> None:
+    """Return when ``client``'s daemon answers ``ping`` within ``timeout_s``.
+
+    Raises:
+        InfraError("daemon_unreachable"): no answer; the message names the daemon URL, so each item a
+            dead host was meant to run carries the host in its result.
+    """
+    api = getattr(client, "api", None)
+    saved = getattr(api, "timeout", None)
+    try:
+        if api is not None:
+            api.timeout = timeout_s
+        client.ping()
+    except Exception as exc:  # noqa: BLE001 - any failure of ping means "no daemon"
+        raise InfraError(
+            InfraKind.DAEMON_UNREACHABLE, f"no Docker host could run this item: the daemon at {host_url(client)} does not answer ({exc})"
+        ) from exc
+    finally:
+        if api is not None and saved is not None:
+            api.timeout = saved
 
 
 #: seconds a working client waits for one API answer (a busy daemon commits large layers slowly)
@@ -157,7 +195,7 @@ def docker_errors(client: docker.DockerClient, instance_id: str, what: str) -> I
         if is_disk_full(text):
             raise InfraError(InfraKind.DISK_FULL, f"{instance_id}: {what}: {text}") from exc
         if not answers(client):
-            raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{instance_id}: {what}: the daemon stopped answering ({text})") from exc
+            raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{instance_id}: {what}: the daemon at {host_url(client)} stopped answering ({text})") from exc
         if isinstance(exc, docker.errors.NotFound) or "is not running" in text or "is restarting" in text:
             raise InfraError(InfraKind.CONTAINER_DIED, f"{instance_id}: {what}: the container is gone ({text})") from exc
         raise InfraError("docker_error", f"{instance_id}: {what}: {text}") from exc

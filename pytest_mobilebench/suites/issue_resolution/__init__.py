@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, final
 
-from pytest_mobilebench import frameworks, grading
+from pytest_mobilebench import frameworks
+from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
@@ -105,6 +106,10 @@ def make_runtime(ctx: EvalContext, *, trusted: bool = False) -> Runtime:
     if choice == "docker" or (choice == "auto" and client is not None):
 
         def make() -> Runtime:
+            if client is not None:  # a dead host of --mb-docker-hosts: this item's daemon_unreachable
+                from pytest_mobilebench.runtime.daemon import require_answer
+
+                require_answer(client)
             runtime = _docker_runtime(options, run_id=ctx.run_id, progress=ctx.progress, client=client)
             runtime.sweep()  # type: ignore[attr-defined]
             return runtime

@@ -26,7 +26,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, final
 
-from pytest_mobilebench import frameworks, grading, policy
+from pytest_mobilebench import frameworks
+from pytest_mobilebench.suites.issue_resolution import grading, policy
 from pytest_mobilebench.frameworks import TestPlan
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
