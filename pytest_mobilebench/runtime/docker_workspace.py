@@ -34,7 +34,7 @@ from pytest_mobilebench.runtime.patching import (
     DIFF,
     RESET,
     apply_with_fallbacks,
-    restore_command,
+    restore_script,
     strategies_for,
 )
 from pytest_mobilebench.states import InfraKind
@@ -323,16 +323,7 @@ class DockerWorkspace:
             InfraError("workspace_error"): the checkpoint commit failed.
         """
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "patch"
-        file_name = f"mobilebench-{safe}.diff"
-        data = (patch if patch.endswith("\n") else patch + "\n").encode("utf-8")
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            info = tarfile.TarInfo(file_name)
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
-        self._ensure_running()
-        self._container.put_archive(_INBOX, archive.getvalue())
+        patch_path = self.put_input(f"{safe}.diff", (patch if patch.endswith("\n") else patch + "\n").encode("utf-8"))
         checkpointed = False
 
         def execute(command: str) -> tuple[int, str]:
@@ -350,7 +341,7 @@ class DockerWorkspace:
             return code, out
 
         return apply_with_fallbacks(
-            execute, shlex.quote(f"{_INBOX}/{file_name}"), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
+            execute, shlex.quote(patch_path), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
         )
 
     def restore_paths(self, paths: Sequence[str]) -> None:
@@ -361,9 +352,24 @@ class DockerWorkspace:
         """
         if not paths:
             return
-        code, out = self._sh(" && ".join(restore_command(path) for path in paths))
+        code, out = self._sh(f"sh {shlex.quote(self.put_input('restore.sh', restore_script(paths)))}")
         if code != 0:
-            raise InfraError("workspace_error", f"{self.instance_id}: cannot restore {list(paths)}: {out}")
+            raise InfraError("workspace_error", f"{self.instance_id}: cannot restore {len(paths)} path(s) {list(paths)[:5]}: {out}")
+
+    def put_input(self, name: str, data: bytes) -> str:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_input`: ``/var/tmp/mobilebench-<name>``,
+        copied in through the daemon (``put_archive``)."""
+        file_name = "mobilebench-" + ("".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "input")
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            info = tarfile.TarInfo(file_name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+        self._ensure_running()
+        with docker_errors(self._client, self.instance_id, f"copying {file_name} in"):
+            self._container.put_archive(_INBOX, archive.getvalue())
+        return f"{_INBOX}/{file_name}"
 
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`; absolute patterns are allowed
