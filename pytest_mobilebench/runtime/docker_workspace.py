@@ -26,9 +26,10 @@ from pytest_mobilebench.runtime.channel import (
     read_tar_files,
     safe_relpath,
 )
-from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, is_disk_full
+from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, host_url, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
 from pytest_mobilebench.runtime.output import BoundedOutput
+from pytest_mobilebench.runtime.stall import HealthProbe
 from pytest_mobilebench.runtime.patching import (
     CHECKPOINT,
     DIFF,
@@ -257,7 +258,8 @@ class DockerWorkspace:
             exec_id, stream = self._exec_stream(["/bin/bash", "-c", command])
             reader = threading.Thread(target=pump, args=(stream,), name=f"exec-{exec_id[:12]}", daemon=True)
             reader.start()
-            timed_out, over_disk = self._wait(reader, timeout_s)
+            with HealthProbe(self._client) as probe:  # its own connection: is the daemon answering at all?
+                timed_out, over_disk = self._wait(reader, timeout_s)
             code: int | None = None
             if timed_out or over_disk:
                 with contextlib.suppress(docker.errors.APIError):
@@ -271,6 +273,13 @@ class DockerWorkspace:
             if network:  # also after a kill: a restarted container must come back offline
                 with contextlib.suppress(docker.errors.APIError, requests.RequestException):
                     self._network(False)
+        if timed_out and probe.stalled:  # the deadline took in the daemon's hang: not the candidate's timeout
+            raise InfraError(
+                InfraKind.DAEMON_STALLED,
+                f"{self.instance_id}: the Docker daemon at {host_url(self._client)} answered no ping for "
+                f"{probe.stalled_s:.0f} s while {command!r} ran into its {timeout_s:.0f} s limit",
+                log=output.text()[-20000:],
+            )
         if self._oom_killed(wall_start):
             raise InfraError(InfraKind.OOM_KILLED, f"{self.instance_id}: the OOM killer struck during {command!r}", log=output.text()[-20000:])
         if over_disk:
