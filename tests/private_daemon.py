@@ -1,6 +1,6 @@
 """Test helper: a second Docker daemon of the test's own, to stop (``SIGSTOP``) and kill.
 
-``private_daemon()`` starts ``dockerd`` with its own ``--data-root``, ``--exec-root``, ``--pidfile``, an
+``private_daemon()`` starts ``dockerd`` in a network namespace of its own (``unshare --net``) with its own ``--data-root``, ``--exec-root``, ``--pidfile``, an
 empty ``--config-file``, a unix socket only, ``--bridge=none`` and no iptables rules (its managed
 containerd is its own too), waits for its ping, and on exit (also after a failure) resumes it if stopped,
 stops it (SIGTERM, SIGKILL after 30 s), unmounts what it left and removes its folder. The main daemon is
@@ -43,8 +43,8 @@ def private_daemon_unavailable() -> str | None:
     """None when a second dockerd can be started here, else the reason."""
     if os.geteuid() != 0:
         return "a second dockerd needs root"
-    if shutil.which("dockerd") is None:
-        return "dockerd is not installed"
+    if shutil.which("dockerd") is None or shutil.which("unshare") is None:
+        return "dockerd or unshare is not installed"
     return None
 
 
@@ -71,7 +71,9 @@ def private_daemon() -> Iterator[PrivateDaemon]:
     (root / "daemon.json").write_text("{}", encoding="utf-8")
     log = root / "dockerd.log"
     command = [
-        "dockerd", "--config-file", str(root / "daemon.json"), "--data-root", str(root / "data"),
+        # a network namespace of its own: dockerd with --bridge=none deletes the host's docker0 at start
+        # (the main daemon's bridge) unless it runs where no docker0 exists
+        "unshare", "--net", "dockerd", "--config-file", str(root / "daemon.json"), "--data-root", str(root / "data"),
         "--exec-root", str(root / "x"), "--pidfile", str(root / "docker.pid"), "-H", f"unix://{root}/d.sock",
         "--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-masq=false",
     ]  # fmt: skip
