@@ -40,10 +40,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from filelock import FileLock
 
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.deadlines import watch_output
+from pytest_mobilebench.runtime.deadlines import shared_step, watch_output
 from pytest_mobilebench.runtime.images import (
     LABEL_INPUTS,
     LABEL_LEVEL,
@@ -133,7 +132,7 @@ def ensure_deps(
     found = _labelled(builder.client, tag, inputs)
     if found is None:
         builder.lock_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(builder.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock"))):
+        with shared_step(builder.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock")):
             found = _labelled(builder.client, tag, inputs)
             if found is None and builder.hooks is not None:
                 found = builder.hooks.supply(tag, inputs)

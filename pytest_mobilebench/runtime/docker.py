@@ -44,6 +44,7 @@ from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
 from pytest_mobilebench.runtime.checkout import export_tree, shallow_checkout
 from pytest_mobilebench.runtime.daemon import connect, docker_errors, parse_bytes, sweepable
+from pytest_mobilebench.runtime.deadlines import Deadlines
 from pytest_mobilebench.runtime.deplayer import ensure_deps
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.images import CACHE_LEVELS, LABEL_RUN, LABEL_USER, TESTBED, BuiltImage, ImageBuilder
@@ -135,6 +136,7 @@ class DockerRuntime:
         log_dir: Path | None = None,
         progress: Callable[[str], None] | None = None,
         client: docker.DockerClient | None = None,
+        deadlines: Deadlines | None = None,
     ) -> None:
         if cache_level not in CACHE_LEVELS:
             raise ValueError(f"cache_level must be one of {CACHE_LEVELS}, got {cache_level!r}")
@@ -159,6 +161,7 @@ class DockerRuntime:
         self.node_packages: NodePackages = node_packages or default_node_packages
         self.log_dir = log_dir
         self.progress = progress
+        self.deadlines = deadlines or Deadlines()
         self._client = client
         self._builder: ImageBuilder | None = None
         self._memo: dict[str, BuiltImage] = {}
@@ -191,6 +194,8 @@ class DockerRuntime:
                 lock_dir=cache_root() / "locks",
                 progress=self.progress,
             )
+            self._builder.build_deadline_s = self.deadlines.build_s
+            self._builder.build_silence_s = self.deadlines.build_silence_s
         return self._builder
 
     # ------------------------------------------------------------------------------------- images
@@ -227,7 +232,8 @@ class DockerRuntime:
                 recipe, spec.repo, node_packages=self.node_packages(recipe), base=base, log_dir=log_dir
             )
 
-            deps = ensure_deps(builder, env, tree, recipe.install_command, repo=spec.repo, log_dir=log_dir)
+            deps = ensure_deps(builder, env, tree, recipe.install_command, repo=spec.repo, log_dir=log_dir,
+                               deadline_s=self.deadlines.install_s, silence_s=self.deadlines.install_silence_s)
 
             def checkout() -> Path:  # only when the instance image must be built
                 shallow_checkout(mirror, sha, Path(tmp) / "testbed")

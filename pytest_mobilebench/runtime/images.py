@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol, final
 
-from filelock import FileLock
 
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.baseimage import (
@@ -49,7 +48,7 @@ from pytest_mobilebench.runtime.baseimage import (
     cache_root,
     ensure_base_image,
 )
-from pytest_mobilebench.runtime.deadlines import close_stream, watch_output
+from pytest_mobilebench.runtime.deadlines import Deadlines, close_stream, shared_step, watch_output
 from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.recipe import (
     HOST_CA_CONTEXT_FILE,
@@ -369,7 +368,7 @@ class ImageBuilder:
         self.progress: Progress = progress or (lambda _line: None)
         self.hooks: ImageHooks | None = getattr(client, HOOKS_ATTR, None)
         #: a build running longer, or silent longer, is killed as ``build_hung`` (runtime.deadlines)
-        self.build_deadline_s, self.build_silence_s = 7200.0, 1800.0
+        self.build_deadline_s, self.build_silence_s = Deadlines().build_s, Deadlines().build_silence_s
 
     # ---------------------------------------------------------------------------------------- layers
 
@@ -515,8 +514,7 @@ class ImageBuilder:
                 self.hooks.used(existing)
             return BuiltImage(tag, existing, built=False, seconds=time.monotonic() - started)
         self.lock_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock")))
-        with lock:
+        with shared_step(self.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock")):
             existing = self._existing(tag, inputs)
             if existing is None and self.hooks is not None and not self.force_rebuild:
                 existing = self.hooks.supply(tag, inputs)

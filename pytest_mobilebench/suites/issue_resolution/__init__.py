@@ -72,6 +72,7 @@ def docker_answers(timeout_s: float = 5) -> bool:
 
 def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = None, client: Any = None) -> Runtime:
     from pytest_mobilebench.frameworks import workspace_recipe
+    from pytest_mobilebench.runtime.deadlines import Deadlines
     from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE, DockerRuntime
 
     runtime = DockerRuntime(
@@ -86,6 +87,7 @@ def _docker_runtime(options: Mapping[str, Any], *, run_id: str, progress: Any = 
         repos=repo_cache(options, run_id),
         recipe_factory=workspace_recipe,
         progress=progress,
+        deadlines=Deadlines.from_options(options),
     )
     return runtime
 
