@@ -55,3 +55,19 @@ def test_no_answering_host_gives_each_item_daemon_unreachable_naming_the_host_an
     assert "no Docker host could run 2 item(s)" in out
     again, rows = _run(pytester, dead)
     assert not any(r.get("cached") for r in rows) and {r["infra_kind"] for r in rows} == {"daemon_unreachable"}
+
+
+def test_an_unpinged_client_whose_host_answers_after_all_asks_the_real_api_version() -> None:
+    from pytest_mobilebench.suites.issue_resolution import docker_answers
+
+    if not docker_answers():
+        pytest.skip("no Docker daemon answers")
+    import os
+
+    client = connect_host(DockerHost(os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"), ping=False)
+    try:
+        require_answer(client)
+        assert client.api._version == client.api.version()["ApiVersion"]
+        client.api.containers(limit=1)  # a real call at that version
+    finally:
+        client.close()

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.images import LABEL_RUN
+from pytest_mobilebench.runtime.images import BUILD_STEP_MARK, LABEL_RUN
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_alive
 from pytest_mobilebench.states import InfraKind
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "API_TIMEOUT_S",
     "HOST_ATTR",
+    "UNVERSIONED_ATTR",
     "answers",
     "connect",
     "host_url",
@@ -55,6 +56,8 @@ def is_disk_full(text: str) -> bool:
 
 #: attribute of a docker client naming the daemon URL it was made for (set by ``runtime.hosts.connect_host``)
 HOST_ATTR: Final[str] = "_mobilebench_host"
+#: attribute set on a client made without asking the daemon's API version (``connect_host(ping=False)``)
+UNVERSIONED_ATTR: Final[str] = "_mobilebench_unversioned"
 
 
 def host_url(client: Any) -> str:
@@ -79,6 +82,9 @@ def require_answer(client: Any, *, timeout_s: float = 10) -> None:
         if api is not None:
             api.timeout = timeout_s
         client.ping()
+        if getattr(client, UNVERSIONED_ATTR, False) and api is not None:  # the host came back: its real version
+            api._version = api._retrieve_server_version()
+            setattr(client, UNVERSIONED_ATTR, False)
     except Exception as exc:  # noqa: BLE001 - any failure of ping means "no daemon"
         raise InfraError(
             InfraKind.DAEMON_UNREACHABLE, f"no Docker host could run this item: the daemon at {host_url(client)} does not answer ({exc})"
@@ -144,6 +150,8 @@ def daemon_clock_offset(client: docker.DockerClient) -> float:
 def sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool:
     """Whether a listed container (``docker ps -a`` entry) belongs to a dead run (see :meth:`DockerRuntime.sweep`)."""
     labels = entry.get("Labels") or {}
+    if LABEL_RUN not in labels:  # an unlabelled build step of an older harness, found by its command
+        return _build_leftover(entry)
     owner = labels.get(LABEL_OWNER, "")
     if owner == own:
         return False
@@ -152,6 +160,13 @@ def sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool
     if not owner:
         return entry.get("State") != "running" and time.time() - float(entry.get("Created") or 0) > _ORPHAN_AGE_S
     return owner_alive(owner) is False
+
+
+def _build_leftover(entry: Mapping[str, Any]) -> bool:
+    """A stopped, unlabelled container older than 10 minutes whose command is one of this harness's
+    build steps (left by a builder or daemon that died before step containers were labelled)."""
+    old = time.time() - float(entry.get("Created") or 0) > _ORPHAN_AGE_S
+    return entry.get("State") not in ("running", "paused", "restarting") and old and BUILD_STEP_MARK in str(entry.get("Command") or "")
 
 
 def sweep_dead_runs(timeout_s: float = 3) -> list[str]:

@@ -42,7 +42,9 @@ from typing import Any, Final
 
 
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.daemon import host_url
 from pytest_mobilebench.runtime.deadlines import shared_step, watch_output
+from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.images import (
     LABEL_INPUTS,
     LABEL_LEVEL,
@@ -187,6 +189,7 @@ def _install_and_commit(
     api = builder.client.api
     log_path.parent.mkdir(parents=True, exist_ok=True)
     builder.progress(f"installing dependencies for {tag} (shared layer); log: {log_path}")
+    ensure_reaper(host_url(builder.client), owner_label())  # a killed process's install goes with it
     container = api.create_container(
         env.image_id,
         command=["/bin/bash", "-c", "set -e; " + _CACHE_ENV + install_command],

@@ -43,8 +43,9 @@ from typing import TYPE_CHECKING, Any, Final, final
 from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
 from pytest_mobilebench.runtime.checkout import export_tree, shallow_checkout
-from pytest_mobilebench.runtime.daemon import connect, docker_errors, parse_bytes, sweepable
+from pytest_mobilebench.runtime.daemon import connect, docker_errors, host_url, parse_bytes, sweepable
 from pytest_mobilebench.runtime.deadlines import Deadlines
+from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.deplayer import ensure_deps
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.images import CACHE_LEVELS, LABEL_RUN, LABEL_USER, TESTBED, BuiltImage, ImageBuilder
@@ -283,6 +284,7 @@ class DockerRuntime:
         with docker_errors(client, instance_id, f"starting a container from {image.tag}"):
             labels = client.api.inspect_image(image.image_id).get("Config", {}).get("Labels") or {}
             options = self._container_options(instance_id)
+            ensure_reaper(host_url(client), self._owner)  # this process killed: its containers go in seconds
             container = self._create(image, options)
             try:
                 # offline while tests run: leave the default bridge before the first process starts
@@ -350,7 +352,7 @@ class DockerRuntime:
         """
         removed: list[str] = []
         # low-level listing (no per-container re-read that a concurrent removal could break)
-        for entry in self.client.api.containers(all=True, filters={"label": LABEL_RUN}):
+        for entry in self.client.api.containers(all=True):  # unlabelled build steps too (daemon.sweepable)
             if sweepable(entry, own=self._owner, run_id=run_id):
                 with contextlib.suppress(Exception):  # gone already, or removal in progress elsewhere
                     self.client.api.remove_container(entry["Id"], force=True, v=True)
