@@ -40,7 +40,8 @@ def fmt_rate(block: Mapping[str, Any]) -> str:
 
 def _suite_lines(name: str, block: Mapping[str, Any]) -> list[str]:
     own = block["headline"]
-    lines = [f"{printable(name)}: {printable(own['label'])} {fmt_rate(own)}"
+    figure = "" if own.get("value") is None and own.get("numerator") is None else f" {fmt_rate(own)}"  # per-model only
+    lines = [f"{printable(name)}: {printable(own['label'])}{figure}"
              + (f" ({printable(own['note'])})" if own.get("note") else "")]
     lines.extend(f"  {printable(extra['label'])} {fmt_rate(extra)}" for extra in own.get("secondary", []))
     same = (own.get("numerator"), own.get("denominator")) == (block["over_eligible"]["numerator"], block["over_eligible"]["denominator"])
