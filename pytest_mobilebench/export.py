@@ -116,7 +116,8 @@ def build_image(record: LoadedRecord, row: Mapping[str, Any], *, client: Any, ru
         ExportError: not an issue-resolution record, or the build failed (the message names the instance).
     """
     from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
-    from pytest_mobilebench.suites.issue_resolution import _docker_runtime
+    from pytest_mobilebench.frameworks import workspace_recipe
+    from pytest_mobilebench.runtime.provider import DockerProvider
 
     if record.suite != "issue_resolution":
         raise ExportError(f"{record.instance_id}: only issue-resolution environments are built as images")
@@ -124,7 +125,8 @@ def build_image(record: LoadedRecord, row: Mapping[str, Any], *, client: Any, ru
     spec = WorkspaceSpec(instance_id=instance.instance_id, repo=instance.repo, base_commit=instance.base_commit,
                          repo_url=str(row["repo_url"]), run_id=run_id,
                          environment={**instance.environment.model_dump(exclude_none=True), "framework": instance.framework})
-    runtime = _docker_runtime({"mb_repo_url_template": _DEFAULT_TEMPLATE}, run_id=run_id, progress=progress, client=client)
+    provider = DockerProvider(recipe_factory=workspace_recipe)  # the docker provider's runtime, as a run makes it
+    runtime = provider.runtime({"mb_repo_url_template": _DEFAULT_TEMPLATE}, run_id, client=client, progress=progress)
     try:
         return runtime.ensure_instance_image(spec)  # type: ignore[attr-defined]
     except InfraError as exc:

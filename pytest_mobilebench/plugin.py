@@ -41,10 +41,12 @@ from pytest_mobilebench.report.junit import add_junit_properties
 from pytest_mobilebench.report.names import folder_name
 from pytest_mobilebench.report.terminal import printable
 from pytest_mobilebench.report.runs import (
+    REPORTS_DISK_FULL_EXIT,
     ReportsDiskFull,
     finish_run,
     is_disk_full,
     run_files,
+    reports_space_problem,
     start_run,
     write_summary,
 )
@@ -300,6 +302,16 @@ def _collected_path(state: MobileBenchState) -> Path:
     return state.reports_dir / state.run_id / "collected.json"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist starts its workers
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A full reports disk ends the run before anything runs, with its own exit status (75)."""
+    state = session.config.stash.get(STATE, None)
+    if state is not None and state.is_controller and not session.config.option.collectonly:
+        problem = reports_space_problem(state.reports_dir)
+        if problem is not None:
+            pytest.exit(problem, returncode=REPORTS_DISK_FULL_EXIT)
+
+
 @pytest.hookimpl(trylast=True)  # after -k / -m deselection
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Record the selected benchmark items per suite; refuse to evaluate them without predictions."""
@@ -310,7 +322,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for it in items if isinstance(it, (InstanceItem, InvalidInstanceItem))
     }
     if not state.is_controller and not config.option.collectonly:
-        atomic_write_json(_collected_path(state), state.collected)  # read by the controller (_XdistHooks)
+        try:
+            atomic_write_json(_collected_path(state), state.collected)  # read by the controller (_XdistHooks)
+        except OSError as exc:  # the disk filled since the controller's probe: counts fall back to results
+            if not is_disk_full(exc):
+                raise
     elif state.collected and state.predictions is None and not config.option.collectonly and not config.getoption("mb_regrade"):
         raise pytest.UsageError(NO_PREDICTIONS)
 
@@ -626,6 +642,11 @@ class _Controller:
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file (the headlines go into it)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._write_outputs(exitstatus)
+        if any("reports disk is full" in e for e in self.config.stash[STATE].report_errors):
+            session.exitstatus = REPORTS_DISK_FULL_EXIT  # results were lost: the run must be repeated
+
+    def _write_outputs(self, exitstatus: int) -> None:
         state = self.config.stash[STATE]
         exitstatus = int(session.exitstatus)  # as a re-grade set it: the summary says what the process exits with
         if not state.collected:
@@ -668,6 +689,8 @@ class _Controller:
             page = write_run_page(summary, state.results, state.suites, state.reports_dir, summary_path=state.summary_path)
         except Exception as exc:  # noqa: BLE001 - the page must never cost the summary; the terminal says why
             summary.setdefault("report_errors", []).append(f"run page: {type(exc).__name__}: {exc}")
+            if is_disk_full(exc):
+                state.report_errors.append(f"the reports disk is full: the run page was not written ({exc})")
         from pytest_mobilebench.report.html import RUN_OUTPUT
 
         self.config.stash[RUN_OUTPUT] = (summary, page)
@@ -685,8 +708,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"mobilebench: {problem}", red=True)
     summary = config.stash.get(_SUMMARY, None)
     state = config.stash.get(STATE, None)
+    full = state is not None and any("reports disk is full" in e for e in state.report_errors)
+    if full:
+        terminalreporter.write_line(f"mobilebench: exit status {REPORTS_DISK_FULL_EXIT}: free space and re-run "
+                                    "(items whose results were saved are answered from the cache)", red=True)
     if summary is None:
-        if state is not None and state.is_controller and state.predictions is not None and not config.option.collectonly:
+        if not full and state is not None and state.is_controller and state.predictions is not None and not config.option.collectonly:
             terminalreporter.section("mobilebench")
             terminalreporter.write_line(nothing_selected_line(state.summary_path, state.reports_dir))
         return

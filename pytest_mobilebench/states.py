@@ -94,6 +94,9 @@ class InfraKind(str, enum.Enum):
     OOM_KILLED = "oom_killed"
     #: the Docker daemon did not answer, at start or in the middle of a run
     DAEMON_UNREACHABLE = "daemon_unreachable"
+    #: the daemon left the harness's health probe unanswered while a command ran into its deadline: the
+    #: hang was the daemon's, not the candidate's (``runtime.stall``)
+    DAEMON_STALLED = "daemon_stalled"
     #: ENOSPC anywhere: image build, container, writable-layer limit, reports folder
     DISK_FULL = "disk_full"
     #: the image could not be built (log attached)

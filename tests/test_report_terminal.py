@@ -115,3 +115,17 @@ def test_cached_items_report_their_original_duration() -> None:
     assert item_seconds({"properties": {"eval_seconds": 7}}, 0.0) == 7.0
     assert item_seconds({"elapsed_s": True}, 2.5) == 2.5
     assert (fmt_seconds(59.6), fmt_seconds(185), fmt_seconds(3720)) == ("1m00s", "3m05s", "1h02m")
+
+
+def test_two_planner_models_give_one_overall_each_and_no_pooled_na() -> None:
+    """Issue 24: under two models the planner headline read ``Overall 116/174 = n/a``."""
+    from pytest_mobilebench.report.headline import suite_headline
+    from pytest_mobilebench.report.terminal import headline_lines
+    from pytest_mobilebench.suites.planner.report import summarize_results
+
+    rows = [{"model_name_or_path": m, "passed": p, "reason": "passed" if p else "failed", "planner": {"model": m, "dimension": "basic_tool_use", "category": "clock", "domain": "clock", "bucket": "x", "runs": [], "recovery_task": False, "usage": {}}}
+            for m, p in (("a", True), ("a", True), ("b", False), ("b", True))]
+    block = suite_headline("planner", rows, table=summarize_results(rows))
+    lines = headline_lines({"run_id": "r", "models": ["a", "b"], "headlines": {"planner": block}})
+    assert "n/a" not in lines[1] and lines[1].startswith("planner: Overall (2 models")
+    assert any(line.strip().startswith("Overall a ") for line in lines) and any(line.strip().startswith("Overall b ") for line in lines)

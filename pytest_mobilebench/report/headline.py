@@ -9,6 +9,7 @@ Pure: results (plain dicts) and counts in, plain dicts out. One block per suite,
       "evaluated": int,           # items with a result (missing predictions included)
       "missing_predictions": int, # results with reason "missing_prediction" (count as failures)
       "infra_errors": int,        # infrastructure results (retryable): not the model's failure
+      "by_infra_kind": {kind: int}, # those results by ``infra_kind`` (daemon_unreachable: no host could run them)
       "cached": int,              # results reused from the result cache
       "not_run": int,             # selected - invalid - evaluated (interrupted, crashed, skipped)
       "passed": int,              # results with passed == True
@@ -137,6 +138,7 @@ def suite_headline(
         "over_all": rate_block(passed, chosen),
         "headline": _suite_figure(table, over_eligible, DEFAULT_LABELS.get(suite, "Pass rate")),
         "by_reason": dict(sorted(reasons.items())),
+        "by_infra_kind": dict(sorted(Counter(str(r.get("infra_kind") or "unnamed") for r in results if is_infra(r)).items())),
     }
 
 

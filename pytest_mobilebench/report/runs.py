@@ -22,6 +22,8 @@ from typing import Any
 from pytest_mobilebench.report.files import atomic_write_json
 
 __all__ = [
+    "REPORTS_DISK_FULL_EXIT",
+    "reports_space_problem",
     "LATEST",
     "ReportsDiskFull",
     "finish_run",
@@ -138,3 +140,34 @@ def write_summary(path: Path, summary: Mapping[str, Any]) -> None:
             f"the reports disk is full: {path} was not written (the previous summary there is intact); "
             "free space and re-run: finished results are cached and are not evaluated again",
         ) from exc
+
+
+#: the exit status of a run whose reports disk was full (sysexits' EX_TEMPFAIL: free space and try again)
+REPORTS_DISK_FULL_EXIT = 75
+
+#: bytes a run must be able to write before it starts (the workers' selection, the first evidence)
+_START_BYTES = 64 << 10
+
+
+def reports_space_problem(reports_dir: Path, *, need_bytes: int = _START_BYTES) -> str | None:
+    """None when ``need_bytes`` can be written and synced under ``reports_dir``, else why not (ENOSPC /
+    EDQUOT: "the reports disk is full ..."). The probe file is removed again; other errors are raised.
+
+    Raises:
+        OSError: the folder cannot be created or written for another reason (permissions ...).
+    """
+    probe = reports_dir / f".space-probe-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        reports_dir.mkdir(parents=True, exist_ok=True)
+        with open(probe, "wb") as fh:
+            fh.write(b"\0" * need_bytes)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        return (f"the reports disk is full: {reports_dir} cannot take {need_bytes // 1024} KiB; nothing was run. "
+                "Free space (or name another --mb-reports-dir) and re-run: finished results are cached")
+    finally:
+        probe.unlink(missing_ok=True)
+    return None

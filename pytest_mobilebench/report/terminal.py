@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mobilebench.report.headline import figure_kind
+from pytest_mobilebench.states import InfraKind
 
 __all__ = ["NAME_CAP", "figure_text", "fmt_rate", "headline_lines", "nothing_selected_line", "printable", "regrade_lines", "suite_lines"]
 
@@ -72,6 +73,12 @@ def _figure_lines(block: Mapping[str, Any], indent: str) -> list[str]:
     lines.append(f"{indent}passed {fmt_rate(block['over_all'])} over all selected (invalid, infra, not run count as failures)")
     if block["by_reason"]:
         lines.append(f"{indent}reasons: " + ", ".join(f"{printable(k)} {v}" for k, v in block["by_reason"].items()))
+    kinds = block.get("by_infra_kind") or {}
+    if kinds:
+        lines.append(f"{indent}infra kinds: " + ", ".join(f"{printable(k)} {v}" for k, v in kinds.items()))
+    if kinds.get(InfraKind.DAEMON_UNREACHABLE.value):
+        lines.append(f"{indent}no Docker host could run {kinds[InfraKind.DAEMON_UNREACHABLE.value]} item(s): "
+                     "start the daemon(s) or fix --mb-docker-hosts, then re-run (they are retried)")
     return lines
 
 

@@ -135,7 +135,13 @@ class Workspace(Protocol):
         """
 
     def restore_paths(self, paths: Sequence[str]) -> None:
-        """Restore the given repository-relative paths to the base commit (deleting files absent there)."""
+        """Restore the given repository-relative paths to the base commit (deleting files absent there).
+        Any number of paths: they travel in a file (:meth:`put_input`), never on one command line."""
+
+    def put_input(self, name: str, data: bytes) -> str:
+        """Write a harness input (a file list, a script) outside the repository and return its absolute
+        path as commands see it; ``name`` is a plain file name. File lists reach commands this way
+        (``--stdin``, ``xargs -0 -a``), never on a command line that can overflow (``E2BIG``)."""
 
     def run(self, command: str, *, timeout_s: float, network: bool = False) -> RunResult:
         """Run a shell command at the repository root under a wall-clock limit.

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.images import LABEL_RUN
+from pytest_mobilebench.runtime.images import BUILD_STEP_MARK, LABEL_RUN
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_alive
 from pytest_mobilebench.states import InfraKind
 
@@ -24,8 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "API_TIMEOUT_S",
+    "HOST_ATTR",
+    "UNVERSIONED_ATTR",
     "answers",
     "connect",
+    "host_url",
+    "require_answer",
     "daemon_clock_offset",
     "docker_errors",
     "is_disk_full",
@@ -48,6 +52,46 @@ def parse_bytes(size: str) -> int:
 def is_disk_full(text: str) -> bool:
     lowered = text.lower()
     return "no space left on device" in lowered or "enospc" in lowered
+
+
+#: attribute of a docker client naming the daemon URL it was made for (set by ``runtime.hosts.connect_host``)
+HOST_ATTR: Final[str] = "_mobilebench_host"
+#: attribute set on a client made without asking the daemon's API version (``connect_host(ping=False)``)
+UNVERSIONED_ATTR: Final[str] = "_mobilebench_unversioned"
+
+
+def host_url(client: Any) -> str:
+    """The daemon URL a client talks to: the ``--mb-docker-hosts`` entry, else ``DOCKER_HOST`` or the
+    default socket (the SDK's own ``base_url`` reads ``http+docker://localhost`` for every unix socket)."""
+    import os
+
+    named = getattr(client, HOST_ATTR, None)
+    return str(named or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock")
+
+
+def require_answer(client: Any, *, timeout_s: float = 10) -> None:
+    """Return when ``client``'s daemon answers ``ping`` within ``timeout_s``.
+
+    Raises:
+        InfraError("daemon_unreachable"): no answer; the message names the daemon URL, so each item a
+            dead host was meant to run carries the host in its result.
+    """
+    api = getattr(client, "api", None)
+    saved = getattr(api, "timeout", None)
+    try:
+        if api is not None:
+            api.timeout = timeout_s
+        client.ping()
+        if getattr(client, UNVERSIONED_ATTR, False) and api is not None:  # the host came back: its real version
+            api._version = api._retrieve_server_version()
+            setattr(client, UNVERSIONED_ATTR, False)
+    except Exception as exc:  # noqa: BLE001 - any failure of ping means "no daemon"
+        raise InfraError(
+            InfraKind.DAEMON_UNREACHABLE, f"no Docker host could run this item: the daemon at {host_url(client)} does not answer ({exc})"
+        ) from exc
+    finally:
+        if api is not None and saved is not None:
+            api.timeout = saved
 
 
 #: seconds a working client waits for one API answer (a busy daemon commits large layers slowly)
@@ -106,6 +150,8 @@ def daemon_clock_offset(client: docker.DockerClient) -> float:
 def sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool:
     """Whether a listed container (``docker ps -a`` entry) belongs to a dead run (see :meth:`DockerRuntime.sweep`)."""
     labels = entry.get("Labels") or {}
+    if LABEL_RUN not in labels:  # an unlabelled build step of an older harness, found by its command
+        return _build_leftover(entry)
     owner = labels.get(LABEL_OWNER, "")
     if owner == own:
         return False
@@ -114,6 +160,13 @@ def sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool
     if not owner:
         return entry.get("State") != "running" and time.time() - float(entry.get("Created") or 0) > _ORPHAN_AGE_S
     return owner_alive(owner) is False
+
+
+def _build_leftover(entry: Mapping[str, Any]) -> bool:
+    """A stopped, unlabelled container older than 10 minutes whose command is one of this harness's
+    build steps (left by a builder or daemon that died before step containers were labelled)."""
+    old = time.time() - float(entry.get("Created") or 0) > _ORPHAN_AGE_S
+    return entry.get("State") not in ("running", "paused", "restarting") and old and BUILD_STEP_MARK in str(entry.get("Command") or "")
 
 
 def sweep_dead_runs(timeout_s: float = 3) -> list[str]:
@@ -157,7 +210,7 @@ def docker_errors(client: docker.DockerClient, instance_id: str, what: str) -> I
         if is_disk_full(text):
             raise InfraError(InfraKind.DISK_FULL, f"{instance_id}: {what}: {text}") from exc
         if not answers(client):
-            raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{instance_id}: {what}: the daemon stopped answering ({text})") from exc
+            raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{instance_id}: {what}: the daemon at {host_url(client)} stopped answering ({text})") from exc
         if isinstance(exc, docker.errors.NotFound) or "is not running" in text or "is restarting" in text:
             raise InfraError(InfraKind.CONTAINER_DIED, f"{instance_id}: {what}: the container is gone ({text})") from exc
         raise InfraError(InfraKind.DOCKER_ERROR, f"{instance_id}: {what}: {text}") from exc

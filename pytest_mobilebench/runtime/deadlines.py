@@ -1,22 +1,102 @@
-"""Deadlines of a build or install step whose output arrives as a stream (issue 13, item 5).
+"""Deadlines of a build or install step whose output arrives as a stream (issue 13, item 5; issue 25).
 
 A step is killed when it runs longer than its deadline, or prints nothing for its no-output deadline;
 either is ``InfraError("build_hung")``, an infrastructure outcome (never the model's failure), and the
-caller attaches the log written so far.
+caller attaches the log written so far. The deadlines are options (:class:`Deadlines`, defaults below).
+
+A shared step (a layer several instances need, built once under a file lock) that hangs fails every
+instance waiting for its lock at once with the same reason (:func:`shared_step`), instead of each waiter
+taking the lock in turn and hanging again for the full deadline.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import json
+import os
 import queue
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Final
 
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["close_stream", "watch_output"]
+__all__ = ["HUNG", "Deadlines", "close_stream", "shared_step", "watch_output"]
+
+#: the kind of a step killed by its deadline
+HUNG: Final[str] = "build_hung"
+
+
+@dataclasses.dataclass(frozen=True)
+class Deadlines:
+    """Seconds a step may run (total) and stay silent (no output), per kind of step.
+
+    Attributes:
+        install_s, install_silence_s: the shared dependency install (``--mb-install-deadline``,
+            ``--mb-install-silence``; 3,600 / 900).
+        build_s, build_silence_s: an image build (``--mb-image-build-deadline``,
+            ``--mb-image-build-silence``; 7,200 / 1,800).
+    """
+
+    install_s: float = 3600.0
+    install_silence_s: float = 900.0
+    build_s: float = 7200.0
+    build_silence_s: float = 1800.0
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> Deadlines:
+        """The deadlines named by the options (a missing or None option keeps the default).
+
+        Raises:
+            ValueError: a deadline that is not positive (names the option).
+        """
+        names = {"install_s": "mb_install_deadline", "install_silence_s": "mb_install_silence",
+                 "build_s": "mb_image_build_deadline", "build_silence_s": "mb_image_build_silence"}
+        given = {field: float(options[dest]) for field, dest in names.items() if options.get(dest) is not None}
+        for field, value in given.items():
+            if value <= 0:
+                raise ValueError(f"--{names[field].replace('_', '-')}: {value:g} is not a positive number of seconds")
+        return cls(**given)
+
+
+@contextlib.contextmanager
+def shared_step(lock_path: Path) -> Iterator[None]:
+    """Hold the file lock of a shared step; fail at once when the step hung while this caller waited.
+
+    The holder whose step raises ``build_hung`` leaves ``<lock>.hung`` (kind, message, time); a waiter
+    that started waiting before that time raises the same ``InfraError`` as soon as it gets the lock,
+    without running the step again. A caller arriving later tries the step afresh.
+    """
+    from filelock import FileLock
+
+    marker = Path(str(lock_path) + ".hung")
+    waiting_since = time.time()
+    with FileLock(str(lock_path)):
+        failed = _read_marker(marker)
+        if failed is not None and float(failed.get("at", 0)) >= waiting_since:
+            raise InfraError(str(failed.get("kind") or HUNG),
+                             f"{failed.get('message')} (a shared step another instance was running; not run again)")
+        try:
+            yield
+        except InfraError as exc:
+            if exc.kind == HUNG:
+                tmp = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
+                tmp.write_text(json.dumps({"kind": exc.kind, "message": exc.message, "at": time.time()}), encoding="utf-8")
+                os.replace(tmp, marker)
+            raise
+
+
+def _read_marker(marker: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def watch_output(

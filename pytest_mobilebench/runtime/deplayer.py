@@ -41,10 +41,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from filelock import FileLock
 
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.deadlines import watch_output
+from pytest_mobilebench.runtime.daemon import host_url
+from pytest_mobilebench.runtime.deadlines import shared_step, watch_output
+from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.images import (
     LABEL_INPUTS,
     LABEL_LEVEL,
@@ -135,7 +136,7 @@ def ensure_deps(
     found = _labelled(builder.client, tag, inputs)
     if found is None:
         builder.lock_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(builder.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock"))):
+        with shared_step(builder.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock")):
             found = _labelled(builder.client, tag, inputs)
             if found is None and builder.hooks is not None:
                 found = builder.hooks.supply(tag, inputs)
@@ -203,6 +204,7 @@ def _install_and_commit(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     builder.progress(f"installing dependencies for {tag} (shared layer); log: {log_path}")
     _ensure_cache_volume(api)
+    ensure_reaper(host_url(builder.client), owner_label())  # a killed process's install goes with it
     container = api.create_container(
         env.image_id,
         command=["/bin/bash", "-c", "set -e; " + _CACHE_ENV + install_command],

@@ -43,7 +43,9 @@ from typing import TYPE_CHECKING, Any, Final, final
 from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
 from pytest_mobilebench.runtime.checkout import export_tree, shallow_checkout
-from pytest_mobilebench.runtime.daemon import connect, docker_errors, parse_bytes, sweepable
+from pytest_mobilebench.runtime.daemon import connect, docker_errors, host_url, parse_bytes, sweepable
+from pytest_mobilebench.runtime.deadlines import Deadlines
+from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.deplayer import ensure_deps
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.images import CACHE_LEVELS, LABEL_RUN, LABEL_USER, TESTBED, BuiltImage, ImageBuilder
@@ -136,6 +138,7 @@ class DockerRuntime:
         log_dir: Path | None = None,
         progress: Callable[[str], None] | None = None,
         client: docker.DockerClient | None = None,
+        deadlines: Deadlines | None = None,
     ) -> None:
         if cache_level not in CACHE_LEVELS:
             raise ValueError(f"cache_level must be one of {CACHE_LEVELS}, got {cache_level!r}")
@@ -160,6 +163,7 @@ class DockerRuntime:
         self.node_packages: NodePackages = node_packages or default_node_packages
         self.log_dir = log_dir
         self.progress = progress
+        self.deadlines = deadlines or Deadlines()
         self._client = client
         self._builder: ImageBuilder | None = None
         self._memo: dict[str, BuiltImage] = {}
@@ -192,6 +196,8 @@ class DockerRuntime:
                 lock_dir=cache_root() / "locks",
                 progress=self.progress,
             )
+            self._builder.build_deadline_s = self.deadlines.build_s
+            self._builder.build_silence_s = self.deadlines.build_silence_s
         return self._builder
 
     # ------------------------------------------------------------------------------------- images
@@ -228,7 +234,8 @@ class DockerRuntime:
                 recipe, spec.repo, node_packages=self.node_packages(recipe), base=base, log_dir=log_dir
             )
 
-            deps = ensure_deps(builder, env, tree, recipe.install_command, repo=spec.repo, log_dir=log_dir)
+            deps = ensure_deps(builder, env, tree, recipe.install_command, repo=spec.repo, log_dir=log_dir,
+                               deadline_s=self.deadlines.install_s, silence_s=self.deadlines.install_silence_s)
 
             def checkout() -> Path:  # only when the instance image must be built
                 shallow_checkout(mirror, sha, Path(tmp) / "testbed")
@@ -278,6 +285,7 @@ class DockerRuntime:
         with docker_errors(client, instance_id, f"starting a container from {image.tag}"):
             labels = client.api.inspect_image(image.image_id).get("Config", {}).get("Labels") or {}
             options = self._container_options(instance_id)
+            ensure_reaper(host_url(client), self._owner)  # this process killed: its containers go in seconds
             container = self._create(image, options)
             try:
                 # offline while tests run: leave the default bridge before the first process starts
@@ -350,7 +358,7 @@ class DockerRuntime:
         """
         removed: list[str] = []
         # low-level listing (no per-container re-read that a concurrent removal could break)
-        for entry in self.client.api.containers(all=True, filters={"label": LABEL_RUN}):
+        for entry in self.client.api.containers(all=True):  # unlabelled build steps too (daemon.sweepable)
             if sweepable(entry, own=self._owner, run_id=run_id):
                 with contextlib.suppress(Exception):  # gone already, or removal in progress elsewhere
                     self.client.api.remove_container(entry["Id"], force=True, v=True)

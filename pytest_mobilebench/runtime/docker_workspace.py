@@ -28,15 +28,16 @@ from pytest_mobilebench.runtime.channel import (
     safe_relpath,
 )
 from pytest_mobilebench.runtime.git import BASE_REF
-from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, is_disk_full
+from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, host_url, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
 from pytest_mobilebench.runtime.output import BoundedOutput
+from pytest_mobilebench.runtime.stall import HealthProbe
 from pytest_mobilebench.runtime.patching import (
     CHECKPOINT,
     DIFF,
     RESET,
     apply_with_fallbacks,
-    restore_command,
+    restore_script,
     strategies_for,
 )
 from pytest_mobilebench.states import InfraKind
@@ -284,7 +285,8 @@ class DockerWorkspace:
             exec_id, stream = self._exec_stream(["/bin/bash", "-c", command], as_root=as_root)
             reader = threading.Thread(target=pump, args=(stream,), name=f"exec-{exec_id[:12]}", daemon=True)
             reader.start()
-            timed_out, over_disk = self._wait(reader, timeout_s)
+            with HealthProbe(self._client) as probe:  # its own connection: is the daemon answering at all?
+                timed_out, over_disk = self._wait(reader, timeout_s)
             code: int | None = None
             if timed_out or over_disk:
                 with contextlib.suppress(docker.errors.APIError):
@@ -298,6 +300,13 @@ class DockerWorkspace:
             if network:  # also after a kill: a restarted container must come back offline
                 with contextlib.suppress(docker.errors.APIError, requests.RequestException):
                     self._network(False)
+        if timed_out and probe.stalled:  # the deadline took in the daemon's hang: not the candidate's timeout
+            raise InfraError(
+                InfraKind.DAEMON_STALLED,
+                f"{self.instance_id}: the Docker daemon at {host_url(self._client)} answered no ping for "
+                f"{probe.stalled_s:.0f} s while {command!r} ran into its {timeout_s:.0f} s limit",
+                log=output.text()[-20000:],
+            )
         if self._oom_killed(wall_start):
             raise InfraError(InfraKind.OOM_KILLED, f"{self.instance_id}: the OOM killer struck during {command!r}", log=output.text()[-20000:])
         if over_disk:
@@ -402,16 +411,7 @@ class DockerWorkspace:
             InfraError("workspace_error"): the checkpoint commit failed.
         """
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "patch"
-        file_name = f"mobilebench-{safe}.diff"
-        data = (patch if patch.endswith("\n") else patch + "\n").encode("utf-8")
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            info = tarfile.TarInfo(file_name)
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
-        self._ensure_running()
-        self._container.put_archive(_INBOX, archive.getvalue())
+        patch_path = self.put_input(f"{safe}.diff", (patch if patch.endswith("\n") else patch + "\n").encode("utf-8"))
         checkpointed = False
 
         def execute(command: str) -> tuple[int, str]:
@@ -429,7 +429,7 @@ class DockerWorkspace:
             return code, out
 
         return apply_with_fallbacks(
-            execute, shlex.quote(f"{_INBOX}/{file_name}"), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
+            execute, shlex.quote(patch_path), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
         )
 
     def applies_at_base(self, patch: str) -> tuple[bool, str]:
@@ -454,9 +454,24 @@ class DockerWorkspace:
         """
         if not paths:
             return
-        code, out = self._sh(" && ".join(restore_command(path) for path in paths))
+        code, out = self._sh(f"sh {shlex.quote(self.put_input('restore.sh', restore_script(paths)))}")
         if code != 0:
-            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot restore {list(paths)}: {out}")
+            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot restore {len(paths)} path(s) {list(paths)[:5]}: {out}")
+
+    def put_input(self, name: str, data: bytes) -> str:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_input`: ``/var/tmp/mobilebench-<name>``,
+        copied in through the daemon (``put_archive``)."""
+        file_name = "mobilebench-" + ("".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "input")
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            info = tarfile.TarInfo(file_name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+        self._ensure_running()
+        with docker_errors(self._client, self.instance_id, f"copying {file_name} in"):
+            self._container.put_archive(_INBOX, archive.getvalue())
+        return f"{_INBOX}/{file_name}"
 
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`; absolute patterns are allowed

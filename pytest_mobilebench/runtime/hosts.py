@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
+from pytest_mobilebench.runtime.daemon import HOST_ATTR, UNVERSIONED_ATTR
 
 if TYPE_CHECKING:
     import docker
@@ -164,6 +165,9 @@ def _tls_config(host: DockerHost) -> Any:
 def connect_host(host: DockerHost, *, timeout_s: float = 10, io_timeout_s: float = 600, ping: bool = True) -> docker.DockerClient:
     """A client of ``host``, pinged within ``timeout_s`` unless ``ping=False``.
 
+    ``ping=False`` never talks to the daemon (the oldest API version the SDK speaks is named, not asked; :func:`pytest_mobilebench.runtime.daemon.require_answer` asks it once the daemon answers), so a
+    client of a dead host exists and each item using it gets its own ``daemon_unreachable`` result.
+
     ``io_timeout_s`` then bounds every later API read (a ``docker save`` of a large image may take
     minutes before its first byte); build and exec streams pass no timeout and are bounded elsewhere.
 
@@ -180,12 +184,17 @@ def connect_host(host: DockerHost, *, timeout_s: float = 10, io_timeout_s: float
             tls=_tls_config(host) or False,
             timeout=int(timeout_s),
             use_ssh_client=host.url.startswith("ssh://"),
+            # the SDK asks the API version when none is given: an unpinged client names the oldest one it speaks
+            **({} if ping else {"version": docker.constants.MINIMUM_DOCKER_API_VERSION}),
         )
         if ping:
             client.ping()
     except Exception as exc:  # DockerException, requests errors, socket errors: all mean "no daemon"
         raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"the Docker daemon at {host.url} does not answer ({exc})") from exc
     client.api.timeout = io_timeout_s
+    setattr(client, HOST_ATTR, host.url)
+    if not ping:  # the version was named, not asked: daemon.require_answer asks it once the daemon answers
+        setattr(client, UNVERSIONED_ATTR, True)
     return client
 
 

@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol, final
 
-from filelock import FileLock
 
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.baseimage import (
@@ -49,7 +48,8 @@ from pytest_mobilebench.runtime.baseimage import (
     cache_root,
     ensure_base_image,
 )
-from pytest_mobilebench.runtime.deadlines import close_stream, watch_output
+from pytest_mobilebench.runtime.deadlines import Deadlines, close_stream, shared_step, watch_output
+from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
 from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.owners import session_labels
 from pytest_mobilebench.runtime.recipe import (
@@ -69,6 +69,8 @@ __all__ = [
     "BASELINE_SCRIPT",
     "CACHE_LEVELS",
     "HOOKS_ATTR",
+    "BUILD_STEP_MARK",
+    "LABEL_BUILD",
     "LABEL_INPUTS",
     "LABEL_LEVEL",
     "kept_images",
@@ -81,6 +83,7 @@ __all__ = [
     "ImageHooks",
     "ImageBuilder",
     "base_dockerfile",
+    "labelled_dockerfile",
     "content_hash",
     "docker_name",
     "instance_dockerfile",
@@ -98,11 +101,15 @@ CACHE_LEVELS: Final[tuple[str, ...]] = ("none", "base", "env", "instance")
 LABEL_INPUTS: Final[str] = "mobilebench.inputs"
 LABEL_LEVEL: Final[str] = "mobilebench.level"
 LABEL_RUN: Final[str] = "mobilebench.run_id"
+#: the tag a build-step container was building (its leftovers are found by the sweep)
+LABEL_BUILD: Final[str] = "mobilebench.build"
 #: on instance images whose tests run unprivileged: ``uid:gid`` of the test user (:data:`TEST_USER`, declared
 #: in :mod:`pytest_mobilebench.runtime.recipe`)
 LABEL_USER: Final[str] = "mobilebench.user"
 
 _CA_NAME: Final[str] = "mobilebench-host-ca.crt"
+#: text every base-layer build step's command contains (how the sweep knows an unlabelled leftover)
+BUILD_STEP_MARK: Final[str] = _CA_NAME
 _SYSTEM_BUNDLE: Final[str] = "/etc/ssl/certs/ca-certificates.crt"
 _PROGRESS_INTERVAL_S: Final[float] = 2.0
 _ANSI: Final[re.Pattern[str]] = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -172,6 +179,18 @@ def docker_name(text: str, *, max_len: int = 100) -> str:
     if not name:
         raise ValueError(f"cannot make a docker image name out of {text!r}")
     return name
+
+
+def labelled_dockerfile(dockerfile: str, labels: Mapping[str, str]) -> str:
+    """``dockerfile`` with ``LABEL k="v" ...`` right after each ``FROM`` line, so each later step's
+    container (the classic builder's intermediate containers) carries ``labels``."""
+    label = "LABEL " + " ".join(f"{key}={json.dumps(value)}" for key, value in sorted(labels.items()))
+    out: list[str] = []
+    for line in dockerfile.splitlines():
+        out.append(line)
+        if re.match(r"\s*FROM\s", line, flags=re.IGNORECASE):
+            out.append(label)
+    return "\n".join(out) + "\n"
 
 
 def base_dockerfile() -> str:
@@ -372,7 +391,7 @@ class ImageBuilder:
         self.progress: Progress = progress or (lambda _line: None)
         self.hooks: ImageHooks | None = getattr(client, HOOKS_ATTR, None)
         #: a build running longer, or silent longer, is killed as ``build_hung`` (runtime.deadlines)
-        self.build_deadline_s, self.build_silence_s = 7200.0, 1800.0
+        self.build_deadline_s, self.build_silence_s = Deadlines().build_s, Deadlines().build_silence_s
 
     # ---------------------------------------------------------------------------------------- layers
 
@@ -518,8 +537,7 @@ class ImageBuilder:
                 self.hooks.used(existing)
             return BuiltImage(tag, existing, built=False, seconds=time.monotonic() - started)
         self.lock_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock")))
-        with lock:
+        with shared_step(self.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock")):
             existing = self._existing(tag, inputs)
             if existing is None and self.hooks is not None and not self.force_rebuild:
                 existing = self.hooks.supply(tag, inputs)
@@ -552,7 +570,9 @@ class ImageBuilder:
         self.progress(f"building {tag} ({level} layer); log: {log_path}")
         with tempfile.TemporaryFile() as ctx, log_path.open("w", encoding="utf-8") as log:
             with tarfile.open(fileobj=ctx, mode="w") as tar:
-                _tar_add_bytes(tar, "Dockerfile", dockerfile.encode("utf-8"))
+                # every build-step container carries the run's labels from its first step (the sweep finds it)
+                step_labels = {LABEL_RUN: self.run_id, LABEL_OWNER: owner_label(), LABEL_BUILD: tag}
+                _tar_add_bytes(tar, "Dockerfile", labelled_dockerfile(dockerfile, step_labels).encode("utf-8"))
                 add_context(tar)
             ctx.seek(0)
             log.write(f"# tag {tag}\n# inputs {inputs}\n# build args {dict(buildargs)}\n{dockerfile}\n# ---\n")
@@ -591,7 +611,8 @@ class ImageBuilder:
             custom_context=True,
             tag=tag,
             buildargs=dict(buildargs),
-            labels={LABEL_INPUTS: inputs, LABEL_LEVEL: level, LABEL_RUN: self.run_id, **session_labels()},
+            # the image keeps no owner: a container made from it later names its own (or none)
+            labels={LABEL_INPUTS: inputs, LABEL_LEVEL: level, LABEL_RUN: self.run_id, LABEL_OWNER: "", **session_labels()},
             rm=True,
             forcerm=True,
             nocache=self.force_rebuild,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -32,7 +33,7 @@ from pytest_mobilebench.runtime.patching import (
     DIFF,
     RESET,
     apply_with_fallbacks,
-    restore_command,
+    restore_script,
     strategies_for,
 )
 from pytest_mobilebench.runtime.repos import RepoCache
@@ -153,10 +154,17 @@ class LocalWorkspace:
 
     def restore_paths(self, paths: Sequence[str]) -> None:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.restore_paths`."""
-        for path in paths:
-            code, out = self._sh(restore_command(path))
-            if code != 0:
-                raise InfraError(InfraKind.WORKSPACE_ERROR, f"cannot restore {path}: {out}")
+        if not paths:
+            return
+        code, out = self._sh(f"sh {shlex.quote(self.put_input('restore.sh', restore_script(paths)))}")
+        if code != 0:
+            raise InfraError(InfraKind.WORKSPACE_ERROR, f"cannot restore {len(paths)} path(s) {list(paths)[:5]}: {out}")
+
+    def put_input(self, name: str, data: bytes) -> str:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_input` (in the workspace's own folder)."""
+        target = self._owned / ("mobilebench-" + ("".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "input"))
+        target.write_bytes(data)
+        return str(target)
 
     def run(self, command: str, *, timeout_s: float, network: bool = False) -> RunResult:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.run` (``network`` is not enforced locally;

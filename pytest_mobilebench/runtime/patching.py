@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from pytest_mobilebench.runtime.base import ApplyResult
 from pytest_mobilebench.runtime.git import BASE_REF
 
-__all__ = ["CHECKPOINT", "DIFF", "GIT_IDENTITY", "RESET", "STRATEGIES", "apply_with_fallbacks", "restore_command", "strategies_for"]
+__all__ = ["CHECKPOINT", "DIFF", "GIT_IDENTITY", "RESET", "STRATEGIES", "apply_with_fallbacks", "restore_command", "restore_script", "strategies_for"]
 
 #: (strategy name, shell command template; ``{patch}`` is the patch file path inside the workspace)
 STRATEGIES: Final[tuple[tuple[str, str], ...]] = (
@@ -99,3 +99,10 @@ def restore_command(path: str) -> str:
         f"if git cat-file -e {BASE_REF}:{q} 2>/dev/null; then git checkout -q {BASE_REF} -- {q}; "
         f"else rm -rf -- {q}; fi"
     )
+
+
+def restore_script(paths: Sequence[str]) -> bytes:
+    """A ``sh`` script restoring every path (:func:`restore_command` each, stopping at the first failure):
+    run as a file, so the number of paths is not bounded by the kernel's limit on one argument."""
+    lines = ["set -e", *(restore_command(path) for path in paths)]
+    return ("\n".join(lines) + "\n").encode("utf-8")

@@ -81,6 +81,15 @@ DOCKER_OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-mem-limit",), "mb_mem_limit", "memory limit of instance containers", default="4g"),
     Option(("--mb-cpus",), "mb_cpus", "CPU limit of instance containers (CPUs)", default=2.0, type=float),
     Option(("--mb-pids-limit",), "mb_pids_limit", "process limit of instance containers", default=4096, type=int),
+    Option(("--mb-install-deadline",), "mb_install_deadline",
+           "seconds the shared dependency install may run (default 3600); then build_hung, infrastructure",
+           type=float),
+    Option(("--mb-install-silence",), "mb_install_silence",
+           "seconds the dependency install may print nothing (default 900)", type=float),
+    Option(("--mb-image-build-deadline",), "mb_image_build_deadline",
+           "seconds one image build may run (default 7200)", type=float),
+    Option(("--mb-image-build-silence",), "mb_image_build_silence",
+           "seconds an image build may print nothing (default 1800)", type=float),
 )
 
 
@@ -328,14 +337,20 @@ class DockerProvider:
 
     @staticmethod
     def _client(ctx: ProviderContext) -> Any:
+        """The fixture's client once its daemon answers (a dead host of ``--mb-docker-hosts`` gives each item
+        ``daemon_unreachable`` naming the host: :func:`pytest_mobilebench.runtime.daemon.require_answer`)."""
+        from pytest_mobilebench.runtime.daemon import require_answer
+
         client = ctx.fixture("mb_docker_client")
         if client is None:
             raise InfraError(InfraKind.DAEMON_UNREACHABLE, "--mb-runtime=docker: no Docker daemon answers "
                              "(start dockerd, set DOCKER_HOST or give --mb-docker-hosts)")
+        require_answer(client)
         return client
 
     def runtime(self, options: Mapping[str, Any], run_id: str, *, client: Any, progress: Any = None) -> Runtime:
         """A :class:`~pytest_mobilebench.runtime.docker.DockerRuntime` configured from the Docker options."""
+        from pytest_mobilebench.runtime.deadlines import Deadlines
         from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE, DockerRuntime
 
         return DockerRuntime(
@@ -343,7 +358,7 @@ class DockerProvider:
             force_rebuild=bool(options.get("mb_force_rebuild")),
             ca_bundle=options.get("mb_ca_bundle") or DEFAULT_CA_BUNDLE, mem_limit=options.get("mb_mem_limit") or "4g",
             cpus=options.get("mb_cpus"), pids_limit=options.get("mb_pids_limit"), repos=repo_cache(options, run_id),
-            recipe_factory=self.recipe_factory, progress=progress,
+            recipe_factory=self.recipe_factory, progress=progress, deadlines=Deadlines.from_options(options),
         )
 
 

@@ -32,7 +32,7 @@ from pytest_mobilebench.frameworks.react_native.harness import without_ids
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
-from pytest_mobilebench.suites.issue_resolution.policy import review
+from pytest_mobilebench.suites.issue_resolution.policy import PatchLimits, review, size_findings
 from pytest_mobilebench.predictions import GOLD_PATCH
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
@@ -221,11 +221,21 @@ class IssueResolutionSuite:
         _write(evidence, "test_patch.diff", test_patch)
         model_patch = gold_patch if raw == GOLD_PATCH else str(raw)
         _write(evidence, "model_patch.diff", model_patch)
+        limits = PatchLimits.from_options(ctx.options)
+        info: PatchInfo | None = None
         try:
-            info = parse_patch(model_patch, name=f"model_patch of {instance.instance_id}")
+            if not (too_large := size_findings(model_patch, None, limits)):
+                info = parse_patch(model_patch, name=f"model_patch of {instance.instance_id}")
+                too_large = size_findings(model_patch, info, limits)
         except PatchError as exc:
             base["detail"] = str(exc)
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}), gold_patch, None)
+        if too_large:  # the candidate's size: policy, before any workspace exists
+            base["policy_violations"] = too_large
+            # applied=True: not an apply failure, the policy refused it first (verdict_of checks apply before policy)
+            outcome = grading.RunOutcome(applied=True, built=False, tests={}, policy_violation="; ".join(too_large))
+            return self._finish(instance, base, outcome, gold_patch, info)
+        assert info is not None
         if not info.files:
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_patch, info)
 

@@ -75,13 +75,17 @@ def base_status(ws: Workspace, names: Sequence[str]) -> tuple[list[str], list[st
     """
     if not names:
         return [], []
-    quoted = " ".join(shlex.quote(n) for n in names)
+    listing = shlex.quote(ws.put_input("names.nul", b"".join(n.encode("utf-8") + b"\0" for n in names)))
+    # the names travel in a file: any number of them (a command line overflows at 128 KiB, E2BIG)
+    commands = ((f"git check-ignore -z --stdin < {listing}", (0, 1)),
+                (f"xargs -0 -r -a {listing} git ls-files -z --", (0,)))
+    wanted = set(names)
     answers = []
-    for command, ok in ((f"git check-ignore -- {quoted}", (0, 1)), (f"git ls-files -- {quoted}", (0,))):
+    for command, ok in commands:
         result = ws.run(command, timeout_s=120, network=False)
         if result.exit_code not in ok:
             raise InfraError(InfraKind.WORKSPACE_ERROR, f"`{command[:60]}` failed (exit {result.exit_code})", log=result.output)
-        answers.append(sorted({line.strip() for line in result.output.splitlines() if line.strip() in set(names)}))
+        answers.append(sorted({part for part in result.output.split("\0") if part in wanted}))
     return answers[0], answers[1]
 
 

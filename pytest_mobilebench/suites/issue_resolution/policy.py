@@ -27,7 +27,49 @@ from pytest_mobilebench.frameworks import Framework
 from pytest_mobilebench.frameworks.rules import SOURCE_LIKE_TOOL_DIRS, tool_dir_of
 from pytest_mobilebench.patch import FileChange, PatchInfo
 
-__all__ = ["Review", "link_findings", "review", "tool_findings", "touched_test_files"]
+__all__ = ["PatchLimits", "Review", "link_findings", "review", "size_findings", "tool_findings", "touched_test_files"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PatchLimits:
+    """How large a candidate patch may be (``--mb-max-patch-files``, ``-bytes``, ``-lines``; issue 24).
+
+    The size of a patch is the candidate's doing: one over a limit is ``policy_violation``
+    (``patch_too_large``), decided before anything runs and counted against the candidate, never an
+    infrastructure error that would take the item out of the denominator. The defaults are far above
+    any fix (MobileDev-Bench gold patches: median 4 files; a lockfile rewrite: ~30,000 lines).
+
+    Attributes:
+        files: most file sections; bytes: most bytes of the patch text (UTF-8); lines: most ``+``/``-``
+            lines over all sections.
+    """
+
+    files: int = 5_000
+    bytes: int = 64 << 20
+    lines: int = 1_000_000
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> PatchLimits:
+        """The limits named by the options (a missing or None option keeps the default)."""
+        given = {"files": options.get("mb_max_patch_files"), "bytes": options.get("mb_max_patch_bytes"),
+                 "lines": options.get("mb_max_patch_lines")}
+        return cls(**{k: int(v) for k, v in given.items() if v is not None})
+
+
+def size_findings(text: str, info: PatchInfo | None, limits: PatchLimits) -> list[str]:
+    """Why the patch is too large (empty when it is not): ``patch_too_large: <what> > <option> <limit>``.
+
+    ``info`` None checks the bytes only (done before parsing, so a huge text is never parsed).
+    """
+    found = []
+    size = len(text.encode("utf-8"))
+    if size > limits.bytes:
+        found.append(f"patch_too_large: {size:,} bytes > --mb-max-patch-bytes {limits.bytes:,}")
+    if info is not None and len(info.files) > limits.files:
+        found.append(f"patch_too_large: {len(info.files):,} files > --mb-max-patch-files {limits.files:,}")
+    if info is not None and info.lines_changed > limits.lines:
+        found.append(f"patch_too_large: {info.lines_changed:,} changed lines > --mb-max-patch-lines {limits.lines:,}")
+    return found
 
 
 def touched_test_files(info: PatchInfo, is_test: Callable[[str], bool]) -> list[str]:

@@ -105,6 +105,8 @@ def summarize_results(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "note": f"{model}: value = 0.50 basic + 0.10 sub-agent + 0.20 memory + 0.20 skill success "
                         "(MobilePA-Bench weights; None unless all four dimensions ran); numerator/denominator = "
                         "tasks passed / tasks graded (infra errors excluded)"}
+    elif not tables:
+        head = {"label": "Overall", "numerator": 0, "denominator": 0, "value": None, "ci95": None, "note": "no task graded"}
     else:
         head = {"label": "Overall", "numerator": sum(t["passed"] for t in tables.values()),
                 "denominator": sum(t["tasks"] for t in tables.values()), "value": None, "ci95": None,
