@@ -8,10 +8,13 @@ apart from the suites and the runtime layer so both can declare options without 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Option"]
+import pytest
+
+__all__ = ["Option", "apply_env_defaults", "warn_outer_timeout"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,3 +56,31 @@ class Option:
         if self.choices is not None:
             kwargs["choices"] = self.choices
         return kwargs
+
+
+def warn_outer_timeout(config: pytest.Config, options: list[Option]) -> None:
+    """Warn when pytest-timeout's ``--timeout`` would kill an item before a suite's own wall-clock limit."""
+    outer = config.getoption("timeout", None)  # pytest-timeout, when installed
+    for option in (o for o in options if o.item_deadline):
+        inner = config.getoption(option.dest)
+        if outer and inner and float(outer) <= float(inner):
+            config.issue_config_time_warning(
+                pytest.PytestConfigWarning(
+                    f"pytest-timeout's --timeout={outer} is not longer than {option.flags[0]}={inner}: a slow "
+                    "item would be killed by pytest-timeout and lose its own verdict and its evidence; raise "
+                    f"--timeout or lower {option.flags[0]}"
+                ),
+                stacklevel=2,
+            )
+
+
+def apply_env_defaults(config: pytest.Config, options: list[Option]) -> None:
+    """An option left at its default takes its declared environment variable, converted by its ``type``."""
+    for option in options:
+        text = os.environ.get(option.env) if option.env else None
+        if text and getattr(config.option, option.dest, None) == option.default:
+            try:
+                value = option.type(text) if option.type is not None else text
+            except ValueError as exc:
+                raise pytest.UsageError(f"${option.env}={text!r} is not valid for {option.flags[0]}: {exc}") from exc
+            setattr(config.option, option.dest, value)

@@ -32,6 +32,7 @@ import pytest
 
 from pytest_mobilebench.cache import result_key, result_path
 from pytest_mobilebench.manifest.yamlfile import read_yaml
+from pytest_mobilebench.options import apply_env_defaults, warn_outer_timeout
 from pytest_mobilebench.predictions import (
     PredictionsError,
     load_predictions,
@@ -132,34 +133,6 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     pluginmanager.hook.pytest_mobilebench_register_suites.call_historic(kwargs={"registry": registry})
 
 
-def _warn_outer_timeout(config: pytest.Config, options: list[Option]) -> None:
-    """Warn when pytest-timeout's ``--timeout`` would kill an item before a suite's own wall-clock limit."""
-    outer = config.getoption("timeout", None)  # pytest-timeout, when installed
-    for option in (o for o in options if o.item_deadline):
-        inner = config.getoption(option.dest)
-        if outer and inner and float(outer) <= float(inner):
-            config.issue_config_time_warning(
-                pytest.PytestConfigWarning(
-                    f"pytest-timeout's --timeout={outer} is not longer than {option.flags[0]}={inner}: a slow "
-                    "item would be killed by pytest-timeout and lose its own verdict and its evidence; raise "
-                    f"--timeout or lower {option.flags[0]}"
-                ),
-                stacklevel=2,
-            )
-
-
-def _apply_env_defaults(config: pytest.Config, options: list[Option]) -> None:
-    """An option left at its default takes its declared environment variable, converted by its ``type``."""
-    for option in options:
-        text = os.environ.get(option.env) if option.env else None
-        if text and getattr(config.option, option.dest, None) == option.default:
-            try:
-                value = option.type(text) if option.type is not None else text
-            except ValueError as exc:
-                raise pytest.UsageError(f"${option.env}={text!r} is not valid for {option.flags[0]}: {exc}") from exc
-            setattr(config.option, option.dest, value)
-
-
 # ------------------------------------------------------------------------------------------ configure
 
 
@@ -173,7 +146,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if suites is None:  # the plugin was registered after option parsing (e.g. -p on an old pytest): no suites' options
         raise pytest.UsageError("pytest-mobilebench was loaded too late to declare its suites' options")
     providers = _PROVIDERS[config.pluginmanager]
-    _apply_env_defaults(config, [*suites.options(), *providers.options()])
+    apply_env_defaults(config, [*suites.options(), *providers.options()])
     choice = config.getoption("mb_runtime")
     if choice != "auto" and choice not in providers:
         raise pytest.UsageError(f"--mb-runtime={choice}: no such runtime provider (auto, {', '.join(providers)})")
@@ -207,7 +180,7 @@ def pytest_configure(config: pytest.Config) -> None:
         providers=providers,
     )
     config.stash[STATE] = state
-    _warn_outer_timeout(config, [*suites.options(), *providers.options()])
+    warn_outer_timeout(config, [*suites.options(), *providers.options()])
     datasets = config.getoption("dataset")
     if datasets and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
         config.args[:] = []  # `pytest --dataset=x.jsonl` evaluates the dataset, not the ini's testpaths

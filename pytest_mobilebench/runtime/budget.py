@@ -236,3 +236,12 @@ class ImageBudget:
         except (OSError, ValueError):
             return {}
         return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def kept_images(client: Any) -> tuple[int, int]:
+    """``(count, bytes)`` of the harness's images on ``client``'s daemon (those labelled ``mobilebench.level``,
+    what the budget counts); layers shared between images count once per image, as ``docker images`` shows them."""
+    from pytest_mobilebench.runtime.images import LABEL_LEVEL
+
+    entries = {e["Id"]: int(e.get("Size") or 0) for e in client.api.images(filters={"label": LABEL_LEVEL})}
+    return len(entries), sum(entries.values())

@@ -73,7 +73,6 @@ __all__ = [
     "LABEL_BUILD",
     "LABEL_INPUTS",
     "LABEL_LEVEL",
-    "kept_images",
     "LABEL_RUN",
     "LABEL_USER",
     "TEST_USER",
@@ -695,10 +694,3 @@ def _as_bytes(data: bytes | str | os.PathLike[str]) -> bytes:
     if isinstance(data, str):
         return data.encode("utf-8")
     return Path(data).read_bytes()
-
-
-def kept_images(client: Any) -> tuple[int, int]:
-    """``(count, bytes)`` of the harness's images on ``client``'s daemon (those labelled ``mobilebench.level``);
-    layers shared between images are counted once per image, as ``docker images`` shows them."""
-    entries = {e["Id"]: int(e.get("Size") or 0) for e in client.api.images(filters={"label": LABEL_LEVEL})}
-    return len(entries), sum(entries.values())

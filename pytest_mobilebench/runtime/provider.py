@@ -322,7 +322,7 @@ class DockerProvider:
             ``"docker: 7 harness images kept (1.02 GB, --mb-cache-level=env) ..."``, or None when none are kept.
         """
         from pytest_mobilebench.runtime.hosts import each_client
-        from pytest_mobilebench.runtime.images import kept_images
+        from pytest_mobilebench.runtime.budget import kept_images
 
         count, size = 0, 0
         for client in each_client(options.get("mb_docker_hosts")):
