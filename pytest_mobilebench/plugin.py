@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import datetime
 import importlib
-import os
 import re
 import time
 import uuid
@@ -615,11 +614,11 @@ class _Controller:
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file (the headlines go into it)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self._write_outputs(exitstatus)
+        self._write_outputs(session)
         if any("reports disk is full" in e for e in self.config.stash[STATE].report_errors):
             session.exitstatus = REPORTS_DISK_FULL_EXIT  # results were lost: the run must be repeated
 
-    def _write_outputs(self, exitstatus: int) -> None:
+    def _write_outputs(self, session: pytest.Session) -> None:
         state = self.config.stash[STATE]
         exitstatus = int(session.exitstatus)  # as a re-grade set it: the summary says what the process exits with
         if not state.collected:
