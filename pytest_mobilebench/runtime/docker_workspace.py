@@ -37,6 +37,7 @@ from pytest_mobilebench.runtime.patching import (
     DIFF,
     RESET,
     apply_with_fallbacks,
+    input_file_name,
     restore_script,
     strategies_for,
 )
@@ -461,7 +462,7 @@ class DockerWorkspace:
     def put_input(self, name: str, data: bytes) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_input`: ``/var/tmp/mobilebench-<name>``,
         copied in through the daemon (``put_archive``)."""
-        file_name = "mobilebench-" + ("".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "input")
+        file_name = input_file_name(name)
         archive = io.BytesIO()
         with tarfile.open(fileobj=archive, mode="w") as tar:
             info = tarfile.TarInfo(file_name)

@@ -33,6 +33,7 @@ from pytest_mobilebench.runtime.patching import (
     DIFF,
     RESET,
     apply_with_fallbacks,
+    input_file_name,
     restore_script,
     strategies_for,
 )
@@ -162,7 +163,7 @@ class LocalWorkspace:
 
     def put_input(self, name: str, data: bytes) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_input` (in the workspace's own folder)."""
-        target = self._owned / ("mobilebench-" + ("".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "input"))
+        target = self._owned / input_file_name(name)
         target.write_bytes(data)
         return str(target)
 

@@ -20,7 +20,7 @@ from typing import Final
 from pytest_mobilebench.runtime.base import ApplyResult
 from pytest_mobilebench.runtime.git import BASE_REF
 
-__all__ = ["CHECKPOINT", "DIFF", "GIT_IDENTITY", "RESET", "STRATEGIES", "apply_with_fallbacks", "restore_command", "restore_script", "strategies_for"]
+__all__ = ["CHECKPOINT", "DIFF", "GIT_IDENTITY", "RESET", "STRATEGIES", "apply_with_fallbacks", "restore_command", "restore_script", "strategies_for", "input_file_name"]
 
 #: (strategy name, shell command template; ``{patch}`` is the patch file path inside the workspace)
 STRATEGIES: Final[tuple[tuple[str, str], ...]] = (
@@ -106,3 +106,9 @@ def restore_script(paths: Sequence[str]) -> bytes:
     run as a file, so the number of paths is not bounded by the kernel's limit on one argument."""
     lines = ["set -e", *(restore_command(path) for path in paths)]
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def input_file_name(name: str) -> str:
+    """The file name a workspace gives a harness input ``name`` (:meth:`Workspace.put_input`): ``mobilebench-``
+    plus ``name`` with every character outside ``[A-Za-z0-9._-]`` as ``_`` (never a separator)."""
+    return "mobilebench-" + ("".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "input")
