@@ -19,6 +19,12 @@ import pytest
 
 pytest_plugins = ["pytester", "docker_cleanup"]
 
+# property tests run beside Docker builds on 2 cores: a per-example deadline would fail them for the load alone
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("mobilebench", deadline=None)
+settings.load_profile("mobilebench")
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
     "GIT_AUTHOR_EMAIL": "t@example.invalid",

@@ -33,7 +33,10 @@ from pytest_mobilebench.parsers.flutter import flutter_test_id
 from pytest_mobilebench.parsers.junit import junit_test_id
 from pytest_mobilebench.states import TestState
 
-__all__ = ["Canary", "canary_findings", "flutter_canary", "junit_canary", "with_flutter_canary"]
+__all__ = ["CANARY_PARSERS", "Canary", "canary_findings", "flutter_canary", "junit_canary", "with_flutter_canary"]
+
+#: the parsers whose runs get a canary file here (jest has its own harness: frameworks/react_native/harness.py)
+CANARY_PARSERS: Final[frozenset[str]] = frozenset({"junit", "flutter"})
 
 _SOURCE_SET: Final = re.compile(r"^(?P<module>(?:.*/)?)src/(?P<set>test\w*)/(?:java|kotlin)/")
 _JVM_IMPORT: Final = re.compile(r"^\s*import\s+(?!static\s)([A-Za-z_][\w.]*\.[A-Z]\w*)\s*;?\s*$", re.M)

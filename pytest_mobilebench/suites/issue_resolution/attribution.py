@@ -55,7 +55,7 @@ def canary_for(ws: Workspace, plan: frameworks.TestPlan, test_files: list[str]) 
     """A JUnit (Gradle) or Flutter canary for ``plan`` (:mod:`pytest_mobilebench.frameworks.canaries`),
     written root-owned next to the first graded test file, and the command that runs it; None for other
     runners, custom commands, or a runtime that cannot write root-owned files (the local runtime)."""
-    if plan.parser not in ("junit", "flutter") or not hasattr(ws, "write_root_files") or not test_files:
+    if plan.parser not in canaries.CANARY_PARSERS or not hasattr(ws, "write_root_files") or not test_files:
         return None
     first = test_files[0]
     text = ws.read_files([first]).get(first, b"").decode("utf-8", "replace")
