@@ -1,9 +1,10 @@
 """Test helper: private Docker daemons, each in its own network namespace reached over a veth pair.
 
 ``netns_daemons(count)`` is a context manager yielding :class:`NsDaemon` s; it creates, for daemon ``i``,
-the namespace ``mbscale<pid>x<i>``, a veth pair with ``10.213.7.<4i+1>/30`` on the host side and
-``10.213.7.<4i+2>/30`` inside (a private /30 existing only on this machine), and ``dockerd`` listening on
-``tcp://10.213.7.<4i+2>:2375`` and a unix socket, with its own ``--data-root``, ``--exec-root``,
+the namespace ``mbscale<pid>x<i>``, a veth pair with ``10.213.<n>.<4i+1>/30`` on the host side and
+``10.213.<n>.<4i+2>/30`` inside (a private /30 existing only on this machine; ``<n>`` is a subnet this process
+claimed, so parallel workers never share one), and ``dockerd`` listening on
+``tcp://10.213.<n>.<4i+2>:2375`` and a unix socket, with its own ``--data-root``, ``--exec-root``,
 ``--pidfile``, ``--config-file`` (empty), ``--cgroup-parent`` and a bridge inside its namespace (started
 with ``nsenter --net``, which keeps the host's cgroup mounts that ``ip netns exec`` would hide). The
 daemons have no route out: every image they need is shipped to them. On exit (also after a failure)
@@ -18,6 +19,7 @@ import dataclasses
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -52,6 +54,27 @@ def netns_available() -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _claim_subnet() -> Iterator[str]:
+    """Claim a ``10.213.<n>.0/24`` no other process of this machine holds, for as long as the block runs; yields
+    its ``10.213.<n>`` prefix. Two xdist workers (or two runs) starting namespaces at once must not put the same
+    /30 on two veths (the host would route both to one of them). The claim is an abstract unix socket named after
+    the block: the kernel releases it when the socket closes or the process dies, and nothing is left on disk."""
+    for octet in range(7, 250):
+        claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            claim.bind(f"\0mobilebench-test-net-10.213.{octet}")
+        except OSError:
+            claim.close()
+            continue
+        try:
+            yield f"10.213.{octet}"
+        finally:
+            claim.close()
+        return
+    raise RuntimeError("every 10.213.<n>.0/24 test subnet is claimed by another process")
+
+
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
 
@@ -72,10 +95,10 @@ def _wait_ping(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s:
     raise RuntimeError(f"dockerd at {url} did not answer in {timeout_s} s: {log.read_text(errors='replace')[-2000:]}")
 
 
-def _start(index: int, root: Path) -> NsDaemon:
+def _start(index: int, root: Path, prefix: str) -> NsDaemon:
     netns = f"mbscale{os.getpid()}x{index}"
     host_if, ns_if = f"mbs{os.getpid() % 100000}h{index}", f"mbs{os.getpid() % 100000}n{index}"
-    host_ip, ns_ip = f"10.213.7.{4 * index + 1}", f"10.213.7.{4 * index + 2}"
+    host_ip, ns_ip = f"{prefix}.{4 * index + 1}", f"{prefix}.{4 * index + 2}"
     _ip("netns", "add", netns)
     _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
     _ip("link", "set", ns_if, "netns", netns)
@@ -120,20 +143,25 @@ def netns_daemons(count: int) -> Iterator[list[NsDaemon]]:
     """Start ``count`` namespaced daemons; stop and remove everything on exit (see the module docstring)."""
     root = Path(tempfile.mkdtemp(prefix="mbscale-", dir="/var/tmp"))
     started: list[NsDaemon] = []
-    try:
+    with contextlib.ExitStack() as stack:
+        prefix = stack.enter_context(_claim_subnet())
+        stack.callback(_remove, root, started, count)
         for index in range(count):
-            started.append(_start(index, root))
+            started.append(_start(index, root, prefix))
             _wait_ping(started[-1].url, started[-1].process, started[-1].log)
         yield started
-    finally:
-        for daemon in started:
-            _stop(daemon)
-        for index in range(count):
-            netns = f"mbscale{os.getpid()}x{index}"
-            subprocess.run(["ip", "netns", "del", netns], capture_output=True, check=False)
-            subprocess.run(["ip", "link", "del", f"mbs{os.getpid() % 100000}h{index}"], capture_output=True, check=False)
-        _unmount_under(root)
-        shutil.rmtree(root, ignore_errors=True)
+
+
+def _remove(root: Path, started: list[NsDaemon], count: int) -> None:
+    """Stop the daemons, delete the namespaces and host veths, unmount and delete ``root`` (also after a failure)."""
+    for daemon in started:
+        _stop(daemon)
+    for index in range(count):
+        netns = f"mbscale{os.getpid()}x{index}"
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", f"mbs{os.getpid() % 100000}h{index}"], capture_output=True, check=False)
+    _unmount_under(root)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _unmount_under(root: Path) -> None:
@@ -145,19 +173,21 @@ def _unmount_under(root: Path) -> None:
 
 @contextlib.contextmanager
 def netns_link(index: int) -> Iterator[tuple[str, str]]:
-    """A bare namespace over a veth pair on the /30 ``10.213.7.<4*index>``; yields (namespace, inside
-    address) and removes both on exit. Processes enter it with ``nsenter --net=/run/netns/<name>``."""
+    """A bare namespace over a veth pair on the /30 ``<prefix>.<4*index>`` of a claimed test subnet; yields
+    (namespace, inside address) and removes both on exit. Processes enter it with
+    ``nsenter --net=/run/netns/<name>``."""
     netns, host_if, ns_if = f"mbnet{os.getpid()}x{index}", f"mbl{os.getpid() % 100000}h{index}", f"mbl{os.getpid() % 100000}n{index}"
-    host_ip, ns_ip = f"10.213.7.{4 * index + 1}", f"10.213.7.{4 * index + 2}"
-    try:
-        _ip("netns", "add", netns)
-        _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
-        _ip("link", "set", ns_if, "netns", netns)
-        _ip("addr", "add", f"{host_ip}/30", "dev", host_if)
-        _ip("link", "set", host_if, "up")
-        for args in (("addr", "add", f"{ns_ip}/30", "dev", ns_if), ("link", "set", ns_if, "up"), ("link", "set", "lo", "up")):
-            _ip("netns", "exec", netns, "ip", *args)
-        yield netns, ns_ip
-    finally:
-        subprocess.run(["ip", "netns", "del", netns], capture_output=True, check=False)
-        subprocess.run(["ip", "link", "del", host_if], capture_output=True, check=False)
+    with _claim_subnet() as prefix:
+        host_ip, ns_ip = f"{prefix}.{4 * index + 1}", f"{prefix}.{4 * index + 2}"
+        try:
+            _ip("netns", "add", netns)
+            _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
+            _ip("link", "set", ns_if, "netns", netns)
+            _ip("addr", "add", f"{host_ip}/30", "dev", host_if)
+            _ip("link", "set", host_if, "up")
+            for args in (("addr", "add", f"{ns_ip}/30", "dev", ns_if), ("link", "set", ns_if, "up"), ("link", "set", "lo", "up")):
+                _ip("netns", "exec", netns, "ip", *args)
+            yield netns, ns_ip
+        finally:
+            subprocess.run(["ip", "netns", "del", netns], capture_output=True, check=False)
+            subprocess.run(["ip", "link", "del", host_if], capture_output=True, check=False)
