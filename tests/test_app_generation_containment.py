@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from pytest_mobilebench.predictions import Prediction
 
 from pytest_mobilebench.suites.app_generation import SUITE
 from pytest_mobilebench.suites.app_generation import navigation as nav
@@ -265,10 +266,10 @@ class _Ctx:
 def _evaluate(tmp_path: Path, pred: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     record = SUITE.load(CASE, yaml.safe_load(CASE.read_text(encoding="utf-8")))[0]
     full = {"instance_id": "tabs_demo", "model_name_or_path": "m", "input_tokens": 1, "output_tokens": 1,
-            "llm_calls": 1, "llm_seconds": 1.0, "_predictions_dir": str(APPS), **pred}
+            "llm_calls": 1, "llm_seconds": 1.0, **pred}
     evidence = tmp_path / "ev"
     evidence.mkdir()
-    return SUITE.evaluate(record, full, _Ctx(evidence, options))
+    return SUITE.evaluate(record, Prediction.from_entry(full, APPS), _Ctx(evidence, options))
 
 
 def test_sourceless_prediction_fails_the_build_axis(tmp_path: Path) -> None:
@@ -294,7 +295,7 @@ def test_cache_key_covers_every_build_input(tmp_path: Path) -> None:
     (project / "src" / "main.tsx").write_text("import './dist/x';\n")
     (project / "src" / "dist" / "x.ts").write_text("export const a = 1;\n")
     record = SUITE.load(CASE, yaml.safe_load(CASE.read_text(encoding="utf-8")))[0]
-    pred = {"instance_id": "tabs_demo", "model_name_or_path": "m", "project_path": str(project)}
+    pred = Prediction.from_entry({"instance_id": "tabs_demo", "model_name_or_path": "m", "project_path": str(project)})
     before = SUITE.cache_material(record, pred, {})
     (project / "src" / "dist" / "x.ts").write_text("export const a = 2;\n")
     after = SUITE.cache_material(record, pred, {})

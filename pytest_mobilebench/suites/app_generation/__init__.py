@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from pytest_mobilebench.metrics import mean, wilson_interval
+from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.suites.app_generation import build as build_axis
 from pytest_mobilebench.suites.app_generation import capture, efficiency, judges, maintainability, ranking
@@ -294,7 +295,7 @@ class AppGenerationSuite:
                          group=f"{SUITE_NAME}:{manifest.app}", markers=(SUITE_NAME,))
         ]
 
-    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None,
+    def cache_material(self, record: LoadedRecord, prediction: Prediction | None,
                        options: Mapping[str, Any]) -> dict[str, Any]:
         """Content digests of what reaches the evaluation, so the plugin's result cache is invalidated when any
         of them changes: the scaffold (every file of ``scaffold/``), the project (its whole tree, or the
@@ -309,7 +310,7 @@ class AppGenerationSuite:
         if prediction is None:
             return out
         try:
-            pred = parse_prediction(prediction)
+            pred = parse_prediction(prediction.fields, prediction.source_dir)
         except ValueError:
             return out
         for key in ("project_path", "prebuilt_dist"):
@@ -322,7 +323,7 @@ class AppGenerationSuite:
 
     # -------------------------------------------------------------------------------------- evaluate
 
-    def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+    def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         """Evaluate one generated project on the five axes; never raises for a candidate's fault.
 
         Returns:
@@ -333,7 +334,7 @@ class AppGenerationSuite:
             the full per-axis figures (maintainability report, efficiency record, navigation rates).
         """
         manifest: AppManifest = record.record
-        model = str((prediction or {}).get("model_name_or_path") or "unknown")
+        model = (prediction.model_name_or_path if prediction is not None else "") or "unknown"
         result: dict[str, Any] = {
             "instance_id": record.instance_id, "suite": SUITE_NAME, "app": manifest.app,
             "model_name_or_path": model, "reason": AppGenReason.OK.value, "passed": False, "detail": "",
@@ -343,13 +344,13 @@ class AppGenerationSuite:
             "axes": {},
         }
         props: dict[str, Any] = result["properties"]
-        if prediction is None or not (prediction.get("project_path") or prediction.get("prebuilt_dist")):
-            detail = "no prediction for this app and model"
-            if prediction is not None and "model_patch" in prediction:
-                detail = "a patch-style (gold/empty) pseudo-prediction has no project to build"
+        if prediction is not None and prediction.kind is not PredictionKind.FILE:
+            detail = f"the {prediction.kind.value} pseudo-prediction has no project to build"
             return self._finish(result, AppGenReason.MISSING_PREDICTION, detail, ctx)
+        if prediction is None or not (prediction.get("project_path") or prediction.get("prebuilt_dist")):
+            return self._finish(result, AppGenReason.MISSING_PREDICTION, "no prediction for this app and model", ctx)
         try:
-            pred = parse_prediction(prediction)
+            pred = parse_prediction(prediction.fields, prediction.source_dir)
         except ValueError as exc:
             return self._finish(result, AppGenReason.INVALID_PREDICTION, str(exc), ctx)
         started = time.monotonic()
