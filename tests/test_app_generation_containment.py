@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
-from pytest_mobilebench.predictions import Prediction
 
+from pytest_mobilebench.predictions import Prediction
 from pytest_mobilebench.suites.app_generation import SUITE
 from pytest_mobilebench.suites.app_generation import navigation as nav
 from pytest_mobilebench.suites.app_generation.serve import RequestGuard, origin_of, serve_spa, stage_files
@@ -259,8 +259,12 @@ class _Ctx:
         pass
 
     def fixture(self, name: str) -> Any:
-        assert name == "mb_docker_client", name
-        return None  # no daemon answered
+        assert name == "mb_runtime", name
+        from pytest_mobilebench.runtime.provider import ProviderContext, RuntimeSource, builtin_providers
+
+        # the built-in providers as the plugin makes them, with no daemon answering (mb_docker_client None)
+        ctx = ProviderContext(options=self.options, run_id=self.run_id, progress=self.progress, fixture=lambda _: None)
+        return RuntimeSource(builtin_providers(), ctx)
 
 
 def _evaluate(tmp_path: Path, pred: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
