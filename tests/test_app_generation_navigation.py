@@ -154,13 +154,11 @@ def test_a_spec_that_raises_is_its_own_failure(browser: Any, manifest: AppManife
 
 
 class _Ctx:
-    def __init__(self, evidence: Path, resources: dict[str, Any], options: dict[str, Any] | None = None,
-                 docker_client: Any = None) -> None:
+    def __init__(self, evidence: Path, resources: dict[str, Any], options: dict[str, Any] | None = None) -> None:
         self.run_id = "t"
         self.evidence_dir = evidence
         self.options: dict[str, Any] = dict(options or {})
         self._res = resources
-        self.docker_client = docker_client
 
     def resource(self, key: str, factory: Any, close: Any = None) -> Any:
         if key not in self._res:
@@ -171,9 +169,7 @@ class _Ctx:
         pass
 
     def fixture(self, name: str) -> Any:
-        if name == "mb_docker_client":
-            return self.docker_client
-        assert name == "mb_browser"
+        assert name == "mb_browser", name  # prebuilt bundles: nothing is built, no runtime is asked for
         return self.resource(name, nav.launch_browser, nav.close_browser)
 
 
