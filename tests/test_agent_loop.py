@@ -233,23 +233,35 @@ def test_a_hanging_command_times_out_and_the_wall_limit_caps_it(scripted_openai:
     assert "timed out after" in scripted_openai.requests[1]["messages"][-1]["content"]
 
 
-class _Exploding:
-    """A shell whose second command raises (a runtime's container died mid-run)."""
+def test_a_command_never_runs_past_the_wall_time(scripted_openai: ScriptedOpenAI, repo: Path) -> None:
+    scripted_openai.push(bash("sleep 30"))
+    outcome, lines, _ = _run(scripted_openai, repo, Limits(max_steps=10, command_timeout_s=60, wall_s=1.5))
+    [tool] = [line for line in lines if line["role"] == "tool"]
+    assert tool["timed_out"] and tool["seconds"] < 5 and outcome.end is AgentEnd.TIMEOUT
 
-    def __init__(self, inner: LocalShell) -> None:
-        self.inner, self.count = inner, 0
+
+class _Exploding:
+    """A shell whose second command raises (a runtime's container died mid-run, Ctrl-C); before that it reads
+    the trajectory file as it is on disk at that moment."""
+
+    def __init__(self, inner: LocalShell, trajectory: Path) -> None:
+        self.inner, self.trajectory, self.count, self.on_disk = inner, trajectory, 0, ""
 
     def run(self, command: str, timeout_s: float) -> ShellResult:
         self.count += 1
         if self.count == 2:
+            self.on_disk = self.trajectory.read_text()
             raise KeyboardInterrupt
         return self.inner.run(command, timeout_s)
 
 
 def test_the_trajectory_survives_an_exception_mid_run(scripted_openai: ScriptedOpenAI, repo: Path) -> None:
     scripted_openai.push(bash("echo first"), bash("echo second"), submit("never"))
+    shell = _Exploding(LocalShell(repo), repo.parent / "trajectory.jsonl")
     with pytest.raises(KeyboardInterrupt):
-        _run(scripted_openai, repo, Limits(max_steps=5), shell=_Exploding(LocalShell(repo)))
+        _run(scripted_openai, repo, Limits(max_steps=5), shell=shell)
+    assert '"output": "first\\n"' in shell.on_disk  # flushed line by line, not at the end
+    assert '"command": "echo second"' not in shell.on_disk
     lines = read_trajectory(repo.parent / "trajectory.jsonl")
     assert [line["output"] for line in lines if line["role"] == "tool"] == ["first\n"]
     assert lines[-1]["event"] == "aborted" and lines[-1]["error"].startswith("KeyboardInterrupt")
