@@ -275,3 +275,26 @@ def test_huge_model_text_is_cut_in_the_trajectory(scripted_openai: ScriptedOpenA
     [reply] = [line for line in read_trajectory(path) if line["role"] == "assistant" and line["message"]]
     assert len(reply["message"]) <= 200_000 and path.stat().st_size < 400_000
     assert all(json.loads(line) for line in path.read_text().splitlines())
+
+
+def test_lone_surrogates_and_oversized_commands_are_refused_not_crashes(scripted_openai: ScriptedOpenAI,
+                                                                        repo: Path) -> None:
+    """JSON can carry a lone surrogate (``\\ud800``) no file or process accepts as UTF-8: the model's text is
+    escaped in the trajectory, such a command is refused, a note is repaired; so is a command over 100,000
+    characters (it could not start)."""
+    scripted_openai.push(calls(("bash", '{"command": "echo \\ud800"}'), content="bad \ud800 text"),
+                         bash("echo " + "x" * 100_001), calls(("submit", '{"note": "n\\udfff"}')))
+    outcome, lines, _ = _run(scripted_openai, repo, Limits(max_steps=5))
+    errors = [line["error"] for line in lines if line["role"] == "tool" and "error" in line]
+    assert "not valid Unicode text" in errors[0] and "100006 characters (at most 100000)" in errors[1]
+    assert outcome.end is AgentEnd.SUBMITTED and outcome.submission == "n?"
+    assert [line["message"] for line in lines if line["role"] == "assistant"][0] == "bad \ud800 text"
+
+
+def test_a_reply_with_many_calls_runs_at_most_twenty(scripted_openai: ScriptedOpenAI, repo: Path) -> None:
+    scripted_openai.push(calls(*[("bash", {"command": f"echo {i} >> log"}) for i in range(50)]), submit("done"))
+    outcome, lines, _ = _run(scripted_openai, repo, Limits(max_steps=3))
+    assert outcome.end is AgentEnd.SUBMITTED and (repo / "log").read_text().split() == [str(i) for i in range(20)]
+    sent = scripted_openai.requests[1]["messages"]
+    assert sum(1 for m in sent if m["role"] == "tool") == 50  # every call id gets its result, as the API requires
+    assert sent[-1]["content"] == "error: not run: at most 20 tool calls are run per reply"
