@@ -248,3 +248,44 @@ def test_the_shared_options_are_declared_once_and_listed_with_the_suites(pytestc
 def test_out_of_range_limits_are_usage_errors(pytester: pytest.Pytester, flag: str, value: str) -> None:
     res = pytester.runpytest_inprocess(f"{flag}={value}", "-p", "no:cacheprovider")
     assert res.ret == pytest.ExitCode.USAGE_ERROR and flag.lstrip("-") in res.stderr.str()
+
+
+def test_the_key_never_shows_in_a_repr() -> None:
+    endpoint = Endpoint("http://h/v1", "m", api_key="sk-secret-123")
+    assert "sk-secret" not in repr(endpoint) and "sk-secret" not in str(endpoint)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+                    max_leaves=20)
+
+
+@given(st.one_of(JSON, st.text(max_size=50)), st.one_of(st.sampled_from(["bash", "submit", "x"]), JSON))
+def test_any_arguments_the_model_sends_are_parsed_or_refused_for_the_model(args, name) -> None:
+    seen: list[str] = []
+
+    def bash(command: str) -> str:
+        """Run.
+
+        Args:
+            command: the command.
+        """
+        seen.append(command)
+        return "ran"
+
+    toolbox = Toolbox([declare(bash)])
+    raw_args = args if isinstance(args, str) else json.dumps(args)
+    try:
+        assert toolbox.call(name, raw_args) == "ran" and isinstance(seen[-1], str)
+    except ToolCallError as exc:
+        assert str(exc)
+
+
+@given(JSON)
+def test_any_message_shape_gives_tool_calls_or_none(message) -> None:
+    from pytest_mobilebench.agents.loop import _calls, _text
+
+    shaped = message if isinstance(message, dict) else {"tool_calls": message, "content": message}
+    for call in _calls(shaped, 1):
+        assert isinstance(call["id"], str) and isinstance(call["arguments"], str)
+    assert _text(shaped.get("content")) is None or isinstance(_text(shaped.get("content")), str)
