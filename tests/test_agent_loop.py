@@ -298,3 +298,31 @@ def test_a_reply_with_many_calls_runs_at_most_twenty(scripted_openai: ScriptedOp
     sent = scripted_openai.requests[1]["messages"]
     assert sum(1 for m in sent if m["role"] == "tool") == 50  # every call id gets its result, as the API requires
     assert sent[-1]["content"] == "error: not run: at most 20 tool calls are run per reply"
+
+
+def test_the_agent_reacts_to_what_its_commands_printed(scripted_openai: ScriptedOpenAI, repo: Path) -> None:
+    """A responder reads the last tool result from the request: the model's next move depends on the sandbox."""
+    def respond(request: dict):
+        last = request["messages"][-1]
+        if last["role"] == "tool" and "Helo" in last["content"]:
+            return bash("sed -i 's/Helo/Hello/' app/Greeter.kt && grep -c Hello app/Greeter.kt")
+        if last["role"] == "tool" and last["content"] == "exit code: 0\n1\n":
+            return submit("fixed")
+        return None
+
+    scripted_openai.respond = respond
+    scripted_openai.push(bash("cat app/Greeter.kt"))
+    outcome, _, _ = _run(scripted_openai, repo, Limits(max_steps=5))
+    assert outcome.end is AgentEnd.SUBMITTED and outcome.usage.steps == 3
+    assert "Hello" in (repo / "app" / "Greeter.kt").read_text()
+
+
+def test_a_slow_model_reply_is_not_cut_but_the_next_call_is_not_made(scripted_openai: ScriptedOpenAI,
+                                                                     repo: Path) -> None:
+    """Wall time is checked before each call: a reply in flight finishes, then the run ends ``agent_timeout``."""
+    slow = bash("echo late")
+    slow.delay_s = 1.2
+    scripted_openai.push(slow, submit("too late"))
+    outcome, lines, _ = _run(scripted_openai, repo, Limits(max_steps=5, wall_s=1.0))
+    assert outcome.end is AgentEnd.TIMEOUT and len(scripted_openai.requests) == 1
+    assert [line.get("error") for line in lines if line["role"] == "tool"] == ["not run: the wall-time limit is reached"]
