@@ -58,7 +58,7 @@ class Trajectory:
         """Append one line and flush it."""
         line = {"step": step, "role": role, "t": round(time.monotonic() - self._start, 3),
                 **{k: _bounded(v) for k, v in fields.items()}}
-        # ASCII escapes: a lone surrogate the model sent is written as \udXXX, never an encoding error
+        # ASCII escapes: a lone surrogate the model sent is written as a \u escape, never an encoding error
         self._file.write(json.dumps(line, default=str) + "\n")
         self._file.flush()
         self.lines += 1
