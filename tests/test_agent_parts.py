@@ -289,3 +289,22 @@ def test_any_message_shape_gives_tool_calls_or_none(message) -> None:
     for call in _calls(shaped, 1):
         assert isinstance(call["id"], str) and isinstance(call["arguments"], str)
     assert _text(shaped.get("content")) is None or isinstance(_text(shaped.get("content")), str)
+
+
+def test_a_bad_agent_option_is_one_usage_error_before_anything_runs(pytester: pytest.Pytester,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("MOBILEBENCH_AGENT_BASE_URL", "MOBILEBENCH_AGENT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    cases = pytester.mkdir("cases")
+    (cases / "settings.yaml").write_text((Path(__file__).parents[1] / "cases" / "planner" / "settings.yaml").read_text())
+    bad = pytester.path / "prices.json"
+    bad.write_text("{")
+    res = pytester.runpytest_inprocess("cases", "--predictions=live", "--mb-agent-base-url=http://127.0.0.1:9/v1",
+                                       "--mb-agent-model=m", f"--mb-agent-prices={bad}", "-p", "no:cacheprovider",
+                                       f"--mb-reports-dir={pytester.path / 'reports'}")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"suite 'planner': {bad}: not JSON" in res.stderr.str()
+    assert agent_options.live_model({"mb_agent_base_url": "u", "mb_agent_model": "m"}, prompt=True) == "m"
+    with pytest.raises(PromptError, match="cannot read"):
+        agent_options.live_model({"mb_agent_base_url": "u", "mb_agent_model": "m",
+                                  "mb_agent_prompt": str(pytester.path / "none.md")}, prompt=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_mobilebench.agents.options import AGENT_FIXTURE, missing_endpoint_options
+from pytest_mobilebench.agents.options import AGENT_FIXTURE, live_model
 from pytest_mobilebench.predictions import EMPTY, GOLD, GOLD_PATCH, LIVE_PATCH
 from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.suites.base import (
@@ -162,12 +162,10 @@ class PlannerSuite:
         """``--mb-agent-model``: the model ``--predictions=live`` drives at ``--mb-agent-base-url``.
 
         Raises:
-            ValueError: either option is missing (the message names both flags and environment variables).
+            ValueError: either option is missing (the message names both flags and environment variables), or
+                another agent option is unusable (:func:`pytest_mobilebench.agents.options.live_model`).
         """
-        missing = missing_endpoint_options(options)
-        if missing:
-            raise ValueError(f"live mode needs {' and '.join(missing)}")
-        return str(options["mb_agent_model"])
+        return live_model(options)
 
     # ------------------------------------------------------------------------------------------ evaluate
 
