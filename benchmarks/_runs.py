@@ -1,0 +1,61 @@
+"""Shared by the start-up and collection benchmarks: one timed ``pytest --collect-only -q`` in a subprocess.
+
+Every ``pytest11`` plugin of the environment other than pytest-mobilebench is switched off (``-p no:NAME``)
+in every run, with and without the plugin alike, so a ratio compares pytest-mobilebench with bare pytest and
+nothing else (the ``dev`` extra installs pytest-xdist, pytest-html, pytest-timeout ...).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+PLUGIN = "mobilebench"
+
+
+def other_plugins_off() -> list[str]:
+    """``-p no:NAME`` for every installed ``pytest11`` entry point except pytest-mobilebench's."""
+    names = sorted({ep.name for ep in importlib.metadata.entry_points(group="pytest11") if ep.name != PLUGIN})
+    return [arg for name in names for arg in ("-p", f"no:{name}")]
+
+
+def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True) -> tuple[float, int]:
+    """Run ``pytest --collect-only -q`` with ``args`` (the plugin off when ``plugin`` is False).
+
+    Returns (wall seconds, items collected); items is 0 when pytest found nothing (exit status 5) and -1
+    on any other failure (its output goes to stderr).
+    """
+    off = [*other_plugins_off(), "-p", "no:cacheprovider", *(() if plugin else ("-p", f"no:{PLUGIN}"))]
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *off, *args],
+                          cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.monotonic() - started
+    if proc.returncode == 5:
+        return elapsed, 0
+    found = re.search(r"(\d+) tests? collected", proc.stdout)
+    if proc.returncode != 0 or not found:
+        sys.stderr.write(proc.stdout[-2000:] + proc.stderr[-2000:])
+        return elapsed, -1
+    return elapsed, int(found.group(1))
+
+
+def best_of(repeat: int, runs: dict[str, tuple[Sequence[str], bool]], cwd: Path,
+            expect: dict[str, int]) -> dict[str, float]:
+    """Best wall seconds of each named run over ``repeat`` rounds, the runs interleaved in every round.
+
+    Raises:
+        SystemExit: a run collected another number of items than ``expect`` says.
+    """
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        for name, (args, plugin) in runs.items():
+            elapsed, count = collect(args, cwd, plugin=plugin)
+            if count != expect[name]:
+                raise SystemExit(f"{name}: collected {count} items, expected {expect[name]}")
+            best[name] = min(best.get(name, elapsed), elapsed)
+    return best

@@ -1,0 +1,66 @@
+"""Start-up: ``pytest --collect-only -q`` in a folder with no tests, with pytest-mobilebench and without it.
+
+Both runs switch every other installed pytest plugin off (``-p no:NAME``, see ``_runs.py``); the bare run
+adds ``-p no:mobilebench``. Best of ``--repeat`` interleaved runs, wall seconds. Prints both times and the
+ratio. Target (issue #23): plugin / bare <= 1.2. With ``--importtime`` it also prints the slowest imports of
+``import pytest_mobilebench.plugin`` (``python -X importtime``, cumulative microseconds).
+
+Usage: ``python benchmarks/bench_startup.py [--repeat 5] [--importtime]``
+Exit status 1 when the ratio misses the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _runs import best_of
+
+TARGET = 1.2
+
+
+def importtime(top: int = 15) -> list[str]:
+    """The ``top`` slowest imports (cumulative) of the plugin module after pytest is imported."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import pytest; import pytest_mobilebench.plugin"],
+                          capture_output=True, text=True, check=True)
+    rows = []
+    seen_pytest = False
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) != 3 or not parts[1].strip().isdigit():
+            continue
+        name = parts[2].rstrip()
+        if name.strip() == "pytest":
+            seen_pytest = True  # everything before is pytest's own
+            continue
+        if seen_pytest:
+            rows.append((int(parts[1]), name))
+    return [f"{us / 1000:8.1f} ms {name}" for us, name in sorted(rows, reverse=True)[:top]]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--importtime", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mb-bench-startup-") as tmp:
+        folder = Path(tmp)
+        (folder / "pytest.ini").write_text("[pytest]\n")  # rootdir here, not the project's testpaths
+        runs = {"bare": ((), False), "plugin": ((), True)}
+        best = best_of(args.repeat, runs, folder, {"bare": 0, "plugin": 0})
+    ratio = best["plugin"] / best["bare"]
+    print(f"start-up, no tests, best of {args.repeat}")
+    print(f"bare pytest (-p no:mobilebench): {best['bare']:6.3f} s")
+    print(f"with pytest-mobilebench:         {best['plugin']:6.3f} s")
+    print(f"ratio plugin/bare: {ratio:.2f} (target <= {TARGET})")
+    if args.importtime:
+        print("slowest imports of pytest_mobilebench.plugin (cumulative, after pytest):")
+        print("\n".join(importtime()))
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
