@@ -3,12 +3,16 @@
 Every ``pytest11`` plugin of the environment other than pytest-mobilebench is switched off (``-p no:NAME``)
 in every run, with and without the plugin alike, so a ratio compares pytest-mobilebench with bare pytest and
 nothing else (the ``dev`` extra installs pytest-xdist, pytest-html, pytest-timeout ...).
+
+Each run is measured twice: wall seconds, and the CPU seconds (user + system) of the pytest process, which
+other processes on a loaded machine disturb much less; ratios are given for both.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -24,38 +28,58 @@ def other_plugins_off() -> list[str]:
     return [arg for name in names for arg in ("-p", f"no:{name}")]
 
 
-def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True) -> tuple[float, int]:
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True) -> tuple[float, float, int]:
     """Run ``pytest --collect-only -q`` with ``args`` (the plugin off when ``plugin`` is False).
 
-    Returns (wall seconds, items collected); items is 0 when pytest found nothing (exit status 5) and -1
-    on any other failure (its output goes to stderr).
+    Returns (wall seconds, CPU seconds, items collected); items is 0 when pytest found nothing (exit status
+    5) and -1 on any other failure (its output goes to stderr).
     """
     off = [*other_plugins_off(), "-p", "no:cacheprovider", *(() if plugin else ("-p", f"no:{PLUGIN}"))]
+    cpu = _child_cpu()
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *off, *args],
                           cwd=cwd, capture_output=True, text=True, check=False)
-    elapsed = time.monotonic() - started
+    elapsed, cpu = time.monotonic() - started, _child_cpu() - cpu
     if proc.returncode == 5:
-        return elapsed, 0
+        return elapsed, cpu, 0
     found = re.search(r"(\d+) tests? collected", proc.stdout)
     if proc.returncode != 0 or not found:
         sys.stderr.write(proc.stdout[-2000:] + proc.stderr[-2000:])
-        return elapsed, -1
-    return elapsed, int(found.group(1))
+        return elapsed, cpu, -1
+    return elapsed, cpu, int(found.group(1))
 
 
 def best_of(repeat: int, runs: dict[str, tuple[Sequence[str], bool]], cwd: Path,
-            expect: dict[str, int]) -> dict[str, float]:
-    """Best wall seconds of each named run over ``repeat`` rounds, the runs interleaved in every round.
+            expect: dict[str, int]) -> tuple[dict[str, float], dict[str, float]]:
+    """Best wall seconds and best CPU seconds of each named run over ``repeat`` rounds, the runs interleaved
+    in every round.
 
     Raises:
         SystemExit: a run collected another number of items than ``expect`` says.
     """
-    best: dict[str, float] = {}
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     for _ in range(repeat):
         for name, (args, plugin) in runs.items():
-            elapsed, count = collect(args, cwd, plugin=plugin)
+            elapsed, used, count = collect(args, cwd, plugin=plugin)
             if count != expect[name]:
                 raise SystemExit(f"{name}: collected {count} items, expected {expect[name]}")
-            best[name] = min(best.get(name, elapsed), elapsed)
-    return best
+            wall[name] = min(wall.get(name, elapsed), elapsed)
+            cpu[name] = min(cpu.get(name, used), used)
+    return wall, cpu
+
+
+def ratio_lines(wall: dict[str, float], cpu: dict[str, float], pairs: dict[str, tuple[str, str, float]]) -> tuple[list[str], bool]:
+    """One line per ``{label: (numerator, denominator, target)}`` with the wall and CPU ratios; and whether
+    every wall ratio met its target."""
+    lines, met = [], True
+    for label, (num, den, target) in pairs.items():
+        w, c = wall[num] / wall[den], cpu[num] / cpu[den]
+        met = met and w <= target
+        lines.append(f"ratio {label}: {w:.2f} wall, {c:.2f} CPU (target <= {target})")
+    return lines, met

@@ -25,13 +25,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from pytest_mobilebench.predictions import EMPTY, GOLD, GOLD_PATCH, LIVE_PATCH
-from pytest_mobilebench.suites.base import (
-    Column,
-    EvalContext,
-    LoadedRecord,
-    ManifestError,
-    Option,
-)
+from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.suites.declared import planner as surface
 from pytest_mobilebench.suites.planner.catalog import DOMAINS
 from pytest_mobilebench.suites.planner.episode import (
     Call,
@@ -50,7 +45,7 @@ from pytest_mobilebench.suites.planner.tasks import (
 
 __all__ = ["SUITE", "PlannerReason", "PlannerSuite", "grade_runs"]
 
-SUITE_NAME: Final = "planner"
+SUITE_NAME: Final = surface.SURFACE.name
 #: what live mode needs: (option dest, flag, environment variable)
 _LIVE_OPTIONS: Final = (("mb_agent_base_url", "--mb-agent-base-url", "MOBILEBENCH_AGENT_BASE_URL"),
                         ("mb_agent_model", "--mb-agent-model", "MOBILEBENCH_AGENT_MODEL"))
@@ -71,18 +66,6 @@ class PlannerReason(str, enum.Enum):
     @property
     def is_infra(self) -> bool:
         return self is PlannerReason.INFRA_ERROR
-
-
-def trial_count(text: str) -> int:
-    """``--mb-trials`` value: an int >= 1.
-
-    Raises:
-        ValueError: anything else (argparse reports it as a usage error).
-    """
-    value = int(text)
-    if value < 1:
-        raise ValueError(f"--mb-trials needs K >= 1, got {value}")
-    return value
 
 
 def _result(reason: PlannerReason, detail: str, **extra: Any) -> dict[str, Any]:
@@ -132,28 +115,16 @@ class PlannerSuite:
 
     name: Final = SUITE_NAME
     reasons = PlannerReason
-    options = (
-        Option(("--mb-agent-base-url",), "mb_agent_base_url", "planner live mode (--predictions=live): "
-               "OpenAI-compatible endpoint (…/v1); the key comes from MOBILEBENCH_AGENT_API_KEY",
-               env="MOBILEBENCH_AGENT_BASE_URL", keyed=True),  # another endpoint never serves this one's verdicts
-        Option(("--mb-agent-model",), "mb_agent_model", "planner live mode (--predictions=live): the model name "
-               "(the items' model name)", env="MOBILEBENCH_AGENT_MODEL", keyed=True),
-        Option(("--mb-agent-timeout",), "mb_agent_timeout", "planner live mode: seconds per request",
-               default=120.0, type=float),
-        Option(("--mb-trials", "--mb-repeat"), "mb_trials", "planner: trials per task for pass@1 / pass^k (live: K "
-               "episodes on fresh sandboxes; recorded: the prediction's 'trajectories' must hold K; default: live 1, "
-               "recorded as many as the prediction holds)", default=None, type=trial_count, keyed=True),
-    )
+    options = surface.OPTIONS
     markers = MappingProxyType({
-        SUITE_NAME: "planner suite: MobilePA-Bench-style stateful sandbox tasks",
+        **surface.MARKERS,
         **{d: f"planner capability dimension {d}" for d in DIMENSIONS},
         **{b: f"planner verification bucket {b}" for b in BUCKETS},
         **{f"planner_{d}": f"planner tasks of the {d} domain" for d in DOMAINS},
     })
-    columns = (Column("Score", "score"), Column("Bucket", "bucket"), Column("Steps", "steps"),
-               Column("Errors met/recovered", "errors"))
-    fixtures = ("planner_agent",)
-    fixture_module = "pytest_mobilebench.suites.planner.fixtures"
+    columns = surface.COLUMNS
+    fixtures = surface.FIXTURES
+    fixture_module = surface.SURFACE.fixture_module
 
     def load(self, path: Path, document: Any) -> Sequence[LoadedRecord | ManifestError]:
         """Every task of a manifest as a record (markers: suite, dimension, bucket, ``planner_<domain>``)."""
