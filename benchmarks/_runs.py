@@ -1,8 +1,8 @@
 """Shared by the start-up and collection benchmarks: one timed ``pytest --collect-only -q`` in a subprocess.
 
 Every ``pytest11`` plugin of the environment other than pytest-mobilebench is switched off (``-p no:NAME``)
-in every run, with and without the plugin alike, so a ratio compares pytest-mobilebench with bare pytest and
-nothing else (the ``dev`` extra installs pytest-xdist, pytest-html, pytest-timeout ...).
+in every run, with and without the plugin alike (pytest's own cache plugin stays on, its folder is the
+benchmark's temporary one), so a ratio compares pytest-mobilebench with bare pytest and nothing else (the ``dev`` extra installs pytest-xdist, pytest-html, pytest-timeout ...).
 
 Each run is measured twice: wall seconds, and the CPU seconds (user + system) of the pytest process, which
 other processes on a loaded machine disturb much less; ratios are given for both.
@@ -39,7 +39,7 @@ def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True) -> tuple[flo
     Returns (wall seconds, CPU seconds, items collected); items is 0 when pytest found nothing (exit status
     5) and -1 on any other failure (its output goes to stderr).
     """
-    off = [*other_plugins_off(), "-p", "no:cacheprovider", *(() if plugin else ("-p", f"no:{PLUGIN}"))]
+    off = [*other_plugins_off(), *(() if plugin else ("-p", f"no:{PLUGIN}"))]
     cpu = _child_cpu()
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *off, *args],

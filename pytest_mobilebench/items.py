@@ -22,10 +22,15 @@ import pytest
 
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import LazySuite
-from pytest_mobilebench.suites.base import ItemResult, LoadedRecord, ManifestError, Suite
+from pytest_mobilebench.suites.base import (
+    ItemResult,
+    LoadedRecord,
+    ManifestError,
+    Suite,
+)
 
 __all__ = ["DatasetFile", "InstanceItem", "InstanceNotResolved", "InvalidInstanceItem", "ManifestFile", "announce",
-           "options_of"]
+           "options_of", "selected"]
 
 T = TypeVar("T")
 
@@ -34,6 +39,7 @@ _PLUGIN_OPTIONS: tuple[str, ...] = ("mb_reports_dir", "mb_rerun")
 #: suites whose markers and fixture module this process has declared (on their first collected file)
 _PREPARED = pytest.StashKey[set[str]]()
 
+_XDIST_GROUP = "the instances of one repository or app share a group (pytest-xdist --dist loadgroup)"
 #: what the items of one (marker names, xdist group) share: their marks and their keywords
 _Marks = tuple[list[Any], dict[str, Any]]
 
@@ -46,7 +52,7 @@ def _prepare(config: pytest.Config, suite: Suite) -> None:
         return
     prepared.add(suite.name)
     declared = {line.split(":")[0].split("(")[0].strip() for line in config.getini("markers")}
-    for name, doc in suite.markers.items():
+    for name, doc in {**suite.markers, "xdist_group": _XDIST_GROUP}.items():  # xdist declares its own when present
         if name not in declared:
             config.addinivalue_line("markers", f"{name}: {doc}")
     if suite.fixture_module and not config.pluginmanager.has_plugin(f"mobilebench-fixtures-{suite.name}"):
@@ -98,6 +104,17 @@ class _RecordCollector(pytest.File, abc.ABC):
                 yield item
 
 
+def selected(items: list[pytest.Item]) -> dict[str, tuple[str, str]]:
+    """``{node id: (suite, instance id)}`` of the benchmark items among ``items`` (valid or not)."""
+    out: dict[str, tuple[str, str]] = {}
+    for it in items:
+        if isinstance(it, InstanceItem):
+            out[it.nodeid] = (it.record.suite, it.record.instance_id)
+        elif isinstance(it, InvalidInstanceItem):
+            out[it.nodeid] = (it.suite, it.error.instance_id or it.name)
+    return out
+
+
 def _marks_of(suite: Suite, record: LoadedRecord) -> _Marks:
     """The marks of a record's items, in order (the suite's fixtures, the record's markers, its xdist group),
     and their keywords: built once per distinct (marker names, group), shared by those items."""
@@ -113,8 +130,9 @@ class ManifestFile(_RecordCollector):
     def _records(self) -> list[LoadedRecord | ManifestError]:
         from pytest_mobilebench.manifest.yamlfile import read_yaml
 
+        cache = getattr(self.config, "cache", None)  # pytest's cache folder, unless -p no:cacheprovider
         try:
-            doc = read_yaml(self.path)
+            doc = read_yaml(self.path, cache.mkdir("mobilebench-manifests") if cache is not None else None)
         except ManifestError as exc:
             return [exc]
         suite_name = str(doc.data.get("suite"))

@@ -10,6 +10,12 @@ fails when the candidate is not resolved. The controller gathers every result, a
 
 Plugin state lives in ``config.stash``; hooks of the optional plugins pytest-xdist and pytest-html are
 registered only when those plugins are active.
+
+Start-up does nothing but declare: importing this module (the ``pytest11`` entry point) imports the options,
+the state and the suites' surfaces; a suite's implementation, the item classes (:mod:`pytest_mobilebench.items`)
+and the reports are imported when a benchmark file is collected or a run has results (docs/performance.md).
+The package's own modules are not assertion-rewritten (PYTEST_DONT_REWRITE: pytest would otherwise rewrite
+every module of a ``pytest11`` distribution; see :func:`pytest_addhooks`).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.provider import ProviderRegistry, RuntimeProvider
     from pytest_mobilebench.suites.base import Suite
 
-__all__ = ["InstanceItem", "InvalidInstanceItem", "ManifestFile", "MobileBenchState"]
+__all__ = ["MobileBenchState"]  # and, through __getattr__, the item classes of items.py
 
 #: the registry made for each pytest run while options are declared (keyed by its plugin manager)
 _REGISTRIES: weakref.WeakKeyDictionary[Any, SuiteRegistry] = weakref.WeakKeyDictionary()
@@ -56,6 +62,24 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from pytest_mobilebench import hooks
 
     pluginmanager.add_hookspecs(hooks)
+    _no_rewrite(pluginmanager)
+
+
+def _no_rewrite(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Take the package off pytest's assertion-rewrite list (it is on it as a ``pytest11`` distribution).
+
+    The package's asserts state invariants, never test outcomes; rewriting would send each of its modules
+    through pytest's AST rewriter (and without a writable ``__pycache__``, rewrite them again on every run).
+    Modules imported before this hook (this one and its few imports) stay as they were loaded. The rewrite
+    hook keeps its list in a private set; if a pytest version has none, nothing changes.
+    """
+    hook = getattr(pluginmanager, "rewrite_hook", None)
+    marked = getattr(hook, "_must_rewrite", None)
+    if isinstance(marked, set) and __package__ in marked:
+        marked.discard(__package__)
+        cache = getattr(hook, "_marked_for_rewrite_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -269,7 +293,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """A full reports disk ends the run before anything runs, with its own exit status (75)."""
     state = session.config.stash.get(STATE, None)
     if state is not None and state.is_controller and not session.config.option.collectonly:
-        from pytest_mobilebench.report.runs import reports_space_problem
+        from pytest_mobilebench.report.runs import REPORTS_DISK_FULL_EXIT, reports_space_problem
 
         problem = reports_space_problem(state.reports_dir)
         if problem is not None:
@@ -281,11 +305,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Record the selected benchmark items per suite; refuse to evaluate them without predictions."""
     state = config.stash[STATE]
     found = sys.modules.get("pytest_mobilebench.items")  # imported with the first benchmark file, else none
-    state.collected = {} if found is None else {
-        it.nodeid: (it.record.suite, it.record.instance_id) if isinstance(it, found.InstanceItem)
-        else (it.suite, it.error.instance_id or it.name)
-        for it in items if isinstance(it, (found.InstanceItem, found.InvalidInstanceItem))
-    }
+    state.collected = {} if found is None else found.selected(items)
     if not state.is_controller and not config.option.collectonly:
         from pytest_mobilebench.report.controller import collected_path
         from pytest_mobilebench.report.files import atomic_write_json

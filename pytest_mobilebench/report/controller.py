@@ -12,7 +12,12 @@ from typing import Any, final
 import pytest
 
 from pytest_mobilebench.report.files import append_jsonl, read_json
-from pytest_mobilebench.report.runs import REPORTS_DISK_FULL_EXIT, ReportsDiskFull, is_disk_full, run_files
+from pytest_mobilebench.report.runs import (
+    REPORTS_DISK_FULL_EXIT,
+    ReportsDiskFull,
+    is_disk_full,
+    run_files,
+)
 from pytest_mobilebench.state import STATE, MobileBenchState
 
 __all__ = ["Controller", "collected_path", "terminal_summary"]
