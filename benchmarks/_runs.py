@@ -4,6 +4,11 @@ Every ``pytest11`` plugin of the environment other than pytest-mobilebench is sw
 in every run, with and without the plugin alike (pytest's own cache plugin stays on, its folder is the
 benchmark's temporary one), so a ratio compares pytest-mobilebench with bare pytest and nothing else (the ``dev`` extra installs pytest-xdist, pytest-html, pytest-timeout ...).
 
+Python's bytecode cache is on in every run (``PYTHONPYCACHEPREFIX`` under the benchmark's temporary folder,
+``PYTHONDONTWRITEBYTECODE`` dropped), as for an installed package, whose modules are compiled once: without
+it every run compiles each imported module of the package from source, while pytest's own come compiled
+from site-packages (:func:`bytecode_env`; ``--no-bytecode`` in the scripts keeps the environment as it is).
+
 Each run is measured twice: wall seconds, and the CPU seconds (user + system) of the pytest process, which
 other processes on a loaded machine disturb much less; ratios are given for both.
 """
@@ -11,6 +16,7 @@ other processes on a loaded machine disturb much less; ratios are given for both
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import re
 import resource
 import subprocess
@@ -28,12 +34,21 @@ def other_plugins_off() -> list[str]:
     return [arg for name in names for arg in ("-p", f"no:{name}")]
 
 
+def bytecode_env(folder: Path | None) -> dict[str, str]:
+    """The environment of the runs: with ``folder``, bytecode cached under it (see the module docstring)."""
+    env = dict(os.environ)
+    if folder is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(folder)
+    return env
+
+
 def _child_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True) -> tuple[float, float, int]:
+def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True, env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """Run ``pytest --collect-only -q`` with ``args`` (the plugin off when ``plugin`` is False).
 
     Returns (wall seconds, CPU seconds, items collected); items is 0 when pytest found nothing (exit status
@@ -43,7 +58,7 @@ def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True) -> tuple[flo
     cpu = _child_cpu()
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *off, *args],
-                          cwd=cwd, capture_output=True, text=True, check=False)
+                          cwd=cwd, env=env, capture_output=True, text=True, check=False)
     elapsed, cpu = time.monotonic() - started, _child_cpu() - cpu
     if proc.returncode == 5:
         return elapsed, cpu, 0
@@ -55,9 +70,9 @@ def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True) -> tuple[flo
 
 
 def best_of(repeat: int, runs: dict[str, tuple[Sequence[str], bool]], cwd: Path,
-            expect: dict[str, int]) -> tuple[dict[str, float], dict[str, float]]:
+            expect: dict[str, int], env: dict[str, str] | None = None) -> tuple[dict[str, float], dict[str, float]]:
     """Best wall seconds and best CPU seconds of each named run over ``repeat`` rounds, the runs interleaved
-    in every round.
+    in every round (so the first round also fills the bytecode cache).
 
     Raises:
         SystemExit: a run collected another number of items than ``expect`` says.
@@ -66,7 +81,7 @@ def best_of(repeat: int, runs: dict[str, tuple[Sequence[str], bool]], cwd: Path,
     cpu: dict[str, float] = {}
     for _ in range(repeat):
         for name, (args, plugin) in runs.items():
-            elapsed, used, count = collect(args, cwd, plugin=plugin)
+            elapsed, used, count = collect(args, cwd, plugin=plugin, env=env)
             if count != expect[name]:
                 raise SystemExit(f"{name}: collected {count} items, expected {expect[name]}")
             wall[name] = min(wall.get(name, elapsed), elapsed)

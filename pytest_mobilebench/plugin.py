@@ -160,10 +160,11 @@ def pytest_configure(config: pytest.Config) -> None:
     rootdir = Path(config.invocation_params.dir)
     predictions = None
     if config.getoption("predictions"):
-        from pytest_mobilebench.predictions import PredictionsError, load_predictions
+        from pytest_mobilebench.predictions import LIVE, PredictionsError, load_predictions
 
-        try:
-            predictions = load_predictions(config.getoption("predictions"), base_dir=rootdir, suites=suites.values(),
+        specs = config.getoption("predictions")
+        try:  # the suites are read (so imported) only for `live`
+            predictions = load_predictions(specs, base_dir=rootdir, suites=suites.values() if LIVE in specs else (),
                                            options={o.dest: config.getoption(o.dest) for o in suites.options()})
         except PredictionsError as exc:
             raise pytest.UsageError(f"--predictions: {exc}") from exc
