@@ -345,10 +345,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """The mobilebench section (:func:`pytest_mobilebench.report.controller.terminal_summary`), when a run of
-    benchmark items has something to say."""
-    state = config.stash.get(STATE, None)
-    if state is not None and (state.report_errors or (state.is_controller and state.predictions is not None)):
+    """The mobilebench section (:func:`pytest_mobilebench.report.controller.terminal_summary`)."""
+    if STATE in config.stash:
         from pytest_mobilebench.report.controller import terminal_summary
 
         terminal_summary(terminalreporter, config)

@@ -124,9 +124,8 @@ class Controller:
 
 
 def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """The mobilebench section: per-suite headlines (:mod:`pytest_mobilebench.report.terminal`)."""
-    from pytest_mobilebench.report.terminal import headline_lines, nothing_selected_line
-
+    """The mobilebench section: per-suite headlines (:mod:`pytest_mobilebench.report.terminal`, imported when
+    there is something to show)."""
     for problem in config.stash[STATE].report_errors if STATE in config.stash else ():
         terminalreporter.write_line(f"mobilebench: {problem}", red=True)
     summary = config.stash.get(_SUMMARY, None)
@@ -137,10 +136,13 @@ def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
                                     "(items whose results were saved are answered from the cache)", red=True)
     if summary is None:
         if not full and state is not None and state.is_controller and state.predictions is not None and not config.option.collectonly:
+            from pytest_mobilebench.report.terminal import nothing_selected_line
+
             terminalreporter.section("mobilebench")
             terminalreporter.write_line(nothing_selected_line(state.summary_path, state.reports_dir))
         return
     from pytest_mobilebench.report.html import RUN_OUTPUT
+    from pytest_mobilebench.report.terminal import headline_lines
 
     page = (config.stash.get(RUN_OUTPUT, None) or (None, None))[1]
     terminalreporter.section("mobilebench")
