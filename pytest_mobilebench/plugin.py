@@ -160,7 +160,11 @@ def pytest_configure(config: pytest.Config) -> None:
     rootdir = Path(config.invocation_params.dir)
     predictions = None
     if config.getoption("predictions"):
-        from pytest_mobilebench.predictions import LIVE, PredictionsError, load_predictions
+        from pytest_mobilebench.predictions import (
+            LIVE,
+            PredictionsError,
+            load_predictions,
+        )
 
         specs = config.getoption("predictions")
         try:  # the suites are read (so imported) only for `live`
@@ -294,7 +298,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """A full reports disk ends the run before anything runs, with its own exit status (75)."""
     state = session.config.stash.get(STATE, None)
     if state is not None and state.is_controller and not session.config.option.collectonly:
-        from pytest_mobilebench.report.runs import REPORTS_DISK_FULL_EXIT, reports_space_problem
+        from pytest_mobilebench.report.runs import (
+            REPORTS_DISK_FULL_EXIT,
+            reports_space_problem,
+        )
 
         problem = reports_space_problem(state.reports_dir)
         if problem is not None:

@@ -23,8 +23,8 @@ pytest_plugins = ["pytester", "docker_cleanup"]
 # drops every module first imported during it, and a C extension (libyaml's binding, pydantic-core) cannot be
 # imported afresh: PyYAML's would build nodes of the dropped module's classes ("could not determine a
 # constructor for the tag None" in the next run). Imported here, they outlive every pytester run.
-import pydantic  # noqa: E402, F401
-import yaml  # noqa: E402, F401
+import pydantic  # noqa: F401
+import yaml  # noqa: F401
 
 # property tests run beside Docker builds on 2 cores: a per-example deadline would fail them for the load alone
 from hypothesis import settings  # noqa: E402

@@ -173,7 +173,10 @@ class SuiteRegistry(dict[str, Suite]):
         return suite.load() if isinstance(suite, LazySuite) else suite
 
     def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        return self[name] if name in self else default
+        try:
+            return self[name]
+        except KeyError:
+            return default
 
     def values(self) -> list[Suite]:  # type: ignore[override]
         """Every suite, lazy ones imported."""
