@@ -24,7 +24,7 @@ pytest_plugins = ["pytester", "docker_cleanup"]
 # (libyaml's binding, pydantic-core, numpy) cannot be imported afresh: PyYAML's would build nodes of the dropped
 # module's classes ("could not determine a constructor for the tag None" in the next run), numpy refuses
 # ("cannot load module more than once per process"). Imported here, they outlive every pytester run.
-import matplotlib.backends.backend_svg  # noqa: F401
+import matplotlib.backends.backend_svg
 import matplotlib.figure  # noqa: F401
 import pydantic  # noqa: F401
 import yaml  # noqa: F401
