@@ -19,6 +19,16 @@ import pytest
 
 pytest_plugins = ["pytester", "docker_cleanup"]
 
+# The plugin imports PyYAML and pydantic only when a benchmark file is collected, matplotlib (numpy) only to
+# draw a run page. An in-process pytester run drops every module first imported during it, and a C extension
+# (libyaml's binding, pydantic-core, numpy) cannot be imported afresh: PyYAML's would build nodes of the dropped
+# module's classes ("could not determine a constructor for the tag None" in the next run), numpy refuses
+# ("cannot load module more than once per process"). Imported here, they outlive every pytester run.
+import matplotlib.backends.backend_svg
+import matplotlib.figure  # noqa: F401
+import pydantic  # noqa: F401
+import yaml  # noqa: F401
+
 # property tests run beside Docker builds on 2 cores: a per-example deadline would fail them for the load alone
 from hypothesis import settings  # noqa: E402
 

@@ -117,3 +117,56 @@ def test_an_alias_bomb_is_read_without_walking_every_copy(tmp_path: Path) -> Non
     rows = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
     rows += [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]" for i in range(8)]
     read_yaml(_write(tmp_path, "\n".join(rows) + "\n"))  # 10**9 leaves if walked copy by copy
+
+
+# ----------------------------------------------------------------------- stored parses (issue 23)
+
+def _stored(cache: Path) -> list[Path]:
+    return sorted(cache.glob("*.json"))
+
+
+def test_a_stored_parse_is_read_back_for_the_same_bytes_and_dropped_when_a_byte_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("suite: x\ninstances:\n  - instance_id: a\n    n: 1\n  - instance_id: b\n    n: 2.5\n")
+    first = read_yaml(manifest, cache)
+    assert len(_stored(cache)) == 1
+    parsed: list[object] = []
+    real = yamlfile._parse
+    monkeypatch.setattr(yamlfile, "_parse", lambda *a: parsed.append(a) or real(*a))
+    again = read_yaml(manifest, cache)
+    assert parsed == [] and again == first  # same data, same lines, nothing parsed
+    manifest.write_text(manifest.read_text().replace("n: 1", "n: 3"))
+    changed = read_yaml(manifest, cache)
+    assert len(parsed) == 1 and changed.data["instances"][0]["n"] == 3 and len(_stored(cache)) == 1
+
+
+@pytest.mark.parametrize("text", [
+    "suite: x\ncreated: 2024-01-02\n",  # a date: JSON would give a string back
+    "suite: x\n1: one\n",  # an int key: JSON would give '1' back
+    "suite: x\nv: .nan\n",  # NaN is not JSON
+])
+def test_a_document_json_cannot_hold_exactly_is_never_stored(tmp_path: Path, text: str) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(text)
+    first = read_yaml(manifest, tmp_path / "cache")
+    assert _stored(tmp_path / "cache") == []
+    assert read_yaml(manifest, tmp_path / "cache").data.keys() == first.data.keys()
+
+
+def test_a_broken_or_foreign_stored_parse_is_ignored_and_errors_are_never_stored(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("suite: x\nrepo: a/b\n")
+    read_yaml(manifest, cache)
+    (stored,) = _stored(cache)
+    stored.write_text('{"format": 1, "sha256": "0", "data": {"suite": "forged"}}')  # another file's bytes
+    assert read_yaml(manifest, cache).data["suite"] == "x"
+    stored.write_text("{half")
+    assert read_yaml(manifest, cache).data["suite"] == "x"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("suite: x\nsuite: y\n")
+    for _ in range(2):
+        with pytest.raises(ManifestError, match="occurs twice"):
+            read_yaml(bad, cache)

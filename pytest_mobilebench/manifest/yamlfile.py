@@ -7,19 +7,28 @@ PyYAML's node marks.
 The file is parsed once: libyaml's C parser and composer (``yaml.CSafeLoader``, which keeps the node
 marks) build the node tree, the data is constructed from that same tree with the safe constructor, and
 the lines are read off it. Without libyaml the pure-Python ``yaml.SafeLoader`` does the same, slower.
+
+Even libyaml leaves the construction of every node to Python (about ten times the cost of ``json`` for
+the same records), so :func:`read_yaml` can keep what it parsed: given a ``cache_dir`` (the plugin passes
+pytest's cache folder, ``.pytest_cache/d/mobilebench-manifests``), a parsed manifest is stored there as
+JSON, one file per manifest path, under the SHA-256 of the manifest's bytes; the next read of the same bytes
+loads that JSON instead of parsing (a changed byte parses again). A document JSON cannot hold exactly
+(dates, non-string keys, NaN) and a file with an error are never stored.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
-from pytest_mobilebench.suites.base import ManifestError
 from pytest_mobilebench.suggest import closest
+from pytest_mobilebench.suites.base import ManifestError
 
 __all__ = ["YamlDocument", "charge_file_problem", "read_yaml", "unknown_top_keys", "validation_problem"]
 
@@ -111,17 +120,68 @@ def _error_place(text: str, mark: Any) -> tuple[int | None, str]:
     return mark.line + 1, f" (column {mark.column + 1})"
 
 
-def read_yaml(path: Path) -> YamlDocument:
-    """Parse one YAML file that must hold a mapping.
+#: version of the stored form of a parsed manifest (a stored file of another version is parsed again)
+_CACHE_FORMAT: Final = 1
+
+
+def _cache_file(cache_dir: Path, path: Path) -> Path:
+    return cache_dir / (hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32] + ".json")
+
+
+def _cached(cache_dir: Path | None, path: Path, digest: str) -> YamlDocument | None:
+    """The stored parse of ``path`` when it was made from bytes of this ``digest``, else None."""
+    if cache_dir is None:
+        return None
+    try:
+        stored = json.loads(_cache_file(cache_dir, path).read_text(encoding="utf-8"))
+        if stored["format"] != _CACHE_FORMAT or stored["sha256"] != digest or not isinstance(stored["data"], dict):
+            return None
+        items = {k: [(int(line), dict(fields)) for line, fields in v] for k, v in stored["item_lines"].items()}
+        return YamlDocument(path=path, data=stored["data"], key_lines=dict(stored["key_lines"]), item_lines=items)
+    except (OSError, ValueError, KeyError, TypeError):  # absent, half-written by a crash, of another shape
+        return None
+
+
+def _store(cache_dir: Path | None, doc: YamlDocument, digest: str) -> None:
+    """Keep ``doc`` for the next read of the same bytes, when JSON holds its data exactly; never raises."""
+    if cache_dir is None:
+        return
+    try:
+        text = json.dumps({"format": _CACHE_FORMAT, "sha256": digest, "data": doc.data, "key_lines": doc.key_lines,
+                           "item_lines": doc.item_lines}, allow_nan=False)
+        if json.loads(text)["data"] != doc.data:  # int keys, tuples ...: the stored form would differ
+            return
+        from pytest_mobilebench.report.files import atomic_write_text
+
+        atomic_write_text(_cache_file(cache_dir, doc.path), text)
+    except (OSError, TypeError, ValueError):  # dates, a read-only or full cache folder: parse next time
+        return
+
+
+def read_yaml(path: Path, cache_dir: Path | None = None) -> YamlDocument:
+    """Parse one YAML file that must hold a mapping (through ``cache_dir``'s stored parses when given, see the
+    module docstring).
 
     Raises:
         ManifestError: unreadable file, YAML syntax error (with the line and column PyYAML reports), a key
             repeated in one mapping (its second line), or a document that is not a mapping.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()
+        cached = _cached(cache_dir, path, digest)
+        if cached is not None:
+            return cached
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(path, f"cannot read manifest: {exc}") from exc
+    doc = _parse(path, text)
+    _store(cache_dir, doc, digest)
+    return doc
+
+
+def _parse(path: Path, text: str) -> YamlDocument:
+    """:func:`read_yaml` without the cache."""
     try:
         node, data = _compose_and_construct(text)
     except yaml.YAMLError as exc:

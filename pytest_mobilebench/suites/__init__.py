@@ -4,9 +4,15 @@ A suite is one folder ``pytest_mobilebench/suites/<name>/`` whose ``SUITE`` impl
 :class:`pytest_mobilebench.suites.base.Suite`. The plugin builds one :class:`SuiteRegistry` per pytest run,
 when options are declared: the built-in suites first, then every suite that a plugin or ``conftest.py`` adds
 through the ``pytest_mobilebench_register_suites`` hook. Each suite is checked against the protocol as it is
-added, and its options are added to the command line at that moment. A built-in suite whose optional
-dependencies are missing is kept as a :class:`UnavailableSuite`: its manifests become error items that name
-the missing package; the other suites run.
+added, and its options are added to the command line at that moment.
+
+A built-in suite is registered by its surface (:class:`pytest_mobilebench.suites.base.SuiteSurface`, from
+``suites/declared/``) as a :class:`LazySuite`: its implementation (Docker, Playwright, adbutils, pydantic
+models, grading) is imported the first time ``registry[name]`` (or ``get``, ``values``, ``items``) asks for
+it, i.e. when an item of that suite is collected or run; :meth:`SuiteRegistry.declared` gives every suite's
+surface without importing anything. A built-in suite whose optional dependencies are missing becomes an
+:class:`UnavailableSuite` then: its manifests become error items that name the missing package; the other
+suites run.
 """
 
 from __future__ import annotations
@@ -25,18 +31,16 @@ from pytest_mobilebench.suites.base import (
     ManifestError,
     Option,
     Suite,
+    SuiteContractError,
+    SuiteSurface,
     check_suite,
 )
 
-__all__ = ["AGENT_OPTIONS", "BUILTIN_SUITES", "SuiteRegistry", "UnavailableSuite", "builtin_registry"]
+__all__ = ["AGENT_OPTIONS", "BUILTIN_SUITES", "LazySuite", "SuiteRegistry", "UnavailableSuite", "builtin_registry"]
 
-#: suite name -> module that exposes ``SUITE``
-BUILTIN_SUITES: dict[str, str] = {
-    "issue_resolution": "pytest_mobilebench.suites.issue_resolution",
-    "app_generation": "pytest_mobilebench.suites.app_generation",
-    "planner": "pytest_mobilebench.suites.planner",
-    "device_repair": "pytest_mobilebench.suites.device_repair",
-}
+#: the built-in suites, by name; each one's surface (which names its implementation module) is
+#: ``pytest_mobilebench.suites.declared.<name>``
+BUILTIN_SUITES: tuple[str, ...] = ("issue_resolution", "app_generation", "planner", "device_repair")
 
 
 @final
@@ -81,9 +85,63 @@ class UnavailableSuite:
         raise ValueError(self.error)
 
 
-class SuiteRegistry(dict[str, Suite]):
-    """``{name: suite}``; every suite is checked against :class:`Suite` when it is added.
+@final
+class LazySuite:
+    """A suite known by its surface until :meth:`load` imports the implementation (once).
 
+    ``name``, ``options``, ``markers``, ``columns``, ``fixtures`` and ``fixture_module`` are the surface's.
+
+    Raises (from :meth:`load`):
+        SuiteContractError: the implementation does not implement :class:`Suite`, or declares other options,
+            columns, fixtures or fixture module than its surface, or lacks one of the surface's markers.
+    """
+
+    def __init__(self, surface: SuiteSurface) -> None:
+        self.surface = surface
+        self._suite: Suite | None = None
+
+    name = property(lambda self: self.surface.name)
+    options = property(lambda self: self.surface.options)
+    markers = property(lambda self: self.surface.markers)
+    columns = property(lambda self: self.surface.columns)
+    fixtures = property(lambda self: self.surface.fixtures)
+    fixture_module = property(lambda self: self.surface.fixture_module)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the implementation was imported."""
+        return self._suite is not None
+
+    def reads_dataset(self, path: Path) -> bool:
+        """Whether ``path``'s name matches one of the surface's ``datasets`` patterns."""
+        return any(path.match(pattern) for pattern in self.surface.datasets)
+
+    def load(self) -> Suite:
+        """The implementation, imported on first call; an :class:`UnavailableSuite` when an import fails."""
+        if self._suite is None:
+            suite = _import_suite(self.surface.name, self.surface.module)
+            if not isinstance(suite, UnavailableSuite):
+                check_suite(suite, self.surface.name)
+                _check_surface(self.surface, suite)
+            self._suite = suite
+        return self._suite
+
+
+def _check_surface(surface: SuiteSurface, suite: Suite) -> None:
+    """The implementation declares what its surface said (one fact, two readers)."""
+    problems = [attr for attr in ("options", "columns", "fixtures", "fixture_module")
+                if tuple(getattr(suite, attr) or ()) != tuple(getattr(surface, attr) or ())]
+    problems += [f"marker {m!r}" for m in surface.markers if m not in suite.markers]
+    if problems:
+        raise SuiteContractError(f"suite {surface.name!r} differs from its surface in: {', '.join(problems)}")
+
+
+class SuiteRegistry(dict[str, Suite]):
+    """``{name: suite}``; every suite is checked against :class:`Suite` when it is added (a :class:`LazySuite`
+    when its implementation is imported).
+
+    Reading a suite (``registry[name]``, ``get``, ``values``, ``items``) imports a lazy one's implementation;
+    :meth:`declared` and :meth:`options` never do.
     ``on_add`` (set by the plugin) is called with each added suite, to declare its options and markers.
 
     Raises:
@@ -96,12 +154,12 @@ class SuiteRegistry(dict[str, Suite]):
         self.on_add = on_add
 
     def __setitem__(self, name: str, suite: Suite) -> None:
-        if not isinstance(suite, UnavailableSuite):
+        if not isinstance(suite, (UnavailableSuite, LazySuite)):
             check_suite(suite, name)
-        if name in self and self[name] is not suite:
-            raise ValueError(f"a suite named {name!r} is already registered ({self[name]!r})")
+        if name in self and dict.__getitem__(self, name) is not suite:
+            raise ValueError(f"a suite named {name!r} is already registered ({dict.__getitem__(self, name)!r})")
         taken = {o.dest: "the live agents" for o in AGENT_OPTIONS}
-        taken.update({o.dest: n for n, s in self.items() if n != name for o in s.options})
+        taken.update({o.dest: n for n, s in self.declared().items() if n != name for o in s.options})
         clash = [f"{o.dest!r} (declared by {taken[o.dest]!r})" for o in suite.options if o.dest in taken]
         if clash:
             raise ValueError(f"suite {name!r} declares options already declared: {', '.join(clash)}")
@@ -113,9 +171,37 @@ class SuiteRegistry(dict[str, Suite]):
         """Add ``suite`` under its own name."""
         self[suite.name] = suite
 
+    def __getitem__(self, name: str) -> Suite:
+        suite = dict.__getitem__(self, name)
+        return suite.load() if isinstance(suite, LazySuite) else suite
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def values(self) -> list[Suite]:  # type: ignore[override]
+        """Every suite, lazy ones imported."""
+        return [self[name] for name in self]
+
+    def items(self) -> list[tuple[str, Suite]]:  # type: ignore[override]
+        """``(name, suite)`` of every suite, lazy ones imported."""
+        return [(name, self[name]) for name in self]
+
+    def declared(self) -> dict[str, Suite | LazySuite]:
+        """``{name: suite}`` with lazy suites as they are (their surface), nothing imported."""
+        return {name: dict.__getitem__(self, name) for name in self}
+
+    def loaded(self, name: str) -> bool:
+        """Whether suite ``name``'s implementation is in use (always, for a suite registered as an object)."""
+        suite = dict.__getitem__(self, name)
+        return not isinstance(suite, LazySuite) or suite.loaded
+
     def options(self) -> list[Option]:
-        """The live agents' shared options (declared once by the plugin), then every registered suite's own."""
-        return [*AGENT_OPTIONS, *(o for s in self.values() for o in s.options)]
+        """The live agents' shared options (declared once by the plugin), then every registered suite's own
+        (from surfaces: nothing imported)."""
+        return [*AGENT_OPTIONS, *(o for s in self.declared().values() for o in s.options)]
 
 
 def _import_suite(name: str, module: str) -> Suite:
@@ -126,8 +212,9 @@ def _import_suite(name: str, module: str) -> Suite:
 
 
 def builtin_registry(on_add: Callable[[Suite], None] | None = None) -> SuiteRegistry:
-    """A fresh registry holding the built-in suites."""
+    """A fresh registry holding the built-in suites, each as a :class:`LazySuite` (nothing imported yet)."""
     registry = SuiteRegistry(on_add)
-    for name, module in BUILTIN_SUITES.items():
-        registry[name] = _import_suite(name, module)
+    for name in BUILTIN_SUITES:
+        surface = importlib.import_module(f"pytest_mobilebench.suites.declared.{name}").SURFACE
+        registry[name] = LazySuite(surface)  # type: ignore[assignment]
     return registry

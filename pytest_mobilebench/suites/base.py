@@ -18,7 +18,7 @@ from typing import Any, Final, Protocol, TypeVar, final, runtime_checkable
 from pytest_mobilebench.options import Option
 from pytest_mobilebench.predictions import Prediction
 
-__all__ = ["Column", "EvalContext", "LoadedRecord", "ManifestError", "Option", "INFRA_REASON", "ItemResult", "ResultContractError", "Suite", "SuiteContractError", "check_suite"]
+__all__ = ["Column", "EvalContext", "LoadedRecord", "ManifestError", "Option", "INFRA_REASON", "ItemResult", "ResultContractError", "Suite", "SuiteContractError", "SuiteSurface", "check_suite"]
 
 T = TypeVar("T")
 
@@ -114,6 +114,33 @@ class Column:
 
     header: str
     key: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteSurface:
+    """What a suite shows before its implementation is imported: enough to declare its options and markers,
+    show its columns and route files to it. A built-in suite's surface lives in
+    ``pytest_mobilebench/suites/declared/<name>.py`` and imports nothing heavy; the implementation
+    (``module``'s ``SUITE``) is imported when an item of the suite is collected or run.
+
+    Attributes:
+        name: the suite name.
+        module: dotted module exposing ``SUITE``, the implementation.
+        options, columns, fixtures, fixture_module: exactly the implementation's (checked when it is imported).
+        markers: markers declared at start-up; the implementation's ``markers`` holds at least these (markers
+            computed from registries, such as frameworks', are declared when the implementation is imported).
+        datasets: glob patterns of the ``--dataset`` file names the suite's ``load_dataset`` may read (``()``:
+            it reads none, so a dataset never imports it).
+    """
+
+    name: str
+    module: str
+    options: tuple[Option, ...]
+    markers: Mapping[str, str]
+    columns: tuple[Column, ...]
+    fixtures: tuple[str, ...] = ()
+    fixture_module: str | None = None
+    datasets: tuple[str, ...] = ()
 
 
 @runtime_checkable

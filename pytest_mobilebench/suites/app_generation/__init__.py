@@ -58,7 +58,8 @@ from pytest_mobilebench.suites.app_generation.manifest import (
     parse_prediction,
 )
 from pytest_mobilebench.suites.app_generation.serve import serve_spa, stage_files
-from pytest_mobilebench.suites.app_generation import container, surface
+from pytest_mobilebench.suites.app_generation import container
+from pytest_mobilebench.suites.declared import app_generation as surface
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.states import InfraKind
 

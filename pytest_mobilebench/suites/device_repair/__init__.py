@@ -23,13 +23,8 @@ from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError, Runtime
 from pytest_mobilebench.runtime.repos import RepoCache
-from pytest_mobilebench.suites.base import (
-    Column,
-    EvalContext,
-    LoadedRecord,
-    ManifestError,
-    Option,
-)
+from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.suites.declared.device_repair import COLUMNS, MARKERS, OPTIONS, SURFACE
 from pytest_mobilebench.suites.device_repair import flow, workroot
 from pytest_mobilebench.suites.device_repair.contract import Reason
 from pytest_mobilebench.suites.device_repair.grading import check_record, grade_evidence
@@ -43,45 +38,6 @@ from pytest_mobilebench.suites.device_repair.summary import K_VALUES, summarize
 from pytest_mobilebench.states import InfraKind
 
 __all__ = ["SUITE", "DeviceRepairSuite"]
-
-OPTIONS = (
-    Option(("--mb-devices",), "mb_devices", "device serials for the pool, comma-separated (never shut down)",
-           env="MOBILEBENCH_DEVICES"),
-    Option(("--mb-avd",), "mb_avd", "start emulators: NAME or NAMExN (comma-separated), stopped at session end",
-           env="MOBILEBENCH_AVD"),
-    Option(("--mb-adb-server",), "mb_adb_server", "adb server HOST:PORT (default ADB_SERVER_SOCKET, else 127.0.0.1:5037)",
-           env="MOBILEBENCH_ADB_SERVER"),
-    Option(("--mb-emulator",), "mb_emulator", "the emulator executable (default: emulator on PATH)", env="MOBILEBENCH_EMULATOR"),
-    Option(("--mb-emulator-port-base",), "mb_emulator_port_base", "first emulator console port (even)", default=5554, type=int),
-    Option(("--mb-boot-timeout",), "mb_boot_timeout", "seconds to wait for a started emulator to boot", default=600.0, type=float),
-    Option(("--mb-device-lock-dir",), "mb_device_lock_dir", "folder of the device and repository lock files"),
-    Option(("--mb-device-retries",), "mb_device_retries", "infrastructure retries of a state (0-2, same candidate)",
-           default=2, type=int, choices=(0, 1, 2)),
-    Option(("--mb-lease-timeout",), "mb_lease_timeout", "seconds to wait for a repository lock and a free device",
-           default=1800.0, type=float),
-)
-
-COLUMNS = (
-    Column("verdict", "verdict"),
-    Column("q", "q_outcome"),
-    Column("F2P", "fail_to_pass"),
-    Column("Q safe", "regression_safe"),
-    Column("cause", "cause"),
-    Column("infra", "infra_kind"),
-    Column("policy", "policy_kind"),
-    Column("attempts", "attempts"),
-    Column("device", "device"),
-)
-
-MARKERS = {
-    "device_repair": "on-device repair records (AppEval protocol)",
-    "issue": "record constructed from a real issue",
-    "mutation": "record constructed by a controlled mutation",
-    "easy": "difficulty easy",
-    "medium": "difficulty medium",
-    "hard": "difficulty hard",
-}
-
 
 def localization(ranked: Any, defect_files: Sequence[str]) -> dict[str, float] | None:
     """Hit@k / Recall@k of a prediction's ``ranked_files`` against F (None when it gives none)."""
@@ -116,13 +72,13 @@ def _runtime(record: DeviceRecord, ctx: EvalContext, repos: RepoCache, *, truste
 class DeviceRepairSuite:
     """The ``device_repair`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`)."""
 
-    name = "device_repair"
+    name = SURFACE.name
     reasons = Reason
     options = OPTIONS
     markers = MARKERS
     columns = COLUMNS
-    fixtures = ("mb_device_pool", "mb_runtime")
-    fixture_module = "pytest_mobilebench.suites.device_repair.fixtures"
+    fixtures = SURFACE.fixtures
+    fixture_module = SURFACE.fixture_module
 
     def load(self, path: Path, document: Any) -> list[LoadedRecord | ManifestError]:
         """Load one ``cases/device_repair/*.yaml`` (see :mod:`.records`)."""

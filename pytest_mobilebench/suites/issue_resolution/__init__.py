@@ -41,7 +41,8 @@ from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.trust import cross_check_run, harden_plan
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
-from pytest_mobilebench.suites.issue_resolution import surface
+from pytest_mobilebench.suites.declared import issue_resolution as surface
+from pytest_mobilebench.suites.issue_resolution.markers import FrameworkMarkers
 from pytest_mobilebench.suites.issue_resolution.rates import headline, infra_callouts
 from pytest_mobilebench.suites.issue_resolution.attribution import (
     CANDIDATE_FAILURE,
@@ -134,7 +135,7 @@ class IssueResolutionSuite:
 
     name = "issue_resolution"
     options = surface.OPTIONS
-    markers = surface.MARKERS
+    markers = FrameworkMarkers(surface.MARKERS)
     columns = surface.COLUMNS
     fixtures = surface.FIXTURES
     fixture_module = None

@@ -253,12 +253,14 @@ class _RepeatedKey(ValueError):
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _RepeatedKey(f"key {key!r} occurs twice in one object (JSON keeps only the last)")
-        seen[key] = value
-    return seen
+    out = dict(pairs)
+    if len(out) != len(pairs):  # the rare case: find the first repeated key
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(f"key {key!r} occurs twice in one object (JSON keeps only the last)")
+            seen.add(key)
+    return out
 
 
 def _dataset_rows(path: Path) -> Iterator[tuple[int, Any]]:

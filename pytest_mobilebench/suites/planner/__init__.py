@@ -24,16 +24,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_mobilebench.agents.options import AGENT_FIXTURE, live_model
+from pytest_mobilebench.agents.options import live_model
 from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.states import InfraKind
-from pytest_mobilebench.suites.base import (
-    Column,
-    EvalContext,
-    LoadedRecord,
-    ManifestError,
-    Option,
-)
+from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.suites.declared import planner as surface
 from pytest_mobilebench.suites.planner.catalog import DOMAINS
 from pytest_mobilebench.suites.planner.episode import (
     Call,
@@ -52,7 +47,7 @@ from pytest_mobilebench.suites.planner.tasks import (
 
 __all__ = ["SUITE", "PlannerReason", "PlannerSuite", "grade_runs"]
 
-SUITE_NAME: Final = "planner"
+SUITE_NAME: Final = surface.SURFACE.name
 
 
 @enum.unique
@@ -119,19 +114,16 @@ class PlannerSuite:
 
     name: Final = SUITE_NAME
     reasons = PlannerReason
-    #: the live options are the shared ones (``--mb-agent-*``, ``--mb-trials``: :mod:`pytest_mobilebench.agents.options`)
-    options: tuple[Option, ...] = ()
+    options = surface.OPTIONS
     markers = MappingProxyType({
-        SUITE_NAME: "planner suite: MobilePA-Bench-style stateful sandbox tasks",
+        **surface.MARKERS,
         **{d: f"planner capability dimension {d}" for d in DIMENSIONS},
         **{b: f"planner verification bucket {b}" for b in BUCKETS},
         **{f"planner_{d}": f"planner tasks of the {d} domain" for d in DOMAINS},
     })
-    columns = (Column("Score", "score"), Column("Bucket", "bucket"), Column("Steps", "steps"),
-               Column("Errors met/recovered", "errors"))
-    #: ``mb_agent`` names this suite as an agent driver: the shared agent options key its results
-    fixtures = ("planner_agent", AGENT_FIXTURE)
-    fixture_module = "pytest_mobilebench.suites.planner.fixtures"
+    columns = surface.COLUMNS
+    fixtures = surface.FIXTURES
+    fixture_module = surface.SURFACE.fixture_module
 
     def load(self, path: Path, document: Any) -> Sequence[LoadedRecord | ManifestError]:
         """Every task of a manifest as a record (markers: suite, dimension, bucket, ``planner_<domain>``)."""

@@ -1,6 +1,6 @@
 """What the app-generation suite shows the user: its options, markers and report columns.
 
-Declared once here; the plugin adds the options to the command line, the markers to the ini and the columns
+Declared once here (imported at start-up, without the implementation); the plugin adds the options to the command line, the markers to the ini and the columns
 to the html report (:class:`pytest_mobilebench.suites.base.Suite`).
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from pytest_mobilebench.suites.base import Column, Option
+from pytest_mobilebench.suites.base import Column, Option, SuiteSurface
 
-__all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS"]
+__all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS", "SURFACE"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-price-table",), "mb_price_table", "app generation: JSON price table (USD per million tokens)",
@@ -40,3 +40,8 @@ COLUMNS: Final[tuple[Column, ...]] = (
 #: the browser and the runtime source (whose runtime opens the build sandbox; the local runtime, trusted only,
 #: builds on this host) each item requests; see pytest_mobilebench.fixtures
 FIXTURES: Final[tuple[str, ...]] = ("mb_browser", "mb_runtime")
+
+SURFACE: Final = SuiteSurface(
+    name="app_generation", module="pytest_mobilebench.suites.app_generation", options=OPTIONS, markers=MARKERS,
+    columns=COLUMNS, fixtures=FIXTURES,
+)

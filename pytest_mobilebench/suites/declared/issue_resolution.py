@@ -1,18 +1,18 @@
 """What the issue-resolution suite shows the user: its options, markers and report columns.
 
-Declared once here; the plugin adds the options to the command line, the markers to the ini and the columns
-to the html report (:class:`pytest_mobilebench.suites.base.Suite`).
+Declared once here (imported at start-up, without the implementation); the plugin adds the options to the
+command line, the markers to the ini and the columns to the html report
+(:class:`pytest_mobilebench.suites.base.SuiteSurface`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Final, final
+from collections.abc import Mapping
+from typing import Final
 
-from pytest_mobilebench import frameworks
-from pytest_mobilebench.suites.base import Column, Option
+from pytest_mobilebench.suites.base import Column, Option, SuiteSurface
 
-__all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS"]
+__all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS", "SURFACE"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--dataset-framework",), "dataset_framework", "framework of --dataset rows that lack one"),
@@ -38,34 +38,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
 )
 
 
-@final
-class FrameworkMarkers(Mapping[str, str]):
-    """The suite's own markers plus, for every registered framework, its name and its ``markers`` (what
-    :func:`pytest_mobilebench.suites.issue_resolution.manifest.record_for` puts on an instance), read from the
-    registry at each look-up: a framework registered later (a plugin's, a ``conftest.py``'s) gets its
-    markers declared without editing this file."""
-
-    def __init__(self, own: Mapping[str, str]) -> None:
-        self._own = dict(own)
-
-    def _all(self) -> dict[str, str]:
-        markers = dict(self._own)
-        for fw in map(frameworks.get, frameworks.names()):
-            for marker in (fw.name, *fw.markers):
-                markers.setdefault(marker, f"{fw.name} instances")
-        return markers
-
-    def __getitem__(self, name: str) -> str:
-        return self._all()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-
-MARKERS: Final[Mapping[str, str]] = FrameworkMarkers({
+#: the suite's own markers; the implementation adds every registered framework's (:class:`FrameworkMarkers`)
+MARKERS: Final[Mapping[str, str]] = {
     "issue_resolution": "issue-resolution instances (MobileDev-Bench)",
     "easy": "difficulty easy (< 15 min)",
     "medium": "difficulty medium (15 min - 1 h)",
@@ -73,7 +47,7 @@ MARKERS: Final[Mapping[str, str]] = FrameworkMarkers({
     "bug_fix": "category bug fix",
     "new_feature": "category new feature",
     "feature_optimization": "category feature optimisation",
-})
+}
 
 COLUMNS: Final[tuple[Column, ...]] = (
     Column("Verdict", "reason"),
@@ -85,3 +59,8 @@ COLUMNS: Final[tuple[Column, ...]] = (
 #: the runtime source each item requests (runtime options are the providers': runtime/provider.py);
 #: see pytest_mobilebench.fixtures
 FIXTURES: Final[tuple[str, ...]] = ("mb_runtime",)
+
+SURFACE: Final = SuiteSurface(
+    name="issue_resolution", module="pytest_mobilebench.suites.issue_resolution", options=OPTIONS, markers=MARKERS,
+    columns=COLUMNS, fixtures=FIXTURES, datasets=("*",),  # any file: the rows say their dialect
+)

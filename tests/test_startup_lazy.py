@@ -1,0 +1,114 @@
+"""Start-up and collection are lazy (issue 23): a pytest run without benchmark files imports no suite
+implementation and none of the heavy libraries, the package is not assertion-rewritten even when pytest marks
+it (as it does for a ``pytest11`` wheel), a suite's implementation comes with its first file, and the items of
+one file share their fixture closure and marks. Each case is a real ``pytest`` subprocess; a ``conftest.py``
+reports ``sys.modules`` at session end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: loaded first with ``-p``: marks the whole package for assertion rewriting, as pytest does for a wheel
+MARKER_PLUGIN = '''
+def pytest_addhooks(pluginmanager):
+    pluginmanager.rewrite_hook.mark_rewrite("pytest_mobilebench")
+'''
+
+#: writes which package modules (and heavy libraries) were imported, and which were rewritten
+REPORTING_CONFTEST = '''
+import json, sys
+from _pytest.assertion.rewrite import AssertionRewritingHook
+
+def pytest_sessionfinish(session):
+    mods = {n: m for n, m in list(sys.modules.items()) if m is not None}
+    ours = sorted(n for n in mods if n.startswith("pytest_mobilebench"))
+    rewritten = sorted(n for n in ours if isinstance(getattr(mods[n], "__loader__", None), AssertionRewritingHook))
+    heavy = sorted(n for n in ("pydantic", "docker", "playwright", "matplotlib", "adbutils", "yaml", "filelock.asyncio")
+                   if n in mods)
+    items = [i for i in session.items if type(i).__name__ == "InstanceItem"]
+    shared = len({id(i._fixtureinfo) for i in items}), len({id(i.own_markers[-1]) for i in items})
+    with open("modules.json", "w") as fh:
+        json.dump({"ours": ours, "rewritten": rewritten, "heavy": heavy, "items": len(items), "shared": shared}, fh)
+'''
+
+#: the package's modules a run without benchmark files may import (declarations only)
+STARTUP_MODULES = {
+    "pytest_mobilebench", "pytest_mobilebench.plugin", "pytest_mobilebench.hooks", "pytest_mobilebench.options",
+    "pytest_mobilebench.state", "pytest_mobilebench.fixtures", "pytest_mobilebench.suites",
+    "pytest_mobilebench.suites.base", "pytest_mobilebench.suites.declared",
+    # the run's files and the controller (stdlib only)
+    "pytest_mobilebench.report", "pytest_mobilebench.report.files", "pytest_mobilebench.report.runs",
+    "pytest_mobilebench.report.controller",
+    # imported by the runtime layer, whose providers declare options at start-up
+    "pytest_mobilebench.states", "pytest_mobilebench.cache",
+}
+
+
+def _run(folder: Path, *args: str) -> dict[str, object]:
+    (folder / "mb_mark_all.py").write_text(MARKER_PLUGIN)
+    (folder / "conftest.py").write_text(REPORTING_CONFTEST)
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "mb_mark_all", "-p", "mobilebench", "--collect-only",
+                           "-q", "-p", "no:cacheprovider", *args], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode in (0, 5), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads((folder / "modules.json").read_text())
+
+
+def _startup_only(name: str) -> bool:
+    return name in STARTUP_MODULES or name.startswith(("pytest_mobilebench.suites.declared.",
+                                                       "pytest_mobilebench.runtime"))
+
+
+def test_a_run_without_benchmark_files_imports_declarations_only(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert 1\n")
+    found = _run(tmp_path)
+    extra = [n for n in found["ours"] if not _startup_only(n)]
+    assert not extra, f"imported at start-up: {extra}"
+    assert not any(n.startswith("pytest_mobilebench.suites.issue_resolution") for n in found["ours"])
+    assert found["heavy"] == [], found["heavy"]
+
+
+def test_the_package_is_not_assertion_rewritten_even_when_pytest_marks_it(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert 1\n")
+    found = _run(tmp_path)
+    # only what the entry point imports before its first hook runs may have gone through the rewriter
+    before_hooks = {"pytest_mobilebench", "pytest_mobilebench.plugin", "pytest_mobilebench.hooks",
+                    "pytest_mobilebench.options", "pytest_mobilebench.state", "pytest_mobilebench.suites",
+                    "pytest_mobilebench.suites.base", "pytest_mobilebench.suites.declared"}
+    rewritten = {n for n in found["rewritten"] if ".declared." not in n}
+    assert rewritten <= before_hooks, sorted(rewritten - before_hooks)
+    assert "pytest_mobilebench.fixtures" in found["ours"] and "pytest_mobilebench.fixtures" not in rewritten
+
+
+def test_a_suite_is_imported_with_its_first_file_and_its_items_share_closure_and_marks(tmp_path: Path) -> None:
+    first = min((ROOT / "cases" / "planner").glob("*.yaml"))
+    (tmp_path / first.name).write_text(first.read_text(encoding="utf-8"), encoding="utf-8")
+    found = _run(tmp_path, first.name)
+    assert found["items"] > 1
+    assert any(n.startswith("pytest_mobilebench.suites.planner") for n in found["ours"])
+    assert not any(n.startswith(("pytest_mobilebench.suites.issue_resolution", "pytest_mobilebench.suites.device_repair",
+                                 "pytest_mobilebench.suites.app_generation")) for n in found["ours"])
+    closures, _ = found["shared"]
+    assert closures == 1  # one fixture closure for the file, as one parametrize shares one
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_markers_computed_by_an_implementation_are_declared_before_its_items(tmp_path: Path, strict: bool) -> None:
+    """The planner's dimension markers are not on its surface: they are declared when its first file comes,
+    so ``--strict-markers`` accepts them and ``-m`` selects by them."""
+    first = min((ROOT / "cases" / "planner").glob("*.yaml"))
+    (tmp_path / first.name).write_text(first.read_text(encoding="utf-8"), encoding="utf-8")
+    args = [first.name, "-m", "basic_tool_use or memory_usage or subagent_collaboration or skill_usage"]
+    found = _run(tmp_path, *args, *(["--strict-markers"] if strict else []))
+    assert found["items"] > 0
