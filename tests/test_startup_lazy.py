@@ -49,6 +49,8 @@ STARTUP_MODULES = {
     "pytest_mobilebench.report.controller",
     # imported by the runtime layer, whose providers declare options at start-up
     "pytest_mobilebench.states", "pytest_mobilebench.cache",
+    # the live agents' shared option declarations (stdlib only; the client and loop load when an agent runs)
+    "pytest_mobilebench.agents", "pytest_mobilebench.agents.options",
 }
 
 
@@ -85,7 +87,8 @@ def test_the_package_is_not_assertion_rewritten_even_when_pytest_marks_it(tmp_pa
     # only what the entry point imports before its first hook runs may have gone through the rewriter
     before_hooks = {"pytest_mobilebench", "pytest_mobilebench.plugin", "pytest_mobilebench.hooks",
                     "pytest_mobilebench.options", "pytest_mobilebench.state", "pytest_mobilebench.suites",
-                    "pytest_mobilebench.suites.base", "pytest_mobilebench.suites.declared"}
+                    "pytest_mobilebench.suites.base", "pytest_mobilebench.suites.declared",
+                    "pytest_mobilebench.agents", "pytest_mobilebench.agents.options"}
     rewritten = {n for n in found["rewritten"] if ".declared." not in n}
     assert rewritten <= before_hooks, sorted(rewritten - before_hooks)
     assert "pytest_mobilebench.fixtures" in found["ours"] and "pytest_mobilebench.fixtures" not in rewritten

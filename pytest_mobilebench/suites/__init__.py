@@ -20,10 +20,9 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
 from pytest_mobilebench.agents.options import AGENT_OPTIONS
-from pytest_mobilebench.predictions import Prediction
 from pytest_mobilebench.suites.base import (
     Column,
     EvalContext,
@@ -35,6 +34,9 @@ from pytest_mobilebench.suites.base import (
     SuiteSurface,
     check_suite,
 )
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.predictions import Prediction
 
 __all__ = ["AGENT_OPTIONS", "BUILTIN_SUITES", "LazySuite", "SuiteRegistry", "UnavailableSuite", "builtin_registry"]
 

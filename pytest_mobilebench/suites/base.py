@@ -13,10 +13,12 @@ import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar, final, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, final, runtime_checkable
 
 from pytest_mobilebench.options import Option
-from pytest_mobilebench.predictions import Prediction
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.predictions import Prediction
 
 __all__ = ["Column", "EvalContext", "LoadedRecord", "ManifestError", "Option", "INFRA_REASON", "ItemResult", "ResultContractError", "Suite", "SuiteContractError", "SuiteSurface", "check_suite"]
 
