@@ -503,6 +503,10 @@ class DockerWorkspace:
             found[key] = data
         return found
 
+    def stop_leftovers(self) -> None:
+        """Stop every process a command left behind (:meth:`_quiesce`)."""
+        self._quiesce()
+
     def root_exec(self, argv: list[str]) -> tuple[int, bytes, bytes]:
         """``(exit code, stdout, stderr)`` of a harness command run as root after what the candidate left
         running was stopped (:meth:`_quiesce`). Its output is held in memory: the command must bound it."""

@@ -181,7 +181,8 @@ class AgentSandbox:
 
         The command is wrapped in ``timeout -k 5`` (its process group ends at the limit, the sandbox
         lives on); should it outlive the limit by :data:`_BACKSTOP_S`, the harness kills the whole sandbox
-        (restarted, offline, with its files, for the next command). The agent's own exhaustion of the
+        (restarted, offline, with its files, for the next command). Nothing a command starts outlives it:
+        leftover processes (a server sent to the background, a fork bomb) are stopped the same way. The agent's own exhaustion of the
         sandbox (memory, disk) is its command's outcome, never infrastructure: the result says so.
 
         Raises:
@@ -191,6 +192,7 @@ class AgentSandbox:
         wrapped = f"timeout -k 5 {limit} /bin/bash -c {shlex.quote(command)}"
         try:
             run = self._ws.run(wrapped, timeout_s=limit + _BACKSTOP_S, network=False)
+            self._ws.stop_leftovers()
         except InfraError as exc:
             if exc.kind not in (InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value):
                 raise
