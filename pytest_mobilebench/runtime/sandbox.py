@@ -154,8 +154,9 @@ class AgentSandbox:
 
     workdir: Final[str] = TESTBED
 
-    def __init__(self, workspace: DockerWorkspace, *, relay: Any = None, model_url: str | None = None) -> None:
+    def __init__(self, workspace: DockerWorkspace, client: Any, *, relay: Any = None, model_url: str | None = None) -> None:
         self._ws = workspace
+        self._client = client
         self._relay = relay
         self.model_url = model_url
         self.instance_id = workspace.instance_id
@@ -207,6 +208,19 @@ class AgentSandbox:
         """Write a harness input (the prompt, the problem statement) readable by the agent; returns its path."""
         return self._ws.put_input(name, data)
 
+    def put_tree(self, archive: bytes) -> None:
+        """Extract a tar archive (absolute member names without the leading ``/``) at the sandbox's root,
+        through the daemon (the agent's program and its files: ``--mb-agent-dir``).
+
+        Raises:
+            InfraError: the daemon refused it.
+        """
+        from pytest_mobilebench.runtime.daemon import docker_errors
+
+        with docker_errors(self._client, self.instance_id, "copying the agent's files in"):
+            if not self._client.api.put_archive(self.container_id, "/", archive):
+                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot copy the agent's files in")
+
     def take_patch(self, max_bytes: int = MAX_PATCH_BYTES) -> TakenPatch:
         """The work tree's change against the base commit, taken by root with the harness's own git directory.
 
@@ -257,7 +271,8 @@ def open_sandbox(runtime: DockerRuntime, spec: WorkspaceSpec, *, log_dir: Path |
         image = runtime.ensure_instance_image(spec, log_dir=log_dir)
     role = {LABEL_ROLE: "agent"}
     if forwarder is None:
-        return AgentSandbox(runtime.start(image, spec.instance_id, network_mode="none", labels=role, cap_add=_READ_ALL))
+        return AgentSandbox(runtime.start(image, spec.instance_id, network_mode="none", labels=role, cap_add=_READ_ALL),
+                            client)
     relay = _start_relay(runtime, image.image_id, spec.instance_id, forwarder)
     try:
         ws = runtime.start(image, spec.instance_id, network_mode=f"container:{relay.id}", labels=role,
@@ -267,7 +282,7 @@ def open_sandbox(runtime: DockerRuntime, spec: WorkspaceSpec, *, log_dir: Path |
             relay.remove(force=True, v=True)
         raise
     try:
-        return AgentSandbox(ws, relay=relay, model_url=f"http://127.0.0.1:{RELAY_PORT}{forwarder.path_prefix}")
+        return AgentSandbox(ws, client, relay=relay, model_url=f"http://127.0.0.1:{RELAY_PORT}{forwarder.path_prefix}")
     except BaseException:
         ws.close()
         with contextlib.suppress(Exception):
