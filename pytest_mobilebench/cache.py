@@ -51,8 +51,12 @@ def cache_root() -> Path:
 
 
 def keyed_options(suite: Suite, options: Mapping[str, Any], runtime_options: Sequence[Option] = ()) -> dict[str, Any]:
-    """The suite's (and its runtime's) options that change what an evaluation computes (``Option.keyed``)."""
-    return {o.dest: options.get(o.dest) for o in (*suite.options, *runtime_options) if o.keyed}
+    """The suite's (its runtime's, and the live agent's when it drives one) options that change what an
+    evaluation computes (``Option.keyed``; :func:`pytest_mobilebench.agents.options.keyed_for`)."""
+    from pytest_mobilebench.agents.options import keyed_for
+
+    agent = keyed_for(suite.fixtures)
+    return {o.dest: options.get(o.dest) for o in (*suite.options, *runtime_options, *agent) if o.keyed}
 
 
 #: the package's source folder (what :func:`suite_fingerprint` hashes)

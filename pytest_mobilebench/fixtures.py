@@ -17,6 +17,9 @@ mb_docker_client   a connected ``docker.DockerClient`` (``DOCKER_HOST`` etc. fro
                    answers within 5 s (issue resolution)
 mb_browser         a Playwright ``Browser`` for app generation, or any object whose ``browser()`` returns one
                    (the default relaunches Chromium after a crash); Debian's Chromium from ``--mb-chromium``
+mb_agent           the live agent's ``(Endpoint, Limits)`` from the ``--mb-agent-*`` options
+                   (:func:`pytest_mobilebench.agents.options.endpoint_and_limits`), or None without
+                   ``--mb-agent-base-url``; a suite naming it drives the agent (those options key its results)
 =================  ==========================================================================================
 
 Suites add their own fixtures in their ``fixture_module`` (the device pool, the agent endpoint).
@@ -30,7 +33,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["mb_browser", "mb_docker_client", "mb_runtime"]
+__all__ = ["mb_agent", "mb_browser", "mb_docker_client", "mb_runtime"]
 
 
 @pytest.fixture(scope="session")
@@ -124,3 +127,21 @@ def mb_browser(pytestconfig: pytest.Config) -> Iterator[Any]:
         yield handle
     finally:
         navigation.close_browser(handle)
+
+
+@pytest.fixture(scope="session")
+def mb_agent(pytestconfig: pytest.Config) -> Any:
+    """``(Endpoint, Limits)`` of the live agent, or None without ``--mb-agent-base-url``.
+
+    Raises:
+        pytest.UsageError: a base URL without a model, a limit out of range, an unusable price table.
+    """
+    from pytest_mobilebench.agents.options import AGENT_OPTIONS, endpoint_and_limits
+
+    options = {o.dest: pytestconfig.getoption(o.dest, None) for o in AGENT_OPTIONS}
+    if not options["mb_agent_base_url"]:
+        return None
+    try:
+        return endpoint_and_limits(options)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from exc

@@ -55,7 +55,7 @@ from pytest_mobilebench.report.summary import make_summary, write_model_reports
 from pytest_mobilebench.report.terminal import headline_lines, nothing_selected_line
 from pytest_mobilebench.runtime.provider import ProviderRegistry, RuntimeProvider
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
-from pytest_mobilebench.suites import SuiteRegistry, builtin_registry
+from pytest_mobilebench.suites import AGENT_OPTIONS, SuiteRegistry, builtin_registry
 from pytest_mobilebench.suites.base import (
     ItemResult,
     LoadedRecord,
@@ -121,7 +121,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     from pytest_mobilebench.frameworks import workspace_recipe
     from pytest_mobilebench.runtime.provider import COMMON_OPTIONS, builtin_providers
 
-    for option in COMMON_OPTIONS:  # the runtime layer's, declared once for every provider
+    for option in (*COMMON_OPTIONS, *AGENT_OPTIONS):  # the runtime layer's and the live agents', declared once
         group.addoption(*option.flags, **option.addoption_kwargs())
     providers = builtin_providers(recipe_factory=workspace_recipe, on_add=declare)
     _PROVIDERS[pluginmanager] = providers

@@ -138,3 +138,15 @@ class InfraKind(str, enum.Enum):
     UNTRUSTED_LOCAL_RUN = "untrusted_local_run"
     #: a workspace could not be prepared or read (checkout, copy, a racing read)
     WORKSPACE_ERROR = "workspace_error"
+    #: the agent's model endpoint refused or dropped the connection, after the retries with backoff
+    AGENT_UNREACHABLE = "agent_unreachable"
+    #: the agent's model endpoint did not answer within ``--mb-agent-timeout``, after the retries
+    AGENT_ENDPOINT_TIMEOUT = "agent_endpoint_timeout"
+    #: the agent's model endpoint answered an HTTP error (5xx after the retries; 4xx other than 429 at once)
+    AGENT_HTTP_ERROR = "agent_http_error"
+    #: the agent's model endpoint kept answering 429 (rate limited) through the retries
+    AGENT_RATE_LIMITED = "agent_rate_limited"
+    #: the agent's model endpoint answered something that is not a chat completion
+    AGENT_BAD_RESPONSE = "agent_bad_response"
+    #: live mode was asked for but no agent endpoint was configured (a conftest's fixture gave none)
+    AGENT_NOT_CONFIGURED = "agent_not_configured"

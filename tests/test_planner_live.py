@@ -333,7 +333,9 @@ def test_only_the_live_pseudo_prediction_runs_live(tmp_path: Path) -> None:
 
 def test_the_endpoint_enters_the_result_cache_key() -> None:
     """A live verdict from one endpoint is never served for another endpoint of the same model name."""
-    from pytest_mobilebench.suites.planner import PlannerSuite
+    from pytest_mobilebench.cache import keyed_options
 
-    keyed = {o.dest for o in PlannerSuite.options if o.keyed}
-    assert {"mb_agent_base_url", "mb_agent_model", "mb_trials"} <= keyed
+    options = {"mb_agent_base_url": "http://a/v1", "mb_agent_model": "m", "mb_trials": 2, "mb_agent_timeout": 9.0}
+    keyed = keyed_options(SUITE, options)  # the shared agent options key a suite that names the agent fixture
+    assert {"mb_agent_base_url", "mb_agent_model", "mb_trials"} <= set(keyed) and "mb_agent_timeout" not in keyed
+    assert keyed["mb_agent_base_url"] == "http://a/v1" and keyed["mb_trials"] == 2

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, final
 
+from pytest_mobilebench.agents.options import AGENT_OPTIONS
 from pytest_mobilebench.suites.base import (
     Column,
     EvalContext,
@@ -26,7 +27,7 @@ from pytest_mobilebench.suites.base import (
     check_suite,
 )
 
-__all__ = ["BUILTIN_SUITES", "SuiteRegistry", "UnavailableSuite", "builtin_registry"]
+__all__ = ["AGENT_OPTIONS", "BUILTIN_SUITES", "SuiteRegistry", "UnavailableSuite", "builtin_registry"]
 
 #: suite name -> module that exposes ``SUITE``
 BUILTIN_SUITES: dict[str, str] = {
@@ -98,7 +99,8 @@ class SuiteRegistry(dict[str, Suite]):
             check_suite(suite, name)
         if name in self and self[name] is not suite:
             raise ValueError(f"a suite named {name!r} is already registered ({self[name]!r})")
-        taken = {o.dest: n for n, s in self.items() if n != name for o in s.options}
+        taken = {o.dest: "the live agents" for o in AGENT_OPTIONS}
+        taken.update({o.dest: n for n, s in self.items() if n != name for o in s.options})
         clash = [f"{o.dest!r} (declared by {taken[o.dest]!r})" for o in suite.options if o.dest in taken]
         if clash:
             raise ValueError(f"suite {name!r} declares options already declared: {', '.join(clash)}")
@@ -111,8 +113,8 @@ class SuiteRegistry(dict[str, Suite]):
         self[suite.name] = suite
 
     def options(self) -> list[Option]:
-        """Every option of every registered suite."""
-        return [o for s in self.values() for o in s.options]
+        """The live agents' shared options (declared once by the plugin), then every registered suite's own."""
+        return [*AGENT_OPTIONS, *(o for s in self.values() for o in s.options)]
 
 
 def _import_suite(name: str, module: str) -> Suite:

@@ -24,7 +24,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+from pytest_mobilebench.agents.options import AGENT_FIXTURE, missing_endpoint_options
 from pytest_mobilebench.predictions import EMPTY, GOLD, GOLD_PATCH, LIVE_PATCH
+from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.suites.base import (
     Column,
     EvalContext,
@@ -51,9 +53,6 @@ from pytest_mobilebench.suites.planner.tasks import (
 __all__ = ["SUITE", "PlannerReason", "PlannerSuite", "grade_runs"]
 
 SUITE_NAME: Final = "planner"
-#: what live mode needs: (option dest, flag, environment variable)
-_LIVE_OPTIONS: Final = (("mb_agent_base_url", "--mb-agent-base-url", "MOBILEBENCH_AGENT_BASE_URL"),
-                        ("mb_agent_model", "--mb-agent-model", "MOBILEBENCH_AGENT_MODEL"))
 
 
 @enum.unique
@@ -71,18 +70,6 @@ class PlannerReason(str, enum.Enum):
     @property
     def is_infra(self) -> bool:
         return self is PlannerReason.INFRA_ERROR
-
-
-def trial_count(text: str) -> int:
-    """``--mb-trials`` value: an int >= 1.
-
-    Raises:
-        ValueError: anything else (argparse reports it as a usage error).
-    """
-    value = int(text)
-    if value < 1:
-        raise ValueError(f"--mb-trials needs K >= 1, got {value}")
-    return value
 
 
 def _result(reason: PlannerReason, detail: str, **extra: Any) -> dict[str, Any]:
@@ -132,18 +119,8 @@ class PlannerSuite:
 
     name: Final = SUITE_NAME
     reasons = PlannerReason
-    options = (
-        Option(("--mb-agent-base-url",), "mb_agent_base_url", "planner live mode (--predictions=live): "
-               "OpenAI-compatible endpoint (…/v1); the key comes from MOBILEBENCH_AGENT_API_KEY",
-               env="MOBILEBENCH_AGENT_BASE_URL", keyed=True),  # another endpoint never serves this one's verdicts
-        Option(("--mb-agent-model",), "mb_agent_model", "planner live mode (--predictions=live): the model name "
-               "(the items' model name)", env="MOBILEBENCH_AGENT_MODEL", keyed=True),
-        Option(("--mb-agent-timeout",), "mb_agent_timeout", "planner live mode: seconds per request",
-               default=120.0, type=float),
-        Option(("--mb-trials", "--mb-repeat"), "mb_trials", "planner: trials per task for pass@1 / pass^k (live: K "
-               "episodes on fresh sandboxes; recorded: the prediction's 'trajectories' must hold K; default: live 1, "
-               "recorded as many as the prediction holds)", default=None, type=trial_count, keyed=True),
-    )
+    #: the live options are the shared ones (``--mb-agent-*``, ``--mb-trials``: :mod:`pytest_mobilebench.agents.options`)
+    options: tuple[Option, ...] = ()
     markers = MappingProxyType({
         SUITE_NAME: "planner suite: MobilePA-Bench-style stateful sandbox tasks",
         **{d: f"planner capability dimension {d}" for d in DIMENSIONS},
@@ -152,7 +129,8 @@ class PlannerSuite:
     })
     columns = (Column("Score", "score"), Column("Bucket", "bucket"), Column("Steps", "steps"),
                Column("Errors met/recovered", "errors"))
-    fixtures = ("planner_agent",)
+    #: ``mb_agent`` names this suite as an agent driver: the shared agent options key its results
+    fixtures = ("planner_agent", AGENT_FIXTURE)
     fixture_module = "pytest_mobilebench.suites.planner.fixtures"
 
     def load(self, path: Path, document: Any) -> Sequence[LoadedRecord | ManifestError]:
@@ -186,7 +164,7 @@ class PlannerSuite:
         Raises:
             ValueError: either option is missing (the message names both flags and environment variables).
         """
-        missing = [f"{flag} (or ${env})" for dest, flag, env in _LIVE_OPTIONS if not options.get(dest)]
+        missing = missing_endpoint_options(options)
         if missing:
             raise ValueError(f"live mode needs {' and '.join(missing)}")
         return str(options["mb_agent_model"])
@@ -233,8 +211,8 @@ class PlannerSuite:
         agent = ctx.fixture("planner_agent") if live else None
         if live and agent is None:  # a conftest's planner_agent gave no endpoint
             return _result(PlannerReason.INFRA_ERROR, "--predictions=live but the planner_agent fixture gave no "
-                           "endpoint (--mb-agent-base-url)", infra_kind="agent_not_configured",
-                           properties={"infra_error": "agent_not_configured"})
+                           "endpoint (--mb-agent-base-url)", infra_kind=InfraKind.AGENT_NOT_CONFIGURED.value,
+                           properties={"infra_error": InfraKind.AGENT_NOT_CONFIGURED.value})
         usage: dict[str, int] = {}
         try:
             if live:

@@ -1,21 +1,21 @@
 """Live mode: drive a model through an OpenAI-compatible ``/chat/completions`` endpoint with tools, inside one
 episode, and record the trajectory it produced (graded afterwards by replay, like any offline prediction).
 
-Protocol per request: ``{"model", "messages", "tools": the current action space, "tool_choice": "auto"}``. Each
-returned tool call is one step (executed in order; the feedback goes back as a ``tool`` message). An answer
-without tool calls ends the episode as ``Finish(answer=<its text>)``. The loop stops at ``Finish`` or the step
-limit. Endpoint failures (connection refused, timeout, HTTP status >= 400, a body that is not a chat completion)
-raise :class:`AgentInfraError`: an infrastructure outcome, retried on the next run, never the model's score.
+Protocol per request: ``{"model", "messages", "tools": the current action space, "tool_choice": "auto"}``, sent
+by the shared client :func:`pytest_mobilebench.agents.endpoint.chat`. Each returned tool call is one step
+(executed in order; the feedback goes back as a ``tool`` message). An answer without tool calls ends the episode
+as ``Finish(answer=<its text>)``. The loop stops at ``Finish`` or the step limit. Endpoint failures (connection
+refused, timeout, HTTP 5xx / 429 after the client's retries with backoff, another HTTP error at once, a body that
+is not a chat completion) raise :class:`AgentInfraError`: an infrastructure outcome, retried on the next run,
+never the model's score.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
-from dataclasses import dataclass
 from typing import Any
 
+from pytest_mobilebench.agents.endpoint import AgentInfraError, Endpoint, chat
 from pytest_mobilebench.suites.planner.episode import Call, Episode
 from pytest_mobilebench.suites.planner.tasks import Task, new_episode
 
@@ -29,46 +29,8 @@ SYSTEM_PROMPT = (
     "You have at most 15 tool calls."
 )
 
-
-@dataclass(frozen=True)
-class AgentEndpoint:
-    """Where the planner model lives. ``api_key`` comes from ``MOBILEBENCH_AGENT_API_KEY`` (may be empty)."""
-
-    base_url: str
-    model: str
-    api_key: str = ""
-    timeout_s: float = 120.0
-
-
-class AgentInfraError(RuntimeError):
-    """The endpoint failed (not the model's decision); ``kind`` names how."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-
-
-def _post(endpoint: AgentEndpoint, payload: dict[str, Any]) -> dict[str, Any]:
-    url = endpoint.base_url.rstrip("/") + "/chat/completions"
-    headers = {"Content-Type": "application/json"}
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
-    req = urllib.request.Request(url, json.dumps(payload).encode(), headers, method="POST")
-    try:
-        with urllib.request.urlopen(req, timeout=endpoint.timeout_s) as resp:
-            body = resp.read()
-    except urllib.error.HTTPError as exc:
-        raise AgentInfraError("agent_http_error", f"{url}: HTTP {exc.code}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise AgentInfraError("agent_unreachable", f"{url}: {exc}") from None
-    try:
-        data = json.loads(body)
-        message = data["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise AgentInfraError("agent_bad_response", f"{url}: not a chat completion: {body[:200]!r}") from None
-    if not isinstance(message, dict):
-        raise AgentInfraError("agent_bad_response", f"{url}: choices[0].message is not an object")
-    return data
+#: the planner's endpoint is the shared one (``--mb-agent-*`` options; key from ``MOBILEBENCH_AGENT_API_KEY``)
+AgentEndpoint = Endpoint
 
 
 def _history_messages(history: list[str]) -> list[dict[str, str]]:
@@ -96,13 +58,11 @@ def run_live(task: Task, endpoint: AgentEndpoint) -> tuple[list[Call], dict[str,
     calls: list[Call] = []
     usage = {"input_tokens": 0, "output_tokens": 0, "requests": 0}
     while not episode.done:
-        data = _post(endpoint, {"model": endpoint.model, "messages": messages, "tools": episode.tool_schemas(),
-                                "tool_choice": "auto"})
+        completion = chat(endpoint, messages, episode.tool_schemas())
         usage["requests"] += 1
-        block = data.get("usage") or {}
-        usage["input_tokens"] += int(block.get("prompt_tokens", 0) or 0)
-        usage["output_tokens"] += int(block.get("completion_tokens", 0) or 0)
-        message = data["choices"][0]["message"]
+        usage["input_tokens"] += completion.tokens_in
+        usage["output_tokens"] += completion.tokens_out
+        message = completion.message
         tool_calls = message.get("tool_calls") or []
         messages.append({"role": "assistant", "content": message.get("content"),
                          **({"tool_calls": tool_calls} if tool_calls else {})})

@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from pytest_mobilebench.suites.planner.agent import AgentEndpoint
+from pytest_mobilebench.agents.endpoint import Endpoint
 
 __all__ = ["planner_agent"]
 
 
 @pytest.fixture
-def planner_agent(request: pytest.FixtureRequest) -> AgentEndpoint | None:
-    """The live agent endpoint from ``--mb-agent-base-url`` / ``--mb-agent-model`` (key from the environment
-    variable ``MOBILEBENCH_AGENT_API_KEY``), or None without a base URL; the suite asks for it only for
+def planner_agent(request: pytest.FixtureRequest) -> Endpoint | None:
+    """The live agent endpoint of the shared options (:func:`pytest_mobilebench.agents.options.endpoint_of`:
+    ``--mb-agent-base-url`` / ``--mb-agent-model`` / ``--mb-agent-timeout`` / ``--mb-agent-retries``, key from
+    ``MOBILEBENCH_AGENT_API_KEY``), or None without a base URL; the suite asks for it only for
     ``--predictions=live`` items.
 
     Raises:
         pytest.UsageError: a base URL without a model name.
     """
-    url = request.config.getoption("mb_agent_base_url", None)
-    if not url:
+    from pytest_mobilebench.agents.options import AGENT_OPTIONS, endpoint_of
+
+    options = {o.dest: request.config.getoption(o.dest, None) for o in AGENT_OPTIONS}
+    if not options["mb_agent_base_url"]:
         return None
-    model = request.config.getoption("mb_agent_model", None)
-    if not model:
-        raise pytest.UsageError("--mb-agent-base-url needs --mb-agent-model (or MOBILEBENCH_AGENT_MODEL)")
-    timeout = float(request.config.getoption("mb_agent_timeout", None) or 120.0)
-    return AgentEndpoint(url, model, os.environ.get("MOBILEBENCH_AGENT_API_KEY", ""), timeout)
+    try:
+        return endpoint_of(options)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--mb-agent-base-url needs --mb-agent-model (or MOBILEBENCH_AGENT_MODEL) ({exc})") from None

@@ -1,0 +1,232 @@
+"""The one client of an OpenAI-compatible ``POST {base_url}/chat/completions`` endpoint (live agents, the planner).
+
+Request: ``{"model", "messages", "tools"?, "tool_choice": "auto"?}`` with ``Authorization: Bearer <api_key>`` when a
+key is given. A reply counts when it is JSON whose ``choices[0].message`` is an object.
+
+Retries (:func:`chat`): a refused or dropped connection, a request timeout, HTTP 5xx and HTTP 429 are retried up
+to ``Endpoint.retries`` times, waiting ``backoff_s * 2**attempt`` seconds (capped at :data:`MAX_BACKOFF_S`, plus
+up to 10% jitter), or the server's ``Retry-After`` (seconds or an HTTP date, capped at :data:`MAX_RETRY_AFTER_S`)
+for 429 and 503. Each failed attempt is reported to ``on_retry`` before the wait (the trajectory records it).
+Any other 4xx (401 bad key, 404 no such model, 400 a request the server refuses) is not retried. After the last
+attempt the failure is an :class:`AgentInfraError`: an infrastructure outcome, never the model's score.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import email.utils
+import functools
+import json
+import random
+import ssl
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import httpx
+
+from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.states import InfraKind
+
+__all__ = ["AgentInfraError", "Attempt", "Completion", "Endpoint", "chat", "retry_wait"]
+
+MAX_BACKOFF_S: Final = 30.0
+MAX_RETRY_AFTER_S: Final = 120.0
+#: the largest response body read (a chat completion is kilobytes; a runaway proxy page is not read whole)
+MAX_BODY_BYTES: Final = 32 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoint:
+    """Where the model lives.
+
+    Attributes:
+        base_url: the API root, e.g. ``http://127.0.0.1:8000/v1`` (``/chat/completions`` is appended).
+        model: the model name sent in every request.
+        api_key: the bearer key (from ``MOBILEBENCH_AGENT_API_KEY``; empty: no ``Authorization`` header).
+        timeout_s: seconds per request (connect and read).
+        retries: attempts after the first for a retryable failure (0: no retry).
+        backoff_s: the first wait between attempts, doubled each time.
+    """
+
+    base_url: str
+    model: str
+    api_key: str = ""
+    timeout_s: float = 120.0
+    retries: int = 3
+    backoff_s: float = 1.0
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+
+class AgentInfraError(InfraError):
+    """The endpoint failed (not the model's decision) after the retries; ``kind`` is an ``InfraKind`` value
+    (``agent_unreachable``, ``agent_endpoint_timeout``, ``agent_http_error``, ``agent_rate_limited``,
+    ``agent_bad_response``); ``attempts`` lists every failed attempt."""
+
+    def __init__(self, kind: InfraKind, message: str, attempts: Sequence[Attempt] = ()) -> None:
+        super().__init__(kind, message)
+        self.attempts = tuple(attempts)
+
+
+@dataclasses.dataclass(frozen=True)
+class Attempt:
+    """One failed attempt: its number (1-based), what failed, the HTTP status (None: no response), the wait
+    before the next attempt in seconds (None: no further attempt), and the seconds the attempt took."""
+
+    number: int
+    kind: InfraKind
+    error: str
+    status: int | None
+    wait_s: float | None
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"attempt": self.number, "kind": self.kind.value, "error": self.error, "status": self.status,
+                "wait_s": self.wait_s, "seconds": round(self.seconds, 3)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Completion:
+    """A chat completion: the assistant ``message`` (``choices[0].message``), the token counts of its
+    ``usage`` block (0 when absent; ``usage_reported`` False then), the seconds of the successful attempt, the
+    failed attempts before it, and the whole decoded body."""
+
+    message: dict[str, Any]
+    tokens_in: int
+    tokens_out: int
+    usage_reported: bool
+    seconds: float
+    attempts: tuple[Attempt, ...]
+    body: dict[str, Any]
+
+
+class _Failure(Exception):
+    def __init__(self, kind: InfraKind, error: str, status: int | None = None, retry_after: float | None = None,
+                 retryable: bool = True) -> None:
+        super().__init__(error)
+        self.kind, self.error, self.status, self.retry_after, self.retryable = kind, error, status, retry_after, retryable
+
+
+def _retry_after(value: str | None, now: float) -> float | None:
+    """``Retry-After`` as seconds to wait: delta-seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now) if when.tzinfo is not None else None
+
+
+def retry_wait(endpoint: Endpoint, attempt: int, retry_after: float | None) -> float:
+    """Seconds before retry ``attempt`` (0-based): the server's ``Retry-After`` when given (capped at
+    :data:`MAX_RETRY_AFTER_S`), else ``backoff_s * 2**attempt`` capped at :data:`MAX_BACKOFF_S`, plus <= 10%
+    jitter (so parallel workers do not retry in lockstep)."""
+    if retry_after is not None:
+        return min(retry_after, MAX_RETRY_AFTER_S)
+    base = min(endpoint.backoff_s * (2 ** attempt), MAX_BACKOFF_S)
+    return base * (1.0 + 0.1 * random.random())
+
+
+def _decode(status: int, body: bytes, url: str) -> dict[str, Any]:
+    try:
+        data = json.loads(body)
+        message = data["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise _Failure(InfraKind.AGENT_BAD_RESPONSE, f"{url}: HTTP {status} but not a chat completion: "
+                       f"{body[:200]!r}", status, retryable=False) from None
+    if not isinstance(message, dict):
+        raise _Failure(InfraKind.AGENT_BAD_RESPONSE, f"{url}: choices[0].message is not an object", status,
+                       retryable=False)
+    return data  # type: ignore[no-any-return]
+
+
+def _read(response: httpx.Response, url: str) -> bytes:
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _Failure(InfraKind.AGENT_BAD_RESPONSE, f"{url}: response body over {MAX_BODY_BYTES} bytes",
+                           response.status_code, retryable=False)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _attempt(client: httpx.Client, endpoint: Endpoint, payload: Mapping[str, Any]) -> dict[str, Any]:
+    url = endpoint.url
+    headers = {"Content-Type": "application/json"}
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    try:
+        with client.stream("POST", url, content=json.dumps(payload).encode(), headers=headers) as response:
+            body = _read(response, url)
+    except httpx.TimeoutException as exc:
+        raise _Failure(InfraKind.AGENT_ENDPOINT_TIMEOUT, f"{url}: no answer within {endpoint.timeout_s}s "
+                       f"({type(exc).__name__})") from None
+    except httpx.TransportError as exc:  # connection refused / reset, DNS, a dropped response
+        raise _Failure(InfraKind.AGENT_UNREACHABLE, f"{url}: {type(exc).__name__}: {exc}") from None
+    status = response.status_code
+    if status == 429 or status >= 500:
+        kind = InfraKind.AGENT_RATE_LIMITED if status == 429 else InfraKind.AGENT_HTTP_ERROR
+        after = _retry_after(response.headers.get("retry-after"), time.time()) if status in (429, 503) else None
+        raise _Failure(kind, f"{url}: HTTP {status}: {body[:200]!r}", status, after)
+    if status >= 400:
+        raise _Failure(InfraKind.AGENT_HTTP_ERROR, f"{url}: HTTP {status} (not retried): {body[:200]!r}", status,
+                       retryable=False)
+    return _decode(status, body, url)
+
+
+@functools.lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    """One TLS context per process (the system's trust store, ``$SSL_CERT_FILE`` honoured): building one per
+    request costs a tenth of a second."""
+    return ssl.create_default_context()
+
+
+def _count(usage: Any, key: str) -> int | None:
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def chat(endpoint: Endpoint, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None,
+         *, on_retry: Callable[[Attempt], None] | None = None,
+         sleep: Callable[[float], None] = time.sleep) -> Completion:
+    """One chat completion, retried as the module docstring says.
+
+    Raises:
+        AgentInfraError: the endpoint failed after the retries (or at once for a non-retryable failure).
+    """
+    payload: dict[str, Any] = {"model": endpoint.model, "messages": list(messages)}
+    if tools:
+        payload.update(tools=list(tools), tool_choice="auto")
+    failed: list[Attempt] = []
+    number = 0
+    with httpx.Client(timeout=endpoint.timeout_s, follow_redirects=False, verify=_tls()) as client:
+        while True:
+            number += 1
+            start = time.monotonic()
+            try:
+                body = _attempt(client, endpoint, payload)
+            except _Failure as exc:
+                last = not exc.retryable or number > endpoint.retries
+                wait = None if last else retry_wait(endpoint, number - 1, exc.retry_after)
+                failed.append(Attempt(number, exc.kind, exc.error, exc.status, wait, time.monotonic() - start))
+                if on_retry is not None:
+                    on_retry(failed[-1])
+                if wait is None:
+                    tried = f" (after {number} attempts)" if number > 1 else ""
+                    raise AgentInfraError(exc.kind, exc.error + tried, failed) from None
+                sleep(wait)
+                continue
+            usage = body.get("usage")
+            tokens_in, tokens_out = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+            return Completion(body["choices"][0]["message"], tokens_in or 0, tokens_out or 0,
+                              tokens_in is not None and tokens_out is not None, time.monotonic() - start,
+                              tuple(failed), body)
