@@ -111,9 +111,8 @@ def _run_builtin(runtime: SandboxRuntime, spec: Any, instance: IssueInstance,
                  ctx: EvalContext) -> tuple[dict[str, Any], TakenPatch]:
     """The built-in agent in a sandbox without network; ``(agent record, taken patch)``."""
     from pytest_mobilebench.agents.loop import run_shell_agent
-    from pytest_mobilebench.agents.options import endpoint_and_limits
 
-    endpoint, limits = endpoint_and_limits(ctx.options)
+    endpoint, limits = agent_of(ctx)
     prompt = render_prompt(ctx.options, instance)
     sandbox = runtime.agent_sandbox(spec, log_dir=ctx.evidence_dir)
     try:
@@ -125,6 +124,19 @@ def _run_builtin(runtime: SandboxRuntime, spec: Any, instance: IssueInstance,
     usage = dataclasses.asdict(outcome.usage)
     return {"mode": "builtin", "model": endpoint.model, "end": outcome.end.value, "usage": usage,
             "submission": (outcome.submission or "")[:_SHOWN_CHARS] or None, "limits": _limits_json(limits)}, taken
+
+
+def agent_of(ctx: EvalContext) -> tuple[Any, Limits]:
+    """The ``mb_agent`` fixture's ``(Endpoint, Limits)`` (a ``conftest.py`` may override it).
+
+    Raises:
+        InfraError("agent_not_configured"): the fixture gave none.
+    """
+    agent = ctx.fixture("mb_agent")
+    if agent is None:
+        raise InfraError(InfraKind.AGENT_NOT_CONFIGURED, "--predictions=live but the mb_agent fixture gave no "
+                         "endpoint (--mb-agent-base-url)")
+    return agent  # type: ignore[no-any-return]
 
 
 def render_prompt(options: Mapping[str, Any], instance: IssueInstance) -> Any:

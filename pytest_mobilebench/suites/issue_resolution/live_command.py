@@ -64,7 +64,7 @@ def run_command_agent(runtime: SandboxRuntime, spec: Any, instance: IssueInstanc
     options = ctx.options
     model = str(options.get("mb_agent_model") or COMMAND_MODEL)
     wall = float(options.get("mb_agent_wall_time") or _DEFAULT_WALL_S)
-    limits = _limits(options)
+    limits = ctx.fixture("mb_agent")[1] if ctx.fixture("mb_agent") is not None else None
     forwarder = _forwarder(options, model, limits) if options.get("mb_agent_base_url") else None
     try:
         sandbox = runtime.agent_sandbox(spec, log_dir=ctx.evidence_dir, forwarder=forwarder)
@@ -96,15 +96,6 @@ def run_command_agent(runtime: SandboxRuntime, spec: Any, instance: IssueInstanc
                   "refused": int(usage.get("refused") or 0)},
         "submission": None, "endpoint_failures": [list(f) for f in (forwarder.failures if forwarder else [])],
     }, taken
-
-
-def _limits(options: Mapping[str, Any]) -> Any:
-    """The run's :class:`~pytest_mobilebench.agents.limits.Limits` when an endpoint is given, else None."""
-    if not options.get("mb_agent_base_url") or not options.get("mb_agent_model"):
-        return None
-    from pytest_mobilebench.agents.options import endpoint_and_limits
-
-    return endpoint_and_limits(options)[1]
 
 
 def _forwarder(options: Mapping[str, Any], model: str, limits: Any) -> ModelForwarder:

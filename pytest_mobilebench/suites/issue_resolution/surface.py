@@ -86,4 +86,5 @@ COLUMNS: Final[tuple[Column, ...]] = (
 
 #: the runtime source each item requests (runtime options are the providers': runtime/provider.py);
 #: see pytest_mobilebench.fixtures
-FIXTURES: Final[tuple[str, ...]] = ("mb_runtime",)
+#: ``mb_agent``: the live agent's ``(Endpoint, Limits)``; naming it keys the results on the agent options
+FIXTURES: Final[tuple[str, ...]] = ("mb_runtime", "mb_agent")
