@@ -92,7 +92,7 @@ def test_the_gold_fix_through_shell_commands_resolves_under_xdist_and_the_writte
 
 def test_a_test_file_edit_is_flagged_and_hidden_tests_network_and_fake_output_get_the_agent_nothing(
         pytester: pytest.Pytester, by_instance) -> None:
-    by_instance.scripts[C1] = [bash(C1_SED + " && sed -i 's/increments by one/increments by ONE/' "
+    by_instance.scripts[C1] = [bash(C1_SED + " && echo 'test.skip(\"tidied\", () => {});' >> "
                                     "__tests__/counter.test.js"), submit("fixed; also tidied a test")]
     by_instance.scripts[C2] = [
         bash("cat __tests__/clamp.test.js; cat __tests__/counter.test.js; git log --all --oneline; git show 73ff7f2 --stat"),
@@ -115,8 +115,8 @@ def test_a_test_file_edit_is_flagged_and_hidden_tests_network_and_fake_output_ge
     assert network["exit_code"] != 0 and "Couldn't connect" in network["output"] and "unreachable" in network["output"]
     rows = {json.loads(x)["instance_id"]: json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines()}
     assert "__tests__/counter.test.js" in rows["mobilebench__counter-1"]["model_patch"]  # taken as the agent left it
-    assert sorted(f for f in ("result.json", "src/notes.txt") if f"b/{f}" in rows["mobilebench__counter-2"]["model_patch"]) \
-        == ["result.json"]  # an empty file is no diff; the planted result file is just a file of the candidate
+    # the planted "result" is just one more file of the candidate's patch, graded like the rest
+    assert "b/result.json" in rows["mobilebench__counter-2"]["model_patch"]
 
 
 def test_a_looping_agent_ends_at_the_step_limit_and_an_endpoint_failing_twice_is_retried(
