@@ -162,3 +162,53 @@ def test_the_gold_fix_through_shell_commands_resolves_a_real_jellyfin_expo_insta
     entry = summary["instances"]["jellyfin__jellyfin-expo-649"]
     assert entry["reason"] == "resolved", entry.get("detail")
     assert entry["agent_end"] == "submitted" and entry["agent_steps"] == 3
+
+
+AGENT_PROGRAM = """\
+import json, os, socket, subprocess, sys, urllib.request
+base = os.environ["OPENAI_BASE_URL"]
+problem = open(os.environ["MOBILEBENCH_PROBLEM_FILE"]).read()
+body = json.dumps({"model": os.environ["MOBILEBENCH_MODEL"], "messages": [{"role": "user", "content": problem}]})
+request = urllib.request.Request(base + "/chat/completions", data=body.encode(), headers={
+    "Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+answer = json.load(urllib.request.urlopen(request, timeout=60))
+subprocess.run(answer["choices"][0]["message"]["content"], shell=True, check=True)
+for host, port in [("127.0.0.1", int(sys.argv[1])), ("172.17.0.1", int(sys.argv[1])), ("1.1.1.1", 80)]:
+    try:
+        socket.create_connection((host, port), 3)
+        print("REACHED", host, port)
+    except OSError as exc:
+        print("REFUSED", host, port, exc)
+print("KEY SEEN" if "sk-real" in json.dumps(dict(os.environ)) else "NO KEY")
+print("PASS __tests__/counter.test.js")
+"""
+
+
+def test_a_users_agent_program_reaches_only_the_forwarder_and_its_patch_is_taken(
+        pytester: pytest.Pytester, by_instance, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from scripted_openai import text
+
+    monkeypatch.setenv("MOBILEBENCH_AGENT_API_KEY", "sk-real")
+    by_instance.scripts[C1] = [text(C1_SED)]
+    agent_dir = tmp_path / "my_agent"
+    agent_dir.mkdir()
+    (agent_dir / "agent.py").write_text(AGENT_PROGRAM)
+    port = by_instance.url.split(":")[2].split("/")[0]
+    result, summary, run = _run(
+        pytester, "live-command", f"--mb-agent-base-url={by_instance.url}", "--mb-agent-model=scripted",
+        f"--mb-agent-command=python3 $MOBILEBENCH_AGENT_DIR/agent.py {port}", f"--mb-agent-dir={agent_dir}",
+        "-k", "counter-1")
+    entry = summary["instances"]["mobilebench__counter-1"]
+    assert entry["reason"] == "resolved", entry.get("detail")
+    assert entry["agent_end"] == "submitted" and entry["agent_calls"] == 1
+    assert (entry["agent_tokens_in"], entry["agent_tokens_out"]) == (100, 10)
+    log = (_evidence(run, "mobilebench__counter-1") / "agent_command.log").read_text()
+    assert log.count("REFUSED") == 3 and "REACHED" not in log and "NO KEY" in log, log
+    assert by_instance.auth == ["Bearer sk-real"]  # the forwarder's key, never the sandbox's placeholder
+    assert json.loads((run / "predictions.jsonl").read_text())["model_patch"].startswith("diff --git a/src/counter.js")
+
+    offline, summary2, run2 = _run(pytester, "live-command-offline", f"--mb-agent-command={C1_SED}; curl -sS -m 5 "
+                                   "http://1.1.1.1/ || echo OFFLINE", "-k", "counter-1")
+    entry2 = summary2["instances"]["mobilebench__counter-1"]
+    assert entry2["reason"] == "resolved" and entry2["model_name_or_path"] == "agent-command"
+    assert "OFFLINE" in (run2 / "agent-command" / "mobilebench__counter-1" / "agent_command.log").read_text()
