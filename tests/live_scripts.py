@@ -61,7 +61,7 @@ class ByInstance:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 server.auth.append(self.headers.get("Authorization"))
                 turn = server.turn_for(payload) if self.path.endswith("/chat/completions") else error(404)

@@ -60,7 +60,7 @@ def sandbox(runtime: SandboxRuntime) -> Iterator:
 class _Endpoint(http.server.BaseHTTPRequestHandler):
     seen: list[dict] = []
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         type(self).seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body.decode()})
         answer = json.dumps({"ok": True, "usage": {"prompt_tokens": 7, "completion_tokens": 3}}).encode()
@@ -174,3 +174,42 @@ def test_with_a_model_route_only_the_forwarder_is_reachable(runtime, endpoint: s
     assert [s["auth"] for s in _Endpoint.seen] == ["Bearer sk-harness-only"]
     assert _Endpoint.seen[0]["path"] == "/v1/chat/completions" and fwd.usage.calls == 1
     assert (fwd.usage.tokens_in, fwd.usage.tokens_out, fwd.usage.refused) == (7, 3, 2)
+
+
+_INTERRUPTED = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import test_agent_sandbox_docker as t
+from pytest_mobilebench import frameworks
+from pytest_mobilebench.runtime.daemon import connect
+from pytest_mobilebench.runtime.provider import DockerProvider
+rt = DockerProvider(frameworks.workspace_recipe).runtime({}, sys.argv[2], client=connect())
+box = rt.agent_sandbox(t._spec(sys.argv[2]))
+try:
+    print("RUNNING", flush=True)
+    box.run("sleep 120", 150)
+finally:
+    box.close()
+"""
+
+
+def test_ctrl_c_during_a_command_removes_the_sandbox(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pytest_mobilebench.runtime.daemon import connect
+
+    run_id = f"sandbox-sigint-{time.time_ns()}"
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(Path(__file__).parent), run_id],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "RUNNING"
+    client = connect()
+    assert client.containers.list(filters={"label": f"mobilebench.run_id={run_id}"})
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert "KeyboardInterrupt" in err
+    assert client.containers.list(all=True, filters={"label": f"mobilebench.run_id={run_id}"}) == []

@@ -19,7 +19,12 @@ from pytest_mobilebench.predictions import load_predictions
 from pytest_mobilebench.report.transcripts import transcripts_section
 from pytest_mobilebench.runtime.egress import ModelForwarder
 from pytest_mobilebench.suites.issue_resolution import SUITE
-from pytest_mobilebench.suites.issue_resolution.live import agent_table, append_prediction, live_model, transcript
+from pytest_mobilebench.suites.issue_resolution.live import (
+    agent_table,
+    append_prediction,
+    live_model,
+    transcript,
+)
 
 
 def _writer(folder: str, worker: int) -> None:
@@ -102,7 +107,7 @@ class _Upstream(http.server.BaseHTTPRequestHandler):
     fail_first = 0
     seen: list[tuple[str, str | None, str | None]] = []
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         cls = type(self)
         cls.seen.append((self.path, self.headers.get("Authorization"), self.headers.get("X-Agent")))
@@ -174,7 +179,7 @@ def test_the_forwarder_retries_5xx_and_records_what_never_connected(upstream: st
 
 
 def test_the_forwarder_refuses_past_the_runs_limit(upstream: str) -> None:
-    budget = lambda tokens_in, tokens_out: "agent_token_limit" if tokens_in + tokens_out >= 80 else None  # noqa: E731
+    budget = lambda tokens_in, tokens_out: "agent_token_limit" if tokens_in + tokens_out >= 80 else None
     with ModelForwarder(upstream, retries=0, budget=budget) as fwd:
         assert [_post(fwd, "/v1/chat/completions") for _ in range(3)] == [200, 200, 429]
     assert fwd.usage.limit == "agent_token_limit" and fwd.usage.calls == 2

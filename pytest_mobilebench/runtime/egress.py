@@ -75,13 +75,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def address_string(self) -> str:
         return "sandbox"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         return None
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         self._forward("POST")
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._forward("GET")
 
     def _forward(self, method: str) -> None:

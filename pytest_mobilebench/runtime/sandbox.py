@@ -231,8 +231,8 @@ class AgentSandbox:
         git = (f"git --git-dir={self._git_dir} --work-tree={TESTBED} -c core.fsmonitor=false "
                "-c core.hooksPath=/dev/null -c core.untrackedCache=false")
         script = (
-            f"cd {TESTBED} && timeout {_TAKE_TIMEOUT_S} {git} add -A >/dev/null 2>/var/tmp/mb-take.err "
-            f"|| {{ cat /var/tmp/mb-take.err >&2; exit {_GIT_FAILED}; }}; set -o pipefail; "
+            f"cd {TESTBED} && timeout {_TAKE_TIMEOUT_S} {git} add -A >/dev/null 2>{self._git_dir}/mobilebench-take.err "
+            f"|| {{ cat {self._git_dir}/mobilebench-take.err >&2; exit {_GIT_FAILED}; }}; set -o pipefail; "
             f"{git} diff --cached --binary --no-color --no-ext-diff --no-textconv {self.base_commit} "
             f"| head -c {int(max_bytes) + 1}"
         )
@@ -297,9 +297,9 @@ def _start_relay(runtime: DockerRuntime, image_id: str, instance_id: str, forwar
         InfraError("docker_error"): a remote daemon, or the relay did not come up within 60 s.
     """
     from pytest_mobilebench.runtime.daemon import docker_errors, host_url
+    from pytest_mobilebench.runtime.docker import LABEL_INSTANCE
     from pytest_mobilebench.runtime.images import LABEL_RUN
     from pytest_mobilebench.runtime.owners import LABEL_OWNER
-    from pytest_mobilebench.runtime.docker import LABEL_INSTANCE
     from pytest_mobilebench.runtime.reaper import ensure_reaper
 
     client = runtime.client

@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.sandbox import MAX_PATCH_BYTES, AgentSandbox, SandboxRuntime, TakenPatch
+from pytest_mobilebench.runtime.sandbox import (
+    MAX_PATCH_BYTES,
+    AgentSandbox,
+    SandboxRuntime,
+    TakenPatch,
+)
 from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
@@ -95,7 +100,9 @@ def evaluate_live(suite: IssueResolutionSuite, instance: IssueInstance, ctx: Eva
     model = str(base.get("model_name_or_path") or live_model(ctx.options))
     ctx.progress(f"{instance.instance_id}: agent sandbox ({runtime.name})")
     if ctx.options.get("mb_agent_command"):
-        from pytest_mobilebench.suites.issue_resolution.live_command import run_command_agent
+        from pytest_mobilebench.suites.issue_resolution.live_command import (
+            run_command_agent,
+        )
 
         agent, taken = run_command_agent(runtime, workspace_spec(instance, ctx), instance, ctx)
     else:

@@ -33,7 +33,11 @@ from pytest_mobilebench.runtime.egress import ModelForwarder
 from pytest_mobilebench.runtime.sandbox import MAX_PATCH_BYTES, TakenPatch
 from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.suites.issue_resolution.live import (
-    COMMAND_MODEL, TRAJECTORY_FILE, api_key, command_env, render_prompt,
+    COMMAND_MODEL,
+    TRAJECTORY_FILE,
+    api_key,
+    command_env,
+    render_prompt,
 )
 
 if TYPE_CHECKING:
