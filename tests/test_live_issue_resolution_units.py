@@ -185,3 +185,46 @@ def test_the_forwarder_refuses_past_the_runs_limit(upstream: str) -> None:
     assert fwd.usage.limit == "agent_token_limit" and fwd.usage.calls == 2
     with pytest.raises(ValueError, match="not an http"):
         ModelForwarder("file:///etc/passwd")
+
+
+def _counter_1():
+    from pytest_mobilebench.manifest.yamlfile import read_yaml
+
+    manifest = Path(__file__).resolve().parents[1] / "cases" / "examples" / "mobilebench__counter.yaml"
+    (record,) = [r for r in SUITE.load(manifest, read_yaml(manifest)) if r.instance_id.endswith("-1")]
+    return record
+
+
+class _Ctx:
+    def __init__(self, tmp: Path, runtime: object) -> None:
+        self.run_id, self.evidence_dir, self.options = "run-x", tmp / "run-x" / "m" / "i", {}
+        self.evidence_dir.mkdir(parents=True)
+        self._runtime = runtime
+
+    def fixture(self, name: str) -> object:
+        assert name == "mb_runtime"
+        return self
+
+    def get(self, *, trusted: bool = False) -> object:
+        return self._runtime
+
+    def progress(self, message: str) -> None:
+        return None
+
+
+def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_policys(tmp_path: Path) -> None:
+    from pytest_mobilebench.predictions import LIVE_PATCH
+    from pytest_mobilebench.runtime.sandbox import TakenPatch
+    from pytest_mobilebench.suites.issue_resolution.live import _grade
+
+    class LocalLike:
+        name = "local"
+
+    record = _counter_1()
+    result = SUITE.evaluate(record, {"instance_id": record.instance_id, "model_name_or_path": "m",
+                                     "model_patch": LIVE_PATCH}, _Ctx(tmp_path, LocalLike()))
+    assert (result["reason"], result["infra_kind"], result["retryable"]) == ("infra_error", "platform_unavailable", True)
+    huge = _grade(SUITE, record.record, None, {"instance_id": record.instance_id, "flags": [], "model_name_or_path": "m"},
+                  "m", TakenPatch("", "abc", 1 << 30, too_large=True))
+    assert huge["reason"] == "policy_violation" and huge["passed"] is False and not huge["retryable"]
+    assert "patch_too_large" in huge["detail"] + " ".join(huge.get("policy_violations", []))
