@@ -208,7 +208,7 @@ def test_a_users_agent_program_reaches_only_the_forwarder_and_its_patch_is_taken
     assert (entry["agent_tokens_in"], entry["agent_tokens_out"]) == (100, 10)
     log = (_evidence(run, "mobilebench__counter-1") / "agent_command.log").read_text()
     assert log.count("REFUSED") == 3 and "REACHED" not in log and "NO KEY" in log, log
-    assert by_instance.auth == ["Bearer sk-real"]  # the forwarder's key, never the sandbox's placeholder
+    assert by_instance.auth == ["Bearer sk-real"]  # the forwarder's key, never the sandbox's dummy one
     assert json.loads((run / "predictions.jsonl").read_text())["model_patch"].startswith("diff --git a/src/counter.js")
 
     offline, summary2, run2 = _run(pytester, "live-command-offline", f"--mb-agent-command={C1_SED}; curl -sS -m 5 "

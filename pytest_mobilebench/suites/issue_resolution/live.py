@@ -311,7 +311,7 @@ def agent_table(results: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
 
 def command_env(sandbox: AgentSandbox, model: str, files: Mapping[str, str]) -> str:
     """``export`` lines for a user's program: the work tree, the prompt files, and with a model route the
-    OpenAI-style variables pointing at the relay (the key is the forwarder's to add: a placeholder here)."""
+    OpenAI-style variables pointing at the relay (the key is the forwarder's to add: a dummy one here)."""
     env = {"MOBILEBENCH_WORKDIR": sandbox.workdir, "MOBILEBENCH_MODEL": model, **files}
     if sandbox.model_url:
         env |= {"OPENAI_BASE_URL": sandbox.model_url, "OPENAI_API_BASE": sandbox.model_url,

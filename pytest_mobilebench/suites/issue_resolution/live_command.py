@@ -7,7 +7,7 @@
   ``--mb-agent-prompt``'s template), ``MOBILEBENCH_PROBLEM_FILE`` (the problem statement alone);
 * with ``--mb-agent-base-url``: ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` / ``MOBILEBENCH_AGENT_BASE_URL``
   (``http://127.0.0.1:18080/<the endpoint's path>``, the relay to the harness's forwarder: the sandbox's only
-  network peer) and a placeholder ``OPENAI_API_KEY`` (the forwarder adds the real key).
+  network peer) and a dummy ``OPENAI_API_KEY`` (the forwarder adds the real key).
 
 ``--mb-agent-dir DIR`` copies a host folder (the program and its files) to ``/opt/mobilebench-agent`` first (its
 path is ``MOBILEBENCH_AGENT_DIR``). The program's output is kept (bounded) as the item's transcript; its exit
