@@ -1,4 +1,4 @@
-"""The agent sandbox (runtime.sandbox) in Docker, on the bundled counter instance: no network at all, the
+"""The agent sandbox (runtime.agent_sandbox) in Docker, on the bundled counter instance: no network at all, the
 hidden tests absent, the patch taken (untracked, binary, mode changes) whatever the agent prints or does to
 ``.git``, what it leaves running stopped, a fork bomb held by the process limit, the disk limit its own outcome,
 and with a model route only the harness's forwarder reachable (host ports, outside addresses refused)."""
@@ -17,7 +17,7 @@ from pytest_mobilebench import frameworks
 from pytest_mobilebench.runtime.base import WorkspaceSpec
 from pytest_mobilebench.runtime.egress import ModelForwarder
 from pytest_mobilebench.runtime.provider import DockerProvider
-from pytest_mobilebench.runtime.sandbox import LABEL_ROLE, SandboxRuntime
+from pytest_mobilebench.runtime.agent_sandbox import LABEL_ROLE, AgentSandboxRuntime
 from pytest_mobilebench.suites.issue_resolution import docker_answers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,18 +38,18 @@ def _spec(run_id: str) -> WorkspaceSpec:
 
 
 @pytest.fixture(scope="module")
-def runtime() -> SandboxRuntime:
+def runtime() -> AgentSandboxRuntime:
     from pytest_mobilebench.runtime.daemon import connect
 
     rt = DockerProvider(frameworks.workspace_recipe).runtime(
         {"mb_pids_limit": 128, "mb_mem_limit": "1g"}, "sandbox-tests", client=connect())
     rt.disk_limit = "200m"  # polled (overlay over ext4 has no quota): a writer past it is killed
-    assert isinstance(rt, SandboxRuntime)
+    assert isinstance(rt, AgentSandboxRuntime)
     return rt
 
 
 @pytest.fixture()
-def sandbox(runtime: SandboxRuntime) -> Iterator:
+def sandbox(runtime: AgentSandboxRuntime) -> Iterator:
     box = runtime.agent_sandbox(_spec("sandbox-tests"))
     try:
         yield box

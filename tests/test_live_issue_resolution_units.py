@@ -214,7 +214,7 @@ class _Ctx:
 
 def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_policys(tmp_path: Path) -> None:
     from pytest_mobilebench.predictions import LIVE_PATCH
-    from pytest_mobilebench.runtime.sandbox import TakenPatch
+    from pytest_mobilebench.runtime.agent_sandbox import TakenPatch
     from pytest_mobilebench.suites.issue_resolution.live import _grade
 
     class LocalLike:

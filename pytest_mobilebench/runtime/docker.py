@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from docker.models.containers import Container
 
     from pytest_mobilebench.runtime.egress import ModelForwarder
-    from pytest_mobilebench.runtime.sandbox import AgentSandbox
+    from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox
 
 __all__ = [
     "DEFAULT_CA_BUNDLE",
@@ -210,8 +210,8 @@ class DockerRuntime:
 
     def agent_sandbox(self, spec: WorkspaceSpec, *, log_dir: Path | None = None,
                       forwarder: ModelForwarder | None = None) -> AgentSandbox:
-        """An agent's sandbox of ``spec`` (:func:`pytest_mobilebench.runtime.sandbox.open_sandbox`)."""
-        from pytest_mobilebench.runtime.sandbox import open_sandbox
+        """An agent's sandbox of ``spec`` (:func:`pytest_mobilebench.runtime.agent_sandbox.open_sandbox`)."""
+        from pytest_mobilebench.runtime.agent_sandbox import open_sandbox
 
         return open_sandbox(self, spec, log_dir=log_dir, forwarder=forwarder)
 
@@ -289,7 +289,7 @@ class DockerRuntime:
 
         ``network_mode``: None (default) creates it on the bridge and disconnects it before it starts (a
         command may then ask for the network); ``"none"`` or ``"container:<id>"`` fixes its network for
-        good (the agent sandboxes of :mod:`~pytest_mobilebench.runtime.sandbox`). ``labels`` are added;
+        good (the agent sandboxes of :mod:`~pytest_mobilebench.runtime.agent_sandbox`). ``labels`` are added;
         ``cap_add`` adds capabilities that only the harness's root execs hold (the test user's have none).
 
         Confinement (issue 7, item 3): the image's :data:`~pytest_mobilebench.runtime.images.LABEL_USER`

@@ -1,7 +1,7 @@
 """The one way out of an agent sandbox: a harness-run HTTP forwarder to the model endpoint.
 
 A user's agent program (``--mb-agent-command``) runs inside the sandbox and may need the model. Its only
-network peer is the relay of :mod:`~pytest_mobilebench.runtime.sandbox` (``127.0.0.1:18080`` in the
+network peer is the relay of :mod:`~pytest_mobilebench.runtime.agent_sandbox` (``127.0.0.1:18080`` in the
 sandbox), which pipes bytes to the Unix socket of a :class:`ModelForwarder` in this process. The forwarder
 answers plain HTTP and sends on only requests whose path is under the endpoint's own path (``/v1/...`` for
 ``http://host:port/v1``), to that endpoint's origin, with the harness's API key (the sandbox never holds it)

@@ -3,7 +3,7 @@ takes its patch and grades it by the normal path in a fresh container (docs/live
 
 Per item:
 
-1. a sandbox from the instance image at the base commit (:mod:`pytest_mobilebench.runtime.sandbox`, through the
+1. a sandbox from the instance image at the base commit (:mod:`pytest_mobilebench.runtime.agent_sandbox`, through the
    ``mb_runtime`` fixture's runtime): no network, the unprivileged test user, no test patch;
 2. the agent: the built-in shell agent (:func:`pytest_mobilebench.agents.loop.run_shell_agent`; its loop runs in
    this process, each command runs in the sandbox) or the user's program (``--mb-agent-command``, run in the
@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.sandbox import (
+from pytest_mobilebench.runtime.agent_sandbox import (
     MAX_PATCH_BYTES,
     AgentSandbox,
-    SandboxRuntime,
+    AgentSandboxRuntime,
     TakenPatch,
 )
 from pytest_mobilebench.states import InfraKind
@@ -94,7 +94,7 @@ def evaluate_live(suite: IssueResolutionSuite, instance: IssueInstance, ctx: Eva
     from pytest_mobilebench.suites.issue_resolution import runtime_for, workspace_spec
 
     runtime = runtime_for(ctx, trusted=False)
-    if not isinstance(runtime, SandboxRuntime):
+    if not isinstance(runtime, AgentSandboxRuntime):
         raise InfraError(InfraKind.PLATFORM_UNAVAILABLE, f"--mb-runtime={runtime.name} hosts no agent sandboxes "
                          "(live issue resolution needs --mb-runtime=docker)")
     model = str(base.get("model_name_or_path") or live_model(ctx.options))
@@ -114,7 +114,7 @@ def evaluate_live(suite: IssueResolutionSuite, instance: IssueInstance, ctx: Eva
     return _with_agent(result, agent, taken, ctx.evidence_dir)
 
 
-def _run_builtin(runtime: SandboxRuntime, spec: Any, instance: IssueInstance,
+def _run_builtin(runtime: AgentSandboxRuntime, spec: Any, instance: IssueInstance,
                  ctx: EvalContext) -> tuple[dict[str, Any], TakenPatch]:
     """The built-in agent in a sandbox without network; ``(agent record, taken patch)``."""
     from pytest_mobilebench.agents.loop import run_shell_agent

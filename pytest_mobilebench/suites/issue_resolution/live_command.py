@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pytest_mobilebench.report.files import atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.egress import ModelForwarder
-from pytest_mobilebench.runtime.sandbox import MAX_PATCH_BYTES, TakenPatch
+from pytest_mobilebench.runtime.agent_sandbox import MAX_PATCH_BYTES, TakenPatch
 from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.suites.issue_resolution.live import (
     COMMAND_MODEL,
@@ -41,7 +41,7 @@ from pytest_mobilebench.suites.issue_resolution.live import (
 )
 
 if TYPE_CHECKING:
-    from pytest_mobilebench.runtime.sandbox import AgentSandbox, SandboxRuntime
+    from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, AgentSandboxRuntime
     from pytest_mobilebench.suites.base import EvalContext
     from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 
@@ -54,7 +54,7 @@ _DEFAULT_WALL_S: Final = 3600.0
 _MAX_AGENT_DIR_BYTES: Final = 256 << 20
 
 
-def run_command_agent(runtime: SandboxRuntime, spec: Any, instance: IssueInstance,
+def run_command_agent(runtime: AgentSandboxRuntime, spec: Any, instance: IssueInstance,
                       ctx: EvalContext) -> tuple[dict[str, Any], TakenPatch]:
     """Run ``--mb-agent-command`` in a sandbox (routed to the forwarder when an endpoint is given).
 

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.egress import ModelForwarder
 
 __all__ = [
-    "LABEL_ROLE", "MAX_PATCH_BYTES", "RELAY_PORT", "AgentSandbox", "SandboxRuntime", "TakenPatch", "open_sandbox",
+    "LABEL_ROLE", "MAX_PATCH_BYTES", "RELAY_PORT", "AgentSandbox", "AgentSandboxRuntime", "TakenPatch", "open_sandbox",
 ]
 
 #: label of sandbox containers: ``agent`` (the work tree) or ``relay`` (its only network peer)
@@ -130,7 +130,7 @@ class TakenPatch:
 
 
 @runtime_checkable
-class SandboxRuntime(Protocol):
+class AgentSandboxRuntime(Protocol):
     """A runtime that can host agents (the Docker runtime; a provider's runtime may implement it too)."""
 
     def agent_sandbox(self, spec: WorkspaceSpec, *, log_dir: Path | None = None,
