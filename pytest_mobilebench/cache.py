@@ -22,6 +22,7 @@ from pytest_mobilebench import __version__
 
 if TYPE_CHECKING:
     from pytest_mobilebench.options import Option
+    from pytest_mobilebench.predictions import Prediction
     from pytest_mobilebench.suites.base import LoadedRecord, Suite
 
 __all__ = [
@@ -133,7 +134,7 @@ def record_material(record: Any) -> Any:
 
 
 def result_key(
-    suite: Suite, loaded: LoadedRecord, model: str | None, prediction: Mapping[str, Any] | None, options: Mapping[str, Any],
+    suite: Suite, loaded: LoadedRecord, model: str | None, prediction: Prediction | None, options: Mapping[str, Any],
     *, runtime_options: Sequence[Option] = (),
 ) -> str:
     """The result cache key (sha256 hex) of one item; see the module docstring for what it covers."""
@@ -144,7 +145,7 @@ def result_key(
         "model": model,
         "suite": loaded.suite,
         "record": record_material(record),  # the content, never the clone source
-        "prediction": {k: v for k, v in (prediction or {}).items() if not k.startswith("_")},
+        "prediction": prediction.key_material() if prediction is not None else None,
         "options": keyed_options(suite, options, runtime_options),
         "suite_material": suite.cache_material(loaded, prediction, options),
     }

@@ -32,10 +32,7 @@ import pytest
 from pytest_mobilebench.cache import result_key, result_path
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.options import apply_env_defaults, warn_outer_timeout
-from pytest_mobilebench.predictions import (
-    PredictionsError,
-    load_predictions,
-)
+from pytest_mobilebench.predictions import Prediction, PredictionsError, load_predictions
 from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, read_json
 from pytest_mobilebench.report.junit import add_junit_properties
 from pytest_mobilebench.report.names import folder_name
@@ -456,7 +453,7 @@ def options_of(config: pytest.Config) -> dict[str, Any]:
     return opts
 
 
-def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: _Context) -> dict[str, Any]:
+def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Prediction | None, ctx: _Context) -> dict[str, Any]:
     """``suite.evaluate`` checked against the result contract; a raise or a broken result is recorded as an
     infrastructure result with the traceback in ``harness_error.log``, never lost and never cached."""
     try:

@@ -9,6 +9,11 @@ from a model endpoint. The live model's name is the suite's (:meth:`Suite.live_m
 <pytest_mobilebench.suites.base.Suite.live_model>`, from its own options): items, junit and summaries carry it.
 A suite without a live mode never gets a live prediction: :meth:`Predictions.get` raises for its items.
 
+:meth:`Predictions.get` returns a typed :class:`Prediction`: its :class:`PredictionKind` (``FILE``, ``GOLD``,
+``EMPTY``, ``LIVE``) says what it is, never a field's text, so a file entry whose ``model_patch`` reads like a
+harness word is only a (bad) patch of a candidate. A prediction crosses a process boundary as plain builtins
+(:meth:`Prediction.to_builtins` / :meth:`Prediction.from_builtins`).
+
 Patch-file dialects are detected per entry (``docs/datasets.md``): an entry with ``org``, ``repo``,
 ``number`` and ``fix_patch`` and no ``instance_id`` (a MobileDev-Bench / Multi-SWE-bench patch file) is
 read as ``instance_id = f"{org}__{repo}-{number}"``, ``model_patch = fix_patch`` and
@@ -18,9 +23,13 @@ files do not).
 
 from __future__ import annotations
 
+import copy
+import enum
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_mobilebench.suggest import did_you_mean
@@ -31,10 +40,10 @@ if TYPE_CHECKING:
 __all__ = [
     "EMPTY",
     "GOLD",
-    "GOLD_PATCH",
     "LIVE",
-    "LIVE_PATCH",
     "PSEUDO",
+    "Prediction",
+    "PredictionKind",
     "Predictions",
     "PredictionsError",
     "from_patch_file_entry",
@@ -42,16 +51,99 @@ __all__ = [
     "load_predictions",
 ]
 
-GOLD: Final = "gold"
-EMPTY: Final = "empty"
-LIVE: Final = "live"
+
+class PredictionKind(enum.Enum):
+    """What a prediction is: ``FILE`` (a candidate's entry of a predictions file), ``GOLD`` (the suite
+    substitutes the instance's own reference fix, under the trusted runtime), ``EMPTY`` (no change at all) or
+    ``LIVE`` (the suite asks its model endpoint for the candidate). The values are the ``--predictions``
+    pseudo names (``FILE`` has none)."""
+
+    FILE = "file"
+    GOLD = "gold"
+    EMPTY = "empty"
+    LIVE = "live"
+
+
+GOLD: Final = PredictionKind.GOLD.value
+EMPTY: Final = PredictionKind.EMPTY.value
+LIVE: Final = PredictionKind.LIVE.value
 PSEUDO: Final = frozenset({GOLD, EMPTY, LIVE})
 #: the pseudo names in the order messages list them
 _PSEUDO_ORDER: Final = (GOLD, EMPTY, LIVE)
-#: Sentinel ``model_patch`` of the gold pseudo-prediction: the suite substitutes the instance's own fix.
-GOLD_PATCH: Final = "<gold>"
-#: Sentinel ``model_patch`` of the live pseudo-prediction: the suite asks its model endpoint for the candidate.
-LIVE_PATCH: Final = "<live>"
+
+
+@final
+@dataclass(frozen=True)
+class Prediction:
+    """One prediction for one instance, as a suite receives it.
+
+    Attributes:
+        instance_id, model_name_or_path: the item it is for (the live model's name for ``LIVE``, the pseudo
+            name for ``GOLD`` / ``EMPTY``).
+        kind: what it is; suites branch on this, never on a field's text.
+        fields: the entry's fields as a read-only mapping (a file entry in full, ``instance_id`` and
+            ``model_name_or_path`` included; only those two for a pseudo-prediction). Never a harness key
+            (``_`` names are refused when a file is read).
+        source_dir: the folder of the predictions file (relative paths in the entry resolve against it),
+            None for pseudo-predictions. Not part of the result-cache key.
+    """
+
+    instance_id: str
+    model_name_or_path: str
+    kind: PredictionKind
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    source_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, PredictionKind):
+            raise TypeError(f"Prediction.kind must be a PredictionKind, got {self.kind!r}")
+        base = {"instance_id": self.instance_id, "model_name_or_path": self.model_name_or_path}
+        frozen = MappingProxyType(copy.deepcopy({**dict(self.fields), **base}))
+        object.__setattr__(self, "fields", frozen)
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any], source_dir: str | Path | None = None) -> Prediction:
+        """A ``FILE`` prediction of one (already validated) predictions-file entry; whatever its fields say."""
+        return cls(str(entry["instance_id"]), str(entry["model_name_or_path"]), PredictionKind.FILE, entry,
+                   None if source_dir is None else str(source_dir))
+
+    @property
+    def model_patch(self) -> str | None:
+        """The candidate's patch text: the entry's ``model_patch`` for ``FILE`` (None when absent or null),
+        ``""`` for ``EMPTY``, None for ``GOLD`` (the suite knows the fix) and ``LIVE`` (not produced yet)."""
+        if self.kind is PredictionKind.EMPTY:
+            return ""
+        if self.kind is PredictionKind.FILE:
+            patch = self.fields.get("model_patch")
+            return patch if isinstance(patch, str) else None
+        return None
+
+    def is_live(self) -> bool:
+        """Whether the suite produces the candidate itself from its model endpoint (the one test live suites use)."""
+        return self.kind is PredictionKind.LIVE
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """One field of the entry (``fields.get``)."""
+        return self.fields.get(name, default)
+
+    def key_material(self) -> dict[str, Any]:
+        """What the result-cache key covers: the kind and the fields (not ``source_dir``), plain builtins."""
+        return {"kind": self.kind.value, "fields": dict(self.fields)}
+
+    def to_builtins(self) -> dict[str, Any]:
+        """The JSON-able form that crosses process boundaries; :meth:`from_builtins` reads it back."""
+        return {"instance_id": self.instance_id, "model_name_or_path": self.model_name_or_path,
+                "kind": self.kind.value, "fields": copy.deepcopy(dict(self.fields)), "source_dir": self.source_dir}
+
+    @classmethod
+    def from_builtins(cls, data: Mapping[str, Any]) -> Prediction:
+        """The inverse of :meth:`to_builtins`.
+
+        Raises:
+            ValueError: an unknown ``kind``.
+        """
+        return cls(str(data["instance_id"]), str(data["model_name_or_path"]), PredictionKind(data["kind"]),
+                   dict(data.get("fields") or {}), data.get("source_dir"))
 
 
 class PredictionsError(ValueError):
@@ -135,14 +227,14 @@ class Predictions:
 
     Attributes:
         sources: the files (or pseudo names) they came from.
-        pseudo: ``"gold"``, ``"empty"`` or ``"live"`` when a pseudo-prediction was asked for, else None.
+        pseudo: the :class:`PredictionKind` of a pseudo-prediction (``GOLD``, ``EMPTY``, ``LIVE``), else None.
         live_model: with ``live``, the model the live suites drive (the items' model name), else None.
         not_live: with ``live``, suite name -> why that suite cannot run live (no live mode, or its live
             options are incomplete); only suites in ``live_suites`` get live predictions.
         live_suites: with ``live``, the suites that drive ``live_model``.
     """
 
-    def __init__(self, entries: Mapping[tuple[str, str], dict[str, Any]], sources: tuple[str, ...], pseudo: str | None,
+    def __init__(self, entries: Mapping[tuple[str, str], Prediction], sources: tuple[str, ...], pseudo: PredictionKind | None,
                  *, live_model: str | None = None, live_suites: frozenset[str] = frozenset(),
                  not_live: Mapping[str, str] | None = None) -> None:
         self._entries = dict(entries)
@@ -155,10 +247,10 @@ class Predictions:
     @property
     def models(self) -> list[str]:
         """Model names present, sorted (the pseudo name for gold / empty, the live model for live)."""
-        if self.pseudo == LIVE and self.live_model:
+        if self.pseudo is PredictionKind.LIVE and self.live_model:
             return [self.live_model]
-        if self.pseudo:
-            return [self.pseudo]
+        if self.pseudo is not None:
+            return [self.pseudo.value]
         return sorted({model for _, model in self._entries})
 
     @property
@@ -166,42 +258,34 @@ class Predictions:
         """Instance ids that have at least one prediction (empty for pseudo-predictions)."""
         return {iid for iid, _ in self._entries}
 
-    def get(self, instance_id: str, model: str, suite: str | None = None) -> dict[str, Any] | None:
-        """The prediction of ``model`` for ``instance_id`` of ``suite``; pseudo-predictions exist for every
-        instance (``live`` only for instances of a suite in ``live_suites``).
+    def get(self, instance_id: str, model: str, suite: str | None = None) -> Prediction | None:
+        """The prediction of ``model`` for ``instance_id`` of ``suite`` (None when the files hold none);
+        pseudo-predictions exist for every instance (``live`` only for instances of a suite in ``live_suites``).
 
         Raises:
             PredictionsError: ``live`` for an instance of a suite that cannot run live (the message says why
                 and what to give instead).
         """
-        if self.pseudo == LIVE:
+        if self.pseudo is PredictionKind.LIVE:
             if suite not in self.live_suites:
                 raise PredictionsError(self.not_live.get(str(suite)) or f"--predictions=live: suite {suite!r} has no live mode")
-            return {"instance_id": instance_id, "model_name_or_path": self.live_model, "model_patch": LIVE_PATCH}
-        if self.pseudo == GOLD:
-            return {"instance_id": instance_id, "model_name_or_path": GOLD, "model_patch": GOLD_PATCH}
-        if self.pseudo == EMPTY:
-            return {"instance_id": instance_id, "model_name_or_path": EMPTY, "model_patch": ""}
+            return Prediction(instance_id, str(self.live_model), PredictionKind.LIVE)
+        if self.pseudo is not None:
+            return Prediction(instance_id, self.pseudo.value, self.pseudo)
         return self._entries.get((instance_id, model))
 
     def __len__(self) -> int:
         return len(self._entries)
 
 
-def _refuse_harness_markers(entry: Mapping[str, Any], loc: str, iid: str) -> None:
-    """A file may not speak for the harness: the pseudo-predictions' sentinels (``<gold>`` would apply the
-    instance's own fix under the trusted runtime, ``<live>`` would switch a suite to its endpoint) and keys
-    starting with ``_`` (the harness's own, left out of the result-cache key) are refused.
+def _refuse_harness_keys(entry: Mapping[str, Any], loc: str, iid: str) -> None:
+    """A file may not speak for the harness: keys starting with ``_`` (the harness's own, left out of the
+    result-cache key) are refused. (What a prediction *is* comes from :class:`PredictionKind`, never from a
+    field, so no field value of a file can stand for the gold fix or the live mode.)
 
     Raises:
         PredictionsError: naming the file and line, the instance and the field.
     """
-    patch = entry.get("model_patch")
-    if patch in (GOLD_PATCH, LIVE_PATCH):
-        raise PredictionsError(
-            f"{loc}: instance {iid!r}: 'model_patch' is the harness's {patch} marker; use --predictions="
-            f"{GOLD if patch == GOLD_PATCH else LIVE} instead of a file"
-        )
     reserved = sorted(k for k in entry if isinstance(k, str) and k.startswith("_"))
     if reserved:
         raise PredictionsError(f"{loc}: instance {iid!r}: field {reserved[0]!r}: names starting with '_' are the harness's own")
@@ -239,7 +323,7 @@ def live_predictions(suites: Iterable[Suite], options: Mapping[str, Any]) -> Pre
     not_live = {name: f"--predictions=live: suite {name!r}: {why}" for name, why in incomplete.items()}
     not_live |= {name: f"--predictions=live: suite {name!r} has no live mode (it cannot produce a candidate "
                        "itself); give its predictions with --predictions=PATH" for name in absent}
-    return Predictions({}, (LIVE,), LIVE, live_model=next(iter(models.values())), live_suites=frozenset(models),
+    return Predictions({}, (LIVE,), PredictionKind.LIVE, live_model=next(iter(models.values())), live_suites=frozenset(models),
                        not_live=not_live)
 
 
@@ -263,10 +347,11 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
     if pseudo:
         if len(specs) != 1:
             raise PredictionsError(f"--predictions={pseudo[0]} cannot be combined with other predictions")
-        if pseudo[0] == LIVE:
+        kind = PredictionKind(pseudo[0])
+        if kind is PredictionKind.LIVE:
             return live_predictions(suites, options or {})
-        return Predictions({}, (pseudo[0],), pseudo[0])
-    entries: dict[tuple[str, str], dict[str, Any]] = {}
+        return Predictions({}, (pseudo[0],), kind)
+    entries: dict[tuple[str, str], Prediction] = {}
     where: dict[tuple[str, str], str] = {}
     for spec in specs:
         path = Path(spec)
@@ -290,12 +375,12 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
             patch = entry.get("model_patch")
             if patch is not None and not isinstance(patch, str):
                 raise PredictionsError(f"{loc}: instance {iid!r}: 'model_patch' must be a string or null")
-            _refuse_harness_markers(entry, loc, iid)
+            _refuse_harness_keys(entry, loc, iid)
             key = (iid, model)
             if key in entries:
                 raise PredictionsError(
                     f"{loc}: duplicate prediction for instance {iid!r} by model {model!r} (first at {where[key]})"
                 )
-            entries[key] = {**entry, "_predictions_dir": str(path.parent.resolve())}
+            entries[key] = Prediction.from_entry(entry, path.parent.resolve())
             where[key] = loc
     return Predictions(entries, tuple(specs), None)

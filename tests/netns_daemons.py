@@ -59,8 +59,11 @@ def _claim_subnet() -> Iterator[str]:
     """Claim a ``10.213.<n>.0/24`` no other process of this machine holds, for as long as the block runs; yields
     its ``10.213.<n>`` prefix. Two xdist workers (or two runs) starting namespaces at once must not put the same
     /30 on two veths (the host would route both to one of them). The claim is an abstract unix socket named after
-    the block: the kernel releases it when the socket closes or the process dies, and nothing is left on disk."""
+    the block: the kernel releases it when the socket closes or the process dies, and nothing is left on disk. A
+    block the host already routes (a killed run's veth) is skipped, so a leftover never captures our traffic."""
     for octet in range(7, 250):
+        if _routed(f"10.213.{octet}.0/24"):
+            continue
         claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             claim.bind(f"\0mobilebench-test-net-10.213.{octet}")
@@ -72,7 +75,13 @@ def _claim_subnet() -> Iterator[str]:
         finally:
             claim.close()
         return
-    raise RuntimeError("every 10.213.<n>.0/24 test subnet is claimed by another process")
+    raise RuntimeError("every 10.213.<n>.0/24 test subnet is claimed by another process or routed already")
+
+
+def _routed(block: str) -> bool:
+    """True when the host has a route inside ``block`` (``ip route show root``: routes the block contains)."""
+    proc = subprocess.run(["ip", "-o", "route", "show", "root", block], capture_output=True, text=True, check=False)
+    return proc.returncode != 0 or bool(proc.stdout.strip())
 
 
 def _ip(*args: str) -> None:
@@ -80,6 +89,9 @@ def _ip(*args: str) -> None:
 
 
 def _wait_ping(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 90) -> None:
+    """Wait until the daemon answers ``/_ping`` at ``url``; the API client ignores proxy variables (the veth
+    address is only reachable directly). On a timeout the error says what the host saw: the route to the address,
+    a bare TCP connect's result, the namespace's listening sockets, and the end of the daemon's log."""
     import docker
 
     deadline = time.monotonic() + timeout_s
@@ -88,11 +100,29 @@ def _wait_ping(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s:
             raise RuntimeError(f"dockerd exited ({process.returncode}): {log.read_text(errors='replace')[-2000:]}")
         with contextlib.suppress(Exception):
             client = docker.DockerClient(base_url=url, timeout=5)
+            client.api.trust_env = False
             client.ping()
             client.close()
             return
         time.sleep(0.5)
-    raise RuntimeError(f"dockerd at {url} did not answer in {timeout_s} s: {log.read_text(errors='replace')[-2000:]}")
+    raise RuntimeError(f"dockerd at {url} did not answer in {timeout_s} s: {_diagnose(url)}\n"
+                       f"{log.read_text(errors='replace')[-1500:]}")
+
+
+def _diagnose(url: str) -> str:
+    host, _, port = url.removeprefix("tcp://").partition(":")
+    route = subprocess.run(["ip", "route", "get", host], capture_output=True, text=True, check=False)
+    try:
+        with socket.create_connection((host, int(port)), timeout=5):
+            connect = "a bare TCP connect succeeds (so the API client, not the network, failed)"
+    except OSError as exc:
+        connect = f"a bare TCP connect fails: {exc!r}"
+    netns = next((n for n in Path("/run/netns").glob("mbscale*")), None) if Path("/run/netns").is_dir() else None
+    listening = ""
+    if netns is not None:
+        ss = subprocess.run(["nsenter", f"--net={netns}", "ss", "-ltn"], capture_output=True, text=True, check=False)
+        listening = f"; listening in {netns.name}: {ss.stdout.strip() or ss.stderr.strip()}"
+    return f"route: {route.stdout.strip() or route.stderr.strip()}; {connect}{listening}"
 
 
 def _start(index: int, root: Path, prefix: str) -> NsDaemon:

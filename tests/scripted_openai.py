@@ -2,7 +2,7 @@
 
 Each request to ``POST <url>/chat/completions`` takes the next :class:`Turn` of the script: a chat completion
 (tool calls or a text answer, with a ``usage`` block) or an HTTP error (``error(500)``, ``error(429,
-retry_after=1)``). When the script is empty the server answers ``final`` (default: a text answer), or repeats the
+retry_after=1)``); ``respond``, when set, answers from the request itself first (e.g. from the last tool result). When the script is empty the server answers ``final`` (default: a text answer), or repeats the
 last turn with ``repeat_last=True`` (a model that loops). Every request body and ``Authorization`` header is
 recorded. Tests import the ``scripted_openai`` fixture::
 
@@ -18,7 +18,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -33,11 +34,12 @@ DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10}
 
 @dataclasses.dataclass
 class Turn:
-    """One answer: ``status``, ``body`` (a dict is sent as JSON), extra ``headers``; ``usage`` None omits it."""
+    """One answer: ``status``, ``body`` (a dict is sent as JSON), extra ``headers``, ``delay_s`` before answering."""
 
     body: dict[str, Any] | bytes
     status: int = 200
     headers: dict[str, str] = dataclasses.field(default_factory=dict)
+    delay_s: float = 0.0
 
     def encoded(self) -> bytes:
         return self.body if isinstance(self.body, bytes) else json.dumps(self.body).encode()
@@ -97,6 +99,8 @@ class ScriptedOpenAI:
         self.paths: list[str] = []
         self.final: Turn = text("I am done.")
         self.repeat_last = False
+        #: when set, called with each request body before the script: a Turn answers, None falls to the script
+        self.respond: Callable[[dict[str, Any]], Turn | None] | None = None
         self._lock = threading.Lock()
         self._last: Turn | None = None
         self._httpd = ThreadingHTTPServer((host, 0), self._handler())
@@ -138,7 +142,10 @@ class ScriptedOpenAI:
                         server.requests.append(json.loads(payload))
                     except ValueError:
                         server.requests.append({"_unreadable": payload.decode("utf-8", "replace")})
-                turn = server.next_turn() if self.path.endswith("/chat/completions") else error(404)
+                dynamic = server.respond(server.requests[-1]) if server.respond is not None else None
+                turn = dynamic or (server.next_turn() if self.path.endswith("/chat/completions") else error(404))
+                if turn.delay_s:
+                    time.sleep(turn.delay_s)
                 body = turn.encoded()
                 self.send_response(turn.status)
                 self.send_header("Content-Type", "application/json")

@@ -162,14 +162,17 @@ docker = pytest.importorskip("docker", reason="the docker SDK is not installed (
 def builder() -> Any:
     from pytest_mobilebench.runtime.base import InfraError
     from pytest_mobilebench.runtime.docker import connect
+    from pytest_mobilebench.runtime.provider import DockerProvider
 
     try:
         client = connect(timeout_s=5)
     except InfraError as exc:
         pytest.skip(f"no Docker daemon answers: {exc.message}")
-    made = container.ContainedBuilder(client, run_id=f"test-appgen-{uuid.uuid4().hex[:8]}", scaffold_dir=build.SCAFFOLD_DIR)
+    # the runtime the docker provider hands the suite (its options at their defaults)
+    runtime = DockerProvider().runtime({}, f"test-appgen-{uuid.uuid4().hex[:8]}", client=client)
+    made = container.ContainedBuilder(runtime, scaffold_dir=build.SCAFFOLD_DIR)
     try:
-        made.image()
+        made.warm()
     except InfraError as exc:
         pytest.skip(f"the scaffold image cannot be built here: {exc}")
     return made

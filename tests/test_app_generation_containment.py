@@ -7,6 +7,7 @@ tests call the suite's ``evaluate`` with a stand-in context and reach neither a 
 from __future__ import annotations
 
 import http.server
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_mobilebench.predictions import Prediction
 from pytest_mobilebench.suites.app_generation import SUITE
 from pytest_mobilebench.suites.app_generation import navigation as nav
 from pytest_mobilebench.suites.app_generation.serve import RequestGuard, origin_of, serve_spa, stage_files
@@ -193,6 +195,67 @@ def test_page_reaches_no_local_port_without_a_request(browser: Any, tmp_path: Pa
     assert results == ["rtc:refused", "rtc-iframe:refused", "wt:refused", "wt-iframe:refused"]
 
 
+#: a worker's realm, which no init script reaches, keeps WebTransport (QUIC over UDP): a dedicated worker from
+#: the app's own script, one from a blob, and a shared worker each open one to the local UDP port
+_WORKER = """const r = ['wt:' + typeof WebTransport];
+try {{ const t = new WebTransport('https://127.0.0.1:{port}/wt'); t.ready.catch(() => 0); r.push('made'); }}
+catch (e) {{ r.push('refused'); }}
+const say = r.join(' ');
+if (self.constructor.name === 'SharedWorkerGlobalScope') onconnect = e => e.ports[0].postMessage(say);
+else postMessage(say);
+"""
+_WORKER_PAGE = """<!doctype html><html><body><script>
+window.results = [];
+const got = tag => e => window.results.push(tag + ' ' + e.data);
+new Worker('/w.js').onmessage = got('dedicated');
+fetch('/w.js').then(r => r.text()).then(code => {
+  new Worker(URL.createObjectURL(new Blob([code], {type: 'text/javascript'}))).onmessage = got('blob'); });
+const shared = new SharedWorker('/w.js'); shared.port.onmessage = got('shared'); shared.port.start();
+</script></body></html>
+"""
+
+
+@chromium
+@no_chromium
+@pytest.mark.skipif(os.geteuid() != 0, reason="Chromium gets a network namespace of its own when the harness is root")
+def test_a_workers_webtransport_reaches_no_local_udp_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chromium runs in a network namespace of its own (pages are answered through Playwright's pipe): the
+    workers' WebTransport constructors exist and run, and the UDP listener on this host receives nothing.
+    Chromium's Local Network Access checks are switched off here, so the namespace alone stands in the way
+    (with them on, a fulfilled page counts as public and is refused too; without the namespace the same page
+    reaches the port: 12 QUIC Initial packets in 3 s)."""
+    import socket
+
+    monkeypatch.setattr(nav, "CHROMIUM_ARGS", (*nav.CHROMIUM_ARGS, "--disable-features=LocalNetworkAccessChecks"))
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.settimeout(0.2)
+    port = udp.getsockname()[1]
+    site = stage_files({"index.html": _WORKER_PAGE.encode(), "w.js": _WORKER.format(port=port).encode()},
+                       tmp_path / "site")
+    handle = nav.launch_browser()
+    packets = 0
+    try:
+        with serve_spa(site) as base_url:
+            context = nav.new_mobile_context(handle.browser(), base_url)
+            page = context.new_page()
+            page.goto(base_url + "/", wait_until="load")
+            page.wait_for_function("window.results.length >= 3", timeout=15000)
+            for _ in range(15):  # about 3 s of QUIC handshake retries
+                try:
+                    udp.recvfrom(2048)
+                    packets += 1
+                except TimeoutError:
+                    pass
+            results = sorted(page.evaluate("window.results"))
+            context.close()
+    finally:
+        handle.close()
+        udp.close()
+    assert results == ["blob wt:function made", "dedicated wt:function made", "shared wt:function made"]
+    assert packets == 0
+
+
 @chromium
 @no_chromium
 def test_refusals_reach_the_spec_evidence(browser: Any, second_server: tuple[int, list[str]], tmp_path: Path) -> None:
@@ -258,17 +321,21 @@ class _Ctx:
         pass
 
     def fixture(self, name: str) -> Any:
-        assert name == "mb_docker_client", name
-        return None  # no daemon answered
+        assert name == "mb_runtime", name
+        from pytest_mobilebench.runtime.provider import ProviderContext, RuntimeSource, builtin_providers
+
+        # the built-in providers as the plugin makes them, with no daemon answering (mb_docker_client None)
+        ctx = ProviderContext(options=self.options, run_id=self.run_id, progress=self.progress, fixture=lambda _: None)
+        return RuntimeSource(builtin_providers(), ctx)
 
 
 def _evaluate(tmp_path: Path, pred: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     record = SUITE.load(CASE, yaml.safe_load(CASE.read_text(encoding="utf-8")))[0]
     full = {"instance_id": "tabs_demo", "model_name_or_path": "m", "input_tokens": 1, "output_tokens": 1,
-            "llm_calls": 1, "llm_seconds": 1.0, "_predictions_dir": str(APPS), **pred}
+            "llm_calls": 1, "llm_seconds": 1.0, **pred}
     evidence = tmp_path / "ev"
     evidence.mkdir()
-    return SUITE.evaluate(record, full, _Ctx(evidence, options))
+    return SUITE.evaluate(record, Prediction.from_entry(full, APPS), _Ctx(evidence, options))
 
 
 def test_sourceless_prediction_fails_the_build_axis(tmp_path: Path) -> None:
@@ -294,7 +361,7 @@ def test_cache_key_covers_every_build_input(tmp_path: Path) -> None:
     (project / "src" / "main.tsx").write_text("import './dist/x';\n")
     (project / "src" / "dist" / "x.ts").write_text("export const a = 1;\n")
     record = SUITE.load(CASE, yaml.safe_load(CASE.read_text(encoding="utf-8")))[0]
-    pred = {"instance_id": "tabs_demo", "model_name_or_path": "m", "project_path": str(project)}
+    pred = Prediction.from_entry({"instance_id": "tabs_demo", "model_name_or_path": "m", "project_path": str(project)})
     before = SUITE.cache_material(record, pred, {})
     (project / "src" / "dist" / "x.ts").write_text("export const a = 2;\n")
     after = SUITE.cache_material(record, pred, {})

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.suites.app_generation import SUITE, AppGenReason
 from pytest_mobilebench.suites.app_generation.manifest import (
     NavCategory,
@@ -91,7 +92,7 @@ def test_missing_screenshot_is_a_manifest_error(tmp_path: Path) -> None:
 
 def test_prediction_paths_resolve_against_predictions_dir(tmp_path: Path) -> None:
     pred = parse_prediction({"instance_id": "a", "model_name_or_path": "m", "project_path": "runs/a",
-                             "prebuilt_dist": "/abs/dist", "input_tokens": 5, "_predictions_dir": str(tmp_path)})
+                             "prebuilt_dist": "/abs/dist", "input_tokens": 5}, tmp_path)
     assert pred.project_path == str(tmp_path / "runs" / "a")
     assert pred.prebuilt_dist == "/abs/dist"
     assert (pred.input_tokens, pred.output_tokens, pred.llm_calls, pred.llm_seconds) == (5, 0, 0, 0.0)
@@ -128,14 +129,15 @@ def test_missing_and_invalid_predictions_are_results_not_exceptions(tmp_path: Pa
     assert isinstance(rec, LoadedRecord)
     r = SUITE.evaluate(rec, None, _Ctx(tmp_path))
     assert (r["reason"], r["passed"]) == (AppGenReason.MISSING_PREDICTION.value, False)
-    gold = {"instance_id": "tabs_demo", "model_name_or_path": "gold", "model_patch": "<gold>"}
-    assert SUITE.evaluate(rec, gold, _Ctx(tmp_path))["reason"] == "missing_prediction"
+    for kind in (PredictionKind.GOLD, PredictionKind.EMPTY):
+        r = SUITE.evaluate(rec, Prediction("tabs_demo", kind.value, kind), _Ctx(tmp_path))
+        assert r["reason"] == "missing_prediction" and f"the {kind.value} pseudo-prediction" in r["detail"]
     bad = {"instance_id": "tabs_demo", "model_name_or_path": "m", "project_path": str(tmp_path / "nope")}
-    r = SUITE.evaluate(rec, bad, _Ctx(tmp_path))
+    r = SUITE.evaluate(rec, Prediction.from_entry(bad), _Ctx(tmp_path))
     assert r["reason"] == "invalid_prediction" and "does not exist" in r["detail"]
     not_archive = tmp_path / "project.txt"
     not_archive.write_text("x", encoding="utf-8")
-    r = SUITE.evaluate(rec, {**bad, "project_path": str(not_archive)}, _Ctx(tmp_path))
+    r = SUITE.evaluate(rec, Prediction.from_entry({**bad, "project_path": str(not_archive)}), _Ctx(tmp_path))
     assert r["reason"] == "invalid_prediction" and ".zip/.tar.gz" in r["detail"]
     assert (tmp_path / "app_generation.json").is_file()
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_mobilebench.predictions import Prediction
 from pytest_mobilebench.suites.app_generation import SUITE
 from pytest_mobilebench.suites.app_generation import navigation as nav
 from pytest_mobilebench.suites.app_generation.manifest import (
@@ -153,13 +154,11 @@ def test_a_spec_that_raises_is_its_own_failure(browser: Any, manifest: AppManife
 
 
 class _Ctx:
-    def __init__(self, evidence: Path, resources: dict[str, Any], options: dict[str, Any] | None = None,
-                 docker_client: Any = None) -> None:
+    def __init__(self, evidence: Path, resources: dict[str, Any], options: dict[str, Any] | None = None) -> None:
         self.run_id = "t"
         self.evidence_dir = evidence
         self.options: dict[str, Any] = dict(options or {})
         self._res = resources
-        self.docker_client = docker_client
 
     def resource(self, key: str, factory: Any, close: Any = None) -> Any:
         if key not in self._res:
@@ -170,9 +169,7 @@ class _Ctx:
         pass
 
     def fixture(self, name: str) -> Any:
-        if name == "mb_docker_client":
-            return self.docker_client
-        assert name == "mb_browser"
+        assert name == "mb_browser", name  # prebuilt bundles: nothing is built, no runtime is asked for
         return self.resource(name, nav.launch_browser, nav.close_browser)
 
 
@@ -186,10 +183,10 @@ def test_suite_evaluate_prebuilt_and_summarize(tmp_path: Path) -> None:
         for app, model in (("tabs_demo", "gpt-5"), ("tabs_demo_c2_wrong_route", "gpt-5-mini")):
             pred = {"instance_id": "tabs_demo", "model_name_or_path": model, "project_path": app,
                     "prebuilt_dist": f"{app}/dist", "input_tokens": 200_000, "output_tokens": 50_000,
-                    "llm_calls": 12, "llm_seconds": 95.5, "_predictions_dir": str(APPS)}
+                    "llm_calls": 12, "llm_seconds": 95.5}
             (tmp_path / model).mkdir()
             # prebuilt_dist is the trusted-only path (issue 18, item 3)
-            results.append(SUITE.evaluate(rec, pred, _Ctx(tmp_path / model, resources, {"mb_trust_candidates": True})))
+            results.append(SUITE.evaluate(rec, Prediction.from_entry(pred, APPS), _Ctx(tmp_path / model, resources, {"mb_trust_candidates": True})))
     finally:
         for obj, close in resources.values():
             close(obj)

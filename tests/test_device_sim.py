@@ -22,6 +22,7 @@ from adbsim import AdbServer, Script, SimDevice, adb_available
 
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.patch import split_patch
+from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.suites.base import LoadedRecord
 from pytest_mobilebench.suites.device_repair import SUITE
 from pytest_mobilebench.suites.device_repair.fixtures import make_pool
@@ -146,8 +147,10 @@ def device_log(device: SimDevice) -> list[dict[str, Any]]:
 def evaluate(resources: dict[str, Any]) -> Any:
     """``evaluate(loaded, prediction, pool, evidence)``: the suite's evaluate in a module-wide context."""
 
-    def run(loaded: LoadedRecord, prediction: dict | None, pool: Any, evidence: Path) -> dict[str, Any]:
+    def run(loaded: LoadedRecord, prediction: dict | Prediction | None, pool: Any, evidence: Path) -> dict[str, Any]:
         evidence.mkdir(parents=True, exist_ok=True)
+        if isinstance(prediction, dict):  # a file entry
+            prediction = Prediction.from_entry({"instance_id": loaded.instance_id, **prediction})
         return SUITE.evaluate(loaded, prediction, Ctx(evidence, pool, resources))
 
     return run
@@ -177,12 +180,12 @@ def fixed_calc(tmp_path_factory: pytest.TempPathFactory) -> str:
     return candidate_patch(tmp_path_factory.mktemp("fixed"), "calc", {CALC: real_fix})
 
 
-GOLD = {"model_patch": "<gold>", "model_name_or_path": "gold"}
+GOLD = Prediction("calc", "gold", PredictionKind.GOLD)  # the kind decides; the id is not read
 
 
 def reference_fix(tmp_path: Path, name: str) -> str:
     """The record's own fix p_f as a candidate would submit it (``git diff base fix_commit`` minus tests):
-    a predictions file may not carry the ``<gold>`` marker."""
+    a predictions file cannot ask for the gold fix."""
     record = load(name).record
     work = tmp_path / f"ref-{name}"
     subprocess.run(["git", "clone", "-q", record.repo_url, str(work)], check=True)

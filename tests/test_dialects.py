@@ -204,8 +204,8 @@ def test_patch_file_predictions(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(json.dumps(e) for e in entries) + "\n")
     preds = load_predictions([str(path)])
-    assert preds.get("acme__app-7", "m1")["model_patch"] == "diff --git a/x b/x\n"
-    assert preds.get("acme__app-8", "patches")["model_patch"] == ""  # no model: the file's stem
+    assert preds.get("acme__app-7", "m1").model_patch == "diff --git a/x b/x\n"
+    assert preds.get("acme__app-8", "patches").model_patch == ""  # no model: the file's stem
     path.write_text(json.dumps({"org": "acme", "repo": "app", "number": "7x", "fix_patch": ""}) + "\n")
     with pytest.raises(PredictionsError, match=r"patches.jsonl:1: .*'number' must be an integer"):
         load_predictions([str(path)])

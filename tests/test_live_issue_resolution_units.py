@@ -213,7 +213,7 @@ class _Ctx:
 
 
 def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_policys(tmp_path: Path) -> None:
-    from pytest_mobilebench.predictions import LIVE_PATCH
+    from pytest_mobilebench.predictions import Prediction, PredictionKind
     from pytest_mobilebench.runtime.agent_sandbox import TakenPatch
     from pytest_mobilebench.suites.issue_resolution.live import _grade
 
@@ -221,8 +221,7 @@ def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_p
         name = "local"
 
     record = _counter_1()
-    result = SUITE.evaluate(record, {"instance_id": record.instance_id, "model_name_or_path": "m",
-                                     "model_patch": LIVE_PATCH}, _Ctx(tmp_path, LocalLike()))
+    result = SUITE.evaluate(record, Prediction(record.instance_id, "m", PredictionKind.LIVE), _Ctx(tmp_path, LocalLike()))
     assert (result["reason"], result["infra_kind"], result["retryable"]) == ("infra_error", "platform_unavailable", True)
     huge = _grade(SUITE, record.record, None, {"instance_id": record.instance_id, "flags": [], "model_name_or_path": "m"},
                   "m", TakenPatch("", "abc", 1 << 30, too_large=True))

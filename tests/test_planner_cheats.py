@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_mobilebench.manifest import read_yaml
+from pytest_mobilebench.predictions import Prediction
 from pytest_mobilebench.suites.planner import SUITE, PlannerSuite
 from pytest_mobilebench.suites.planner.episode import (
     MAX_STEPS,
@@ -169,19 +171,24 @@ class _Ctx:
         pass
 
 
+def _file(entry: dict[str, Any]) -> Prediction:
+    """A predictions-file entry for the task these tests use."""
+    return Prediction.from_entry({"instance_id": "med-like-song", **entry})
+
+
 def test_invalid_prediction_and_self_reported_tokens(tmp_path: Path) -> None:
     rec = _records()["med-like-song"]
-    bad = SUITE.evaluate(rec, {"model_name_or_path": "m", "trajectory": "Finish"}, _Ctx(tmp_path))
+    bad = SUITE.evaluate(rec, _file({"model_name_or_path": "m", "trajectory": "Finish"}), _Ctx(tmp_path))
     assert bad["reason"] == "invalid_prediction" and not bad["passed"] and not bad["retryable"]
     pred = {"model_name_or_path": "m", "usage": {"input_tokens": 10, "output_tokens": True, "score": 1.0},
             "trajectory": [{"tool": "Finish", "arguments": {"answer": "liked and playing"}}]}
-    out = SUITE.evaluate(rec, pred, _Ctx(tmp_path))
+    out = SUITE.evaluate(rec, _file(pred), _Ctx(tmp_path))
     assert out["reason"] == "failed" and out["properties"]["input_tokens"] == 10
     assert out["properties"]["output_tokens"] == 0  # a bool is not a token count
     assert json.loads((tmp_path / "trajectory.json").read_text())["mode"] == "offline"
-    odd = SUITE.evaluate(rec, {**pred, "usage": ["lots"]}, _Ctx(tmp_path))  # never a harness error
+    odd = SUITE.evaluate(rec, _file({**pred, "usage": ["lots"]}), _Ctx(tmp_path))  # never a harness error
     assert odd["reason"] == "failed" and odd["properties"]["input_tokens"] == 0
-    nulls = SUITE.evaluate(rec, {"model_name_or_path": "m", "trajectory": [{"tool": "Finish", "arguments": None}]},
+    nulls = SUITE.evaluate(rec, _file({"model_name_or_path": "m", "trajectory": [{"tool": "Finish", "arguments": None}]}),
                            _Ctx(tmp_path))
     assert nulls["reason"] == "failed" and nulls["properties"]["errors_met"] == 1
 
@@ -190,7 +197,7 @@ def test_regrade_from_evidence_uses_the_same_path(tmp_path: Path) -> None:
     rec = _records()["med-like-song"]
     pred = {"model_name_or_path": "m", "trajectory": [{"tool": c.tool, "arguments": c.arguments}
                                                       for c in rec.record.gold_calls]}
-    live = PlannerSuite().evaluate(rec, pred, _Ctx(tmp_path))
+    live = PlannerSuite().evaluate(rec, _file(pred), _Ctx(tmp_path))
     again = SUITE.regrade(rec, tmp_path)
     assert live["passed"] and again["properties"] == live["properties"]
     assert (tmp_path / "run-1" / "op_log.json").exists() and (tmp_path / "run-1" / "delta.json").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench.manifest import read_yaml
-from pytest_mobilebench.predictions import LIVE_PATCH
+from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.suites.planner import SUITE, grade_runs
 from pytest_mobilebench.suites.planner.agent import (
     AgentEndpoint,
@@ -209,7 +209,7 @@ def test_live_mode_under_xdist_workers_carry_the_endpoints_model(server, pyteste
     assert holder[0].requests and holder[0].requests[0]["model"] == "scripted-live"
 
 
-LIVE_PREDICTION = {"instance_id": "med-like-song", "model_name_or_path": "scripted", "model_patch": LIVE_PATCH}
+LIVE_PREDICTION = Prediction("med-like-song", "scripted", PredictionKind.LIVE)
 
 
 class _Ctx:
@@ -327,7 +327,8 @@ def test_planner_live_model_names_what_is_missing() -> None:
 def test_only_the_live_pseudo_prediction_runs_live(tmp_path: Path) -> None:
     """An endpoint is never asked for a file prediction without a trajectory: that is invalid, not live."""
     ctx = _Ctx(tmp_path, AgentEndpoint("http://127.0.0.1:9/v1", "m", timeout_s=1), repeat=1)
-    result = SUITE.evaluate(_records()["med-like-song"], {"model_name_or_path": "m", "model_patch": ""}, ctx)
+    file = Prediction.from_entry({"instance_id": "med-like-song", "model_name_or_path": "m", "model_patch": ""})
+    result = SUITE.evaluate(_records()["med-like-song"], file, ctx)
     assert result["reason"] == "invalid_prediction" and "no 'trajectory'" in result["detail"]
 
 

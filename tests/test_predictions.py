@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.predictions import GOLD_PATCH, LIVE_PATCH, PredictionsError, load_predictions
+from conftest import PyRepo, manifest_for
+
+from pytest_mobilebench.predictions import Prediction, PredictionKind, PredictionsError, load_predictions
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:
@@ -30,15 +32,50 @@ def test_jsonl_list_and_dict_forms_load_the_same(tmp_path: Path) -> None:
         preds = load_predictions([spec])
         assert preds.models == ["m"]
         assert preds.instance_ids == {"a__b-1", "a__b-2"}
-        assert preds.get("a__b-1", "m")["model_patch"] == "diff"
-        assert preds.get("a__b-2", "m")["model_patch"] is None
+        one = preds.get("a__b-1", "m")
+        assert one is not None and one.kind is PredictionKind.FILE and one.model_patch == "diff"
+        assert one.fields == {"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "diff"}
+        assert one.source_dir == str(tmp_path.resolve())
+        assert preds.get("a__b-2", "m").model_patch is None
         assert preds.get("a__b-3", "m") is None
 
 
 def test_pseudo_predictions() -> None:
     gold = load_predictions(["gold"])
-    assert gold.get("x__y-1", "gold") == {"instance_id": "x__y-1", "model_name_or_path": "gold", "model_patch": GOLD_PATCH}
-    assert load_predictions(["empty"]).get("x__y-1", "empty")["model_patch"] == ""
+    assert gold.pseudo is PredictionKind.GOLD and gold.models == ["gold"]
+    assert gold.get("x__y-1", "gold") == Prediction("x__y-1", "gold", PredictionKind.GOLD)
+    assert gold.get("x__y-1", "gold").model_patch is None  # the suite knows the fix; no text stands for it
+    empty = load_predictions(["empty"]).get("x__y-1", "empty")
+    assert empty.kind is PredictionKind.EMPTY and empty.model_patch == "" and not empty.is_live()
+
+
+@pytest.mark.parametrize("patch", ["<gold>", "<live>", "gold", "live"])
+def test_a_file_cannot_buy_the_gold_fix_or_the_live_mode(tmp_path: Path, patch: str) -> None:
+    """Whatever a file entry's text says (the old harness markers included, under the model name 'gold'), it
+    is a candidate's FILE prediction whose patch is that text: never the gold kind, never live."""
+    entry = {"instance_id": "a__b-1", "model_name_or_path": "gold", "model_patch": patch, "kind": "gold"}
+    pred = load_predictions([write(tmp_path, "p.jsonl", json.dumps(entry) + "\n")]).get("a__b-1", "gold")
+    assert pred is not None and pred.kind is PredictionKind.FILE and not pred.is_live()
+    assert pred.model_patch == patch and pred.fields["kind"] == "gold"  # a field, not the kind
+
+
+def test_a_prediction_is_read_only_and_crosses_processes_as_builtins(tmp_path: Path) -> None:
+    entry = {"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "diff", "ranked_files": ["a.kt"]}
+    pred = Prediction.from_entry(entry, tmp_path)
+    entry["ranked_files"].append("b.kt")  # the caller's dict is not the prediction's
+    assert pred.fields["ranked_files"] == ["a.kt"]
+    with pytest.raises(TypeError):
+        pred.fields["model_patch"] = "other"  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        pred.kind = PredictionKind.GOLD  # type: ignore[misc]
+    plain = pred.to_builtins()
+    assert json.loads(json.dumps(plain)) == plain and plain["kind"] == "file"
+    assert Prediction.from_builtins(plain) == pred
+    assert pred.key_material() == {"kind": "file", "fields": entry | {"ranked_files": ["a.kt"]}}  # no source_dir
+    with pytest.raises(ValueError):
+        Prediction.from_builtins({**plain, "kind": "<gold>"})
+    with pytest.raises(TypeError, match="must be a PredictionKind"):
+        Prediction("a__b-1", "gold", "gold")  # type: ignore[arg-type]
 
 
 class _LiveSuite:
@@ -58,9 +95,9 @@ class _LiveSuite:
 def test_live_takes_its_model_from_the_live_suites() -> None:
     suites = [_LiveSuite("chat", "chat_model"), _LiveSuite("patches", None), _LiveSuite("other", "other_model")]
     live = load_predictions(["live"], suites=suites, options={"chat_model": "gpt-x"})
-    assert live.pseudo == "live" and live.models == ["gpt-x"] and live.instance_ids == set()
-    assert live.get("t-1", "gpt-x", "chat") == {"instance_id": "t-1", "model_name_or_path": "gpt-x",
-                                                 "model_patch": LIVE_PATCH}
+    assert live.pseudo is PredictionKind.LIVE and live.models == ["gpt-x"] and live.instance_ids == set()
+    got = live.get("t-1", "gpt-x", "chat")
+    assert got == Prediction("t-1", "gpt-x", PredictionKind.LIVE) and got.is_live() and got.model_patch is None
     with pytest.raises(PredictionsError, match=r"suite 'patches' has no live mode .*--predictions=PATH"):
         live.get("p-1", "gpt-x", "patches")
     with pytest.raises(PredictionsError, match=r"suite 'other': live mode needs --other_model"):
@@ -108,9 +145,7 @@ def test_duplicate_prediction_names_both_places(tmp_path: Path) -> None:
         ('{"model_name_or_path": "m"}', "missing or non-string 'instance_id'"),
         ('{"instance_id": "a__b-1"}', "instance 'a__b-1': missing or non-string 'model_name_or_path'"),
         ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": 3}', "'model_patch' must be a string or null"),
-        # a file may not speak for the harness: the gold fix under the trusted runtime, a live switch, its own keys
-        ('{"instance_id": "a__b-1", "model_name_or_path": "gold", "model_patch": "<gold>"}', "instance 'a__b-1': 'model_patch' is the harness's <gold> marker"),
-        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "<live>"}', "instance 'a__b-1': 'model_patch' is the harness's <live> marker"),
+        # a file may not speak for the harness: its own keys (a folder to resolve paths against, ...)
         ('{"instance_id": "a__b-1", "model_name_or_path": "m", "_predictions_dir": "/"}', "instance 'a__b-1': field '_predictions_dir'"),
     ],
 )
@@ -216,3 +251,24 @@ def test_patch_escaping_the_repository_is_refused_before_anything_runs(pytester:
     entry = summary["instances"]["acme__app-1"]
     assert entry["reason"] == "patch_apply_failed"
     assert "escapes the repository" in entry["detail"] and "model_patch of acme__app-1" in entry["detail"]
+
+
+def test_old_marker_text_from_a_file_is_graded_as_the_candidates_patch(pytester: pytest.Pytester, pyrepo: PyRepo,
+                                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end (local runtime, a real repository): a file entry by 'gold' whose patch reads ``<gold>`` and one
+    whose patch reads ``<live>`` are not diffs, so they fail to apply; the reference fix is never substituted
+    (the evidence holds the entry's own text) and no endpoint is asked."""
+    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+    pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(pyrepo)})
+    rows = [{"instance_id": "acme__calc-1", "model_name_or_path": "gold", "model_patch": "<gold>"},
+            {"instance_id": "acme__calc-1", "model_name_or_path": "m", "model_patch": "<live>"}]
+    pytester.makefile(".jsonl", preds="".join(json.dumps(r) + "\n" for r in rows))
+    result = pytester.runpytest("cases", "--predictions=preds.jsonl", "--mb-runtime=local", "--mb-trust-candidates",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
+    for key, text in (("acme__calc-1@gold", "<gold>"), ("acme__calc-1@m", "<live>")):
+        inst = summary["instances"][key]
+        assert inst["reason"] == "patch_apply_failed" and "model_patch of acme__calc-1" in inst["detail"], inst
+        assert (Path(inst["evidence_dir"]) / "model_patch.diff").read_text() == text
+    assert summary["resolved"] == 0

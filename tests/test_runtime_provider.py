@@ -179,6 +179,10 @@ class FakeRuntime:
         _log(f"prepare {spec.instance_id} {spec.environment.get('framework')}")
         raise InfraError("workspace_error", "the fake provider prepares nothing")
 
+    def sandbox(self, spec, instance_id, *, log_dir=None):
+        _log(f"sandbox {instance_id} {spec.name} {sorted(spec.tree)[0]}")
+        raise InfraError("workspace_error", "the fake provider opens no sandbox")
+
 
 class FakeProvider:
     name = "fake"
@@ -261,6 +265,22 @@ def test_a_conftest_provider_serves_every_container_suite(pytester: pytest.Pytes
     summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     kinds = {i: e.get("infra_kind") for i, e in summary["instances"].items()}
     assert set(kinds.values()) == {"workspace_error"}, kinds  # not harness_error (the KeyError of old)
+    # app generation: a candidate's project reaches the same provider, for a build sandbox (never the host)
+    (pytester.path / "provider.log").unlink()
+    apps = pytester.mkdir("apps")
+    manifest = (ROOT / "cases" / "app_generation" / "tabs_demo.yaml").read_text(encoding="utf-8")
+    (apps / "tabs_demo.yaml").write_text(manifest.replace("../../fixtures/", f"{ROOT / 'fixtures'}/"))
+    (pytester.path / "proj" / "src").mkdir(parents=True)
+    (pytester.path / "proj" / "src" / "main.tsx").write_text("export {};\n")
+    pytester.makefile(".jsonl", apps_preds=json.dumps({"instance_id": "tabs_demo", "model_name_or_path": "m",
+                                                       "project_path": "proj"}) + "\n")
+    result = pytester.runpytest("apps", "--predictions=apps_preds.jsonl", "--mb-runtime=fake", "--mb-run-id=fake-apps",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    log = (pytester.path / "provider.log").read_text().splitlines()
+    assert log == ["start", "make trusted=False", "sandbox tabs_demo app-scaffold index.html", "finish fake-apps env"]
+    row = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())["instances"]["tabs_demo"]
+    assert (row["reason"], row.get("infra_kind")) == ("infra_error", "workspace_error"), row
 
 
 def test_an_unknown_runtime_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -51,7 +51,7 @@ class Endpoint:
 
     base_url: str
     model: str
-    api_key: str = ""
+    api_key: str = dataclasses.field(default="", repr=False)  # never in a repr, a log line or a traceback
     timeout_s: float = 120.0
     retries: int = 3
     backoff_s: float = 1.0

@@ -34,6 +34,11 @@ FORMAT_REMINDER: Final = ("Your reply had no tool call. Reply with one tool call
                           "repository, or `submit` when you are done.")
 #: the longest submit note kept (the note is a summary; anything longer is the model's text, cut)
 NOTE_CHARS: Final = 10_000
+#: the longest command line run (a longer one would fail to start: the kernel's argument limit is ~2 MB)
+COMMAND_CHARS: Final = 100_000
+#: tool calls run per reply; the others get an error result (the step limit bounds model calls, and a reply
+#: holding thousands of calls would otherwise run thousands of commands in one step)
+CALLS_PER_REPLY: Final = 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +105,14 @@ def _calls(message: dict[str, Any], step: int) -> list[dict[str, Any]]:
     return out
 
 
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _observation(result: ShellResult) -> str:
     if result.timed_out:
         return f"timed out after {result.seconds:.0f}s (the command was killed); its output so far:\n{result.output}"
@@ -130,6 +143,11 @@ class _Run:
         """
         if not command.strip():
             raise ToolCallError("the command is empty")
+        if len(command) > COMMAND_CHARS:
+            raise ToolCallError(f"the command has {len(command)} characters (at most {COMMAND_CHARS}); write a "
+                                "long file in several commands")
+        if not _is_utf8(command):
+            raise ToolCallError("the command is not valid Unicode text (a lone surrogate)")
         remaining = self.remaining()
         if remaining is not None and remaining <= 0:
             raise ToolCallError("not run: the wall-time limit is reached")
@@ -146,7 +164,7 @@ class _Run:
         Args:
             note: a short summary of what you changed and why.
         """
-        self.submission = bound_output(note, NOTE_CHARS)
+        self.submission = bound_output(note.encode("utf-8", "replace").decode("utf-8"), NOTE_CHARS)
         self.record = {"note": self.submission}
         return "submitted"
 
@@ -206,6 +224,13 @@ class _Run:
                               **self.record)
         return {"role": "tool", "tool_call_id": call["id"], "content": content}
 
+    def refuse(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The result of a call past :data:`CALLS_PER_REPLY` (not run)."""
+        error = f"not run: at most {CALLS_PER_REPLY} tool calls are run per reply"
+        self.trajectory.write(self.usage.steps, "tool", tool_call_id=call["id"], tool=str(call["name"])[:200],
+                              error=error)
+        return {"role": "tool", "tool_call_id": call["id"], "content": f"error: {error}"}
+
     def go(self, prompt: Prompt) -> AgentOutcome:
         messages: list[dict[str, Any]] = prompt.messages()
         self._start_lines(messages)
@@ -216,8 +241,8 @@ class _Run:
                 messages.append({"role": "user", "content": FORMAT_REMINDER})
                 self.trajectory.write(self.usage.steps, "user", message=FORMAT_REMINDER, event="format_reminder")
                 continue
-            for call in _calls(reply, self.usage.steps):
-                messages.append(self.act(call))
+            for number, call in enumerate(_calls(reply, self.usage.steps)):
+                messages.append(self.act(call) if number < CALLS_PER_REPLY else self.refuse(call))
                 if self.submission is not None:
                     return self.finish(AgentEnd.SUBMITTED)
         return self.finish(end)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pytest_mobilebench.agents.limits import Limits
 
 __all__ = ["AGENT_FIXTURE", "AGENT_OPTIONS", "API_KEY_ENV", "agent_material", "endpoint_and_limits", "endpoint_of",
-           "keyed_for", "limits_of", "missing_endpoint_options", "trial_count"]
+           "keyed_for", "limits_of", "live_model", "missing_endpoint_options", "trial_count"]
 
 #: the fixture a suite names in ``Suite.fixtures`` when it drives the live agent (its value: ``(Endpoint,
 #: Limits)`` or None without ``--mb-agent-base-url``)
@@ -146,6 +146,22 @@ def endpoint_and_limits(options: Mapping[str, Any]) -> tuple[Endpoint, Limits]:
     """
     endpoint = endpoint_of(options)
     return endpoint, limits_of(options, endpoint.model)
+
+
+def live_model(options: Mapping[str, Any], *, prompt: bool = False) -> str:
+    """The model a suite's ``live_model`` names, once every agent option it needs is checked (the endpoint, the
+    limits, the price table, and with ``prompt`` the prompt template), so a bad option is one usage error before
+    anything runs instead of an error per item.
+
+    Raises:
+        ValueError: as :func:`endpoint_and_limits`; :class:`~.prompt.PromptError` for the template.
+    """
+    endpoint, _ = endpoint_and_limits(options)
+    if prompt:
+        from pytest_mobilebench.agents.prompt import load_template
+
+        load_template(options.get("mb_agent_prompt"))
+    return endpoint.model
 
 
 def agent_material(options: Mapping[str, Any]) -> dict[str, str]:

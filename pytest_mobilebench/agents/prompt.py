@@ -48,7 +48,7 @@ def _line_of(text: str, offset: int) -> int:
 
 
 def _check(path: Path, text: str) -> None:
-    """Every ``$`` placeholder is a known field or ``$$``; else :class:`PromptError` naming file, line, field."""
+    """Every ``$`` field is a known one or ``$$``; else :class:`PromptError` naming file, line, field."""
     for match in string.Template.pattern.finditer(text):
         name = match.group("named") or match.group("braced")
         if match.group("invalid") is not None:

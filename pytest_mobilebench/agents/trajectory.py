@@ -58,7 +58,8 @@ class Trajectory:
         """Append one line and flush it."""
         line = {"step": step, "role": role, "t": round(time.monotonic() - self._start, 3),
                 **{k: _bounded(v) for k, v in fields.items()}}
-        self._file.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+        # ASCII escapes: a lone surrogate the model sent is written as a \u escape, never an encoding error
+        self._file.write(json.dumps(line, default=str) + "\n")
         self._file.flush()
         self.lines += 1
 

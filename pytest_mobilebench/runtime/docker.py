@@ -171,6 +171,7 @@ class DockerRuntime:
         self._builder: ImageBuilder | None = None
         self._memo: dict[str, BuiltImage] = {}
         self._owner = owner_label()
+        self._sandboxes: Any = None  # runtime.sandbox.DockerSandboxes, made on first use
 
     # ------------------------------------------------------------------------------------ plumbing
 
@@ -282,6 +283,15 @@ class DockerRuntime:
         with docker_errors(self.client, spec.instance_id, "preparing the instance image"):
             image = self.ensure_instance_image(spec, log_dir=log_dir)
         return self.start(image, spec.instance_id)
+
+    def sandbox(self, spec: Any, instance_id: str, *, log_dir: Path | None = None) -> Any:
+        """A fresh build sandbox of ``spec`` (:class:`~pytest_mobilebench.runtime.sandbox.SandboxSpec`): this
+        runtime is a :class:`~pytest_mobilebench.runtime.sandbox.SandboxRuntime`; see that module."""
+        from pytest_mobilebench.runtime.sandbox import DockerSandboxes
+
+        if self._sandboxes is None:
+            self._sandboxes = DockerSandboxes(self)
+        return self._sandboxes.open(spec, instance_id, log_dir=log_dir)
 
     def start(self, image: BuiltImage, instance_id: str, *, network_mode: str | None = None,
               labels: Mapping[str, str] | None = None, cap_add: tuple[str, ...] = ()) -> DockerWorkspace:

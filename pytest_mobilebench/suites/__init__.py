@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench.agents.options import AGENT_OPTIONS
+from pytest_mobilebench.predictions import Prediction
 from pytest_mobilebench.suites.base import (
     Column,
     EvalContext,
@@ -61,13 +62,13 @@ class UnavailableSuite:
     def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
         return None
 
-    def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+    def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         raise RuntimeError(self.error)
 
     def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return {"error": self.error}
 
-    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> None:
+    def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> None:
         return None
 
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar, final, runtime_checkable
 
 from pytest_mobilebench.options import Option
+from pytest_mobilebench.predictions import Prediction
 
 __all__ = ["Column", "EvalContext", "LoadedRecord", "ManifestError", "Option", "INFRA_REASON", "ItemResult", "ResultContractError", "Suite", "SuiteContractError", "check_suite"]
 
@@ -147,7 +148,7 @@ class Suite(Protocol):
     def load_dataset(self, path: Path, options: Mapping[str, Any]) -> Sequence[LoadedRecord | ManifestError] | None:
         """Records of a ``--dataset`` file, or None when the file is not a dataset dialect this suite reads."""
 
-    def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+    def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         """Evaluate one candidate and return a plain-builtin result.
 
         The result has at least ``reason`` (a value of the suite's closed str-Enum vocabulary), ``passed``
@@ -165,7 +166,7 @@ class Suite(Protocol):
         "ci95": [lo, hi] | None, "note": str}`` (the suite's own headline figure, e.g. resolution rate, Pass@1).
         """
 
-    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
+    def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
         """Extra result-cache key material beyond the record, prediction and keyed options (None: nothing)."""
 
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:

@@ -39,7 +39,10 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from pytest_mobilebench.metrics import mean, wilson_interval
+from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.local import LocalRuntime
+from pytest_mobilebench.runtime.sandbox import SandboxRuntime
 from pytest_mobilebench.suites.app_generation import build as build_axis
 from pytest_mobilebench.suites.app_generation import capture, efficiency, judges, maintainability, ranking
 from pytest_mobilebench.suites.app_generation import navigation as nav_axis
@@ -294,7 +297,7 @@ class AppGenerationSuite:
                          group=f"{SUITE_NAME}:{manifest.app}", markers=(SUITE_NAME,))
         ]
 
-    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None,
+    def cache_material(self, record: LoadedRecord, prediction: Prediction | None,
                        options: Mapping[str, Any]) -> dict[str, Any]:
         """Content digests of what reaches the evaluation, so the plugin's result cache is invalidated when any
         of them changes: the scaffold (every file of ``scaffold/``), the project (its whole tree, or the
@@ -309,7 +312,7 @@ class AppGenerationSuite:
         if prediction is None:
             return out
         try:
-            pred = parse_prediction(prediction)
+            pred = parse_prediction(prediction.fields, prediction.source_dir)
         except ValueError:
             return out
         for key in ("project_path", "prebuilt_dist"):
@@ -322,7 +325,7 @@ class AppGenerationSuite:
 
     # -------------------------------------------------------------------------------------- evaluate
 
-    def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+    def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         """Evaluate one generated project on the five axes; never raises for a candidate's fault.
 
         Returns:
@@ -333,7 +336,7 @@ class AppGenerationSuite:
             the full per-axis figures (maintainability report, efficiency record, navigation rates).
         """
         manifest: AppManifest = record.record
-        model = str((prediction or {}).get("model_name_or_path") or "unknown")
+        model = (prediction.model_name_or_path if prediction is not None else "") or "unknown"
         result: dict[str, Any] = {
             "instance_id": record.instance_id, "suite": SUITE_NAME, "app": manifest.app,
             "model_name_or_path": model, "reason": AppGenReason.OK.value, "passed": False, "detail": "",
@@ -343,13 +346,13 @@ class AppGenerationSuite:
             "axes": {},
         }
         props: dict[str, Any] = result["properties"]
-        if prediction is None or not (prediction.get("project_path") or prediction.get("prebuilt_dist")):
-            detail = "no prediction for this app and model"
-            if prediction is not None and "model_patch" in prediction:
-                detail = "a patch-style (gold/empty) pseudo-prediction has no project to build"
+        if prediction is not None and prediction.kind is not PredictionKind.FILE:
+            detail = f"the {prediction.kind.value} pseudo-prediction has no project to build"
             return self._finish(result, AppGenReason.MISSING_PREDICTION, detail, ctx)
+        if prediction is None or not (prediction.get("project_path") or prediction.get("prebuilt_dist")):
+            return self._finish(result, AppGenReason.MISSING_PREDICTION, "no prediction for this app and model", ctx)
         try:
-            pred = parse_prediction(prediction)
+            pred = parse_prediction(prediction.fields, prediction.source_dir)
         except ValueError as exc:
             return self._finish(result, AppGenReason.INVALID_PREDICTION, str(exc), ctx)
         started = time.monotonic()
@@ -461,8 +464,11 @@ class AppGenerationSuite:
 
     def _build(self, project: Path, manifest: AppManifest, ctx: EvalContext, tmp: Path, result: dict[str, Any], *,
                trusted: bool) -> Path | dict[str, Any]:
-        """Build ``project`` in a container when a Docker daemon answered, else on this host when ``trusted``,
-        else ``infra_error`` (``daemon_unreachable``: the harness's environment, never the candidate).
+        """Build ``project`` in a sandbox of the ``mb_runtime`` fixture's runtime (a
+        :class:`~pytest_mobilebench.runtime.sandbox.SandboxRuntime`: Docker, or a provider of a conftest), on this
+        host when that runtime is the local one (trusted only: the provider refuses otherwise), else
+        ``infra_error`` (``daemon_unreachable``, ``untrusted_local_run``, ``environment_unsupported``: the
+        harness's environment, never the candidate).
 
         Returns the fresh folder holding the built files (to serve), or the finished result of a failed build.
         """
@@ -476,21 +482,22 @@ class AppGenerationSuite:
             props.update(build_ok=False, build_failure="inputs_refused", tsc_errors=0, vite_errors=0)
             return self._finish(result, AppGenReason.BUILD_FAILED, f"inputs_refused: {exc}", ctx)
         result["evidence"]["inputs_refused"] = refused
-        client = ctx.fixture("mb_docker_client")  # None when no daemon answered (pytest_mobilebench.fixtures)
         try:
-            if client is not None:
-                built, files, image_seconds = self._contained(client, inputs, manifest, ctx, log_dir, timeout_s)
+            runtime = ctx.fixture("mb_runtime").get(trusted=trusted)  # pytest_mobilebench.fixtures; a conftest may override it
+            if isinstance(runtime, SandboxRuntime):
+                built, files, image_seconds = self._contained(runtime, trusted, inputs, manifest, ctx, log_dir, timeout_s)
                 props.update(build_mode="container", image_seconds=image_seconds)
-            elif trusted:
-                ctx.progress("no Docker daemon: building the trusted candidate ON THIS HOST (--mb-trust-candidates)")
+            elif trusted and isinstance(runtime, LocalRuntime):
+                ctx.progress("local runtime: building the trusted candidate ON THIS HOST (--mb-trust-candidates)")
                 scaffold = build_axis.ensure_scaffold(progress=ctx.progress)
                 work = build_axis.materialize_project(project, tmp / "build", scaffold)
                 built = build_axis.run_build(work, log_dir, timeout_s=timeout_s)
                 files = None
                 props["build_mode"] = "host"
             else:
-                raise InfraError(InfraKind.DAEMON_UNREACHABLE, "no Docker daemon answers, and a candidate's build never runs "
-                                 "on this host: start dockerd (or set DOCKER_HOST), or pass --mb-trust-candidates")
+                raise InfraError(InfraKind.ENVIRONMENT_UNSUPPORTED, f"the {runtime.name!r} runtime opens no build "
+                                 "sandbox (runtime.sandbox.SandboxRuntime), and a candidate's build never runs on this "
+                                 "host: use --mb-runtime=docker")
         except InfraError as exc:
             if exc.log:
                 (log_dir / "infra.log").write_text(exc.log, encoding="utf-8")
@@ -507,12 +514,12 @@ class AppGenerationSuite:
         return Path(shutil.copytree(Path(str(built.dist)), tmp / "serve", symlinks=False))
 
     @staticmethod
-    def _contained(client: Any, inputs: Mapping[str, bytes], manifest: AppManifest, ctx: EvalContext, log_dir: Path,
-                   timeout_s: float) -> tuple[build_axis.BuildResult, dict[str, bytes], float]:
-        """tsc and vite in a container of the scaffold image (:mod:`.container`); logs into ``log_dir``.
+    def _contained(runtime: SandboxRuntime, trusted: bool, inputs: Mapping[str, bytes], manifest: AppManifest,
+                   ctx: EvalContext, log_dir: Path, timeout_s: float) -> tuple[build_axis.BuildResult, dict[str, bytes], float]:
+        """tsc and vite in a sandbox of the scaffold (:mod:`.container`); logs into ``log_dir``.
         Returns the graded build, the files of ``dist/`` and the seconds spent ensuring the image."""
-        builder = ctx.resource("app_generation:container", lambda: container.ContainedBuilder(
-            client, run_id=ctx.run_id, scaffold_dir=build_axis.SCAFFOLD_DIR, progress=ctx.progress))
+        builder = ctx.resource(f"app_generation:container:{runtime.name}:{trusted}", lambda: container.ContainedBuilder(
+            runtime, scaffold_dir=build_axis.SCAFFOLD_DIR))
         out = builder.build(inputs, instance_id=manifest.app, timeout_s=timeout_s, log_dir=log_dir)
         tsc_log, vite_log = log_dir / "tsc.log", log_dir / "vite.log"
         tsc_log.write_text(f"$ {container.TSC_COMMAND}\n{out.tsc_out}", encoding="utf-8")

@@ -29,9 +29,9 @@ page-relationship description and navigation test specifications)::
 Routes are concrete URL paths starting with ``/`` (no ``:param`` segments: the driver must be able to open
 them). Screenshot paths are relative to the YAML file and must exist when given.
 
-A prediction (one JSON line of the predictions file, handed over by the plugin as a mapping) carries
+A prediction (one JSON line of the predictions file; a ``Prediction``'s ``fields`` here) carries
 ``instance_id``, ``model_name_or_path``, ``project_path`` (a directory, ``.zip`` or ``.tar.gz``; relative
-paths are resolved against ``_predictions_dir``), the run record ``input_tokens``, ``output_tokens``,
+paths are resolved against the predictions file's folder), the run record ``input_tokens``, ``output_tokens``,
 ``llm_calls``, ``llm_seconds`` and optionally ``prebuilt_dist`` (a built static bundle to navigate instead of
 building the project).
 """
@@ -261,7 +261,7 @@ class AppPrediction(_Model):
 
     Attributes:
         project_path / prebuilt_dist: absolute after :func:`parse_prediction` (resolved against
-            ``_predictions_dir`` when relative).
+            the predictions file's folder when relative).
         input_tokens, output_tokens, llm_calls: counts, ``>= 0``.
         llm_seconds: wall-clock LLM time in seconds, ``>= 0``.
     """
@@ -349,11 +349,12 @@ def parse_manifest(path: Path, document: Mapping[str, Any]) -> AppManifest:
     return manifest.model_copy(update={"screens": screens})
 
 
-def parse_prediction(prediction: Mapping[str, Any]) -> AppPrediction:
-    """Validate one prediction mapping and make its paths absolute.
+def parse_prediction(prediction: Mapping[str, Any], base_dir: str | Path | None = None) -> AppPrediction:
+    """Validate one prediction's fields (:attr:`Prediction.fields <pytest_mobilebench.predictions.Prediction>`)
+    and make its paths absolute.
 
-    Relative ``project_path`` / ``prebuilt_dist`` are resolved against ``prediction["_predictions_dir"]``
-    (the plugin sets it to the predictions file's folder), else against the current directory.
+    Relative ``project_path`` / ``prebuilt_dist`` are resolved against ``base_dir`` (the predictions file's
+    folder, :attr:`Prediction.source_dir`), else against the current directory.
 
     Raises:
         ValueError: a missing or mistyped field, with the instance id and the field in the message.
@@ -364,7 +365,7 @@ def parse_prediction(prediction: Mapping[str, Any]) -> AppPrediction:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "prediction"
         raise ValueError(f"prediction {prediction.get('instance_id')!r}: field {field!r}: {first['msg']}") from exc
-    base = Path(str(prediction.get("_predictions_dir") or "."))
+    base = Path(base_dir or ".")
     updates: dict[str, str] = {}
     for key in ("project_path", "prebuilt_dist"):
         value = getattr(pred, key)

@@ -45,6 +45,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -97,8 +98,8 @@ CHROMIUM_ARGS: Final = (
 )
 #: run before any script of every frame of a guarded context: WebRTC's constructors (STUN / TURN to any
 #: address and port the page names) and WebTransport are deleted from the realm. A worker's realm keeps
-#: WebTransport (no init script runs there; ``--disable-quic`` does not stop it): QUIC Initial packets to a
-#: local UDP port remain possible (docs/app-generation-containment.md, "What remains")
+#: WebTransport (no init script runs there; ``--disable-quic`` does not stop it): what stops its packets is
+#: Chromium's network namespace (:func:`_unprivileged_launcher`; docs/app-generation-containment.md)
 _NO_RAW_SOCKETS: Final = """(() => {
   for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel", "RTCIceTransport",
                       "RTCSctpTransport", "RTCRtpSender", "RTCRtpReceiver", "RTCRtpTransceiver", "WebTransport"]) {
@@ -223,12 +224,14 @@ def _driver_release() -> None:
 
 
 _WRAPPER: Final = """#!/bin/sh
-# pytest-mobilebench: Chromium as an unprivileged user, its sandbox on (the sandbox refuses root)
+# pytest-mobilebench: Chromium as an unprivileged user, its sandbox on (the sandbox refuses root), in a
+# network namespace of its own (no interface up: it reaches no port of this host; pages are answered by the
+# harness through Playwright's pipe)
 dir=/nonexistent
 for arg in "$@"; do
   case "$arg" in --user-data-dir=*) dir="${{arg#--user-data-dir=}}"; chown -R {uid}:{uid} "$dir";; esac
 done
-exec {setpriv} --reuid={uid} --regid={uid} --clear-groups --inh-caps=-all --no-new-privs \\
+exec {unshare} --net -- {setpriv} --reuid={uid} --regid={uid} --clear-groups --inh-caps=-all --no-new-privs \\
   /usr/bin/env HOME="$dir" {chromium} "$@"
 """
 
@@ -236,18 +239,25 @@ exec {setpriv} --reuid={uid} --regid={uid} --clear-groups --inh-caps=-all --no-n
 def _unprivileged_launcher(executable: str, folder: Path) -> str:
     """The executable Playwright starts: ``executable`` itself, or (when this process is root) a wrapper in
     ``folder`` that hands Playwright's profile folder to :data:`BROWSER_UID` and ``exec`` s Chromium as that
-    user through ``setpriv`` (the pipe to Playwright is inherited).
+    user through ``setpriv``, in a network namespace of its own (``unshare --net``: a worker's WebTransport,
+    which no init script reaches, has no interface to send from); the pipe to Playwright is inherited.
 
     Raises:
-        FileNotFoundError: root, and ``setpriv`` (util-linux) is not on PATH.
+        FileNotFoundError: root, and ``setpriv`` / ``unshare`` (util-linux) is not on PATH, or ``unshare
+            --net`` is refused here (no ``CAP_SYS_ADMIN``).
     """
     if os.geteuid() != 0:
         return executable
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        raise FileNotFoundError("setpriv (util-linux) is needed to run Chromium unprivileged with its sandbox")
+    setpriv, unshare = shutil.which("setpriv"), shutil.which("unshare")
+    if setpriv is None or unshare is None:
+        raise FileNotFoundError("setpriv and unshare (util-linux) are needed to run Chromium unprivileged, with its "
+                                "sandbox, in a network namespace of its own")
+    probe = subprocess.run([unshare, "--net", "--", "true"], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        raise FileNotFoundError(f"unshare --net is refused here ({probe.stderr.strip() or probe.returncode}): Chromium "
+                                "would share this host's network (needs CAP_SYS_ADMIN)")
     wrapper = folder / "chromium-unprivileged"
-    wrapper.write_text(_WRAPPER.format(uid=BROWSER_UID, setpriv=shlex.quote(setpriv),
+    wrapper.write_text(_WRAPPER.format(uid=BROWSER_UID, setpriv=shlex.quote(setpriv), unshare=shlex.quote(unshare),
                                        chromium=shlex.quote(executable)), encoding="utf-8")
     wrapper.chmod(0o700)
     return str(wrapper)
@@ -258,8 +268,9 @@ class BrowserHandle:
     """One Chromium for a worker process, on the process's shared Playwright driver; relaunches Chromium if
     it died.
 
-    Chromium runs with its sandbox on (never ``--no-sandbox``), as :data:`BROWSER_UID` when this process is
-    root, without Playwright's ``--enable-automation`` and with ``AutomationControlled`` off.
+    Chromium runs with its sandbox on (never ``--no-sandbox``), as :data:`BROWSER_UID` and in a network
+    namespace of its own when this process is root, without Playwright's ``--enable-automation`` and with
+    ``AutomationControlled`` off.
 
     Attributes:
         executable: the Chromium binary (Debian's ``/usr/bin/chromium`` by default).

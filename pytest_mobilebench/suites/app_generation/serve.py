@@ -7,7 +7,9 @@ files (:func:`stage_files`), so specs, anchors and evidence are never under the 
 
 :class:`RequestGuard` (issue 18, item 2) is installed on every browser context that shows the candidate's
 page: every request whose origin (scheme, host, port) is not the served app's is aborted by Playwright's
-``context.route("**/*")`` (other local ports, outside addresses, any scheme), every WebSocket is refused
+``context.route("**/*")`` (other local ports, outside addresses, any scheme), the app's own requests are
+fetched by Playwright's driver (outside the browser, whose network namespace has no interface up) and
+fulfilled, every WebSocket is refused
 by ``context.route_web_socket`` unless it goes to the app's own origin, and what Chromium refuses by itself
 (``file://`` from an ``http`` page: "Not allowed to load local resource") is recorded from the request and
 console events. Each refusal is kept as ``{"url", "by"}`` (``by``: ``route``, ``websocket`` or
@@ -88,11 +90,26 @@ class RequestGuard:
 
     def _route(self, route: Any) -> None:
         url = route.request.url
-        if self.allowed(url):
+        if url.startswith(_NOT_NETWORK):
             route.continue_()
+            return
+        if self.allowed(url):
+            self._fetch_for(route)
             return
         self._record(url, "route")
         route.abort("blockedbyclient")
+
+    @staticmethod
+    def _fetch_for(route: Any) -> None:
+        """Answer an own-origin request from outside the browser: Playwright's driver fetches it from the app
+        server (redirects handed to the page as they are) and fulfils the page's request, so Chromium itself
+        needs no network (it runs in a network namespace of its own, :mod:`.navigation`)."""
+        try:
+            response = route.fetch(max_redirects=0)
+        except Exception:  # noqa: BLE001 - the server is gone (the item is ending): the page sees a failed load
+            route.abort("connectionrefused")
+            return
+        route.fulfill(response=response)
 
     def _websocket(self, ws: Any) -> None:
         if origin_of(ws.url) == self._ws_origin:

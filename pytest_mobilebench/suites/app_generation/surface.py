@@ -37,6 +37,6 @@ COLUMNS: Final[tuple[Column, ...]] = (
     Column("NavPassRate", "nav_pass_rate"),
 )
 
-#: the browser and the Docker client (None without a daemon: the build is then refused unless trusted) each
-#: item requests; see pytest_mobilebench.fixtures
-FIXTURES: Final[tuple[str, ...]] = ("mb_browser", "mb_docker_client")
+#: the browser and the runtime source (whose runtime opens the build sandbox; the local runtime, trusted only,
+#: builds on this host) each item requests; see pytest_mobilebench.fixtures
+FIXTURES: Final[tuple[str, ...]] = ("mb_browser", "mb_runtime")

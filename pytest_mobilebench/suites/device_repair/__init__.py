@@ -19,7 +19,7 @@ from pytest_mobilebench.devices.android import DeviceError
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import hit_at_k, recall_at_k
 from pytest_mobilebench.patch import PatchError, parse_patch
-from pytest_mobilebench.predictions import GOLD_PATCH
+from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError, Runtime
 from pytest_mobilebench.runtime.repos import RepoCache
@@ -134,7 +134,7 @@ class DeviceRepairSuite:
         """No dataset dialect: records come from YAML manifests only."""
         return
 
-    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
+    def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
         """The record's content (evidence is reused only for the same record), without where its repository
         is cloned from (:func:`pytest_mobilebench.cache.record_material`)."""
         from pytest_mobilebench.cache import record_material
@@ -172,7 +172,7 @@ class DeviceRepairSuite:
 
     # ------------------------------------------------------------------ evaluate
 
-    def evaluate(self, loaded: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+    def evaluate(self, loaded: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         """Evaluate one prediction (see :mod:`.flow`). Never raises for the candidate's or a device's fault."""
         record: DeviceRecord = loaded.record
         evidence = ctx.evidence_dir
@@ -192,13 +192,13 @@ class DeviceRepairSuite:
         atomic_write_json(evidence / "result.json", result)
         return result
 
-    def _evaluate(self, record: DeviceRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext,
+    def _evaluate(self, record: DeviceRecord, prediction: Prediction | None, ctx: EvalContext,
                   base: dict[str, Any]) -> dict[str, Any]:
         if prediction is None:
             return {**base, "reason": Reason.MISSING_PREDICTION.value, "passed": False, "retryable": False,
                     "detail": "no prediction for this record"}
-        raw = prediction.get("model_patch")
-        gold = raw == GOLD_PATCH
+        raw = prediction.model_patch
+        gold = prediction.kind is PredictionKind.GOLD
         loc = localization(prediction.get("ranked_files"), record.defect_files)
         if loc is not None:
             base["localization"] = loc
@@ -224,7 +224,7 @@ class DeviceRepairSuite:
         pool = ctx.fixture("mb_device_pool")
         if pool is None:
             raise InfraError(InfraKind.NO_DEVICE, "no device pool: give --mb-devices SERIAL,... or --mb-avd NAME[xN]")
-        owner = f"{ctx.run_id}/{record.instance_id}/{prediction.get('model_name_or_path') or 'unnamed'}"
+        owner = f"{ctx.run_id}/{record.instance_id}/{prediction.model_name_or_path or 'unnamed'}"
         return self._on_device(record, candidate, p_t, p_f, pool, owner, ctx, base)
 
     def _on_device(self, record: DeviceRecord, candidate: flow.Candidate | None, p_t: str, p_f: str, pool: Any,

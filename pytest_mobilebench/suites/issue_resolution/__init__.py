@@ -33,7 +33,7 @@ from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, 
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
 from pytest_mobilebench.suites.issue_resolution.policy import PatchLimits, review, size_findings
-from pytest_mobilebench.predictions import GOLD_PATCH, LIVE_PATCH
+from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
 from pytest_mobilebench.runtime.provider import repo_cache
@@ -150,10 +150,10 @@ class IssueResolutionSuite:
         """SWE-bench, Multi-SWE-bench or MobileDev-Bench rows, detected per file (:mod:`.dialects`)."""
         return dialects.load_dataset(path, options)
 
-    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
+    def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
         """Live items: the prompt template's and the price table's contents; else nothing beyond the record,
         the prediction and the keyed options."""
-        if prediction is not None and prediction.get("model_patch") == LIVE_PATCH:
+        if prediction is not None and prediction.is_live():
             from pytest_mobilebench.agents.options import agent_material
 
             return agent_material(options)
@@ -167,12 +167,12 @@ class IssueResolutionSuite:
 
     # ------------------------------------------------------------------------------------- evaluate
 
-    def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+    def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         """Evaluate one prediction; see the module docstring. Never raises for the candidate's fault."""
         instance: IssueInstance = record.record
         evidence = ctx.evidence_dir
         started = time.monotonic()
-        model = (prediction or {}).get("model_name_or_path", "")
+        model = prediction.model_name_or_path if prediction is not None else ""
         base: dict[str, Any] = {
             "instance_id": instance.instance_id,
             "suite": self.name,
@@ -190,7 +190,7 @@ class IssueResolutionSuite:
                 result = audit_instance(self, instance, ctx, base)
             elif ctx.options.get("mb_validate"):
                 result = self._validate(instance, prediction, ctx, base)
-            elif prediction is not None and prediction.get("model_patch") == LIVE_PATCH:
+            elif prediction is not None and prediction.is_live():
                 from pytest_mobilebench.suites.issue_resolution.live import evaluate_live
 
                 result = evaluate_live(self, instance, ctx, base)  # agent in a sandbox, then the path below
@@ -212,14 +212,15 @@ class IssueResolutionSuite:
         return result
 
     def _grade_candidate(
-        self, instance: IssueInstance, prediction: Mapping[str, Any] | None, ctx: EvalContext, base: dict[str, Any]
+        self, instance: IssueInstance, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
     ) -> dict[str, Any]:
         evidence = ctx.evidence_dir
         repos = repo_cache(ctx.options, ctx.run_id)
         if prediction is None:
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, missing_prediction=True), None, None)
-        raw = prediction.get("model_patch")
-        if raw != GOLD_PATCH and not (raw or "").strip():
+        gold = prediction.kind is PredictionKind.GOLD
+        raw = prediction.model_patch
+        if not gold and not (raw or "").strip():
             # no workspace needed; the gold patch only serves localization, so its absence costs nothing
             try:
                 gold_only: str | None = resolve_patches(instance, repos)[0]
@@ -228,7 +229,7 @@ class IssueResolutionSuite:
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_only, None)
         gold_patch, test_patch = resolve_patches(instance, repos)
         _write(evidence, "test_patch.diff", test_patch)
-        model_patch = gold_patch if raw == GOLD_PATCH else str(raw)
+        model_patch = gold_patch if gold else str(raw)
         _write(evidence, "model_patch.diff", model_patch)
         limits = PatchLimits.from_options(ctx.options)
         info: PatchInfo | None = None
@@ -248,7 +249,7 @@ class IssueResolutionSuite:
         if not info.files:
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_patch, info)
 
-        runtime = runtime_for(ctx, trusted=raw == GOLD_PATCH)
+        runtime = runtime_for(ctx, trusted=gold)
         base["runtime"] = runtime.name
         spec = workspace_spec(instance, ctx)
         ctx.progress(f"{instance.instance_id}: preparing workspace ({runtime.name})")
@@ -259,7 +260,7 @@ class IssueResolutionSuite:
             if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
                 self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True)
         except InfraError as exc:
-            if exc.kind not in RESOURCE_KINDS or raw == GOLD_PATCH:
+            if exc.kind not in RESOURCE_KINDS or gold:
                 raise
             exhausted = exc  # the candidate's, unless the reference fix exhausts the same limits
         except CandidateFailure as failure:
@@ -463,7 +464,7 @@ class IssueResolutionSuite:
     # ------------------------------------------------------------------------------------- validate
 
     def _validate(
-        self, instance: IssueInstance, prediction: Mapping[str, Any] | None, ctx: EvalContext, base: dict[str, Any]
+        self, instance: IssueInstance, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
     ) -> dict[str, Any]:
         """Run base / test / fix configurations (with the gold patch) and propose the gold lists."""
         repos = repo_cache(ctx.options, ctx.run_id)

@@ -67,20 +67,21 @@ _DEFAULT_WALL_S: Final = 3600.0
 
 
 def live_model(options: Mapping[str, Any]) -> str | None:
-    """The model ``--predictions=live`` drives: ``--mb-agent-model`` (with ``--mb-agent-base-url``), or for a
-    user's program (``--mb-agent-command``) the model when given, else ``agent-command``.
+    """The model ``--predictions=live`` drives: ``--mb-agent-model`` (with ``--mb-agent-base-url``; every agent
+    option and the prompt template checked once: :func:`pytest_mobilebench.agents.options.live_model`), or for
+    a user's program (``--mb-agent-command``) the model when given, else ``agent-command``.
 
     Raises:
-        ValueError: a built-in agent without the endpoint or the model (the message names the options).
+        ValueError: a built-in agent without the endpoint or the model, an unusable limit, price table or prompt
+            template (the message names the option or the file).
     """
-    from pytest_mobilebench.agents.options import missing_endpoint_options
+    from pytest_mobilebench.agents import options as agent_options
 
     if options.get("mb_agent_command"):
+        if options.get("mb_agent_base_url"):
+            return agent_options.live_model(options, prompt=True)
         return str(options.get("mb_agent_model") or COMMAND_MODEL)
-    missing = missing_endpoint_options(options)
-    if missing:
-        raise ValueError(f"live mode needs {' and '.join(missing)}")
-    return str(options["mb_agent_model"])
+    return agent_options.live_model(options, prompt=True)
 
 
 def evaluate_live(suite: IssueResolutionSuite, instance: IssueInstance, ctx: EvalContext,
@@ -223,7 +224,10 @@ def _grade(suite: IssueResolutionSuite, instance: IssueInstance, ctx: EvalContex
         outcome = grading.RunOutcome(applied=True, built=False, tests={},
                                      policy_violation=f"patch_too_large: the taken patch has over {MAX_PATCH_BYTES} bytes")
         return suite._finish(instance, {**base, "policy_violations": [outcome.policy_violation]}, outcome, None, None)
-    prediction = {"instance_id": instance.instance_id, "model_name_or_path": model, "model_patch": taken.patch}
+    from pytest_mobilebench.predictions import Prediction
+
+    prediction = Prediction.from_entry({"instance_id": instance.instance_id, "model_name_or_path": model,
+                                        "model_patch": taken.patch})  # exactly a file's prediction
     result = suite._grade_candidate(instance, prediction, ctx, base)
     if taken.error:
         result["detail"] = "; ".join(x for x in (f"the patch could not be taken: {taken.error}", result.get("detail")) if x)

@@ -24,8 +24,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_mobilebench.agents.options import AGENT_FIXTURE, missing_endpoint_options
-from pytest_mobilebench.predictions import EMPTY, GOLD, GOLD_PATCH, LIVE_PATCH
+from pytest_mobilebench.agents.options import AGENT_FIXTURE, live_model
+from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.suites.base import (
     Column,
@@ -151,7 +151,7 @@ class PlannerSuite:
         """The planner has no dataset dialect."""
         return
 
-    def cache_material(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, options: Mapping[str, Any]) -> Any:
+    def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
         """Nothing beyond the task record, prediction and keyed options (replay is deterministic)."""
         return None
 
@@ -162,32 +162,30 @@ class PlannerSuite:
         """``--mb-agent-model``: the model ``--predictions=live`` drives at ``--mb-agent-base-url``.
 
         Raises:
-            ValueError: either option is missing (the message names both flags and environment variables).
+            ValueError: either option is missing (the message names both flags and environment variables), or
+                another agent option is unusable (:func:`pytest_mobilebench.agents.options.live_model`).
         """
-        missing = missing_endpoint_options(options)
-        if missing:
-            raise ValueError(f"live mode needs {' and '.join(missing)}")
-        return str(options["mb_agent_model"])
+        return live_model(options)
 
     # ------------------------------------------------------------------------------------------ evaluate
 
-    def _offline_runs(self, task: Task, prediction: Mapping[str, Any], trials: int | None) -> list[list[Call]]:
-        model = prediction.get("model_name_or_path")
-        if model == GOLD and prediction.get("model_patch") == GOLD_PATCH:
+    def _offline_runs(self, task: Task, prediction: Prediction, trials: int | None) -> list[list[Call]]:
+        if prediction.kind is PredictionKind.GOLD:
             return [task.gold_calls] * (trials or 1)
-        if model == EMPTY and not prediction.get("trajectory") and not prediction.get("trajectories"):
+        if prediction.kind is PredictionKind.EMPTY:
             return [[Call("Finish", {})]] * (trials or 1)
-        if "trajectories" in prediction:
-            raw = prediction["trajectories"]
+        fields = prediction.fields
+        if "trajectories" in fields:
+            raw = fields["trajectories"]
             if not isinstance(raw, list) or not raw or (trials is not None and len(raw) != trials):
                 want = f"{trials} trials (--mb-trials {trials})" if trials else "at least one trial"
                 raise TrajectoryError(f"'trajectories' must be a list of {want}, one trajectory per trial")
             return [parse_trajectory(r, f"trajectories[{k}]") for k, r in enumerate(raw)]
-        if "trajectory" not in prediction:
+        if "trajectory" not in fields:
             raise TrajectoryError("the prediction has no 'trajectory'")
         if trials not in (None, 1):
             raise TrajectoryError(f"--mb-trials {trials} needs 'trajectories' with {trials} trials")
-        return [parse_trajectory(prediction["trajectory"])]
+        return [parse_trajectory(fields["trajectory"])]
 
     def _live_runs(self, task: Task, agent: Any, trials: int, ctx: EvalContext) -> tuple[list[list[Call]], dict[str, int]]:
         from pytest_mobilebench.suites.planner.agent import run_live
@@ -201,13 +199,13 @@ class PlannerSuite:
             (ctx.evidence_dir / f"transcript-{k + 1}.json").write_text(json.dumps(transcript, indent=1, default=str))
         return runs, usage
 
-    def evaluate(self, record: LoadedRecord, prediction: Mapping[str, Any] | None, ctx: EvalContext) -> dict[str, Any]:
+    def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         """Replay (or run live, then replay) and grade; see the module docstring."""
         from pytest_mobilebench.suites.planner.agent import AgentInfraError
 
         task: Task = record.record
         trials = ctx.options.get("mb_trials")
-        live = prediction is not None and prediction.get("model_patch") == LIVE_PATCH
+        live = prediction is not None and prediction.is_live()
         agent = ctx.fixture("planner_agent") if live else None
         if live and agent is None:  # a conftest's planner_agent gave no endpoint
             return _result(PlannerReason.INFRA_ERROR, "--predictions=live but the planner_agent fixture gave no "
