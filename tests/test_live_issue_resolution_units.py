@@ -47,7 +47,7 @@ def test_the_predictions_file_takes_concurrent_writers_and_one_line_per_instance
     assert {(r["instance_id"], r["model_name_or_path"]) for r in rows} == {(f"i-{i}", f"m{w}") for i in range(20) for w in range(3)}
     assert [r["model_patch"] for r in rows if (r["instance_id"], r["model_name_or_path"]) == ("i-0", "m0")] == ["again"]
     loaded = load_predictions([str(tmp_path / "predictions.jsonl")])  # the file is a valid predictions file
-    assert loaded.get("i-3", "m2", "issue_resolution")["model_patch"].startswith("diff 2 3")
+    assert loaded.get("i-3", "m2", "issue_resolution").model_patch.startswith("diff 2 3")
 
 
 def test_the_live_model_names_the_missing_options() -> None:
