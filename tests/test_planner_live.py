@@ -279,7 +279,8 @@ def test_live_without_the_endpoint_options_is_a_usage_error(pytester: pytest.Pyt
     err = res.stderr.str()
     assert "--predictions: live: no suite can produce candidates from a model endpoint" in err
     assert f"suite 'planner': live mode needs {' and '.join(missing)}" in err
-    assert "no live mode: app_generation, device_repair, issue_resolution" in err
+    assert f"suite 'issue_resolution': live mode needs {' and '.join(missing)}" in err
+    assert "no live mode: app_generation, device_repair" in err
     assert not (reports / "latest").exists()
 
 
@@ -295,36 +296,25 @@ def test_live_options_from_the_environment(server, pytester: pytest.Pytester, mo
     assert list(json.loads((reports / "latest" / "summary.json").read_text())["by_model"]) == ["env-model"]
 
 
-ISSUE_MANIFEST = """\
-suite: issue_resolution
-repo: acme/app
-framework: android
-test_command: "true"
-instances:
-  - instance_id: acme__app-1
-    base_commit: abcdef1
-    patch: ""
-    test_patch: ""
-"""
-
-
 def test_a_suite_without_live_mode_errors_instead_of_scoring_nothing(server, pytester: pytest.Pytester,
                                                                      no_agent_env) -> None:
-    """Beside a live planner task, an issue-resolution instance under ``--predictions=live`` fails with the
+    """Beside a live planner task, a device-repair record under ``--predictions=live`` fails with the
     reason before anything runs: it is never evaluated as an empty candidate."""
     url, holder = server
     holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
     reports = _settings_case(pytester)
-    (pytester.path / "cases" / "acme__app.yaml").write_text(ISSUE_MANIFEST)
-    res = pytester.runpytest_inprocess("cases", "-k", "set-volume-ask or acme", "--predictions=live",
+    record = (ROOT / "cases" / "device_repair" / "mobilebench__calc.yaml").read_text()
+    (pytester.path / "cases" / "mobilebench__calc.yaml").write_text(
+        record.replace("../../fixtures/", f"{ROOT}/fixtures/"))
+    res = pytester.runpytest_inprocess("cases", "-k", "set-volume-ask or calc-1", "--predictions=live",
                                        f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
                                        f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
     res.assert_outcomes(passed=1, failed=1)
-    res.stdout.fnmatch_lines(["*acme__app-1*",
-                              "*--predictions=live: suite 'issue_resolution' has no live mode*--predictions=PATH*"])
+    res.stdout.fnmatch_lines(["*mobilebench__calc-1*",
+                              "*--predictions=live: suite 'device_repair' has no live mode*--predictions=PATH*"])
     summary = json.loads((reports / "latest" / "summary.json").read_text())
-    assert "acme__app-1" not in summary["instances"] and summary["not_run_instances"] == ["acme__app-1"]
-    assert not (reports / "latest" / "scripted-live" / "acme__app-1").exists()
+    assert "mobilebench__calc-1" not in summary["instances"] and summary["not_run_instances"] == ["mobilebench__calc-1"]
+    assert not (reports / "latest" / "scripted-live" / "mobilebench__calc-1").exists()
     assert summary["instances"]["set-volume-ask"]["model_name_or_path"] == "scripted-live"
 
 

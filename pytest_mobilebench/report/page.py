@@ -7,7 +7,8 @@ original duration, a relative link to the evidence folder). Logs are linked, nev
 stays light. With two or more models in a suite, a "Model comparison" section follows the plots (every pair on
 the instances both evaluated: resolved counts, discordant counts, exact McNemar p, the disagreeing instances
 linked to their rows; :func:`pytest_mobilebench.compare.compare_results`); when results carry an ``audit``
-(``--mb-audit``), an "Instance audit" section does (:mod:`.sections`). A section that fails to render costs
+(``--mb-audit``), an "Instance audit" section does (:mod:`.sections`); live agent items close the suite with
+collapsible "Agent transcripts" (:mod:`.transcripts`). A section that fails to render costs
 only itself: the page shows the error in its place. Invalid instances and predictions matching no instance
 (with "did you mean") close the page.
 
@@ -43,6 +44,7 @@ from typing import Any
 from pytest_mobilebench.report.headline import figure_kind, is_infra, rate_block
 from pytest_mobilebench.report.progress import item_seconds
 from pytest_mobilebench.report.sections import audit_section, comparison_section
+from pytest_mobilebench.report.transcripts import transcripts_section
 
 __all__ = [
     "FigureSpec",
@@ -394,9 +396,11 @@ def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapp
     columns = tuple(getattr(suite, "columns", ()) or ()) if suite is not None else ()
     comparison = _contained(f"model comparison of {name}", lambda: _comparison(name, results))
     audit = _contained(f"instance audit of {name}", lambda: _audit(name, results, table))
+    agents = _contained(f"agent transcripts of {name}", lambda: transcripts_section(
+        results, anchor=f"transcripts-{_slug(name)}", row_href=lambda iid, model: "#" + row_id(name, iid, model)))
     return (f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{model_headlines(block)}'
             f'<div class="figures">{figures}</div>{comparison}{audit}<h3>Items</h3>'
-            f'{_instance_rows(name, results, columns, page_dir, reports_dir)}</section>')
+            f'{_instance_rows(name, results, columns, page_dir, reports_dir)}{agents}</section>')
 
 
 _STYLE = """
@@ -411,6 +415,7 @@ figure.plot svg{max-width:100%;height:auto}figcaption{font-weight:600}.note{font
 ul.ids{margin:0;padding-left:1.2em;font-size:12px;word-break:break-word}li.more{list-style:none;color:#555}
 .finding{color:#a4161a}table.audit td{max-width:28em}table.audit tr.fail td:first-child{border-left:3px solid #a4161a}
 tr:target{outline:2px solid #3a6ff7}
+details.transcript{margin:.3em 0}details.transcript pre{white-space:pre-wrap;font-size:12px;max-height:24em;overflow:auto}
 """
 
 

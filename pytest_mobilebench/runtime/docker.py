@@ -58,6 +58,9 @@ if TYPE_CHECKING:
     import docker
     from docker.models.containers import Container
 
+    from pytest_mobilebench.runtime.egress import ModelForwarder
+    from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox
+
 __all__ = [
     "DEFAULT_CA_BUNDLE",
     "LABEL_INSTANCE",
@@ -201,6 +204,18 @@ class DockerRuntime:
             self._builder.build_silence_s = self.deadlines.build_silence_s
         return self._builder
 
+    @property
+    def owner(self) -> str:
+        """This process's owner label (``mobilebench.owner`` of its containers)."""
+        return self._owner
+
+    def agent_sandbox(self, spec: WorkspaceSpec, *, log_dir: Path | None = None,
+                      forwarder: ModelForwarder | None = None) -> AgentSandbox:
+        """An agent's sandbox of ``spec`` (:func:`pytest_mobilebench.runtime.agent_sandbox.open_sandbox`)."""
+        from pytest_mobilebench.runtime.agent_sandbox import open_sandbox
+
+        return open_sandbox(self, spec, log_dir=log_dir, forwarder=forwarder)
+
     # ------------------------------------------------------------------------------------- images
 
     def ensure_instance_image(self, spec: WorkspaceSpec, *, log_dir: Path | None = None) -> BuiltImage:
@@ -278,8 +293,14 @@ class DockerRuntime:
             self._sandboxes = DockerSandboxes(self)
         return self._sandboxes.open(spec, instance_id, log_dir=log_dir)
 
-    def start(self, image: BuiltImage, instance_id: str) -> DockerWorkspace:
+    def start(self, image: BuiltImage, instance_id: str, *, network_mode: str | None = None,
+              labels: Mapping[str, str] | None = None, cap_add: tuple[str, ...] = ()) -> DockerWorkspace:
         """Create and start a labelled, offline, confined container from an already built ``image``.
+
+        ``network_mode``: None (default) creates it on the bridge and disconnects it before it starts (a
+        command may then ask for the network); ``"none"`` or ``"container:<id>"`` fixes its network for
+        good (the agent sandboxes of :mod:`~pytest_mobilebench.runtime.agent_sandbox`). ``labels`` are added;
+        ``cap_add`` adds capabilities that only the harness's root execs hold (the test user's have none).
 
         Confinement (issue 7, item 3): the image's :data:`~pytest_mobilebench.runtime.images.LABEL_USER`
         when it has one (else root), every capability dropped, ``no-new-privileges``, the memory / CPU /
@@ -293,14 +314,18 @@ class DockerRuntime:
 
         client = self.client
         with docker_errors(client, instance_id, f"starting a container from {image.tag}"):
-            labels = client.api.inspect_image(image.image_id).get("Config", {}).get("Labels") or {}
+            image_labels = client.api.inspect_image(image.image_id).get("Config", {}).get("Labels") or {}
             options = self._container_options(instance_id)
+            options["labels"] = {**options["labels"], **(labels or {})}
+            options["cap_add"] = [*options["cap_add"], *cap_add]
+            if network_mode is not None:
+                options["network_mode"] = network_mode
             ensure_reaper(host_url(client), self._owner)  # this process killed: its containers go in seconds
             container = self._create(image, options)
             try:
                 # offline while tests run: leave the default bridge before the first process starts
                 # (a daemon without a bridge network, --bridge=none, created it offline already)
-                if client.api.networks(names=["bridge"]):
+                if network_mode is None and client.api.networks(names=["bridge"]):
                     client.networks.get("bridge").disconnect(container.id, force=True)
                 container.start()
             except BaseException:
@@ -308,7 +333,8 @@ class DockerRuntime:
                     container.remove(force=True)
                 raise
         limit = None if self._quota or not self.disk_limit else parse_bytes(self.disk_limit)
-        return DockerWorkspace(client, container, image, instance_id, disk_limit_bytes=limit, user=labels.get(LABEL_USER))
+        return DockerWorkspace(client, container, image, instance_id, disk_limit_bytes=limit,
+                               user=image_labels.get(LABEL_USER))
 
     def _container_options(self, instance_id: str) -> dict[str, Any]:
         """Options of a test container: root's ``sleep infinity`` under docker-init (commands run as the

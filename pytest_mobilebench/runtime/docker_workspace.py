@@ -388,11 +388,11 @@ class DockerWorkspace:
         result = self.run(command, timeout_s=_HOUSEKEEPING_TIMEOUT_S)
         return (result.exit_code if result.exit_code is not None else 124), result.output
 
-    def _stdout(self, argv: list[str]) -> tuple[int, bytes, bytes]:
+    def _stdout(self, argv: list[str], *, as_root: bool = False) -> tuple[int, bytes, bytes]:
         """``(exit code, stdout, stderr)`` of a short command, kept apart (binary-safe)."""
         with self._lock, docker_errors(self._client, self.instance_id, f"running {argv[0]}"):
             self._ensure_running()
-            exec_id = self._create_exec(argv)
+            exec_id = self._create_exec(argv, as_root=as_root)
             out, err = self._client.api.exec_start(exec_id, demux=True)
             code = self._exit_code(exec_id)
         return (code if code is not None else 124), out or b"", err or b""
@@ -502,6 +502,16 @@ class DockerWorkspace:
             total += len(data)
             found[key] = data
         return found
+
+    def stop_leftovers(self) -> None:
+        """Stop every process a command left behind (:meth:`_quiesce`)."""
+        self._quiesce()
+
+    def root_exec(self, argv: list[str]) -> tuple[int, bytes, bytes]:
+        """``(exit code, stdout, stderr)`` of a harness command run as root after what the candidate left
+        running was stopped (:meth:`_quiesce`). Its output is held in memory: the command must bound it."""
+        self._quiesce()
+        return self._stdout(argv, as_root=True)
 
     def _quiesce(self) -> None:
         """Stop what the candidate left running (a background process waiting to rewrite a report).

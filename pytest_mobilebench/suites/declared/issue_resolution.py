@@ -35,6 +35,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
            default=False, action="store_true", keyed=True),
     Option(("--mb-audit-runs",), "mb_audit_runs", "gold runs per audited instance (at least 2: flaky tests)",
            default=2, type=int, keyed=True),
+    Option(("--mb-agent-dir",), "mb_agent_dir", "with --mb-agent-command: a host folder copied into each agent "
+           "sandbox at /opt/mobilebench-agent (the program and its files; docs/live-agents.md)", keyed=True),
 )
 
 
@@ -58,7 +60,8 @@ COLUMNS: Final[tuple[Column, ...]] = (
 
 #: the runtime source each item requests (runtime options are the providers': runtime/provider.py);
 #: see pytest_mobilebench.fixtures
-FIXTURES: Final[tuple[str, ...]] = ("mb_runtime",)
+#: ``mb_agent``: the live agent's ``(Endpoint, Limits)``; naming it keys the results on the agent options
+FIXTURES: Final[tuple[str, ...]] = ("mb_runtime", "mb_agent")
 
 SURFACE: Final = SuiteSurface(
     name="issue_resolution", module="pytest_mobilebench.suites.issue_resolution", options=OPTIONS, markers=MARKERS,

@@ -151,8 +151,13 @@ class IssueResolutionSuite:
         """SWE-bench, Multi-SWE-bench or MobileDev-Bench rows, detected per file (:mod:`.dialects`)."""
         return dialects.load_dataset(path, options)
 
-    def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> None:
-        """Nothing beyond the record, the prediction and the keyed options."""
+    def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
+        """Live items: the prompt template's and the price table's contents; else nothing beyond the record,
+        the prediction and the keyed options."""
+        if prediction is not None and prediction.is_live():
+            from pytest_mobilebench.agents.options import agent_material
+
+            return agent_material(options)
         return None
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
@@ -186,6 +191,10 @@ class IssueResolutionSuite:
                 result = audit_instance(self, instance, ctx, base)
             elif ctx.options.get("mb_validate"):
                 result = self._validate(instance, prediction, ctx, base)
+            elif prediction is not None and prediction.is_live():
+                from pytest_mobilebench.suites.issue_resolution.live import evaluate_live
+
+                result = evaluate_live(self, instance, ctx, base)  # agent in a sandbox, then the path below
             else:
                 result = self._grade_candidate(instance, prediction, ctx, base)
         except InfraError as exc:
@@ -535,8 +544,15 @@ class IssueResolutionSuite:
             },
         }
 
-    def live_model(self, options: Mapping[str, Any]) -> None:
-        """No live mode: patches come from predictions files (or gold / empty)."""
+    def live_model(self, options: Mapping[str, Any]) -> str | None:
+        """The model of ``--predictions=live`` (:func:`.live.live_model`: an agent in each instance's sandbox).
+
+        Raises:
+            ValueError: the endpoint or the model is missing (the message names the options).
+        """
+        from pytest_mobilebench.suites.issue_resolution.live import live_model
+
+        return live_model(options)
 
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Nothing of its own: the runtime providers the run used remove their images (the plugin calls them)."""
@@ -577,6 +593,10 @@ class IssueResolutionSuite:
             },
         }
         table["headline"] = headline(results)
+        from pytest_mobilebench.suites.issue_resolution.live import agent_table
+
+        if (agents := agent_table(results)) is not None:
+            table["agent"] = agents  # the live items: how the agent ended, calls, tokens, model time, cost
         validated = [r for r in rows if "validation" in r]
         if validated:
             table["validation"] = {

@@ -1,0 +1,329 @@
+"""Agent sandboxes: the container an agent works in, from the instance's own image at its base commit.
+
+A sandbox is started from the same instance image the grading path builds
+(:meth:`~pytest_mobilebench.runtime.docker.DockerRuntime.ensure_instance_image`: base -> environment ->
+instance layers, dependencies installed, the base tree tagged ``mobilebench-base``), so the agent sees the
+repository exactly as a grader's workspace does before any patch: no test patch, the hidden tests' files as
+at the base commit (absent when the fix adds them), and the base commit's history only (a depth-1 fetch).
+
+Confinement is the grading container's (every capability dropped, no new privileges, memory / CPU /
+process / writable-layer limits, the image's unprivileged test user for every command) plus, for good:
+
+* ``network_mode="none"`` for the built-in agent (its loop runs in the harness process; commands have a
+  loopback interface only);
+* with a model route (a user's agent program, ``--mb-agent-command``), the sandbox joins the network
+  namespace of a *relay* container that itself has no network: the only address it can reach is the
+  relay's ``127.0.0.1:`` :data:`RELAY_PORT`, which pipes bytes to a Unix socket bind-mounted from this host,
+  where the harness's :class:`~pytest_mobilebench.runtime.egress.ModelForwarder` answers only requests under
+  the model endpoint's path (the API key is added there and never enters the sandbox).
+
+The candidate is *taken* (:meth:`AgentSandbox.take_patch`): what the agent left running is stopped, then
+root runs ``git add -A`` and ``git diff --cached --binary`` of the work tree against the base commit with a
+git directory the harness copied aside before the agent's first command (root-owned, 0700: the agent's
+edits to ``/testbed/.git`` (config, hooks, tags) do not reach it). Nothing the agent prints is read as its
+patch. Untracked, binary and mode changes are included; the patch's size is bounded (:data:`MAX_PATCH_BYTES`).
+
+The sandbox is removed by :meth:`AgentSandbox.close` (a ``finally`` of the caller: also on Ctrl-C); a
+process killed outright leaves it to :mod:`~pytest_mobilebench.runtime.reaper` (same owner label).
+This module imports nothing from ``frameworks/``, ``suites/`` or ``agents/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import secrets
+import shlex
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Protocol, final, runtime_checkable
+
+from pytest_mobilebench.runtime.base import InfraError, RunResult, WorkspaceSpec
+from pytest_mobilebench.runtime.git import BASE_REF
+from pytest_mobilebench.runtime.images import TESTBED
+from pytest_mobilebench.states import InfraKind
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.runtime.docker import DockerRuntime
+    from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
+    from pytest_mobilebench.runtime.egress import ModelForwarder
+
+__all__ = [
+    "LABEL_ROLE", "MAX_PATCH_BYTES", "RELAY_PORT", "AgentSandbox", "AgentSandboxRuntime", "TakenPatch", "open_sandbox",
+]
+
+#: label of sandbox containers: ``agent`` (the work tree) or ``relay`` (its only network peer)
+LABEL_ROLE: Final[str] = "mobilebench.role"
+#: the largest patch taken (bytes of ``git diff``); beyond it the patch is refused as too large
+MAX_PATCH_BYTES: Final[int] = 32 << 20
+#: the relay's port on the sandbox's loopback (``--mb-agent-command`` mode)
+RELAY_PORT: Final[int] = 18080
+#: where the forwarder's socket folder is mounted in the relay container
+_RELAY_MOUNT: Final[str] = "/run/mobilebench-egress"
+#: seconds the harness allows a command beyond its own limit before it kills the whole sandbox
+_BACKSTOP_S: Final[float] = 20.0
+#: seconds for the patch to be taken (``git add -A`` of a large tree)
+_TAKE_TIMEOUT_S: Final[int] = 600
+#: the command's exit statuses of ``timeout`` (124: the limit; 137: killed after the grace period)
+_TIMEOUT_CODES: Final = (124, 137)
+#: root's execs (taking the patch) read every file the agent left, whatever its mode; the agent holds no capability
+_READ_ALL: Final = ("DAC_READ_SEARCH",)
+#: exit status of take_patch's script when git failed (never git's own)
+_GIT_FAILED: Final[int] = 86
+
+#: a byte pipe 127.0.0.1:PORT <-> the forwarder's Unix socket, run by root in the relay container
+_RELAY_SCRIPT: Final[str] = """
+import socket, sys, threading
+PORT, PATH = int(sys.argv[1]), sys.argv[2]
+def pipe(a, b):
+    try:
+        while True:
+            data = a.recv(65536)
+            if not data:
+                break
+            b.sendall(data)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", PORT))
+srv.listen(64)
+print("relay ready", flush=True)
+while True:
+    conn, _ = srv.accept()
+    up = socket.socket(socket.AF_UNIX)
+    try:
+        up.connect(PATH)
+    except OSError:
+        conn.close()
+        continue
+    threading.Thread(target=pipe, args=(conn, up), daemon=True).start()
+    threading.Thread(target=pipe, args=(up, conn), daemon=True).start()
+"""
+
+
+@final
+@dataclasses.dataclass(frozen=True)
+class TakenPatch:
+    """The agent's candidate as the harness took it.
+
+    Attributes:
+        patch: ``git diff --cached --binary`` of the work tree against ``base_commit`` (UTF-8, undecodable
+            bytes replaced); ``""`` when nothing changed or the patch was too large.
+        base_commit: the commit id the diff is against (the image's ``mobilebench-base``).
+        size_bytes: bytes of the diff as git wrote it (at most ``max_bytes + 1`` are read).
+        too_large: the diff had more than ``max_bytes`` bytes (``patch`` is then ``""``).
+        error: git's message when it could not take the patch of the tree the agent left (a full disk the
+            agent filled, say): the candidate's outcome (``patch`` is ``""``), never infrastructure.
+    """
+
+    patch: str
+    base_commit: str
+    size_bytes: int
+    too_large: bool = False
+    error: str | None = None
+
+
+@runtime_checkable
+class AgentSandboxRuntime(Protocol):
+    """A runtime that can host agents (the Docker runtime; a provider's runtime may implement it too)."""
+
+    def agent_sandbox(self, spec: WorkspaceSpec, *, log_dir: Path | None = None,
+                      forwarder: ModelForwarder | None = None) -> AgentSandbox:
+        """A started sandbox of ``spec`` (offline; routed to ``forwarder`` only, when given).
+
+        Raises:
+            InfraError: the image cannot be built, the daemon fails.
+        """
+
+
+@final
+class AgentSandbox:
+    """One agent's container: ``run`` a command, ``take_patch``, ``close``.
+
+    Attributes:
+        workdir: the work tree's path in the sandbox (``/testbed``).
+        base_commit: the base tree's commit id, read before the agent's first command.
+        model_url: with a model route, the base URL the agent's program uses (``http://127.0.0.1:PORT/...``).
+    """
+
+    workdir: Final[str] = TESTBED
+
+    def __init__(self, workspace: DockerWorkspace, client: Any, *, relay: Any = None, model_url: str | None = None) -> None:
+        self._ws = workspace
+        self._client = client
+        self._relay = relay
+        self.model_url = model_url
+        self.instance_id = workspace.instance_id
+        self.container_id = workspace.container_id
+        self._git_dir = f"/var/tmp/mb-agent-git-{secrets.token_hex(12)}"
+        code, out, err = workspace.root_exec(["/bin/bash", "-c", (
+            f"set -e; base=$(git -C {TESTBED} rev-parse --verify {BASE_REF}^{{commit}}); "
+            f"cp -r --preserve=mode,timestamps {TESTBED}/.git {self._git_dir}; chmod 700 {self._git_dir}; "
+            'echo "$base"')])
+        if code != 0:
+            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot record the sandbox's base tree: "
+                             f"{err.decode(errors='replace')[-2000:]}")
+        self.base_commit = out.decode().strip()
+
+    def __enter__(self) -> AgentSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, command: str, timeout_s: float) -> RunResult:
+        """Run ``command`` with ``bash -c`` in the work tree as the test user, under ``timeout_s``.
+
+        The command is wrapped in ``timeout -k 5`` (its process group ends at the limit, the sandbox
+        lives on); should it outlive the limit by :data:`_BACKSTOP_S`, the harness kills the whole sandbox
+        (restarted, offline, with its files, for the next command). Nothing a command starts outlives it:
+        leftover processes (a server sent to the background, a fork bomb) are stopped the same way. The agent's own exhaustion of the
+        sandbox (memory, disk) is its command's outcome, never infrastructure: the result says so.
+
+        Raises:
+            InfraError: the daemon or the container failed (``daemon_unreachable``, ``container_died``, ...).
+        """
+        limit = max(1, int(timeout_s + 0.999))
+        wrapped = f"timeout -k 5 {limit} /bin/bash -c {shlex.quote(command)}"
+        try:
+            run = self._ws.run(wrapped, timeout_s=limit + _BACKSTOP_S, network=False)
+            self._ws.stop_leftovers()
+        except InfraError as exc:
+            if exc.kind not in (InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value):
+                raise
+            note = ("the sandbox's memory limit was reached (the OOM killer struck)" if exc.kind == InfraKind.OOM_KILLED.value
+                    else "the sandbox's disk limit was reached")
+            return RunResult(command=command, exit_code=None, output=f"{exc.log}\n[harness: {note}]", duration_s=0.0)
+        timed_out = run.timed_out or run.exit_code in _TIMEOUT_CODES
+        return dataclasses.replace(run, command=command, timed_out=timed_out,
+                                   exit_code=None if run.timed_out else run.exit_code)
+
+    def put_file(self, name: str, data: bytes) -> str:
+        """Write a harness input (the prompt, the problem statement) readable by the agent; returns its path."""
+        return self._ws.put_input(name, data)
+
+    def put_tree(self, archive: bytes) -> None:
+        """Extract a tar archive (absolute member names without the leading ``/``) at the sandbox's root,
+        through the daemon (the agent's program and its files: ``--mb-agent-dir``).
+
+        Raises:
+            InfraError: the daemon refused it.
+        """
+        from pytest_mobilebench.runtime.daemon import docker_errors
+
+        with docker_errors(self._client, self.instance_id, "copying the agent's files in"):
+            if not self._client.api.put_archive(self.container_id, "/", archive):
+                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot copy the agent's files in")
+
+    def take_patch(self, max_bytes: int = MAX_PATCH_BYTES) -> TakenPatch:
+        """The work tree's change against the base commit, taken by root with the harness's own git directory.
+
+        Raises:
+            InfraError: only the daemon's failures (``daemon_unreachable``, ``container_died``, ...); git's
+                own failure is :attr:`TakenPatch.error`.
+        """
+        git = (f"git --git-dir={self._git_dir} --work-tree={TESTBED} -c core.fsmonitor=false "
+               "-c core.hooksPath=/dev/null -c core.untrackedCache=false")
+        script = (
+            f"cd {TESTBED} && timeout {_TAKE_TIMEOUT_S} {git} add -A >/dev/null 2>{self._git_dir}/mobilebench-take.err "
+            f"|| {{ cat {self._git_dir}/mobilebench-take.err >&2; exit {_GIT_FAILED}; }}; set -o pipefail; "
+            f"{git} diff --cached --binary --no-color --no-ext-diff --no-textconv {self.base_commit} "
+            f"| head -c {int(max_bytes) + 1}"
+        )
+        code, out, err = self._ws.root_exec(["/bin/bash", "-c", script])
+        if len(out) > max_bytes:
+            return TakenPatch("", self.base_commit, len(out), too_large=True)
+        if code != 0:
+            return TakenPatch("", self.base_commit, len(out), error=f"git exited {code} taking the patch: "
+                              f"{err.decode(errors='replace')[-2000:]}")
+        return TakenPatch(out.decode("utf-8", errors="replace"), self.base_commit, len(out))
+
+    def close(self) -> None:
+        """Remove the sandbox and its relay (safe twice, and after the daemon went away)."""
+        self._ws.close()
+        if self._relay is not None:
+            import docker.errors
+            import requests
+
+            with contextlib.suppress(docker.errors.DockerException, requests.RequestException, OSError):
+                self._relay.remove(force=True, v=True)
+            self._relay = None
+
+
+def open_sandbox(runtime: DockerRuntime, spec: WorkspaceSpec, *, log_dir: Path | None = None,
+                 forwarder: ModelForwarder | None = None) -> AgentSandbox:
+    """Build (or reuse) ``spec``'s instance image and start its sandbox (see the module docstring).
+
+    Raises:
+        InfraError: the image cannot be built; ``docker_error`` when a model route is asked of a daemon
+            that is not on this host (the forwarder's socket is bind-mounted).
+    """
+    from pytest_mobilebench.runtime.daemon import docker_errors
+
+    client = runtime.client
+    with docker_errors(client, spec.instance_id, "preparing the instance image"):
+        image = runtime.ensure_instance_image(spec, log_dir=log_dir)
+    role = {LABEL_ROLE: "agent"}
+    if forwarder is None:
+        return AgentSandbox(runtime.start(image, spec.instance_id, network_mode="none", labels=role, cap_add=_READ_ALL),
+                            client)
+    relay = _start_relay(runtime, image.image_id, spec.instance_id, forwarder)
+    try:
+        ws = runtime.start(image, spec.instance_id, network_mode=f"container:{relay.id}", labels=role,
+                           cap_add=_READ_ALL)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            relay.remove(force=True, v=True)
+        raise
+    try:
+        return AgentSandbox(ws, client, relay=relay, model_url=f"http://127.0.0.1:{RELAY_PORT}{forwarder.path_prefix}")
+    except BaseException:
+        ws.close()
+        with contextlib.suppress(Exception):
+            relay.remove(force=True, v=True)
+        raise
+
+
+def _start_relay(runtime: DockerRuntime, image_id: str, instance_id: str, forwarder: ModelForwarder) -> Any:
+    """The relay container (no network of its own; the sandbox joins its namespace), once it listens.
+
+    Raises:
+        InfraError("docker_error"): a remote daemon, or the relay did not come up within 60 s.
+    """
+    from pytest_mobilebench.runtime.daemon import docker_errors, host_url
+    from pytest_mobilebench.runtime.docker import LABEL_INSTANCE
+    from pytest_mobilebench.runtime.images import LABEL_RUN
+    from pytest_mobilebench.runtime.owners import LABEL_OWNER
+    from pytest_mobilebench.runtime.reaper import ensure_reaper
+
+    client = runtime.client
+    if not host_url(client).startswith(("unix:", "http+unix:")):
+        raise InfraError(InfraKind.DOCKER_ERROR, f"{instance_id}: a model route for the agent's program needs the "
+                         f"Docker daemon on this host (its socket is mounted), not {host_url(client)}")
+    sock = forwarder.socket_path
+    ensure_reaper(host_url(client), runtime.owner)
+    with docker_errors(client, instance_id, "starting the sandbox's relay"):
+        relay = client.containers.run(
+            image_id, ["python3", "-c", _RELAY_SCRIPT, str(RELAY_PORT), f"{_RELAY_MOUNT}/{sock.name}"],
+            detach=True, init=True, user="0:0", network_mode="none", cap_drop=["ALL"],
+            security_opt=["no-new-privileges"], mem_limit="256m", pids_limit=256, working_dir="/",
+            volumes={str(sock.parent): {"bind": _RELAY_MOUNT, "mode": "rw"}},
+            labels={LABEL_RUN: runtime.run_id, LABEL_INSTANCE: instance_id, LABEL_OWNER: runtime.owner,
+                    LABEL_ROLE: "relay"},
+        )
+    deadline = time.monotonic() + 60
+    while b"relay ready" not in relay.logs():
+        relay.reload()
+        if relay.status not in ("created", "running") or time.monotonic() > deadline:
+            logs = relay.logs().decode(errors="replace")[-2000:]
+            with contextlib.suppress(Exception):
+                relay.remove(force=True, v=True)
+            raise InfraError(InfraKind.DOCKER_ERROR, f"{instance_id}: the sandbox's relay did not start: {logs}")
+        time.sleep(0.1)
+    return relay
