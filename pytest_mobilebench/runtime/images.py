@@ -672,6 +672,8 @@ class ImageBuilder:
             # the low-level listing: the high-level one re-reads each image and fails on one that a
             # concurrent cleanup (another xdist worker) removed in between
             for image in self.client.api.images(filters=filters):
+                if spare is not None and spare(str(image["Id"])):
+                    continue
                 tags = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
                 for tag in tags or [image["Id"]]:
                     try:
