@@ -11,7 +11,8 @@ plain patch, so each runs untrusted in its own container), graded in ONE pytest 
 - ``wall``: the item's own seconds (``result.json`` ``duration_s``: workspace preparation, patches, policy
   reads, the test command, result reads, diff, container removal);
 - ``test``: the test command's own seconds in that item (``run.json`` ``duration_s``);
-- ratio ``wall / test`` per candidate, and the layers its item built (a ``<tag>.build.log`` in its evidence).
+- ratio ``wall / test`` per candidate, the seconds beyond the test command (``wall - test``: what a
+  loaded machine stretches least, so compare these across runs), and the layers its item built (a ``<tag>.build.log`` in its evidence).
   The first candidate pays what is cold; a later one that built nothing is a *warm candidate* (the second
   run's candidate is one only when the first run's clean-up left it its instance layer). Printed: each
   candidate's figures, and the headline ``warm ratio`` = the largest ratio over the warm candidates
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> float:
         if warm:
             ratios.append(ratio)
         print(f"  {model:9s} {'warm' if warm else 'cold'}  wall {wall:7.1f} s  test command {test:7.1f} s  "
-              f"ratio {ratio:5.2f}  ({reason}; built: {', '.join(built) or 'nothing'})")
+              f"beyond it {wall - test:5.1f} s  ratio {ratio:5.2f}  ({reason}; built: {', '.join(built) or 'nothing'})")
     missing = sorted({*models, "next-run"} - set(found))
     if missing:
         print(f"no result for {missing}")
