@@ -187,9 +187,11 @@ def test_instance_dockerfile_shape() -> None:
     lines = text.splitlines()
     assert lines[0] == "FROM mobilebench/env.a__b:0123456789ab"
     assert "COPY testbed /testbed" in lines and "WORKDIR /testbed" in lines
-    assert 'RUN ["/bin/bash", "-c", "set -e; npm ci --ignore-scripts"]' in lines
-    assert lines[-1] == 'RUN ["/usr/local/bin/mobilebench-baseline"]'
-    assert "useradd" not in text and "LABEL" not in text  # no test user declared: root
+    # one build step: install (a shell of its own), then the baseline
+    assert sum(line.startswith("RUN ") for line in lines) == 1
+    script = _run_script(lines[-1]).splitlines()
+    assert script[1:] == ["/bin/bash -c 'set -e; npm ci --ignore-scripts'", "/usr/local/bin/mobilebench-baseline"]
+    assert "useradd" not in text and "LABEL" not in text and "--chown" not in text  # no test user declared: root
 
 
 def _run_script(line: str) -> str:
@@ -204,23 +206,31 @@ def _run_script(line: str) -> str:
 
 def test_instance_dockerfile_hands_node_images_to_the_test_user() -> None:
     lines = instance_dockerfile("e:1", "npm ci", test_user=NODE_TEST_USER).splitlines()
-    baseline = lines.index('RUN ["/usr/local/bin/mobilebench-baseline"]')
-    script = _run_script(lines[baseline + 1]).splitlines()
-    assert script[1] == f"useradd --uid 10001 --user-group --create-home --shell /bin/bash {TEST_USER_NAME}"
-    assert script[2] == "find /testbed \\( -name node_modules \\) -prune -o -exec chown -h 10001:10001 {} +"
-    assert 'mkdir -p "$d"/.cache && chown 10001:10001 "$d"/.cache' in script[3]
-    assert lines[baseline + 2:] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
+    assert lines[1] == f"COPY --chown={TEST_USER} testbed /testbed"  # owned by the test user from the start
+    (run,) = [line for line in lines if line.startswith("RUN ")]
+    script = _run_script(run).splitlines()
+    assert script[1] == "/bin/bash -c 'set -e; npm ci'"
+    assert script[2] == f"useradd --uid 10001 --user-group --create-home --shell /bin/bash {TEST_USER_NAME}"
+    # no walk re-owning every file: only what is not the user's yet (the install's output) is changed
+    assert script[3] == ("find /testbed \\( -name node_modules \\) -prune -o \\( ! -user 10001 -o ! -group 10001 \\) "
+                         "-exec chown -h 10001:10001 {} +")
+    assert script[4].startswith("setpriv --reuid=10001 --regid=10001 --init-groups -- ")  # baseline as the user
+    assert script[4].endswith("/usr/local/bin/mobilebench-baseline")
+    assert 'mkdir -p "$d"/.cache && chown 10001:10001 "$d"/.cache' in script[5]
+    assert lines[lines.index(run) + 1:] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
 
 
 def test_instance_dockerfile_runs_the_recipe_handover_and_sets_its_environment() -> None:
     lines = instance_dockerfile("e:1", "", test_user=GRADLE_TEST_USER).splitlines()
-    baseline = lines.index('RUN ["/usr/local/bin/mobilebench-baseline"]')
-    script = _run_script(lines[baseline + 1])
-    head, handover = script.split("\n", 3)[:3], script.split("\n", 3)[3]
-    assert head[2] == f"chown -hR {TEST_USER} /testbed"  # nothing under /testbed stays root's
+    (run,) = [line for line in lines if line.startswith("RUN ")]
+    script = _run_script(run)
+    head, handover = script.split("\n", 5)[:5], script.split("\n", 5)[5]
+    # nothing under /testbed stays root's (no root_dirs): every file not the user's yet is given to it
+    assert head[3] == f"find /testbed \\( ! -user 10001 -o ! -group 10001 \\) -exec chown -h {TEST_USER} {{}} +"
     assert handover == GRADLE_TEST_USER.handover.strip()  # after the user exists and owns the tree
-    assert lines[baseline + 2] == 'ENV GRADLE_RO_DEP_CACHE="/opt/gradle-home/caches" GRADLE_USER_HOME="/opt/gradle-test-home"'
-    assert lines[baseline + 3:] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
+    at = lines.index(run)
+    assert lines[at + 1] == 'ENV GRADLE_RO_DEP_CACHE="/opt/gradle-home/caches" GRADLE_USER_HOME="/opt/gradle-test-home"'
+    assert lines[at + 2:] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -399,6 +399,19 @@ def test_cleanup_keeps_levels(make, client: docker.DockerClient) -> None:
     assert fx.runtime.cleanup("base") == env_images[0].tags
 
 
+def test_a_run_going_on_keeps_the_instance_layer_another_run_built(make, client: docker.DockerClient) -> None:
+    """Run a built the instance layer, run b (going on) uses it: a's clean-up keeps it for b, b's removes it."""
+    fx = make(Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/unique\n"))
+    image = fx.runtime.ensure_instance_image(fx.spec)
+    other = make(fx.runtime.recipe_factory(fx.repo_dir, fx.spec), instance_id=fx.spec.instance_id)
+    assert other.runtime.ensure_instance_image(fx.spec).image_id == image.image_id
+    assert image.tag not in fx.runtime.cleanup("env")
+    assert client.images.get(image.tag).id == image.image_id  # still there for run b's next candidate
+    assert image.image_id in other.runtime.cleanup("env")  # the last run out removes what a wanted removed
+    with pytest.raises(docker.errors.ImageNotFound):
+        client.images.get(image.image_id)
+
+
 def test_base_image_import_from_cached_rootfs(client: docker.DockerClient) -> None:
     tarball = cache_root() / "rootfs" / "debian-bookworm-minbase.tar"
     if not tarball.is_file():
@@ -453,3 +466,50 @@ def test_react_native_recipe_end_to_end(client: docker.DockerClient, tmp_path: P
     finally:
         ws.close()
         runtime.cleanup("env")
+
+
+#: every regular file and folder of the container but the kernel's, with owner, mode and content digest
+_FINGERPRINT = (
+    "find / -xdev \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o \\( -type f -o -type d -o -type l \\) "
+    "-printf '%p %U:%G %m %y\\n' 2>/dev/null | sort | sha256sum; "
+    "find /testbed /home /tmp /var/tmp /opt -xdev -type f -print0 2>/dev/null | sort -z | xargs -0 -r sha256sum | sha256sum"
+)
+
+
+def test_warm_candidates_share_the_instance_layer_but_never_each_others_files(make, client: docker.DockerClient) -> None:
+    """Two candidates on one warm instance layer (issue 23): the second pays no build, its container
+    starts from the byte-identical layer with an empty writable layer, and nothing candidate A wrote,
+    inside the work tree or outside it, in git or in the user's home, reaches candidate B."""
+    from pytest_mobilebench.runtime.recipe import UserHandover
+
+    # an environment layer of its own: another test's clean-up never removes it under this one
+    own_env = Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/own\n")
+    fx = make(dataclasses.replace(own_env, test_user=UserHandover(root_dirs={"deps": ()})))
+    image = fx.runtime.ensure_instance_image(fx.spec)
+    a = fx.runtime.prepare(fx.spec)
+    try:
+        pristine = a.run(_FINGERPRINT, timeout_s=120).output
+        owners = a.run("stat -c '%u %n' /testbed /testbed/.git/HEAD /testbed/demo/calc.py /testbed/deps/marker", timeout_s=30)
+        assert owners.output.split("\n")[:4] == [
+            "10001 /testbed", "10001 /testbed/.git/HEAD", "10001 /testbed/demo/calc.py", "0 /testbed/deps/marker"]
+        assert a.apply_patch(FIX, name="model_patch").ok
+        planted = a.run(
+            "set -e; echo A > /testbed/planted.txt; echo A > /tmp/outside.txt; echo A > /var/tmp/outside.txt; "
+            "echo A >> ~/.bashrc; git -c user.email=a@x -c user.name=a commit -qam candidate-a; "
+            "git tag -f mobilebench-base HEAD >/dev/null; ! echo A 2>/dev/null > /testbed/deps/x; echo done", timeout_s=60)
+        assert planted.exit_code == 0 and planted.output.strip().endswith("done"), planted.output
+    finally:
+        a.close()
+    b = fx.runtime.prepare(fx.spec)
+    try:
+        assert b.image.image_id == image.image_id and not b.image.built  # warm: the same layer, no build
+        fresh = [c["Path"] for c in client.api.diff(b.container_id) or []]
+        assert not [p for p in fresh if p.startswith(("/testbed", "/tmp", "/var/tmp", "/home"))], fresh
+        assert b.run(_FINGERPRINT, timeout_s=120).output == pristine  # byte-identical base for every candidate
+        seen = b.run("ls /testbed/planted.txt /tmp/outside.txt /var/tmp/outside.txt /testbed/deps/x 2>&1; "
+                     "grep -c '^A$' ~/.bashrc; git log --format=%s -1; git status --porcelain", timeout_s=60).output
+        assert "candidate-a" not in seen and seen.count("No such file") == 4, seen
+        assert b.run("git rev-parse mobilebench-base", timeout_s=30).output.strip() == fx.spec.base_commit
+        assert b.read_files(["demo/calc.py"])["demo/calc.py"] == b"def add(a, b):\n    return a - b\n"
+    finally:
+        b.close()

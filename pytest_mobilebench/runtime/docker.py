@@ -48,7 +48,9 @@ from pytest_mobilebench.runtime.deadlines import Deadlines
 from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.deplayer import ensure_deps
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
+from pytest_mobilebench.runtime.hosts import host_key
 from pytest_mobilebench.runtime.images import CACHE_LEVELS, LABEL_RUN, LABEL_USER, TESTBED, BuiltImage, ImageBuilder
+from pytest_mobilebench.runtime.leases import Leases
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
 from pytest_mobilebench.runtime.recipe import EnvRecipeLike, NodePackages, RecipeFactory
 from pytest_mobilebench.runtime.repos import RepoCache
@@ -172,6 +174,7 @@ class DockerRuntime:
         self._memo: dict[str, BuiltImage] = {}
         self._owner = owner_label()
         self._sandboxes: Any = None  # runtime.sandbox.DockerSandboxes, made on first use
+        self._leases: Leases | None = None
 
     # ------------------------------------------------------------------------------------ plumbing
 
@@ -216,13 +219,27 @@ class DockerRuntime:
 
         return open_sandbox(self, spec, log_dir=log_dir, forwarder=forwarder)
 
+    @property
+    def leases(self) -> Leases:
+        """This run's leases on the daemon's layers (:mod:`pytest_mobilebench.runtime.leases`)."""
+        if self._leases is None:
+            self._leases = Leases(cache_root() / "image-leases" / host_key(host_url(self.client)), self.run_id, self._owner)
+        return self._leases
+
     # ------------------------------------------------------------------------------------- images
 
     def ensure_instance_image(self, spec: WorkspaceSpec, *, log_dir: Path | None = None) -> BuiltImage:
-        """Base, environment and instance images for ``spec``; built when missing or stale.
+        """THE instance layer: the repository at ``spec``'s base commit in ``/testbed`` with its
+        dependencies installed, owned by the test user, baseline tagged (base, environment, dependency and
+        instance images, built when missing or stale). Every consumer that needs "the instance at the base
+        commit" (a candidate's workspace: :meth:`prepare`; an agent's sandbox; an export) starts its
+        container from this image with :meth:`start`; the image is never written to, so each container
+        begins from the same bytes.
 
-        Memoised per process on (repo, base commit, environment), so the three configurations of an
-        instance's validation check out and infer once.
+        Memoised per process on (repo, base commit, environment): a further candidate of the instance
+        (another model, a validation configuration) pays one image lookup. The layer and its dependency
+        layer are leased for this run (:attr:`leases`): another run's clean-up keeps them while this run
+        goes on.
 
         Raises:
             InfraError: ``daemon_unreachable``, ``clone_failed``, ``base_image_unavailable``,
@@ -236,6 +253,7 @@ class DockerRuntime:
             started = time.monotonic()
             try:
                 if self.client.images.get(cached.tag).id == cached.image_id:
+                    self.leases.take(cached.image_id)
                     return dataclasses.replace(cached, built=False, seconds=time.monotonic() - started, log_path=None)
             except docker.errors.ImageNotFound:
                 pass
@@ -268,6 +286,9 @@ class DockerRuntime:
                 test_user=recipe.test_user,
                 deps=deps,
             )
+        for layer in (instance, deps):
+            if layer is not None:
+                self.leases.take(layer.image_id)
         self._memo[memo_key] = instance
         return instance
 
@@ -402,7 +423,9 @@ class DockerRuntime:
         return removed
 
     def cleanup(self, cache_level: str | None = None, *, clean: bool = False) -> list[str]:
-        """Remove this process's containers and the images above ``cache_level`` (SWE-bench semantics).
+        """Remove this process's containers and the images above ``cache_level`` (SWE-bench semantics),
+        but for those another live run holds a lease on (their removal is owed: the last run out removes
+        them); then release this run's leases and remove the owed images no run holds any more.
 
         Args:
             cache_level: default: the runtime's ``cache_level``.
@@ -422,7 +445,19 @@ class DockerRuntime:
             with contextlib.suppress(docker.errors.NotFound):
                 self.client.api.remove_container(entry["Id"], force=True, v=True)
                 removed.append(str(entry["Id"]))
+        leases = self.leases
         removed += self.builder.remove_images(
-            keep_level=cache_level or self.cache_level, only_run=None if clean else self.run_id
+            keep_level=cache_level or self.cache_level, only_run=None if clean else self.run_id, spare=leases.held_elsewhere
         )
+        for image_id in leases.settle():  # owed by runs that ended while this one used them
+            try:
+                self.client.api.remove_image(image_id, force=False, noprune=False)
+                removed.append(image_id)
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.APIError as exc:
+                if exc.status_code != 409:  # still used by a container: owed to the next clean-up
+                    raise
+                continue
+            leases.forget(image_id)
         return removed

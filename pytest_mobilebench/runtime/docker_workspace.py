@@ -552,13 +552,19 @@ class DockerWorkspace:
         return sorted({key for _, key in matches})
 
     def _matches(self, patterns: Sequence[str]) -> list[tuple[str, str]]:
-        """``(absolute path in the container, key)`` of the listed files that match ``patterns``."""
+        """``(absolute path in the container, key)`` of the listed files that match ``patterns``.
+
+        Each distinct folder is listed once per call (a framework's planning files are a dozen patterns
+        under ``/testbed``: one ``find`` for all of them, not one each)."""
         out: list[tuple[str, str]] = []
+        listed: dict[str, list[str]] = {}
         for pattern in patterns:
             full = pattern if pattern.startswith("/") else f"{TESTBED}/{pattern}"
             folder = glob_root(full)
             regex = glob_regex(full.lstrip("/"))
-            for rel in self._list(folder):
+            if folder not in listed:
+                listed[folder] = self._list(folder)
+            for rel in listed[folder]:
                 path = posixpath.join(folder, rel)
                 if regex.match(path.lstrip("/")):
                     key = path.lstrip("/") if pattern.startswith("/") else posixpath.relpath(path, TESTBED)

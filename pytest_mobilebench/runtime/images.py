@@ -41,17 +41,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol, final
 
-
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.baseimage import (
-    DEFAULT_BASE_IMAGE,
-    cache_root,
-    ensure_base_image,
-)
+from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root, ensure_base_image
 from pytest_mobilebench.runtime.deadlines import Deadlines, close_stream, shared_step, watch_output
-from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
 from pytest_mobilebench.runtime.git import BASE_REF
-from pytest_mobilebench.runtime.owners import session_labels
+from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label, session_labels
 from pytest_mobilebench.runtime.recipe import (
     HOST_CA_CONTEXT_FILE,
     TEST_USER,
@@ -251,48 +245,50 @@ git tag -f {BASELINE_REF} HEAD >/dev/null
 
 
 def instance_dockerfile(env_tag: str, install_command: str, *, test_user: UserHandover | None = None) -> str:
-    """The instance layer's Dockerfile: copy the checkout to ``/testbed``, install, record a baseline.
+    """The instance layer's Dockerfile: copy the checkout to ``/testbed``, then ONE build step (one
+    container, one layer): the install, the hand-over, and :data:`BASELINE_SCRIPT` (the install's untracked
+    files go to ``.git/info/exclude``, tracked files it changed are committed; :data:`BASELINE_REF` names
+    the result, so the workspace's diff shows only what patches change).
 
-    After ``install_command``, :data:`BASELINE_SCRIPT` adds the untracked files it created to
-    ``.git/info/exclude`` and commits the tracked files it changed on top of the base commit; the tag
-    :data:`BASELINE_REF` names the result, so that the workspace's diff shows only what patches change.
-
-    ``test_user`` (the recipe's :class:`~pytest_mobilebench.runtime.recipe.UserHandover`): add the
-    user :data:`TEST_USER` (uid 10001), give it the work tree except the folders of ``root_dirs`` (at any
-    depth; installed dependencies stay root's: read-only to the tests) but for their writable paths, run
-    the recipe's ``handover`` as root, set its ``env`` and label the image :data:`LABEL_USER`; containers
-    then run as that user (issue 7, item 3). None: the image keeps root (with every capability dropped).
+    ``test_user`` (:class:`~pytest_mobilebench.runtime.recipe.UserHandover`): the checkout comes in owned by
+    :data:`TEST_USER` (``COPY --chown``: no walk re-owning, and copying up, every file); the step adds the
+    user, gives it what is not its own yet (the install's output; the walk only stats) but the folders of
+    ``root_dirs`` (any depth: installed dependencies stay root's, read-only to the tests), records the
+    baseline as that user, makes the writable paths of ``root_dirs``, runs ``handover`` as root, sets
+    ``env`` and labels the image :data:`LABEL_USER` (issue 7, item 3). None: root (no capabilities).
     """
     install = install_command.strip() or "true"
+    chown = f"--chown={TEST_USER} " if test_user is not None else ""
+    # the install in a shell of its own (``set -e`` only, as a step of its own had it; its ``exit`` ends it alone)
+    script = ["set -euo pipefail", f"/bin/bash -c {shlex.quote('set -e; ' + install)}"]
+    if test_user is not None:
+        script += _handover_script(test_user)
+    else:
+        script.append("/usr/local/bin/mobilebench-baseline")
     lines = [
         f"FROM {env_tag}",
-        f"COPY testbed {TESTBED}",
+        f"COPY {chown}testbed {TESTBED}",
         "COPY mobilebench-baseline.sh /usr/local/bin/mobilebench-baseline",
         f"WORKDIR {TESTBED}",
-        f"RUN {json.dumps(['/bin/bash', '-c', 'set -e; ' + install])}",
-        'RUN ["/usr/local/bin/mobilebench-baseline"]',
+        f"RUN {json.dumps(['/bin/bash', '-c', chr(10).join(script)])}",
     ]
     if test_user is not None:
-        lines.append(f"RUN {json.dumps(['/bin/bash', '-c', _handover_script(test_user)])}")
         if test_user.env:
             lines.append("ENV " + " ".join(f"{name}={json.dumps(value)}" for name, value in sorted(test_user.env.items())))
         lines.append(f'LABEL {LABEL_USER}="{TEST_USER}"')
     return "\n".join(lines) + "\n"
 
 
-def _handover_script(test_user: UserHandover) -> str:
-    """Bash (as root) creating :data:`TEST_USER`, giving it ``/testbed`` but ``test_user.root_dirs``, then
-    running ``test_user.handover``."""
-    uid = TEST_USER.split(":")[0]
+def _handover_script(test_user: UserHandover) -> list[str]:
+    """Bash lines (root, after the install) of the hand-over :func:`instance_dockerfile` describes."""
+    uid, _, gid = TEST_USER.partition(":")
     prune = " -o ".join(f"-name {shlex.quote(name)}" for name in sorted(test_user.root_dirs))
+    walk = f"find {TESTBED} \\( {prune} \\) -prune -o" if prune else f"find {TESTBED}"
     script = [
-        "set -euo pipefail",
         f"useradd --uid {uid} --user-group --create-home --shell /bin/bash {TEST_USER_NAME}",
+        f"{walk} \\( ! -user {uid} -o ! -group {gid} \\) -exec chown -h {TEST_USER} {{}} +",
+        f"setpriv --reuid={uid} --regid={gid} --init-groups -- env HOME=/home/{TEST_USER_NAME} /usr/local/bin/mobilebench-baseline",
     ]
-    if prune:
-        script.append(f"find {TESTBED} \\( {prune} \\) -prune -o -exec chown -h {TEST_USER} {{}} +")
-    else:
-        script.append(f"chown -hR {TEST_USER} {TESTBED}")
     for name, writable in sorted(test_user.root_dirs.items()):
         for rel in writable:
             script.append(
@@ -301,7 +297,7 @@ def _handover_script(test_user: UserHandover) -> str:
             )
     if test_user.handover.strip():
         script.append(test_user.handover.strip())
-    return "\n".join(script)
+    return script
 
 
 def npm_pack(spec: str, dest_dir: Path, *, progress: Progress | None = None) -> Path:
@@ -348,8 +344,7 @@ def _tar_add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o6
 
 
 def _is_disk_full(text: str) -> bool:
-    lowered = text.lower()
-    return "no space left on device" in lowered or "enospc" in lowered
+    return "no space left on device" in text.lower() or "enospc" in text.lower()
 
 
 @final
@@ -642,7 +637,9 @@ class ImageBuilder:
 
     # ------------------------------------------------------------------------------------- cleanup
 
-    def remove_images(self, *, keep_level: str, only_run: str | None) -> list[str]:
+    def remove_images(
+        self, *, keep_level: str, only_run: str | None, spare: Callable[[str], bool] | None = None
+    ) -> list[str]:
         """Remove mobilebench images of levels above ``keep_level`` (see :data:`CACHE_LEVELS`).
 
         Args:
@@ -650,6 +647,7 @@ class ImageBuilder:
                 keeps base and env; ``instance`` removes nothing.
             only_run: when given, only images built by that run id are removed (SWE-bench keeps images
                 that existed before the run unless told to clean).
+            spare: ``image id -> True`` keeps that image (another run uses it: ``Leases.held_elsewhere``).
 
         Returns:
             The removed tags. Images still used by a container are skipped.
@@ -674,6 +672,8 @@ class ImageBuilder:
             # the low-level listing: the high-level one re-reads each image and fails on one that a
             # concurrent cleanup (another xdist worker) removed in between
             for image in self.client.api.images(filters=filters):
+                if spare is not None and spare(str(image["Id"])):
+                    continue
                 tags = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
                 for tag in tags or [image["Id"]]:
                     try:
