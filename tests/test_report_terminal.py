@@ -97,8 +97,10 @@ def test_control_characters_from_results_are_shown_not_obeyed() -> None:
 
 
 def test_status_line_counts_workers_elapsed_and_eta() -> None:
-    board = Board(started=0.0, total=10, done=4, passed=3, infra=1, cached=2,
-                  workers={"gw0": "counter-2: building image", "gw1": "counter-3"})
+    board = Board(started=0.0, total=10, done=4, passed=3, infra=1, cached=2)
+    board.running.start("gw0", "counter-2")
+    board.running.note("gw0", "counter-2: building image")
+    board.running.start("gw1", "counter-3")
     line = status_line(board, now=40.0, width=500)
     assert line.startswith("mobilebench 4/10 | passed 3 | infra 1 | cached 2 | gw0: counter-2: building image")
     assert line.endswith("40s | ETA 1m00s")  # 6 left x 40 s / 4 done
