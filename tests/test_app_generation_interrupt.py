@@ -126,6 +126,7 @@ def test_ctrl_c_mid_run_prints_the_summary_keeps_results_and_leaves_nothing(tmp_
             proc.communicate()
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "!!! KeyboardInterrupt !!!" in out and "the run was interrupted" in out, out
+    assert f"run {run_id}: models fixture-c1-blank, fixture-good" in out  # the selected models, finished or not
     for stray in ("Traceback", "Future exception was never retrieved", "Connection closed", "Exception ignored"):
         assert stray not in out, out
     summary = json.loads((reports / run_id / "summary.json").read_text())

@@ -133,3 +133,14 @@ def test_two_planner_models_give_one_overall_each_and_no_pooled_na() -> None:
     # (each model's own Overall leads the terminal from the summary's per-model headlines: test_report_headline)
     assert "= n/a" not in lines[1] and "3/4 = n/a" not in " ".join(lines), lines
     assert lines[1].startswith("planner: Overall n/a (per model only)"), lines
+
+
+def test_an_interrupted_run_names_the_models_it_selected() -> None:
+    """Ctrl-C before any item finished printed 'run r: models -' above one block per selected model."""
+    from pytest_mobilebench.report.summary import build_summary
+    from pytest_mobilebench.report.terminal import headline_lines
+
+    summary = build_summary([], run_id="r", suite_tables={}, selected={"app_generation": 2},
+                            selected_models={"app_generation": {"m-a": 1, "m-b": 1}})
+    assert summary["models"] == ["m-a", "m-b"] and summary["suites"] == ["app_generation"]
+    assert headline_lines(summary)[0] == "run r: models m-a, m-b"
