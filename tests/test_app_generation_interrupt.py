@@ -93,7 +93,10 @@ def _cmdline(pid: str) -> str:
 @pytest.mark.chromium
 @pytest.mark.docker
 @pytest.mark.e2e
-def test_ctrl_c_mid_run_prints_the_summary_keeps_results_and_leaves_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_ctrl_c_mid_run_prints_the_summary_keeps_results_and_leaves_nothing(tmp_path: Path, workers: list[str]) -> None:
+    """Serially: interrupted while the second item navigates, the first one's result kept. Under ``-n 2`` (the
+    workers get the SIGINT too): interrupted while both navigate, whatever finished kept."""
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("needs Debian's chromium")
     run_id = f"sigint-{uuid.uuid4().hex[:8]}"
@@ -102,7 +105,7 @@ def test_ctrl_c_mid_run_prints_the_summary_keeps_results_and_leaves_nothing(tmp_
     env.pop("PYTEST_XDIST_WORKER", None)
     cmd = [sys.executable, "-m", "pytest", "cases/app_generation", "--predictions=fixtures/apps/predictions.jsonl",
            "-k", "fixture-c1-blank or fixture-good", "-p", "no:cacheprovider", "-p", "no:randomly",
-           f"--mb-reports-dir={reports}", f"--mb-run-id={run_id}", "--mb-rerun"]
+           f"--mb-reports-dir={reports}", f"--mb-run-id={run_id}", "--mb-rerun", *workers]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     seen: dict[tuple[int, str], str] = {}
@@ -111,9 +114,9 @@ def test_ctrl_c_mid_run_prints_the_summary_keeps_results_and_leaves_nothing(tmp_
     try:
         while time.monotonic() < deadline and proc.poll() is None:
             seen.update(_descendants(proc.pid))
-            finished = log.is_file() and "] finished " in log.read_text()
+            finished = bool(workers) or (log.is_file() and "] finished " in log.read_text())
             if finished and len(list(reports.glob(f"{run_id}/*/tabs_demo/nav"))) == 2:
-                break  # the first item finished, the second one is navigating in Chromium
+                break  # (serially: the first item finished and) the second one is navigating in Chromium
             time.sleep(0.3)
         assert proc.poll() is None, "the run ended before it could be interrupted"
         time.sleep(1.0)
@@ -130,11 +133,13 @@ def test_ctrl_c_mid_run_prints_the_summary_keeps_results_and_leaves_nothing(tmp_
     for stray in ("Traceback", "Future exception was never retrieved", "Connection closed", "Exception ignored"):
         assert stray not in out, out
     summary = json.loads((reports / run_id / "summary.json").read_text())
-    results = (reports / run_id / "results.jsonl").read_text().splitlines()
-    assert len(results) == 1 and summary["interrupted"] is True
-    assert (summary["selected"], summary["total"], summary["not_run"]) == (2, 1, 1)
-    first = json.loads(results[0])
-    assert (reports / run_id / first["model_name_or_path"] / "tabs_demo" / "result.json").is_file()
+    jsonl = reports / run_id / "results.jsonl"  # written at the first finished item
+    results = jsonl.read_text().splitlines() if jsonl.is_file() else []
+    assert summary["interrupted"] is True and len(results) == summary["total"] < 2
+    assert (summary["selected"], summary["not_run"]) == (2, 2 - summary["total"])
+    assert workers or summary["total"] == 1
+    for line in results:
+        assert (reports / run_id / json.loads(line)["model_name_or_path"] / "tabs_demo" / "result.json").is_file()
     left = {key: cmd for key, cmd in seen.items() if _alive(*key)}
     settle = time.monotonic() + 30  # the container reaper exits once it found nothing of the run left
     while left and time.monotonic() < settle:
