@@ -7,6 +7,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+import matplotlib.backends.backend_svg
+import matplotlib.figure  # noqa: F401 - the in-process run draws the run page; pytester drops modules it imports
 import pytest
 
 from pytest_mobilebench.report.progress import Board, LiveProgress, Running, append_worker_line, status_line
