@@ -185,15 +185,16 @@ def test_each_model_leads_with_its_own_headline_then_the_pooled_one(tmp_path: Pa
 
 
 def test_every_item_row_has_a_verdict(tmp_path: Path) -> None:
-    """The suites' Verdict column (key 'reason', a top-level result field) was empty for two suites."""
+    """The suites' Verdict column (key 'reason', a top-level result field) was empty for two suites, then
+    repeated the row's reason cell; the reason cell is the verdict, once, in every row."""
     text = make_page(tmp_path)[0].read_text()
     for suite in ("issue_resolution", "app_generation"):
         table = text.split(f'id="suite-{suite}"')[1].split('<table class="instances">')[1].split("</table>")[0]
         headers = re.findall(r"<th>([^<]*)</th>", table.split("</thead>")[0])
-        column = headers.index("Verdict")
+        assert headers[2] == "reason" and "Verdict" not in headers, headers
         for row in re.findall(r"<tr class=[^>]*>(.*?)</tr>", table.split("<tbody>")[1]):
             cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
-            assert cells[column] == cells[2] != "", (suite, row[:200])
+            assert cells[2] != "" and cells[2] not in cells[3:], (suite, row[:200])
 
 
 def test_an_axis_fits_its_values_and_the_legend_stands_aside() -> None:
@@ -225,3 +226,17 @@ def test_planner_and_device_repair_draw_their_own_breakdowns() -> None:
                            "infra_by_kind": {"device_offline": 1}, "failure_causes": {"no_production_edit": 2}})
     assert [f.key for f in device] == ["pass_at_1", "by_model", "by_repository", "infra_by_kind", "failure_causes"]
     assert device[0].series[0].values == (0.5, 0.75)
+
+
+def test_the_passed_per_model_plot_says_whether_it_is_the_headline() -> None:
+    """Newcomers read 'Passed per model (NavPassRate items)' as NavPassRate; the note now says which it is."""
+    from pytest_mobilebench.report.page import generic_figures
+
+    rows = [{"model_name_or_path": m, "passed": p, "reason": "ok" if p else "nav_failed"}
+            for m, p in (("a", True), ("b", False))]
+    resolution = generic_figures(rows, "resolution rate", (1, 2))[0]
+    nav = generic_figures(rows, "NavPassRate", (19, 22))[0]
+    overall = generic_figures(rows, "Overall", None)[0]
+    assert resolution.title == nav.title == "Items passed per model"
+    assert "errors): the resolution rate;" in resolution.note
+    assert "errors), not the NavPassRate;" in nav.note and "errors), not the Overall;" in overall.note

@@ -97,8 +97,10 @@ def test_control_characters_from_results_are_shown_not_obeyed() -> None:
 
 
 def test_status_line_counts_workers_elapsed_and_eta() -> None:
-    board = Board(started=0.0, total=10, done=4, passed=3, infra=1, cached=2,
-                  workers={"gw0": "counter-2: building image", "gw1": "counter-3"})
+    board = Board(started=0.0, total=10, done=4, passed=3, infra=1, cached=2)
+    board.running.start("gw0", "counter-2")
+    board.running.note("gw0", "counter-2: building image")
+    board.running.start("gw1", "counter-3")
     line = status_line(board, now=40.0, width=500)
     assert line.startswith("mobilebench 4/10 | passed 3 | infra 1 | cached 2 | gw0: counter-2: building image")
     assert line.endswith("40s | ETA 1m00s")  # 6 left x 40 s / 4 done
@@ -131,3 +133,14 @@ def test_two_planner_models_give_one_overall_each_and_no_pooled_na() -> None:
     # (each model's own Overall leads the terminal from the summary's per-model headlines: test_report_headline)
     assert "= n/a" not in lines[1] and "3/4 = n/a" not in " ".join(lines), lines
     assert lines[1].startswith("planner: Overall n/a (per model only)"), lines
+
+
+def test_an_interrupted_run_names_the_models_it_selected() -> None:
+    """Ctrl-C before any item finished printed 'run r: models -' above one block per selected model."""
+    from pytest_mobilebench.report.summary import build_summary
+    from pytest_mobilebench.report.terminal import headline_lines
+
+    summary = build_summary([], run_id="r", suite_tables={}, selected={"app_generation": 2},
+                            selected_models={"app_generation": {"m-a": 1, "m-b": 1}})
+    assert summary["models"] == ["m-a", "m-b"] and summary["suites"] == ["app_generation"]
+    assert headline_lines(summary)[0] == "run r: models m-a, m-b"

@@ -122,8 +122,12 @@ def rate_series(name: str, cells: Sequence[tuple[int, int] | None]) -> Series:
 # ------------------------------------------------------------------------------------------ figures
 
 
-def generic_figures(results: Sequence[Mapping[str, Any]], headline_label: str) -> list[FigureSpec]:
-    """The plots every suite gets, from its results: passed over eligible per model, outcomes per model."""
+def generic_figures(results: Sequence[Mapping[str, Any]], headline_label: str,
+                    headline_counts: tuple[Any, Any] | None = None) -> list[FigureSpec]:
+    """The plots every suite gets, from its results: passed over eligible per model, outcomes per model.
+    ``headline_counts`` (the pooled headline's numerator, denominator; None for a weighted score) says whether
+    the first plot shows the headline's own measure (issue resolution) or another one (NavPassRate, Overall):
+    its note says which."""
     models = sorted({str(r.get("model_name_or_path")) for r in results})
     cells = []
     for model in models:
@@ -135,10 +139,13 @@ def generic_figures(results: Sequence[Mapping[str, Any]], headline_label: str) -
                                        and str(r.get("reason")) == reason)) for reason in reasons))
         for model in models
     )
+    pooled = (sum(c[0] for c in cells), sum(c[1] for c in cells))
+    same = ":" if headline_counts is not None and tuple(headline_counts) == pooled else ", not"
     return [
-        FigureSpec("passed_by_model", f"Passed per model ({headline_label} items)", tuple(models),
+        FigureSpec("passed_by_model", "Items passed per model", tuple(models),
                    (rate_series("passed / eligible", cells),),
-                   note="eligible = evaluated minus infrastructure errors; bars are Wilson 95% intervals"),
+                   note=f"items passed / eligible (evaluated minus infrastructure errors){same} the {headline_label}; "
+                        "bars are Wilson 95% intervals"),
         FigureSpec("outcomes_by_model", "Outcomes per model", tuple(reasons), outcome, ylabel="items", ylim=None,
                    note="one reason per item; infrastructure reasons are not the model's failure"),
     ]
@@ -324,6 +331,7 @@ def row_id(suite: str, instance_id: str, model: str) -> str:
 
 def _instance_rows(suite: str, results: Sequence[Mapping[str, Any]], columns: Sequence[Any], page_dir: Path,
                    reports_dir: Path) -> str:
+    columns = [c for c in columns if c.key != "reason"]  # the row's own reason cell is the verdict
     head = "".join(f"<th>{_e(c.header)}</th>" for c in columns)
     rows = []
     for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")))):
@@ -385,7 +393,9 @@ def _audit(name: str, results: Sequence[Mapping[str, Any]], table: Any) -> str:
 def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suite: Any,
                    page_dir: Path, reports_dir: Path) -> str:
     block = summary["headlines"][name]
-    figures = _figures_html(name, generic_figures(results, block["headline"]["label"])) if results else ""
+    head = block["headline"]
+    counts = None if head.get("kind") == "score" else (head.get("numerator"), head.get("denominator"))
+    figures = _figures_html(name, generic_figures(results, head["label"], counts)) if results else ""
     table = summary.get("suite_tables", {}).get(name)
     try:
         plots = find_plots(name, suite)

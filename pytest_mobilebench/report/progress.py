@@ -36,7 +36,7 @@ import pytest
 from pytest_mobilebench.report.headline import is_infra
 from pytest_mobilebench.report.terminal import printable
 
-__all__ = ["Board", "LiveProgress", "append_worker_line", "finished_line", "fmt_seconds", "item_seconds", "status_line"]
+__all__ = ["Board", "LiveProgress", "Running", "append_worker_line", "finished_line", "fmt_seconds", "item_seconds", "status_line"]
 
 _LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d \[(?P<worker>[^\]]+)\] (?P<message>.*)$")
 
@@ -67,6 +67,50 @@ def finished_line(name: str, reason: str, seconds: float, *, cached_from: float 
     return f"finished {printable(name, 200)}: {printable(reason, 60)} ({note})"
 
 
+def _instance_of(name: str) -> str:
+    """``acme-1[model-a]`` -> ``acme-1``: the id the suites' progress messages start with."""
+    return name.split("[", 1)[0] if name.endswith("]") else name
+
+
+@dataclasses.dataclass
+class Running:
+    """What each worker is running now: ``worker -> (item name, latest activity)``.
+
+    Only running items are kept, at most one per worker (a worker runs one item at a time): :meth:`start` at a
+    passed setup, :meth:`finish` at the item's result (the worker's entry is dropped), :meth:`note` for each
+    progress message. A message that starts with the item's own id (``counter-2: npm ci``) is shown without
+    it, so the id appears once; a message naming an item that finished (and that the worker is not running
+    again) is dropped, so a finished item never comes back. A worker's message before any item started on it
+    (session fixtures building images) is shown without an item.
+    """
+
+    items: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    finished: set[str] = dataclasses.field(default_factory=set)
+
+    def start(self, worker: str, name: str) -> None:
+        self.items[worker] = (name, "")
+
+    def finish(self, worker: str, name: str) -> None:
+        self.finished.add(_instance_of(name))
+        if self.items.get(worker, ("", ""))[0] in (name, ""):
+            self.items.pop(worker, None)
+
+    def note(self, worker: str, message: str) -> None:
+        name = self.items.get(worker, ("", ""))[0]
+        own = _instance_of(name) if name else ""
+        head = message.split(":", 1)[0].split(" ", 1)[0]
+        if own and message.startswith(own + ": "):
+            message = message[len(own) + 2:]
+        elif head != own and head in self.finished:
+            return
+        self.items[worker] = (name, message)
+
+    def shown(self) -> list[str]:
+        """``["gw0: counter-2: npm ci", "gw1: counter-3"]``, sorted by worker."""
+        return [": ".join(part for part in (w, printable(n, 80), printable(a, 60)) if part)
+                for w, (n, a) in sorted(self.items.items())]
+
+
 @dataclasses.dataclass
 class Board:
     """The counts behind the status line (controller only)."""
@@ -77,7 +121,7 @@ class Board:
     passed: int = 0
     infra: int = 0
     cached: int = 0
-    workers: dict[str, str] = dataclasses.field(default_factory=dict)
+    running: Running = dataclasses.field(default_factory=Running)
 
     def eta(self, now: float) -> float | None:
         """Seconds left by the run's throughput so far; None before the first finished item."""
@@ -91,7 +135,7 @@ def status_line(board: Board, now: float, width: int = 120) -> str:
     total = "?" if board.total is None else str(board.total)
     parts = [f"mobilebench {board.done}/{total}", f"passed {board.passed}", f"infra {board.infra}",
              f"cached {board.cached}"]
-    parts += [f"{w}: {printable(a, 60)}" for w, a in sorted(board.workers.items())]
+    parts += board.running.shown()
     eta = board.eta(now)
     parts += [fmt_seconds(now - board.started), "ETA " + ("?" if eta is None else fmt_seconds(eta))]
     line = " | ".join(parts)
@@ -172,9 +216,13 @@ class LiveProgress:
     @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
     def pytest_runtest_logreport_last(self, report: pytest.TestReport) -> None:
         worker = _worker_of(report)
-        if report.when == "setup" and report.passed:
-            self.board.workers[worker] = report.nodeid.rsplit("::", 1)[-1]
-        elif report.when == "call" or (report.when == "setup" and not report.passed):
+        with self._lock:  # the worker's lines so far belong to what it ran until this report
+            self._read_workers()
+            if report.when == "setup" and report.passed:
+                self.board.running.start(worker, report.nodeid.rsplit("::", 1)[-1])
+            elif report.when == "call" or (report.when == "setup" and not report.passed):
+                self.board.running.finish(worker, report.nodeid.rsplit("::", 1)[-1])
+        if report.when == "call" or (report.when == "setup" and not report.passed):
             self._finished(report, worker)
         if self._tty:
             self._draw()
@@ -204,14 +252,12 @@ class LiveProgress:
         b.passed += int(result.get("passed") is True and not is_infra(result))
         b.infra += int(bool(result) and is_infra(result))
         b.cached += int(cached)
-        b.workers[worker] = "idle"
         self._append_log(f"{_stamp()} [{worker}] {line}\n")
         if self._tr is None or not self._live:
             return
         if self._tty:
             self._tr.write("\r\x1b[K" + line + "\n", flush=True)  # over pytest's progress letter
         else:
-            self._read_workers()
             if getattr(getattr(self._tr, "_tw", None), "width_of_current_line", 0):
                 self._tr.write("\n")  # after pytest's progress letters
             self._tr.write_line(f"[{b.done}/{'?' if b.total is None else b.total}] {line} | "
@@ -238,10 +284,8 @@ class LiveProgress:
         self._offset += cut
         for raw in chunk[:cut].decode("utf-8", "replace").splitlines():
             match = _LOG_LINE.match(raw)
-            if match and not match["message"].startswith("finished "):
-                current = self.board.workers.get(match["worker"], "")
-                item = current.split(": ", 1)[0] if current and current != "idle" else ""
-                self.board.workers[match["worker"]] = f"{item}: {match['message']}" if item else match["message"]
+            if match and not match["message"].startswith("finished ") and match["worker"] != "main":
+                self.board.running.note(match["worker"], match["message"])  # main runs no item under -n
 
     def _width(self) -> int:
         tw = getattr(self._tr, "_tw", None)

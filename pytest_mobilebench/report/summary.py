@@ -157,7 +157,8 @@ def build_summary(
         invalid = {"unknown": len(manifest_errors)} if manifest_errors else {}
     blocks = headlines(results, selected=selected, invalid=invalid, tables=suite_tables,
                        selected_by_model=selected_models, model_tables=model_tables)
-    models = sorted({str(r.get("model_name_or_path")) for r in results})
+    models = sorted({str(r.get("model_name_or_path")) for r in results}  # with the selected ones: an interrupted
+                    | {str(m) for per in (selected_models or {}).values() for m in per})  # run names its models
     by_model = {model: headline([r for r in results if str(r.get("model_name_or_path")) == model]) for model in models}
     for model, row in by_model.items():
         row["headlines"] = {name: b["models"][model]["headline"] for name, b in blocks.items() if model in b["models"]}
@@ -167,7 +168,7 @@ def build_summary(
     suggestions = {iid: match for iid in unmatched_predictions if (match := closest(iid, known))}
     return {
         "run_id": run_id,
-        "suites": sorted({str(r.get("suite")) for r in results}),
+        "suites": sorted({str(r.get("suite")) for r in results} | set(blocks)),
         "models": models,
         "headlines": blocks,
         "selected": n_selected,

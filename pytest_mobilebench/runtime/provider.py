@@ -334,8 +334,9 @@ class DockerProvider:
             count, size = count + n, size + b
         if not count:
             return None
-        return (f"docker: {count} harness images kept ({size / 1e9:.2f} GB as `docker images` counts them, shared "
-                f"layers once per image; --mb-cache-level={cache_level or 'env'}); a later run reuses them; remove "
+        return (f"docker: {count} harness images kept on the daemon, this run's and earlier runs' ({size / 1e9:.2f} GB "
+                f"as `docker images` sums them, a shared layer in each; --mb-cache-level={cache_level or 'env'}); a "
+                "later run reuses them; remove "
                 "them with --mb-cache-level=none or docker image rm $(docker images -q --filter label=mobilebench.level)")
 
     @staticmethod

@@ -16,6 +16,7 @@ the manifest's concrete routes against declared ones, ``:param`` segments matchi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -204,6 +205,10 @@ def _run(cmd: list[str], cwd: Path, log: Path, timeout_s: float) -> tuple[int, s
             out, _ = proc.communicate()
             out += f"\n[pytest-mobilebench] killed after {timeout_s:.0f}s\n"
             code = -1
+        except BaseException:  # Ctrl-C: its own session got no SIGINT, so it would outlive the run
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            raise
     log.write_text(f"$ {' '.join(cmd)}\n{out}", encoding="utf-8")
     return code, out
 

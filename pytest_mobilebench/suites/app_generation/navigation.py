@@ -48,7 +48,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, final
 from urllib.parse import urlsplit
@@ -205,12 +205,48 @@ _AFFORDANCE_JS: Final = """(el) => {
 _DRIVER: dict[str, Any] = {"pw": None, "users": 0}
 
 
+@contextlib.contextmanager
+def _driver_in_own_session() -> Iterator[None]:
+    """Playwright's driver (and so the Chromium it launches) starts in a session of its own.
+
+    A Ctrl-C at a terminal signals the terminal's whole process group: the driver died mid-call and the run
+    ended with a stray ``Connection closed while reading from the driver`` traceback after pytest's summary.
+    Out of that group, only pytest sees the Ctrl-C; its teardown closes Chromium and stops the driver, and a
+    driver whose pytest died sees its stdin close and exits, closing Chromium. Done with ``setsid`` in front of
+    Playwright's own Node.js (``PLAYWRIGHT_NODEJS_PATH`` while the driver starts); without ``setsid`` or that
+    Node.js, the driver starts as before.
+    """
+    import playwright
+
+    node = os.environ.get("PLAYWRIGHT_NODEJS_PATH") or str(Path(playwright.__file__).parent / "driver" / "node")
+    setsid = shutil.which("setsid")
+    if setsid is None or not os.access(node, os.X_OK):
+        yield
+        return
+    folder = Path(tempfile.mkdtemp(prefix="mb-driver-"))
+    wrapper = folder / "node"
+    wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(setsid)} {shlex.quote(node)} \"$@\"\n", encoding="utf-8")
+    wrapper.chmod(0o700)
+    before = os.environ.get("PLAYWRIGHT_NODEJS_PATH")
+    os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(wrapper)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PLAYWRIGHT_NODEJS_PATH", None)
+        else:
+            os.environ["PLAYWRIGHT_NODEJS_PATH"] = before
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _driver_acquire() -> Any:
-    """The process's one Playwright sync driver (Playwright allows one per thread), reference-counted."""
+    """The process's one Playwright sync driver (Playwright allows one per thread), reference-counted, in a
+    session of its own (:func:`_driver_in_own_session`)."""
     if _DRIVER["pw"] is None:
         from playwright.sync_api import sync_playwright
 
-        _DRIVER["pw"] = sync_playwright().start()
+        with _driver_in_own_session():
+            _DRIVER["pw"] = sync_playwright().start()
     _DRIVER["users"] += 1
     return _DRIVER["pw"]
 

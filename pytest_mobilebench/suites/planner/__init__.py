@@ -184,7 +184,7 @@ class PlannerSuite:
 
         runs, usage = [], {"input_tokens": 0, "output_tokens": 0, "requests": 0}
         for k in range(trials):  # run_live starts each trial on a fresh sandbox (tasks.new_episode)
-            ctx.progress(f"planner {task.id}: live run {k + 1}/{trials} with {agent.model}")
+            ctx.progress(f"{task.id}: planner live run {k + 1}/{trials} with {agent.model}")
             calls, used, transcript, _ = run_live(task, agent)
             runs.append(calls)
             usage = {key: usage[key] + used[key] for key in usage}

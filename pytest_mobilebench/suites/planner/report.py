@@ -111,5 +111,5 @@ def summarize_results(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         head = {"label": "Overall", "numerator": sum(t["passed"] for t in tables.values()),
                 "denominator": sum(t["tasks"] for t in tables.values()), "value": None, "ci95": None,
                 "kind": "score", "unavailable": "per model only",
-                "note": f"{len(tables)} models: see by_model for each one's Overall"}
+                "note": f"{len(tables)} models: each one's Overall is in its own headline (summary: by_model)"}
     return {"headline": head, "by_model": tables}
