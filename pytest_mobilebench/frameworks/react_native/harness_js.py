@@ -22,7 +22,9 @@ repository, and given to jest on its command line (never through the project's c
   ``jasmine.getEnv`` / ``Spec`` / ``Suite`` (harness subclasses, classes and prototypes frozen). Each spec
   gets its body wrapped once at construction (outcome and ``assertionCalls`` recorded when it calls back),
   its ``queueableFn`` frozen, an own ``addExpectationResult`` counting failures, and its identity fields
-  locked; a harness jasmine reporter takes titles from the suites it saw start. ``passed`` needs the
+  locked, and its titles fixed at registration (the env's ``describe`` functions wrapped to track the
+  suites being declared); a harness jasmine reporter compares them with the titles each result runs
+  under. ``passed`` needs the
   wrapped body to pass, no counted failure and jasmine's ``passed``. :data:`RUNNERS` maps the runner
   names of :func:`..harness.jest_runner` to the module text.
 * ``reporter.js`` - a ``--reporters`` entry: a ``start`` record when jest starts, and the runner's own
@@ -342,6 +344,8 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   const problems = [];
   const entries = new Map();
   const suites = [];
+  const suiteTitles = new WeakMap();
+  const declaring = [];
   let frozen = null;
   let locked = null;
   let getState = null;
@@ -360,9 +364,9 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
       return state && typeof state.assertionCalls === 'number' ? state.assertionCalls : null;
     } catch (e) { return null; }
   };
-  const entry = (key, fullName, description, strayed) => {
-    const e = { fullName: fullName, description: description, ran: false, outcome: null, failures: 0,
-      assertions: null, status: null, titles: null, problems: strayed ? ['ran without being registered'] : [] };
+  const entry = (key, titles, strayed) => {
+    const e = { titles: titles, ran: false, outcome: null, failures: 0, assertions: null, status: null,
+      problems: strayed ? ['ran without being registered'] : [] };
     entries.set(key, e);
     return e;
   };
@@ -378,7 +382,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     try { return apply(fn, this, [next]); } catch (err) { finish(false); throw err; }
   };
   const register = (spec) => {
-    const e = entry(spec.result, String(spec.result.fullName), String(spec.description), false);
+    const e = entry(spec.result, [...(declaring[declaring.length - 1] || []), String(spec.description)], false);
     const add = spec.addExpectationResult;
     lock(spec.queueableFn, 'fn', body(spec.queueableFn.fn, e));
     freezeObject(spec.queueableFn);
@@ -394,9 +398,11 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     suiteStarted(result) { suites.push(String(result.description)); },
     suiteDone() { suites.pop(); },
     specDone(result) {
-      const e = entries.get(result) || entry(result, String(result.fullName), String(result.description), true);
-      e.titles = [...suites, String(result.description)];
-      if (e.titles.join(' ') !== e.fullName) e.problems.push('its titles changed after registration');
+      const titles = [...suites, String(result.description)];
+      const e = entries.get(result) || entry(result, titles, true);
+      if (titles.length !== e.titles.length || titles.some((t, i) => t !== e.titles[i])) {
+        e.problems.push('it ran as "' + titles.join(' > ') + '", registered under other titles');
+      }
       const status = String(result.status);
       const failed = result.failedExpectations ? result.failedExpectations.length : 1;
       if (SKIPPED.includes(status)) e.status = 'skipped';
@@ -413,6 +419,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     class Suite extends BaseSuite {
       constructor(attrs) {
         super(attrs);
+        suiteTitles.set(this, [...(suiteTitles.get(attrs.parentSuite) || []), String(this.description)]);
         for (const name of SUITE_FIELDS) lock(this, name);
         for (const name of RESULT_FIELDS) lock(this.result, name);
       }
@@ -425,6 +432,17 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     for (const name of own(jasmine)) {
       const d = describeOwn(jasmine, name);
       if (d && typeof d.value === 'function') lock(jasmine, name);
+    }
+    for (const name of ['describe', 'fdescribe', 'xdescribe']) {  // the suite being declared, for the titles
+      const declare = env[name];
+      lock(env, name, function (description, definitions, ...rest) {
+        if (typeof definitions !== 'function' || definitions.length > 0) return apply(declare, this, [description, definitions, ...rest]);
+        const body = function () {
+          declaring.push(suiteTitles.get(this) || []);
+          try { return apply(definitions, this, []); } finally { declaring.pop(); }
+        };
+        return apply(declare, this, [description, body, ...rest]);
+      });
     }
     lock(env, 'clearReporters', () => { problems.push('the reporters were cleared'); });
     env.addReporter(reporter);
@@ -468,7 +486,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   } finally {
     const tests = [];
     for (const e of entries.values()) {
-      tests.push({ titles: e.titles || [e.fullName], status: e.status || 'failed', assertions: e.assertions,
+      tests.push({ titles: e.titles, status: e.status || 'failed', assertions: e.assertions,
         problems: e.problems });
     }
     const intact = frozen !== null && locked !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n])
