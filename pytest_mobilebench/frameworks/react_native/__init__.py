@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from pytest_mobilebench.patch import FileChange
     from pytest_mobilebench.frameworks.recipe import EnvRecipe
 
-__all__ = ["JEST_RUNNERS", "PLANNING_FILES", "RESULT_FILE", "ReactNative", "is_jest_test_file", "plan_react_native"]
+__all__ = ["JEST_CONFIG_NAMES", "JEST_RUNNERS", "PLANNING_FILES", "RESULT_FILE", "ReactNative", "is_jest_test_file", "jest_option",
+           "plan_react_native"]
 
 #: The jest JSON report (repository-relative).
 RESULT_FILE: Final[str] = ".mobilebench/jest-results.json"
@@ -142,13 +143,19 @@ def _named_files(files: Mapping[str, bytes]) -> set[str]:
     """Repository files the jest configuration names under :data:`FILE_KEYS` (``<rootDir>/x`` or ``./x``),
     normalised, extension kept as written (see :func:`_names_file`). ``roots`` and other folder options are
     not file names and are left out."""
-    values = [s for c in _json_configs(files) for key in FILE_KEYS for s in strings_in(c.get(key))]
-    for text in _js_config_texts(files):
-        for key in FILE_KEYS:
-            for value in re.finditer(r"\b" + key + _JS_VALUE, text):
-                values += [m.group(2) for m in _STRING_LITERAL.finditer(value.group(1))]
+    values = [v for key in FILE_KEYS for v in jest_option(files, key)]
     return {posixpath.normpath(v.replace("<rootDir>/", "")) for v in values
             if v.startswith(("<rootDir>/", "./")) and "*" not in v}  # fmt: skip
+
+
+def jest_option(files: Mapping[str, bytes], key: str) -> list[str]:
+    """The string values of jest option ``key`` in the configuration ``files`` hold (JSON sections and
+    pointer files first, then the string literals of ``key: ...`` in ``jest.config.*``), in that order."""
+    values = [s for c in _json_configs(files) for s in strings_in(c.get(key))]
+    for text in _js_config_texts(files):
+        for value in re.finditer(r"\b" + re.escape(key) + _JS_VALUE, text):
+            values += [m.group(2) for m in _STRING_LITERAL.finditer(value.group(1))]
+    return values
 
 
 def _names_file(named: set[str], path: str) -> bool:

@@ -9,6 +9,11 @@ module the test files import (relative specifiers rebased), with one test that m
 assertion and one that must pass. The command gains ``--runInBand`` (one process: the canary shares
 the graded tests' runner), ``--testRunner``, ``--reporters`` and the canary path.
 
+The runner wrapped (jest-circus or jest-jasmine2) is :func:`jest_runner`'s answer, the one place that reads
+it: the project's ``testRunner`` (configuration, else its preset file), else the installed jest's default
+(27 and later: circus; 26 and older: jasmine2); None (unharnessed) for another runner or one not installed
+at the repository root.
+
 After the run, :func:`read_channel` verifies the channel (each line ``<hmac-sha256 hex> <json>``,
 ``seq`` 0, 1, 2 ...) and :func:`findings` compares it with the parsed report and the console; every
 finding is a ``runner_compromised`` policy violation (never resolved, never infrastructure):
@@ -35,7 +40,9 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, final
 
-from pytest_mobilebench.frameworks.react_native.harness_js import CHANNEL_JS, REPORTER_JS, RUNNER_JS
+from pytest_mobilebench.frameworks.react_native import JEST_CONFIG_NAMES, jest_option
+from pytest_mobilebench.frameworks.react_native.harness_js import CHANNEL_JS, REPORTER_JS, RUNNERS
+from pytest_mobilebench.frameworks.rules import json_of
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.parsers.jest import jest_console_counts, jest_test_id
 from pytest_mobilebench.states import TestState
@@ -46,11 +53,14 @@ __all__ = [
     "hollow_passes",
     "ChannelReport",
     "JestHarness",
+    "RUNNER_PROBES",
     "canary_source",
     "command_paths",
     "findings",
     "imported_modules",
+    "jest_runner",
     "prepare",
+    "preset_probes",
     "read_channel",
     "without_canaries",
     "without_ids",
@@ -65,6 +75,55 @@ _ESM: Final = re.compile(r"^\s*import\s", re.M)
 _MAX_LINE: Final = 4 << 20
 
 
+#: installed packages whose ``package.json`` says which runner jest uses and whether it can be wrapped
+_INSTALLED: Final[dict[str, str]] = {
+    name: f"node_modules/{name}/package.json" for name in ("jest-config", "jest", "jest-circus", "jest-jasmine2")
+}
+#: the files :func:`jest_runner` reads first (then :func:`preset_probes`); the installed tree is the image's
+RUNNER_PROBES: Final[tuple[str, ...]] = ("package.json", *JEST_CONFIG_NAMES, *_INSTALLED.values())
+_PRESET_FILES: Final[tuple[str, ...]] = ("jest-preset.json", "jest-preset.js", "jest-preset.cjs")
+#: a ``testRunner`` value -> the runner it names (``jasmine2``, ``jest-circus/runner``, ``<rootDir>/node_modules/...``)
+_RUNNER_NAMES: Final = re.compile(r"(?:^|[/\\])(?:jest-)?(circus|jasmine2)(?:[/\\.]|$)")
+
+
+def preset_probes(files: Mapping[str, bytes]) -> list[str]:
+    """The installed preset files of the project's jest ``preset`` (``node_modules/<preset>/jest-preset.*``)."""
+    presets = [p for p in jest_option(files, "preset") if not p.startswith((".", "/", "<rootDir>"))]
+    return [f"node_modules/{p}/{name}" for p in presets[-1:] for name in _PRESET_FILES]
+
+
+def _major(files: Mapping[str, bytes]) -> int | None:
+    for name in ("jest-config", "jest"):  # jest-config holds the default testRunner
+        package = json_of(files.get(_INSTALLED[name]))
+        version = package.get("version") if isinstance(package, dict) else None
+        if isinstance(version, str) and re.match(r"\d+\.", version):
+            return int(version.split(".", 1)[0])
+    return None
+
+
+def jest_runner(files: Mapping[str, bytes]) -> str | None:
+    """The runner jest uses for the project, when the harness can wrap it: ``"circus"`` or ``"jasmine2"``.
+
+    ``files`` holds :data:`RUNNER_PROBES` and :func:`preset_probes` (absent ones left out). The project's
+    ``testRunner`` (its configuration, else its preset file: one level, as written) decides; without one,
+    the installed jest's default (``jest-config`` major 27 and later: circus; 26 and older: jasmine2; no
+    version readable: whichever of the two is installed, circus first). None for another runner, or when
+    the chosen runner's package is not installed at the repository root (the harness resolves it there).
+    """
+    named = jest_option(files, "testRunner")
+    for preset in (p for p in preset_probes(files) if p in files):
+        as_config = "jest.config.json" if preset.endswith(".json") else "jest.config.js"
+        named += jest_option({as_config: files[preset]}, "testRunner")
+    if named:
+        found = _RUNNER_NAMES.search(named[0])
+        kind = found.group(1) if found else None
+    else:
+        major = _major(files)
+        installed = [k for k in ("circus", "jasmine2") if _INSTALLED[f"jest-{k}"] in files]
+        kind = ("circus" if major >= 27 else "jasmine2") if major is not None else (installed or [None])[0]
+    return kind if kind is not None and _INSTALLED[f"jest-{kind}"] in files else None
+
+
 @final
 @dataclasses.dataclass(frozen=True)
 class JestHarness:
@@ -77,6 +136,7 @@ class JestHarness:
         canary: repository-relative path of the canary file.
         files: absolute path -> bytes to write root-owned before the run (modules and the canary).
         command: the plan's command with the harness's options and the canary path.
+        runner: the jest runner the harness wraps (``circus`` / ``jasmine2``, :func:`jest_runner`).
     """
 
     nonce: str
@@ -85,6 +145,7 @@ class JestHarness:
     canary: str
     files: Mapping[str, bytes]
     command: str
+    runner: str = "circus"
 
     @property
     def canary_ids(self) -> tuple[str, str]:
@@ -92,8 +153,9 @@ class JestHarness:
         return tuple(jest_test_id(self.canary, list(t)) for t in _canary_titles(self.nonce))  # type: ignore[return-value]
 
     def to_dict(self) -> dict[str, Any]:
-        """What re-grading needs: nonce, key (hex), folder and canary path."""
-        return {"nonce": self.nonce, "key": self.key.hex(), "folder": self.folder, "canary": self.canary}
+        """What re-grading needs: nonce, key (hex), folder and canary path (and the runner wrapped)."""
+        return {"nonce": self.nonce, "key": self.key.hex(), "folder": self.folder, "canary": self.canary,
+                "runner": self.runner}
 
 
 def _canary_titles(nonce: str) -> tuple[tuple[str, str], tuple[str, str]]:
@@ -151,13 +213,16 @@ def command_paths(command: str) -> list[str] | None:
     return paths if paths and len(paths) == len(rest) else None
 
 
-def prepare(command: str, test_files: Mapping[str, bytes], *, root: str = "/testbed", base: str = "/var/tmp") -> JestHarness | None:
+def prepare(
+    command: str, test_files: Mapping[str, bytes], *, runner: str = "circus", root: str = "/testbed", base: str = "/var/tmp"
+) -> JestHarness | None:
     """The harnessed form of a jest command, or None when the command does not call the installed jest
     directly with ``--runTestsByPath`` as its last option (a custom ``test_command``: no harness).
 
     Args:
         command: the hardened plan's command (:func:`pytest_mobilebench.trust.harden_plan`).
         test_files: repository path -> bytes of the test files the command runs (imports are read there).
+        runner: the jest runner to wrap (:func:`jest_runner`): a key of :data:`.harness_js.RUNNERS`.
         root: the repository folder in the container; base: where the harness folder goes.
     """
     paths = command_paths(command)
@@ -177,11 +242,12 @@ def prepare(command: str, test_files: Mapping[str, bytes], *, root: str = "/test
     harnessed = _JEST.sub(lambda m: f"{m.group(1)}{m.group(2)}{options}", command, count=1) + " " + shlex.quote(canary)
     files = {
         f"{folder}/channel.js": CHANNEL_JS.encode(),
-        f"{folder}/runner.js": RUNNER_JS.encode(),
+        f"{folder}/runner.js": RUNNERS[runner].encode(),
         f"{folder}/reporter.js": REPORTER_JS.encode(),
         f"{root}/{canary}": canary_source(nonce, canary, specs, esm=esm).encode(),
     }
-    return JestHarness(nonce=nonce, key=secrets.token_bytes(32), folder=folder, canary=canary, files=files, command=harnessed)
+    return JestHarness(nonce=nonce, key=secrets.token_bytes(32), folder=folder, canary=canary, files=files,
+                       command=harnessed, runner=runner)
 
 
 @final

@@ -1,6 +1,6 @@
 """The harness's own jest modules (issue 17, items 1 and 2), as text the harness writes into the container.
 
-Three CommonJS files, written root-owned and read-only to the test user, in a folder outside the
+Three CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder outside the
 repository, and given to jest on its command line (never through the project's configuration):
 
 * ``channel.js`` - loaded by the reporter when jest starts, before any project code: reads the run's key
@@ -8,13 +8,25 @@ repository, and given to jest on its command line (never through the project's c
   uses, and appends each record to file descriptor 3 as ``<hmac-sha256 hex> <ascii json>\\n``. The MAC
   is computed in plain JavaScript in the runner's own realm (no ``crypto`` or ``Buffer``, which the code
   under test shares and could patch). Records carry ``seq`` 0, 1, 2 ... in the order written.
-* ``runner.js`` - the ``--testRunner``: wraps ``jest-circus/runner`` of the project. Before the first
+* ``runner.js`` - the ``--testRunner``; for jest-circus (``RUNNER_JS``) it wraps ``jest-circus/runner``
+  of the project. Before the first
   setup file or the test file is required it freezes the runner's globals (``test``, ``it``,
   ``describe``, ``expect``, hooks: non-writable, non-configurable; the functions and their ``each`` /
   ``only`` / ``skip`` members frozen). Through ``environment.handleTestEvent`` (called by circus in the
   runner's realm) it records, per registered test, the body registered (``add_test``) and compares it at
   ``test_fn_start``, the body's own outcome (``test_fn_success`` / ``test_fn_failure``, hooks), and
   ``expect.getState().assertionCalls`` when the body ended. One ``file`` record per test file.
+* ``runner.js`` for jest-jasmine2 (``JASMINE2_RUNNER_JS``; jest 26 and older, or ``testRunner: 'jasmine2'``):
+  wraps ``jest-jasmine2`` of the project. jasmine runs in the test's own realm, so at the same moment it
+  also locks what the test code can reach: the env's functions (``clearReporters`` made a recording no-op),
+  ``jasmine.getEnv`` / ``Spec`` / ``Suite`` (harness subclasses, classes and prototypes frozen). Each spec
+  gets its body wrapped once at construction (outcome and ``assertionCalls`` recorded when it calls back),
+  its ``queueableFn`` frozen, an own ``addExpectationResult`` counting failures, and its identity fields
+  locked, and its titles fixed at registration (the env's ``describe`` functions wrapped to track the
+  suites being declared); a harness jasmine reporter compares them with the titles each result runs
+  under. ``passed`` needs the
+  wrapped body to pass, no counted failure and jasmine's ``passed``. :data:`RUNNERS` maps the runner
+  names of :func:`..harness.jest_runner` to the module text.
 * ``reporter.js`` - a ``--reporters`` entry: a ``start`` record when jest starts, and the runner's own
   final summary (``numPassedTests`` ...) and per-test statuses as the ``final`` record.
 
@@ -26,7 +38,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["CHANNEL_JS", "REPORTER_JS", "RUNNER_JS"]
+__all__ = ["CHANNEL_JS", "JASMINE2_RUNNER_JS", "REPORTER_JS", "RUNNER_JS", "RUNNERS"]
 
 CHANNEL_JS: Final[str] = r"""'use strict';
 // mobilebench harness: the out-of-band result channel (fd 3), keyed by fd 4. Loaded before project code.
@@ -289,3 +301,201 @@ class MobilebenchReporter {
 }
 module.exports = MobilebenchReporter;
 """
+
+JASMINE2_RUNNER_JS: Final[str] = r"""'use strict';
+// mobilebench harness: jest-jasmine2 with frozen globals, a locked jasmine tree, and the harness's own
+// record of every spec (its registered body wrapped once, its failures counted where jasmine adds them).
+const channel = require('./channel.js');
+const jasmine2 = require(require.resolve('jest-jasmine2', { paths: [process.cwd()] }));
+const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
+  'beforeAll', 'afterAll', 'beforeEach', 'afterEach', 'pending', 'fail', 'jasmine'];
+const SHALLOW = ['expect', 'jasmine'];
+const SPEC_FIELDS = ['queueableFn', 'result', 'id', 'description', 'onStart', 'resultCallback',
+  'beforeAndAfterFns', 'queueRunnerFactory', 'userContext', 'getSpecName'];
+const SUITE_FIELDS = ['id', 'description', 'parentSuite', 'result', 'children', 'beforeFns', 'afterFns',
+  'beforeAllFns', 'afterAllFns'];
+const RESULT_FIELDS = ['id', 'description', 'fullName'];
+const SKIPPED = ['pending', 'disabled', 'todo'];
+const apply = Reflect.apply;
+const own = Object.getOwnPropertyNames;
+const describeOwn = Object.getOwnPropertyDescriptor;
+const define = Object.defineProperty;
+const freezeObject = Object.freeze;
+const protoOf = Object.getPrototypeOf;
+
+function freezeDeep(value, depth) {
+  if (typeof value !== 'function' || depth < 0) return;
+  for (const name of own(value)) {
+    const d = describeOwn(value, name);
+    if (d && typeof d.value === 'function' && name !== 'prototype') freezeDeep(d.value, depth - 1);
+  }
+  try { freezeObject(value); } catch (e) { /* already frozen */ }
+}
+
+function freezeClass(cls) {
+  for (let c = cls; typeof c === 'function' && describeOwn(c, 'prototype'); c = protoOf(c)) {
+    freezeObject(c.prototype);
+    freezeObject(c);
+  }
+}
+
+module.exports = async function mobilebenchJasmine2(globalConfig, config, environment, runtime, testPath) {
+  const g = environment.global;
+  const problems = [];
+  const entries = new Map();
+  const suites = [];
+  const suiteTitles = new WeakMap();
+  const declaring = [];
+  let frozen = null;
+  let locked = null;
+  let getState = null;
+  let expectObject = null;
+  const lock = (object, name, value) => {
+    const d = describeOwn(object, name);
+    if (value === undefined && (!d || !('value' in d))) return;
+    try {
+      define(object, name, { value: value === undefined ? d.value : value, writable: false, configurable: false,
+        enumerable: d ? d.enumerable : false });
+    } catch (e) { problems.push('could not lock ' + name); }
+  };
+  const assertionCalls = () => {
+    try {
+      const state = getState ? apply(getState, expectObject, []) : null;
+      return state && typeof state.assertionCalls === 'number' ? state.assertionCalls : null;
+    } catch (e) { return null; }
+  };
+  const entry = (key, titles, strayed) => {
+    const e = { titles: titles, ran: false, outcome: null, failures: 0, assertions: null, status: null,
+      problems: strayed ? ['ran without being registered'] : [] };
+    entries.set(key, e);
+    return e;
+  };
+  const body = (fn, e) => function mobilebenchBody(done) {
+    e.ran = true;
+    const finish = (ok) => {
+      if (e.outcome !== null) return;
+      e.outcome = ok ? 'passed' : 'failed';
+      e.assertions = assertionCalls();
+    };
+    const next = function (...args) { finish(!args[0]); return apply(done, this, args); };
+    next.fail = function (...args) { finish(false); return apply(done.fail, this, args); };
+    try { return apply(fn, this, [next]); } catch (err) { finish(false); throw err; }
+  };
+  const register = (spec) => {
+    const e = entry(spec.result, [...(declaring[declaring.length - 1] || []), String(spec.description)], false);
+    const add = spec.addExpectationResult;
+    lock(spec.queueableFn, 'fn', body(spec.queueableFn.fn, e));
+    freezeObject(spec.queueableFn);
+    lock(spec, 'addExpectationResult', function (passed, ...rest) {
+      if (!passed) e.failures++;
+      return apply(add, this, [passed, ...rest]);
+    });
+    lock(spec, 'execute', spec.execute);
+    for (const name of SPEC_FIELDS) lock(spec, name);
+    for (const name of RESULT_FIELDS) lock(spec.result, name);
+  };
+  const reporter = {
+    suiteStarted(result) { suites.push(String(result.description)); },
+    suiteDone() { suites.pop(); },
+    specDone(result) {
+      const titles = [...suites, String(result.description)];
+      const e = entries.get(result) || entry(result, titles, true);
+      if (titles.length !== e.titles.length || titles.some((t, i) => t !== e.titles[i])) {
+        e.problems.push('it ran as "' + titles.join(' > ') + '", registered under other titles');
+      }
+      const status = String(result.status);
+      const failed = result.failedExpectations ? result.failedExpectations.length : 1;
+      if (SKIPPED.includes(status)) e.status = 'skipped';
+      else e.status = e.ran && e.outcome === 'passed' && !e.failures && !failed && status === 'passed' ? 'passed' : 'failed';
+      if (status === 'passed' && !e.ran) e.problems.push('reported passed but its registered body never ran');
+    },
+  };
+  const lockJasmine = () => {
+    const jasmine = g.jasmine;
+    const env = jasmine.getEnv();
+    const BaseSpec = jasmine.Spec;
+    const BaseSuite = jasmine.Suite;
+    class Spec extends BaseSpec { constructor(attrs) { super(attrs); register(this); } }
+    class Suite extends BaseSuite {
+      constructor(attrs) {
+        super(attrs);
+        suiteTitles.set(this, [...(suiteTitles.get(attrs.parentSuite) || []), String(this.description)]);
+        for (const name of SUITE_FIELDS) lock(this, name);
+        for (const name of RESULT_FIELDS) lock(this.result, name);
+      }
+    }
+    freezeClass(Spec);
+    freezeClass(Suite);
+    lock(jasmine, 'Spec', Spec);
+    lock(jasmine, 'Suite', Suite);
+    lock(jasmine, 'getEnv', function getEnv() { return env; });
+    for (const name of own(jasmine)) {
+      const d = describeOwn(jasmine, name);
+      if (d && typeof d.value === 'function') lock(jasmine, name);
+    }
+    for (const name of ['describe', 'fdescribe', 'xdescribe']) {  // the suite being declared, for the titles
+      const declare = env[name];
+      lock(env, name, function (description, definitions, ...rest) {
+        if (typeof definitions !== 'function' || definitions.length > 0) return apply(declare, this, [description, definitions, ...rest]);
+        const body = function () {
+          declaring.push(suiteTitles.get(this) || []);
+          try { return apply(definitions, this, []); } finally { declaring.pop(); }
+        };
+        return apply(declare, this, [description, body, ...rest]);
+      });
+    }
+    lock(env, 'clearReporters', () => { problems.push('the reporters were cleared'); });
+    env.addReporter(reporter);
+    for (const name of own(env)) {
+      const d = describeOwn(env, name);
+      if (d && typeof d.value === 'function' && name !== 'specFilter') lock(env, name);
+    }
+    return { jasmine: jasmine, Spec: Spec, env: env, it: env.it };
+  };
+  const freeze = () => {
+    if (frozen !== null) return;
+    frozen = {};
+    for (const name of NAMES) {
+      const value = g[name];
+      if (value === undefined) { problems.push('global ' + name + ' is missing'); continue; }
+      frozen[name] = value;
+      if (!SHALLOW.includes(name)) freezeDeep(value, 2);
+      lock(g, name, value);
+    }
+    expectObject = frozen.expect || null;
+    getState = expectObject ? expectObject.getState : null;
+    try { locked = lockJasmine(); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
+  };
+  const targets = new Set([...config.setupFilesAfterEnv, testPath]);
+  const requireModule = runtime.requireModule;
+  const importModule = runtime.unstable_importModule;
+  runtime.requireModule = function (from, ...rest) {
+    if (rest.length === 0 && targets.has(from)) freeze();
+    return apply(requireModule, runtime, [from, ...rest]);
+  };
+  runtime.unstable_importModule = function (from, ...rest) {
+    if (rest.length === 0 && targets.has(from)) freeze();
+    return apply(importModule, runtime, [from, ...rest]);
+  };
+  let error = null;
+  try {
+    return await jasmine2(globalConfig, config, environment, runtime, testPath);
+  } catch (e) {
+    error = String(e && e.message).slice(0, 500);
+    throw e;
+  } finally {
+    const tests = [];
+    for (const e of entries.values()) {
+      tests.push({ titles: e.titles, status: e.status || 'failed', assertions: e.assertions,
+        problems: e.problems });
+    }
+    const intact = frozen !== null && locked !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n])
+      && g.jasmine.Spec === locked.Spec && locked.env.it === locked.it;
+    channel.emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
+      problems: problems, error: error, tests: tests });
+  }
+};
+"""
+
+#: the harness's ``--testRunner`` module per jest runner (:func:`..harness.jest_runner`)
+RUNNERS: Final[dict[str, str]] = {"circus": RUNNER_JS, "jasmine2": JASMINE2_RUNNER_JS}

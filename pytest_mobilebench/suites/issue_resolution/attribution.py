@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.frameworks import canaries
@@ -68,23 +68,19 @@ def canary_for(ws: Workspace, plan: frameworks.TestPlan, test_files: list[str]) 
     return canary, command
 
 
-#: the harness's runner wraps jest-circus, resolved from the repository root (jest >= 27 installs it; jest 26
-#: runs jasmine2 and has none unless the project adds it); the installed tree is the image's, never the patch's
-CIRCUS: Final[str] = "node_modules/jest-circus/package.json"
-
-
 def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.JestHarness | None:
     """The harnessed jest run of ``plan`` (:func:`.harness.prepare`), or None: not jest, a custom command,
     a runtime without a result channel (the local runtime runs trusted patches only), or a project whose
-    installed jest has no jest-circus to wrap (jest 26 and older: the run goes unharnessed, as documented)."""
+    jest runner the harness cannot wrap (:func:`.harness.jest_runner`: another ``testRunner``, or the
+    runner's package not installed at the root; the run goes unharnessed, as documented)."""
     if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
         return None
-    if CIRCUS not in ws.read_files([CIRCUS]):
+    probes = ws.read_files(list(jest_harness.RUNNER_PROBES))
+    runner = jest_harness.jest_runner({**probes, **ws.read_files(jest_harness.preset_probes(probes))})
+    if runner is None:
         return None
     paths = jest_harness.command_paths(plan.command) or []
-    return jest_harness.prepare(plan.command, ws.read_files(paths), root=str(getattr(ws, "root", "/testbed")))
-
-
+    return jest_harness.prepare(plan.command, ws.read_files(paths), runner=runner, root=str(getattr(ws, "root", "/testbed")))
 
 
 def attribute_exhaustion(
