@@ -88,6 +88,18 @@ def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
 
 
+def _veth(netns: str, host_if: str, ns_if: str, host_ip: str, ns_ip: str) -> None:
+    """Create namespace ``netns`` and a veth pair: ``host_ip/30`` on ``host_if`` here, ``ns_ip/30`` on ``ns_if``
+    inside (with its loopback up)."""
+    _ip("netns", "add", netns)
+    _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
+    _ip("link", "set", ns_if, "netns", netns)
+    _ip("addr", "add", f"{host_ip}/30", "dev", host_if)
+    _ip("link", "set", host_if, "up")
+    for args in (("addr", "add", f"{ns_ip}/30", "dev", ns_if), ("link", "set", ns_if, "up"), ("link", "set", "lo", "up")):
+        _ip("netns", "exec", netns, "ip", *args)
+
+
 def _wait_ping(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 90) -> None:
     """Wait until the daemon answers ``/_ping`` at ``url``; the API client ignores proxy variables (the veth
     address is only reachable directly). On a timeout the error says what the host saw: the route to the address,
@@ -129,13 +141,7 @@ def _start(index: int, root: Path, prefix: str) -> NsDaemon:
     netns = f"mbscale{os.getpid()}x{index}"
     host_if, ns_if = f"mbs{os.getpid() % 100000}h{index}", f"mbs{os.getpid() % 100000}n{index}"
     host_ip, ns_ip = f"{prefix}.{4 * index + 1}", f"{prefix}.{4 * index + 2}"
-    _ip("netns", "add", netns)
-    _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
-    _ip("link", "set", ns_if, "netns", netns)
-    _ip("addr", "add", f"{host_ip}/30", "dev", host_if)
-    _ip("link", "set", host_if, "up")
-    for args in (("addr", "add", f"{ns_ip}/30", "dev", ns_if), ("link", "set", ns_if, "up"), ("link", "set", "lo", "up")):
-        _ip("netns", "exec", netns, "ip", *args)
+    _veth(netns, host_if, ns_if, host_ip, ns_ip)
     home = root / f"d{index}"
     home.mkdir(parents=True)
     (home / "daemon.json").write_text("{}", encoding="utf-8")
@@ -210,13 +216,7 @@ def netns_link(index: int) -> Iterator[tuple[str, str]]:
     with _claim_subnet() as prefix:
         host_ip, ns_ip = f"{prefix}.{4 * index + 1}", f"{prefix}.{4 * index + 2}"
         try:
-            _ip("netns", "add", netns)
-            _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
-            _ip("link", "set", ns_if, "netns", netns)
-            _ip("addr", "add", f"{host_ip}/30", "dev", host_if)
-            _ip("link", "set", host_if, "up")
-            for args in (("addr", "add", f"{ns_ip}/30", "dev", ns_if), ("link", "set", ns_if, "up"), ("link", "set", "lo", "up")):
-                _ip("netns", "exec", netns, "ip", *args)
+            _veth(netns, host_if, ns_if, host_ip, ns_ip)
             yield netns, ns_ip
         finally:
             subprocess.run(["ip", "netns", "del", netns], capture_output=True, check=False)

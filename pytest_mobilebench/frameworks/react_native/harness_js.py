@@ -133,13 +133,11 @@ function emit(body) {
 module.exports = { emit: emit };
 """
 
-RUNNER_JS: Final[str] = r"""'use strict';
-// mobilebench harness: jest-circus, with frozen globals and a record of every registered test body.
-const channel = require('./channel.js');
-const circus = require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }));
-const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
-  'beforeAll', 'afterAll', 'beforeEach', 'afterEach'];
-const apply = Reflect.apply;
+#: shared by both runners, ahead of their own code: the primordials they keep before any candidate code runs,
+#: ``freezeDeep`` (a test global and its function-valued properties, ``depth`` levels down), and
+#: ``freezeOnFirstLoad`` (``freeze`` called when jest's runtime first loads a setup file or the test file,
+#: before any of their code runs)
+_PRIMORDIALS_JS: Final[str] = r"""const apply = Reflect.apply;
 const own = Object.getOwnPropertyNames;
 const describeOwn = Object.getOwnPropertyDescriptor;
 const define = Object.defineProperty;
@@ -154,6 +152,28 @@ function freezeDeep(value, depth) {
   try { freezeObject(value); } catch (e) { /* already frozen */ }
 }
 
+function freezeOnFirstLoad(runtime, files, freeze) {
+  const targets = new Set(files);
+  const requireModule = runtime.requireModule;
+  const importModule = runtime.unstable_importModule;
+  runtime.requireModule = function (from, ...rest) {
+    if (rest.length === 0 && targets.has(from)) freeze();
+    return apply(requireModule, runtime, [from, ...rest]);
+  };
+  runtime.unstable_importModule = function (from, ...rest) {
+    if (rest.length === 0 && targets.has(from)) freeze();
+    return apply(importModule, runtime, [from, ...rest]);
+  };
+}
+"""
+
+RUNNER_JS: Final[str] = r"""'use strict';
+// mobilebench harness: jest-circus, with frozen globals and a record of every registered test body.
+const channel = require('./channel.js');
+const circus = require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }));
+const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
+  'beforeAll', 'afterAll', 'beforeEach', 'afterEach'];
+""" + _PRIMORDIALS_JS + r"""
 function chain(block) {
   const names = [];
   for (let b = block; b && b.parent; b = b.parent) names.unshift(String(b.name));
@@ -186,17 +206,7 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
       return state && typeof state.assertionCalls === 'number' ? state.assertionCalls : null;
     } catch (e) { return null; }
   };
-  const targets = new Set([...config.setupFilesAfterEnv, testPath]);
-  const requireModule = runtime.requireModule;
-  const importModule = runtime.unstable_importModule;
-  runtime.requireModule = function (from, ...rest) {
-    if (rest.length === 0 && targets.has(from)) freeze();
-    return apply(requireModule, runtime, [from, ...rest]);
-  };
-  runtime.unstable_importModule = function (from, ...rest) {
-    if (rest.length === 0 && targets.has(from)) freeze();
-    return apply(importModule, runtime, [from, ...rest]);
-  };
+  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze);
   const record = (test) => {
     const r = registered.get(test);
     if (r) return r;
@@ -316,21 +326,7 @@ const SUITE_FIELDS = ['id', 'description', 'parentSuite', 'result', 'children', 
   'beforeAllFns', 'afterAllFns'];
 const RESULT_FIELDS = ['id', 'description', 'fullName'];
 const SKIPPED = ['pending', 'disabled', 'todo'];
-const apply = Reflect.apply;
-const own = Object.getOwnPropertyNames;
-const describeOwn = Object.getOwnPropertyDescriptor;
-const define = Object.defineProperty;
-const freezeObject = Object.freeze;
-const protoOf = Object.getPrototypeOf;
-
-function freezeDeep(value, depth) {
-  if (typeof value !== 'function' || depth < 0) return;
-  for (const name of own(value)) {
-    const d = describeOwn(value, name);
-    if (d && typeof d.value === 'function' && name !== 'prototype') freezeDeep(d.value, depth - 1);
-  }
-  try { freezeObject(value); } catch (e) { /* already frozen */ }
-}
+""" + _PRIMORDIALS_JS + r"""const protoOf = Object.getPrototypeOf;
 
 function freezeClass(cls) {
   for (let c = cls; typeof c === 'function' && describeOwn(c, 'prototype'); c = protoOf(c)) {
@@ -466,17 +462,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     getState = expectObject ? expectObject.getState : null;
     try { locked = lockJasmine(); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
   };
-  const targets = new Set([...config.setupFilesAfterEnv, testPath]);
-  const requireModule = runtime.requireModule;
-  const importModule = runtime.unstable_importModule;
-  runtime.requireModule = function (from, ...rest) {
-    if (rest.length === 0 && targets.has(from)) freeze();
-    return apply(requireModule, runtime, [from, ...rest]);
-  };
-  runtime.unstable_importModule = function (from, ...rest) {
-    if (rest.length === 0 && targets.has(from)) freeze();
-    return apply(importModule, runtime, [from, ...rest]);
-  };
+  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze);
   let error = null;
   try {
     return await jasmine2(globalConfig, config, environment, runtime, testPath);
