@@ -19,6 +19,7 @@ import importlib.metadata
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -70,23 +71,26 @@ def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True, env: dict[st
 
 
 def best_of(repeat: int, runs: dict[str, tuple[Sequence[str], bool]], cwd: Path,
-            expect: dict[str, int], env: dict[str, str] | None = None) -> tuple[dict[str, float], dict[str, float]]:
-    """Best wall seconds and best CPU seconds of each named run over ``repeat`` rounds, the runs interleaved
-    in every round (so the first round also fills the bytecode cache).
+            expect: dict[str, int], env: dict[str, str] | None = None,
+            median: bool = False) -> tuple[dict[str, float], dict[str, float]]:
+    """Best (with ``median``: median) wall seconds and CPU seconds of each named run over ``repeat`` rounds,
+    the runs interleaved in every round (so the first round also fills the bytecode cache). The median is
+    the steadier figure on a machine shared with other work; the best is what the code costs undisturbed.
 
     Raises:
         SystemExit: a run collected another number of items than ``expect`` says.
     """
-    wall: dict[str, float] = {}
-    cpu: dict[str, float] = {}
+    walls: dict[str, list[float]] = {name: [] for name in runs}
+    cpus: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeat):
         for name, (args, plugin) in runs.items():
             elapsed, used, count = collect(args, cwd, plugin=plugin, env=env)
             if count != expect[name]:
                 raise SystemExit(f"{name}: collected {count} items, expected {expect[name]}")
-            wall[name] = min(wall.get(name, elapsed), elapsed)
-            cpu[name] = min(cpu.get(name, used), used)
-    return wall, cpu
+            walls[name].append(elapsed)
+            cpus[name].append(used)
+    pick = statistics.median if median else min
+    return {n: pick(v) for n, v in walls.items()}, {n: pick(v) for n, v in cpus.items()}
 
 
 def ratio_lines(wall: dict[str, float], cpu: dict[str, float], pairs: dict[str, tuple[str, str, float]]) -> tuple[list[str], bool]:

@@ -4,15 +4,15 @@ collecting as many trivial parametrized tests, in one run.
 Generates ``--instances`` issue-resolution instances (default 10,000) in a temporary folder, once as
 YAML manifests (``--per-file`` instances per repository file, default 100) and once as one JSON-lines
 release, and a ``test_trivial.py`` of one test parametrized over as many values; then times
-``pytest --collect-only -q`` on each (best of ``--repeat`` interleaved runs, wall seconds, start-up
-included; every other installed pytest plugin off, see ``_runs.py``; the trivial tests are collected
+``pytest --collect-only -q`` on each (best, with ``--median`` median, of ``--repeat`` interleaved runs, wall
+seconds, start-up included; every other installed pytest plugin off, see ``_runs.py``; the trivial tests are collected
 with ``-p no:mobilebench``). YAML is timed twice: ``yaml`` reads the parses kept in pytest's cache folder by
 the previous run (:func:`pytest_mobilebench.manifest.yamlfile.read_yaml`), ``yaml-cold`` runs with
 ``--cache-clear`` and so parses every manifest. Prints the times and the ratios.
 Targets (issue #23): JSONL and YAML <= 2x the trivial tests; YAML <= 1.1x JSONL (the cold figure is shown
 beside it).
 
-Usage: ``python benchmarks/bench_collection.py [--instances 10000] [--per-file 100] [--repeat 3] [--no-bytecode]``
+Usage: ``python benchmarks/bench_collection.py [--instances 10000] [--per-file 100] [--repeat 3] [--median] [--no-bytecode]``
 Exit status 1 when a run does not collect exactly the generated number of items, 2 when a target is missed.
 """
 
@@ -66,6 +66,7 @@ def main() -> int:
     parser.add_argument("--instances", type=int, default=10_000)
     parser.add_argument("--per-file", type=int, default=100)
     parser.add_argument("--no-bytecode", action="store_true", help="keep the environment's bytecode setting")
+    parser.add_argument("--median", action="store_true", help="median of the rounds instead of the best")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mb-bench-collect-") as tmp:
@@ -78,8 +79,10 @@ def main() -> int:
                            "def test_trivial(i):\n    pass\n")
         runs = {"trivial": ((str(trivial),), False), "yaml": ((str(yaml_dir),), True),
                 "jsonl": ((str(jsonl), f"--dataset={jsonl}"), True), "yaml-cold": ((str(yaml_dir), "--cache-clear"), True)}
-        wall, cpu = best_of(args.repeat, runs, folder, env=env, expect=dict.fromkeys(runs, args.instances))
-    print(f"instances: {args.instances} ({args.per_file} per YAML file), best of {args.repeat} (wall s / CPU s)")
+        wall, cpu = best_of(args.repeat, runs, folder, env=env, median=args.median,
+                            expect=dict.fromkeys(runs, args.instances))
+    stat = "median" if args.median else "best"
+    print(f"instances: {args.instances} ({args.per_file} per YAML file), {stat} of {args.repeat} (wall s / CPU s)")
     print(f"pytest, {args.instances} trivial tests: {wall['trivial']:7.2f} / {cpu['trivial']:7.2f}")
     print(f"yaml  collection:             {wall['yaml']:7.2f} / {cpu['yaml']:7.2f}")
     print(f"jsonl collection:             {wall['jsonl']:7.2f} / {cpu['jsonl']:7.2f}")

@@ -1,11 +1,12 @@
 """Start-up: ``pytest --collect-only -q`` in a folder with no tests, with pytest-mobilebench and without it.
 
 Both runs switch every other installed pytest plugin off (``-p no:NAME``, see ``_runs.py``); the bare run
-adds ``-p no:mobilebench``. Best of ``--repeat`` interleaved runs, wall seconds. Prints both times and the
-ratio. Target (issue #23): plugin / bare <= 1.2. With ``--importtime`` it also prints the slowest imports of
-``import pytest_mobilebench.plugin`` (``python -X importtime``, cumulative microseconds).
+adds ``-p no:mobilebench``. Best (``--median``: median) of ``--repeat`` interleaved runs, wall and CPU
+seconds. Prints both times and the ratio. Target (issue #23): plugin / bare <= 1.2. With ``--importtime`` it
+also prints the slowest imports of ``import pytest_mobilebench.plugin`` (``python -X importtime``,
+cumulative microseconds).
 
-Usage: ``python benchmarks/bench_startup.py [--repeat 5] [--importtime] [--no-bytecode]``
+Usage: ``python benchmarks/bench_startup.py [--repeat 5] [--median] [--importtime] [--no-bytecode]``
 Exit status 1 when the wall ratio misses the target.
 """
 
@@ -46,6 +47,7 @@ def importtime(env: dict[str, str], top: int = 15) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-bytecode", action="store_true", help="keep the environment's bytecode setting")
+    parser.add_argument("--median", action="store_true", help="median of the rounds instead of the best")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--importtime", action="store_true")
     args = parser.parse_args()
@@ -54,9 +56,9 @@ def main() -> int:
         (folder / "pytest.ini").write_text("[pytest]\n")  # rootdir here, not the project's testpaths
         env = bytecode_env(None if args.no_bytecode else folder / "pycache")
         runs = {"bare": ((), False), "plugin": ((), True)}
-        wall, cpu = best_of(args.repeat, runs, folder, env=env, expect={"bare": 0, "plugin": 0})
+        wall, cpu = best_of(args.repeat, runs, folder, env=env, median=args.median, expect={"bare": 0, "plugin": 0})
         imports = importtime(env) if args.importtime else []
-    print(f"start-up, no tests, best of {args.repeat} (wall s / CPU s)")
+    print(f"start-up, no tests, {'median' if args.median else 'best'} of {args.repeat} (wall s / CPU s)")
     print(f"bare pytest (-p no:mobilebench): {wall['bare']:6.3f} / {cpu['bare']:6.3f}")
     print(f"with pytest-mobilebench:         {wall['plugin']:6.3f} / {cpu['plugin']:6.3f}")
     lines, met = ratio_lines(wall, cpu, {"plugin/bare": ("plugin", "bare", TARGET)})

@@ -7,6 +7,7 @@ apart from the suites and the runtime layer so both can declare options without 
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 from collections.abc import Callable
@@ -75,12 +76,17 @@ def warn_outer_timeout(config: pytest.Config, options: list[Option]) -> None:
 
 
 def apply_env_defaults(config: pytest.Config, options: list[Option]) -> None:
-    """An option left at its default takes its declared environment variable, converted by its ``type``."""
+    """An option left at its default takes its declared environment variable, converted by its ``type``.
+
+    Raises:
+        pytest.UsageError: the converter refuses the variable's text (``ValueError`` or argparse's
+            ``ArgumentTypeError``); the message names the variable, its text and the flag.
+    """
     for option in options:
         text = os.environ.get(option.env) if option.env else None
         if text and getattr(config.option, option.dest, None) == option.default:
             try:
                 value = option.type(text) if option.type is not None else text
-            except ValueError as exc:
+            except (ValueError, argparse.ArgumentTypeError) as exc:
                 raise pytest.UsageError(f"${option.env}={text!r} is not valid for {option.flags[0]}: {exc}") from exc
             setattr(config.option, option.dest, value)

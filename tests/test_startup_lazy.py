@@ -33,10 +33,12 @@ def pytest_sessionfinish(session):
     rewritten = sorted(n for n in ours if isinstance(getattr(mods[n], "__loader__", None), AssertionRewritingHook))
     heavy = sorted(n for n in ("pydantic", "docker", "playwright", "matplotlib", "adbutils", "yaml", "filelock.asyncio")
                    if n in mods)
+    others = sorted(n for n in mods if not n.startswith(("pytest_mobilebench", "__editable__")))
     items = [i for i in session.items if type(i).__name__ == "InstanceItem"]
     shared = len({id(i._fixtureinfo) for i in items}), len({id(i.own_markers[-1]) for i in items})
     with open("modules.json", "w") as fh:
-        json.dump({"ours": ours, "rewritten": rewritten, "heavy": heavy, "items": len(items), "shared": shared}, fh)
+        json.dump({"ours": ours, "rewritten": rewritten, "heavy": heavy, "items": len(items), "shared": shared,
+                   "others": others}, fh)
 '''
 
 #: the package's modules a run without benchmark files may import (declarations only)
@@ -47,29 +49,30 @@ STARTUP_MODULES = {
     # the run's files and the controller (stdlib only)
     "pytest_mobilebench.report", "pytest_mobilebench.report.files", "pytest_mobilebench.report.runs",
     "pytest_mobilebench.report.controller",
-    # imported by the runtime layer, whose providers declare options at start-up
-    "pytest_mobilebench.states", "pytest_mobilebench.cache",
+    # the runtime layer's option declarations (its converters import what they check when a value comes)
+    "pytest_mobilebench.runtime", "pytest_mobilebench.runtime.base", "pytest_mobilebench.runtime.provider",
+    "pytest_mobilebench.states",
     # the live agents' shared option declarations (stdlib only; the client and loop load when an agent runs)
     "pytest_mobilebench.agents", "pytest_mobilebench.agents.options",
 }
 
 
-def _run(folder: Path, *args: str) -> dict[str, object]:
+def _run(folder: Path, *args: str, plugin: bool = True) -> dict[str, object]:
     (folder / "mb_mark_all.py").write_text(MARKER_PLUGIN)
     (folder / "conftest.py").write_text(REPORTING_CONFTEST)
     (folder / "pytest.ini").write_text("[pytest]\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "mb_mark_all", "-p", "mobilebench", "--collect-only",
-                           "-q", "-p", "no:cacheprovider", *args], cwd=folder, env=env, capture_output=True, text=True,
+    ours = ("-p", "mobilebench") if plugin else ()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "mb_mark_all", *ours, "--collect-only", "-q",
+                           "-p", "no:cacheprovider", *args], cwd=folder, env=env, capture_output=True, text=True,
                           timeout=300, check=False)
     assert proc.returncode in (0, 5), proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((folder / "modules.json").read_text())
 
 
 def _startup_only(name: str) -> bool:
-    return name in STARTUP_MODULES or name.startswith(("pytest_mobilebench.suites.declared.",
-                                                       "pytest_mobilebench.runtime"))
+    return name in STARTUP_MODULES or name.startswith("pytest_mobilebench.suites.declared.")
 
 
 def test_a_run_without_benchmark_files_imports_declarations_only(tmp_path: Path) -> None:
@@ -79,6 +82,16 @@ def test_a_run_without_benchmark_files_imports_declarations_only(tmp_path: Path)
     assert not extra, f"imported at start-up: {extra}"
     assert not any(n.startswith("pytest_mobilebench.suites.issue_resolution") for n in found["ours"])
     assert found["heavy"] == [], found["heavy"]
+
+
+def test_a_run_without_benchmark_files_imports_no_module_bare_pytest_does_not(tmp_path: Path) -> None:
+    """Not a library (filelock, hashlib's OpenSSL binding, the Docker helpers' tarfile ...) beyond what pytest
+    itself imports: option converters and rarely used helpers import theirs when called."""
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert 1\n")
+    bare = set(_run(tmp_path, plugin=False)["others"])
+    found = _run(tmp_path)
+    assert found["ours"], "the plugin was not loaded"
+    assert sorted(set(found["others"]) - bare) == []
 
 
 def test_the_package_is_not_assertion_rewritten_even_when_pytest_marks_it(tmp_path: Path) -> None:
@@ -115,3 +128,23 @@ def test_markers_computed_by_an_implementation_are_declared_before_its_items(tmp
     args = [first.name, "-m", "basic_tool_use or memory_usage or subagent_collaboration or skill_usage"]
     found = _run(tmp_path, *args, *(["--strict-markers"] if strict else []))
     assert found["items"] > 0
+
+
+
+@pytest.mark.parametrize(("args", "env", "says"), [
+    (["--mb-docker-hosts=ftp://x"], {}, "scheme must be one of"),
+    ([], {"MOBILEBENCH_DOCKER_HOSTS": "ftp://x"}, "$MOBILEBENCH_DOCKER_HOSTS='ftp://x' is not valid"),
+    (["--mb-image-budget=12Q"], {}, "--mb-image-budget"),
+], ids=["hosts-flag", "hosts-env", "budget-flag"])
+def test_a_converter_imported_when_called_still_refuses_a_bad_value_as_a_usage_error(
+        tmp_path: Path, args: list[str], env: dict[str, str], says: str) -> None:
+    """The runtime options' converters import their checks only when a value comes; a bad value is still
+    pytest's usage error (exit status 4, no internal error), from the flag and from the environment."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "mobilebench", "--collect-only", "-q",
+                           "-p", "no:cacheprovider", *args], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, **env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
+                          timeout=300, check=False)
+    assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert says in proc.stderr and "INTERNALERROR" not in proc.stdout + proc.stderr, proc.stderr[-2000:]

@@ -9,7 +9,6 @@ file: it is read from ``$MOBILEBENCH_AGENT_API_KEY`` when the endpoint is made.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -167,6 +166,8 @@ def live_model(options: Mapping[str, Any], *, prompt: bool = False) -> str:
 def agent_material(options: Mapping[str, Any]) -> dict[str, str]:
     """The contents of the prompt template and the price table in effect (given or built in) as sha256 hex
     digests, for a suite's ``cache_material``: editing a file in place changes the key, its path unchanged."""
+    import hashlib
+
     from pytest_mobilebench.agents.limits import DEFAULT_PRICES
     from pytest_mobilebench.agents.prompt import DEFAULT_PROMPT
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -61,7 +60,7 @@ def point_latest(reports_dir: Path, run_id: str) -> Path:
     if link.exists() and not link.is_symlink():
         raise OSError(errno.EEXIST, f"{link} exists and is not a link; not replacing it")
     reports_dir.mkdir(parents=True, exist_ok=True)
-    tmp = reports_dir / f".{LATEST}.{secrets.token_hex(8)}"
+    tmp = reports_dir / f".{LATEST}.{os.urandom(8).hex()}"
     os.symlink(run_id, tmp)
     os.replace(tmp, link)
     return link
@@ -156,7 +155,7 @@ def reports_space_problem(reports_dir: Path, *, need_bytes: int = _START_BYTES) 
     Raises:
         OSError: the folder cannot be created or written for another reason (permissions ...).
     """
-    probe = reports_dir / f".space-probe-{os.getpid()}-{secrets.token_hex(4)}"
+    probe = reports_dir / f".space-probe-{os.getpid()}-{os.urandom(4).hex()}"
     try:
         reports_dir.mkdir(parents=True, exist_ok=True)
         with open(probe, "wb") as fh:

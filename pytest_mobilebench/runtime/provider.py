@@ -33,15 +33,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Protocol, final, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, final, runtime_checkable
 
 from pytest_mobilebench.options import Option
 from pytest_mobilebench.runtime.base import InfraError, Runtime
-from pytest_mobilebench.runtime.budget import budget_option
-from pytest_mobilebench.runtime.hosts import hosts_option
-from pytest_mobilebench.runtime.recipe import RecipeFactory
-from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.states import InfraKind
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.runtime.recipe import RecipeFactory
+    from pytest_mobilebench.runtime.repos import RepoCache
 
 __all__ = [
     "COMMON_OPTIONS", "DockerProvider", "LocalProvider", "ProviderContext", "ProviderContractError",
@@ -50,6 +50,22 @@ __all__ = [
 ]
 
 DEFAULT_REPO_URL_TEMPLATE: Final[str] = "https://github.com/{owner}/{name}"
+
+def _hosts_option(text: str) -> str:
+    """``--mb-docker-hosts``' argparse ``type``: :func:`~pytest_mobilebench.runtime.hosts.hosts_option`, imported
+    when a value is converted (start-up imports no Docker helper)."""
+    from pytest_mobilebench.runtime.hosts import hosts_option
+
+    return hosts_option(text)
+
+
+def _budget_option(text: str) -> str:
+    """``--mb-image-budget``' argparse ``type``: :func:`~pytest_mobilebench.runtime.budget.budget_option`,
+    imported when a value is converted (start-up imports no filelock)."""
+    from pytest_mobilebench.runtime.budget import budget_option
+
+    return budget_option(text)
+
 
 #: options of the runtime layer as a whole (every provider reads them; the plugin declares them once)
 COMMON_OPTIONS: Final[tuple[Option, ...]] = (
@@ -70,12 +86,12 @@ DOCKER_OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-docker-hosts",), "mb_docker_hosts",
            "Docker daemons for the workers: URL[*slots],... (unix://, tcp://[?tls=DIR], ssh://); worker gwN "
            "takes slot N of the interleaved slot table (docs/scale-out.md)",
-           type=hosts_option, env="MOBILEBENCH_DOCKER_HOSTS"),
+           type=_hosts_option, env="MOBILEBENCH_DOCKER_HOSTS"),
     Option(("--mb-registry",), "mb_registry",
            "host:port of a registry: images a daemon lacks are pulled from it, images built are pushed to it"),
     Option(("--mb-image-budget",), "mb_image_budget",
            "bytes of harness images kept per daemon (50G, 800M): least recently used evicted beyond it",
-           type=budget_option),
+           type=_budget_option),
     Option(("--mb-cache-level",), "mb_cache_level", "which Docker images are kept after the run",
            default="env", choices=("none", "base", "env", "instance")),
     Option(("--mb-force-rebuild",), "mb_force_rebuild", "rebuild Docker images even when their hash matches",
@@ -290,6 +306,8 @@ class RuntimeSource:
 
 def repo_cache(options: Mapping[str, Any], run_id: str) -> RepoCache:
     """The run's repository mirrors, cloned from ``--mb-repo-url-template``."""
+    from pytest_mobilebench.runtime.repos import RepoCache
+
     return RepoCache(url_template=options.get("mb_repo_url_template") or DEFAULT_REPO_URL_TEMPLATE, run_id=run_id)
 
 
