@@ -12,8 +12,9 @@ Per item:
 3. the patch is taken (``git diff`` of the work tree against the base commit, by root with the harness's own git
    directory); the sandbox is removed;
 4. the prediction is appended to ``reports/<run_id>/predictions.jsonl`` (SWE-bench rows: ``instance_id``,
-   ``model_name_or_path``, ``model_patch``, ``trial`` for one of K trials; one line per instance, model and trial, replaced atomically under a file
-   lock, so xdist workers never tear it) before it is graded: ``--predictions`` of that file re-grades the run;
+   ``model_name_or_path``, ``model_patch``, ``trial`` for one of K trials; one line per instance, model and
+   trial, replaced atomically under a file lock, so xdist workers never tear it) before it is graded:
+   ``--predictions`` of that file re-grades the run;
 5. grading: the suite's own path for a file prediction (fresh container, policy, test patch, plan, parser).
 
 Outcomes. The agent's limit ends (``agent_step_limit``, ``agent_token_limit``, ``agent_cost_limit``,
