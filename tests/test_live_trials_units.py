@@ -151,3 +151,32 @@ def test_live_trials_collect_one_item_per_trial_and_a_file_its_own_trials(pytest
     offline = pytester.runpytest(examples, f"--predictions={path}", "--collect-only", "-q", "-p", "no:cacheprovider")
     assert [x.split("::")[-1] for x in offline.outlines if "::" in x] == [
         "mobilebench__counter-1[t1]", "mobilebench__counter-1[t2]", "mobilebench__counter-2"]
+
+
+@pytest.mark.e2e
+def test_offline_trials_grade_apart_and_mb_regrade_keeps_each_trial(pytester: pytest.Pytester, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A predictions file with two trials of one instance (the fix, then nothing) on the local runtime: two items,
+    per-trial verdicts, the flip; ``--mb-regrade`` of the run re-grades each trial folder to its own verdict."""
+    from conftest import git, make_pytest_repo, manifest_for
+
+    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+    repo = make_pytest_repo(tmp_path / "src")
+    pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(repo)})
+    fix = git(repo.path, "diff", repo.base, repo.fix, "--", "calc.py") + "\n"
+    row = {"instance_id": "acme__calc-1", "model_name_or_path": "m"}
+    _write(pytester.path / "preds.jsonl", [{**row, "trial": 2, "model_patch": ""}, {**row, "trial": 1, "model_patch": fix}])
+    common = ("-p", "no:cacheprovider", "--mb-runtime=local", "--mb-trust-candidates")
+    first = pytester.runpytest("cases", "--predictions=preds.jsonl", "--mb-run-id=live",
+                               "--mb-summary=reports/live/summary.json", *common)
+    first.assert_outcomes(passed=1, failed=1)
+    live = json.loads((pytester.path / "reports" / "live" / "summary.json").read_text())
+    verdicts = {k: e["reason"] for k, e in live["instances"].items()}
+    assert verdicts == {"acme__calc-1[t1]": "resolved", "acme__calc-1[t2]": "empty_patch"}
+    assert live["suite_tables"]["issue_resolution"]["trials"]["m"]["flips"][0]["instance_id"] == "acme__calc-1"
+    again = pytester.runpytest("cases", "--mb-regrade=reports/live", "--mb-summary=reports/regraded.json",
+                               "--mb-run-id=again", *common)
+    assert again.ret == 0
+    regraded = json.loads((pytester.path / "reports" / "regraded.json").read_text())
+    assert {k: e["reason"] for k, e in regraded["instances"].items()} == verdicts
+    assert regraded["suite_tables"]["issue_resolution"]["trials"]["m"]["pass_1"]["value"] == 0.5
