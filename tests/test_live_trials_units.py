@@ -14,7 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_mobilebench.items import evidence_folder, item_name
-from pytest_mobilebench.predictions import Prediction, PredictionKind, PredictionsError, load_predictions
+from pytest_mobilebench.predictions import (
+    Prediction,
+    PredictionKind,
+    PredictionsError,
+    load_predictions,
+)
 from pytest_mobilebench.report.junit import junit_properties
 from pytest_mobilebench.report.names import folder_name
 from pytest_mobilebench.report.sections import trials_section
