@@ -99,12 +99,28 @@ class _RecordCollector(pytest.File, abc.ABC):
             key = (entry.suite, entry.markers, entry.group)
             if key not in marks:
                 marks[key] = _marks_of(suite, entry)
+            per_item = bool(getattr(suite, "item_trials", False))
             for model in models:
-                name = entry.instance_id if len(models) == 1 else f"{entry.instance_id}[{model}]"
-                item = InstanceItem.from_parent(self, name=name, record=entry, model=model, marks=marks[key],
-                                                fixtureinfo=fixtureinfo.get(entry.suite))
-                fixtureinfo.setdefault(entry.suite, item._fixtureinfo)
-                yield item
+                trials = state.predictions.trials(entry.instance_id, model, per_item=per_item) if model else [None]
+                for trial in trials:
+                    item = InstanceItem.from_parent(self, name=item_name(entry.instance_id, model, len(models), trial),
+                                                    record=entry, model=model, trial=trial, marks=marks[key],
+                                                    fixtureinfo=fixtureinfo.get(entry.suite))
+                    fixtureinfo.setdefault(entry.suite, item._fixtureinfo)
+                    yield item
+
+
+def item_name(instance_id: str, model: str | None, models: int, trial: int | None) -> str:
+    """An item's name: the instance id, ``[model]`` when several models ran, ``[t<k>]`` for trial k of K
+    (``[model-t<k>]`` with both), as pytest names parametrized functions."""
+    parts = [*([str(model)] if models > 1 else []), *([f"t{trial}"] if trial is not None else [])]
+    return f"{instance_id}[{'-'.join(parts)}]" if parts else instance_id
+
+
+def evidence_folder(instance_id: str, trial: int | None) -> str:
+    """The item's folder under ``<run>/<model>/``: the instance's :func:`_safe` name, plus ``%t<k>`` for trial k
+    (``%`` followed by ``t`` never occurs in an encoded name, so no instance's folder is a trial's)."""
+    return _safe(instance_id) + ("" if trial is None else f"%t{trial}")
 
 
 def selected(items: list[pytest.Item]) -> dict[str, tuple[str, str]]:
@@ -277,13 +293,14 @@ def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Prediction
 class InstanceItem(pytest.Item):
     """One benchmark instance evaluated for one model's prediction."""
 
-    def __init__(self, *, record: LoadedRecord, model: str | None, marks: _Marks | None = None,
+    def __init__(self, *, record: LoadedRecord, model: str | None, trial: int | None = None, marks: _Marks | None = None,
                  fixtureinfo: Any = None, **kwargs: Any) -> None:
         """``marks``: shared ``(marks, keywords)`` (:func:`_marks_of`); ``fixtureinfo``: the closure of an earlier
         item of the same suite in the same file, or None to compute it."""
         super().__init__(**kwargs)
         self.record = record
         self.model = model
+        self.trial = trial  # one of K trials (1..K), None for a single attempt
         if marks is None:
             marks = _marks_of(self.config.stash[STATE].suites[record.suite], record)
         # request the suite's resources the way a test function requests fixtures (a conftest can override them)
@@ -310,7 +327,7 @@ class InstanceItem(pytest.Item):
         from pytest_mobilebench.predictions import PredictionsError
 
         try:
-            prediction = state.predictions.get(self.record.instance_id, self.model, self.record.suite)
+            prediction = state.predictions.get(self.record.instance_id, self.model, self.record.suite, self.trial)
         except PredictionsError as exc:  # --predictions=live for a suite that cannot run live
             pytest.fail(str(exc), pytrace=False)
         from pytest_mobilebench.cache import result_key, result_path
@@ -326,7 +343,7 @@ class InstanceItem(pytest.Item):
         if cached is not None:
             result = {**cached, "cached": True}
         else:
-            evidence = state.reports_dir / state.run_id / _safe(self.model) / _safe(self.record.instance_id)
+            evidence = state.reports_dir / state.run_id / _safe(self.model) / evidence_folder(self.record.instance_id, self.trial)
             evidence.mkdir(parents=True, exist_ok=True)
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             ctx = _Context(state.run_id, evidence, options, state, reporter, self.funcargs)
@@ -336,6 +353,8 @@ class InstanceItem(pytest.Item):
             result.setdefault("instance_id", self.record.instance_id)
             result.setdefault("suite", self.record.suite)
             result["model_name_or_path"] = self.model
+            if self.trial is not None:
+                result["trial"] = self.trial
             result["evidence_dir"] = str(evidence)
             result["cache_key"] = key
             result["group"] = self.record.group
@@ -358,6 +377,8 @@ class InstanceItem(pytest.Item):
         for name in ("reason", "passed"):
             self.user_properties.append((name, result.get(name)))
         self.user_properties.append(("resolved", bool(result.get("passed"))))
+        if self.trial is not None:
+            self.user_properties.append(("trial", self.trial))
         if not result.get("passed"):
             raise InstanceNotResolved(result)
 

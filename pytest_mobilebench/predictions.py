@@ -9,6 +9,13 @@ from a model endpoint. The live model's name is the suite's (:meth:`Suite.live_m
 <pytest_mobilebench.suites.base.Suite.live_model>`, from its own options): items, junit and summaries carry it.
 A suite without a live mode never gets a live prediction: :meth:`Predictions.get` raises for its items.
 
+Trials (docs/live-agents.md, "Trials"): a prediction may carry a trial index ``trial`` (an int >= 1), one
+attempt of K at the same instance by the same model. A file's rows are keyed by ``(instance_id,
+model_name_or_path, trial)``: several rows of one instance and model are refused unless each names a distinct
+``trial`` (rows with and without ``trial`` for one pair are refused too). ``--predictions=live --mb-trials K``
+gives trials ``1..K`` to the suites that run one item per trial (:meth:`Predictions.trials`). The trial index
+is part of the prediction's result-cache key, so no trial reuses another's verdict.
+
 :meth:`Predictions.get` returns a typed :class:`Prediction`: its :class:`PredictionKind` (``FILE``, ``GOLD``,
 ``EMPTY``, ``LIVE``) says what it is, never a field's text, so a file entry whose ``model_patch`` reads like a
 harness word is only a (bad) patch of a candidate. A prediction crosses a process boundary as plain builtins
@@ -86,6 +93,7 @@ class Prediction:
             (``_`` names are refused when a file is read).
         source_dir: the folder of the predictions file (relative paths in the entry resolve against it),
             None for pseudo-predictions. Not part of the result-cache key.
+        trial: the trial index (``1..K``) of one of K attempts, None for a single attempt; part of the key.
     """
 
     instance_id: str
@@ -93,6 +101,7 @@ class Prediction:
     kind: PredictionKind
     fields: Mapping[str, Any] = field(default_factory=dict)
     source_dir: str | None = None
+    trial: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, PredictionKind):
@@ -104,8 +113,9 @@ class Prediction:
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], source_dir: str | Path | None = None) -> Prediction:
         """A ``FILE`` prediction of one (already validated) predictions-file entry; whatever its fields say."""
+        trial = entry.get("trial")
         return cls(str(entry["instance_id"]), str(entry["model_name_or_path"]), PredictionKind.FILE, entry,
-                   None if source_dir is None else str(source_dir))
+                   None if source_dir is None else str(source_dir), trial if isinstance(trial, int) else None)
 
     @property
     def model_patch(self) -> str | None:
@@ -128,12 +138,14 @@ class Prediction:
 
     def key_material(self) -> dict[str, Any]:
         """What the result-cache key covers: the kind and the fields (not ``source_dir``), plain builtins."""
-        return {"kind": self.kind.value, "fields": dict(self.fields)}
+        out = {"kind": self.kind.value, "fields": dict(self.fields)}
+        return out if self.trial is None else {**out, "trial": self.trial}
 
     def to_builtins(self) -> dict[str, Any]:
         """The JSON-able form that crosses process boundaries; :meth:`from_builtins` reads it back."""
         return {"instance_id": self.instance_id, "model_name_or_path": self.model_name_or_path,
-                "kind": self.kind.value, "fields": copy.deepcopy(dict(self.fields)), "source_dir": self.source_dir}
+                "kind": self.kind.value, "fields": copy.deepcopy(dict(self.fields)), "source_dir": self.source_dir,
+                "trial": self.trial}
 
     @classmethod
     def from_builtins(cls, data: Mapping[str, Any]) -> Prediction:
@@ -143,7 +155,7 @@ class Prediction:
             ValueError: an unknown ``kind``.
         """
         return cls(str(data["instance_id"]), str(data["model_name_or_path"]), PredictionKind(data["kind"]),
-                   dict(data.get("fields") or {}), data.get("source_dir"))
+                   dict(data.get("fields") or {}), data.get("source_dir"), data.get("trial"))
 
 
 class PredictionsError(ValueError):
@@ -232,12 +244,18 @@ class Predictions:
         not_live: with ``live``, suite name -> why that suite cannot run live (no live mode, or its live
             options are incomplete); only suites in ``live_suites`` get live predictions.
         live_suites: with ``live``, the suites that drive ``live_model``.
+        live_trials: with ``live``, ``--mb-trials`` (None without it).
     """
 
-    def __init__(self, entries: Mapping[tuple[str, str], Prediction], sources: tuple[str, ...], pseudo: PredictionKind | None,
-                 *, live_model: str | None = None, live_suites: frozenset[str] = frozenset(),
-                 not_live: Mapping[str, str] | None = None) -> None:
+    def __init__(self, entries: Mapping[tuple[str, str, int | None], Prediction], sources: tuple[str, ...],
+                 pseudo: PredictionKind | None, *, live_model: str | None = None, live_suites: frozenset[str] = frozenset(),
+                 not_live: Mapping[str, str] | None = None, live_trials: int | None = None) -> None:
         self._entries = dict(entries)
+        self.live_trials = live_trials
+        self._trials: dict[tuple[str, str], list[int]] = {}
+        for iid, model, trial in sorted(self._entries, key=lambda k: (k[0], k[1], k[2] or 0)):
+            if trial is not None:
+                self._trials.setdefault((iid, model), []).append(trial)
         self.sources = sources
         self.pseudo = pseudo
         self.live_model = live_model
@@ -251,14 +269,23 @@ class Predictions:
             return [self.live_model]
         if self.pseudo is not None:
             return [self.pseudo.value]
-        return sorted({model for _, model in self._entries})
+        return sorted({model for _, model, _ in self._entries})
 
     @property
     def instance_ids(self) -> set[str]:
         """Instance ids that have at least one prediction (empty for pseudo-predictions)."""
-        return {iid for iid, _ in self._entries}
+        return {iid for iid, _, _ in self._entries}
 
-    def get(self, instance_id: str, model: str, suite: str | None = None) -> Prediction | None:
+    def trials(self, instance_id: str, model: str, *, per_item: bool) -> list[int | None]:
+        """The trials of an (instance, model) pair, one item each: a file's trial indices (``[None]`` when its
+        row has none, or there is no row); with ``live`` and ``--mb-trials K > 1``, ``1..K`` for a suite whose
+        items are single trials (``per_item``; a suite that runs K trials inside one item gets ``[None]``)."""
+        if self.pseudo is PredictionKind.LIVE:
+            k = self.live_trials or 1
+            return list(range(1, k + 1)) if per_item and k > 1 else [None]
+        return list(self._trials.get((instance_id, model), [])) or [None]
+
+    def get(self, instance_id: str, model: str, suite: str | None = None, trial: int | None = None) -> Prediction | None:
         """The prediction of ``model`` for ``instance_id`` of ``suite`` (None when the files hold none);
         pseudo-predictions exist for every instance (``live`` only for instances of a suite in ``live_suites``).
 
@@ -269,10 +296,10 @@ class Predictions:
         if self.pseudo is PredictionKind.LIVE:
             if suite not in self.live_suites:
                 raise PredictionsError(self.not_live.get(str(suite)) or f"--predictions=live: suite {suite!r} has no live mode")
-            return Prediction(instance_id, str(self.live_model), PredictionKind.LIVE)
+            return Prediction(instance_id, str(self.live_model), PredictionKind.LIVE, trial=trial)
         if self.pseudo is not None:
             return Prediction(instance_id, self.pseudo.value, self.pseudo)
-        return self._entries.get((instance_id, model))
+        return self._entries.get((instance_id, model, trial))
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -323,8 +350,9 @@ def live_predictions(suites: Iterable[Suite], options: Mapping[str, Any]) -> Pre
     not_live = {name: f"--predictions=live: suite {name!r}: {why}" for name, why in incomplete.items()}
     not_live |= {name: f"--predictions=live: suite {name!r} has no live mode (it cannot produce a candidate "
                        "itself); give its predictions with --predictions=PATH" for name in absent}
+    trials = options.get("mb_trials")
     return Predictions({}, (LIVE,), PredictionKind.LIVE, live_model=next(iter(models.values())), live_suites=frozenset(models),
-                       not_live=not_live)
+                       not_live=not_live, live_trials=int(trials) if trials else None)
 
 
 def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suites: Iterable[Suite] = (),
@@ -351,8 +379,8 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
         if kind is PredictionKind.LIVE:
             return live_predictions(suites, options or {})
         return Predictions({}, (pseudo[0],), kind)
-    entries: dict[tuple[str, str], Prediction] = {}
-    where: dict[tuple[str, str], str] = {}
+    entries: dict[tuple[str, str, int | None], Prediction] = {}
+    where: dict[tuple[str, str, int | None], str] = {}
     for spec in specs:
         path = Path(spec)
         if base_dir is not None and not path.is_absolute():
@@ -376,11 +404,31 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
             if patch is not None and not isinstance(patch, str):
                 raise PredictionsError(f"{loc}: instance {iid!r}: 'model_patch' must be a string or null")
             _refuse_harness_keys(entry, loc, iid)
-            key = (iid, model)
+            key = (iid, model, _trial_of(entry, loc, iid))
             if key in entries:
+                of = "" if key[2] is None else f" trial {key[2]}"
                 raise PredictionsError(
-                    f"{loc}: duplicate prediction for instance {iid!r} by model {model!r} (first at {where[key]})"
+                    f"{loc}: duplicate prediction for instance {iid!r} by model {model!r}{of} (first at {where[key]})"
                 )
+            other = (iid, model, None) if key[2] is not None else next(
+                (k for k in entries if k[:2] == (iid, model)), None)
+            if other in entries:
+                raise PredictionsError(f"{loc}: instance {iid!r} by model {model!r}: rows with and without 'trial' "
+                                       f"(the other at {where[other]}); give every row of the pair its trial")
             entries[key] = Prediction.from_entry(entry, path.parent.resolve())
             where[key] = loc
     return Predictions(entries, tuple(specs), None)
+
+
+def _trial_of(entry: Mapping[str, Any], loc: str, iid: str) -> int | None:
+    """The row's ``trial`` (an int >= 1), None without one.
+
+    Raises:
+        PredictionsError: ``trial`` present but not an int >= 1 (naming the file, line and instance).
+    """
+    if "trial" not in entry or entry["trial"] is None:
+        return None
+    trial = entry["trial"]
+    if isinstance(trial, bool) or not isinstance(trial, int) or trial < 1:
+        raise PredictionsError(f"{loc}: instance {iid!r}: field 'trial' must be an integer >= 1, got {trial!r}")
+    return trial

@@ -4,6 +4,9 @@ Several agents talk to it at once under ``-n 2``; each request's conversation sa
 marker of the problem statement in its first user message) and how far it got (the number of assistant
 messages in it), so each agent gets its own script's next turn whatever the interleaving, and a retried request
 gets the same turn again. ``failures[marker] = N`` answers that instance's next N requests with HTTP 500.
+``trials[marker] = [script, ...]``: the n-th conversation of that instance (``--mb-trials``: one per trial) follows
+the n-th script (the last one past the end); a later request finds its script by its first assistant turn, so
+the scripts' first turns must differ.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class ByInstance:
         self.scripts: dict[str, list[Turn]] = {}
         self.failures: dict[str, int] = {}
         self.loop: set[str] = set()
+        self.trials: dict[str, list[list[Turn]]] = {}
+        self._started: dict[str, int] = {}
         self.requests: list[tuple[str, int]] = []
         self.auth: list[str | None] = []
         self._lock = threading.Lock()
@@ -45,17 +50,26 @@ class ByInstance:
         first = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
         step = sum(1 for m in messages if m.get("role") == "assistant")
         with self._lock:
-            marker = next((m for m in self.scripts if m in first), None)
+            marker = next((m for m in [*self.scripts, *self.trials] if m in first), None)
             self.requests.append((marker or "?", step))
             if marker is None:
                 return error(400, b'{"error": {"message": "no script for this prompt"}}')
             if self.failures.get(marker, 0) > 0:
                 self.failures[marker] -= 1
                 return error(500)
-            script = self.scripts[marker]
+            script = self._trial_script(marker, messages, step) if marker in self.trials else self.scripts[marker]
             if step < len(script):
                 return script[step]
             return script[-1] if marker in self.loop else text("I am done.")
+
+    def _trial_script(self, marker: str, messages: list[dict[str, Any]], step: int) -> list[Turn]:
+        scripts = self.trials[marker]
+        if step == 0:
+            started = self._started.get(marker, 0)
+            self._started[marker] = started + 1
+            return scripts[min(started, len(scripts) - 1)]
+        said = next(m for m in messages if m.get("role") == "assistant")
+        return next(s for s in scripts if _calls_of(s[0].body["choices"][0]["message"]) == _calls_of(said))  # type: ignore[index]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -101,3 +115,8 @@ def heredoc_patch(diff: str) -> str:
     """A shell command writing ``diff`` with a quoted heredoc and applying it with ``patch -p1``."""
     assert "MB_EOF" not in diff
     return f"cat > /tmp/fix.diff <<'MB_EOF'\n{diff}MB_EOF\npatch -p1 < /tmp/fix.diff"
+
+
+def _calls_of(message: dict[str, Any]) -> list[tuple[str, Any]]:
+    """An assistant message's tool calls as ``(name, parsed arguments)``."""
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in message.get("tool_calls") or []]

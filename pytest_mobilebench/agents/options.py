@@ -85,8 +85,8 @@ AGENT_OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-agent-command",), "mb_agent_command", "live mode: run this agent program in the sandbox "
            "instead of the built-in shell agent", keyed=True),
     Option(("--mb-trials", "--mb-repeat"), "mb_trials", "trials per task for pass@1 / pass^k (planner live: K "
-           "episodes on fresh sandboxes; recorded: the prediction's 'trajectories' must hold K; default: live 1, "
-           "recorded as many as the prediction holds)", default=None, type=trial_count, keyed=True),
+           "episodes on fresh sandboxes; recorded: the prediction's 'trajectories' must hold K; issue resolution "
+           "live: one item per trial, [t1]..[tK]; default: live 1, recorded as many as the prediction holds)", default=None, type=trial_count, keyed=True),
 )
 
 

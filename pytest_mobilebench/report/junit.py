@@ -45,7 +45,21 @@ def junit_properties(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
             out += _block_properties(f"mobilebench.{suite}.{printable(model)}", own)
         if len(models) > 1:
             out += _block_properties(f"mobilebench.{suite}.pooled", block)
+        table = summary.get("suite_tables", {}).get(suite)
+        for model, trials in sorted(((table or {}).get("trials") or {}).items() if isinstance(table, Mapping) else ()):
+            out += _trial_properties(f"mobilebench.{suite}.{printable(model)}.trials", trials)
     return out
+
+
+def _trial_properties(prefix: str, trials: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A model's repeated-trial figures (``--mb-trials``): pass@1 with its interval, pass^k per k, the flips."""
+    if not trials.get("tasks"):
+        return [(f"{prefix}.infra_trials", str(trials.get("infra_trials", 0)))]
+    ci = trials["pass_1"]["ci95"]
+    pairs = [("trials", trials["trials"]), ("pass_1", trials["pass_1"]["value"]), ("pass_1_ci95_low", ci[0]),
+             ("pass_1_ci95_high", ci[1]), *((f"pass_hat_{k}", v["value"]) for k, v in trials["pass_hat_k"].items()),
+             ("flips", ",".join(printable(f["instance_id"]) for f in trials["flips"])), ("infra_trials", trials["infra_trials"])]
+    return [(f"{prefix}.{name}", str(value)) for name, value in pairs]
 
 
 def add_junit_properties(config: pytest.Config, summary: Mapping[str, Any]) -> None:

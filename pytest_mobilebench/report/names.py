@@ -16,7 +16,7 @@ import hashlib
 import re
 from typing import Final
 
-__all__ = ["MAX_ENCODED", "folder_name", "name_of"]
+__all__ = ["MAX_ENCODED", "folder_name", "item_label", "name_of"]
 
 #: longest encoded name kept whole (file systems allow 255 bytes per component)
 MAX_ENCODED: Final[int] = 200
@@ -47,3 +47,12 @@ def name_of(folder: str) -> str:
         raise ValueError(f"{folder!r} is not a reversible evidence folder name")
     data = re.sub(rb"%([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), folder.encode("ascii"))
     return data.decode("utf-8", "surrogatepass")
+
+
+def item_label(result: object) -> str:
+    """A result's instance id as the run page shows it: ``<instance>[t<k>]`` for trial k of ``--mb-trials``."""
+    get = getattr(result, "get", None)
+    if get is None:
+        return str(result)
+    trial = get("trial")
+    return str(get("instance_id")) + (f"[t{trial}]" if isinstance(trial, int) and not isinstance(trial, bool) else "")

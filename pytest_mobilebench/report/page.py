@@ -43,7 +43,8 @@ from typing import Any
 
 from pytest_mobilebench.report.headline import figure_kind, is_infra, rate_block
 from pytest_mobilebench.report.progress import item_seconds
-from pytest_mobilebench.report.sections import audit_section, comparison_section
+from pytest_mobilebench.report.names import item_label
+from pytest_mobilebench.report.sections import audit_section, comparison_section, trials_section
 from pytest_mobilebench.report.transcripts import transcripts_section
 
 __all__ = [
@@ -334,7 +335,7 @@ def _instance_rows(suite: str, results: Sequence[Mapping[str, Any]], columns: Se
     columns = [c for c in columns if c.key != "reason"]  # the row's own reason cell is the verdict
     head = "".join(f"<th>{_e(c.header)}</th>" for c in columns)
     rows = []
-    for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")))):
+    for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")), r.get("trial") or 0)):
         seconds = item_seconds(r, 0.0)
         shown = (f'<span class="badge">cached</span> originally {seconds:.1f} s' if r.get("cached")
                  else f"{seconds:.1f} s")
@@ -342,8 +343,8 @@ def _instance_rows(suite: str, results: Sequence[Mapping[str, Any]], columns: Se
         cells = "".join(f"<td>{_e(column_value(r, c.key))}</td>" for c in columns)
         detail = str(r.get("detail") or "")
         rows.append(
-            f'<tr class="{verdict}" id="{_e(row_id(suite, str(r.get("instance_id")), str(r.get("model_name_or_path"))))}">'
-            f'<td>{_e(r.get("instance_id"))}</td><td>{_e(r.get("model_name_or_path"))}</td>'
+            f'<tr class="{verdict}" id="{_e(row_id(suite, item_label(r), str(r.get("model_name_or_path"))))}">'
+            f'<td>{_e(item_label(r))}</td><td>{_e(r.get("model_name_or_path"))}</td>'
             f'<td>{_e(r.get("reason"))}</td>{cells}<td>{shown}</td>'
             f'<td>{_link(r.get("evidence_dir"), page_dir, reports_dir, "evidence")}</td>'
             f'<td class="detail">{_e(detail[:300] + ("..." if len(detail) > 300 else ""))}</td></tr>'
@@ -406,6 +407,7 @@ def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapp
     columns = tuple(getattr(suite, "columns", ()) or ()) if suite is not None else ()
     comparison = _contained(f"model comparison of {name}", lambda: _comparison(name, results))
     audit = _contained(f"instance audit of {name}", lambda: _audit(name, results, table))
+    audit += _contained(f"trials of {name}", lambda: trials_section(table.get("trials") if isinstance(table, Mapping) else None))
     agents = _contained(f"agent transcripts of {name}", lambda: transcripts_section(
         results, anchor=f"transcripts-{_slug(name)}", row_href=lambda iid, model: "#" + row_id(name, iid, model)))
     return (f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{model_headlines(block)}'

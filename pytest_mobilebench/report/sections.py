@@ -17,7 +17,7 @@ import html
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["CELL_CAP", "LIST_CAP", "RowHref", "audit_section", "comparison_section", "format_p"]
+__all__ = ["CELL_CAP", "LIST_CAP", "RowHref", "audit_section", "comparison_section", "format_p", "trials_section"]
 
 #: Disagreeing (or infra-excluded) instances listed per side of a pair; the rest are counted.
 LIST_CAP = 50
@@ -250,3 +250,29 @@ def audit_section(results: Sequence[Mapping[str, Any]], table: Mapping[str, Any]
     return (f'<section class="audit" id="{_e(anchor)}"><h3>Instance audit</h3><p class="note">{_e(note)}</p>'
             f'{_overview(table)}<table class="audit"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
             "</section>")
+
+
+def _ci(block: Mapping[str, Any]) -> str:
+    lo, hi = block.get("ci95") or (None, None)
+    value = block.get("value")
+    shown = "n/a" if value is None else f"{float(value):.3f}"
+    return shown if lo is None else f"{shown} [95% CI {float(lo):.3f}, {float(hi):.3f}]"
+
+
+def trials_section(trials: Mapping[str, Any] | None) -> str:
+    """The "Trials" section (``--mb-trials``) of the suite table's ``trials`` (:mod:`pytest_mobilebench.suites.
+    issue_resolution.trials`): per model pass@1, pass^k for each k, the flips with each trial's verdict; "" without."""
+    if not isinstance(trials, Mapping) or not trials:
+        return ""
+    rows = []
+    for model, own in sorted(trials.items()):
+        if not own.get("tasks"):
+            rows.append(f"<tr><td>{_e(model)}</td><td colspan=\"3\">no eligible trial ({_e(own.get('infra_trials'))} infra)</td></tr>")
+            continue
+        hats = ", ".join(f"pass^{_e(k)} {_ci(v)}" for k, v in own["pass_hat_k"].items())
+        flips = _capped(own["flips"], LIST_CAP, lambda f: f"{_e(f['instance_id'])}: " + ", ".join(
+            f"{_e(t)} {_e(r)}" for t, r in sorted(f["verdicts"].items())))
+        rows.append(f"<tr><td>{_e(model)}</td><td>{_e(own['tasks'])} instances x {_e(own['trials'])} trials; "
+                    f"pass@1 {_ci(own['pass_1'])}</td><td>{hats}</td><td><ul class=\"ids\">{flips}</ul></td></tr>")
+    return ('<section class="trials"><h3>Trials</h3><table class="trials"><thead><tr><th>model</th><th>pass@1</th>'
+            f'<th>pass^k</th><th>flips</th></tr></thead><tbody>{"".join(rows)}</tbody></table></section>')

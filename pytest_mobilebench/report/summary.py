@@ -117,8 +117,9 @@ def selected_by_model(collected: Mapping[str, Sequence[str]], models: Sequence[s
 
 def _instances(results: Sequence[Mapping[str, Any]], one_model: bool) -> dict[str, Any]:
     instances: dict[str, Any] = {}
-    for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")))):
+    for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")), r.get("trial") or 0)):
         key = str(r["instance_id"]) if one_model else f"{r['instance_id']}@{r.get('model_name_or_path')}"
+        key += f"[t{r['trial']}]" if isinstance(r.get("trial"), int) else ""  # one of K trials (--mb-trials)
         entry = {k: v for k, v in r.items() if k not in ("properties",)}
         for name, value in r.get("properties", {}).items():
             entry.setdefault(name, value)  # the result's own structured fields win over flat properties

@@ -36,7 +36,9 @@ def _line(entry: Mapping[str, Any]) -> str:
 
 def _block(result: Mapping[str, Any], row_href: Callable[[str, str], str] | None) -> str:
     agent = result["agent"]
-    iid, model = str(result.get("instance_id")), str(result.get("model_name_or_path"))
+    from pytest_mobilebench.report.names import item_label
+
+    iid, model = item_label(result), str(result.get("model_name_or_path"))
     link = f' <a href="{_e(row_href(iid, model))}">row</a>' if row_href else ""
     diff = str(agent.get("diff") or "")
     cut = " (cut: the whole patch is the evidence's model_patch.diff)" if agent.get("diff_cut") else ""
@@ -53,7 +55,7 @@ def transcripts_section(results: Sequence[Mapping[str, Any]], *, anchor: str,
                         row_href: Callable[[str, str], str] | None = None) -> str:
     """The section's HTML, or "" when no result carries an ``agent`` record."""
     live = sorted((r for r in results if isinstance(r.get("agent"), Mapping)),
-                  key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path"))))
+                  key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")), r.get("trial") or 0))
     if not live:
         return ""
     return (f'<section id="{_e(anchor)}"><h3>Agent transcripts</h3>'

@@ -140,6 +140,7 @@ class IssueResolutionSuite:
     fixtures = surface.FIXTURES
     fixture_module = None
     reasons = Reason
+    item_trials = True  # --predictions=live --mb-trials K: one item per trial (suites/issue_resolution/trials.py)
 
     def load(self, path: Path, document: YamlDocument | Mapping[str, Any]) -> list[LoadedRecord | ManifestError]:
         """Load a manifest (see :mod:`pytest_mobilebench.suites.issue_resolution.manifest`)."""
@@ -194,7 +195,7 @@ class IssueResolutionSuite:
             elif prediction is not None and prediction.is_live():
                 from pytest_mobilebench.suites.issue_resolution.live import evaluate_live
 
-                result = evaluate_live(self, instance, ctx, base)  # agent in a sandbox, then the path below
+                result = evaluate_live(self, instance, ctx, base, trial=prediction.trial)  # agent in a sandbox, then below
             else:
                 result = self._grade_candidate(instance, prediction, ctx, base)
         except InfraError as exc:
@@ -593,6 +594,13 @@ class IssueResolutionSuite:
             },
         }
         table["headline"] = headline(results)
+        from pytest_mobilebench.suites.issue_resolution.trials import trial_headline, trial_table
+
+        if (trials := trial_table(results)) is not None:  # --mb-trials K: pass@1 over trials, pass^k, flips
+            table["trials"] = trials
+            own = trial_headline(next(iter(trials.values()))) if len(trials) == 1 else None
+            if own is not None and all(isinstance(r.get("trial"), int) for r in results):
+                table["headline"] = {**table["headline"], **own, "note": f"{own['note']}; {table['headline']['note']}"}
         from pytest_mobilebench.suites.issue_resolution.live import agent_table
 
         if (agents := agent_table(results)) is not None:

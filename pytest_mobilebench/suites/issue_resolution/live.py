@@ -12,8 +12,9 @@ Per item:
 3. the patch is taken (``git diff`` of the work tree against the base commit, by root with the harness's own git
    directory); the sandbox is removed;
 4. the prediction is appended to ``reports/<run_id>/predictions.jsonl`` (SWE-bench rows: ``instance_id``,
-   ``model_name_or_path``, ``model_patch``; one line per instance and model, replaced atomically under a file
-   lock, so xdist workers never tear it) before it is graded: ``--predictions`` of that file re-grades the run;
+   ``model_name_or_path``, ``model_patch``, ``trial`` for one of K trials; one line per instance, model and
+   trial, replaced atomically under a file lock, so xdist workers never tear it) before it is graded:
+   ``--predictions`` of that file re-grades the run;
 5. grading: the suite's own path for a file prediction (fresh container, policy, test patch, plan, parser).
 
 Outcomes. The agent's limit ends (``agent_step_limit``, ``agent_token_limit``, ``agent_cost_limit``,
@@ -85,8 +86,9 @@ def live_model(options: Mapping[str, Any]) -> str | None:
 
 
 def evaluate_live(suite: IssueResolutionSuite, instance: IssueInstance, ctx: EvalContext,
-                  base: dict[str, Any]) -> dict[str, Any]:
-    """One live item: agent in a sandbox, patch taken and written, then graded by the normal path.
+                  base: dict[str, Any], *, trial: int | None = None) -> dict[str, Any]:
+    """One live item: agent in a sandbox, patch taken and written, then graded by the normal path. ``trial``:
+    which of K trials this item is (its own sandbox, evidence folder, written row and grading container).
 
     Raises:
         InfraError: the sandbox could not be made, the endpoint failed after the retries (``AgentInfraError``),
@@ -109,8 +111,8 @@ def evaluate_live(suite: IssueResolutionSuite, instance: IssueInstance, ctx: Eva
     else:
         agent, taken = _run_builtin(runtime, workspace_spec(instance, ctx), instance, ctx)
     atomic_write_json(ctx.evidence_dir / "agent.json", {**agent, "taken": _taken_json(taken)})
-    append_prediction(_run_folder(ctx), {"instance_id": instance.instance_id, "model_name_or_path": model,
-                                         "model_patch": taken.patch})
+    row = {"instance_id": instance.instance_id, "model_name_or_path": model, "model_patch": taken.patch}
+    append_prediction(_run_folder(ctx), row if trial is None else {**row, "trial": trial})
     result = _grade(suite, instance, ctx, base, model, taken)
     return _with_agent(result, agent, taken, ctx.evidence_dir)
 
@@ -196,19 +198,20 @@ def _run_folder(ctx: EvalContext) -> Path:
     return folder
 
 
-def append_prediction(run_folder: Path, row: Mapping[str, str]) -> Path:
-    """Add ``row`` to ``run_folder/predictions.jsonl``, replacing the line of the same instance and model;
-    the file is rewritten atomically under a file lock (xdist workers append to the same file)."""
+def append_prediction(run_folder: Path, row: Mapping[str, Any]) -> Path:
+    """Add ``row`` to ``run_folder/predictions.jsonl``, replacing the line of the same instance, model and
+    trial (``trial`` absent for a single attempt); the file is rewritten atomically under a file lock (xdist
+    workers append to the same file)."""
     from filelock import FileLock
 
     path = run_folder / PREDICTIONS_FILE
-    key = (row["instance_id"], row["model_name_or_path"])
+    key = (row["instance_id"], row["model_name_or_path"], row.get("trial"))
     with FileLock(str(path) + ".lock"):
         kept = []
         if path.is_file():
             for line in path.read_text(encoding="utf-8").splitlines():
                 old = json.loads(line) if line.strip() else None
-                if old is not None and (old.get("instance_id"), old.get("model_name_or_path")) != key:
+                if old is not None and (old.get("instance_id"), old.get("model_name_or_path"), old.get("trial")) != key:
                     kept.append(line)
         kept.append(json.dumps(dict(row), ensure_ascii=False, sort_keys=True))
         atomic_write_text(path, "\n".join(kept) + "\n")
