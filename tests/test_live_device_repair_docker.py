@@ -132,6 +132,7 @@ def test_test_edits_fake_output_adb_and_the_network_cannot_change_the_verdict(
     # the device's target method ran the hidden test against the unfixed code
     attempts = json.loads((run / "scripted" / IID / "attempts.json").read_text())
     assert attempts and attempts[-1]["state"] == "candidate"
+    assert json.loads((run / "scripted" / IID / "result.json").read_text())["q_outcome"] == "assertion_failure"
 
 
 def test_a_looping_agent_ends_at_the_step_limit_and_is_counted(pytester: pytest.Pytester, by_instance, device) -> None:
