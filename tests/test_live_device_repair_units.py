@@ -9,7 +9,12 @@ import pytest
 from pytest_mobilebench.agents.prompt import PromptError, load_template
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.suites.device_repair import SUITE
-from pytest_mobilebench.suites.device_repair.live import DEVICE_PROMPT, live_model, sandbox_spec, template
+from pytest_mobilebench.suites.device_repair.live import (
+    DEVICE_PROMPT,
+    live_model,
+    sandbox_spec,
+    template,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CALC = ROOT / "cases" / "device_repair" / "mobilebench__calc.yaml"

@@ -32,7 +32,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench.report.files import atomic_write_json
-from pytest_mobilebench.runtime.agent_sandbox import MAX_PATCH_BYTES, AgentSandbox, AgentSandboxRuntime, TakenPatch
+from pytest_mobilebench.runtime.agent_sandbox import (
+    MAX_PATCH_BYTES,
+    AgentSandbox,
+    AgentSandboxRuntime,
+    TakenPatch,
+)
 from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 from pytest_mobilebench.states import InfraKind
 
@@ -175,7 +180,7 @@ def _layout(sandbox: AgentSandbox, record: DeviceRecord) -> str:
         raise InfraError(InfraKind.WORKSPACE_ERROR, f"{record.instance_id}: cannot list the sandbox's base tree: "
                          f"{run.output[-2000:]}")
     files = run.output.splitlines()
-    shown = "\n".join(files[:_LAYOUT_FILES]) + (f"\n... more files (git ls-files)" if len(files) > _LAYOUT_FILES else "")
+    shown = "\n".join(files[:_LAYOUT_FILES]) + ("\n... more files (git ls-files)" if len(files) > _LAYOUT_FILES else "")
     return f"test roots: {', '.join(record.test_roots)}\n{shown}"
 
 
