@@ -143,3 +143,15 @@ def test_a_looping_agent_ends_at_the_step_limit_and_is_counted(pytester: pytest.
     assert entry["agent_end"] == "agent_step_limit" and entry["agent_steps"] == 3, entry
     assert entry["reason"] == "empty_patch" and not entry.get("retryable")  # the candidate's outcome, counted
     assert summary["suite_tables"]["device_repair"]["headline"]["denominator"] == 1
+
+
+def test_an_endpoint_that_keeps_failing_is_infrastructure_and_never_reaches_the_device(
+        pytester: pytest.Pytester, by_instance, device) -> None:
+    by_instance.scripts[MARK] = [submit("never asked")]
+    by_instance.failures[MARK] = 100
+    _result, summary, run = _run(pytester, device, "dlive-down", f"--mb-agent-base-url={by_instance.url}",
+                                 "--mb-agent-model=scripted", "--mb-agent-retries=1")
+    entry = summary["instances"][IID]
+    assert entry["reason"] == "infra_error" and entry["retryable"], entry
+    assert not (run / "scripted" / IID / "attempts.json").exists()  # no state ran: the device was never leased
+    assert not (run / "predictions.jsonl").exists()
