@@ -280,7 +280,8 @@ def test_live_without_the_endpoint_options_is_a_usage_error(pytester: pytest.Pyt
     assert "--predictions: live: no suite can produce candidates from a model endpoint" in err
     assert f"suite 'planner': live mode needs {' and '.join(missing)}" in err
     assert f"suite 'issue_resolution': live mode needs {' and '.join(missing)}" in err
-    assert "no live mode: app_generation, device_repair" in err
+    assert f"suite 'device_repair': live mode needs {' and '.join(missing)}" in err
+    assert "no live mode: app_generation" in err
     assert not (reports / "latest").exists()
 
 
@@ -298,23 +299,22 @@ def test_live_options_from_the_environment(server, pytester: pytest.Pytester, mo
 
 def test_a_suite_without_live_mode_errors_instead_of_scoring_nothing(server, pytester: pytest.Pytester,
                                                                      no_agent_env) -> None:
-    """Beside a live planner task, a device-repair record under ``--predictions=live`` fails with the
+    """Beside a live planner task, an app-generation record under ``--predictions=live`` fails with the
     reason before anything runs: it is never evaluated as an empty candidate."""
     url, holder = server
     holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
     reports = _settings_case(pytester)
-    record = (ROOT / "cases" / "device_repair" / "mobilebench__calc.yaml").read_text()
-    (pytester.path / "cases" / "mobilebench__calc.yaml").write_text(
-        record.replace("../../fixtures/", f"{ROOT}/fixtures/"))
-    res = pytester.runpytest_inprocess("cases", "-k", "set-volume-ask or calc-1", "--predictions=live",
+    record = (ROOT / "cases" / "app_generation" / "tabs_demo.yaml").read_text()
+    (pytester.path / "cases" / "tabs_demo.yaml").write_text(record.replace("../../fixtures/", f"{ROOT}/fixtures/"))
+    res = pytester.runpytest_inprocess("cases", "-k", "set-volume-ask or tabs_demo", "--predictions=live",
                                        f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
                                        f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
     res.assert_outcomes(passed=1, failed=1)
-    res.stdout.fnmatch_lines(["*mobilebench__calc-1*",
-                              "*--predictions=live: suite 'device_repair' has no live mode*--predictions=PATH*"])
+    res.stdout.fnmatch_lines(["*tabs_demo*",
+                              "*--predictions=live: suite 'app_generation' has no live mode*--predictions=PATH*"])
     summary = json.loads((reports / "latest" / "summary.json").read_text())
-    assert "mobilebench__calc-1" not in summary["instances"] and summary["not_run_instances"] == ["mobilebench__calc-1"]
-    assert not (reports / "latest" / "scripted-live" / "mobilebench__calc-1").exists()
+    assert "tabs_demo" not in summary["instances"] and summary["not_run_instances"] == ["tabs_demo"]
+    assert not (reports / "latest" / "scripted-live" / "tabs_demo").exists()
     assert summary["instances"]["set-volume-ask"]["model_name_or_path"] == "scripted-live"
 
 

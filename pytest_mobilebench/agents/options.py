@@ -163,16 +163,17 @@ def live_model(options: Mapping[str, Any], *, prompt: bool = False) -> str:
     return endpoint.model
 
 
-def agent_material(options: Mapping[str, Any]) -> dict[str, str]:
-    """The contents of the prompt template and the price table in effect (given or built in) as sha256 hex
-    digests, for a suite's ``cache_material``: editing a file in place changes the key, its path unchanged."""
+def agent_material(options: Mapping[str, Any], *, prompt: Path | None = None) -> dict[str, str]:
+    """The contents of the prompt template and the price table in effect (given or built in: ``prompt``, else
+    the issue-resolution template) as sha256 hex digests, for a suite's ``cache_material``: editing a file in
+    place changes the key, its path unchanged."""
     import hashlib
 
     from pytest_mobilebench.agents.limits import DEFAULT_PRICES
     from pytest_mobilebench.agents.prompt import DEFAULT_PROMPT
 
     out = {}
-    for dest, default in (("mb_agent_prompt", DEFAULT_PROMPT), ("mb_agent_prices", DEFAULT_PRICES)):
+    for dest, default in (("mb_agent_prompt", prompt or DEFAULT_PROMPT), ("mb_agent_prices", DEFAULT_PRICES)):
         try:
             out[dest] = hashlib.sha256(Path(options.get(dest) or default).read_bytes()).hexdigest()
         except OSError as exc:

@@ -50,6 +50,6 @@ MARKERS: Final[dict[str, str]] = {
 
 SURFACE: Final = SuiteSurface(
     name="device_repair", module="pytest_mobilebench.suites.device_repair", options=OPTIONS, markers=MARKERS,
-    columns=COLUMNS, fixtures=("mb_device_pool", "mb_runtime"),
+    columns=COLUMNS, fixtures=("mb_device_pool", "mb_runtime", "mb_agent"),
     fixture_module="pytest_mobilebench.suites.device_repair.fixtures",
 )

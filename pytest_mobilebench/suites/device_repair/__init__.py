@@ -95,10 +95,23 @@ class DeviceRepairSuite:
         is cloned from (:func:`pytest_mobilebench.cache.record_material`)."""
         from pytest_mobilebench.cache import record_material
 
-        return record_material(record.record)
+        material = record_material(record.record)
+        if prediction is not None and prediction.is_live():
+            from pytest_mobilebench.suites.device_repair.live import material as agent_material
 
-    def live_model(self, options: Mapping[str, Any]) -> None:
-        """No live mode: patches come from predictions files (or gold / empty)."""
+            return {"record": material, "agent": agent_material(options)}
+        return material
+
+    def live_model(self, options: Mapping[str, Any]) -> str:
+        """The model of ``--predictions=live`` (:func:`.live.live_model`: an agent edits the record's repository
+        in a container sandbox; the device is never the agent's).
+
+        Raises:
+            ValueError: an agent option or the prompt template is unusable (the message names it).
+        """
+        from pytest_mobilebench.suites.device_repair.live import live_model
+
+        return live_model(options)
 
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Nothing run-wide: emulators are stopped by the pool fixture's teardown."""
@@ -137,7 +150,13 @@ class DeviceRepairSuite:
         atomic_write_text(evidence / "record.sha256", record_hash(record) + "\n")
         base = {"repo": record.repo, "construction": record.construction, "platform": record.platform,
                 "record_sha256": record_hash(record), "flags": []}
+        live = None
         try:
+            if prediction is not None and prediction.is_live():
+                from pytest_mobilebench.suites.device_repair.live import run_agent
+
+                live = run_agent(record, ctx, prediction.model_name_or_path)  # the agent's sandbox, never the device
+                prediction = live.prediction  # graded exactly as the run's predictions file would be
             result = self._evaluate(record, prediction, ctx, base)
         except (InfraError, DeviceError) as exc:
             atomic_write_text(evidence / "infra_error.log", f"{exc}\n\n{getattr(exc, 'log', '')}")
@@ -145,6 +164,8 @@ class DeviceRepairSuite:
                       "infra_kind": exc.kind, "detail": str(exc), "cause": "external_infrastructure"}
         result["duration_s"] = round(time.monotonic() - started, 3)
         result["properties"] = _properties(result)
+        if live is not None:
+            result = live.attach(result, evidence)
         atomic_write_json(evidence / "result.json", result)
         return result
 

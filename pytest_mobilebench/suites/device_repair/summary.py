@@ -104,6 +104,9 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     per_repo = stratify(eligible, lambda r: r.get("repo", "unknown"))
     lo, hi = wilson_interval(resolved, len(eligible))
     rates = infra_rates(rows)
+    from pytest_mobilebench.suites.issue_resolution.live import agent_table
+
+    agents = agent_table(results)  # the live items: how the agent ended, calls, tokens, model time, cost
     note = (f"resolved / eligible records; {len(infra)} item(s) left out as infrastructure after their retries "
             f"(listed in infra_items); over all selected {resolved}/{len(rows)}")
     if rates["callouts"]:
@@ -139,4 +142,5 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "records": sum(1 for r in rows if "accepted" in r),
             "accepted": sum(1 for r in rows if r.get("accepted")),
         },
+        **({"agent": agents} if agents is not None else {}),
     }
