@@ -5,8 +5,9 @@ File format: UTF-8 text with ``string.Template`` fields (``$repo`` or ``${repo}`
 so braces in code samples need no escaping. An optional line ``<!-- system -->`` starts the system message and
 a line ``<!-- task -->`` starts the first user message; without markers the whole file is the user message.
 
-Fields (:data:`FIELDS`): ``problem_statement``, ``repo``, ``base_commit``, ``framework``, ``workdir`` (the work
-tree's path in the sandbox). A field value is inserted as it is, never read as a template itself (a problem
+Fields (:data:`FIELDS`, issue resolution's): ``problem_statement``, ``repo``, ``base_commit``, ``framework``,
+``workdir`` (the work tree's path in the sandbox); a suite with other fields passes its own set and default
+template to :func:`load_template` (app generation: :data:`pytest_mobilebench.suites.app_generation.live.FIELDS`). A field value is inserted as it is, never read as a template itself (a problem
 statement holding ``$workdir`` stays as written).
 """
 
@@ -47,25 +48,27 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def _check(path: Path, text: str) -> None:
-    """Every ``$`` field is a known one or ``$$``; else :class:`PromptError` naming file, line, field."""
+def _check(path: Path, text: str, fields: frozenset[str] = FIELDS) -> None:
+    """Every ``$`` field is one of ``fields`` or ``$$``; else :class:`PromptError` naming file, line, field."""
     for match in string.Template.pattern.finditer(text):
         name = match.group("named") or match.group("braced")
         if match.group("invalid") is not None:
             raise PromptError(f"{path}:{_line_of(text, match.start())}: a '$' that is no field (write '$$' for a "
-                              f"literal '$'; fields: {', '.join(sorted(FIELDS))})")
-        if name is not None and name not in FIELDS:
+                              f"literal '$'; fields: {', '.join(sorted(fields))})")
+        if name is not None and name not in fields:
             raise PromptError(f"{path}:{_line_of(text, match.start())}: unknown field '${name}' "
-                              f"(fields: {', '.join(sorted(FIELDS))})")
+                              f"(fields: {', '.join(sorted(fields))})")
 
 
 @dataclasses.dataclass(frozen=True)
 class PromptTemplate:
-    """A checked template: ``path`` it came from, its ``system`` and ``task`` parts (unrendered)."""
+    """A checked template: ``path`` it came from, its ``system`` and ``task`` parts (unrendered), the ``fields``
+    it was checked against."""
 
     path: Path
     system: str
     task: str
+    fields: frozenset[str] = FIELDS
 
     def render(self, fields: Mapping[str, str]) -> Prompt:
         """The prompt for one instance.
@@ -73,7 +76,7 @@ class PromptTemplate:
         Raises:
             PromptError: a field the template uses is missing from ``fields`` (names the file and the field).
         """
-        missing = sorted(FIELDS - set(fields))
+        missing = sorted(self.fields - set(fields))
         used = {m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(self.system + self.task)}
         if used & set(missing):
             raise PromptError(f"{self.path}: no value for field(s) {', '.join(sorted(used & set(missing)))}")
@@ -98,19 +101,20 @@ def _split(path: Path, text: str) -> tuple[str, str]:
     return parts.get(SYSTEM_MARK, ""), parts[TASK_MARK]
 
 
-def load_template(path: Path | str | None = None) -> PromptTemplate:
-    """The template in ``path`` (default :data:`DEFAULT_PROMPT`), checked.
+def load_template(path: Path | str | None = None, *, default: Path = DEFAULT_PROMPT,
+                  fields: frozenset[str] = FIELDS) -> PromptTemplate:
+    """The template in ``path`` (default ``default``: :data:`DEFAULT_PROMPT`), checked against ``fields``.
 
     Raises:
         PromptError: unreadable file, misplaced markers, an unknown field or a stray ``$``.
     """
-    path = Path(path) if path else DEFAULT_PROMPT
+    path = Path(path) if path else default
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PromptError(f"{path}: cannot read the prompt template: {exc}") from None
-    _check(path, text)
+    _check(path, text, fields)
     system, task = _split(path, text)
     if not task.strip():
         raise PromptError(f"{path}: the task part is empty")
-    return PromptTemplate(path, system, task)
+    return PromptTemplate(path, system, task, fields)
