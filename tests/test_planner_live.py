@@ -280,7 +280,8 @@ def test_live_without_the_endpoint_options_is_a_usage_error(pytester: pytest.Pyt
     assert "--predictions: live: no suite can produce candidates from a model endpoint" in err
     assert f"suite 'planner': live mode needs {' and '.join(missing)}" in err
     assert f"suite 'issue_resolution': live mode needs {' and '.join(missing)}" in err
-    assert "no live mode: app_generation, device_repair" in err
+    assert f"suite 'app_generation': live mode needs {' and '.join(missing)}" in err
+    assert "no live mode: device_repair" in err
     assert not (reports / "latest").exists()
 
 
