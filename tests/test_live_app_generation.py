@@ -145,3 +145,26 @@ def test_the_agent_builds_the_app_the_untouched_scaffold_fails_cheats_change_not
     blank, _ = _run(pytester, cases, "empty-app", str(empty), "-k", UNTOUCHED)
     assert (blank["instances"][UNTOUCHED]["reason"], blank["instances"][UNTOUCHED]["build_failure"]) == (
         untouched["reason"], untouched["build_failure"])
+
+
+@pytest.mark.docker
+@pytest.mark.chromium
+@pytest.mark.e2e
+@pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers (start dockerd)")
+@pytest.mark.skipif(not Path(nav.CHROMIUM_PATH).exists(), reason=f"{nav.CHROMIUM_PATH} is absent")
+def test_a_looping_agent_ends_at_the_step_limit_counted_and_a_failing_endpoint_is_infrastructure(
+        pytester: pytest.Pytester, by_instance) -> None:
+    by_instance.scripts[GOOD] = [bash("ls")]
+    by_instance.failures[GOOD] = 1000  # every request answered 500
+    by_instance.scripts[UNTOUCHED] = [bash("ls src 2>&1; echo again")]
+    by_instance.loop.add(UNTOUCHED)
+    cases = _cases(pytester.path / "cases")
+    summary, run = _run(pytester, cases, "live-limits", "live", f"--mb-agent-base-url={by_instance.url}",
+                        "--mb-agent-model=scripted", "--mb-agent-retries=1", "--mb-agent-max-steps=3",
+                        "-k", f"{GOOD} or {UNTOUCHED}")
+    looped = summary["instances"][UNTOUCHED]
+    assert (looped["reason"], looped["agent_end"], looped["agent_steps"]) == ("build_failed", "agent_step_limit", 3)
+    failing = summary["instances"][GOOD]
+    assert failing["reason"] == "infra_error" and failing["infra_kind"].startswith("agent_"), failing
+    rows = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines()]
+    assert [r["instance_id"] for r in rows] == [UNTOUCHED]  # nothing is written for an infrastructure failure
