@@ -281,7 +281,7 @@ def test_live_without_the_endpoint_options_is_a_usage_error(pytester: pytest.Pyt
     assert f"suite 'planner': live mode needs {' and '.join(missing)}" in err
     assert f"suite 'issue_resolution': live mode needs {' and '.join(missing)}" in err
     assert f"suite 'device_repair': live mode needs {' and '.join(missing)}" in err
-    assert "no live mode: app_generation" in err
+    assert f"suite 'app_generation': live mode needs {' and '.join(missing)}" in err
     assert not (reports / "latest").exists()
 
 
@@ -297,10 +297,11 @@ def test_live_options_from_the_environment(server, pytester: pytest.Pytester, mo
     assert list(json.loads((reports / "latest" / "summary.json").read_text())["by_model"]) == ["env-model"]
 
 
-def test_a_suite_without_live_mode_errors_instead_of_scoring_nothing(server, pytester: pytest.Pytester,
-                                                                     no_agent_env) -> None:
-    """Beside a live planner task, an app-generation record under ``--predictions=live`` fails with the
-    reason before anything runs: it is never evaluated as an empty candidate."""
+def test_a_suite_that_cannot_run_live_errors_instead_of_scoring_nothing(server, pytester: pytest.Pytester,
+                                                                         no_agent_env) -> None:
+    """Beside a live planner task, an app-generation record under ``--predictions=live`` with a user's agent
+    program (which app generation does not run) fails with the reason before anything runs: it is never
+    evaluated as an empty candidate."""
     url, holder = server
     holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
     reports = _settings_case(pytester)
@@ -308,10 +309,12 @@ def test_a_suite_without_live_mode_errors_instead_of_scoring_nothing(server, pyt
     (pytester.path / "cases" / "tabs_demo.yaml").write_text(record.replace("../../fixtures/", f"{ROOT}/fixtures/"))
     res = pytester.runpytest_inprocess("cases", "-k", "set-volume-ask or tabs_demo", "--predictions=live",
                                        f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
-                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+                                       "--mb-agent-command=./my-agent", f"--mb-reports-dir={reports}",
+                                       "-p", "no:cacheprovider")
     res.assert_outcomes(passed=1, failed=1)
     res.stdout.fnmatch_lines(["*tabs_demo*",
-                              "*--predictions=live: suite 'app_generation' has no live mode*--predictions=PATH*"])
+                              "*--predictions=live: suite 'app_generation': --mb-agent-command: app generation runs "
+                              "only the built-in agent live*"])
     summary = json.loads((reports / "latest" / "summary.json").read_text())
     assert "tabs_demo" not in summary["instances"] and summary["not_run_instances"] == ["tabs_demo"]
     assert not (reports / "latest" / "scripted-live" / "tabs_demo").exists()

@@ -5,9 +5,10 @@ File format: UTF-8 text with ``string.Template`` fields (``$repo`` or ``${repo}`
 so braces in code samples need no escaping. An optional line ``<!-- system -->`` starts the system message and
 a line ``<!-- task -->`` starts the first user message; without markers the whole file is the user message.
 
-Fields (:data:`FIELDS`): ``problem_statement``, ``repo``, ``base_commit``, ``framework``, ``workdir`` (the work
-tree's path in the sandbox); a suite may allow more (device repair: ``target``, ``layout``; the ``fields`` of
-:func:`load_template`). A field value is inserted as it is, never read as a template itself (a problem
+Fields (:data:`FIELDS`, issue resolution's): ``problem_statement``, ``repo``, ``base_commit``, ``framework``,
+``workdir`` (the work tree's path in the sandbox); a suite with other fields passes its own set and default
+template to :func:`load_template` (device repair adds ``target`` and ``layout``; app generation:
+:data:`pytest_mobilebench.suites.app_generation.live.FIELDS`). A field value is inserted as it is, never read as a template itself (a problem
 statement holding ``$workdir`` stays as written).
 """
 
@@ -62,8 +63,8 @@ def _check(path: Path, text: str, fields: frozenset[str] = FIELDS) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class PromptTemplate:
-    """A checked template: ``path`` it came from, its ``system`` and ``task`` parts (unrendered), the fields
-    it may use."""
+    """A checked template: ``path`` it came from, its ``system`` and ``task`` parts (unrendered), the ``fields``
+    it was checked against."""
 
     path: Path
     system: str
@@ -103,7 +104,8 @@ def _split(path: Path, text: str) -> tuple[str, str]:
 
 def load_template(path: Path | str | None = None, *, default: Path = DEFAULT_PROMPT,
                   fields: frozenset[str] = FIELDS) -> PromptTemplate:
-    """The template in ``path`` (default: ``default``, the issue-resolution one), checked against ``fields``.
+    """The template in ``path`` (default ``default``: :data:`DEFAULT_PROMPT`, the issue-resolution one), checked
+    against ``fields``.
 
     Raises:
         PromptError: unreadable file, misplaced markers, an unknown field or a stray ``$``.

@@ -155,6 +155,10 @@ class DockerSandbox:
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         return self.workspace.read_files(patterns)
 
+    def stop_leftovers(self) -> None:
+        """Stop every process a command left behind (an agent's shell calls it after each command)."""
+        self.workspace.stop_leftovers()
+
     @property
     def rejected(self) -> tuple[str, ...]:
         return tuple(f"{r.name}: {r.why}" for r in self.workspace.rejected)

@@ -255,8 +255,11 @@ class AppGenerationSuite:
         """App generation reads no dataset dialect: its instances are manifests."""
         return None
 
-    def live_model(self, options: Mapping[str, Any]) -> None:
-        """No live mode: generated apps come from predictions files (or gold / empty)."""
+    def live_model(self, options: Mapping[str, Any]) -> str:
+        """The model of ``--predictions=live`` (:func:`.live.live_model`; ValueError naming a missing option)."""
+        from pytest_mobilebench.suites.app_generation.live import live_model
+
+        return live_model(options)
 
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Nothing to clean up: the browser is a fixture and the scaffold is kept for the next run."""
@@ -310,8 +313,10 @@ class AppGenerationSuite:
             if path.is_file():
                 scaffold.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
         out: dict[str, Any] = {"scaffold": scaffold.hexdigest(), "trusted": bool(options.get("mb_trust_candidates"))}
-        if prediction is None:
-            return out
+        if prediction is None or prediction.is_live():  # live: the template and price table in effect too
+            from pytest_mobilebench.suites.app_generation.live import live_material
+
+            return out if prediction is None else {**out, **live_material(options)}
         try:
             pred = parse_prediction(prediction.fields, prediction.source_dir)
         except ValueError:
@@ -347,6 +352,10 @@ class AppGenerationSuite:
             "axes": {},
         }
         props: dict[str, Any] = result["properties"]
+        if prediction is not None and prediction.is_live():  # the agent builds it, then the path below grades it
+            from pytest_mobilebench.suites.app_generation.live import evaluate_live
+
+            return evaluate_live(self, record, model, ctx, result)
         if prediction is not None and prediction.kind is not PredictionKind.FILE:
             detail = f"the {prediction.kind.value} pseudo-prediction has no project to build"
             return self._finish(result, AppGenReason.MISSING_PREDICTION, detail, ctx)
@@ -627,12 +636,15 @@ class AppGenerationSuite:
         vis = self._visual(results, judge or judges.PerceptualJudge(), seed)
         for model, row in rows.items():
             row["borda"] = vis["borda"].get(model)
+        from pytest_mobilebench.suites.issue_resolution.live import agent_table
+
         return {
             "models": rows,
             "failure_classes": failure_table(c for c in all_classes if c is not None),
             "visual": vis,
             "reasons": _count([str(r.get("reason")) for r in results]),
             "headline": headline(results),
+            **({"agent": agents} if (agents := agent_table(results)) is not None else {}),  # live items' usage
         }
 
     @staticmethod

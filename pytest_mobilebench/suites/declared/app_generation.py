@@ -39,7 +39,7 @@ COLUMNS: Final[tuple[Column, ...]] = (
 
 #: the browser and the runtime source (whose runtime opens the build sandbox; the local runtime, trusted only,
 #: builds on this host) each item requests; see pytest_mobilebench.fixtures
-FIXTURES: Final[tuple[str, ...]] = ("mb_browser", "mb_runtime")
+FIXTURES: Final[tuple[str, ...]] = ("mb_browser", "mb_runtime", "mb_agent")
 
 SURFACE: Final = SuiteSurface(
     name="app_generation", module="pytest_mobilebench.suites.app_generation", options=OPTIONS, markers=MARKERS,
