@@ -19,12 +19,8 @@ from pytest_mobilebench.predictions import load_predictions
 from pytest_mobilebench.report.transcripts import transcripts_section
 from pytest_mobilebench.runtime.egress import ModelForwarder
 from pytest_mobilebench.suites.issue_resolution import SUITE
-from pytest_mobilebench.suites.issue_resolution.live import (
-    agent_table,
-    append_prediction,
-    live_model,
-    transcript,
-)
+from pytest_mobilebench.agents.records import agent_table, append_prediction, transcript
+from pytest_mobilebench.suites.issue_resolution.live import live_model
 
 
 def _writer(folder: str, worker: int) -> None:

@@ -25,7 +25,7 @@ from pytest_mobilebench.report.names import folder_name
 from pytest_mobilebench.report.sections import trials_section
 from pytest_mobilebench.report.terminal import suite_lines
 from pytest_mobilebench.suites.issue_resolution import SUITE
-from pytest_mobilebench.suites.issue_resolution.live import append_prediction
+from pytest_mobilebench.agents.records import append_prediction
 from pytest_mobilebench.suites.issue_resolution.trials import trial_table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -54,3 +54,29 @@ def test_no_package_file_exceeds_700_lines() -> None:
              for p in PACKAGE_DIR.rglob("*.py")}
     assert len(sizes) > 50
     assert {rel: n for rel, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def _other_suites(path: Path, module: str, own: str) -> list[str]:
+    """Imports of ``path`` that reach a suite implementation other than ``own`` (the declared surfaces in
+    ``suites/declared/`` and the shared ``suites.base`` are everyone's)."""
+    out = []
+    for name in imports_of(path, module):
+        parts = name.split(".")
+        if len(parts) >= 3 and parts[:2] == ["pytest_mobilebench", "suites"] and parts[2] not in (own, "base", "declared"):
+            out.append(name)
+    return sorted(out)
+
+
+def test_no_suite_imports_another_suite() -> None:
+    """A suite's implementation reaches another's only through shared layers (``agents/``, ``report/``,
+    ``runtime/``): what two suites share lives in one place outside both."""
+    suites = [p for p in (PACKAGE_DIR / "suites").iterdir() if p.is_dir() and (p / "__init__.py").is_file()
+              and p.name not in ("declared", "__pycache__")]
+    assert len(suites) >= 4
+    offences = {}
+    for suite in suites:
+        for path in sorted(suite.rglob("*.py")):
+            names = _other_suites(path, _module_name(path), suite.name)
+            if names:
+                offences[path.relative_to(PACKAGE_DIR).as_posix()] = names
+    assert offences == {}

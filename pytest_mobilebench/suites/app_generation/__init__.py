@@ -636,7 +636,7 @@ class AppGenerationSuite:
         vis = self._visual(results, judge or judges.PerceptualJudge(), seed)
         for model, row in rows.items():
             row["borda"] = vis["borda"].get(model)
-        from pytest_mobilebench.suites.issue_resolution.live import agent_table
+        from pytest_mobilebench.agents.records import agent_table
 
         return {
             "models": rows,

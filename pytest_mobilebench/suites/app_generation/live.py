@@ -152,11 +152,11 @@ def evaluate_live(suite: AppGenerationSuite, record: LoadedRecord, model: str, c
     from pytest_mobilebench.predictions import Prediction
     from pytest_mobilebench.suites.app_generation import AppGenReason
     from pytest_mobilebench.suites.app_generation.serve import stage_files
-    from pytest_mobilebench.suites.issue_resolution.live import _run_folder, append_prediction
+    from pytest_mobilebench.agents.records import append_prediction, run_folder
 
     manifest: AppManifest = record.record
     try:
-        run_folder = _run_folder(ctx)
+        run_folder = run_folder(ctx)
         agent, files, rejected = _run_agent(manifest, ctx)
     except InfraError as exc:
         result["properties"]["infra_kind"] = exc.kind
@@ -176,7 +176,7 @@ def evaluate_live(suite: AppGenerationSuite, record: LoadedRecord, model: str, c
     atomic_write_json(ctx.evidence_dir / "agent.json", agent)
     append_prediction(run_folder, row)
     graded = suite.evaluate(record, Prediction.from_entry(row, source_dir=run_folder), ctx)
-    out = _with_agent(graded, agent, files, ctx.evidence_dir)
+    out = with_agent(graded, agent, files, ctx.evidence_dir)
     atomic_write_json(ctx.evidence_dir / "app_generation.json", out)
     return out
 
@@ -192,7 +192,7 @@ def _run_agent(manifest: AppManifest, ctx: EvalContext) -> tuple[dict[str, Any],
     from pytest_mobilebench.agents.prompt import load_template
     from pytest_mobilebench.suites.app_generation import container
     from pytest_mobilebench.suites.app_generation.build import SCAFFOLD_DIR
-    from pytest_mobilebench.suites.issue_resolution.live import _limits_json, agent_of
+    from pytest_mobilebench.agents.records import agent_of, limits_json
 
     runtime = ctx.fixture("mb_runtime").get(trusted=False)
     if not isinstance(runtime, SandboxRuntime):
@@ -214,7 +214,7 @@ def _run_agent(manifest: AppManifest, ctx: EvalContext) -> tuple[dict[str, Any],
         sandbox.close()
     agent = {"mode": "builtin", "model": endpoint.model, "end": outcome.end.value,
              "usage": dataclasses.asdict(outcome.usage), "submission": (outcome.submission or "")[:2000] or None,
-             "limits": _limits_json(limits)}
+             "limits": limits_json(limits)}
     return agent, files, rejected
 
 
@@ -224,10 +224,10 @@ def _shown_files(files: Mapping[str, bytes]) -> str:
     return text[:_SHOWN]
 
 
-def _with_agent(result: dict[str, Any], agent: Mapping[str, Any], files: Mapping[str, bytes],
+def with_agent(result: dict[str, Any], agent: Mapping[str, Any], files: Mapping[str, bytes],
                 evidence: Path) -> dict[str, Any]:
     """The graded result with the agent's record, its ``agent_*`` properties and a bounded transcript."""
-    from pytest_mobilebench.suites.issue_resolution.live import transcript
+    from pytest_mobilebench.agents.records import transcript
 
     usage = agent.get("usage") or {}
     cost = usage.get("cost_usd")

@@ -116,9 +116,9 @@ class LiveRun:
 
     def attach(self, result: dict[str, Any], evidence: Path) -> dict[str, Any]:
         """``result`` with the agent's record, its per-item properties and a bounded transcript."""
-        from pytest_mobilebench.suites.issue_resolution.live import _with_agent
+        from pytest_mobilebench.agents.records import with_agent
 
-        out = _with_agent(result, self.agent, self.taken, evidence)
+        out = with_agent(result, self.agent, self.taken, evidence)
         notes = [n for n in (self.taken.error and f"the patch could not be taken: {self.taken.error}",
                              self.taken.too_large and f"the taken patch has over {MAX_PATCH_BYTES} bytes") if n]
         if notes:
@@ -135,14 +135,14 @@ def run_agent(record: DeviceRecord, ctx: EvalContext, model: str) -> LiveRun:
     """
     from pytest_mobilebench.agents.loop import run_shell_agent
     from pytest_mobilebench.predictions import Prediction
-    from pytest_mobilebench.suites.issue_resolution.live import (
+    from pytest_mobilebench.agents.records import (
         TRAJECTORY_FILE,
-        SandboxShell,
-        _limits_json,
-        _run_folder,
-        _taken_json,
         agent_of,
         append_prediction,
+        limits_json,
+        run_folder,
+        SandboxShell,
+        taken_json,
     )
 
     runtime = ctx.fixture("mb_runtime").get(trusted=False)
@@ -161,10 +161,10 @@ def run_agent(record: DeviceRecord, ctx: EvalContext, model: str) -> LiveRun:
         sandbox.close()
     agent = {"mode": "builtin", "model": endpoint.model, "end": outcome.end.value,
              "usage": dataclasses.asdict(outcome.usage), "submission": (outcome.submission or "")[:2000] or None,
-             "limits": _limits_json(limits)}
-    atomic_write_json(ctx.evidence_dir / "agent.json", {**agent, "taken": _taken_json(taken)})
+             "limits": limits_json(limits)}
+    atomic_write_json(ctx.evidence_dir / "agent.json", {**agent, "taken": taken_json(taken)})
     row = {"instance_id": record.instance_id, "model_name_or_path": model, "model_patch": taken.patch}
-    append_prediction(_run_folder(ctx), row)
+    append_prediction(run_folder(ctx), row)
     return LiveRun(Prediction.from_entry(row), agent, taken)
 
 

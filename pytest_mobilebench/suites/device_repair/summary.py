@@ -104,7 +104,7 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     per_repo = stratify(eligible, lambda r: r.get("repo", "unknown"))
     lo, hi = wilson_interval(resolved, len(eligible))
     rates = infra_rates(rows)
-    from pytest_mobilebench.suites.issue_resolution.live import agent_table
+    from pytest_mobilebench.agents.records import agent_table
 
     agents = agent_table(results)  # the live items: how the agent ended, calls, tokens, model time, cost
     note = (f"resolved / eligible records; {len(infra)} item(s) left out as infrastructure after their retries "

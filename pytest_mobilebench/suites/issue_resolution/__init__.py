@@ -601,7 +601,7 @@ class IssueResolutionSuite:
             own = trial_headline(next(iter(trials.values()))) if len(trials) == 1 else None
             if own is not None and all(isinstance(r.get("trial"), int) for r in results):
                 table["headline"] = {**table["headline"], **own, "note": f"{own['note']}; {table['headline']['note']}"}
-        from pytest_mobilebench.suites.issue_resolution.live import agent_table
+        from pytest_mobilebench.agents.records import agent_table
 
         if (agents := agent_table(results)) is not None:
             table["agent"] = agents  # the live items: how the agent ended, calls, tokens, model time, cost

@@ -32,13 +32,8 @@ from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.egress import ModelForwarder
 from pytest_mobilebench.runtime.agent_sandbox import MAX_PATCH_BYTES, TakenPatch
 from pytest_mobilebench.states import InfraKind
-from pytest_mobilebench.suites.issue_resolution.live import (
-    COMMAND_MODEL,
-    TRAJECTORY_FILE,
-    api_key,
-    command_env,
-    render_prompt,
-)
+from pytest_mobilebench.agents.records import TRAJECTORY_FILE
+from pytest_mobilebench.suites.issue_resolution.live import COMMAND_MODEL, api_key, command_env, render_prompt
 
 if TYPE_CHECKING:
     from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, AgentSandboxRuntime
