@@ -23,7 +23,7 @@ import dataclasses
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,7 +32,7 @@ from filelock import FileLock
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["ImageBudget", "ImageInfo", "budget_option", "charged_bytes", "parse_size", "plan_evictions"]
+__all__ = ["ImageBudget", "ImageInfo", "budget_option", "charged_bytes", "parse_size", "plan_evictions", "remove_superseded"]
 
 _UNITS: Final[dict[str, int]] = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -245,3 +245,33 @@ def kept_images(client: Any) -> tuple[int, int]:
 
     entries = {e["Id"]: int(e.get("Size") or 0) for e in client.api.images(filters={"label": LABEL_LEVEL})}
     return len(entries), sum(entries.values())
+
+
+def remove_superseded(client: Any, spare: Callable[[str], bool] | None = None, *, min_age_s: float = 900.0) -> list[str]:
+    """Remove the daemon's dangling mobilebench images (any level, any run): a harness image whose tag a
+    later build moved to a new image. No run can reach one again (runs address images by tag), so keeping
+    it only costs disk. Images a container still uses, ``spare`` keeps (a lease), or younger than
+    ``min_age_s`` seconds (a step of a build going on elsewhere is untagged until the build ends) stay.
+
+    Returns:
+        The removed image ids.
+    """
+    import docker.errors
+
+    from pytest_mobilebench.runtime.images import LABEL_LEVEL
+
+    removed: list[str] = []
+    for image in client.api.images(filters={"dangling": True, "label": LABEL_LEVEL}):
+        image_id = str(image["Id"])
+        if (spare is not None and spare(image_id)) or time.time() - float(image.get("Created") or 0) < min_age_s:
+            continue
+        try:
+            client.api.remove_image(image_id, force=False, noprune=False)
+        except docker.errors.NotFound:
+            continue
+        except docker.errors.APIError as exc:
+            if exc.status_code == 409:  # used by a container, or the parent of a kept image
+                continue
+            raise
+        removed.append(image_id)
+    return removed

@@ -49,6 +49,7 @@ from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.deplayer import ensure_deps
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.hosts import host_key
+from pytest_mobilebench.runtime.budget import remove_superseded
 from pytest_mobilebench.runtime.images import CACHE_LEVELS, LABEL_RUN, LABEL_USER, TESTBED, BuiltImage, ImageBuilder
 from pytest_mobilebench.runtime.leases import Leases
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
@@ -449,6 +450,8 @@ class DockerRuntime:
         removed += self.builder.remove_images(
             keep_level=cache_level or self.cache_level, only_run=None if clean else self.run_id, spare=leases.held_elsewhere
         )
+        removed += remove_superseded(self.client, spare=leases.held_elsewhere)  # tags a later build moved on
+        removed += remove_superseded(self.client, spare=leases.held_elsewhere)
         for image_id in leases.settle():  # owed by runs that ended while this one used them
             try:
                 self.client.api.remove_image(image_id, force=False, noprune=False)
