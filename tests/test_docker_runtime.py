@@ -32,16 +32,15 @@ from pytest_mobilebench.runtime.base import (
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
 from pytest_mobilebench.runtime.baseimage import (
-    DEFAULT_BASE_IMAGE,
     cache_root,
     ensure_base_image,
 )
 from pytest_mobilebench.runtime.checkout import shallow_checkout
-from pytest_mobilebench.runtime.daemon import connect
 from pytest_mobilebench.runtime.docker import LABEL_INSTANCE, DockerRuntime
 from pytest_mobilebench.runtime.images import LABEL_RUN, BuiltImage, ImageBuilder
 from pytest_mobilebench.runtime.owners import LABEL_OWNER
 from pytest_mobilebench.runtime.repos import RepoCache
+from docker_here import client_with_base_image_or_skip
 
 pytestmark = pytest.mark.docker
 
@@ -51,15 +50,7 @@ HOST_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 @pytest.fixture(scope="module")
 def client() -> docker.DockerClient:
     """A connected client, or the whole module is skipped with the reason."""
-    try:
-        found = connect()
-    except InfraError as exc:
-        pytest.skip(f"no Docker daemon answers: {exc.message}")
-    try:
-        ensure_base_image(found, DEFAULT_BASE_IMAGE)
-    except InfraError as exc:
-        pytest.skip(f"the base image {DEFAULT_BASE_IMAGE} cannot be made here: {exc.message}")
-    return found
+    return client_with_base_image_or_skip()
 
 
 @dataclasses.dataclass(frozen=True)

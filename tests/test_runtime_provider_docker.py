@@ -14,13 +14,11 @@ import uuid
 
 import pytest
 
-from pytest_mobilebench.runtime.base import InfraError
+from docker_here import client_with_base_image_or_skip
 from test_runtime_provider import FAKE_PROVIDER_CONFTEST, gradle_record
 
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
-from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image  # noqa: E402
-from pytest_mobilebench.runtime.daemon import connect  # noqa: E402
 from pytest_mobilebench.runtime.images import LABEL_RUN  # noqa: E402
 
 pytestmark = pytest.mark.docker
@@ -71,15 +69,7 @@ def pytest_mobilebench_result(config, result):
 
 @pytest.fixture(scope="module")
 def client() -> docker.DockerClient:
-    try:
-        found = connect()
-    except InfraError as exc:
-        pytest.skip(f"no Docker daemon answers: {exc.message}")
-    try:
-        ensure_base_image(found, DEFAULT_BASE_IMAGE)
-    except InfraError as exc:
-        pytest.skip(f"the base image {DEFAULT_BASE_IMAGE} cannot be made here: {exc.message}")
-    return found
+    return client_with_base_image_or_skip()
 
 
 def test_a_gradle_device_record_builds_in_a_container_and_the_run_removes_its_images(

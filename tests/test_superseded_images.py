@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from pytest_mobilebench.runtime.budget import remove_superseded
+from docker_here import client_or_skip
 
 pytestmark = pytest.mark.docker
 
@@ -23,12 +24,7 @@ def _build(client, tag: str, label: bool, marker: str) -> str:
 
 
 def test_superseded_harness_images_go_and_others_stay() -> None:
-    docker = pytest.importorskip("docker")
-    try:
-        client = docker.from_env(timeout=120)
-        client.ping()
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"no Docker daemon: {exc}")
+    client = client_or_skip()
     tag = f"mobilebench-test-superseded:{uuid.uuid4().hex[:8]}"
     other = f"mobilebench-test-foreign:{uuid.uuid4().hex[:8]}"
     made = []

@@ -33,7 +33,6 @@ from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image
-from pytest_mobilebench.runtime.daemon import connect
 from pytest_mobilebench.runtime.docker import DockerRuntime
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.images import BuiltImage
@@ -47,6 +46,7 @@ from pytest_mobilebench.frameworks.flutter.recipe import (
 )
 from pytest_mobilebench.frameworks.react_native.recipe import NODE_TEST_USER
 from pytest_mobilebench.runtime.repos import RepoCache
+from docker_here import client_with_base_image_or_skip
 
 pytestmark = pytest.mark.docker
 
@@ -72,12 +72,7 @@ class Recipe:
 
 @pytest.fixture(scope="module")
 def client() -> docker.DockerClient:
-    try:
-        found = connect()
-        ensure_base_image(found, DEFAULT_BASE_IMAGE)
-    except InfraError as exc:
-        pytest.skip(f"no Docker daemon or base image here: {exc.message}")
-    return found
+    return client_with_base_image_or_skip()
 
 
 def _repo(root: Path) -> tuple[Path, str]:
