@@ -252,11 +252,13 @@ def _driver_acquire() -> Any:
 
 
 def _driver_release() -> None:
+    """Drop one reference; the last one stops the driver (which ends its Chromiums). A stale Ctrl-C raised by
+    the stop (see :meth:`BrowserHandle.close`) is dropped: the driver is gone or going either way."""
     _DRIVER["users"] -= 1
     if _DRIVER["users"] <= 0 and _DRIVER["pw"] is not None:
-        _DRIVER["pw"].stop()
-        _DRIVER["pw"] = None
-        _DRIVER["users"] = 0
+        driver, _DRIVER["pw"], _DRIVER["users"] = _DRIVER["pw"], None, 0
+        with contextlib.suppress(Exception, KeyboardInterrupt):
+            driver.stop()
 
 
 _WRAPPER: Final = """#!/bin/sh
@@ -341,10 +343,23 @@ class BrowserHandle:
         return self._browser
 
     def close(self) -> None:
-        """Close Chromium and release the driver (idempotent)."""
+        """Close Chromium and release the driver (idempotent; never raises, also after Ctrl-C).
+
+        A Ctrl-C that lands while a route handler runs (the harness answers every page request from one) is
+        kept by Playwright's sync API and raised once more by the next call on the driver, after pytest has
+        already handled it: that stale ``KeyboardInterrupt`` must not escape the session's teardown (the run
+        would die of the signal, exit -2, instead of ending with its summary and exit 2). The close is tried a
+        second time; the driver's stop ends Chromium in any case.
+        """
         if self._browser is not None:
-            with contextlib.suppress(Exception):  # already gone
-                self._browser.close()
+            for _attempt in range(2):
+                try:
+                    self._browser.close()
+                    break
+                except KeyboardInterrupt:  # the stale one described above: try again
+                    continue
+                except Exception:  # noqa: BLE001 - already gone
+                    break
             self._browser = None
         if self._pw is not None:
             self._pw = None
