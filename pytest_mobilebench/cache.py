@@ -31,6 +31,7 @@ __all__ = [
     "cache_root",
     "imports_of",
     "keyed_options",
+    "prediction_path",
     "record_material",
     "result_key",
     "result_path",
@@ -156,3 +157,9 @@ def result_key(
 def result_path(reports_dir: Path, key: str) -> Path:
     """Where the cached result of ``key`` is kept: ``<reports>/cache/<key[:2]>/<key>.json``."""
     return reports_dir / "cache" / key[:2] / f"{key}.json"
+
+
+def prediction_path(reports_dir: Path, key: str) -> Path:
+    """Where the prediction row that produced the cached result of ``key`` is kept (an item that wrote one:
+    a live agent's), beside it: ``<reports>/cache/<key[:2]>/<key>.prediction.json``."""
+    return reports_dir / "cache" / key[:2] / f"{key}.prediction.json"

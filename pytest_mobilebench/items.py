@@ -290,6 +290,41 @@ def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Prediction
     return checked.to_dict()
 
 
+def keep_prediction(evidence: Path, reports_dir: Path, key: str) -> None:
+    """Keep the prediction row the item wrote (its evidence folder's ``prediction.json``, a live agent's:
+    :func:`pytest_mobilebench.agents.records.record_prediction`) beside its cached result
+    (:func:`pytest_mobilebench.cache.prediction_path`); nothing when it wrote none.
+
+    Raises:
+        OSError: the copy failed (a full disk is the caller's to report).
+    """
+    from pytest_mobilebench.agents.records import PREDICTION_FILE
+    from pytest_mobilebench.cache import prediction_path
+    from pytest_mobilebench.report.files import atomic_write_text
+
+    row = evidence / PREDICTION_FILE
+    if row.is_file():
+        atomic_write_text(prediction_path(reports_dir, key), row.read_text(encoding="utf-8"))
+
+
+def carry_prediction(reports_dir: Path, key: str, run_folder: Path) -> None:
+    """A cache hit of an item that wrote a prediction row: the very row that produced the cached verdict is
+    written to this run's predictions file too (:func:`pytest_mobilebench.agents.records.append_prediction`),
+    so ``--predictions`` of the new run's file re-grades every item of it. Nothing for an item without one.
+
+    Raises:
+        OSError: the predictions file could not be written.
+    """
+    from pytest_mobilebench.agents.records import append_prediction
+    from pytest_mobilebench.cache import prediction_path
+    from pytest_mobilebench.report.files import read_json
+
+    row = read_json(prediction_path(reports_dir, key))
+    if isinstance(row, dict):
+        run_folder.mkdir(parents=True, exist_ok=True)
+        append_prediction(run_folder, row)
+
+
 class InstanceItem(pytest.Item):
     """One benchmark instance evaluated for one model's prediction."""
 
@@ -330,6 +365,7 @@ class InstanceItem(pytest.Item):
             prediction = state.predictions.get(self.record.instance_id, self.model, self.record.suite, self.trial)
         except PredictionsError as exc:  # --predictions=live for a suite that cannot run live
             pytest.fail(str(exc), pytrace=False)
+        from pytest_mobilebench.agents.records import PREDICTION_FILE
         from pytest_mobilebench.cache import result_key, result_path
         from pytest_mobilebench.report.files import atomic_write_json, read_json
         from pytest_mobilebench.report.runs import is_disk_full
@@ -342,9 +378,17 @@ class InstanceItem(pytest.Item):
         cached = None if options["mb_rerun"] else read_json(cache_file)
         if cached is not None:
             result = {**cached, "cached": True}
+            try:
+                carry_prediction(state.reports_dir, key, state.reports_dir / state.run_id)
+            except OSError as exc:  # a full disk: the verdict stands, its row unwritten; said at the end
+                if not is_disk_full(exc):
+                    raise
+                state.report_errors.append(f"the reports disk is full: {self.record.instance_id}'s prediction was "
+                                           f"not written to this run's predictions file ({exc})")
         else:
             evidence = state.reports_dir / state.run_id / _safe(self.model) / evidence_folder(self.record.instance_id, self.trial)
             evidence.mkdir(parents=True, exist_ok=True)
+            (evidence / PREDICTION_FILE).unlink(missing_ok=True)  # only this evaluation's row is kept with its verdict
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             ctx = _Context(state.run_id, evidence, options, state, reporter, self.funcargs)
             started = time.monotonic()
@@ -364,6 +408,7 @@ class InstanceItem(pytest.Item):
             try:
                 atomic_write_json(evidence / "result.json", result)
                 if not result.get("retryable"):
+                    keep_prediction(evidence, state.reports_dir, key)  # first: a cached verdict always has its row
                     atomic_write_json(cache_file, result)
             except OSError as exc:  # a full disk: the verdict stands, unsaved and uncached; said at the end
                 if not is_disk_full(exc):

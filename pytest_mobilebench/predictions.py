@@ -21,6 +21,13 @@ is part of the prediction's result-cache key, so no trial reuses another's verdi
 harness word is only a (bad) patch of a candidate. A prediction crosses a process boundary as plain builtins
 (:meth:`Prediction.to_builtins` / :meth:`Prediction.from_builtins`).
 
+A withheld patch (docs/live-agents.md): a live run whose taken ``git diff`` is over the sandbox's bound writes
+no text for it; its row says so in the field ``patch_too_large``: ``{"bytes": int, "max_bytes": int}`` (bytes
+of diff git gave, at least ``max_bytes + 1``; the bound), with ``model_patch`` ``""``. It reads as
+:attr:`Prediction.withheld` (an :class:`OversizedPatch`), which the suites grade as the policy's refusal
+(``patch_too_large``), as the live run did; a row with the field and a non-empty ``model_patch`` is refused.
+A file may carry the field: it only ever costs the candidate its item.
+
 Patch-file dialects are detected per entry (``docs/datasets.md``): an entry with ``org``, ``repo``,
 ``number`` and ``fix_patch`` and no ``instance_id`` (a MobileDev-Bench / Multi-SWE-bench patch file) is
 read as ``instance_id = f"{org}__{repo}-{number}"``, ``model_patch = fix_patch`` and
@@ -49,6 +56,8 @@ __all__ = [
     "GOLD",
     "LIVE",
     "PSEUDO",
+    "WITHHELD_FIELD",
+    "OversizedPatch",
     "Prediction",
     "PredictionKind",
     "Predictions",
@@ -77,6 +86,51 @@ LIVE: Final = PredictionKind.LIVE.value
 PSEUDO: Final = frozenset({GOLD, EMPTY, LIVE})
 #: the pseudo names in the order messages list them
 _PSEUDO_ORDER: Final = (GOLD, EMPTY, LIVE)
+class PredictionsError(ValueError):
+    """A predictions file is unusable; the message names the file and line (or entry) and the problem."""
+
+
+#: a row's field saying its patch was withheld as too large (see the module docstring)
+WITHHELD_FIELD: Final = "patch_too_large"
+
+
+@final
+@dataclass(frozen=True)
+class OversizedPatch:
+    """A taken patch the harness withheld as too large (the row's ``patch_too_large``).
+
+    Attributes:
+        size_bytes: bytes of ``git diff`` read (more than ``max_bytes``; reading stops at ``max_bytes + 1``).
+        max_bytes: the bound it went over.
+    """
+
+    size_bytes: int
+    max_bytes: int
+
+    def to_field(self) -> dict[str, int]:
+        """The row's ``patch_too_large`` value."""
+        return {"bytes": self.size_bytes, "max_bytes": self.max_bytes}
+
+    @classmethod
+    def of_entry(cls, entry: Mapping[str, Any], loc: str) -> OversizedPatch | None:
+        """The entry's withheld patch (None without the field).
+
+        Raises:
+            PredictionsError: the field is not ``{"bytes": int, "max_bytes": int}`` with ``0 <= max_bytes <
+                bytes``, or the entry also carries a non-empty ``model_patch`` (naming ``loc``).
+        """
+        value = entry.get(WITHHELD_FIELD)
+        if value is None:
+            return None
+        ints = isinstance(value, Mapping) and set(value) == {"bytes", "max_bytes"} and all(
+            isinstance(value[k], int) and not isinstance(value[k], bool) for k in ("bytes", "max_bytes"))
+        if not ints or not 0 <= value["max_bytes"] < value["bytes"]:
+            raise PredictionsError(f"{loc}: field {WITHHELD_FIELD!r} must be {{\"bytes\": int, \"max_bytes\": int}} "
+                                   f"with 0 <= max_bytes < bytes, got {value!r}")
+        if entry.get("model_patch"):
+            raise PredictionsError(f"{loc}: field {WITHHELD_FIELD!r}: a withheld patch has no text, but "
+                                   "'model_patch' is not empty")
+        return cls(int(value["bytes"]), int(value["max_bytes"]))
 
 
 @final
@@ -94,6 +148,12 @@ class Prediction:
         source_dir: the folder of the predictions file (relative paths in the entry resolve against it),
             None for pseudo-predictions. Not part of the result-cache key.
         trial: the trial index (``1..K``) of one of K attempts, None for a single attempt; part of the key.
+        withheld: for ``FILE``, the patch the harness withheld as too large (the row's ``patch_too_large``),
+            else None; read from ``fields``, never given.
+
+    Raises:
+        TypeError: ``kind`` is not a :class:`PredictionKind`.
+        PredictionsError: a ``FILE`` entry's ``patch_too_large`` is unusable (:meth:`OversizedPatch.of_entry`).
     """
 
     instance_id: str
@@ -102,6 +162,7 @@ class Prediction:
     fields: Mapping[str, Any] = field(default_factory=dict)
     source_dir: str | None = None
     trial: int | None = None
+    withheld: OversizedPatch | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, PredictionKind):
@@ -109,6 +170,8 @@ class Prediction:
         base = {"instance_id": self.instance_id, "model_name_or_path": self.model_name_or_path}
         frozen = MappingProxyType(copy.deepcopy({**dict(self.fields), **base}))
         object.__setattr__(self, "fields", frozen)
+        if self.kind is PredictionKind.FILE:
+            object.__setattr__(self, "withheld", OversizedPatch.of_entry(frozen, f"instance {self.instance_id!r}"))
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], source_dir: str | Path | None = None) -> Prediction:
@@ -156,10 +219,6 @@ class Prediction:
         """
         return cls(str(data["instance_id"]), str(data["model_name_or_path"]), PredictionKind(data["kind"]),
                    dict(data.get("fields") or {}), data.get("source_dir"), data.get("trial"))
-
-
-class PredictionsError(ValueError):
-    """A predictions file is unusable; the message names the file and line (or entry) and the problem."""
 
 
 def _entries(path: Path) -> Iterator[tuple[str, Any]]:
@@ -404,6 +463,7 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
             if patch is not None and not isinstance(patch, str):
                 raise PredictionsError(f"{loc}: instance {iid!r}: 'model_patch' must be a string or null")
             _refuse_harness_keys(entry, loc, iid)
+            OversizedPatch.of_entry(entry, f"{loc}: instance {iid!r}")
             key = (iid, model, _trial_of(entry, loc, iid))
             if key in entries:
                 of = "" if key[2] is None else f" trial {key[2]}"

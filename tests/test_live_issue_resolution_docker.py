@@ -216,3 +216,44 @@ def test_a_users_agent_program_reaches_only_the_forwarder_and_its_patch_is_taken
     entry2 = summary2["instances"]["mobilebench__counter-1"]
     assert entry2["reason"] == "resolved" and entry2["model_name_or_path"] == "agent-command"
     assert "OFFLINE" in (run2 / "agent-command" / "mobilebench__counter-1" / "agent_command.log").read_text()
+
+
+#: a command leaving an untracked file whose diff is over the sandbox's 32 MiB bound (about 40 MB of base64)
+BIG_FILE = "head -c 30000000 /dev/urandom | base64 > big.txt"
+
+
+def test_a_diff_over_the_bound_is_written_as_withheld_and_re_grades_to_the_live_verdict(
+        pytester: pytest.Pytester, by_instance) -> None:
+    """Built-in agent and a user's program alike: the live verdict is the policy's ``patch_too_large``, the
+    row says the patch was withheld (never a fake empty patch) and re-grading the file gives the same."""
+    from pytest_mobilebench.runtime.agent_sandbox import MAX_PATCH_BYTES
+
+    by_instance.scripts[C1] = [bash(BIG_FILE), submit("done")]
+    runs = {"builtin": _run(pytester, "live-big", *_live(by_instance.url), "-k", "counter-1"),
+            "command": _run(pytester, "live-big-command", f"--mb-agent-command={BIG_FILE}", "-k", "counter-1")}
+    for mode, (_result, summary, run) in runs.items():
+        entry = summary["instances"]["mobilebench__counter-1"]
+        assert entry["reason"] == "policy_violation" and entry["agent_end"] == "submitted", (mode, entry)
+        assert entry["agent_patch_bytes"] == MAX_PATCH_BYTES + 1
+        (row,) = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
+        assert row["model_patch"] == "" and row["patch_too_large"] == {"bytes": MAX_PATCH_BYTES + 1,
+                                                                       "max_bytes": MAX_PATCH_BYTES}, mode
+        _again, regraded, _ = _run(pytester, f"regrade-big-{mode}", predictions=str(run / "predictions.jsonl"))
+        again = regraded["instances"]["mobilebench__counter-1"]
+        assert again["reason"] == entry["reason"], (mode, again)
+        assert again["detail"] == entry["detail"] and "patch_too_large" in again["detail"], (mode, again)
+
+
+def test_a_later_run_served_from_the_cache_writes_the_graded_row_to_its_own_predictions(
+        pytester: pytest.Pytester, by_instance) -> None:
+    """The second run takes the verdict from the result cache (no agent runs again) and its own
+    predictions.jsonl still holds the row that was graded, so re-grading the new run's file covers it."""
+    by_instance.scripts[C1] = [bash(C1_SED), submit("fixed")]
+    _r1, first, run1 = _run(pytester, "live-cache-1", *_live(by_instance.url), "-k", "counter-1")
+    calls = len(by_instance.requests)
+    _r2, second, run2 = _run(pytester, "live-cache-2", *_live(by_instance.url), "-k", "counter-1")
+    assert second["cached"] == 1 and len(by_instance.requests) == calls  # the agent did not run again
+    assert second["instances"]["mobilebench__counter-1"]["reason"] == first["instances"]["mobilebench__counter-1"]["reason"] == "resolved"
+    assert (run2 / "predictions.jsonl").read_text() == (run1 / "predictions.jsonl").read_text()
+    _again, regraded, _ = _run(pytester, "regrade-cache", predictions=str(run2 / "predictions.jsonl"))
+    assert regraded["instances"]["mobilebench__counter-1"]["reason"] == "resolved"

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mobilebench.agents.records import agent_table, append_prediction, transcript
 from pytest_mobilebench.predictions import load_predictions
 from pytest_mobilebench.report.transcripts import transcripts_section
 from pytest_mobilebench.runtime.egress import ModelForwarder
 from pytest_mobilebench.suites.issue_resolution import SUITE
-from pytest_mobilebench.agents.records import agent_table, append_prediction, transcript
 from pytest_mobilebench.suites.issue_resolution.live import live_model
 
 
@@ -209,6 +209,7 @@ class _Ctx:
 
 
 def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_policys(tmp_path: Path) -> None:
+    from pytest_mobilebench.agents.records import patch_row
     from pytest_mobilebench.predictions import Prediction, PredictionKind
     from pytest_mobilebench.runtime.agent_sandbox import TakenPatch
     from pytest_mobilebench.suites.issue_resolution.live import _grade
@@ -219,7 +220,16 @@ def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_p
     record = _counter_1()
     result = SUITE.evaluate(record, Prediction(record.instance_id, "m", PredictionKind.LIVE), _Ctx(tmp_path, LocalLike()))
     assert (result["reason"], result["infra_kind"], result["retryable"]) == ("infra_error", "platform_unavailable", True)
-    huge = _grade(SUITE, record.record, None, {"instance_id": record.instance_id, "flags": [], "model_name_or_path": "m"},
-                  "m", TakenPatch("", "abc", 1 << 30, too_large=True))
+    taken = TakenPatch("", "abc", (1 << 20) + 1, too_large=True, max_bytes=1 << 20)
+    row = patch_row(record.instance_id, "m", taken)
+    assert row["model_patch"] == "" and row["patch_too_large"] == {"bytes": (1 << 20) + 1, "max_bytes": 1 << 20}
+    base = {"instance_id": record.instance_id, "flags": [], "model_name_or_path": "m"}
+    huge = _grade(SUITE, record.record, _Ctx(tmp_path / "live", LocalLike()), dict(base), Prediction.from_entry(row), taken)
     assert huge["reason"] == "policy_violation" and huge["passed"] is False and not huge["retryable"]
-    assert "patch_too_large" in huge["detail"] + " ".join(huge.get("policy_violations", []))
+    assert huge["policy_violations"] == [f"patch_too_large: the taken patch has over {1 << 20} bytes"]
+    # the written row, re-read from a file, is refused the same way (never an empty patch)
+    (tmp_path / "p.jsonl").write_text(json.dumps(row) + "\n")
+    again = load_predictions([str(tmp_path / "p.jsonl")]).get(record.instance_id, "m")
+    assert again.withheld is not None and again.withheld.max_bytes == 1 << 20
+    regraded = SUITE._grade_candidate(record.record, again, _Ctx(tmp_path / "file", LocalLike()), dict(base))
+    assert (regraded["reason"], regraded["policy_violations"]) == (huge["reason"], huge["policy_violations"])

@@ -147,12 +147,34 @@ def test_duplicate_prediction_names_both_places(tmp_path: Path) -> None:
         ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": 3}', "'model_patch' must be a string or null"),
         # a file may not speak for the harness: its own keys (a folder to resolve paths against, ...)
         ('{"instance_id": "a__b-1", "model_name_or_path": "m", "_predictions_dir": "/"}', "instance 'a__b-1': field '_predictions_dir'"),
+        # a withheld patch (a live diff over the sandbox's bound): the field's shape, and no text beside it
+        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "patch_too_large": true}', "instance 'a__b-1': field 'patch_too_large' must be"),
+        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "patch_too_large": {"bytes": 5, "max_bytes": 9}}',
+         "instance 'a__b-1': field 'patch_too_large' must be"),
+        (('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "diff", '
+          '"patch_too_large": {"bytes": 10, "max_bytes": 9}}'), "instance 'a__b-1': field 'patch_too_large': a withheld"),
     ],
 )
 def test_malformed_entries(tmp_path: Path, line: str, message: str) -> None:
     spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-0", "model_name_or_path": "m"}\n' + line + "\n")
     with pytest.raises(PredictionsError, match=rf"p\.jsonl:2: .*{message[:20]}"):
         load_predictions([spec])
+
+
+def test_a_withheld_patch_is_a_typed_value_of_the_row(tmp_path: Path) -> None:
+    """``patch_too_large`` reads as :attr:`Prediction.withheld` (no sentinel text), across processes too; a row
+    without it has none."""
+    from pytest_mobilebench.predictions import OversizedPatch
+
+    spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "", '
+                 '"patch_too_large": {"bytes": 10, "max_bytes": 9}}\n{"instance_id": "a__b-2", "model_name_or_path": "m", '
+                 '"model_patch": ""}\n')
+    preds = load_predictions([spec])
+    one = preds.get("a__b-1", "m")
+    assert one.withheld == OversizedPatch(10, 9) and one.model_patch == ""
+    assert Prediction.from_builtins(one.to_builtins()).withheld == OversizedPatch(10, 9)
+    assert preds.get("a__b-2", "m").withheld is None
+    assert Prediction("a__b-1", "gold", PredictionKind.GOLD, {"patch_too_large": "x"}).withheld is None  # FILE only
 
 
 def test_pseudo_mixed_with_files_is_refused(tmp_path: Path) -> None:

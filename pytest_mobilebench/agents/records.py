@@ -26,13 +26,16 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, TakenPatch
     from pytest_mobilebench.suites.base import EvalContext
 
-__all__ = ["PREDICTIONS_FILE", "TRAJECTORY_FILE", "SandboxShell", "agent_of", "agent_table", "append_prediction",
-           "limits_json", "run_folder", "taken_json", "transcript", "with_agent"]
+__all__ = ["PREDICTIONS_FILE", "PREDICTION_FILE", "TRAJECTORY_FILE", "SandboxShell", "agent_of", "agent_table",
+           "append_prediction", "limits_json", "patch_row", "record_prediction", "run_folder", "taken_json", "transcript",
+           "with_agent"]
 
 #: the run's written predictions, in ``reports/<run_id>/``
 PREDICTIONS_FILE: Final = "predictions.jsonl"
 #: the trajectory in the item's evidence folder
 TRAJECTORY_FILE: Final = "trajectory.jsonl"
+#: the item's own row of the predictions file, in its evidence folder (what a cache hit carries to a later run)
+PREDICTION_FILE: Final = "prediction.json"
 #: what the run page shows of a transcript: steps, characters per text, characters of the diff
 _SHOWN_STEPS: Final = 200
 _SHOWN_CHARS: Final = 2_000
@@ -98,6 +101,36 @@ def append_prediction(run_folder: Path, row: Mapping[str, Any]) -> Path:
         kept.append(json.dumps(dict(row), ensure_ascii=False, sort_keys=True))
         atomic_write_text(path, "\n".join(kept) + "\n")
     return path
+
+
+def record_prediction(ctx: EvalContext, row: Mapping[str, Any], *, carried: Mapping[str, Any] | None = None) -> Path:
+    """Write the item's prediction ``row``: appended to the run's predictions file (:func:`append_prediction`)
+    and kept as :data:`PREDICTION_FILE` in its evidence folder, which the result cache keeps beside a cached
+    verdict, so a later run served from the cache writes the very row that was graded
+    (:func:`pytest_mobilebench.items.carry_prediction`). ``carried``: that row as another run's file must say
+    it, when ``row`` names a path relative to this run's folder (the same row with the path absolute).
+    Returns the predictions file.
+
+    Raises:
+        InfraError("harness_error"): the evidence folder is not under the run's folder.
+    """
+    folder = run_folder(ctx)
+    atomic_write_text(ctx.evidence_dir / PREDICTION_FILE,
+                      json.dumps(dict(row if carried is None else carried), ensure_ascii=False, sort_keys=True))
+    return append_prediction(folder, row)
+
+
+def patch_row(instance_id: str, model: str, taken: TakenPatch, trial: int | None = None) -> dict[str, Any]:
+    """The SWE-bench predictions row of a taken patch: ``instance_id``, ``model_name_or_path``, ``model_patch``,
+    ``trial`` for one of K trials, and for a patch withheld as too large ``model_patch`` ``""`` with
+    ``patch_too_large`` (:class:`~pytest_mobilebench.predictions.OversizedPatch`), so a re-grade of the file
+    refuses it as the live run did."""
+    from pytest_mobilebench.predictions import WITHHELD_FIELD, OversizedPatch
+
+    row: dict[str, Any] = {"instance_id": instance_id, "model_name_or_path": model, "model_patch": taken.patch}
+    if taken.too_large:
+        row[WITHHELD_FIELD] = OversizedPatch(taken.size_bytes, taken.max_bytes).to_field()
+    return row if trial is None else {**row, "trial": trial}
 
 
 def limits_json(limits: Limits) -> dict[str, Any]:

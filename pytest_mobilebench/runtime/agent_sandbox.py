@@ -118,6 +118,7 @@ class TakenPatch:
         base_commit: the commit id the diff is against (the image's ``mobilebench-base``).
         size_bytes: bytes of the diff as git wrote it (at most ``max_bytes + 1`` are read).
         too_large: the diff had more than ``max_bytes`` bytes (``patch`` is then ``""``).
+        max_bytes: the bound the patch was taken under (bytes).
         error: git's message when it could not take the patch of the tree the agent left (a full disk the
             agent filled, say): the candidate's outcome (``patch`` is ``""``), never infrastructure.
     """
@@ -127,6 +128,7 @@ class TakenPatch:
     size_bytes: int
     too_large: bool = False
     error: str | None = None
+    max_bytes: int = MAX_PATCH_BYTES
 
 
 @runtime_checkable
@@ -238,11 +240,11 @@ class AgentSandbox:
         )
         code, out, err = self._ws.root_exec(["/bin/bash", "-c", script])
         if len(out) > max_bytes:
-            return TakenPatch("", self.base_commit, len(out), too_large=True)
+            return TakenPatch("", self.base_commit, len(out), too_large=True, max_bytes=max_bytes)
         if code != 0:
             return TakenPatch("", self.base_commit, len(out), error=f"git exited {code} taking the patch: "
-                              f"{err.decode(errors='replace')[-2000:]}")
-        return TakenPatch(out.decode("utf-8", errors="replace"), self.base_commit, len(out))
+                              f"{err.decode(errors='replace')[-2000:]}", max_bytes=max_bytes)
+        return TakenPatch(out.decode("utf-8", errors="replace"), self.base_commit, len(out), max_bytes=max_bytes)
 
     def close(self) -> None:
         """Remove the sandbox and its relay (safe twice, and after the daemon went away)."""

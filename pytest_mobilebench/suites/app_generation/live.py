@@ -15,7 +15,8 @@ Per item:
    the sandbox is removed;
 4. the files are written to ``<evidence>/project`` and the prediction (``project_path`` relative to the run's
    folder, the agent's tokens / calls / model seconds as the efficiency record) appended to
-   ``reports/<run_id>/predictions.jsonl``, so ``--predictions`` of that file re-grades the run offline;
+   ``reports/<run_id>/predictions.jsonl``, so ``--predictions`` of that file re-grades the run offline (a later
+   run served from the result cache writes the same row with the project's absolute path);
 5. grading: the suite's own path for that prediction (build in a FRESH sandbox from a clean scaffold, navigation
    in Chromium, C1-C4), the agent's record and usage added to the result.
 
@@ -152,7 +153,7 @@ def evaluate_live(suite: AppGenerationSuite, record: LoadedRecord, model: str, c
     from pytest_mobilebench.predictions import Prediction
     from pytest_mobilebench.suites.app_generation import AppGenReason
     from pytest_mobilebench.suites.app_generation.serve import stage_files
-    from pytest_mobilebench.agents.records import append_prediction, run_folder
+    from pytest_mobilebench.agents.records import record_prediction, run_folder
 
     manifest: AppManifest = record.record
     try:
@@ -174,7 +175,7 @@ def evaluate_live(suite: AppGenerationSuite, record: LoadedRecord, model: str, c
            "llm_seconds": round(float(usage["model_seconds"]), 3)}
     agent["taken"] = {"files": len(files), "bytes": sum(len(d) for d in files.values()), "refused": list(rejected)}
     atomic_write_json(ctx.evidence_dir / "agent.json", agent)
-    append_prediction(run_folder, row)
+    record_prediction(ctx, row, carried={**row, "project_path": str(project.resolve())})  # a later run's: absolute
     graded = suite.evaluate(record, Prediction.from_entry(row, source_dir=run_folder), ctx)
     out = with_agent(graded, agent, files, ctx.evidence_dir)
     atomic_write_json(ctx.evidence_dir / "app_generation.json", out)

@@ -179,9 +179,11 @@ class DeviceRepairSuite:
         loc = localization(prediction.get("ranked_files"), record.defect_files)
         if loc is not None:
             base["localization"] = loc
-        if not gold and not str(raw or "").strip():
+        if not gold and not str(raw or "").strip():  # a withheld patch (over the sandbox's bound) has no text either
+            detail = ("the prediction's model_patch is empty" if prediction.withheld is None else
+                      f"the taken patch has over {prediction.withheld.max_bytes} bytes (withheld)")
             return {**base, "reason": Reason.EMPTY_PATCH.value, "passed": False, "retryable": False,
-                    "detail": "the prediction's model_patch is empty", "cause": "no_production_edit"}
+                    "detail": detail, "cause": "no_production_edit"}
         repos = RepoCache(url_template=ctx.options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}",
                           run_id=ctx.run_id)
         p_t, p_f = flow.resolve_patches(record, repos)

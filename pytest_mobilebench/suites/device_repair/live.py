@@ -15,7 +15,8 @@ Per item:
 3. the patch is taken (``git diff`` of the work tree against the base commit, root with the harness's own git
    directory); the sandbox is removed: the device is never the agent's;
 4. the prediction is appended to ``reports/<run_id>/predictions.jsonl`` (``instance_id``,
-   ``model_name_or_path``, ``model_patch``), so ``--predictions`` of that file re-grades the run offline;
+   ``model_name_or_path``, ``model_patch``; a diff over the sandbox's bound: ``model_patch`` ``""`` with
+   ``patch_too_large``, an empty patch either way), so ``--predictions`` of that file re-grades the run offline;
 5. grading: the suite's own path for a file prediction (fresh work tree, test-file edits restored and
    flagged, p_t applied privately, the leased device).
 
@@ -119,10 +120,9 @@ class LiveRun:
         from pytest_mobilebench.agents.records import with_agent
 
         out = with_agent(result, self.agent, self.taken, evidence)
-        notes = [n for n in (self.taken.error and f"the patch could not be taken: {self.taken.error}",
-                             self.taken.too_large and f"the taken patch has over {MAX_PATCH_BYTES} bytes") if n]
-        if notes:
-            out["detail"] = "; ".join([*notes, *([out["detail"]] if out.get("detail") else [])])
+        if self.taken.error:  # (a patch withheld as too large says so in the graded row's own detail)
+            out["detail"] = "; ".join([f"the patch could not be taken: {self.taken.error}",
+                                       *([out["detail"]] if out.get("detail") else [])])
         return out
 
 
@@ -138,9 +138,9 @@ def run_agent(record: DeviceRecord, ctx: EvalContext, model: str) -> LiveRun:
     from pytest_mobilebench.agents.records import (
         TRAJECTORY_FILE,
         agent_of,
-        append_prediction,
         limits_json,
-        run_folder,
+        patch_row,
+        record_prediction,
         SandboxShell,
         taken_json,
     )
@@ -163,8 +163,8 @@ def run_agent(record: DeviceRecord, ctx: EvalContext, model: str) -> LiveRun:
              "usage": dataclasses.asdict(outcome.usage), "submission": (outcome.submission or "")[:2000] or None,
              "limits": limits_json(limits)}
     atomic_write_json(ctx.evidence_dir / "agent.json", {**agent, "taken": taken_json(taken)})
-    row = {"instance_id": record.instance_id, "model_name_or_path": model, "model_patch": taken.patch}
-    append_prediction(run_folder(ctx), row)
+    row = patch_row(record.instance_id, model, taken)
+    record_prediction(ctx, row)
     return LiveRun(Prediction.from_entry(row), agent, taken)
 
 

@@ -32,7 +32,7 @@ from pytest_mobilebench.frameworks.react_native.harness import without_ids
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
-from pytest_mobilebench.suites.issue_resolution.policy import PatchLimits, review, size_findings
+from pytest_mobilebench.suites.issue_resolution.policy import PatchLimits, review, size_findings, withheld_finding
 from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
@@ -222,12 +222,17 @@ class IssueResolutionSuite:
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, missing_prediction=True), None, None)
         gold = prediction.kind is PredictionKind.GOLD
         raw = prediction.model_patch
-        if not gold and not (raw or "").strip():
+        if not gold and (prediction.withheld is not None or not (raw or "").strip()):
             # no workspace needed; the gold patch only serves localization, so its absence costs nothing
             try:
                 gold_only: str | None = resolve_patches(instance, repos)[0]
             except InfraError:
                 gold_only = None
+            if prediction.withheld is not None:  # a live run's diff over the sandbox's bound: the policy's, as live
+                violation = withheld_finding(prediction.withheld)
+                base["policy_violations"] = [violation]
+                outcome = grading.RunOutcome(applied=True, built=False, tests={}, policy_violation=violation)
+                return self._finish(instance, base, outcome, gold_only, None)
             return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_only, None)
         gold_patch, test_patch = resolve_patches(instance, repos)
         _write(evidence, "test_patch.diff", test_patch)

@@ -12,10 +12,13 @@ Per item:
 3. the patch is taken (``git diff`` of the work tree against the base commit, by root with the harness's own git
    directory); the sandbox is removed;
 4. the prediction is appended to ``reports/<run_id>/predictions.jsonl`` (SWE-bench rows: ``instance_id``,
-   ``model_name_or_path``, ``model_patch``, ``trial`` for one of K trials; one line per instance, model and
-   trial, replaced atomically under a file lock, so xdist workers never tear it) before it is graded:
-   ``--predictions`` of that file re-grades the run;
-5. grading: the suite's own path for a file prediction (fresh container, policy, test patch, plan, parser).
+   ``model_name_or_path``, ``model_patch``, ``trial`` for one of K trials; a diff over the sandbox's bound is
+   written without its text, as ``patch_too_large``: :func:`~pytest_mobilebench.agents.records.patch_row`; one
+   line per instance, model and trial, replaced atomically under a file lock, so xdist workers never tear it)
+   before it is graded: ``--predictions`` of that file re-grades the run (a cached item's row is written again
+   to a later run's file);
+5. grading: the row, read as a file prediction, through the suite's own path for one (fresh container, policy,
+   test patch, plan, parser; a withheld patch is the policy's ``patch_too_large``).
 
 Outcomes. The agent's limit ends (``agent_step_limit``, ``agent_token_limit``, ``agent_cost_limit``,
 ``agent_timeout``) are the candidate's: the item is counted, and the patch taken at that moment is graded like
@@ -41,10 +44,12 @@ from pytest_mobilebench.agents.records import (
     agent_table,
     append_prediction,
     limits_json,
-    run_folder,
+    patch_row,
+    record_prediction,
     taken_json,
     with_agent,
 )
+from pytest_mobilebench.predictions import Prediction
 from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.runtime.agent_sandbox import (
     MAX_PATCH_BYTES,
@@ -114,9 +119,9 @@ def evaluate_live(suite: IssueResolutionSuite, instance: IssueInstance, ctx: Eva
     else:
         agent, taken = _run_builtin(runtime, workspace_spec(instance, ctx), instance, ctx)
     atomic_write_json(ctx.evidence_dir / "agent.json", {**agent, "taken": taken_json(taken)})
-    row = {"instance_id": instance.instance_id, "model_name_or_path": model, "model_patch": taken.patch}
-    append_prediction(run_folder(ctx), row if trial is None else {**row, "trial": trial})
-    result = _grade(suite, instance, ctx, base, model, taken)
+    row = patch_row(instance.instance_id, model, taken, trial)
+    record_prediction(ctx, row)
+    result = _grade(suite, instance, ctx, base, Prediction.from_entry(row), taken)
     return with_agent(result, agent, taken, ctx.evidence_dir)
 
 
@@ -148,19 +153,10 @@ def render_prompt(options: Mapping[str, Any], instance: IssueInstance) -> Any:
         "framework": instance.framework, "workdir": AgentSandbox.workdir})
 
 
-def _grade(suite: IssueResolutionSuite, instance: IssueInstance, ctx: EvalContext, base: dict[str, Any], model: str,
-           taken: TakenPatch) -> dict[str, Any]:
-    """The taken patch through the suite's file-prediction path; a patch too large is the policy's refusal."""
-    from pytest_mobilebench.suites.issue_resolution import grading
-
-    if taken.too_large:
-        outcome = grading.RunOutcome(applied=True, built=False, tests={},
-                                     policy_violation=f"patch_too_large: the taken patch has over {MAX_PATCH_BYTES} bytes")
-        return suite._finish(instance, {**base, "policy_violations": [outcome.policy_violation]}, outcome, None, None)
-    from pytest_mobilebench.predictions import Prediction
-
-    prediction = Prediction.from_entry({"instance_id": instance.instance_id, "model_name_or_path": model,
-                                        "model_patch": taken.patch})  # exactly a file's prediction
+def _grade(suite: IssueResolutionSuite, instance: IssueInstance, ctx: EvalContext, base: dict[str, Any],
+           prediction: Prediction, taken: TakenPatch) -> dict[str, Any]:
+    """``prediction`` (exactly the row written for ``taken``) through the suite's file-prediction path: a patch
+    withheld as too large is the policy's refusal there, live and on a re-grade alike."""
     result = suite._grade_candidate(instance, prediction, ctx, base)
     if taken.error:
         result["detail"] = "; ".join(x for x in (f"the patch could not be taken: {taken.error}", result.get("detail")) if x)

@@ -21,13 +21,17 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
 from pytest_mobilebench.frameworks import Framework
 from pytest_mobilebench.frameworks.rules import SOURCE_LIKE_TOOL_DIRS, tool_dir_of
 from pytest_mobilebench.patch import FileChange, PatchInfo
 
-__all__ = ["PatchLimits", "Review", "link_findings", "review", "size_findings", "tool_findings", "touched_test_files"]
+if TYPE_CHECKING:
+    from pytest_mobilebench.predictions import OversizedPatch
+
+__all__ = ["PatchLimits", "Review", "link_findings", "review", "size_findings", "tool_findings", "touched_test_files",
+           "withheld_finding"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +74,13 @@ def size_findings(text: str, info: PatchInfo | None, limits: PatchLimits) -> lis
     if info is not None and info.lines_changed > limits.lines:
         found.append(f"patch_too_large: {info.lines_changed:,} changed lines > --mb-max-patch-lines {limits.lines:,}")
     return found
+
+
+def withheld_finding(withheld: OversizedPatch) -> str:
+    """Why a withheld patch (a live run's diff over the sandbox's bound, :attr:`Prediction.withheld
+    <pytest_mobilebench.predictions.Prediction.withheld>`) is refused: ``patch_too_large: the taken patch has
+    over <max_bytes> bytes``; the same text live and on a re-grade of the written row."""
+    return f"patch_too_large: the taken patch has over {withheld.max_bytes} bytes"
 
 
 def touched_test_files(info: PatchInfo, is_test: Callable[[str], bool]) -> list[str]:
