@@ -297,11 +297,12 @@ def test_live_options_from_the_environment(server, pytester: pytest.Pytester, mo
     assert list(json.loads((reports / "latest" / "summary.json").read_text())["by_model"]) == ["env-model"]
 
 
-def test_a_suite_that_cannot_run_live_errors_instead_of_scoring_nothing(server, pytester: pytest.Pytester,
-                                                                         no_agent_env) -> None:
-    """Beside a live planner task, an app-generation record under ``--predictions=live`` with a user's agent
-    program (which app generation does not run) fails with the reason before anything runs: it is never
-    evaluated as an empty candidate."""
+def test_suites_that_cannot_run_a_users_program_error_instead_of_scoring_nothing(server, pytester: pytest.Pytester,
+                                                                                no_agent_env) -> None:
+    """Under ``--predictions=live`` with a user's agent program (``--mb-agent-command``), which neither the
+    planner (its candidate is the tool calls of the built-in loop on its in-process sandbox) nor app generation
+    runs, each item fails with the reason naming the option and the suite before anything runs: never evaluated
+    as an empty candidate, and never silently run with the built-in agent instead (the endpoint is not asked)."""
     url, holder = server
     holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
     reports = _settings_case(pytester)
@@ -311,20 +312,23 @@ def test_a_suite_that_cannot_run_live_errors_instead_of_scoring_nothing(server, 
                                        f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
                                        "--mb-agent-command=./my-agent", f"--mb-reports-dir={reports}",
                                        "-p", "no:cacheprovider")
-    res.assert_outcomes(passed=1, failed=1)
-    res.stdout.fnmatch_lines(["*tabs_demo*",
-                              "*--predictions=live: suite 'app_generation': --mb-agent-command: app generation runs "
-                              "only the built-in agent live*"])
+    res.assert_outcomes(failed=2)
+    res.stdout.fnmatch_lines([("*--predictions=live: suite 'app_generation': --mb-agent-command: app generation runs "
+                              "only the built-in agent live*")], consecutive=False)
+    res.stdout.fnmatch_lines([("*--predictions=live: suite 'planner': --mb-agent-command: the planner suite runs only "
+                              "the built-in agent live*")], consecutive=False)
+    assert holder[0].requests == []
     summary = json.loads((reports / "latest" / "summary.json").read_text())
-    assert "tabs_demo" not in summary["instances"] and summary["not_run_instances"] == ["tabs_demo"]
-    assert not (reports / "latest" / "scripted-live" / "tabs_demo").exists()
-    assert summary["instances"]["set-volume-ask"]["model_name_or_path"] == "scripted-live"
+    assert summary["instances"] == {} and sorted(summary["not_run_instances"]) == ["set-volume-ask", "tabs_demo"]
+    assert not (reports / "latest" / "scripted-live").exists()
 
 
 def test_planner_live_model_names_what_is_missing() -> None:
     assert SUITE.live_model({"mb_agent_base_url": "http://h/v1", "mb_agent_model": "m"}) == "m"
     with pytest.raises(ValueError, match=r"needs --mb-agent-model \(or \$MOBILEBENCH_AGENT_MODEL\)$"):
         SUITE.live_model({"mb_agent_base_url": "http://h/v1", "mb_agent_model": None})
+    with pytest.raises(ValueError, match=r"^--mb-agent-command: the planner suite runs only the built-in agent live"):
+        SUITE.live_model({"mb_agent_base_url": "http://h/v1", "mb_agent_model": "m", "mb_agent_command": "./agent"})
 
 
 def test_only_the_live_pseudo_prediction_runs_live(tmp_path: Path) -> None:

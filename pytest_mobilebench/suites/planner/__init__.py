@@ -4,7 +4,8 @@ One pytest item is one task (``cases/planner/*.yaml``) for one model. The candid
 calls: recorded in the prediction (``trajectory``, or ``trajectories`` for repeated runs), the task's own gold
 (``--predictions=gold``), a ``Finish``-only one (``--predictions=empty``), or produced live by a model endpoint
 (``--predictions=live`` with ``--mb-agent-base-url`` / ``--mb-agent-model``: the items carry the endpoint's model
-name; the live run's calls are recorded, then graded exactly like a recorded prediction).
+name; the live run's calls are recorded, then graded exactly like a recorded prediction). A user's program
+(``--mb-agent-command``) is refused for this suite (:meth:`PlannerSuite.live_model`).
 Every trajectory is replayed on a fresh sandbox and graded by :func:`.grading.grade`; nothing the candidate
 reports about itself (a ``Finish`` claim, its own step results, its token counts for grading) is trusted.
 
@@ -153,10 +154,19 @@ class PlannerSuite:
     def live_model(self, options: Mapping[str, Any]) -> str:
         """``--mb-agent-model``: the model ``--predictions=live`` drives at ``--mb-agent-base-url``.
 
+        A user's program (``--mb-agent-command``) is refused, never ignored: the planner's candidate is a
+        trajectory of tool calls the built-in loop makes on the in-process mobile sandbox (:mod:`.agent`); a
+        program in a shell has no channel to those tools, and nothing of a work tree it could edit is graded.
+
         Raises:
-            ValueError: either option is missing (the message names both flags and environment variables), or
-                another agent option is unusable (:func:`pytest_mobilebench.agents.options.live_model`).
+            ValueError: ``--mb-agent-command`` given (the message names it and the suite), either option is
+                missing (the message names both flags and environment variables), or another agent option is
+                unusable (:func:`pytest_mobilebench.agents.options.live_model`).
         """
+        if options.get("mb_agent_command"):
+            raise ValueError("--mb-agent-command: the planner suite runs only the built-in agent live (its candidate "
+                             "is the tool calls it makes on the planner's mobile sandbox, which a program in a shell "
+                             "cannot reach); give --mb-agent-base-url and --mb-agent-model without it")
         return live_model(options)
 
     # ------------------------------------------------------------------------------------------ evaluate
