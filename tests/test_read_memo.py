@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pytest_mobilebench.runtime.channel import MAX_FILES, Rejected, nested, split_listing
+from pytest_mobilebench.runtime.channel import (
+    MAX_FILES,
+    Rejected,
+    nested,
+    split_listing,
+)
 from pytest_mobilebench.runtime.read_memo import ReadMemo
 from pytest_mobilebench.suites.issue_resolution import base_memo
 
