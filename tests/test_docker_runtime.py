@@ -504,3 +504,58 @@ def test_warm_candidates_share_the_instance_layer_but_never_each_others_files(ma
         assert b.read_files(["demo/calc.py"])["demo/calc.py"] == b"def add(a, b):\n    return a - b\n"
     finally:
         b.close()
+
+
+def test_reads_kept_never_cross_a_change_nor_reach_another_candidate(make) -> None:
+    """Issue 23, item 3: a read kept in a workspace (its read memo) is never served after anything ran or
+    was copied in, and the base reads kept per image id (suites/issue_resolution/base_memo.py) hold the
+    image's files only: a candidate's changes, before or after a read, never reach another's reads."""
+    from pytest_mobilebench.runtime.recipe import UserHandover
+    from pytest_mobilebench.suites.issue_resolution import base_memo
+    from pytest_mobilebench.suites.issue_resolution.judge import base_status
+
+    own_env = Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/own\n")
+    fx = make(dataclasses.replace(own_env, test_user=UserHandover(root_dirs={"deps": ()})))
+    base = b"def add(a, b):\n    return a - b\n"
+    test = (fx.repo_dir / "test_calc.py").read_bytes()
+    names = ["demo/calc.py", "deps/marker"]
+    fw = f"fw-{uuid.uuid4().hex[:8]}"
+
+    def config(ws):
+        return base_memo.config(base_memo.base_key(ws), fw, lambda: ws.read_files(["demo/calc.py", "*.py"]))
+
+    def status(ws):
+        return base_memo.status(base_memo.base_key(ws), names, lambda n: base_status(ws, n))
+
+    a = fx.runtime.prepare(fx.spec)
+    try:
+        key = base_memo.base_key(a)
+        assert key == a.image.image_id
+        at_base = status(a)
+        assert config(a) == {"demo/calc.py": base, "test_calc.py": test} and "demo/calc.py" in at_base[1]
+        assert base_memo.base_key(a) is None  # base_status ran a command: nothing more is kept for this one
+        assert a.apply_patch(FIX, name="model_patch").ok
+        fixed = a.read_files(["demo/calc.py"])["demo/calc.py"]
+        assert fixed != base and config(a)["demo/calc.py"] == fixed  # read live, not from the image's memo
+        assert a.read_files(["demo/calc.py"])["demo/calc.py"] == fixed  # kept: nothing ran in between
+        assert a.run("echo changed > demo/calc.py && echo n > new.py", timeout_s=30).exit_code == 0
+        assert a.read_files(["demo/calc.py", "*.py"]) == {"demo/calc.py": b"changed\n", "new.py": b"n\n", "test_calc.py": test}
+        a.put_input("x", b"")  # a copy in forgets too
+        a.write_root_files({"/testbed/root.py": b"r\n"}, private="")
+        assert a.read_files(["*.py"]) == {"new.py": b"n\n", "root.py": b"r\n", "test_calc.py": test}
+    finally:
+        a.close()
+    c = fx.runtime.prepare(fx.spec)  # a candidate that changes the tree before any base read keeps nothing
+    try:
+        assert c.run("echo planted > demo/calc.py && echo p > planted.py", timeout_s=30).exit_code == 0
+        assert base_memo.base_key(c) is None and config(c)["demo/calc.py"] == b"planted\n"
+    finally:
+        c.close()
+    b = fx.runtime.prepare(fx.spec)
+    try:
+        assert base_memo.base_key(b) == key
+        assert config(b) == {"demo/calc.py": base, "test_calc.py": test} == b.read_files(["demo/calc.py", "*.py"])
+        assert status(b) == at_base == base_status(b, names)
+    finally:
+        b.close()
+

@@ -219,6 +219,7 @@ class AgentSandbox:
         """
         from pytest_mobilebench.runtime.daemon import docker_errors
 
+        self._ws.forget_reads()  # files change: nothing read before is served again
         with docker_errors(self._client, self.instance_id, "copying the agent's files in"):
             if not self._client.api.put_archive(self.container_id, "/", archive):
                 raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot copy the agent's files in")

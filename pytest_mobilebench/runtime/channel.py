@@ -19,7 +19,7 @@ import io
 import posixpath
 import re
 import tarfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 __all__ = [
@@ -30,8 +30,10 @@ __all__ = [
     "Rejected",
     "glob_regex",
     "glob_root",
+    "nested",
     "read_tar_files",
     "safe_relpath",
+    "split_listing",
 ]
 
 #: one result file may not exceed this (bytes); a larger one is rejected, never truncated
@@ -70,6 +72,37 @@ def safe_relpath(name: str) -> str:
     if not parts:
         raise ChannelError(f"unsafe name {name!r}: names no file")
     return "/".join(parts)
+
+
+def nested(a: str, b: str) -> bool:
+    """Whether folder ``a`` is ``b`` or one holds the other (absolute POSIX folders)."""
+    return a == b or b.startswith(a.rstrip("/") + "/") or a.startswith(b.rstrip("/") + "/")
+
+
+def split_listing(out: bytes, folders: Sequence[str]) -> dict[str, tuple[list[str], list[Rejected]]]:
+    """``{folder: (relative names, rejections)}`` from the untrusted ``find <folders...> -print0`` output
+    ``out`` (``folders`` pairwise not :func:`nested`, so each name belongs to one folder at most).
+
+    Every name must be under one of ``folders`` and a :func:`safe_relpath` there, else it is rejected
+    (on the first folder's list when under none); a folder stops at :data:`MAX_FILES` names."""
+    split: dict[str, tuple[list[str], list[Rejected]]] = {f: ([], []) for f in folders}
+    full: set[str] = set()
+    for raw in out.split(b"\0"):
+        name = raw.decode("utf-8", errors="surrogateescape")
+        folder = next((f for f in folders if name.startswith(f.rstrip("/") + "/")), None)
+        if not name or (folder or folders[0]) in full:
+            continue
+        names, rejected = split[folder or folders[0]]
+        try:
+            if folder is None:
+                raise ChannelError(f"listed name {name!r} is not under {' or '.join(folders)}")
+            names.append(safe_relpath(name[len(folder.rstrip("/")) + 1 :]))
+        except ChannelError as exc:
+            rejected.append(Rejected(name, str(exc)))
+        if folder is not None and len(names) >= MAX_FILES:
+            rejected.append(Rejected(folder, f"more than {MAX_FILES} files: the rest is not read"))
+            full.add(folder)
+    return split
 
 
 def glob_root(pattern: str) -> str:

@@ -18,19 +18,20 @@ from typing import TYPE_CHECKING, Any, Final, final
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult
 from pytest_mobilebench.runtime.channel import (
     MAX_FILE_BYTES,
-    MAX_FILES,
     MAX_TOTAL_BYTES,
     ChannelError,
     Rejected,
     glob_regex,
     glob_root,
+    nested,
     read_tar_files,
-    safe_relpath,
+    split_listing,
 )
 from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, host_url, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
 from pytest_mobilebench.runtime.output import BoundedOutput
+from pytest_mobilebench.runtime.read_memo import ReadMemo
 from pytest_mobilebench.runtime.stall import HealthProbe
 from pytest_mobilebench.runtime.patching import (
     CHECKPOINT,
@@ -112,7 +113,20 @@ class DockerWorkspace:
         self._closed = False
         self._killed = False
         self._lock = threading.Lock()
+        #: listings, copies and the quiet check since the container last could change (runtime/read_memo.py)
+        self._memo = ReadMemo()
+        self._results_made = False
         self._started_at = self._state().get("StartedAt")
+
+    @property
+    def pristine_image_id(self) -> str | None:
+        """The image id while nothing has run in the container and nothing was copied in (its files are the
+        image's, byte for byte: what any container of that image holds), else None."""
+        return self.image.image_id if self._memo.gen == 0 else None
+
+    def forget_reads(self) -> None:
+        """Make the next read list, copy and check for leftover processes afresh (nothing kept)."""
+        self._memo.touch()
 
     # ------------------------------------------------------------------------------------ execution
 
@@ -120,11 +134,14 @@ class DockerWorkspace:
         self._container.reload()
         return dict(self._container.attrs.get("State") or {})
 
-    def _create_exec(self, argv: list[str], *, as_root: bool = False) -> str:
+    def _create_exec(self, argv: list[str], *, as_root: bool = False, trusted: bool = False) -> str:
         """Create an exec (scrubbed environment; the test user unless ``as_root``); a stopped container
-        is ``container_died``."""
+        is ``container_died``. It touches the read memo unless ``trusted`` (the harness's own fixed program
+        as a non-root test user, who cannot replace it: it starts nothing and changes nothing)."""
         import docker.errors
 
+        if not (trusted and self._user and not as_root):
+            self._memo.touch()
         try:
             return str(
                 self._client.api.exec_create(
@@ -218,6 +235,7 @@ class DockerWorkspace:
         if self._closed:
             raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: the workspace is closed")
         if self._killed:
+            self._memo.touch()
             if not self._state().get("Running"):
                 self._container.start()
             self._started_at = self._state().get("StartedAt")
@@ -257,7 +275,7 @@ class DockerWorkspace:
         self._quiesce()
         if self._disk_limit and self._layer_bytes() >= self._disk_limit * 0.95:
             return True
-        code, out, _err = self._stdout(["/bin/df", "-Pk", TESTBED, "/tmp", _INBOX])
+        code, out, _err = self._stdout(["/bin/df", "-Pk", TESTBED, "/tmp", _INBOX], trusted=True)
         free = [int(cols[3]) for cols in (line.split() for line in out.decode(errors="replace").splitlines()[1:])
                 if len(cols) >= 6 and cols[3].isdigit()]
         return code == 0 and bool(free) and min(free) < _FULL_BELOW_KIB
@@ -293,6 +311,7 @@ class DockerWorkspace:
                 with contextlib.suppress(docker.errors.APIError):
                     self._container.kill()
                 self._killed = True
+                self._memo.touch()
                 reader.join(30)
             else:
                 code = self._exit_code(exec_id)
@@ -379,6 +398,7 @@ class DockerWorkspace:
                 info.size, info.mode = len(data), 0o600 if path.startswith(private + "/") else 0o644
                 tar.addfile(info, io.BytesIO(data))
         self._ensure_running()
+        self._memo.touch()
         with docker_errors(self._client, self.instance_id, "writing the harness's files"):
             if not self._container.put_archive("/", archive.getvalue()):
                 raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot write the harness's files")
@@ -388,11 +408,12 @@ class DockerWorkspace:
         result = self.run(command, timeout_s=_HOUSEKEEPING_TIMEOUT_S)
         return (result.exit_code if result.exit_code is not None else 124), result.output
 
-    def _stdout(self, argv: list[str], *, as_root: bool = False) -> tuple[int, bytes, bytes]:
-        """``(exit code, stdout, stderr)`` of a short command, kept apart (binary-safe)."""
+    def _stdout(self, argv: list[str], *, as_root: bool = False, trusted: bool = False) -> tuple[int, bytes, bytes]:
+        """``(exit code, stdout, stderr)`` of a short command, kept apart (binary-safe); ``trusted``: see
+        :meth:`_create_exec`."""
         with self._lock, docker_errors(self._client, self.instance_id, f"running {argv[0]}"):
             self._ensure_running()
-            exec_id = self._create_exec(argv, as_root=as_root)
+            exec_id = self._create_exec(argv, as_root=as_root, trusted=trusted)
             out, err = self._client.api.exec_start(exec_id, demux=True)
             code = self._exit_code(exec_id)
         return (code if code is not None else 124), out or b"", err or b""
@@ -470,6 +491,7 @@ class DockerWorkspace:
             info.mode = 0o644
             tar.addfile(info, io.BytesIO(data))
         self._ensure_running()
+        self._memo.touch()
         with docker_errors(self._client, self.instance_id, f"copying {file_name} in"):
             self._container.put_archive(_INBOX, archive.getvalue())
         return f"{_INBOX}/{file_name}"
@@ -483,7 +505,8 @@ class DockerWorkspace:
         untrusted: every name is checked, matched against the glob on the host and must stay under the
         glob's folder), then each file is copied out by the daemon (``get_archive``) and only a regular
         file of the expected name and bounded size is kept (:func:`~pytest_mobilebench.runtime.channel.read_tar_files`).
-        Refused names go to :attr:`rejected`.
+        Refused names go to :attr:`rejected`. Reads with nothing run or copied in between list each
+        folder, copy each file and check for leftover processes once (:mod:`~pytest_mobilebench.runtime.read_memo`).
 
         Raises:
             InfraError: ``daemon_unreachable``, ``container_died``, ``docker_error``.
@@ -493,7 +516,7 @@ class DockerWorkspace:
         found: dict[str, bytes] = {}
         total = 0
         for path, key in self._matches(patterns):
-            data = None if key in found else self._fetch(path)
+            data = None if key in found else self._copy_out(path)
             if data is None:
                 continue
             if total + len(data) > MAX_TOTAL_BYTES:
@@ -520,50 +543,57 @@ class DockerWorkspace:
         the container); beyond its init and ``sleep infinity``, the container is killed and started
         again, offline, with its files as they are.
         """
-        if self._closed or self._killed:
+        if self._closed or self._killed or self._memo.quiet:  # quiet: nothing ran since the last look
             return
         with docker_errors(self._client, self.instance_id, "listing the container's processes"):
+            gen = self._memo.gen
             processes = self._client.api.top(self.container_id).get("Processes") or []
             if len(processes) > 2:
                 self._container.kill()
                 self._killed = True
                 self._ensure_running()
+                gen = self._memo.gen  # started again: its init and sleep only
+            self._memo.mark_quiet(gen)
 
     def clear_files(self, patterns: Sequence[str]) -> list[str]:
         """Delete every file matching ``patterns`` and make :attr:`results_root` a fresh empty folder.
 
         Called before the test run, so a result file planted by the candidate's patch is never read as
-        this run's. Returns the deleted keys (as :meth:`read_files` names them).
+        this run's. Returns the deleted keys (as :meth:`read_files` names them). Globs under
+        :attr:`results_root` are not listed before its first making (its name is random, chosen on the
+        host: nothing is there); the deletions and the folder's making are one exec (``/bin/sh`` with the
+        names as arguments, never in the script), plus one ``rm`` per further 500 names.
 
         Raises:
             InfraError: the deletion failed, or a daemon error.
         """
-        matches = self._matches(patterns)
+        root = self.results_root
+        fresh = [p for p in patterns if not self._results_made and (glob_root(p) + "/").startswith(root + "/")]
+        matches = self._matches([p for p in patterns if p not in fresh])
         paths = [path for path, _ in matches]
-        for argv in (["/bin/rm", "-rf", "--", self.results_root], *(
-            ["/bin/rm", "-f", "--", *paths[i : i + 500]] for i in range(0, len(paths), 500)
-        )):
-            code, _out, err = self._stdout(argv)
+        script = 'r=$1; shift; /bin/rm -rf -- "$r" && /bin/rm -f -- "$@" && /bin/mkdir -m 700 -p -- "$r"'
+        for argv in (*(["/bin/rm", "-f", "--", *paths[i : i + 500]] for i in range(500, len(paths), 500)),
+                     ["/bin/sh", "-c", script, "sh", root, *paths[:500]]):
+            code, _out, err = self._stdout(argv, trusted=True)
             if code != 0:
-                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot empty result files: {err.decode(errors='replace')}")
-        code, _out, err = self._stdout(["/bin/mkdir", "-m", "700", "-p", self.results_root])
-        if code != 0:
-            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot make {self.results_root}: {err.decode(errors='replace')}")
+                self._memo.touch()
+                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot empty result files or make "
+                                 f"{root}: {err.decode(errors='replace')}")
+        self._results_made = True
+        self._memo.forget_files(paths, [root])  # what the trusted clean-up changed, and nothing else
         return sorted({key for _, key in matches})
 
     def _matches(self, patterns: Sequence[str]) -> list[tuple[str, str]]:
         """``(absolute path in the container, key)`` of the listed files that match ``patterns``.
 
-        Each distinct folder is listed once per call (a framework's planning files are a dozen patterns
-        under ``/testbed``: one ``find`` for all of them, not one each)."""
+        Each distinct folder is listed once per call, folders that do not hold one another in one ``find``
+        (a framework's planning files are a dozen patterns under ``/testbed``; the jest probes name four
+        ``node_modules`` packages), a folder listed at this generation not again (:meth:`_listing`)."""
         out: list[tuple[str, str]] = []
-        listed: dict[str, list[str]] = {}
-        for pattern in patterns:
-            full = pattern if pattern.startswith("/") else f"{TESTBED}/{pattern}"
-            folder = glob_root(full)
-            regex = glob_regex(full.lstrip("/"))
-            if folder not in listed:
-                listed[folder] = self._list(folder)
+        wanted = [(pattern, pattern if pattern.startswith("/") else f"{TESTBED}/{pattern}") for pattern in patterns]
+        listed = self._listing(list(dict.fromkeys(glob_root(full) for _, full in wanted)))
+        for pattern, full in wanted:
+            folder, regex = glob_root(full), glob_regex(full.lstrip("/"))
             for rel in listed[folder]:
                 path = posixpath.join(folder, rel)
                 if regex.match(path.lstrip("/")):
@@ -571,28 +601,49 @@ class DockerWorkspace:
                     out.append((path, key))
         return out
 
-    def _list(self, folder: str) -> list[str]:
-        """Regular files under ``folder`` (not in ``node_modules`` or ``.git``), relative, each name checked."""
-        code, out, _err = self._stdout(
-            ["/usr/bin/find", folder, "(", "-name", "node_modules", "-o", "-name", ".git", ")", "-prune",
-             "-o", "-type", "f", "-print0"]
+    def _listing(self, folders: list[str]) -> dict[str, list[str]]:
+        """``{folder: names}``: kept listings (their rejections replayed), the rest by :meth:`_list`."""
+        listed: dict[str, list[str]] = {}
+        todo = []
+        for folder in folders:
+            if (kept := self._memo.listing(folder)) is not None:
+                self.rejected += kept[1]
+                listed[folder] = list(kept[0])
+            else:
+                todo.append(folder)
+        while todo:
+            group: list[str] = []
+            for folder in todo:
+                if not any(nested(folder, other) for other in group):
+                    group.append(folder)
+            todo = [folder for folder in todo if folder not in group]
+            gen = self._memo.gen
+            for folder, (names, rejected) in self._list(group).items():
+                self.rejected += rejected
+                self._memo.keep_listing(gen, folder, names, rejected)
+                listed[folder] = names
+        return listed
+
+    def _copy_out(self, path: str) -> bytes | None:
+        """:meth:`_fetch`, or the copy kept at this generation (its rejections replayed)."""
+        kept = self._memo.content(path)
+        if kept is not None:
+            self.rejected += kept[1]
+            return kept[0]
+        gen, before = self._memo.gen, len(self.rejected)
+        data = self._fetch(path)
+        self._memo.keep_content(gen, path, data, self.rejected[before:])
+        return data
+
+    def _list(self, folders: list[str]) -> dict[str, tuple[list[str], list[Rejected]]]:
+        """Regular files under each of ``folders`` (not in ``node_modules`` or ``.git``; no folder holds
+        another): one ``find``, its untrusted answer split and checked by :func:`~.channel.split_listing`.
+        find exits 1 for a missing folder: no file, not an error."""
+        _code, out, _err = self._stdout(
+            ["/usr/bin/find", *folders, "(", "-name", "node_modules", "-o", "-name", ".git", ")", "-prune",
+             "-o", "-type", "f", "-print0"], trusted=True,
         )
-        names: list[str] = []
-        for raw in out.split(b"\0"):
-            name = raw.decode("utf-8", errors="surrogateescape")
-            if not name:
-                continue
-            try:
-                if not name.startswith(folder.rstrip("/") + "/"):
-                    raise ChannelError(f"listed name {name!r} is not under {folder}")
-                names.append(safe_relpath(name[len(folder.rstrip("/")) + 1 :]))
-            except ChannelError as exc:
-                self.rejected.append(Rejected(name, str(exc)))
-            if len(names) >= MAX_FILES:
-                self.rejected.append(Rejected(folder, f"more than {MAX_FILES} files: the rest is not read"))
-                break
-        del code  # find exits 1 for a missing folder: no file, not an error
-        return names
+        return split_listing(out, folders)
 
     def _fetch(self, path: str) -> bytes | None:
         """One regular file copied out by the daemon, or None (gone, refused: see :attr:`rejected`)."""

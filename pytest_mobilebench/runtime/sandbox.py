@@ -146,6 +146,7 @@ class DockerSandbox:
 
     def put_files(self, files: Mapping[str, bytes]) -> None:
         uid, gid = (int(part) for part in TEST_USER.split(":"))
+        self.workspace.forget_reads()  # files change: nothing read before is served again
         if not self.client.api.put_archive(self.workspace.container_id, self.root, inputs_tar(files, uid=uid, gid=gid)):
             raise InfraError(InfraKind.DOCKER_ERROR, f"{self.workspace.instance_id}: the daemon refused the files")
 

@@ -24,7 +24,7 @@ from typing import Any, final
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.suites.issue_resolution import grading
-from pytest_mobilebench.suites.issue_resolution import dialects
+from pytest_mobilebench.suites.issue_resolution import base_memo, dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, load_manifest
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
@@ -297,8 +297,9 @@ class IssueResolutionSuite:
         to base, and write the policy's inputs and findings to the evidence (see :mod:`.judge`)."""
         evidence = ctx.evidence_dir
         fw = frameworks.get(instance.framework)
-        before = _read_base_config(fw, ws)
-        ignored, tracked = base_status(ws, info.paths)
+        key = base_memo.base_key(ws)  # before anything: the image's own files, the same for every candidate
+        before = base_memo.config(key, fw.name, lambda: _read_base_config(fw, ws))
+        ignored, tracked = base_memo.status(key, info.paths, lambda names: base_status(ws, names))
         tools = {line for line, _ in review(info, fw, before=before, after=before, ignored=ignored, tracked=tracked).tools}
         _write(evidence, "dropped_sections.diff", select_sections(model_patch, lambda c: c.line in tools) if tools else "")
         kept = select_sections(model_patch, lambda c: c.line not in tools) if tools else model_patch
@@ -670,6 +671,7 @@ def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, byte
     """The framework's configuration files at base, read twice (a read that raced the container's start
     once came back empty): the union, or ``InfraError`` when the two reads disagree on a file's bytes."""
     first = frameworks.read_config(fw, ws.read_files)
+    getattr(ws, "forget_reads", lambda: None)()  # the second read lists and copies afresh
     second = frameworks.read_config(fw, ws.read_files)
     if any(first[k] != second[k] for k in set(first) & set(second)):
         raise InfraError(InfraKind.WORKSPACE_ERROR, "two reads of the base configuration disagree")
