@@ -46,7 +46,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
-from pytest_mobilebench.suggest import did_you_mean
+from pytest_mobilebench.suggest import closest, did_you_mean
 
 if TYPE_CHECKING:
     from pytest_mobilebench.suites.base import Suite
@@ -377,6 +377,26 @@ def _refuse_harness_keys(entry: Mapping[str, Any], loc: str, iid: str) -> None:
         raise PredictionsError(f"{loc}: instance {iid!r}: field {reserved[0]!r}: names starting with '_' are the harness's own")
 
 
+_CANDIDATE_FIELDS: Final = ("instance_id", "model_name_or_path", "model_patch", "project_path")
+
+
+def _refuse_misspelt_fields(entry: Mapping[str, Any], loc: str, iid: str) -> None:
+    """A key that is a near miss of a field the entry lacks (``model_pach`` without ``model_patch``) is a
+    typo, not an extra field: refused, so the candidate is not graded as an empty one. Extra fields that
+    resemble no such name (``full_output`` ...) are kept as they are.
+
+    Raises:
+        PredictionsError: naming the file and line, the instance, the field and the name it resembles.
+    """
+    for key in entry:
+        if not isinstance(key, str) or key in _CANDIDATE_FIELDS:
+            continue
+        meant = closest(key, _CANDIDATE_FIELDS, cutoff=0.8)
+        if meant is not None and meant not in entry:
+            raise PredictionsError(f"{loc}: instance {iid!r}: field {key!r} is not read (did you mean {meant!r}?); "
+                                   f"without {meant!r} the candidate would be graded as absent")
+
+
 def live_predictions(suites: Iterable[Suite], options: Mapping[str, Any]) -> Predictions:
     """The ``live`` pseudo-prediction: each suite's :meth:`~pytest_mobilebench.suites.base.Suite.live_model`
     from the run's options; the suites that name a model run live, the others' items get an error.
@@ -426,7 +446,8 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
 
     Raises:
         PredictionsError: unreadable file, a line that is not JSON, an entry that is not an object, a
-            missing or non-string ``instance_id`` / ``model_name_or_path``, a non-string ``model_patch``,
+            missing or non-string ``instance_id`` / ``model_name_or_path``, a non-string ``model_patch``, a
+            key that is a near miss of a field the entry lacks (``model_pach`` without ``model_patch``),
             the same (instance, model) twice, a pseudo name mixed with files, or ``live`` that no suite can run.
     """
     specs = list(specs)
@@ -464,6 +485,7 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
                 raise PredictionsError(f"{loc}: instance {iid!r}: 'model_patch' must be a string or null")
             _refuse_harness_keys(entry, loc, iid)
             OversizedPatch.of_entry(entry, f"{loc}: instance {iid!r}")
+            _refuse_misspelt_fields(entry, loc, iid)
             key = (iid, model, _trial_of(entry, loc, iid))
             if key in entries:
                 of = "" if key[2] is None else f" trial {key[2]}"

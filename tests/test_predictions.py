@@ -145,6 +145,9 @@ def test_duplicate_prediction_names_both_places(tmp_path: Path) -> None:
         ('{"model_name_or_path": "m"}', "missing or non-string 'instance_id'"),
         ('{"instance_id": "a__b-1"}', "instance 'a__b-1': missing or non-string 'model_name_or_path'"),
         ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": 3}', "'model_patch' must be a string or null"),
+        # a typo of the patch field is not an extra field: the candidate would be graded as an empty patch
+        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_pach": "diff"}', "instance 'a__b-1': field 'model_pach' is not read (did you mean 'model_patch'?)"),
+        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "project_pth": "app"}', "instance 'a__b-1': field 'project_pth' is not read (did you mean 'project_path'?)"),
         # a file may not speak for the harness: its own keys (a folder to resolve paths against, ...)
         ('{"instance_id": "a__b-1", "model_name_or_path": "m", "_predictions_dir": "/"}', "instance 'a__b-1': field '_predictions_dir'"),
         # a withheld patch (a live diff over the sandbox's bound): the field's shape, and no text beside it
@@ -175,6 +178,13 @@ def test_a_withheld_patch_is_a_typed_value_of_the_row(tmp_path: Path) -> None:
     assert Prediction.from_builtins(one.to_builtins()).withheld == OversizedPatch(10, 9)
     assert preds.get("a__b-2", "m").withheld is None
     assert Prediction("a__b-1", "gold", PredictionKind.GOLD, {"patch_too_large": "x"}).withheld is None  # FILE only
+
+
+def test_extra_fields_that_resemble_no_field_are_kept(tmp_path: Path) -> None:
+    spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "", '
+                                      '"model_patches": ["x"], "full_output": "..."}\n')
+    prediction = load_predictions([spec]).get("a__b-1", "m")
+    assert prediction.get("model_patches") == ["x"] and prediction.get("full_output") == "..."
 
 
 def test_pseudo_mixed_with_files_is_refused(tmp_path: Path) -> None:
