@@ -15,7 +15,11 @@ repository, and given to jest on its command line (never through the project's c
   ``only`` / ``skip`` members frozen). Through ``environment.handleTestEvent`` (called by circus in the
   runner's realm) it records, per registered test, the body registered (``add_test``) and compares it at
   ``test_fn_start``, the body's own outcome (``test_fn_success`` / ``test_fn_failure``, hooks), and
-  ``expect.getState().assertionCalls`` when the body ended. One ``file`` record per test file.
+  ``expect.getState().assertionCalls`` when the body ended. It also keeps its own stack of the
+  ``describe`` blocks being declared (start / finish events): each test and block must be declared in the
+  top one (not under a block the runner state's ``currentDescribeBlock`` was pointed at), and the stack must
+  be empty at ``run_start`` (code that calls ``describe`` and catches its callback's error leaves the block
+  open, and the test file's own blocks would nest under the title it chose). One ``file`` record per test file.
 * ``runner.js`` for jest-jasmine2 (``JASMINE2_RUNNER_JS``; jest 26 and older, or ``testRunner: 'jasmine2'``):
   wraps ``jest-jasmine2`` of the project. jasmine runs in the test's own realm, so at the same moment it
   also locks what the test code can reach: the env's functions (``clearReporters`` made a recording no-op),
@@ -215,9 +219,29 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
     registered.set(test, stray);
     return stray;
   };
+  const openBlocks = [];
+  let root = null;  // the root block as the runner's first event showed it (before any test code ran)
+  const declaring = () => (openBlocks.length ? openBlocks[openBlocks.length - 1] : root);
+  const moved = (what, name) => problems.push(what + ' was declared under a describe block other than the one being ' +
+    'declared (the runner state\'s current block was reassigned): ' + JSON.stringify(String(name)));
   const onEvent = (event, state) => {
+    if (root === null) root = state.rootDescribeBlock;
     switch (event.name) {
+      case 'start_describe_definition':
+        if (state.currentDescribeBlock.parent !== declaring()) moved('a describe block', event.blockName);
+        openBlocks.push(state.currentDescribeBlock);
+        break;
+      case 'finish_describe_definition':
+        openBlocks.pop();
+        break;
+      case 'run_start':
+        if (openBlocks.length !== 0) {
+          problems.push('a describe block was left open when the tests started (' + openBlocks.length + ' not finished: ' +
+            'its callback threw and the error was caught), so the tests declared after it ran under its title');
+        }
+        break;
       case 'add_test': {
+        if (state.currentDescribeBlock !== declaring()) moved('a test', event.testName);
         const kids = state.currentDescribeBlock.children;
         const test = kids[kids.length - 1];
         if (test && test.type === 'test' && !registered.has(test)) {
