@@ -14,7 +14,8 @@ repository, and given to jest on its command line (never through the project's c
   ``describe``, ``expect``, hooks: non-writable, non-configurable; the functions and their ``each`` /
   ``only`` / ``skip`` members frozen). Through ``environment.handleTestEvent`` (called by circus in the
   runner's realm) it records, per registered test, the body registered (``add_test``) and compares it at
-  ``test_fn_start``, the body's own outcome (``test_fn_success`` / ``test_fn_failure``, hooks), and
+  ``test_fn_start``, the body's own outcome (``test_fn_success`` / ``test_fn_failure``, which circus already
+  inverted for a ``test.failing``, with the ``failing`` flag locked as registered; hooks), and
   ``expect.getState().assertionCalls`` when the body ended. It also keeps its own stack of the
   ``describe`` blocks being declared (start / finish events): each test and block must be declared in the
   top one (not under a block the runner state's ``currentDescribeBlock`` was pointed at), and the stack must
@@ -245,9 +246,12 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
         const kids = state.currentDescribeBlock.children;
         const test = kids[kids.length - 1];
         if (test && test.type === 'test' && !registered.has(test)) {
+          const failing = Boolean(event.failing);
           registered.set(test, { titles: [...chain(state.currentDescribeBlock), String(event.testName)],
             fn: event.fn, problems: [], outcome: null, started: false, hookFailed: false, skipped: false,
-            assertions: null, failing: Boolean(event.failing) });
+            assertions: null, failing: failing });
+          // circus inverts a test.failing body's outcome by this flag when the body ends: locked as declared
+          try { define(test, 'failing', { value: failing, writable: false, configurable: false }); } catch (e) { /* kept */ }
         }
         break;
       }
@@ -260,7 +264,10 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
       case 'test_fn_success':
       case 'test_fn_failure': {
         const r = record(event.test);
-        r.outcome = event.name === 'test_fn_success' ? 'passed' : 'failed';
+        // circus already inverted the event by the test's flag: the body's own outcome undoes that inversion
+        const inverted = Boolean(event.test.failing);
+        if (inverted !== r.failing && r.fn !== null) r.problems.push('its failing flag was changed after registration');
+        r.outcome = (event.name === 'test_fn_success') !== inverted ? 'passed' : 'failed';
         r.assertions = assertionCalls();
         break;
       }
