@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -34,3 +36,20 @@ def test_a_string_that_no_name_encodes_to_is_refused() -> None:
     for bad in ("a/b", "%2E", "a~0f"):
         with pytest.raises(ValueError):
             decode_name(bad)
+
+
+def test_evidence_with_lone_surrogates_is_written_and_read_back_unchanged(tmp_path: Path) -> None:
+    """A jest title or message the candidate's code made of half a surrogate pair decodes to a str UTF-8
+    cannot hold; the evidence writers escape it (``\\ud800``) instead of raising (a harness error would
+    make the candidate's run infrastructure), and JSON reads it back as it was."""
+    from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, atomic_write_text, read_json
+
+    data = {"tests": {"a.test.js::lone \ud800 suite > \udc00": "PASS", "é": "FAIL"}}
+    atomic_write_json(tmp_path / "parsed.json", data)
+    assert read_json(tmp_path / "parsed.json") == data
+    append_jsonl(tmp_path / "results.jsonl", data)
+    append_jsonl(tmp_path / "results.jsonl", data)
+    lines = (tmp_path / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [data, data]
+    atomic_write_text(tmp_path / "log.txt", "received '\ud83d'\n")
+    assert (tmp_path / "log.txt").read_text(encoding="utf-8") == "received '\\ud83d'\n"

@@ -8,17 +8,25 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["append_jsonl", "atomic_write_json", "atomic_write_text", "read_json", "write_under"]
+__all__ = ["ENCODING_ERRORS", "append_jsonl", "atomic_write_json", "atomic_write_text", "read_json", "write_under"]
+
+#: how evidence text is encoded: UTF-8 cannot hold a lone surrogate, which untrusted JSON (a jest report, the
+#: runner's channel) decodes to; ``backslashreplace`` writes it as ``\\ud800``, inside a JSON string literal
+#: the very escape ``json.loads`` reads back to the same string (lossless), in a log a readable escape
+ENCODING_ERRORS = "backslashreplace"
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``.
 
     A reader sees the old content or the new one, never a half-written file; a crash leaves the old one.
+    A lone surrogate (a test title the candidate's code registered as ``'\\ud800'``: JSON reports decode to
+    such strings) is written as its ``\\udXXX`` escape (:data:`ENCODING_ERRORS`), never an error that would
+    turn the candidate's run into a harness error.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=ENCODING_ERRORS) as fh:
             os.fchmod(fh.fileno(), 0o644)  # an output file, readable by a CI artifact server (mkstemp gives 0600)
             fh.write(text)
             fh.flush()
@@ -38,9 +46,10 @@ def atomic_write_json(path: Path, data: Any) -> None:
 
 
 def append_jsonl(path: Path, data: Any) -> None:
-    """Append one JSON line and flush it to disk (the run's incremental result log)."""
+    """Append one JSON line and flush it to disk (the run's incremental result log; lone surrogates escaped
+    as in :func:`atomic_write_text`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
+    with open(path, "a", encoding="utf-8", errors=ENCODING_ERRORS) as fh:
         fh.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
         fh.flush()
         os.fsync(fh.fileno())

@@ -14,8 +14,13 @@ repository, and given to jest on its command line (never through the project's c
   ``describe``, ``expect``, hooks: non-writable, non-configurable; the functions and their ``each`` /
   ``only`` / ``skip`` members frozen). Through ``environment.handleTestEvent`` (called by circus in the
   runner's realm) it records, per registered test, the body registered (``add_test``) and compares it at
-  ``test_fn_start``, the body's own outcome (``test_fn_success`` / ``test_fn_failure``, hooks), and
-  ``expect.getState().assertionCalls`` when the body ended. One ``file`` record per test file.
+  ``test_fn_start``, the body's own outcome (``test_fn_success`` / ``test_fn_failure``, which circus already
+  inverted for a ``test.failing``, with the ``failing`` flag locked as registered; hooks), and
+  ``expect.getState().assertionCalls`` when the body ended. It also keeps its own stack of the
+  ``describe`` blocks being declared (start / finish events): each test and block must be declared in the
+  top one (not under a block the runner state's ``currentDescribeBlock`` was pointed at), and the stack must
+  be empty at ``run_start`` (code that calls ``describe`` and catches its callback's error leaves the block
+  open, and the test file's own blocks would nest under the title it chose). One ``file`` record per test file.
 * ``runner.js`` for jest-jasmine2 (``JASMINE2_RUNNER_JS``; jest 26 and older, or ``testRunner: 'jasmine2'``):
   wraps ``jest-jasmine2`` of the project. jasmine runs in the test's own realm, so at the same moment it
   also locks what the test code can reach: the env's functions (``clearReporters`` made a recording no-op),
@@ -215,15 +220,38 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
     registered.set(test, stray);
     return stray;
   };
+  const openBlocks = [];
+  let root = null;  // the root block as the runner's first event showed it (before any test code ran)
+  const declaring = () => (openBlocks.length ? openBlocks[openBlocks.length - 1] : root);
+  const moved = (what, name) => problems.push(what + ' was declared under a describe block other than the one being ' +
+    'declared (the runner state\'s current block was reassigned): ' + JSON.stringify(String(name)));
   const onEvent = (event, state) => {
+    if (root === null) root = state.rootDescribeBlock;
     switch (event.name) {
+      case 'start_describe_definition':
+        if (state.currentDescribeBlock.parent !== declaring()) moved('a describe block', event.blockName);
+        openBlocks.push(state.currentDescribeBlock);
+        break;
+      case 'finish_describe_definition':
+        openBlocks.pop();
+        break;
+      case 'run_start':
+        if (openBlocks.length !== 0) {
+          problems.push('a describe block was left open when the tests started (' + openBlocks.length + ' not finished: ' +
+            'its callback threw and the error was caught), so the tests declared after it ran under its title');
+        }
+        break;
       case 'add_test': {
+        if (state.currentDescribeBlock !== declaring()) moved('a test', event.testName);
         const kids = state.currentDescribeBlock.children;
         const test = kids[kids.length - 1];
         if (test && test.type === 'test' && !registered.has(test)) {
+          const failing = Boolean(event.failing);
           registered.set(test, { titles: [...chain(state.currentDescribeBlock), String(event.testName)],
             fn: event.fn, problems: [], outcome: null, started: false, hookFailed: false, skipped: false,
-            assertions: null, failing: Boolean(event.failing) });
+            assertions: null, failing: failing });
+          // circus inverts a test.failing body's outcome by this flag when the body ends: locked as declared
+          try { define(test, 'failing', { value: failing, writable: false, configurable: false }); } catch (e) { /* kept */ }
         }
         break;
       }
@@ -236,7 +264,10 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
       case 'test_fn_success':
       case 'test_fn_failure': {
         const r = record(event.test);
-        r.outcome = event.name === 'test_fn_success' ? 'passed' : 'failed';
+        // circus already inverted the event by the test's flag: the body's own outcome undoes that inversion
+        const inverted = Boolean(event.test.failing);
+        if (inverted !== r.failing && r.fn !== null) r.problems.push('its failing flag was changed after registration');
+        r.outcome = (event.name === 'test_fn_success') !== inverted ? 'passed' : 'failed';
         r.assertions = assertionCalls();
         break;
       }
