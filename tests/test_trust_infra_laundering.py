@@ -18,11 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from counter_attacks import INSTANCE, ROOT, grade
 
 from pytest_mobilebench.suites.issue_resolution import docker_answers
-
-ROOT = Path(__file__).resolve().parents[1]
-INSTANCE = "mobilebench__counter-1"
 
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers")]
 
@@ -54,24 +52,8 @@ MODELS = {
 }
 
 
-def _results(reports: Path) -> dict[str, dict]:
-    found = {}
-    for path in reports.glob("2*/*/*/result.json"):
-        result = json.loads(path.read_text(encoding="utf-8"))
-        found[result["model_name_or_path"]] = result
-    return found
-
-
 def test_a_lone_surrogate_in_the_report_is_the_candidates_unresolved_never_infra(tmp_path: Path) -> None:
-    preds = tmp_path / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
-                             for m, p in MODELS.items()))
-    reports = tmp_path / "reports"
-    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
-            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2"]
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
-    results = _results(reports)
-    assert set(results) == set(MODELS), proc.stdout[-3000:]
+    results, _out = grade(tmp_path, MODELS)
     for model, result in results.items():
         assert result["reason"] == "unresolved", (model, result.get("detail"))
         assert not result["retryable"], (model, result.get("detail"))
@@ -79,10 +61,10 @@ def test_a_lone_surrogate_in_the_report_is_the_candidates_unresolved_never_infra
     # the candidate's own test is in the evidence under its exact id (the surrogates escaped, read back as written)
     parsed = json.loads((Path(results["surrogate-title"]["evidence_dir"]) / "parsed.json").read_text(encoding="utf-8"))
     assert parsed["tests"].get("__tests__/counter.test.js::lone \ud800 suite > lone \udc00 title") == "PASS", parsed["tests"]
-    run_dir = next(p.parent.parent.parent for p in reports.glob("2*/*/*/result.json"))
+    run_dir = next(p.parent.parent.parent for p in (tmp_path / "reports").glob("2*/*/*/result.json"))
     regraded = tmp_path / "regraded.json"
     again = subprocess.run([sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q",
-                            "-k", INSTANCE, f"--mb-reports-dir={tmp_path / 'regraded'}", f"--predictions={preds}",
+                            "-k", INSTANCE, f"--mb-reports-dir={tmp_path / 'regraded'}", f"--predictions={tmp_path / 'preds.jsonl'}",
                             f"--mb-regrade={run_dir}", f"--mb-summary={regraded}"],
                            cwd=ROOT, capture_output=True, text=True, timeout=600, env=dict(os.environ))
     summary = json.loads(regraded.read_text(encoding="utf-8"))

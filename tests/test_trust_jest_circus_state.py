@@ -31,18 +31,12 @@ record as in jest's report (it was reported as a disagreement: ``runner_compromi
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from counter_attacks import grade, hooked_patch
 
 from pytest_mobilebench.suites.issue_resolution import docker_answers
-
-ROOT = Path(__file__).resolve().parents[1]
-INSTANCE = "mobilebench__counter-1"
 
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers")]
 
@@ -75,36 +69,13 @@ if (typeof describe === 'function' && !/mbcanary/.test(String(expect.getState().
 """
 
 
-def _hooked(module: str, text: str) -> str:
-    """A patch making ``src/counter.js`` require ``src/<module>.js`` (new, with ``text``); the bug stays."""
-    lines = textwrap.dedent(text).splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return (
-        "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
-        f"@@ -1,3 +1,4 @@\n+require('./{module}.js');\n class Counter {{\n   constructor(start = 0) {{\n     this.value = start;\n"
-        f"diff --git a/src/{module}.js b/src/{module}.js\nnew file mode 100644\n--- /dev/null\n+++ b/src/{module}.js\n"
-        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
-    )
-
-
-ATTACKS = {"unbalanced-describe": _hooked("nest", UNBALANCED), "reassigned-describe": _hooked("nest", REASSIGNED)}
+ATTACKS = {"unbalanced-describe": hooked_patch("nest", UNBALANCED), "reassigned-describe": hooked_patch("nest", REASSIGNED)}
 EXPECTED = {"unbalanced-describe": "a describe block was left open",
             "reassigned-describe": "current block was reassigned"}
 
 
 def test_impostors_from_renested_describe_blocks_are_runner_compromised(tmp_path: Path) -> None:
-    preds = tmp_path / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
-                             for m, p in ATTACKS.items()))
-    reports = tmp_path / "reports"
-    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
-            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2"]
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
-    results = {}
-    for path in reports.glob("2*/*/*/result.json"):
-        result = json.loads(path.read_text(encoding="utf-8"))
-        results[result["model_name_or_path"]] = result
-    assert set(results) == set(ATTACKS), proc.stdout[-3000:]
+    results, _out = grade(tmp_path, ATTACKS)
     for model, result in results.items():
         assert result["reason"] == "policy_violation", (model, result.get("detail"))
         assert "runner_compromised" in result["detail"] and EXPECTED[model] in result["detail"], (model, result["detail"])
@@ -136,19 +107,8 @@ if (typeof test === 'function' && !/mbcanary/.test(String(expect.getState().test
 
 
 def test_a_failing_flag_is_kept_as_declared(tmp_path: Path) -> None:
-    models = {"flipped-failing": _hooked("flip", FLIPPED), "declared-failing": _hooked("known", DECLARED)}
-    preds = tmp_path / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
-                             for m, p in models.items()))
-    reports = tmp_path / "reports"
-    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
-            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2"]
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
-    results = {}
-    for path in reports.glob("2*/*/*/result.json"):
-        result = json.loads(path.read_text(encoding="utf-8"))
-        results[result["model_name_or_path"]] = result
-    assert set(results) == set(models), proc.stdout[-3000:]
+    models = {"flipped-failing": hooked_patch("flip", FLIPPED), "declared-failing": hooked_patch("known", DECLARED)}
+    results, _out = grade(tmp_path, models)
     for model, result in results.items():
         # the bug stays: the graded tests ran as declared and failed; no disagreement was made up
         assert result["reason"] == "unresolved", (model, result.get("detail"))

@@ -10,21 +10,14 @@ a fake ``Tests: 40 passed`` line, forged channel lines on every open descriptor)
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from counter_attacks import grade, hooked_patch
 
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed")
 
 pytestmark = pytest.mark.docker
-
-ROOT = Path(__file__).resolve().parents[1]
-INSTANCE = "mobilebench__counter-1"
 
 #: replaces the runner's globals with versions that register empty bodies
 GLOBALS = """\
@@ -88,23 +81,11 @@ if (typeof afterAll === 'function') {
 """
 
 
-def _hooked(module: str, text: str) -> str:
-    """A patch making ``src/counter.js`` require ``src/<module>.js`` (new, with ``text``); the bug stays."""
-    lines = textwrap.dedent(text).splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return (
-        "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
-        f"@@ -1,3 +1,4 @@\n+require('./{module}.js');\n class Counter {{\n   constructor(start = 0) {{\n     this.value = start;\n"
-        f"diff --git a/src/{module}.js b/src/{module}.js\nnew file mode 100644\n--- /dev/null\n+++ b/src/{module}.js\n"
-        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
-    )
-
-
 ATTACKS: dict[str, str] = {
-    "replace-globals": _hooked("globals", GLOBALS),
-    "empty-bodies": _hooked("state", STATE % "false"),
-    "empty-graded-bodies": _hooked("state", STATE % "true"),
-    "forged-report": _hooked("forge", FORGE),
+    "replace-globals": hooked_patch("globals", GLOBALS),
+    "empty-bodies": hooked_patch("state", STATE % "false"),
+    "empty-graded-bodies": hooked_patch("state", STATE % "true"),
+    "forged-report": hooked_patch("forge", FORGE),
 }
 
 
@@ -117,18 +98,7 @@ def _docker_or_skip() -> None:
 
 def test_runner_hijacks_are_never_resolved_nor_infra(tmp_path: Path) -> None:
     _docker_or_skip()
-    preds = tmp_path / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
-                             for m, p in ATTACKS.items()))
-    reports = tmp_path / "reports"
-    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
-            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2"]
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
-    results = {}
-    for path in reports.glob("*/*/*/result.json"):
-        result = json.loads(path.read_text())
-        results[result["model_name_or_path"]] = result
-    assert set(results) == set(ATTACKS), proc.stdout[-3000:]
+    results, _out = grade(tmp_path, ATTACKS)
     for model, result in results.items():
         assert result["reason"] not in ("resolved", "infra_error"), (model, result.get("detail"))
     # bodies replaced after registration, and the forged report, are caught by the harness itself
@@ -162,19 +132,8 @@ def test_infra_the_candidate_causes_is_counted_against_it(tmp_path: Path) -> Non
     """Issue 17, item 3: memory exhausted where the reference fix under the same limit did not, a test
     patch blocked by the candidate's files, and a printed ENOSPC are the candidate's (never infra)."""
     _docker_or_skip()
-    models = {"memory-hog": _hooked("hog", HOG), "blocks-test-patch": PREFIX, "prints-enospc": _hooked("enospc", PRINTED)}
-    preds = tmp_path / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
-                             for m, p in models.items()))
-    reports = tmp_path / "reports"
-    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
-            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2", "--mb-mem-limit=640m"]
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
-    results = {}
-    for path in reports.glob("*/*/*/result.json"):
-        result = json.loads(path.read_text())
-        results[result["model_name_or_path"]] = result
-    assert set(results) == set(models), proc.stdout[-3000:]
+    models = {"memory-hog": hooked_patch("hog", HOG), "blocks-test-patch": PREFIX, "prints-enospc": hooked_patch("enospc", PRINTED)}
+    results, _out = grade(tmp_path, models, "--mb-mem-limit=640m")
     hog, blocked, printed = results["memory-hog"], results["blocks-test-patch"], results["prints-enospc"]
     assert hog["reason"] == "resource_exhausted" and not hog["retryable"], hog.get("detail")
     assert (Path(hog["evidence_dir"]) / "test_output.reference.log").is_file()
