@@ -6,7 +6,9 @@ a generic "Pass rate 0/0"."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -16,8 +18,19 @@ from pytest_mobilebench.report.page import write_run_page
 from pytest_mobilebench.report.summary import build_summary
 from pytest_mobilebench.report.terminal import figure_text, headline_lines
 from pytest_mobilebench.states import Reason
-from pytest_mobilebench.suites import BUILTIN_SUITES, SuiteRegistry, builtin_registry, builtin_surface, headline_of
-from pytest_mobilebench.suites.base import GENERIC_HEADLINE, Headline, SuiteContractError, check_suite
+from pytest_mobilebench.suites import (
+    BUILTIN_SUITES,
+    SuiteRegistry,
+    builtin_registry,
+    builtin_surface,
+    headline_of,
+)
+from pytest_mobilebench.suites.base import (
+    GENERIC_HEADLINE,
+    Headline,
+    SuiteContractError,
+    check_suite,
+)
 
 #: what a user reads for each suite: (label, kind) as the suite's documentation gives them
 EXPECTED = {"issue_resolution": ("resolution rate", "rate"), "app_generation": ("NavPassRate", "rate"),
@@ -119,7 +132,7 @@ class _ThirdParty:
 
     name = "third_party"
     options: tuple = ()
-    markers: dict = {}
+    markers: Mapping[str, str] = MappingProxyType({})
     columns: tuple = ()
     fixtures: tuple = ()
     fixture_module = None
@@ -127,14 +140,29 @@ class _ThirdParty:
 
     reasons = Reason
 
-    def load(self, path, document): return []  # noqa: ANN001, ANN201, E704
-    def load_dataset(self, path, options): return None  # noqa: ANN001, ANN201, E704
-    def evaluate(self, record, prediction, ctx): return {}  # noqa: ANN001, ANN201, E704
-    def summarize(self, results, *, options=None): return {}  # noqa: ANN001, ANN201, E704
-    def cache_material(self, record, prediction, options): return None  # noqa: ANN001, ANN201, E704
-    def finish_run(self, options, run_id, results): return None  # noqa: ANN001, ANN201, E704
-    def regrade(self, record, evidence_dir): return {}  # noqa: ANN001, ANN201, E704
-    def live_model(self, options): return None  # noqa: ANN001, ANN201, E704
+    def load(self, path: Any, document: Any) -> list:
+        return []
+
+    def load_dataset(self, path: Any, options: Any) -> None:
+        return None
+
+    def evaluate(self, record: Any, prediction: Any, ctx: Any) -> dict:
+        return {}
+
+    def summarize(self, results: Any, *, options: Any = None) -> dict:
+        return {}
+
+    def cache_material(self, record: Any, prediction: Any, options: Any) -> None:
+        return None
+
+    def finish_run(self, options: Any, run_id: str, results: Any) -> None:
+        return None
+
+    def regrade(self, record: Any, evidence_dir: Any) -> dict:
+        return {}
+
+    def live_model(self, options: Any) -> None:
+        return None
 
 
 def test_a_third_party_suite_declares_its_headline_or_gets_the_generic_one() -> None:

@@ -10,7 +10,7 @@ from typing import Final
 
 from pytest_mobilebench.suites.base import Column, Headline, Option, SuiteSurface
 
-__all__ = ["COLUMNS", "HEADLINE", "FIXTURES", "MARKERS", "OPTIONS", "SURFACE"]
+__all__ = ["COLUMNS", "FIXTURES", "HEADLINE", "MARKERS", "OPTIONS", "SURFACE"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-price-table",), "mb_price_table", "app generation: JSON price table (USD per million tokens)",

@@ -12,7 +12,7 @@ from typing import Final
 
 from pytest_mobilebench.suites.base import Column, Headline, Option, SuiteSurface
 
-__all__ = ["COLUMNS", "HEADLINE", "FIXTURES", "MARKERS", "OPTIONS", "SURFACE"]
+__all__ = ["COLUMNS", "FIXTURES", "HEADLINE", "MARKERS", "OPTIONS", "SURFACE"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--dataset-framework",), "dataset_framework", "framework of --dataset rows that lack one"),

@@ -11,7 +11,7 @@ from typing import Final
 from pytest_mobilebench.agents.options import AGENT_FIXTURE
 from pytest_mobilebench.suites.base import Column, Headline, Option, SuiteSurface
 
-__all__ = ["COLUMNS", "HEADLINE", "FIXTURES", "MARKERS", "OPTIONS", "SURFACE"]
+__all__ = ["COLUMNS", "FIXTURES", "HEADLINE", "MARKERS", "OPTIONS", "SURFACE"]
 
 
 #: the live options are the shared ones (``--mb-agent-*``, ``--mb-trials``: :mod:`pytest_mobilebench.agents.options`)
