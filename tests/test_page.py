@@ -179,7 +179,7 @@ def test_each_model_leads_with_its_own_headline_then_the_pooled_one(tmp_path: Pa
     assert [(s, m) for s, m, _ in rows if s == "issue_resolution"] == [
         ("issue_resolution", "m1"), ("issue_resolution", "m2"), ("issue_resolution", "pooled (2 models)")]
     m1 = next(h for s, m, h in rows if (s, m) == ("issue_resolution", "m1"))
-    assert m1.startswith("Resolution rate 1/3 = 0.333 [95% CI ")  # m1's own: 1 resolved of 3 eligible
+    assert m1.startswith("resolution rate 1/3 = 0.333 [95% CI ")  # m1's own: 1 resolved of 3 eligible
     section = text.split('id="suite-issue_resolution"')[1]
     assert section.index('class="models"') < section.index('class="pooled"')
 

@@ -21,7 +21,7 @@ def test_infra_errors_leave_the_eligible_denominator_but_not_the_over_all_one() 
     assert (block["passed"], block["eligible"], block["infra_errors"]) == (1, 1, 2)
     assert block["over_eligible"]["numerator"] == 1 and block["over_eligible"]["denominator"] == 1
     assert block["over_all"]["numerator"] == 1 and block["over_all"]["denominator"] == 3
-    assert block["headline"]["label"] == "Resolution rate" and block["headline"]["source"] == "generic"
+    assert block["headline"]["label"] == "resolution rate" and block["headline"]["source"] == "generic"
 
 
 def test_an_invalid_instance_stays_in_selected_and_in_the_over_all_denominator() -> None:

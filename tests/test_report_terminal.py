@@ -26,7 +26,7 @@ def _summary() -> dict:
 
 def test_headline_lines_name_every_count_and_both_rates() -> None:
     text = "\n".join(headline_lines(_summary(), summary_path="reports/summary.json", page_path="reports/r1/index.html"))
-    assert "issue_resolution (m): Resolution rate 1/1 = 1.000 [95% CI 0.207, 1.000]" in text
+    assert "issue_resolution (m): resolution rate 1/1 = 1.000 [95% CI 0.207, 1.000]" in text
     assert "passed 1/4 = 0.250" in text and "over all selected" in text
     assert "selected 4 | evaluated 2 | invalid 1 | missing predictions 0 | infra errors 1 | cached 0 | not run 1" in text
     assert "invalid instances: 1 (the run fails until they are fixed)" in text
@@ -45,9 +45,9 @@ def test_two_models_each_lead_with_their_own_headline_then_the_pooled_one() -> N
                             selected_models=selected_by_model(collected, ["model-a", "model-b"]))
     lines = headline_lines(summary)
     heads = [line for line in lines if line.startswith("  ") and not line.startswith("    ")]
-    assert heads == ["  model-a: Resolution rate 2/2 = 1.000 [95% CI 0.342, 1.000]",
-                     "  model-b: Resolution rate 1/2 = 0.500 [95% CI 0.095, 0.905]",
-                     "  pooled (2 models): Resolution rate 3/4 = 0.750 [95% CI 0.301, 0.954]"]
+    assert heads == ["  model-a: resolution rate 2/2 = 1.000 [95% CI 0.342, 1.000]",
+                     "  model-b: resolution rate 1/2 = 0.500 [95% CI 0.095, 0.905]",
+                     "  pooled (2 models): resolution rate 3/4 = 0.750 [95% CI 0.301, 0.954]"]
     assert lines.index(heads[0]) < lines.index(heads[2])  # per model first, pooled last
     assert "    selected 2 | evaluated 2 | invalid 0" in "\n".join(lines)
     block = summary["headlines"]["issue_resolution"]
@@ -84,12 +84,12 @@ def test_a_long_or_hostile_model_name_keeps_the_headline_short() -> None:
     name = "org/" + "x" * 200 + "\x1b[31m"
     results = [_r("a-1", name, True), _r("a-1", "b", False)]
     summary = build_summary(results, run_id="r", suite_tables={})
-    heads = [line for line in headline_lines(summary) if ": Resolution rate" in line]
+    heads = [line for line in headline_lines(summary) if ": resolution rate" in line]
     assert len(heads) == 3 and all(len(line) < 120 and "\x1b" not in line for line in heads)
 
 
 def test_control_characters_from_results_are_shown_not_obeyed() -> None:
-    forged = "x\r\x1b[2Kissue_resolution: Resolution rate 9/9 = 1.000"
+    forged = "x\r\x1b[2Kissue_resolution: resolution rate 9/9 = 1.000"
     assert "\r" not in printable(forged) and "\x1b" not in printable(forged)
     assert printable(forged).startswith("x\\x0d\\x1b[2K")
     line = finished_line(forged, "resolved\n", 1.0)

@@ -4,7 +4,7 @@ Pure :func:`junit_properties` maps a summary (:mod:`.summary`) to ``(name, value
 :func:`add_junit_properties` hands them to pytest's junitxml plugin (when ``--junitxml`` is active) before it
 writes the file. Names::
 
-    mobilebench.<suite>.<model>.headline    "Resolution rate 2/3 = 0.667 [95% CI 0.208, 0.939]"
+    mobilebench.<suite>.<model>.headline    "resolution rate 2/3 = 0.667 [95% CI 0.208, 0.939]"
     mobilebench.<suite>.<model>.numerator / .denominator / .value / .ci95_low / .ci95_high
     mobilebench.<suite>.<model>.selected / .evaluated / .infra_errors / .not_run
     mobilebench.<suite>.pooled.<same>       only with several models

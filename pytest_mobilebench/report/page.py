@@ -246,6 +246,8 @@ def _rate_cell(block: Mapping[str, Any]) -> str:
     shown = "n/a" if value is None else f"{float(value):.3f}"
     ci = block.get("ci95")
     interval = f" <small>[{float(ci[0]):.3f}, {float(ci[1]):.3f}]</small>" if ci else ""
+    if block.get("numerator") is None or block.get("denominator") is None:  # no figure: its note says why
+        return f"<b>{shown}</b>"
     if figure_kind(block) == "score":  # a weighted score (the planner's Overall): its value is not num/den
         return f"<b>{shown}</b> ({_e(block.get('numerator'))}/{_e(block.get('denominator'))} passed)"
     return f"{_e(block.get('numerator'))}/{_e(block.get('denominator'))} = <b>{shown}</b>{interval}"

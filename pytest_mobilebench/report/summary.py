@@ -45,6 +45,7 @@ from pytest_mobilebench.suggest import closest
 
 if TYPE_CHECKING:
     from pytest_mobilebench.state import MobileBenchState
+    from pytest_mobilebench.suites.base import Headline
 
 __all__ = ["build_summary", "headline", "make_summary", "model_report", "selected_by_model", "suite_tables",
            "write_model_reports"]
@@ -139,6 +140,7 @@ def build_summary(
     instance_ids: Iterable[str] = (),
     selected_models: Mapping[str, Mapping[str, int]] | None = None,
     model_tables: Mapping[str, Mapping[str, Any]] | None = None,
+    declared: Mapping[str, Headline] | None = None,
 ) -> dict[str, Any]:
     """Assemble the summary document described in the module docstring.
 
@@ -153,11 +155,13 @@ def build_summary(
         instance_ids: every selected instance id, for "did you mean" on unmatched predictions.
         selected_models: ``{suite: {model: items selected}}`` (:func:`selected_by_model`).
         model_tables: ``{suite: {model: summarize() of that model's results}}``.
+        declared: ``{suite: its declared headline}`` (the run's registry, ``SuiteRegistry.headlines()``);
+            None: the built-in suites' surfaces (:func:`~pytest_mobilebench.report.headline.declared_headline`).
     """
     if invalid is None:
         invalid = {"unknown": len(manifest_errors)} if manifest_errors else {}
     blocks = headlines(results, selected=selected, invalid=invalid, tables=suite_tables,
-                       selected_by_model=selected_models, model_tables=model_tables)
+                       selected_by_model=selected_models, model_tables=model_tables, declared=declared)
     models = sorted({str(r.get("model_name_or_path")) for r in results}  # with the selected ones: an interrupted
                     | {str(m) for per in (selected_models or {}).values() for m in per})  # run names its models
     by_model = {model: headline([r for r in results if str(r.get("model_name_or_path")) == model]) for model in models}
@@ -213,7 +217,14 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
         selected_models=selected_by_model(state.collected, list(state.predictions.models) if state.predictions else [],
                                           state.invalid),
         model_tables=model_tables,
+        declared=_declared(state.suites),
     ) | {"not_run_instances": not_run}
+
+
+def _declared(suites: Any) -> dict[str, Headline]:
+    """``{suite: declared headline}`` of a run's registry (its surfaces: nothing imported); {} for another map."""
+    own = getattr(suites, "headlines", None)
+    return own() if callable(own) else {}
 
 
 def model_report(summary: Mapping[str, Any], model: str) -> dict[str, Any]:

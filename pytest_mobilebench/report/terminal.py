@@ -34,7 +34,7 @@ def fmt_rate(block: Mapping[str, Any]) -> str:
     num, den, value, ci = block.get("numerator"), block.get("denominator"), block.get("value"), block.get("ci95")
     shown = "n/a" if value is None else f"{float(value):.3f}"
     if figure_kind(block) == "score":
-        return f"{shown} ({num}/{den} passed)"
+        return f"{shown} ({num}/{den} passed)" if num is not None and den is not None else shown
     interval = f" [95% CI {float(ci[0]):.3f}, {float(ci[1]):.3f}]" if ci else ""
     prefix = f"{num}/{den} = " if num is not None and den is not None else ""
     return f"{prefix}{shown}{interval}"
@@ -47,14 +47,15 @@ NAME_CAP = 40
 def figure_text(block: Mapping[str, Any]) -> str:
     """The one headline figure of a suite block, in the suite's one format whatever the selection:
 
-    * a rate: ``"Resolution rate 2/3 = 0.667 [95% CI 0.208, 0.939]"`` (``n/a`` over no eligible item);
+    * a rate: ``"resolution rate 2/3 = 0.667 [95% CI 0.208, 0.939]"`` (``n/a`` over no eligible item);
     * a score: ``"Overall 0.388 | passed 29/87 = 0.333 [95% CI 0.241, 0.440]"``, the score ``n/a (<why>)``
       when this selection cannot give it (the planner's Overall needs all four dimensions).
     """
     own = block["headline"]
     label = printable(own["label"], NAME_CAP)
     if own.get("kind", figure_kind(own)) != "score":
-        return f"{label} {fmt_rate(own)}"
+        why = own.get("unavailable") if own.get("numerator") is None else ""  # no figure at all: say why
+        return f"{label} {fmt_rate(own)}" + (f" ({printable(why, 60)})" if why else "")
     value = own.get("value")
     why = printable(own.get("unavailable") or "not computable on this selection", 60)
     shown = f"{float(value):.3f}" if value is not None else f"n/a ({why})"
@@ -68,7 +69,7 @@ def _figure_lines(block: Mapping[str, Any], indent: str) -> list[str]:
              "{missing_predictions} | infra errors {infra_errors} | cached {cached} | not run {not_run}".format(**block)]
     lines.extend(f"{indent}{printable(extra['label'])} {fmt_rate(extra)}" for extra in own.get("secondary", []))
     same = (own.get("numerator"), own.get("denominator")) == (block["over_eligible"]["numerator"], block["over_eligible"]["denominator"])
-    if own.get("source") == "suite" and not same:
+    if own.get("source") != "generic" and not same:
         lines.append(f"{indent}passed {fmt_rate(block['over_eligible'])} over eligible (evaluated minus infra errors)")
     lines.append(f"{indent}passed {fmt_rate(block['over_all'])} over all selected (invalid, infra, not run count as failures)")
     if block["by_reason"]:

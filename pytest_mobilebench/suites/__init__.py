@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any, final
 
 from pytest_mobilebench.agents.options import AGENT_OPTIONS
 from pytest_mobilebench.suites.base import (
+    GENERIC_HEADLINE,
     Column,
     EvalContext,
+    Headline,
     LoadedRecord,
     ManifestError,
     Option,
@@ -38,7 +40,8 @@ from pytest_mobilebench.suites.base import (
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
 
-__all__ = ["AGENT_OPTIONS", "BUILTIN_SUITES", "LazySuite", "SuiteRegistry", "UnavailableSuite", "builtin_registry"]
+__all__ = ["AGENT_OPTIONS", "BUILTIN_SUITES", "LazySuite", "SuiteRegistry", "UnavailableSuite", "builtin_registry",
+           "builtin_surface", "headline_of"]
 
 #: the built-in suites, by name; each one's surface (which names its implementation module) is
 #: ``pytest_mobilebench.suites.declared.<name>``
@@ -91,7 +94,8 @@ class UnavailableSuite:
 class LazySuite:
     """A suite known by its surface until :meth:`load` imports the implementation (once).
 
-    ``name``, ``options``, ``markers``, ``columns``, ``fixtures`` and ``fixture_module`` are the surface's.
+    ``name``, ``options``, ``markers``, ``columns``, ``fixtures``, ``fixture_module`` and ``headline`` are the
+    surface's.
 
     Raises (from :meth:`load`):
         SuiteContractError: the implementation does not implement :class:`Suite`, or declares other options,
@@ -108,6 +112,7 @@ class LazySuite:
     columns = property(lambda self: self.surface.columns)
     fixtures = property(lambda self: self.surface.fixtures)
     fixture_module = property(lambda self: self.surface.fixture_module)
+    headline = property(lambda self: self.surface.headline)
 
     @property
     def loaded(self) -> bool:
@@ -200,6 +205,10 @@ class SuiteRegistry(dict[str, Suite]):
         suite = dict.__getitem__(self, name)
         return not isinstance(suite, LazySuite) or suite.loaded
 
+    def headlines(self) -> dict[str, Headline]:
+        """``{name: the suite's declared headline}`` (:func:`headline_of`), nothing imported."""
+        return {name: headline_of(suite) for name, suite in self.declared().items()}
+
     def options(self) -> list[Option]:
         """The live agents' shared options (declared once by the plugin), then every registered suite's own
         (from surfaces: nothing imported)."""
@@ -213,10 +222,23 @@ def _import_suite(name: str, module: str) -> Suite:
         return UnavailableSuite(name, exc)  # type: ignore[return-value]
 
 
+def builtin_surface(name: str) -> SuiteSurface | None:
+    """The surface of built-in suite ``name`` (its declaration module alone is imported), None for another name."""
+    if name not in BUILTIN_SUITES:
+        return None
+    return importlib.import_module(f"pytest_mobilebench.suites.declared.{name}").SURFACE  # type: ignore[no-any-return]
+
+
+def headline_of(suite: Any) -> Headline:
+    """A registered suite's declared :class:`~pytest_mobilebench.suites.base.Headline` (a lazy suite's from its
+    surface, a suite object's from its ``headline`` attribute), else ``GENERIC_HEADLINE``."""
+    own = getattr(suite, "headline", None)
+    return own if isinstance(own, Headline) else GENERIC_HEADLINE
+
+
 def builtin_registry(on_add: Callable[[Suite], None] | None = None) -> SuiteRegistry:
     """A fresh registry holding the built-in suites, each as a :class:`LazySuite` (nothing imported yet)."""
     registry = SuiteRegistry(on_add)
     for name in BUILTIN_SUITES:
-        surface = importlib.import_module(f"pytest_mobilebench.suites.declared.{name}").SURFACE
-        registry[name] = LazySuite(surface)  # type: ignore[assignment]
+        registry[name] = LazySuite(builtin_surface(name))  # type: ignore[arg-type, assignment]
     return registry

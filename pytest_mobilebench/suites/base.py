@@ -13,14 +13,14 @@ import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, final, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, final, runtime_checkable
 
 from pytest_mobilebench.options import Option
 
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
 
-__all__ = ["Column", "EvalContext", "LoadedRecord", "ManifestError", "Option", "INFRA_REASON", "ItemResult", "ResultContractError", "Suite", "SuiteContractError", "SuiteSurface", "check_suite"]
+__all__ = ["GENERIC_HEADLINE", "NO_RESULT", "Column", "EvalContext", "Headline", "LoadedRecord", "ManifestError", "Option", "INFRA_REASON", "ItemResult", "ResultContractError", "Suite", "SuiteContractError", "SuiteSurface", "check_suite"]
 
 T = TypeVar("T")
 
@@ -119,6 +119,39 @@ class Column:
 
 
 @dataclasses.dataclass(frozen=True)
+class Headline:
+    """How a suite's one headline figure reads, declared once (on its surface): the suite's ``summarize()``
+    labels its ``headline`` with it, and the reports use it when there is no table to read (a suite or a model
+    with no result: an interrupted run, a model that finished nothing), so the figure keeps one label and one
+    format whatever the selection.
+
+    Attributes:
+        label: the figure's name as shown (``"resolution rate"``, ``"NavPassRate"``, ``"Overall"``, ``"Pass@1"``).
+        kind: ``"rate"`` (value = numerator / denominator, with a Wilson 95% interval) or ``"score"`` (a weighted
+            figure such as the planner's Overall: no interval; shown ``n/a (<why>)`` when it has no value).
+        over_items: True when the figure is items passed / items eligible (evaluated minus infrastructure
+            errors), so the report may compute it from the results alone when the suite's table has none.
+    """
+
+    label: str
+    kind: Literal["rate", "score"] = "rate"
+    over_items: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("rate", "score"):
+            raise ValueError(f"headline kind must be 'rate' or 'score', not {self.kind!r}")
+        if self.over_items and self.kind != "rate":
+            raise ValueError("a headline over items is a rate (numerator / denominator), not a score")
+
+
+#: the headline of a suite that declares none: items passed / eligible
+GENERIC_HEADLINE: Final = Headline("pass rate", over_items=True)
+
+#: why a headline figure has no value when its suite (or model) has no result
+NO_RESULT: Final = "no result"
+
+
+@dataclasses.dataclass(frozen=True)
 class SuiteSurface:
     """What a suite shows before its implementation is imported: enough to declare its options and markers,
     show its columns and route files to it. A built-in suite's surface lives in
@@ -133,6 +166,8 @@ class SuiteSurface:
             computed from registries, such as frameworks', are declared when the implementation is imported).
         datasets: glob patterns of the ``--dataset`` file names the suite's ``load_dataset`` may read (``()``:
             it reads none, so a dataset never imports it).
+        headline: the label and kind of the suite's headline figure (:class:`Headline`); its ``summarize()``
+            reads them from here.
     """
 
     name: str
@@ -143,6 +178,7 @@ class SuiteSurface:
     fixtures: tuple[str, ...] = ()
     fixture_module: str | None = None
     datasets: tuple[str, ...] = ()
+    headline: Headline = GENERIC_HEADLINE
 
 
 @runtime_checkable
@@ -150,7 +186,9 @@ class Suite(Protocol):
     """One evaluation protocol: a folder ``pytest_mobilebench/suites/<name>/`` whose ``SUITE`` implements this.
 
     Every member is required (the registry checks them when the suite is registered, see
-    :func:`check_suite`); a suite with nothing to say returns an empty value.
+    :func:`check_suite`); a suite with nothing to say returns an empty value. One member is optional:
+    ``headline``, a :class:`Headline` (the label and kind of its ``summarize()["headline"]``, used by the reports
+    when a suite or model has no result); without it the reports say :data:`GENERIC_HEADLINE`.
     """
 
     name: str
@@ -243,6 +281,8 @@ def check_suite(suite: Any, name: str | None = None) -> None:
             problems.append("'options' must hold pytest_mobilebench.suites.base.Option objects")
         if not all(isinstance(c, Column) for c in suite.columns):
             problems.append("'columns' must hold pytest_mobilebench.suites.base.Column objects")
+        if not isinstance(getattr(suite, "headline", GENERIC_HEADLINE), Headline):
+            problems.append("'headline' must be a pytest_mobilebench.suites.base.Headline")
         if not isinstance(suite.markers, Mapping):
             problems.append("'markers' must map marker names to descriptions")
         if isinstance(suite.fixtures, str) or not all(isinstance(f, str) for f in suite.fixtures):

@@ -210,7 +210,7 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """NavPassRate pooled over every navigation spec of the apps evaluated without an infrastructure error,
     with the build pass rate beside it (MobileForge, seed 002: build and navigation axes).
 
-    Returns ``{"label", "numerator", "denominator", "value", "ci95", "note", "infra", "build_pass"}``;
+    Returns ``{"label", "kind", "numerator", "denominator", "value", "ci95", "note", "infra", "build_pass"}``;
     ``ci95`` is the Wilson 95% interval; ``build_pass`` has the same shape for built apps / evaluated apps.
     """
     evaluated = [r for r in results if not r.get("retryable")]
@@ -218,7 +218,8 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     passed = sum(1 for n in nav if n.get("passed"))
     built = sum(1 for r in evaluated if r.get("properties", {}).get("build_ok"))
     return {
-        "label": "NavPassRate",
+        "label": surface.HEADLINE.label,
+        "kind": surface.HEADLINE.kind,
         "numerator": passed,
         "denominator": len(nav),
         "value": (passed / len(nav)) if nav else None,

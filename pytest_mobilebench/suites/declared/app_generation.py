@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from pytest_mobilebench.suites.base import Column, Option, SuiteSurface
+from pytest_mobilebench.suites.base import Column, Headline, Option, SuiteSurface
 
-__all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS", "SURFACE"]
+__all__ = ["COLUMNS", "FIXTURES", "HEADLINE", "MARKERS", "OPTIONS", "SURFACE"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-price-table",), "mb_price_table", "app generation: JSON price table (USD per million tokens)",
@@ -41,7 +41,10 @@ COLUMNS: Final[tuple[Column, ...]] = (
 #: builds on this host) each item requests; see pytest_mobilebench.fixtures
 FIXTURES: Final[tuple[str, ...]] = ("mb_browser", "mb_runtime", "mb_agent")
 
+#: the headline: navigation specs passed / specs run (pooled over apps), Wilson 95% interval; not items
+HEADLINE: Final = Headline("NavPassRate", kind="rate")
+
 SURFACE: Final = SuiteSurface(
     name="app_generation", module="pytest_mobilebench.suites.app_generation", options=OPTIONS, markers=MARKERS,
-    columns=COLUMNS, fixtures=FIXTURES,
+    columns=COLUMNS, fixtures=FIXTURES, headline=HEADLINE,
 )

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from pytest_mobilebench.suites.base import Column, Option, SuiteSurface
+from pytest_mobilebench.suites.base import Column, Headline, Option, SuiteSurface
 
-__all__ = ["COLUMNS", "MARKERS", "OPTIONS", "SURFACE"]
+__all__ = ["COLUMNS", "HEADLINE", "MARKERS", "OPTIONS", "SURFACE"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-devices",), "mb_devices", "device serials for the pool, comma-separated (never shut down)",
@@ -48,8 +48,11 @@ MARKERS: Final[dict[str, str]] = {
     "hard": "difficulty hard",
 }
 
+#: the headline: Pass@1 = resolved / eligible records (infrastructure left out), Wilson 95% interval
+HEADLINE: Final = Headline("Pass@1", kind="rate", over_items=True)
+
 SURFACE: Final = SuiteSurface(
     name="device_repair", module="pytest_mobilebench.suites.device_repair", options=OPTIONS, markers=MARKERS,
     columns=COLUMNS, fixtures=("mb_device_pool", "mb_runtime", "mb_agent"),
-    fixture_module="pytest_mobilebench.suites.device_repair.fixtures",
+    fixture_module="pytest_mobilebench.suites.device_repair.fixtures", headline=HEADLINE,
 )

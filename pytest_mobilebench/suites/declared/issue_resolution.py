@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from pytest_mobilebench.suites.base import Column, Option, SuiteSurface
+from pytest_mobilebench.suites.base import Column, Headline, Option, SuiteSurface
 
-__all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS", "SURFACE"]
+__all__ = ["COLUMNS", "FIXTURES", "HEADLINE", "MARKERS", "OPTIONS", "SURFACE"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--dataset-framework",), "dataset_framework", "framework of --dataset rows that lack one"),
@@ -63,7 +63,11 @@ COLUMNS: Final[tuple[Column, ...]] = (
 #: ``mb_agent``: the live agent's ``(Endpoint, Limits)``; naming it keys the results on the agent options
 FIXTURES: Final[tuple[str, ...]] = ("mb_runtime", "mb_agent")
 
+#: the headline: resolved / eligible items (evaluated minus infrastructure errors), Wilson 95% interval
+HEADLINE: Final = Headline("resolution rate", kind="rate", over_items=True)
+
 SURFACE: Final = SuiteSurface(
     name="issue_resolution", module="pytest_mobilebench.suites.issue_resolution", options=OPTIONS, markers=MARKERS,
     columns=COLUMNS, fixtures=FIXTURES, datasets=("*",),  # any file: the rows say their dialect
+    headline=HEADLINE,
 )

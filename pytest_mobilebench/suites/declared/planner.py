@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Final
 
 from pytest_mobilebench.agents.options import AGENT_FIXTURE
-from pytest_mobilebench.suites.base import Column, Option, SuiteSurface
+from pytest_mobilebench.suites.base import Column, Headline, Option, SuiteSurface
 
-__all__ = ["COLUMNS", "FIXTURES", "MARKERS", "OPTIONS", "SURFACE"]
+__all__ = ["COLUMNS", "FIXTURES", "HEADLINE", "MARKERS", "OPTIONS", "SURFACE"]
 
 
 #: the live options are the shared ones (``--mb-agent-*``, ``--mb-trials``: :mod:`pytest_mobilebench.agents.options`)
@@ -26,7 +26,10 @@ COLUMNS: Final[tuple[Column, ...]] = (Column("Score", "score"), Column("Bucket",
 #: this suite as an agent driver: the shared agent options key its results
 FIXTURES: Final[tuple[str, ...]] = ("planner_agent", AGENT_FIXTURE)
 
+#: the headline: the weighted Overall (MobilePA-Bench 50/10/20/20), a score: no interval, n/a on a subset
+HEADLINE: Final = Headline("Overall", kind="score")
+
 SURFACE: Final = SuiteSurface(
     name="planner", module="pytest_mobilebench.suites.planner", options=OPTIONS, markers=MARKERS, columns=COLUMNS,
-    fixtures=FIXTURES, fixture_module="pytest_mobilebench.suites.planner.fixtures",
+    fixtures=FIXTURES, fixture_module="pytest_mobilebench.suites.planner.fixtures", headline=HEADLINE,
 )

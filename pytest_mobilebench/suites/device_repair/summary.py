@@ -28,6 +28,7 @@ from pytest_mobilebench.metrics import (
     stratify,
     wilson_interval,
 )
+from pytest_mobilebench.suites.declared.device_repair import HEADLINE
 
 __all__ = ["K_VALUES", "agreement", "infra_rates", "summarize"]
 
@@ -113,7 +114,8 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         note += "; infrastructure far above the reference's: " + "; ".join(rates["callouts"])
     return {
         "headline": {
-            "label": "Pass@1",
+            "label": HEADLINE.label,
+            "kind": HEADLINE.kind,
             "numerator": resolved,
             "denominator": len(eligible),
             "value": pass_at_1(resolved, len(eligible)) if eligible else None,

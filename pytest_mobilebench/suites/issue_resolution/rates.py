@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_mobilebench.metrics import wilson_interval
 from pytest_mobilebench.predictions import GOLD
+from pytest_mobilebench.suites.declared.issue_resolution import HEADLINE
 
 __all__ = ["headline", "infra_callouts"]
 
@@ -16,7 +17,7 @@ __all__ = ["headline", "infra_callouts"]
 def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Resolution rate over the eligible items (infrastructure outcomes excluded, counted apart and named).
 
-    Returns ``{"label", "numerator", "denominator", "value", "ci95", "note", "infra", "infra_left_out",
+    Returns ``{"label", "kind", "numerator", "denominator", "value", "ci95", "note", "infra", "infra_left_out",
     "infra_callouts"}``; ``value`` is None when nothing was eligible; ``ci95`` is the Wilson 95% interval
     (:func:`pytest_mobilebench.metrics.wilson_interval`); ``infra_left_out`` lists the ``model: instance``
     items infrastructure left out (after their retries); ``infra_callouts`` is :func:`infra_callouts`.
@@ -31,7 +32,8 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     note += "".join(f"; {c['model']}: infra on {c['infra']}/{c['items']} items, the reference on {c['reference_infra']}"
                     for c in callouts)  # fmt: skip
     return {
-        "label": "resolution rate",
+        "label": HEADLINE.label,
+        "kind": HEADLINE.kind,
         "numerator": resolved,
         "denominator": eligible,
         "value": (resolved / eligible) if eligible else None,

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from pytest_mobilebench.metrics import trial_summary, wilson_interval
+from pytest_mobilebench.suites.base import NO_RESULT
+from pytest_mobilebench.suites.declared.planner import HEADLINE
 
 __all__ = ["WEIGHTS", "overall", "summarize_results"]
 
@@ -100,16 +102,17 @@ def summarize_results(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     tables = {m: _model_table(rows) for m, rows in sorted(per_model.items())}
     if len(tables) == 1:
         (model, t), = tables.items()
-        head = {"label": "Overall", "numerator": t["passed"], "denominator": t["tasks"], "value": t["overall"],
-                "ci95": None, "kind": "score", "unavailable": "needs a task of all four dimensions",
+        head = {"label": HEADLINE.label, "numerator": t["passed"], "denominator": t["tasks"], "value": t["overall"],
+                "ci95": None, "kind": HEADLINE.kind, "unavailable": "needs a task of all four dimensions",
                 "note": f"{model}: value = 0.50 basic + 0.10 sub-agent + 0.20 memory + 0.20 skill success "
                         "(MobilePA-Bench weights; None unless all four dimensions ran); numerator/denominator = "
                         "tasks passed / tasks graded (infra errors excluded)"}
     elif not tables:
-        head = {"label": "Overall", "numerator": 0, "denominator": 0, "value": None, "ci95": None, "note": "no task graded"}
+        head = {"label": HEADLINE.label, "numerator": 0, "denominator": 0, "value": None, "ci95": None,
+                "kind": HEADLINE.kind, "unavailable": NO_RESULT, "note": "no task graded"}
     else:
-        head = {"label": "Overall", "numerator": sum(t["passed"] for t in tables.values()),
+        head = {"label": HEADLINE.label, "numerator": sum(t["passed"] for t in tables.values()),
                 "denominator": sum(t["tasks"] for t in tables.values()), "value": None, "ci95": None,
-                "kind": "score", "unavailable": "per model only",
+                "kind": HEADLINE.kind, "unavailable": "per model only",
                 "note": f"{len(tables)} models: each one's Overall is in its own headline (summary: by_model)"}
     return {"headline": head, "by_model": tables}
