@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, final
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.runtime.base import InfraError
@@ -47,19 +48,28 @@ def __getattr__(name: str) -> Any:
         AttributeError: ``name`` is none of them (the import system then tries a submodule of that name).
     """
     if name in _FROM_EVALUATION:
-        from pytest_mobilebench.suites.issue_resolution import evaluation
-
-        return getattr(evaluation, name)
+        return getattr(_evaluation_module(), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _evaluator() -> IssueResolutionEvaluator:
-    """The evaluating half, imported on first use. The one import of :mod:`.evaluation` outside
-    :func:`__getattr__`, written as an import statement so that the result cache's code fingerprint
-    (:func:`pytest_mobilebench.cache.suite_fingerprint`, which reads imports inside functions too) covers it."""
-    from pytest_mobilebench.suites.issue_resolution import evaluation
+def _evaluation_module() -> ModuleType:
+    """:mod:`.evaluation`, imported on first use: the one import of the evaluating half.
 
-    return evaluation.EVALUATOR
+    An import statement (not :mod:`importlib`), so that the result cache's code fingerprint
+    (:func:`pytest_mobilebench.cache.suite_fingerprint`, which reads imports inside functions too) covers it;
+    ``import a.b.evaluation``, not ``from a.b import evaluation``: the latter would return the package's
+    attribute even after ``sys.modules`` dropped the module (as an in-process pytester run does with the
+    modules first imported during it), and a dropped evaluation module holds the dropped
+    :mod:`~pytest_mobilebench.predictions` classes the plugin no longer makes predictions of.
+    """
+    import pytest_mobilebench.suites.issue_resolution.evaluation as evaluation
+
+    return evaluation
+
+
+def _evaluator() -> IssueResolutionEvaluator:
+    """The evaluating half's :data:`~.evaluation.EVALUATOR` (:func:`_evaluation_module`)."""
+    return cast("IssueResolutionEvaluator", _evaluation_module().EVALUATOR)
 
 
 def docker_answers(timeout_s: float = 5) -> bool:
