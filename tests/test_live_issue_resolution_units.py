@@ -20,6 +20,7 @@ from pytest_mobilebench.predictions import load_predictions
 from pytest_mobilebench.report.transcripts import transcripts_section
 from pytest_mobilebench.runtime.egress import ModelForwarder
 from pytest_mobilebench.suites.issue_resolution import SUITE
+from pytest_mobilebench.suites.issue_resolution.evaluation import EVALUATOR
 from pytest_mobilebench.suites.issue_resolution.live import live_model
 
 
@@ -224,12 +225,12 @@ def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_p
     row = patch_row(record.instance_id, "m", taken)
     assert row["model_patch"] == "" and row["patch_too_large"] == {"bytes": (1 << 20) + 1, "max_bytes": 1 << 20}
     base = {"instance_id": record.instance_id, "flags": [], "model_name_or_path": "m"}
-    huge = _grade(SUITE, record.record, _Ctx(tmp_path / "live", LocalLike()), dict(base), Prediction.from_entry(row), taken)
+    huge = _grade(EVALUATOR, record.record, _Ctx(tmp_path / "live", LocalLike()), dict(base), Prediction.from_entry(row), taken)
     assert huge["reason"] == "policy_violation" and huge["passed"] is False and not huge["retryable"]
     assert huge["policy_violations"] == [f"patch_too_large: the taken patch has over {1 << 20} bytes"]
     # the written row, re-read from a file, is refused the same way (never an empty patch)
     (tmp_path / "p.jsonl").write_text(json.dumps(row) + "\n")
     again = load_predictions([str(tmp_path / "p.jsonl")]).get(record.instance_id, "m")
     assert again.withheld is not None and again.withheld.max_bytes == 1 << 20
-    regraded = SUITE._grade_candidate(record.record, again, _Ctx(tmp_path / "file", LocalLike()), dict(base))
+    regraded = EVALUATOR._grade_candidate(record.record, again, _Ctx(tmp_path / "file", LocalLike()), dict(base))
     assert (regraded["reason"], regraded["policy_violations"]) == (huge["reason"], huge["policy_violations"])

@@ -119,6 +119,29 @@ def test_a_suite_is_imported_with_its_first_file_and_its_items_share_closure_and
     assert closures == 1  # one fixture closure for the file, as one parametrize shares one
 
 
+#: the issue-resolution suite's evaluating half and what only it imports: never needed to collect a manifest
+IR_EVALUATION_MODULES = (
+    "pytest_mobilebench.suites.issue_resolution.evaluation", "pytest_mobilebench.suites.issue_resolution.judge",
+    "pytest_mobilebench.suites.issue_resolution.attribution", "pytest_mobilebench.suites.issue_resolution.policy",
+    "pytest_mobilebench.suites.issue_resolution.grading", "pytest_mobilebench.frameworks.react_native.harness",
+    "pytest_mobilebench.parsers", "pytest_mobilebench.patch", "pytest_mobilebench.runtime.repos",
+    "pytest_mobilebench.trust",
+)
+
+
+def test_collecting_an_issue_resolution_manifest_imports_its_loading_half_only(tmp_path: Path) -> None:
+    """Issue 23: the records' loading (manifest models, framework registry, markers) comes with the file; the
+    evaluating half (judge, attribution, policy, grading, the jest harness, every parser, unidiff) waits for
+    the first item to run."""
+    example = ROOT / "cases" / "examples" / "mobilebench__counter.yaml"
+    (tmp_path / example.name).write_text(example.read_text(encoding="utf-8"), encoding="utf-8")
+    found = _run(tmp_path, example.name)
+    assert found["items"] == 2
+    assert "pytest_mobilebench.suites.issue_resolution.manifest" in found["ours"]
+    assert [n for n in found["ours"] if n.startswith(IR_EVALUATION_MODULES)] == []
+    assert "unidiff" not in found["others"]
+
+
 @pytest.mark.parametrize("strict", [False, True])
 def test_markers_computed_by_an_implementation_are_declared_before_its_items(tmp_path: Path, strict: bool) -> None:
     """The planner's dimension markers are not on its surface: they are declared when its first file comes,

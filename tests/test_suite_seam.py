@@ -335,6 +335,31 @@ def test_a_suites_cache_fingerprint_follows_its_own_code_only(tmp_path: Path, mo
     cache.suite_fingerprint.cache_clear()
 
 
+@pytest.mark.parametrize("changed", ["suites/issue_resolution/evaluation.py", "suites/issue_resolution/judge.py",
+                                     "frameworks/react_native/harness.py", "patch.py"])
+def test_the_issue_resolution_fingerprint_covers_its_lazily_imported_evaluation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: str) -> None:
+    """The suite's package imports its evaluating half inside a function (issue 23); a change to that half,
+    or to what only it imports, still changes the suite's cache fingerprint. A copy of the real package."""
+    import shutil
+
+    from pytest_mobilebench import cache
+
+    package = tmp_path / "pytest_mobilebench"
+    shutil.copytree(cache.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "PACKAGE_DIR", package)
+    module = "pytest_mobilebench.suites.issue_resolution"
+    cache.suite_fingerprint.cache_clear()
+    before = cache.suite_fingerprint(module)
+    with (package / changed).open("a", encoding="utf-8") as fh:
+        fh.write("\n# changed\n")
+    cache.suite_fingerprint.cache_clear()
+    try:
+        assert cache.suite_fingerprint(module) != before
+    finally:
+        cache.suite_fingerprint.cache_clear()
+
+
 def test_results_are_checked_and_retryable_follows_the_reason(pytester: pytest.Pytester) -> None:
     """A suite that raises, returns a reason outside its vocabulary, or calls an infra reason not retryable:
     the first two become harness errors (infra), the third is retryable anyway; none is cached."""

@@ -62,7 +62,7 @@ from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
     from pytest_mobilebench.suites.base import EvalContext
-    from pytest_mobilebench.suites.issue_resolution import IssueResolutionSuite
+    from pytest_mobilebench.suites.issue_resolution.evaluation import IssueResolutionEvaluator
     from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 
 __all__ = ["PREDICTIONS_FILE", "agent_table", "append_prediction", "evaluate_live", "live_model"]
@@ -93,7 +93,7 @@ def live_model(options: Mapping[str, Any]) -> str | None:
     return agent_options.live_model(options, prompt=True)
 
 
-def evaluate_live(suite: IssueResolutionSuite, instance: IssueInstance, ctx: EvalContext,
+def evaluate_live(suite: IssueResolutionEvaluator, instance: IssueInstance, ctx: EvalContext,
                   base: dict[str, Any], *, trial: int | None = None) -> dict[str, Any]:
     """One live item: agent in a sandbox, patch taken and written, then graded by the normal path. ``trial``:
     which of K trials this item is (its own sandbox, evidence folder, written row and grading container).
@@ -102,7 +102,7 @@ def evaluate_live(suite: IssueResolutionSuite, instance: IssueInstance, ctx: Eva
         InfraError: the sandbox could not be made, the endpoint failed after the retries (``AgentInfraError``),
             or the runtime hosts no agents (``platform_unavailable``).
     """
-    from pytest_mobilebench.suites.issue_resolution import runtime_for, workspace_spec
+    from pytest_mobilebench.suites.issue_resolution.evaluation import runtime_for, workspace_spec
 
     runtime = runtime_for(ctx, trusted=False)
     if not isinstance(runtime, AgentSandboxRuntime):
@@ -153,7 +153,7 @@ def render_prompt(options: Mapping[str, Any], instance: IssueInstance) -> Any:
         "framework": instance.framework, "workdir": AgentSandbox.workdir})
 
 
-def _grade(suite: IssueResolutionSuite, instance: IssueInstance, ctx: EvalContext, base: dict[str, Any],
+def _grade(suite: IssueResolutionEvaluator, instance: IssueInstance, ctx: EvalContext, base: dict[str, Any],
            prediction: Prediction, taken: TakenPatch) -> dict[str, Any]:
     """``prediction`` (exactly the row written for ``taken``) through the suite's file-prediction path: a patch
     withheld as too large is the policy's refusal there, live and on a re-grade alike."""

@@ -1,6 +1,6 @@
 """Re-grading an issue-resolution item from its evidence folder, through the live run's grading step.
 
-The live run ends in ``IssueResolutionSuite._finish(instance, base, outcome, gold_patch, info)``; re-grading
+The live run ends in ``IssueResolutionEvaluator._finish(instance, base, outcome, gold_patch, info)``; re-grading
 rebuilds its inputs from what the run left in the evidence folder and calls the same method:
 
 * ``outcome``, flags, touched test files and policy violations from :func:`.judge.judge` on the folder
