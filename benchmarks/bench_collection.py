@@ -6,11 +6,13 @@ YAML manifests (``--per-file`` instances per repository file, default 100) and o
 release, and a ``test_trivial.py`` of one test parametrized over as many values; then times
 ``pytest --collect-only -q`` on each (best, with ``--median`` median, of ``--repeat`` interleaved runs, wall
 seconds, start-up included; every other installed pytest plugin off, see ``_runs.py``; the trivial tests are collected
-with ``-p no:mobilebench``). YAML is timed twice: ``yaml`` reads the parses kept in pytest's cache folder by
-the previous run (:func:`pytest_mobilebench.manifest.yamlfile.read_yaml`), ``yaml-cold`` runs with
-``--cache-clear`` and so parses every manifest. Prints the times and the ratios.
-Targets (issue #23): JSONL and YAML <= 2x the trivial tests; YAML <= 1.1x JSONL (the cold figure is shown
-beside it).
+with ``-p no:mobilebench``). YAML is timed three times: ``yaml`` after an earlier run (pytest's cache folder
+as that run left it), ``yaml-cold`` with ``--cache-clear``, both read by yaml-rs
+(:mod:`pytest_mobilebench.manifest.fastyaml`); ``yaml-libyaml`` collects the same manifests with one line
+more per file (a quoted date and a comment holding it plain: the fast reading cannot tell which is the value) that sends
+every file to libyaml, with ``--cache-clear``: the cost of a file the fast reading leaves to PyYAML, shown,
+not a target. Prints the times and the ratios.
+Targets (issue #23): JSONL and YAML <= 2x the trivial tests; YAML <= 1.1x JSONL, from a cold cache too.
 
 Usage: ``python benchmarks/bench_collection.py [--instances 10000] [--per-file 100] [--repeat 3] [--median] [--no-bytecode]``
 Exit status 1 when a run does not collect exactly the generated number of items, 2 when a target is missed.
@@ -44,21 +46,25 @@ def instance(repo_index: int, number: int) -> dict[str, object]:
     }
 
 
-def write_inputs(folder: Path, total: int, per_file: int) -> tuple[Path, Path]:
-    """Write ``yaml/*.yaml`` manifests and ``release.jsonl`` holding the same instances."""
-    yaml_dir = folder / "yaml"
+def write_inputs(folder: Path, total: int, per_file: int) -> tuple[Path, Path, Path]:
+    """Write ``yaml/*.yaml`` manifests, the same under ``yaml-libyaml/`` with a first line the fast reading
+    leaves to libyaml, and ``release.jsonl`` holding the same instances."""
+    yaml_dir, slow_dir = folder / "yaml", folder / "yaml-libyaml"
     yaml_dir.mkdir()
+    slow_dir.mkdir()
     rows = []
     for repo_index in range((total + per_file - 1) // per_file):
         count = min(per_file, total - repo_index * per_file)
         instances = [instance(repo_index, n) for n in range(count)]
         manifest = {"suite": "issue_resolution", "repo": f"owner{repo_index}/app", "framework": "react-native",
                     "instances": instances}
-        (yaml_dir / f"owner{repo_index}__app.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+        text = yaml.safe_dump(manifest, sort_keys=False)
+        (yaml_dir / f"owner{repo_index}__app.yaml").write_text(text)
+        (slow_dir / f"owner{repo_index}__app.yaml").write_text(f"# generated 2026-12-02\ncreated_at: \"2026-12-02\"\n{text}")
         rows += [{"repo": f"owner{repo_index}/app", "framework": "react-native", **inst} for inst in instances]
     jsonl = folder / "release.jsonl"
     jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return yaml_dir, jsonl
+    return yaml_dir, slow_dir, jsonl
 
 
 def main() -> int:
@@ -73,12 +79,13 @@ def main() -> int:
         folder = Path(tmp)
         (folder / "pytest.ini").write_text("[pytest]\n")  # rootdir here, not the project's testpaths
         env = bytecode_env(None if args.no_bytecode else folder / "pycache")
-        yaml_dir, jsonl = write_inputs(folder, args.instances, args.per_file)
+        yaml_dir, slow_dir, jsonl = write_inputs(folder, args.instances, args.per_file)
         trivial = folder / "test_trivial.py"
         trivial.write_text(f"import pytest\n\n\n@pytest.mark.parametrize('i', range({args.instances}))\n"
                            "def test_trivial(i):\n    pass\n")
         runs = {"trivial": ((str(trivial),), False), "yaml": ((str(yaml_dir),), True),
-                "jsonl": ((str(jsonl), f"--dataset={jsonl}"), True), "yaml-cold": ((str(yaml_dir), "--cache-clear"), True)}
+                "jsonl": ((str(jsonl), f"--dataset={jsonl}"), True), "yaml-cold": ((str(yaml_dir), "--cache-clear"), True),
+                "yaml-libyaml": ((str(slow_dir), "--cache-clear"), True)}
         wall, cpu = best_of(args.repeat, runs, folder, env=env, median=args.median,
                             expect=dict.fromkeys(runs, args.instances))
     stat = "median" if args.median else "best"
@@ -87,10 +94,11 @@ def main() -> int:
     print(f"yaml  collection:             {wall['yaml']:7.2f} / {cpu['yaml']:7.2f}")
     print(f"jsonl collection:             {wall['jsonl']:7.2f} / {cpu['jsonl']:7.2f}")
     print(f"yaml collection, cold:        {wall['yaml-cold']:7.2f} / {cpu['yaml-cold']:7.2f}")
+    print(f"yaml read by libyaml, cold:   {wall['yaml-libyaml']:7.2f} / {cpu['yaml-libyaml']:7.2f}")
     lines, met = ratio_lines(wall, cpu, {"jsonl/trivial": ("jsonl", "trivial", 2.0), "yaml/trivial": ("yaml", "trivial", 2.0),
-                                         "yaml/jsonl": ("yaml", "jsonl", 1.1)})
-    lines.append(f"ratio yaml-cold/jsonl: {wall['yaml-cold'] / wall['jsonl']:.2f} wall, "
-                 f"{cpu['yaml-cold'] / cpu['jsonl']:.2f} CPU (every manifest parsed; shown, not a target)")
+                                         "yaml/jsonl": ("yaml", "jsonl", 1.1), "yaml-cold/jsonl": ("yaml-cold", "jsonl", 1.1)})
+    lines.append(f"ratio yaml-libyaml/jsonl: {wall['yaml-libyaml'] / wall['jsonl']:.2f} wall, "
+                 f"{cpu['yaml-libyaml'] / cpu['jsonl']:.2f} CPU (files the fast reading leaves to libyaml; shown, not a target)")
     print("\n".join(lines))
     return 0 if met else 2
 

@@ -28,6 +28,7 @@ import matplotlib.backends.backend_svg
 import matplotlib.figure  # noqa: F401
 import pydantic  # noqa: F401
 import yaml  # noqa: F401
+import yaml_rs  # noqa: F401  (a PyO3 module: the manifests' fast reading)
 
 # property tests run beside Docker builds on 2 cores: a per-example deadline would fail them for the load alone
 from hypothesis import settings  # noqa: E402

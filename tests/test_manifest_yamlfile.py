@@ -120,6 +120,8 @@ def test_an_alias_bomb_is_read_without_walking_every_copy(tmp_path: Path) -> Non
 
 
 # ----------------------------------------------------------------------- stored parses (issue 23)
+# Only what the fast reading (yaml-rs, tests/test_manifest_fastyaml.py) leaves to libyaml is stored: these
+# manifests hold a YAML 1.1 boolean ("flag: yes") so that libyaml reads them.
 
 def _stored(cache: Path) -> list[Path]:
     return sorted(cache.glob("*.json"))
@@ -129,7 +131,7 @@ def test_a_stored_parse_is_read_back_for_the_same_bytes_and_dropped_when_a_byte_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
     manifest = tmp_path / "m.yaml"
-    manifest.write_text("suite: x\ninstances:\n  - instance_id: a\n    n: 1\n  - instance_id: b\n    n: 2.5\n")
+    manifest.write_text("suite: x\nflag: yes\ninstances:\n  - instance_id: a\n    n: 1\n  - instance_id: b\n    n: 2.5\n")
     first = read_yaml(manifest, cache)
     assert len(_stored(cache)) == 1
     parsed: list[object] = []
@@ -158,7 +160,7 @@ def test_a_document_json_cannot_hold_exactly_is_never_stored(tmp_path: Path, tex
 def test_a_broken_or_foreign_stored_parse_is_ignored_and_errors_are_never_stored(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     manifest = tmp_path / "m.yaml"
-    manifest.write_text("suite: x\nrepo: a/b\n")
+    manifest.write_text("suite: x\nrepo: a/b\nflag: yes\n")
     read_yaml(manifest, cache)
     (stored,) = _stored(cache)
     stored.write_text('{"format": 1, "sha256": "0", "data": {"suite": "forged"}}')  # another file's bytes

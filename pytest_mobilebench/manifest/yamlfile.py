@@ -1,19 +1,22 @@
 """Reading manifest files with line numbers, so every error can point at its place.
 
 A manifest is one YAML mapping per file. :func:`read_yaml` returns the data together with the line of
-each top-level key and of each entry of the ``instances`` (or another named) sequence, taken from
-PyYAML's node marks.
+each top-level key and of each entry of the ``instances`` (or another named) sequence.
 
-The file is parsed once: libyaml's C parser and composer (``yaml.CSafeLoader``, which keeps the node
-marks) build the node tree, the data is constructed from that same tree with the safe constructor, and
-the lines are read off it. Without libyaml the pure-Python ``yaml.SafeLoader`` does the same, slower.
+Meaning is PyYAML's safe loader's (YAML 1.1). A file is read once, by the first of:
 
-Even libyaml leaves the construction of every node to Python (about ten times the cost of ``json`` for
-the same records), so :func:`read_yaml` can keep what it parsed: given a ``cache_dir`` (the plugin passes
-pytest's cache folder, ``.pytest_cache/d/mobilebench-manifests``), a parsed manifest is stored there as
-JSON, one file per manifest path, under the SHA-256 of the manifest's bytes; the next read of the same bytes
-loads that JSON instead of parsing (a changed byte parses again). A document JSON cannot hold exactly
-(dates, non-string keys, NaN) and a file with an error are never stored.
+1. :func:`.fastyaml.fast_read`: yaml-rs (Rust), when nothing in the text can read otherwise under YAML 1.1 (see
+   that module); the lines are read off the text and checked against the data; a field's line, asked only to
+   word an error, comes from libyaml then (:meth:`YamlDocument.line_of`);
+2. a parse kept from an earlier run: given a ``cache_dir`` (the plugin passes pytest's cache folder,
+   ``.pytest_cache/d/mobilebench-manifests``), a manifest read by libyaml is stored there as JSON, one file
+   per manifest path, under the SHA-256 of the manifest's bytes; the next read of the same bytes loads that
+   JSON (a changed byte parses again). A document JSON cannot hold exactly (dates, non-string keys, NaN) and
+   a file with an error are never stored;
+3. libyaml: its C parser and composer (``yaml.CSafeLoader``, which keeps the node marks) build the node tree,
+   the data is constructed from that same tree with the safe constructor (in Python: about thirty times the
+   cost of ``json`` for the same records), the lines are read off the marks. Without libyaml the pure-Python
+   ``yaml.SafeLoader`` does the same, slower.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, Final
 
 import yaml
 
+from pytest_mobilebench.manifest.fastyaml import fast_read
 from pytest_mobilebench.suggest import closest
 from pytest_mobilebench.suites.base import ManifestError
 
@@ -49,6 +53,9 @@ class YamlDocument:
     data: dict[str, Any]
     key_lines: dict[str, int]
     item_lines: dict[str, list[tuple[int, dict[str, int]]]]
+    #: the file's text when the document was read by :func:`.fastyaml.fast_read`, whose ``item_lines`` hold
+    #: no field lines: the first :meth:`line_of` asking for a field parses the text with libyaml for them
+    text: str | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def line_of(self, key: str, index: int | None = None, field: str | None = None) -> int | None:
         """Best-known line of a top-level key, an entry of its sequence, or a field of that entry."""
@@ -58,7 +65,22 @@ class YamlDocument:
         if index >= len(entries):
             return self.key_lines.get(key)
         line, fields = entries[index]
-        return fields.get(field, line) if field else line
+        if not field:
+            return line
+        if self.text is not None:
+            fields = self._with_field_lines().item_lines.get(key, entries)[index][1]
+        return fields.get(field, line)
+
+    def _with_field_lines(self) -> YamlDocument:
+        """This document as libyaml reads it, lines of the fields included (parsed once, on the first ask)."""
+        exact = self.__dict__.get("_exact")
+        if exact is None:
+            try:
+                exact = _parse(self.path, self.text or "")
+            except ManifestError:  # cannot happen for a text yaml-rs read without a risky construct
+                exact = dataclasses.replace(self, text=None)
+            object.__setattr__(self, "_exact", exact)
+        return exact
 
 
 #: libyaml's C loader when PyYAML was built with it (marks kept), else the pure-Python one.
@@ -168,13 +190,16 @@ def read_yaml(path: Path, cache_dir: Path | None = None) -> YamlDocument:
     """
     try:
         raw = path.read_bytes()
-        digest = hashlib.sha256(raw).hexdigest()
-        cached = _cached(cache_dir, path, digest)
-        if cached is not None:
-            return cached
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(path, f"cannot read manifest: {exc}") from exc
+    fast = fast_read(text)
+    if fast is not None:
+        return YamlDocument(path, *fast, text=text)
+    digest = hashlib.sha256(raw).hexdigest()
+    cached = _cached(cache_dir, path, digest)
+    if cached is not None:
+        return cached
     doc = _parse(path, text)
     _store(cache_dir, doc, digest)
     return doc
