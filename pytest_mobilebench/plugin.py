@@ -308,6 +308,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             pytest.exit(problem, returncode=REPORTS_DISK_FULL_EXIT)
 
 
+@pytest.hookimpl
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Remember the benchmark instances ``-k`` / ``-m`` deselected: a prediction for one of them is no typo."""
+    found = sys.modules.get("pytest_mobilebench.items")
+    state = items[0].config.stash.get(STATE, None) if items else None
+    if found is not None and state is not None:
+        state.deselected.update(iid for _, iid in found.selected(items).values())
+
+
 @pytest.hookimpl(trylast=True)  # after -k / -m deselection
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Record the selected benchmark items per suite; refuse to evaluate them without predictions."""
@@ -315,12 +324,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     found = sys.modules.get("pytest_mobilebench.items")  # imported with the first benchmark file, else none
     state.collected = {} if found is None else found.selected(items)
     if not state.is_controller and not config.option.collectonly:
-        from pytest_mobilebench.report.controller import collected_path
+        from pytest_mobilebench.report.controller import collected_path, deselected_path
         from pytest_mobilebench.report.files import atomic_write_json
         from pytest_mobilebench.report.runs import is_disk_full
 
         try:
             atomic_write_json(collected_path(state), state.collected)  # read by the controller (_XdistHooks)
+            atomic_write_json(deselected_path(state), sorted(state.deselected))
         except OSError as exc:  # the disk filled since the controller's probe: counts fall back to results
             if not is_disk_full(exc):
                 raise

@@ -42,6 +42,8 @@ class MobileBenchState:
     collected: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
     #: nodeid -> suite of every invalid instance reported
     invalid: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: instance ids of the benchmark items ``-k`` / ``-m`` deselected: a prediction for one is not "unmatched"
+    deselected: set[str] = dataclasses.field(default_factory=set)
     resources: dict[str, tuple[Any, Callable[[Any], None] | None]] = dataclasses.field(default_factory=dict)
     report_errors: list[str] = dataclasses.field(default_factory=list)  # what could not be written, in words
 

@@ -236,6 +236,23 @@ def test_missing_empty_and_unknown_predictions_in_summary(pytester: pytest.Pytes
     assert summary["unmatched_predictions"] == ["acme__app-99"]
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_prediction_for_a_deselected_instance_is_not_unmatched(pytester: pytest.Pytester, workers: list[str]) -> None:
+    pytester.makefile(".yaml", app=MANIFEST)
+    pytester.makefile(
+        ".jsonl",
+        preds='{"instance_id": "acme__app-1", "model_name_or_path": "m", "model_patch": null}\n'
+        '{"instance_id": "acme__app-2", "model_name_or_path": "m", "model_patch": null}\n'
+        '{"instance_id": "acme__app-99", "model_name_or_path": "m", "model_patch": "x"}\n',
+    )
+    result = pytester.runpytest_subprocess("--predictions=preds.jsonl", "-p", "no:cacheprovider", "-k", "app-1", *workers)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["predictions matching no selected instance: acme__app-99 (did you mean*"])
+    assert "acme__app-2" not in result.stdout.str()  # -k deselected it: no typo to report
+    summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
+    assert summary["unmatched_predictions"] == ["acme__app-99"] and summary["deselected_predictions"] == 1
+
+
 def test_dict_key_that_disagrees_with_instance_id(tmp_path: Path) -> None:
     spec = write(tmp_path, "d.json", json.dumps({"a__b-1": {"instance_id": "a__b-2", "model_name_or_path": "m"}}))
     with pytest.raises(PredictionsError, match=r"key 'a__b-1': the entry's instance_id 'a__b-2' differs from its key"):

@@ -91,7 +91,7 @@ def append_prediction(run_folder: Path, row: Mapping[str, Any]) -> Path:
 
     path = run_folder / PREDICTIONS_FILE
     key = (row["instance_id"], row["model_name_or_path"], row.get("trial"))
-    with FileLock(str(path) + ".lock"):
+    with FileLock(str(run_folder / f".{PREDICTIONS_FILE}.lock")):  # hidden: filelock leaves it on disk
         kept = []
         if path.is_file():
             for line in path.read_text(encoding="utf-8").splitlines():

@@ -20,12 +20,17 @@ from pytest_mobilebench.report.runs import (
 )
 from pytest_mobilebench.state import STATE, MobileBenchState
 
-__all__ = ["Controller", "collected_path", "terminal_summary"]
+__all__ = ["Controller", "collected_path", "deselected_path", "terminal_summary"]
 
 
 def collected_path(state: MobileBenchState) -> Path:
     """``reports/<run>/collected.json``: the selected items, written by xdist workers for the controller."""
     return state.reports_dir / state.run_id / "collected.json"
+
+
+def deselected_path(state: MobileBenchState) -> Path:
+    """``reports/<run>/deselected.json``: the instance ids ``-k`` / ``-m`` deselected, written by xdist workers."""
+    return state.reports_dir / state.run_id / "deselected.json"
 
 
 def _partial_path(state: MobileBenchState) -> Path:
@@ -73,6 +78,7 @@ class Controller:
         exitstatus = int(session.exitstatus)  # as a re-grade set it: the summary says what the process exits with
         if not state.collected:
             state.collected = {k: tuple(v) for k, v in (read_json(collected_path(state)) or {}).items()}
+            state.deselected = {str(i) for i in read_json(deselected_path(state)) or ()}
         nothing = not (state.results or state.collected or state.invalid)
         regrade = bool(self.config.getoption("mb_regrade"))  # a re-grade that used nothing still says so
         if self.config.option.collectonly or nothing or (state.predictions is None and not state.results and not regrade):

@@ -21,6 +21,7 @@ Shape (all plain JSON)::
       "manifest_errors": [str],
       "unmatched_predictions": [str],       # predicted ids that match no selected instance
       "unmatched_suggestions": {id: str}    # for those, the closest selected instance id (a likely typo)
+      "deselected_predictions": int,        # predicted ids of instances -k / -m deselected (not unmatched)
     }
 
 The top-level counts pool every suite and every model (read ``by_model`` first when there are several);
@@ -135,6 +136,7 @@ def build_summary(
     suite_tables: Mapping[str, Any],
     manifest_errors: Sequence[str] = (),
     unmatched_predictions: Sequence[str] = (),
+    deselected_predictions: int = 0,
     selected: Mapping[str, int] | None = None,
     invalid: Mapping[str, int] | None = None,
     instance_ids: Iterable[str] = (),
@@ -150,6 +152,7 @@ def build_summary(
         suite_tables: ``{suite: summarize(...)}``.
         manifest_errors: one message per invalid instance.
         unmatched_predictions: predicted instance ids that match no selected instance.
+        deselected_predictions: how many predicted instance ids ``-k`` / ``-m`` deselected.
         selected: items collected per suite (None: unknown, then evaluated + invalid).
         invalid: invalid instances per suite (default: ``len(manifest_errors)`` under suite ``"unknown"``).
         instance_ids: every selected instance id, for "did you mean" on unmatched predictions.
@@ -188,6 +191,7 @@ def build_summary(
         "manifest_errors": list(manifest_errors),
         "unmatched_predictions": sorted(unmatched_predictions),
         "unmatched_suggestions": dict(sorted(suggestions.items())),
+        "deselected_predictions": deselected_predictions,
     }
 
 
@@ -199,6 +203,8 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
     not_run, unmatched = not_run_and_unmatched(  # interrupted items are not_run, never unmatched predictions
         [iid for _, iid in state.collected.values()], evaluated, state.predictions.instance_ids if real else ()
     )
+    deselected = [iid for iid in unmatched if iid in state.deselected]  # -k / -m left them out: no typo
+    unmatched = [iid for iid in unmatched if iid not in state.deselected]
     selected: dict[str, int] = {}
     for suite_name, _ in state.collected.values():
         selected[suite_name] = selected.get(suite_name, 0) + 1
@@ -211,6 +217,7 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
         suite_tables=tables,
         manifest_errors=sorted(set(state.manifest_errors)),
         unmatched_predictions=unmatched,
+        deselected_predictions=len(deselected),
         selected=selected or None,
         invalid=invalid,
         instance_ids=[iid for _, iid in state.collected.values()],
