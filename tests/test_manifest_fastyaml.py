@@ -62,11 +62,15 @@ def _assert_agrees(text: str) -> bool:
     "a: 017\n", "a: 08\n", "a: 0o17\n", "a: 1e3\n", "a: 1.0e1\n", "a: -.5\n", "a: .NaN\n", "a: .nAN\n",
     "a: _1\n", "a: 0X1\n", "a: [5.e3]\n",
     # what yaml-rs accepts and libyaml refuses or reads otherwise
-    "a:\n\tb: 1\n", "a: b\r\nc: d\r\n", "a: b\n---\nc: d\n", "%YAML 1.1\n---\na: b\n", "a: !foo bar\n",
+    "a:\n\tb: 1\n", "a: b\rc: d\n", "a: b\n---\nc: d\n", "%YAML 1.1\n---\na: b\n", "a: !foo bar\n",
     "a: !!binary aGVsbG8=\n", "a: &x 1\nb: *x\n", "{a: 1}: x\n", "a: {x, {b: c}}\n", "- : x\n", "a: [x:]\n",
     "a: [:+5]\n", "a: {f:?0}\n", "a: {?b: c}\n", "a: {b: ?c}\n", "a: {f:,}\n", "a: {id: >x}\n", "a: [b,\nc]\n", "a: b\u2028c\n",
     "a: b\x85c\n", "\ufeffa: b\n", "a: |\n", "a: |1\n\n", "k: |+\n  - x\n  text", "a: b",
     'a: "\\ud800"\n', 'a: "\\x41"\n', 'a: "\\N"\n',
+    # a quoted key's colon with the value right after it: libyaml types the value, yaml-rs does not
+    'a: {"b":yes}\n', "a: {'b':on}\n", 'a: ["b":yes]\n', 'a: {"x" :yes}\n', 'a: {"b":017}\n', 'a: {"b":12:30}\n',
+    # keys libyaml's duplicate check compares as text (yaml-rs keeps both)
+    'a:\n  1: x\n  "1": y\n', 'a: {1: x, "1": y}\n', 'a:\n  true: x\n  "true": y\n', 'a:\n  ~: x\n  "~": y\n',
 ])
 def test_a_construct_read_otherwise_is_left_to_libyaml(text: str) -> None:
     assert fastyaml.fast_read(text) is None
@@ -84,15 +88,68 @@ def test_texts_both_read_alike_are_read_fast_and_exactly(text: str) -> None:
     assert _assert_agrees(text)
 
 
-def test_nesting_that_would_overflow_yaml_rss_stack_never_reaches_it(tmp_path: Path) -> None:
-    deep = "a:\n  " + "- " * 100_000 + "x\n"  # yaml-rs dies of a stack overflow here (the whole pytest run with it)
+@pytest.mark.parametrize("text", [
+    "a: b\r\nc: d\r\n",  # CRLF reads as LF in both
+    "problem_statement: |\n  Steps: * tap > open `menu` {x [y @user & co ![img](a.png) :smile: \\d+ 12:30 yes\n"
+    "  ? what\n\n  - not a list\nb: x\n",  # a block scalar's body is text, never a node
+    "instances:\n  - id: a\n    problem_statement: >-\n      a > b * c\n      `x`\n    n: 1\n",
+    "a: caf\u00e9 \u00a0 \u3000 \u4e2d\u6587 \U0001f600\n",  # NBSP, CJK, emoji: printable for PyYAML
+    'a: "C:\\\\Users"\n',  # an escaped backslash
+])
+def test_common_real_world_texts_are_read_fast(text: str) -> None:
+    assert _assert_agrees(text)
+
+
+@pytest.mark.parametrize("text", [
+    "a:\n  [x, y]\n", "a:\n [x] # c\n",  # a flow sequence on the line after its key
+    'a: [b, "]",\n  c, "["]\n', 'a: [x #]\n  , "[" ]\n',  # over lines, brackets in quotes or comments balancing
+    "a: |\n    x\n  y\n", "- a: |\n   x\n  b: 1\n", "a: |\n  x\nb: >\n  y\n\n",
+    "a: |\n  text\n b: yes\n", "a: |\n    x\n  b: on\n", "- |\n  x\n- >\n y\n", "a: |2\n   x\n  yes\n",
+    "a: |\n\n   x\n  y: 017\n",  # bodies that end where YAML ends them, and what follows them
+])
+def test_odd_layouts_are_read_exactly_or_left_to_libyaml(text: str) -> None:
+    _assert_agrees(text)
+
+
+def _nested(depth: int) -> str:
+    """A sequence nested ``depth`` deep in lines of 7 compact entries, each line indented past the last."""
+    lines, column = [], 2
+    while depth > 0:
+        step = min(7, depth)
+        depth -= step
+        lines.append(" " * column + "- " * step + ("x" if depth == 0 else ""))
+        column += 2 * step
+    return "a:\n" + "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("deep", ["a:\n  " + "- " * 100_000 + "x\n", _nested(999), _nested(3000)],
+                         ids=["one-line", "999-lines", "3000-lines"])
+def test_nesting_that_would_overflow_yaml_rss_stack_never_reaches_it(tmp_path: Path, deep: str) -> None:
+    """yaml-rs dies of a stack overflow (the whole pytest run with it) on the first and third; libyaml refuses
+    more than 1,000 levels with a syntax error."""
     assert fastyaml.fast_read(deep) is None
     manifest = tmp_path / "m.yaml"
     manifest.write_text(deep, encoding="utf-8")
-    with pytest.raises(ManifestError, match="nesting depth"):  # libyaml's own limit, a syntax error
+    with pytest.raises(ManifestError, match="nesting depth"):
         read_yaml(manifest)
-    big = "suite: x\nitems:\n" + "  - a\n" * (fastyaml._MAX_CHARS // 6 + 1)
-    assert fastyaml.fast_read(big) is None and fastyaml.fast_read(big[:10_000]) is not None
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("text", [
+    "a: 1\nb: " + "1" * 200_000 + "x\n",  # a number-shaped token (quadratic backtracking before)
+    "a:\n" + "".join(f"- '0b{i:b}'\n" for i in range(40_000)),  # 40,000 distinct quoted suspects
+    "".join(f"a{' ' * 1000}{i}: 1\n" for i in range(3_000)),  # blanks inside keys
+])
+def test_adversarial_texts_are_read_in_linear_time(text: str) -> None:
+    """Each took minutes (quadratic) before; now well under a second. The timeout only catches a hang."""
+    _assert_agrees(text)
+
+
+def test_a_number_too_long_for_python_is_a_manifest_error(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("a: " + "9" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(ManifestError, match="m.yaml"):
+        read_yaml(manifest)
 
 
 def test_every_string_the_yaml12_table_types_is_typed_by_yaml_rs_when_plain() -> None:

@@ -1,4 +1,4 @@
-"""The fast reading of a manifest: yaml-rs where the file provably reads as PyYAML reads it, else nothing.
+r"""The fast reading of a manifest: yaml-rs where the file provably reads as PyYAML reads it, else nothing.
 
 PyYAML's safe loader (libyaml's C parser, :mod:`.yamlfile`) reads YAML 1.1 and builds every node in Python:
 about 1.4 s for 10,000 issue-resolution instances, forty times ``json``. yaml-rs (Rust) reads the same files in
@@ -18,28 +18,33 @@ on a known set of plain scalars and constructs:
 :func:`fast_read` reads a file with yaml-rs and keeps that reading only when nothing of the kind can be in it:
 
 1. The text (:func:`_risky_text`): no character PyYAML's reader refuses or reads as a line break other than
-   ``\\n``, no tab, a final line break; no directive or document marker; no tag, anchor, alias, reserved
-   indicator, complex or empty key, or block scalar indicator where a node may begin; flow collections opened
-   and closed on their line with none of the colon forms libyaml refuses; no escape beyond ``\\\\``, ``\\"``,
-   ``\\n``, ``\\t`` and ``\\/``.
-2. The data (:func:`_risky_data`): every string yaml-rs built is looked up in PyYAML's own table of implicit
-   types (``yaml.resolver.Resolver``): one that PyYAML would read as another type when written plain is
-   accepted when yaml-rs types it too when plain (so it was quoted: ``"20"``), or when no place it is written
-   whole in the text is a place a plain scalar may stand; a collection used as a key is refused;
-   when yaml-rs built any number, every number-shaped plain token of the text must be a decimal int without a
-   leading zero or a decimal fraction without an exponent, which both schemas read alike.
+   ``\n`` (``\r\n`` is read as ``\n`` by both), no tab, a final line break, no block scalar that only blank
+   lines follow at the end. Then, the bodies of block scalars emptied (their text is never a node): no
+   directive or document marker; no tag, anchor, alias, reserved indicator, complex or empty key, or block
+   scalar indicator where a node may begin; flow collections opened and closed on their line, with none of the
+   colon forms libyaml reads otherwise (``"k":v`` types ``v`` for libyaml only); no escape beyond ``\\``,
+   ``\"``, ``\n``, ``\t`` and ``\/``; no 64 blanks nor 8 compact entries in a row (nesting, see
+   :data:`_WIDE_INDENT`).
+2. The data (:func:`_risky_data`): every key is a string (libyaml compares keys as text: ``1`` and ``"1"``
+   collide there); every string yaml-rs built is looked up in PyYAML's own table of implicit types
+   (``yaml.resolver.Resolver``): one that PyYAML would read as another type when written plain is accepted
+   when yaml-rs types it too when plain (so it was quoted: ``"20"``), or when no token of the text written
+   where a plain scalar may stand whole is that string; a collection used as a key is refused; when yaml-rs
+   built any number, every number-shaped plain token of the text must be a decimal int without a leading zero
+   or a decimal fraction without an exponent, which both schemas read alike.
 
 Every check over-approximates (it looks at places where a scalar may begin whether or not one does; a
 ``yes`` inside a quoted string counts), so a file it refuses is slower, never read otherwise. A file yaml-rs
 refuses (a syntax error, a key repeated in one mapping) goes to libyaml too, whose messages name line and
-column. ``tests/test_manifest_fastyaml.py`` checks, on generated and mutated documents, that whenever
-:func:`fast_read` answers, data and lines are exactly libyaml's.
+column. No expression backtracks over a run of the text more than once (adversarial texts in the tests).
+``tests/test_manifest_fastyaml.py`` holds every divergence found and checks, on generated and mutated
+documents, that whenever :func:`fast_read` answers, data and lines are exactly libyaml's.
 
 Lines. Items need the line of each entry of a top-level sequence (``instances``, ``tasks``) and messages the
 line of a top-level key: both are read off the text (a top-level key starts a line; an entry is a ``-`` at the
 sequence's indentation) and checked against the data (the keys found are the mapping's keys in order; as many
-entries as the sequence has, each mapping entry's line starting with its first key); when the check fails,
-:func:`fast_read` gives up. The line of a field inside an entry is asked only to word an error; it is read
+entries as the sequence has, each mapping entry's line starting with its first key; a flow sequence alone on
+its key's line); when the check fails, :func:`fast_read` gives up. The line of a field inside an entry is asked only to word an error; it is read
 then, from libyaml's parse of the same text (:meth:`.yamlfile.YamlDocument.line_of`).
 """
 
@@ -71,7 +76,7 @@ _END: Final = r"(?=[ ]*(?:$|#|:(?:[ ]|$)|[,\]}]))"
 _SAME_NUMBER: Final = r"[-+]?(?:0|[1-9][0-9]{0,17})(?:\.[0-9]+)?"
 # Every number of YAML 1.1 and 1.2 and of yaml-rs: a sign; then a 0x / 0o / 0b radix with its digits, or digits,
 # underscores, dots and colons (one digit at least) with an exponent, or .inf / .nan in any case.
-_NUMBERISH: Final = (r"[-+]?(?:0[xX][0-9a-fA-F_]*|0[oObB][0-9_]*|[0-9_.:]*[0-9][0-9_.:]*(?:[eE][-+]?[0-9_.:]*)?"
+_NUMBERISH: Final = (r"[-+]?(?:0[xX][0-9a-fA-F_]*|0[oObB][0-9_]*|[_.:]*[0-9][0-9_.:]*(?:[eE][-+]?[0-9_.:]*)?"
                      r"|\.(?:[iI][nN][fF]|[nN][aA][nN]))")
 _OTHER_NUMBER: Final = re.compile(_START + r"(?!" + _SAME_NUMBER + _END + r")" + _NUMBERISH + _END, re.MULTILINE)
 
@@ -84,32 +89,46 @@ _INDICATORS: Final = {
     **{c: re.compile(re.escape(c) + _AT_NODE) for c in "!&*@`:?"},  # "?x" in a flow collection: a key for libyaml
     **{c: re.compile(re.escape(c) + _AT_NODE + r"(?![-+0-9]*[ ]*(?:#[^\n]*)?\n)") for c in "|>"},
 }
-# Flow collections: a collection used as a key; a colon closing an entry or before a flow indicator or "?".
-_FLOW: Final = re.compile(r"[}\]][ ]*:(?:[ ]|$)|:[ ]*[,\]}]|:[?\[{]", re.MULTILINE)
+# Flow collections: a collection used as a key; a colon closing an entry or before a flow indicator or "?"; a
+# quoted key's colon with the value right after it (libyaml reads "k":yes as k: true, yaml-rs as "yes").
+_FLOW: Final = re.compile(r"[}\]][ ]*:(?:[ ]|$)|:[ ]*[,\]}]|:[?\[{]|[\"'][ ]*:(?![ ]|$)", re.MULTILINE)
 _FLOW_LINE: Final = re.compile(r"^.*[\[\]{}].*$", re.MULTILINE)
-# Escapes other than \\ \" \n \t \/ (unicode escapes, line separators, surrogates ...).
-_ESCAPE: Final = re.compile(r"\\[^\\\"nt/]")
+# A backslash and what it escapes; anything but \\ \" \n \t \/ (unicode escapes, line separators, surrogates ...)
+# is refused.
+_ESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 # A block scalar header (with only blank lines after it at the end of the file yaml-rs keeps a line break).
 _BLOCK_HEADER: Final = re.compile(r"[|>][-+0-9]*[ ]*(?:#.*)?$")
+# A block scalar header after a key's or an entry's blank, ending its line (searched indicator first); then the
+# start of that line: its indentation and entries, the key if any.
+_BLOCK_HEADER_AT: Final = re.compile(r"[|>](?<=[-:] [|>])[-+0-9]*[ ]*(?:#[^\n]*)?(?=\n)")
+_HEADER_LINE_START: Final = re.compile(r"([ ]*(?:-[ ]+)*)([^\n]*: )?")
+# The first line of a block scalar's body that is not blank: its indentation, the body's.
+_FIRST_CONTENT: Final = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]*)[^ \n]")
 # What a line of an ASCII text may hold: printable ASCII (a tab, CR or other control is refused).
 _PRINTABLE_ASCII: Final = bytes(range(0x20, 0x7F)) + b"\n"
+# Outside ASCII: what PyYAML's reader refuses, and what it reads as a line break (NEL, U+2028, U+2029) or drops
+# (a byte-order mark).
+_UNREAD_ALIKE: Final = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 # Strings yaml-rs types when written plain (YAML 1.2's core schema; yaml-rs types more): such a string in its
 # reading was quoted, whatever PyYAML's table says of it.
 _YAML12_TYPED: Final = re.compile(
     r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|true|True|TRUE|false|False|FALSE|null|Null|NULL|~)\Z")
-# What may follow a plain scalar.
-_PLAIN_END: Final = re.compile(r"[ ]*(?:\n|#|:(?:[ ]|\n)|[,\]}])")
-# Nesting. yaml-rs recurses per level and crashes the process (a stack overflow, not an exception) somewhere between
-# 10,000 and 20,000 levels; libyaml refuses more than 1,000 with a syntax error. Flow collections yaml-rs itself
-# refuses past about 128 levels. A block level takes one more column than the one it is in, so d levels spread
-# over lines take about d * d / 2 characters, or d / 8 lines of eight compact entries ("- - - ..."): a text under
-# 4 MiB without such a run nests at most about 4,000 deep.
-_MAX_CHARS: Final = 4 * 2**20
+# Every token written where a plain scalar may stand whole: after a line break, a blank or a flow indicator, before
+# a line break, a comment, a key's colon or a flow indicator (lazy: "yes:  # c" gives "yes").
+_PLAIN_TOKEN: Final = re.compile(r"(?:^|(?<=[ \[{,]))([^ \n\[\]{},]+?)(?=[ ]*(?:\n|#|:(?:[ ]|\n)|[,\]}]))", re.MULTILINE)
+# Nesting. yaml-rs recurses per level, about 700 bytes of stack each, and a stack overflow crashes the process
+# (1,500 levels on a 1 MiB thread stack); libyaml refuses more than 1,000 with a syntax error; yaml-rs refuses a
+# flow collection nested past 255 on one line (one line: see _multiline_flow). A block level starts at least one
+# column right of the one holding it (a compact "- - x" two), so a text without 64 blanks in a row nor 8 compact
+# entries in a row nests at most about 8 * 64 deep in blocks, plus 255 in a flow collection.
+_WIDE_INDENT: Final = " " * 64
 _COMPACT_NESTING: Final = re.compile(r"(?:-[ ]+){8}")
+# Blank and comment lines only.
+_NOTHING: Final = re.compile(r"(?:\n[ ]*(?:#[^\n]*)?)*\n?")
 # A line starting at column 0 with something that may be a key.
 _TOP_LINE: Final = re.compile(r"\n[^ \n#\-\"'\[{]")
-_TOP_KEY: Final = re.compile(r"([^:\n]*?)[ ]*:(?:[ ]|\n)")
+_TOP_KEY: Final = re.compile(r"([^:\n]*):(?:[ ]|\n)")
 
 
 def _multiline_flow(text: str) -> bool:
@@ -122,47 +141,69 @@ def _multiline_flow(text: str) -> bool:
     return False
 
 
-def _risky_text(text: str) -> bool:
-    """Whether ``text`` holds a construct yaml-rs may read otherwise than PyYAML (item 1 of the module
-    docstring), or nests deep enough to overflow yaml-rs's stack (see :data:`_MAX_CHARS`); mostly substring
-    tests, an expression runs only when its indicator occurs."""
-    if not text.endswith("\n") or len(text) > _MAX_CHARS or ("- -" in text and _COMPACT_NESTING.search(text)):
-        return True
+def _blank_block_bodies(text: str) -> str:
+    """``text`` with the lines of every block scalar's body emptied (its text is never a node, so the indicator
+    checks need not see it: a problem statement's ``*``, ``>``, backticks and brackets). A body is what follows a
+    header (``key: |``, ``- >-``) while lines are blank or indented as its first line that is not, when that is
+    past the column of the key or entry that owns it (as YAML reads a body); a header with an indentation
+    indicator is left as it is. A header that is not one (inside a plain scalar) cannot be written so: "|" and
+    ">" start no plain scalar."""
+    if "|" not in text and ": >" not in text and "- >" not in text:
+        return text
+    pieces: list[str] = []
+    at = 0
+    for header in _BLOCK_HEADER_AT.finditer(text):
+        if header.start() < at:
+            continue  # inside a body already emptied
+        line = _HEADER_LINE_START.match(text, text.rfind("\n", 0, header.start()) + 1, header.start())
+        assert line is not None  # both groups may be empty
+        if line.end() != header.start():
+            continue  # not "key: |" nor "- |" from the line's start: leave the lines to the checks
+        lead, key = line.group(1), line.group(2)
+        owner = len(lead) if key else len(lead.rstrip(" ")) - 1
+        first = _FIRST_CONTENT.match(text, header.end())
+        if first is None or len(first.group(1)) <= owner or any(c.isdigit() for c in header.group(0)):
+            continue  # no body, or one indented as the header says (an indentation indicator): left to the checks
+        body = re.compile(rf"(?:\n(?:[ ]*(?=\n)|[ ]{{{len(first.group(1))}}}[^\n]*))*").match(text, header.end())
+        assert body is not None  # the pattern matches the empty string
+        pieces += [text[at:header.end()], "\n" * body.group(0).count("\n")]
+        at = body.end()
+    return "".join(pieces) + text[at:]
+
+
+def _risky_text(text: str) -> str | None:
+    """``text`` with its block scalars' bodies emptied (:func:`_blank_block_bodies`), or None when it holds a
+    construct yaml-rs may read otherwise than PyYAML (item 1 of the module docstring) or nests deep enough to
+    overflow yaml-rs's stack (see :data:`_WIDE_INDENT`); mostly substring tests, an expression runs only when its
+    indicator occurs. ``text`` has ``\n`` line breaks only (see :func:`fast_read`)."""
+    if not text.endswith("\n"):
+        return None
     if text.isascii():
         if text.encode("ascii").translate(None, _PRINTABLE_ASCII):
-            return True
-    elif not text.replace("\n", "").isprintable():  # NEL, U+2028, a byte-order mark ... (and more: refused)
-        return True
-    body = "\n" + text
-    if "\n%" in body or "\n---" in body or "\n..." in body:
-        return True
-    if any(c in text and expression.search(body) for c, expression in _INDICATORS.items()):
-        return True
-    if ("[" in text or "{" in text) and (_FLOW.search(text) or _multiline_flow(text)):
-        return True
-    if "\\" in text and _ESCAPE.search(text):
-        return True
+            return None
+    elif _UNREAD_ALIKE.search(text):
+        return None
     tail = text.rstrip(" \n")
-    return bool(_BLOCK_HEADER.search(tail[tail.rfind("\n") + 1:]))
-
-
-def _written_plain(value: str, text: str) -> bool:
-    """Whether ``value`` may stand in ``text`` as a plain scalar: written whole (after a line break, a blank or a
-    flow indicator, before a line break, a comment, a key's colon or a flow indicator) and not after a quote. A
-    value with a blank may be a plain scalar folded over lines: always."""
-    if " " in value or "\n" in value:
-        return True
-    at = text.find(value)
-    while at >= 0:
-        if (at == 0 or text[at - 1] in " \n[{,") and _PLAIN_END.match(text, at + len(value)):
-            return True
-        at = text.find(value, at + 1)
-    return False
+    if _BLOCK_HEADER.search(tail[tail.rfind("\n") + 1:]):
+        return None
+    lines = "\n" + _blank_block_bodies(text)
+    if "\n%" in lines or "\n---" in lines or "\n..." in lines:
+        return None
+    if _WIDE_INDENT in lines or ("- -" in lines and _COMPACT_NESTING.search(lines)):
+        return None
+    if any(c in lines and expression.search(lines) for c, expression in _INDICATORS.items()):
+        return None
+    if ("[" in lines or "{" in lines) and (_FLOW.search(lines) or _multiline_flow(lines)):
+        return None
+    if "\\" in lines and any(c not in "\\\"nt/" for c in _ESCAPE.findall(lines)):
+        return None
+    return lines[1:]
 
 
 def _strings_and_numbers(data: dict[str, Any]) -> tuple[list[str], bool] | None:
     """The distinct strings of ``data`` (keys and values) that PyYAML's table reads as another type, and
-    whether ``data`` holds an int or float; None when a key is a collection."""
+    whether ``data`` holds an int or float; None when a key is not a string (a collection, which PyYAML refuses;
+    a number, bool or null, which libyaml's duplicate check compares as text with string keys)."""
     suspects: list[str] = []
     numbers = False
     seen: set[str] = set()
@@ -171,6 +212,8 @@ def _strings_and_numbers(data: dict[str, Any]) -> tuple[list[str], bool] | None:
     while stack:
         node = stack.pop()
         if type(node) is dict:
+            if any(type(key) is not str for key in node):
+                return None  # libyaml's duplicate check compares key texts: 1 and "1" collide there
             scalars: list[Any] = [*node, *node.values()]
         else:
             scalars = node
@@ -192,13 +235,19 @@ def _strings_and_numbers(data: dict[str, Any]) -> tuple[list[str], bool] | None:
 
 
 def _risky_data(data: dict[str, Any], text: str) -> bool:
-    """Whether yaml-rs's reading ``data`` of ``text`` may differ from PyYAML's (item 2 of the module docstring)."""
+    """Whether yaml-rs's reading ``data`` of ``text`` (its block scalars' bodies emptied) may differ from PyYAML's
+    (item 2 of the module docstring)."""
     found = _strings_and_numbers(data)
     if found is None:
         return True
     suspects, numbers = found
-    if any(not _YAML12_TYPED.match(value) and _written_plain(value, text) for value in suspects):
+    suspects = [value for value in suspects if not _YAML12_TYPED.match(value)]
+    if any(" " in value or "\n" in value for value in suspects):  # maybe a plain scalar folded over lines
         return True
+    if suspects:
+        plain = set(_PLAIN_TOKEN.findall(text))
+        if any(value in plain for value in suspects):
+            return True
     return numbers and bool(_OTHER_NUMBER.search(text))
 
 
@@ -246,7 +295,7 @@ def _lines(text: str, data: dict[str, Any]) -> tuple[dict[str, int], dict[str, l
     """``(key_lines, item_lines)`` read off ``text`` and checked against ``data``, or None."""
     body = "\n" + text
     keys = [(m.start(), _TOP_KEY.match(body, m.start() + 1)) for m in _TOP_LINE.finditer(body)]
-    if any(m is None for _, m in keys) or [m.group(1) for _, m in keys if m] != list(data):
+    if any(m is None for _, m in keys) or [m.group(1).rstrip(" ") for _, m in keys if m] != list(data):
         return None
     key_lines: dict[str, int] = {}
     item_lines: dict[str, list[tuple[int, dict[str, int]]]] = {}
@@ -255,14 +304,17 @@ def _lines(text: str, data: dict[str, Any]) -> tuple[dict[str, int], dict[str, l
         assert match is not None
         line += body.count("\n", offset + 1, at + 1)
         offset = at
-        key = match.group(1)
+        key = match.group(1).rstrip(" ")
         key_lines[key] = line
         value = data[key]
         if isinstance(value, list):
-            if body.startswith("[", match.end()) or body[match.end():body.find("\n", match.end())].lstrip(" ").startswith("["):
-                item_lines[key] = [(line, {}) for _ in value]  # a flow sequence: on the key's line (one line)
-                continue
             stop = keys[index + 1][0] + 1 if index + 1 < len(keys) else len(body)
+            eol = body.find("\n", match.end() - 1)
+            if body[match.end() - 1:eol].lstrip(" ").startswith("["):  # a flow sequence, on the key's line alone
+                if not _NOTHING.fullmatch(body, eol, stop):
+                    return None
+                item_lines[key] = [(line, {}) for _ in value]
+                continue
             entries = _entry_lines(body, match.end() - 1, stop, line, value)
             if entries is None:
                 return None
@@ -273,11 +325,17 @@ def _lines(text: str, data: dict[str, Any]) -> tuple[dict[str, int], dict[str, l
 def fast_read(text: str) -> FastReading | None:
     """``(data, key_lines, item_lines)`` of a manifest's ``text`` as :func:`.yamlfile._parse` gives them
     (``item_lines`` without field lines), or None when the text may read otherwise under PyYAML, yaml-rs
-    refuses it, it is not one non-empty mapping, or its lines cannot be checked (see the module docstring)."""
-    if _risky_text(text):
+    refuses it, it is not one non-empty mapping, or its lines cannot be checked (see the module docstring).
+    ``\r\n`` line breaks read as ``\n`` in both; a lone ``\r`` is a line break for PyYAML only: refused."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:
+            return None
+    checked = _risky_text(text)
+    if checked is None:
         return None
     data = _loads(text)
-    if type(data) is not dict or not data or _risky_data(data, text):
+    if type(data) is not dict or not data or _risky_data(data, checked):
         return None
     lines = _lines(text, data)
     return None if lines is None else (data, *lines)

@@ -213,6 +213,8 @@ def _parse(path: Path, text: str) -> YamlDocument:
         line, where = _error_place(text, getattr(exc, "problem_mark", None))
         problem = getattr(exc, "problem", None) or str(exc)
         raise ManifestError(path, f"YAML syntax error: {problem}{where}", line=line) from exc
+    except ValueError as exc:  # a value Python cannot hold: an int of more than 4,300 digits
+        raise ManifestError(path, f"a value cannot be read: {exc}") from exc
     duplicate = _duplicate_key(node)
     if duplicate is not None:
         raise ManifestError(path, f"key {duplicate[0]!r} occurs twice in one mapping (YAML keeps only the last)",
