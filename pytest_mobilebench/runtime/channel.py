@@ -9,7 +9,8 @@ Pure functions (no docker, no I/O beyond the byte streams handed in), used by
   as one anchored regular expression over POSIX paths, so names are matched on the host, not in the
   container.
 * :func:`read_tar_files` - regular files of a tar stream (the daemon's ``get_archive``), every name
-  through :func:`safe_relpath`, links / devices / directories rejected, each file and the total bounded.
+  through :func:`safe_relpath`, links / devices / directories rejected, each file and the total bounded;
+  :func:`archived_file` - the one file of the daemon's archive of a file path.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_TOTAL_BYTES",
     "ChannelError",
     "Rejected",
+    "archived_file",
     "glob_regex",
     "glob_root",
     "nested",
@@ -218,3 +220,18 @@ def read_tar_files(
     except tarfile.TarError as exc:
         raise ChannelError(f"not a tar stream: {exc}") from exc
     return found, rejected
+
+
+def archived_file(chunks: Iterable[bytes], size: int, path: str) -> tuple[bytes | None, list[Rejected]]:
+    """The regular file ``path`` from the daemon's archive of it (``get_archive``: the tar ``chunks`` and the
+    ``size`` its stat gave), or None, and the rejections: a file over :data:`MAX_FILE_BYTES` (its stream left
+    unread), a stream :func:`read_tar_files` refuses, any member but the file itself."""
+    if size > MAX_FILE_BYTES:
+        return None, [Rejected(path, f"{size} bytes, over {MAX_FILE_BYTES}")]
+    try:
+        files, rejected = read_tar_files(chunks, max_total_bytes=MAX_FILE_BYTES)
+    except ChannelError as exc:
+        return None, [Rejected(path, str(exc))]
+    expected = posixpath.basename(path)
+    rejected += [Rejected(name, f"unexpected member in the archive of {path}") for name in files if name != expected]
+    return files.get(expected), rejected

@@ -5,31 +5,22 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import io
 import posixpath
 import secrets
 import shlex
-import tarfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult
-from pytest_mobilebench.runtime.channel import (
-    MAX_FILE_BYTES,
-    MAX_TOTAL_BYTES,
-    ChannelError,
-    Rejected,
-    glob_regex,
-    glob_root,
-    nested,
-    read_tar_files,
-    split_listing,
-)
+from pytest_mobilebench.runtime.channel import MAX_TOTAL_BYTES, Rejected, archived_file, glob_regex, glob_root
+from pytest_mobilebench.runtime.channel import nested, split_listing
 from pytest_mobilebench.runtime.git import BASE_REF
-from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, host_url, is_disk_full
+from pytest_mobilebench.runtime.daemon import container_events, daemon_clock_offset, docker_errors, host_url, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
+from pytest_mobilebench.runtime.inbox import INBOX as _INBOX
+from pytest_mobilebench.runtime.inbox import input_archive, patch_input, root_files_archive
 from pytest_mobilebench.runtime.output import BoundedOutput
 from pytest_mobilebench.runtime.read_memo import ReadMemo
 from pytest_mobilebench.runtime.stall import HealthProbe
@@ -64,9 +55,6 @@ _EXEC_ENV: Final[dict[str, str]] = {**{name: "" for name in sorted(SCRUBBED_NAME
 _DISK_POLL_S: Final[float] = 3.0
 #: free KiB under which the harness measures a file system as full
 _FULL_BELOW_KIB: Final[int] = 32 * 1024
-#: where patch files are put (the writable layer; ``put_archive`` does not reach tmpfs mounts)
-_INBOX: Final[str] = "/var/tmp"
-
 
 @final
 class DockerWorkspace:
@@ -174,21 +162,9 @@ class DockerWorkspace:
         else:
             bridge.disconnect(self.container_id, force=True)
 
-    def _events_since(self, since: float, actions: tuple[str, ...]) -> bool:
-        """Whether the daemon logged any of ``actions`` (``oom``, ``kill``, ``die``, ...) for this container
-        since wall-clock ``since`` (the events query ends now, so it returns at once)."""
-        since += self._clock_offset
-        now = time.time() + self._clock_offset + 0.001
-        events = self._client.api.events(
-            since=f"{int(since)}.{int((since % 1) * 1e9):09d}",
-            until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
-            filters={"container": self.container_id, "event": list(actions)},
-            decode=True,
-        )
-        try:
-            return any((event.get("Action") or event.get("status")) in actions for event in events)
-        finally:
-            events.close()
+    def _events_since(self, since: float, actions: tuple[str, ...]) -> set[str]:
+        """Which of ``actions`` the daemon logged for this container since wall-clock ``since`` (:func:`.daemon.container_events`)."""
+        return container_events(self._client, self.container_id, since, actions, clock_offset=self._clock_offset)
 
     def _oom_killed(self, since: float) -> bool:
         """Whether the kernel's OOM killer struck any process of this container since wall-clock ``since``.
@@ -196,7 +172,7 @@ class DockerWorkspace:
         ``State.OOMKilled`` is only set when the container's main process dies (cgroup v1, Docker 20.10),
         so the daemon's ``oom`` events of the container since ``since`` are asked too.
         """
-        return bool(self._state().get("OOMKilled")) or self._events_since(since, ("oom",))
+        return bool(self._state().get("OOMKilled")) or bool(self._events_since(since, ("oom",)))
 
     def _check_alive(self, since: float) -> None:
         """``container_died`` when the container stopped or was restarted behind the harness's back, or was
@@ -385,22 +361,11 @@ class DockerWorkspace:
     def write_root_files(self, files: Mapping[str, bytes], *, private: str) -> None:
         """Write ``files`` (absolute paths) root-owned through the daemon; ``private`` becomes a 0700
         folder and its files 0600; other new folders are made 0755 (existing ones are left as they are)."""
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            folders = sorted({posixpath.dirname(p) for p in files if posixpath.dirname(p).startswith(_INBOX + "/")})
-            private = private or "\0"  # no private folder
-            for folder in folders:
-                info = tarfile.TarInfo(folder.lstrip("/"))
-                info.type, info.mode = tarfile.DIRTYPE, 0o700 if folder == private else 0o755
-                tar.addfile(info)
-            for path, data in sorted(files.items()):
-                info = tarfile.TarInfo(path.lstrip("/"))
-                info.size, info.mode = len(data), 0o600 if path.startswith(private + "/") else 0o644
-                tar.addfile(info, io.BytesIO(data))
+        archive = root_files_archive(files, private=private)
         self._ensure_running()
         self._memo.touch()
         with docker_errors(self._client, self.instance_id, "writing the harness's files"):
-            if not self._container.put_archive("/", archive.getvalue()):
+            if not self._container.put_archive("/", archive):
                 raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot write the harness's files")
 
     def _sh(self, command: str) -> tuple[int, str]:
@@ -432,8 +397,7 @@ class DockerWorkspace:
         Raises:
             InfraError("workspace_error"): the checkpoint commit failed.
         """
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "patch"
-        patch_path = self.put_input(f"{safe}.diff", (patch if patch.endswith("\n") else patch + "\n").encode("utf-8"))
+        patch_path = self.put_input(*patch_input(patch, name))
         checkpointed = False
 
         def execute(command: str) -> tuple[int, str]:
@@ -482,19 +446,17 @@ class DockerWorkspace:
 
     def put_input(self, name: str, data: bytes) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_input`: ``/var/tmp/mobilebench-<name>``,
-        copied in through the daemon (``put_archive``)."""
+        copied in through the daemon (``put_archive``, root's file, mode 0644)."""
         file_name = input_file_name(name)
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            info = tarfile.TarInfo(file_name)
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
+        self._copy_inputs({file_name: data})
+        return f"{_INBOX}/{file_name}"
+
+    def _copy_inputs(self, files: Mapping[str, bytes]) -> None:
+        """Copy ``{file name: bytes}`` into :data:`~.inbox.INBOX` through the daemon, one tar (root's, 0644)."""
         self._ensure_running()
         self._memo.touch()
-        with docker_errors(self._client, self.instance_id, f"copying {file_name} in"):
-            self._container.put_archive(_INBOX, archive.getvalue())
-        return f"{_INBOX}/{file_name}"
+        with docker_errors(self._client, self.instance_id, f"copying {', '.join(files)} in"):
+            self._container.put_archive(_INBOX, input_archive(files))
 
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`; absolute patterns are allowed
@@ -654,20 +616,9 @@ class DockerWorkspace:
                 stream, stat = self._client.api.get_archive(self.container_id, path)
             except docker.errors.NotFound:
                 return None
-            if int(stat.get("size") or 0) > MAX_FILE_BYTES:
-                self.rejected.append(Rejected(path, f"{stat.get('size')} bytes, over {MAX_FILE_BYTES}"))
-                return None
-            try:
-                files, refused = read_tar_files(stream, max_total_bytes=MAX_FILE_BYTES)
-            except ChannelError as exc:
-                self.rejected.append(Rejected(path, str(exc)))
-                return None
+            data, refused = archived_file(stream, int(stat.get("size") or 0), path)
         self.rejected += refused
-        expected = posixpath.basename(path)
-        for name in files:
-            if name != expected:
-                self.rejected.append(Rejected(name, f"unexpected member in the archive of {path}"))
-        return files.get(expected)
+        return data
 
     def diff(self) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.diff` (``patching.DIFF``, stdout only).
