@@ -559,3 +559,30 @@ def test_reads_kept_never_cross_a_change_nor_reach_another_candidate(make) -> No
     finally:
         b.close()
 
+
+def test_a_removal_handed_to_the_background_ends_before_the_run_end_returns(make, client: docker.DockerClient,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23, item 3: ``close_later`` closes the workspace at once and removes the container in the
+    background (slowed down here); the run-end clean-up waits for it, so nothing is left after it."""
+    from pytest_mobilebench.runtime import docker_workspace, removals
+
+    def slow(remove):
+        removals.remove_later(lambda: (time.sleep(1.0), remove()))
+
+    monkeypatch.setattr(docker_workspace, "remove_later", slow)
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    ws.run("sleep 600 &", timeout_s=30)  # a leftover process: the removal kills it
+    started = time.monotonic()
+    ws.close_later()
+    ws.close_later()  # safe twice
+    assert time.monotonic() - started < 0.5  # the caller did not wait
+    assert client.containers.get(ws.container_id).status == "running"  # not removed yet
+    with pytest.raises(InfraError) as closed:
+        ws.read_files(["demo/calc.py"])
+    assert closed.value.kind == "workspace_error"
+    fx.runtime.cleanup("instance")  # the run's end: waits for the background removal first
+    with pytest.raises(docker.errors.NotFound):
+        client.containers.get(ws.container_id)
+    assert removals.REMOVALS.pending == 0
+

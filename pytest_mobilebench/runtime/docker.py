@@ -46,6 +46,7 @@ from pytest_mobilebench.runtime.checkout import export_tree, shallow_checkout
 from pytest_mobilebench.runtime.daemon import connect, docker_errors, host_url, parse_bytes, sweepable
 from pytest_mobilebench.runtime.deadlines import Deadlines
 from pytest_mobilebench.runtime.reaper import ensure_reaper
+from pytest_mobilebench.runtime.removals import drain
 from pytest_mobilebench.runtime.deplayer import ensure_deps
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.hosts import host_key
@@ -424,7 +425,8 @@ class DockerRuntime:
         return removed
 
     def cleanup(self, cache_level: str | None = None, *, clean: bool = False) -> list[str]:
-        """Remove this process's containers and the images above ``cache_level`` (SWE-bench semantics),
+        """Wait for this process's background removals (:func:`~pytest_mobilebench.runtime.removals.drain`), remove
+        its containers and the images above ``cache_level`` (SWE-bench semantics),
         but for those another live run holds a lease on (their removal is owed: the last run out removes
         them); then release this run's leases and remove the owed images no run holds any more.
 
@@ -441,6 +443,7 @@ class DockerRuntime:
         """
         import docker.errors
 
+        drain()  # removals handed to the background first: none of them races the listing below
         removed: list[str] = []
         for entry in self.client.api.containers(all=True, filters={"label": f"{LABEL_OWNER}={self._owner}"}):
             with contextlib.suppress(docker.errors.NotFound):

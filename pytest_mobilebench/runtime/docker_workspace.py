@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import posixpath
 import secrets
 import shlex
@@ -23,6 +24,7 @@ from pytest_mobilebench.runtime.inbox import INBOX as _INBOX
 from pytest_mobilebench.runtime.inbox import input_archive, patch_input, root_files_archive
 from pytest_mobilebench.runtime.output import BoundedOutput
 from pytest_mobilebench.runtime.read_memo import ReadMemo
+from pytest_mobilebench.runtime.removals import remove_later
 from pytest_mobilebench.runtime.stall import HealthProbe
 from pytest_mobilebench.runtime.patching import (
     CHECKPOINT,
@@ -634,11 +636,24 @@ class DockerWorkspace:
     def close(self) -> None:
         """Remove the container (killing what still runs). Safe after a timeout, after the daemon went
         away (the container is then left for the next run's sweep) and safe to call twice."""
-        import docker.errors
-        import requests
+        if not self._closed:
+            self._closed = True
+            _remove(self._container)
 
-        if self._closed:
-            return
-        self._closed = True
-        with contextlib.suppress(docker.errors.DockerException, requests.RequestException, OSError):
-            self._container.remove(force=True, v=True)
+    def close_later(self) -> None:
+        """Close the workspace now and remove the container in the background (:mod:`.removals`: killed
+        and removed as :meth:`close` does, while the caller goes on). For a caller that has read
+        everything it needs (evidence written, verdict judged); the run's end waits for the removal
+        (:func:`~pytest_mobilebench.runtime.removals.drain`). Safe to call twice, and after :meth:`close`."""
+        if not self._closed:
+            self._closed = True
+            remove_later(functools.partial(_remove, self._container))
+
+
+def _remove(container: Container) -> None:
+    """Kill and remove ``container`` with its anonymous volumes; a daemon error leaves it to the sweep."""
+    import docker.errors
+    import requests
+
+    with contextlib.suppress(docker.errors.DockerException, requests.RequestException, OSError):
+        container.remove(force=True, v=True)

@@ -223,23 +223,15 @@ class IssueResolutionEvaluator:
         spec = workspace_spec(instance, ctx)
         ctx.progress(f"{instance.instance_id}: preparing workspace ({runtime.name})")
         ws = runtime.prepare(spec, log_dir=evidence)
-        exhausted: InfraError | None = None
         try:
-            found = self._apply_candidate(ws, instance, model_patch, info, test_patch, ctx)
-            if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
-                self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True)
-        except InfraError as exc:
-            if exc.kind not in RESOURCE_KINDS or gold:
-                raise
-            exhausted = exc  # the candidate's, unless the reference fix exhausts the same limits
-        except CandidateFailure as failure:
-            atomic_write_json(evidence / CANDIDATE_FAILURE, {"reason": failure.reason.value, "detail": failure.detail})
+            found, exhausted = self._run_candidate(ws, instance, model_patch, info, test_patch, ctx, gold=gold)
+            if exhausted is not None:  # the reference run gets the limits the candidate's container holds
+                ws.close()
+                attribute_exhaustion(exhausted, instance, ctx, gold_patch, lambda: runtime.prepare(workspace_spec(instance, ctx), log_dir=evidence),
+                                     lambda ws: self._run_tests(ws, instance, test_patch, ctx, tag=".reference"))
+            judged = judge(instance, evidence)
         finally:
-            ws.close()
-        if exhausted is not None:
-            attribute_exhaustion(exhausted, instance, ctx, gold_patch, lambda: runtime.prepare(workspace_spec(instance, ctx), log_dir=evidence),
-                                 lambda ws: self._run_tests(ws, instance, test_patch, ctx, tag=".reference"))
-        judged = judge(instance, evidence)
+            _release(ws)  # after the evidence and the verdict (or an error): removed in the background
         if judged.review is not None:
             base["flags"] = [*base["flags"], *judged.review.flags]
             if judged.review.test_files:
@@ -247,10 +239,33 @@ class IssueResolutionEvaluator:
         if judged.outcome.policy_violation:
             base["policy_violations"] = judged.outcome.policy_violation.split("; ")
         if not judged.outcome.applied:
-            base["detail"] = apply_failure_detail(found.log)
+            base["detail"] = apply_failure_detail(found.log if found is not None else "")
         elif judged.detail:
             base["detail"] = judged.detail
         return self._finish(instance, base, judged.outcome, gold_patch, info)
+
+    def _run_candidate(
+        self, ws: Workspace, instance: IssueInstance, model_patch: str, info: PatchInfo, test_patch: str, ctx: EvalContext,
+        *, gold: bool,
+    ) -> tuple[_Applied | None, InfraError | None]:
+        """The candidate's patch, then the tests when it applied: ``(what applying left, or None when the
+        limits ran out first; the exhausted limits, or None)``. A candidate failure is written to the evidence.
+
+        Raises:
+            InfraError: anything but exhausted limits, and those too under the gold patch.
+        """
+        found: _Applied | None = None
+        try:
+            found = self._apply_candidate(ws, instance, model_patch, info, test_patch, ctx)
+            if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
+                self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True)
+        except InfraError as exc:
+            if exc.kind not in RESOURCE_KINDS or gold:
+                raise
+            return found, exc  # the candidate's, unless the reference fix exhausts the same limits
+        except CandidateFailure as failure:
+            atomic_write_json(ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": failure.reason.value, "detail": failure.detail})
+        return found, None
 
     def _apply_candidate(
         self, ws: Workspace, instance: IssueInstance, model_patch: str, info: PatchInfo, test_patch: str, ctx: EvalContext
@@ -458,7 +473,7 @@ class IssueResolutionEvaluator:
                     # at base the test patch's files are targeted without applying it: absent tests are NONE
                     run, parsed, built, _ = self._run_tests(ws, instance, test_patch, ctx, tag=tag, apply=config != "base")
                 finally:
-                    ws.close()
+                    _release(ws)  # this configuration's evidence is written: removed in the background
                 executed = not run.timed_out and not run.oom_killed and built
                 configs[config].append(grading.RunStates(tests=parsed.tests, built=built, executed=executed))
         stable: dict[str, Mapping[str, TestState]] = {}
@@ -614,6 +629,12 @@ def _fix_assertions(evidence: Path, runs: int, ids: Sequence[str]) -> dict[str, 
             if test_id in found:
                 counts[test_id] = min(counts.get(test_id, found[test_id]), found[test_id])
     return dict(sorted(counts.items()))
+
+
+def _release(ws: Workspace) -> None:
+    """Close ``ws`` once nothing reads it again: its container is removed in the background where the
+    runtime can (``close_later``: :mod:`pytest_mobilebench.runtime.removals`), else now (``close``)."""
+    getattr(ws, "close_later", ws.close)()
 
 
 def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, bytes]:
