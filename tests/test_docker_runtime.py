@@ -586,3 +586,32 @@ def test_a_removal_handed_to_the_background_ends_before_the_run_end_returns(make
         client.containers.get(ws.container_id)
     assert removals.REMOVALS.pending == 0
 
+
+def test_staged_patches_are_copied_in_once_root_owned_and_applied_as_given(make) -> None:
+    """Issue 23, item 3: both patches of a candidate go in with one copy (one tar); ``apply_patch`` then
+    copies nothing, unless the bytes differ from what was staged or the staged file was used already."""
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    puts: list[str] = []
+    real = ws._container.put_archive
+    ws._container.put_archive = lambda path, data: (puts.append(path), real(path, data))[1]  # type: ignore[method-assign]
+    try:
+        ws.stage_patches({"model_patch": FIX, "test_patch": NEW_TEST})
+        assert len(puts) == 1
+        owner = ws.run("stat -c '%U %a' /var/tmp/mobilebench-model_patch.diff /var/tmp/mobilebench-test_patch.diff",
+                       timeout_s=30).output
+        assert owner == "root 644\nroot 644\n"
+        assert ws.apply_patch(FIX, name="model_patch").ok and ws.apply_patch(NEW_TEST, name="test_patch").ok
+        assert len(puts) == 1  # both staged: nothing copied again
+        diff = ws.diff()
+        assert "+    return a + b" in diff and "b/test_more.py" in diff
+        ws.restore_paths(["demo/calc.py", "test_more.py"])
+        assert len(puts) == 2  # the restore script: not staged
+        assert ws.apply_patch(FIX, name="model_patch").ok and len(puts) == 3  # used once: copied again
+        ws.stage_patches({"test_patch": NEW_TEST})
+        other = NEW_TEST.replace("class M(", "class N(")  # other bytes under the staged name: copied in
+        assert ws.apply_patch(other, name="test_patch").ok and len(puts) == 5
+        assert "class N(" in ws.read_files(["test_more.py"])["test_more.py"].decode()
+    finally:
+        ws.close()
+

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import posixpath
 import secrets
 import shlex
@@ -106,6 +107,8 @@ class DockerWorkspace:
         #: listings, copies and the quiet check since the container last could change (runtime/read_memo.py)
         self._memo = ReadMemo()
         self._results_made = False
+        #: input files :meth:`stage_patches` copied in and no put_input used yet: {file name: sha256 of its bytes}
+        self._staged: dict[str, bytes] = {}
         self._started_at = self._state().get("StartedAt")
 
     @property
@@ -448,10 +451,21 @@ class DockerWorkspace:
 
     def put_input(self, name: str, data: bytes) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_input`: ``/var/tmp/mobilebench-<name>``,
-        copied in through the daemon (``put_archive``, root's file, mode 0644)."""
+        copied in through the daemon (``put_archive``, root's file, mode 0644), unless :meth:`stage_patches`
+        copied in these very bytes under this name already (once: a second put copies again)."""
         file_name = input_file_name(name)
+        if self._staged.pop(file_name, None) == hashlib.sha256(data).digest():
+            return f"{_INBOX}/{file_name}"
         self._copy_inputs({file_name: data})
         return f"{_INBOX}/{file_name}"
+
+    def stage_patches(self, patches: Mapping[str, str]) -> None:
+        """Copy the input files of the later :meth:`apply_patch` calls ``{name: patch}`` in now, in ONE copy
+        (one tar): each of those calls then copies nothing. The files are root's (mode 0644, in the sticky
+        ``/var/tmp``): the test user can neither change nor replace them before they are applied."""
+        files = dict(patch_input(patch, name) for name, patch in patches.items())
+        self._copy_inputs({input_file_name(name): data for name, data in files.items()})
+        self._staged.update({input_file_name(name): hashlib.sha256(data).digest() for name, data in files.items()})
 
     def _copy_inputs(self, files: Mapping[str, bytes]) -> None:
         """Copy ``{file name: bytes}`` into :data:`~.inbox.INBOX` through the daemon, one tar (root's, 0644)."""

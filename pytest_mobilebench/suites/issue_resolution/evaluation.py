@@ -280,6 +280,8 @@ class IssueResolutionEvaluator:
         tools = {line for line, _ in review(info, fw, before=before, after=before, ignored=ignored, tracked=tracked).tools}
         _write(evidence, "dropped_sections.diff", select_sections(model_patch, lambda c: c.line in tools) if tools else "")
         kept = select_sections(model_patch, lambda c: c.line not in tools) if tools else model_patch
+        if kept.strip() and test_patch.strip() and hasattr(ws, "stage_patches"):
+            ws.stage_patches({"model_patch": kept, "test_patch": test_patch})  # both copied in at once
         applied = (
             ws.apply_patch(kept, name="model_patch")
             if kept.strip()
