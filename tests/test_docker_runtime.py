@@ -615,3 +615,19 @@ def test_staged_patches_are_copied_in_once_root_owned_and_applied_as_given(make)
     finally:
         ws.close()
 
+
+def test_list_files_names_what_read_files_would_and_copies_nothing(make) -> None:
+    """Issue 23, item 3: a file whose presence alone matters (a lockfile) is listed, never copied out."""
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    try:
+        ws.run("ln -s demo/calc.py link.py", timeout_s=30)  # a link is no file: neither lists it
+        fetched: list[str] = []
+        real = ws._fetch
+        ws._fetch = lambda path: (fetched.append(path), real(path))[1]  # type: ignore[method-assign]
+        assert sorted(ws.list_files(["*.py", "demo/*.py", "nothing/*"])) == ["demo/__init__.py", "demo/calc.py", "test_calc.py"]
+        assert fetched == []
+        assert sorted(ws.read_files(["*.py", "demo/*.py"])) == sorted(ws.list_files(["*.py", "demo/*.py"]))
+    finally:
+        ws.close()
+

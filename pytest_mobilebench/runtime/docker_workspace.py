@@ -504,6 +504,13 @@ class DockerWorkspace:
             found[key] = data
         return found
 
+    def list_files(self, patterns: Sequence[str]) -> list[str]:
+        """The keys :meth:`read_files` would give for ``patterns`` (listed the same way, after the same
+        process check), copying nothing: for files whose presence alone matters. Refused names are added
+        to :attr:`rejected`."""
+        self._quiesce()
+        return list(dict.fromkeys(key for _, key in self._matches(patterns)))
+
     def stop_leftovers(self) -> None:
         """Stop every process a command left behind (:meth:`_quiesce`)."""
         self._quiesce()

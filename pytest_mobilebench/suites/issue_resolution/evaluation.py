@@ -317,7 +317,7 @@ class IssueResolutionEvaluator:
         fw = frameworks.get(instance.framework)
         try:
             return fw.plan(
-                ws.read_files(fw.planning_files),
+                _planning_files(ws, fw),
                 test_files,
                 test_command=instance.test_command,
                 test_targets=instance.test_targets,
@@ -631,6 +631,17 @@ def _fix_assertions(evidence: Path, runs: int, ids: Sequence[str]) -> dict[str, 
             if test_id in found:
                 counts[test_id] = min(counts.get(test_id, found[test_id]), found[test_id])
     return dict(sorted(counts.items()))
+
+
+def _planning_files(ws: Workspace, fw: frameworks.Framework) -> dict[str, bytes]:
+    """The framework's planning files in ``ws``: those whose presence alone the plan reads (the optional
+    ``presence_files``, e.g. lockfiles) only listed where the workspace can (``list_files``), as ``b""``."""
+    presence = tuple(getattr(fw, "presence_files", ()))
+    lister = getattr(ws, "list_files", None)
+    if not presence or lister is None:
+        return dict(ws.read_files(fw.planning_files))
+    files = dict(ws.read_files([p for p in fw.planning_files if p not in presence]))
+    return {**files, **{name: b"" for name in lister(presence) if name not in files}}
 
 
 def _release(ws: Workspace) -> None:
