@@ -631,3 +631,32 @@ def test_list_files_names_what_read_files_would_and_copies_nothing(make) -> None
     finally:
         ws.close()
 
+
+def test_folders_listed_ahead_and_under_a_listed_folder_cost_no_further_find(make) -> None:
+    """Issue 23, item 3: the folders a read will want next (``list_ahead``: the jest probes in
+    ``node_modules``) go into the same ``find`` as the read before it, and a folder under a listed one is
+    answered from that listing: the reads are those of a workspace without either."""
+    from pytest_mobilebench.runtime.recipe import UserHandover
+
+    own_env = Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/own\n")
+    fx = make(dataclasses.replace(own_env, test_user=UserHandover(root_dirs={"deps": ()})))  # find as the test user
+    setup = ("mkdir -p node_modules/pkg tests/unit && echo '{}' > node_modules/pkg/package.json && "
+             "echo t > tests/unit/a_test.py && ln -s /etc tests/etc")
+    patterns = ["node_modules/pkg/package.json", "tests/unit/*.py", "tests/etc/*", "demo/*.py"]
+    reads = []
+    for ahead in (True, False):
+        ws = fx.runtime.prepare(fx.spec)
+        try:
+            ws.run(setup, timeout_s=30)
+            finds: list[list[str]] = []
+            ws._list = lambda folders, finds=finds, real=ws._list: (finds.append(list(folders)), real(folders))[1]  # type: ignore[method-assign]
+            if ahead:
+                ws.list_ahead(["node_modules/pkg/package.json"])
+            first = ws.read_files(["*.py"])
+            reads.append((first, ws.read_files(patterns), len(finds)))
+        finally:
+            ws.close()
+    (first, later, count), (plain_first, plain_later, plain_count) = reads
+    assert (first, later) == (plain_first, plain_later) and "tests/unit/a_test.py" in later
+    assert not any(key.startswith("tests/etc/") for key in later)  # a link is never followed
+    assert (count, plain_count) == (1, 2)

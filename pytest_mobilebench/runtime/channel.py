@@ -27,14 +27,18 @@ __all__ = [
     "MAX_FILES",
     "MAX_FILE_BYTES",
     "MAX_TOTAL_BYTES",
+    "PRUNED",
     "ChannelError",
     "Rejected",
     "archived_file",
+    "find_group",
     "glob_regex",
     "glob_root",
     "nested",
+    "pruned_between",
     "read_tar_files",
     "safe_relpath",
+    "shares_find",
     "split_listing",
 ]
 
@@ -44,6 +48,8 @@ MAX_FILE_BYTES: Final[int] = 64 << 20
 MAX_TOTAL_BYTES: Final[int] = 256 << 20
 #: result files of one read
 MAX_FILES: Final[int] = 20_000
+#: folder names a listing never enters (a workspace's ``find`` prunes them)
+PRUNED: Final[tuple[str, ...]] = ("node_modules", ".git")
 
 
 class ChannelError(ValueError):
@@ -81,9 +87,36 @@ def nested(a: str, b: str) -> bool:
     return a == b or b.startswith(a.rstrip("/") + "/") or a.startswith(b.rstrip("/") + "/")
 
 
+def pruned_between(outer: str, inner: str) -> bool:
+    """Whether ``inner`` (a folder under ``outer``) lies in or under a folder named as in :data:`PRUNED`
+    below ``outer``: a listing of ``outer`` never reaches it (nor holds a name under it)."""
+    rest = inner[len(outer.rstrip("/")) + 1 :]
+    return any(part in PRUNED for part in rest.split("/"))
+
+
+def shares_find(a: str, b: str) -> bool:
+    """Whether folders ``a`` and ``b`` can be listed by one ``find`` (:func:`split_listing` telling their
+    names apart): neither holds the other, or a pruned folder lies between them."""
+    if not nested(a, b):
+        return True
+    outer, inner = sorted((a, b), key=len)
+    return a != b and pruned_between(outer, inner)
+
+
+def find_group(folders: Sequence[str], ahead: Sequence[str] = ()) -> list[str]:
+    """The folders of ONE ``find``: ``folders`` in order as long as each shares it with those taken
+    (:func:`shares_find`; the first is always taken), then those of ``ahead`` (folders to list for a
+    later read) that share it too."""
+    group: list[str] = []
+    for folder in [*folders, *ahead]:
+        if folder not in group and (not group or all(shares_find(folder, other) for other in group)):
+            group.append(folder)
+    return group
+
+
 def split_listing(out: bytes, folders: Sequence[str]) -> dict[str, tuple[list[str], list[Rejected]]]:
     """``{folder: (relative names, rejections)}`` from the untrusted ``find <folders...> -print0`` output
-    ``out`` (``folders`` pairwise not :func:`nested`, so each name belongs to one folder at most).
+    ``out`` (``folders`` pairwise :func:`shares_find`: a name belongs to the deepest folder holding it).
 
     Every name must be under one of ``folders`` and a :func:`safe_relpath` there, else it is rejected
     (on the first folder's list when under none); a folder stops at :data:`MAX_FILES` names."""
@@ -91,7 +124,7 @@ def split_listing(out: bytes, folders: Sequence[str]) -> dict[str, tuple[list[st
     full: set[str] = set()
     for raw in out.split(b"\0"):
         name = raw.decode("utf-8", errors="surrogateescape")
-        folder = next((f for f in folders if name.startswith(f.rstrip("/") + "/")), None)
+        folder = max((f for f in folders if name.startswith(f.rstrip("/") + "/")), key=len, default=None)
         if not name or (folder or folders[0]) in full:
             continue
         names, rejected = split[folder or folders[0]]

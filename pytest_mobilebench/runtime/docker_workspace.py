@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult
 from pytest_mobilebench.runtime.channel import MAX_TOTAL_BYTES, Rejected, archived_file, glob_regex, glob_root
-from pytest_mobilebench.runtime.channel import nested, split_listing
+from pytest_mobilebench.runtime.channel import PRUNED, find_group, split_listing
 from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.daemon import container_events, daemon_clock_offset, docker_errors, host_url, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
@@ -511,6 +511,11 @@ class DockerWorkspace:
         self._quiesce()
         return list(dict.fromkeys(key for _, key in self._matches(patterns)))
 
+    def list_ahead(self, patterns: Sequence[str]) -> None:
+        """Name files a read at this moment (nothing run or copied in before it) will want: their folders
+        join the moment's next ``find`` (:meth:`_listing`), so that read lists nothing more."""
+        self._memo.expect(glob_root(p if p.startswith("/") else f"{TESTBED}/{p}") for p in patterns)
+
     def stop_leftovers(self) -> None:
         """Stop every process a command left behind (:meth:`_quiesce`)."""
         self._quiesce()
@@ -587,26 +592,27 @@ class DockerWorkspace:
         return out
 
     def _listing(self, folders: list[str]) -> dict[str, list[str]]:
-        """``{folder: names}``: kept listings (their rejections replayed), the rest by :meth:`_list`."""
+        """``{folder: names}``: kept listings (their rejections replayed), the rest by :meth:`_list`, as few
+        ``find`` calls as :func:`~.channel.find_group` allows, the first one also listing the folders
+        :meth:`list_ahead` named for this moment (kept for a later read, nothing copied)."""
         listed: dict[str, list[str]] = {}
-        todo = []
-        for folder in folders:
-            if (kept := self._memo.listing(folder)) is not None:
-                self.rejected += kept[1]
-                listed[folder] = list(kept[0])
-            else:
-                todo.append(folder)
+        todo, first = list(folders), True
         while todo:
-            group: list[str] = []
-            for folder in todo:
-                if not any(nested(folder, other) for other in group):
-                    group.append(folder)
-            todo = [folder for folder in todo if folder not in group]
-            gen = self._memo.gen
+            for folder in list(todo):
+                if (kept := self._memo.listing(folder)) is not None:  # kept, or part of a kept folder
+                    self.rejected += kept[1]
+                    listed[folder] = list(kept[0])
+                    todo.remove(folder)
+            if not todo:
+                break
+            group, gen = find_group(todo, self._memo.expected() if first else ()), self._memo.gen
+            first = False
             for folder, (names, rejected) in self._list(group).items():
-                self.rejected += rejected
                 self._memo.keep_listing(gen, folder, names, rejected)
-                listed[folder] = names
+                if folder in todo:
+                    self.rejected += rejected
+                    listed[folder] = names
+                    todo.remove(folder)
         return listed
 
     def _copy_out(self, path: str) -> bytes | None:
@@ -621,11 +627,11 @@ class DockerWorkspace:
         return data
 
     def _list(self, folders: list[str]) -> dict[str, tuple[list[str], list[Rejected]]]:
-        """Regular files under each of ``folders`` (not in ``node_modules`` or ``.git``; no folder holds
-        another): one ``find``, its untrusted answer split and checked by :func:`~.channel.split_listing`.
+        """Regular files under each of ``folders`` (not in ``node_modules`` or ``.git``; the folders pairwise
+        :func:`~.channel.shares_find`): one ``find``, its untrusted answer split and checked by :func:`~.channel.split_listing`.
         find exits 1 for a missing folder: no file, not an error."""
         _code, out, _err = self._stdout(
-            ["/usr/bin/find", *folders, "(", "-name", "node_modules", "-o", "-name", ".git", ")", "-prune",
+            ["/usr/bin/find", *folders, "(", "-name", PRUNED[0], "-o", "-name", PRUNED[1], ")", "-prune",
              "-o", "-type", "f", "-print0"], trusted=True,
         )
         return split_listing(out, folders)

@@ -53,6 +53,7 @@ from pytest_mobilebench.suites.issue_resolution.attribution import (
     apply_failure_detail,
     attribute_exhaustion,
     canary_for,
+    harness_probes,
     jest_harness_for,
 )
 from pytest_mobilebench.suites.issue_resolution.judge import (
@@ -360,6 +361,8 @@ class IssueResolutionEvaluator:
                         "see model_patch.apply.log", f"see test_patch{tag}.apply.log"))
             if not applied.ok:
                 raise InfraError(InfraKind.TEST_PATCH_APPLY_FAILED, "the instance's test patch does not apply", log=applied.log)
+        if (probes := harness_probes(instance.framework)) and hasattr(ws, "list_ahead"):
+            ws.list_ahead(probes)  # the harness's probes are listed with the planning files: one find, not two
         plan = self._plan(ws, instance, test_patch)
         plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
