@@ -87,6 +87,7 @@ class DockerWorkspace:
         *,
         disk_limit_bytes: int | None = None,
         user: str | None = None,
+        clock_offset: float | None = None,
     ) -> None:
         self._client = client
         self._container = container
@@ -94,7 +95,8 @@ class DockerWorkspace:
         #: process (``sleep infinity`` under docker-init) stays root's, so a test cannot end the container
         #: and turn its own failure into ``container_died``.
         self._user = user
-        self._clock_offset = daemon_clock_offset(client)
+        #: seconds the daemon's clock is ahead (given by the runtime, which asks once a minute; else asked here)
+        self._clock_offset = daemon_clock_offset(client) if clock_offset is None else clock_offset
         self.container_id: str = str(container.id)
         self.image = image
         self.instance_id = instance_id
@@ -179,19 +181,22 @@ class DockerWorkspace:
         """
         return bool(self._state().get("OOMKilled")) or bool(self._events_since(since, ("oom",)))
 
-    def _check_alive(self, since: float) -> None:
+    def _check_alive(self, since: float) -> bool:
         """``container_died`` when the container stopped or was restarted behind the harness's back, or was
         killed / stopped from outside since wall-clock ``since``: a ``docker kill`` ends the exec (exit 137)
-        a moment before the container's state says so, so the daemon's events are asked too."""
+        a moment before the container's state says so, so the daemon's events are asked too. Returns
+        :meth:`_oom_killed` (``since``) from the same state and events (one read and one query, not two)."""
         state = self._state()
         outside = ("kill", "die", "stop", "restart")
-        if not state.get("Running") or state.get("StartedAt") != self._started_at or self._events_since(since, outside):
+        seen = self._events_since(since, (*outside, "oom"))
+        if not state.get("Running") or state.get("StartedAt") != self._started_at or seen & set(outside):
             state = self._state()
             raise InfraError(
                 InfraKind.CONTAINER_DIED,
                 f"{self.instance_id}: the container was stopped or killed during the run without a harness "
                 f"timeout (status {state.get('Status')}, exit {state.get('ExitCode')}, finished {state.get('FinishedAt')})",
             )
+        return bool(state.get("OOMKilled")) or "oom" in seen
 
     def _layer_bytes(self) -> int:
         """Size of the container's writable layer (``SizeRw``), in bytes."""
@@ -288,6 +293,7 @@ class DockerWorkspace:
             with HealthProbe(self._client) as probe:  # its own connection: is the daemon answering at all?
                 timed_out, over_disk = self._wait(reader, timeout_s)
             code: int | None = None
+            oom: bool | None = None  # asked with the liveness check, else after the kill below
             if timed_out or over_disk:
                 with contextlib.suppress(docker.errors.APIError):
                     self._container.kill()
@@ -296,7 +302,7 @@ class DockerWorkspace:
                 reader.join(30)
             else:
                 code = self._exit_code(exec_id)
-                self._check_alive(wall_start)
+                oom = self._check_alive(wall_start)
         finally:
             if network:  # also after a kill: a restarted container must come back offline
                 with contextlib.suppress(docker.errors.APIError, requests.RequestException):
@@ -308,7 +314,7 @@ class DockerWorkspace:
                 f"{probe.stalled_s:.0f} s while {command!r} ran into its {timeout_s:.0f} s limit",
                 log=output.text()[-20000:],
             )
-        if self._oom_killed(wall_start):
+        if oom if oom is not None else self._oom_killed(wall_start):
             raise InfraError(InfraKind.OOM_KILLED, f"{self.instance_id}: the OOM killer struck during {command!r}", log=output.text()[-20000:])
         if over_disk:
             raise InfraError(

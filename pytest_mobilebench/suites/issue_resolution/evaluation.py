@@ -20,7 +20,9 @@ patch), ``--mb-validate-runs`` times each, drops flaky tests and proposes the go
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -109,13 +111,32 @@ def resolve_patches(instance: IssueInstance, repos: RepoCache) -> tuple[str, str
     if instance.patch is not None and instance.test_patch is not None:
         return instance.patch, instance.test_patch
     assert instance.fix_commit is not None
-    diff = repos.diff(instance.repo, instance.base_commit, instance.fix_commit, url=instance.repo_url)
-    fw = frameworks.get(instance.framework)
-    config = frameworks.read_config(
-        fw, lambda paths: repos.read_files(instance.repo, instance.base_commit, paths, url=instance.repo_url)
-    )
+    args = (str(repos.root), repos.url_template, repos.run_id, instance.repo, instance.repo_url or None,
+            instance.base_commit, instance.fix_commit, instance.framework)
+    named = all(_FULL_SHA.fullmatch(c) for c in (instance.base_commit, instance.fix_commit))
+    return _derived_patches(*args) if named else _derived_patches.__wrapped__(*args)
+
+
+@functools.lru_cache(maxsize=64)
+def _derived_patches(root: str, template: str, run_id: str, repo: str, url: str | None, base: str, fix: str,
+                     framework: str) -> tuple[str, str]:
+    """``(gold, test)`` split from ``git diff base fix`` (:func:`resolve_patches`), kept per process for
+    these arguments when both commits are full ids (content-addressed): a further candidate of the instance
+    (another model) reads no repository.
+
+    Raises:
+        InfraError: the repository or a commit cannot be fetched (not kept: the next call tries again).
+    """
+    repos = RepoCache(root=Path(root), url_template=template, run_id=run_id)
+    diff = repos.diff(repo, base, fix, url=url)
+    fw = frameworks.get(framework)
+    config = frameworks.read_config(fw, lambda paths: repos.read_files(repo, base, paths, url=url))
     gold, test = split_patch(diff, fw.test_rule(config))
     return gold, test
+
+
+#: a full commit id (what names one commit's content for good; a branch or a short id may move)
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _states_json(tests: Mapping[str, TestState]) -> dict[str, str]:
