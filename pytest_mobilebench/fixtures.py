@@ -94,6 +94,9 @@ def mb_docker_client(pytestconfig: pytest.Config) -> Iterator[Any]:
     try:
         yield client
     finally:
+        from pytest_mobilebench.runtime.removals import drain
+
+        drain()  # containers whose removal was handed to the background (runtime/removals.py) go first
         client.close()
 
 

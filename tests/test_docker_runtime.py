@@ -559,3 +559,104 @@ def test_reads_kept_never_cross_a_change_nor_reach_another_candidate(make) -> No
     finally:
         b.close()
 
+
+def test_a_removal_handed_to_the_background_ends_before_the_run_end_returns(make, client: docker.DockerClient,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23, item 3: ``close_later`` closes the workspace at once and removes the container in the
+    background (slowed down here); the run-end clean-up waits for it, so nothing is left after it."""
+    from pytest_mobilebench.runtime import docker_workspace, removals
+
+    def slow(remove):
+        removals.remove_later(lambda: (time.sleep(1.0), remove()))
+
+    monkeypatch.setattr(docker_workspace, "remove_later", slow)
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    ws.run("sleep 600 &", timeout_s=30)  # a leftover process: the removal kills it
+    started = time.monotonic()
+    ws.close_later()
+    ws.close_later()  # safe twice
+    assert time.monotonic() - started < 0.5  # the caller did not wait
+    assert client.containers.get(ws.container_id).status == "running"  # not removed yet
+    with pytest.raises(InfraError) as closed:
+        ws.read_files(["demo/calc.py"])
+    assert closed.value.kind == "workspace_error"
+    fx.runtime.cleanup("instance")  # the run's end: waits for the background removal first
+    with pytest.raises(docker.errors.NotFound):
+        client.containers.get(ws.container_id)
+    assert removals.REMOVALS.pending == 0
+
+
+def test_staged_patches_are_copied_in_once_root_owned_and_applied_as_given(make) -> None:
+    """Issue 23, item 3: both patches of a candidate go in with one copy (one tar); ``apply_patch`` then
+    copies nothing, unless the bytes differ from what was staged or the staged file was used already."""
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    puts: list[str] = []
+    real = ws._container.put_archive
+    ws._container.put_archive = lambda path, data: (puts.append(path), real(path, data))[1]  # type: ignore[method-assign]
+    try:
+        ws.stage_patches({"model_patch": FIX, "test_patch": NEW_TEST})
+        assert len(puts) == 1
+        owner = ws.run("stat -c '%U %a' /var/tmp/mobilebench-model_patch.diff /var/tmp/mobilebench-test_patch.diff",
+                       timeout_s=30).output
+        assert owner == "root 644\nroot 644\n"
+        assert ws.apply_patch(FIX, name="model_patch").ok and ws.apply_patch(NEW_TEST, name="test_patch").ok
+        assert len(puts) == 1  # both staged: nothing copied again
+        diff = ws.diff()
+        assert "+    return a + b" in diff and "b/test_more.py" in diff
+        ws.restore_paths(["demo/calc.py", "test_more.py"])
+        assert len(puts) == 2  # the restore script: not staged
+        assert ws.apply_patch(FIX, name="model_patch").ok and len(puts) == 3  # used once: copied again
+        ws.stage_patches({"test_patch": NEW_TEST})
+        other = NEW_TEST.replace("class M(", "class N(")  # other bytes under the staged name: copied in
+        assert ws.apply_patch(other, name="test_patch").ok and len(puts) == 5
+        assert "class N(" in ws.read_files(["test_more.py"])["test_more.py"].decode()
+    finally:
+        ws.close()
+
+
+def test_list_files_names_what_read_files_would_and_copies_nothing(make) -> None:
+    """Issue 23, item 3: a file whose presence alone matters (a lockfile) is listed, never copied out."""
+    fx = make()
+    ws = fx.runtime.prepare(fx.spec)
+    try:
+        ws.run("ln -s demo/calc.py link.py", timeout_s=30)  # a link is no file: neither lists it
+        fetched: list[str] = []
+        real = ws._fetch
+        ws._fetch = lambda path: (fetched.append(path), real(path))[1]  # type: ignore[method-assign]
+        assert sorted(ws.list_files(["*.py", "demo/*.py", "nothing/*"])) == ["demo/__init__.py", "demo/calc.py", "test_calc.py"]
+        assert fetched == []
+        assert sorted(ws.read_files(["*.py", "demo/*.py"])) == sorted(ws.list_files(["*.py", "demo/*.py"]))
+    finally:
+        ws.close()
+
+
+def test_folders_listed_ahead_and_under_a_listed_folder_cost_no_further_find(make) -> None:
+    """Issue 23, item 3: the folders a read will want next (``list_ahead``: the jest probes in
+    ``node_modules``) go into the same ``find`` as the read before it, and a folder under a listed one is
+    answered from that listing: the reads are those of a workspace without either."""
+    from pytest_mobilebench.runtime.recipe import UserHandover
+
+    own_env = Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/own\n")
+    fx = make(dataclasses.replace(own_env, test_user=UserHandover(root_dirs={"deps": ()})))  # find as the test user
+    setup = ("mkdir -p node_modules/pkg tests/unit && echo '{}' > node_modules/pkg/package.json && "
+             "echo t > tests/unit/a_test.py && ln -s /etc tests/etc")
+    patterns = ["node_modules/pkg/package.json", "tests/unit/*.py", "tests/etc/*", "demo/*.py"]
+    reads = []
+    for ahead in (True, False):
+        ws = fx.runtime.prepare(fx.spec)
+        try:
+            ws.run(setup, timeout_s=30)
+            finds: list[list[str]] = []
+            ws._list = lambda folders, finds=finds, real=ws._list: (finds.append(list(folders)), real(folders))[1]  # type: ignore[method-assign]
+            if ahead:
+                ws.list_ahead(["node_modules/pkg/package.json"])
+            first = ws.read_files(["*.py"])
+            reads.append((first, ws.read_files(patterns), len(finds)))
+        finally:
+            ws.close()
+    (first, later, count), (plain_first, plain_later, plain_count) = reads
+    assert (first, later) == (plain_first, plain_later) and "tests/unit/a_test.py" in later
+    assert not any(key.startswith("tests/etc/") for key in later)  # a link is never followed
+    assert (count, plain_count) == (1, 2)

@@ -119,3 +119,15 @@ def test_unknown_framework_and_planning_files() -> None:
     assert "settings.gradle.kts" in PLANNING_FILES["android"] and "**/build.gradle.kts" in PLANNING_FILES["android"]
     assert PLANNING_FILES["react-native"][0] == "package.json"
     assert production_built("react-native", "anything", TestPlan("x", (), "jest"))
+
+
+def test_react_native_plans_from_the_lockfiles_presence_alone() -> None:
+    """Issue 23, item 3: a workspace lists the ``presence_files`` and copies nothing of them (``b""``)."""
+    from pytest_mobilebench import frameworks
+
+    fw = frameworks.get("react-native")
+    assert set(fw.presence_files) <= set(fw.planning_files) and "package.json" not in fw.presence_files  # type: ignore[attr-defined]
+    package = b'{"jest": {"testMatch": ["**/*.check.js"]}}'
+    for lockfile in fw.presence_files:  # type: ignore[attr-defined]
+        full = fw.plan({"package.json": package, lockfile: b"lockfileVersion: 9\n" * 500}, ["a.check.js", "b.test.js"])
+        assert fw.plan({"package.json": package, lockfile: b""}, ["a.check.js", "b.test.js"]) == full

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pytest_mobilebench.runtime.channel import (
     MAX_FILES,
     Rejected,
+    find_group,
     nested,
+    pruned_between,
+    shares_find,
     split_listing,
 )
 from pytest_mobilebench.runtime.read_memo import ReadMemo
@@ -74,3 +77,44 @@ def test_base_memo_keeps_per_image_and_only_for_a_key() -> None:
     assert base_memo.status(key, ["c.js", "a.js", "b.log"], compute) == (["b.log"], ["a.js", "c.js"])
     assert asked == [["a.js", "b.log"], ["c.js"]]
     assert base_memo.status(None, [], compute) == ([], []) and len(asked) == 2
+
+
+def test_one_find_lists_folders_a_pruned_folder_keeps_apart() -> None:
+    nm = "/t/node_modules/jest"
+    assert pruned_between("/t", nm) and pruned_between("/t", "/t/.git/x") and not pruned_between("/t", "/t/src/a")
+    assert shares_find("/t", nm) and shares_find(nm, "/t") and shares_find("/t", "/u")
+    assert not shares_find("/t", "/t/src") and not shares_find("/t", "/t")
+    assert find_group(["/t", "/t/__tests__"], [nm, "/t/node_modules/jest-config", "/t/src"]) == [
+        "/t", nm, "/t/node_modules/jest-config"]
+    assert find_group(["/t/__tests__", "/t"]) == ["/t/__tests__"]  # the first folder is always taken
+    out = b"/t/package.json\0/t/node_modules/jest/package.json\0/t/node_modules/jest/x/../../../etc\0"
+    split = split_listing(out, ["/t", nm])
+    assert split["/t"] == (["package.json"], [])  # each name in the deepest folder holding it
+    assert split[nm][0] == ["package.json"] and [r.name for r in split[nm][1]] == ["/t/node_modules/jest/x/../../../etc"]
+
+
+def test_a_folder_under_a_kept_listing_is_answered_from_it_unless_pruned_or_cut_short() -> None:
+    memo = ReadMemo()
+    memo.mark_quiet(0)
+    bad = Rejected("/t/__tests__/x/../../y", "'..'")
+    memo.keep_listing(0, "/t", ["package.json", "__tests__/a.test.js", "__tests__/d/b.test.js", "src/a.js"],
+                      [bad, Rejected("/t/z/../q", "'..'")])
+    assert memo.listing("/t/__tests__") == (["a.test.js", "d/b.test.js"], [bad])
+    assert memo.listing("/t/none") == ([], [])  # an empty folder or none: the kept listing shows nothing there
+    assert memo.listing("/t/node_modules/jest") is None and memo.listing("/u") is None  # pruned, or not under it
+    memo.keep_listing(0, "/big", [f"f{i}" for i in range(MAX_FILES)], [])
+    assert memo.listing("/big/sub") is None  # the listing stopped at MAX_FILES: nothing derived
+    memo.touch()
+    assert memo.listing("/t/__tests__") is None
+
+
+def test_expected_folders_go_to_one_find_of_the_same_moment_only() -> None:
+    memo = ReadMemo()
+    memo.mark_quiet(0)
+    memo.expect(["/t/node_modules/jest", "/t/src"])
+    memo.keep_listing(0, "/t", ["src/a.js"], [])
+    assert memo.expected() == ["/t/node_modules/jest"]  # /t/src is answered by /t's listing already
+    assert memo.expected() == []  # handed over once
+    memo.expect(["/t/node_modules/jest"])
+    memo.touch()
+    assert memo.expected() == []  # another moment: forgotten

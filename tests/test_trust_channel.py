@@ -16,11 +16,18 @@ from hypothesis import strategies as st
 from pytest_mobilebench.frameworks.plan import TestPlan
 from pytest_mobilebench.report.files import write_under
 from pytest_mobilebench.runtime.channel import (
+    MAX_FILE_BYTES,
     ChannelError,
+    archived_file,
     glob_regex,
     glob_root,
     read_tar_files,
     safe_relpath,
+)
+from pytest_mobilebench.runtime.inbox import (
+    input_archive,
+    patch_input,
+    root_files_archive,
 )
 from pytest_mobilebench.states import InfraKind, TestState
 from pytest_mobilebench.trust import (
@@ -73,6 +80,18 @@ def test_archive_sizes_are_bounded() -> None:
         read_tar_files([_tar(("huge.json", None, b"x" * 200_000))], max_total_bytes=1000)
     with pytest.raises(ChannelError, match="not a tar"):
         read_tar_files([b"this is no tar stream" * 40])
+
+
+def test_the_archive_of_one_file_gives_that_file_and_refuses_the_rest() -> None:
+    path = "/var/tmp/r/report.json"
+    assert archived_file([_tar(("report.json", None, b"{}"))], 2, path) == (b"{}", [])
+    data, rejected = archived_file([_tar(("report.json", None, b"{}"), ("other.json", None, b"x"))], 3, path)
+    assert data == b"{}" and [(r.name, "unexpected" in r.why) for r in rejected] == [("other.json", True)]
+    assert archived_file([_tar(("report.json", tarfile.SYMTYPE, b"/etc/shadow"))], 0, path)[0] is None
+    data, rejected = archived_file(iter(()), MAX_FILE_BYTES + 1, path)  # the stat's size: never read
+    assert data is None and rejected[0].name == path and "over" in rejected[0].why
+    data, rejected = archived_file([b"no tar" * 200], 10, path)
+    assert data is None and "not a tar" in rejected[0].why
 
 
 @pytest.mark.parametrize("name", ["", "/abs", "a/../../b", "..", "a\\b", "a\x00b", ".", "./"])
@@ -177,3 +196,14 @@ def test_infra_kinds_are_plain_strings() -> None:
     from pytest_mobilebench.runtime.base import InfraError
 
     assert InfraError(InfraKind.OOM_KILLED, "x").kind == "oom_killed"
+
+
+def test_what_the_harness_copies_in_is_roots_with_the_modes_it_names() -> None:
+    name, data = patch_input("--- a\n+++ b", "test_patch")
+    assert (name, data) == ("test_patch.diff", b"--- a\n+++ b\n")
+    with tarfile.open(fileobj=io.BytesIO(input_archive({"mobilebench-x.diff": b"1", "mobilebench-y.diff": b"22"}))) as tar:
+        members = {m.name: (m.uid, m.gid, m.mode, tar.extractfile(m).read()) for m in tar.getmembers()}  # type: ignore[union-attr]
+    assert members == {"mobilebench-x.diff": (0, 0, 0o644, b"1"), "mobilebench-y.diff": (0, 0, 0o644, b"22")}
+    with tarfile.open(fileobj=io.BytesIO(root_files_archive({"/var/tmp/c/key": b"k", "/testbed/t.js": b"t"}, private="/var/tmp/c"))) as tar:
+        modes = {m.name: (m.isdir(), m.mode, m.uid) for m in tar.getmembers()}
+    assert modes == {"var/tmp/c": (True, 0o700, 0), "var/tmp/c/key": (False, 0o600, 0), "testbed/t.js": (False, 0o644, 0)}

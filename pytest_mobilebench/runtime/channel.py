@@ -9,7 +9,8 @@ Pure functions (no docker, no I/O beyond the byte streams handed in), used by
   as one anchored regular expression over POSIX paths, so names are matched on the host, not in the
   container.
 * :func:`read_tar_files` - regular files of a tar stream (the daemon's ``get_archive``), every name
-  through :func:`safe_relpath`, links / devices / directories rejected, each file and the total bounded.
+  through :func:`safe_relpath`, links / devices / directories rejected, each file and the total bounded;
+  :func:`archived_file` - the one file of the daemon's archive of a file path.
 """
 
 from __future__ import annotations
@@ -26,13 +27,18 @@ __all__ = [
     "MAX_FILES",
     "MAX_FILE_BYTES",
     "MAX_TOTAL_BYTES",
+    "PRUNED",
     "ChannelError",
     "Rejected",
+    "archived_file",
+    "find_group",
     "glob_regex",
     "glob_root",
     "nested",
+    "pruned_between",
     "read_tar_files",
     "safe_relpath",
+    "shares_find",
     "split_listing",
 ]
 
@@ -42,6 +48,8 @@ MAX_FILE_BYTES: Final[int] = 64 << 20
 MAX_TOTAL_BYTES: Final[int] = 256 << 20
 #: result files of one read
 MAX_FILES: Final[int] = 20_000
+#: folder names a listing never enters (a workspace's ``find`` prunes them)
+PRUNED: Final[tuple[str, ...]] = ("node_modules", ".git")
 
 
 class ChannelError(ValueError):
@@ -79,9 +87,36 @@ def nested(a: str, b: str) -> bool:
     return a == b or b.startswith(a.rstrip("/") + "/") or a.startswith(b.rstrip("/") + "/")
 
 
+def pruned_between(outer: str, inner: str) -> bool:
+    """Whether ``inner`` (a folder under ``outer``) lies in or under a folder named as in :data:`PRUNED`
+    below ``outer``: a listing of ``outer`` never reaches it (nor holds a name under it)."""
+    rest = inner[len(outer.rstrip("/")) + 1 :]
+    return any(part in PRUNED for part in rest.split("/"))
+
+
+def shares_find(a: str, b: str) -> bool:
+    """Whether folders ``a`` and ``b`` can be listed by one ``find`` (:func:`split_listing` telling their
+    names apart): neither holds the other, or a pruned folder lies between them."""
+    if not nested(a, b):
+        return True
+    outer, inner = sorted((a, b), key=len)
+    return a != b and pruned_between(outer, inner)
+
+
+def find_group(folders: Sequence[str], ahead: Sequence[str] = ()) -> list[str]:
+    """The folders of ONE ``find``: ``folders`` in order as long as each shares it with those taken
+    (:func:`shares_find`; the first is always taken), then those of ``ahead`` (folders to list for a
+    later read) that share it too."""
+    group: list[str] = []
+    for folder in [*folders, *ahead]:
+        if folder not in group and (not group or all(shares_find(folder, other) for other in group)):
+            group.append(folder)
+    return group
+
+
 def split_listing(out: bytes, folders: Sequence[str]) -> dict[str, tuple[list[str], list[Rejected]]]:
     """``{folder: (relative names, rejections)}`` from the untrusted ``find <folders...> -print0`` output
-    ``out`` (``folders`` pairwise not :func:`nested`, so each name belongs to one folder at most).
+    ``out`` (``folders`` pairwise :func:`shares_find`: a name belongs to the deepest folder holding it).
 
     Every name must be under one of ``folders`` and a :func:`safe_relpath` there, else it is rejected
     (on the first folder's list when under none); a folder stops at :data:`MAX_FILES` names."""
@@ -89,7 +124,7 @@ def split_listing(out: bytes, folders: Sequence[str]) -> dict[str, tuple[list[st
     full: set[str] = set()
     for raw in out.split(b"\0"):
         name = raw.decode("utf-8", errors="surrogateescape")
-        folder = next((f for f in folders if name.startswith(f.rstrip("/") + "/")), None)
+        folder = max((f for f in folders if name.startswith(f.rstrip("/") + "/")), key=len, default=None)
         if not name or (folder or folders[0]) in full:
             continue
         names, rejected = split[folder or folders[0]]
@@ -218,3 +253,18 @@ def read_tar_files(
     except tarfile.TarError as exc:
         raise ChannelError(f"not a tar stream: {exc}") from exc
     return found, rejected
+
+
+def archived_file(chunks: Iterable[bytes], size: int, path: str) -> tuple[bytes | None, list[Rejected]]:
+    """The regular file ``path`` from the daemon's archive of it (``get_archive``: the tar ``chunks`` and the
+    ``size`` its stat gave), or None, and the rejections: a file over :data:`MAX_FILE_BYTES` (its stream left
+    unread), a stream :func:`read_tar_files` refuses, any member but the file itself."""
+    if size > MAX_FILE_BYTES:
+        return None, [Rejected(path, f"{size} bytes, over {MAX_FILE_BYTES}")]
+    try:
+        files, rejected = read_tar_files(chunks, max_total_bytes=MAX_FILE_BYTES)
+    except ChannelError as exc:
+        return None, [Rejected(path, str(exc))]
+    expected = posixpath.basename(path)
+    rejected += [Rejected(name, f"unexpected member in the archive of {path}") for name in files if name != expected]
+    return files.get(expected), rejected

@@ -27,6 +27,7 @@ __all__ = [
     "HOST_ATTR",
     "UNVERSIONED_ATTR",
     "answers",
+    "container_events",
     "connect",
     "host_url",
     "require_answer",
@@ -145,6 +146,23 @@ def daemon_clock_offset(client: docker.DockerClient) -> float:
         return datetime.datetime.fromisoformat(stamp).timestamp() - (asked + answered) / 2
     except Exception:  # noqa: BLE001 - no reading: assume one clock
         return 0.0
+
+
+def container_events(client: docker.DockerClient, container_id: str, since: float, actions: tuple[str, ...], *,
+                     clock_offset: float = 0.0) -> set[str]:
+    """Which of ``actions`` (``oom``, ``kill``, ``die``, ...) the daemon logged for the container since
+    wall-clock ``since`` (this machine's seconds; ``clock_offset``: :func:`daemon_clock_offset`, the window
+    is asked in the daemon's time). The query ends now, so it returns at once."""
+    since += clock_offset
+    now = time.time() + clock_offset + 0.001
+    events = client.api.events(
+        since=f"{int(since)}.{int((since % 1) * 1e9):09d}", until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
+        filters={"container": container_id, "event": list(actions)}, decode=True,
+    )
+    try:
+        return {str(action) for event in events if (action := event.get("Action") or event.get("status")) in actions}
+    finally:
+        events.close()
 
 
 def sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool:

@@ -43,9 +43,10 @@ from typing import TYPE_CHECKING, Any, Final, final
 from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
 from pytest_mobilebench.runtime.checkout import export_tree, shallow_checkout
-from pytest_mobilebench.runtime.daemon import connect, docker_errors, host_url, parse_bytes, sweepable
+from pytest_mobilebench.runtime.daemon import connect, daemon_clock_offset, docker_errors, host_url, parse_bytes, sweepable
 from pytest_mobilebench.runtime.deadlines import Deadlines
 from pytest_mobilebench.runtime.reaper import ensure_reaper
+from pytest_mobilebench.runtime.removals import drain
 from pytest_mobilebench.runtime.deplayer import ensure_deps
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.hosts import host_key
@@ -75,6 +76,8 @@ __all__ = [
 LABEL_INSTANCE: Final[str] = "mobilebench.instance"
 #: the host bundle injected into images by default (when the file exists)
 DEFAULT_CA_BUNDLE: Final[Path] = Path("/etc/ssl/certs/ca-certificates.crt")
+#: seconds a reading of the daemon's clock offset serves the workspaces started after it
+_CLOCK_MAX_AGE_S: Final[float] = 60.0
 
 
 def no_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipeLike:
@@ -176,6 +179,8 @@ class DockerRuntime:
         self._owner = owner_label()
         self._sandboxes: Any = None  # runtime.sandbox.DockerSandboxes, made on first use
         self._leases: Leases | None = None
+        self._users: dict[str, str | None] = {}  # image id -> its test user (runtime._image_user)
+        self._offset: tuple[float, float] | None = None  # (daemon clock offset s, asked at monotonic s)
 
     # ------------------------------------------------------------------------------------ plumbing
 
@@ -336,8 +341,9 @@ class DockerRuntime:
 
         client = self.client
         with docker_errors(client, instance_id, f"starting a container from {image.tag}"):
-            image_labels = client.api.inspect_image(image.image_id).get("Config", {}).get("Labels") or {}
-            options = self._container_options(instance_id)
+            user = self._image_user(image.image_id)
+            bridge = bool(client.api.networks(names=["bridge"]))
+            options = self._container_options(instance_id, bridge=bridge)
             options["labels"] = {**options["labels"], **(labels or {})}
             options["cap_add"] = [*options["cap_add"], *cap_add]
             if network_mode is not None:
@@ -347,18 +353,34 @@ class DockerRuntime:
             try:
                 # offline while tests run: leave the default bridge before the first process starts
                 # (a daemon without a bridge network, --bridge=none, created it offline already)
-                if network_mode is None and client.api.networks(names=["bridge"]):
-                    client.networks.get("bridge").disconnect(container.id, force=True)
+                if network_mode is None and bridge:
+                    client.api.disconnect_container_from_network(container.id, "bridge", force=True)
                 container.start()
             except BaseException:
                 with contextlib.suppress(docker.errors.DockerException):
                     container.remove(force=True)
                 raise
         limit = None if self._quota or not self.disk_limit else parse_bytes(self.disk_limit)
-        return DockerWorkspace(client, container, image, instance_id, disk_limit_bytes=limit,
-                               user=image_labels.get(LABEL_USER))
+        return DockerWorkspace(client, container, image, instance_id, disk_limit_bytes=limit, user=user,
+                               clock_offset=self._clock_offset())
 
-    def _container_options(self, instance_id: str) -> dict[str, Any]:
+    def _image_user(self, image_id: str) -> str | None:
+        """The image's :data:`~pytest_mobilebench.runtime.images.LABEL_USER` (None: root), asked once per image id
+        (an id names the image's content, labels included)."""
+        if image_id not in self._users:
+            labels = self.client.api.inspect_image(image_id).get("Config", {}).get("Labels") or {}
+            self._users[image_id] = labels.get(LABEL_USER)
+        return self._users[image_id]
+
+    def _clock_offset(self) -> float:
+        """Seconds the daemon's clock is ahead of this machine's (:func:`daemon_clock_offset`), asked again
+        when the last answer is older than :data:`_CLOCK_MAX_AGE_S`."""
+        now = time.monotonic()
+        if self._offset is None or now - self._offset[1] > _CLOCK_MAX_AGE_S:
+            self._offset = (daemon_clock_offset(self.client), now)
+        return self._offset[0]
+
+    def _container_options(self, instance_id: str, *, bridge: bool = True) -> dict[str, Any]:
         """Options of a test container: root's ``sleep infinity`` under docker-init (commands run as the
         image's test user through each exec, :class:`DockerWorkspace`), no capabilities but root's SETUID / SETGID (to
         drop to the test user), no new privileges."""
@@ -375,7 +397,7 @@ class DockerRuntime:
             "cap_add": ["SETUID", "SETGID"],
             "security_opt": ["no-new-privileges"],
         }
-        if not self.client.api.networks(names=["bridge"]):
+        if not bridge:  # a daemon without a bridge network (--bridge=none)
             options["network_mode"] = "none"
         if self.mem_limit:
             options["mem_limit"] = self.mem_limit
@@ -424,7 +446,8 @@ class DockerRuntime:
         return removed
 
     def cleanup(self, cache_level: str | None = None, *, clean: bool = False) -> list[str]:
-        """Remove this process's containers and the images above ``cache_level`` (SWE-bench semantics),
+        """Wait for this process's background removals (:func:`~pytest_mobilebench.runtime.removals.drain`), remove
+        its containers and the images above ``cache_level`` (SWE-bench semantics),
         but for those another live run holds a lease on (their removal is owed: the last run out removes
         them); then release this run's leases and remove the owed images no run holds any more.
 
@@ -441,6 +464,7 @@ class DockerRuntime:
         """
         import docker.errors
 
+        drain()  # removals handed to the background first: none of them races the listing below
         removed: list[str] = []
         for entry in self.client.api.containers(all=True, filters={"label": f"{LABEL_OWNER}={self._owner}"}):
             with contextlib.suppress(docker.errors.NotFound):

@@ -5,33 +5,27 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import io
+import functools
+import hashlib
 import posixpath
 import secrets
 import shlex
-import tarfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult
-from pytest_mobilebench.runtime.channel import (
-    MAX_FILE_BYTES,
-    MAX_TOTAL_BYTES,
-    ChannelError,
-    Rejected,
-    glob_regex,
-    glob_root,
-    nested,
-    read_tar_files,
-    split_listing,
-)
+from pytest_mobilebench.runtime.channel import MAX_TOTAL_BYTES, Rejected, archived_file, glob_regex, glob_root
+from pytest_mobilebench.runtime.channel import PRUNED, find_group, split_listing
 from pytest_mobilebench.runtime.git import BASE_REF
-from pytest_mobilebench.runtime.daemon import daemon_clock_offset, docker_errors, host_url, is_disk_full
+from pytest_mobilebench.runtime.daemon import container_events, daemon_clock_offset, docker_errors, host_url, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
+from pytest_mobilebench.runtime.inbox import INBOX as _INBOX
+from pytest_mobilebench.runtime.inbox import input_archive, patch_input, root_files_archive
 from pytest_mobilebench.runtime.output import BoundedOutput
 from pytest_mobilebench.runtime.read_memo import ReadMemo
+from pytest_mobilebench.runtime.removals import remove_later
 from pytest_mobilebench.runtime.stall import HealthProbe
 from pytest_mobilebench.runtime.patching import (
     CHECKPOINT,
@@ -64,9 +58,6 @@ _EXEC_ENV: Final[dict[str, str]] = {**{name: "" for name in sorted(SCRUBBED_NAME
 _DISK_POLL_S: Final[float] = 3.0
 #: free KiB under which the harness measures a file system as full
 _FULL_BELOW_KIB: Final[int] = 32 * 1024
-#: where patch files are put (the writable layer; ``put_archive`` does not reach tmpfs mounts)
-_INBOX: Final[str] = "/var/tmp"
-
 
 @final
 class DockerWorkspace:
@@ -96,6 +87,7 @@ class DockerWorkspace:
         *,
         disk_limit_bytes: int | None = None,
         user: str | None = None,
+        clock_offset: float | None = None,
     ) -> None:
         self._client = client
         self._container = container
@@ -103,7 +95,8 @@ class DockerWorkspace:
         #: process (``sleep infinity`` under docker-init) stays root's, so a test cannot end the container
         #: and turn its own failure into ``container_died``.
         self._user = user
-        self._clock_offset = daemon_clock_offset(client)
+        #: seconds the daemon's clock is ahead (given by the runtime, which asks once a minute; else asked here)
+        self._clock_offset = daemon_clock_offset(client) if clock_offset is None else clock_offset
         self.container_id: str = str(container.id)
         self.image = image
         self.instance_id = instance_id
@@ -116,6 +109,8 @@ class DockerWorkspace:
         #: listings, copies and the quiet check since the container last could change (runtime/read_memo.py)
         self._memo = ReadMemo()
         self._results_made = False
+        #: input files :meth:`stage_patches` copied in and no put_input used yet: {file name: sha256 of its bytes}
+        self._staged: dict[str, bytes] = {}
         self._started_at = self._state().get("StartedAt")
 
     @property
@@ -174,21 +169,9 @@ class DockerWorkspace:
         else:
             bridge.disconnect(self.container_id, force=True)
 
-    def _events_since(self, since: float, actions: tuple[str, ...]) -> bool:
-        """Whether the daemon logged any of ``actions`` (``oom``, ``kill``, ``die``, ...) for this container
-        since wall-clock ``since`` (the events query ends now, so it returns at once)."""
-        since += self._clock_offset
-        now = time.time() + self._clock_offset + 0.001
-        events = self._client.api.events(
-            since=f"{int(since)}.{int((since % 1) * 1e9):09d}",
-            until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
-            filters={"container": self.container_id, "event": list(actions)},
-            decode=True,
-        )
-        try:
-            return any((event.get("Action") or event.get("status")) in actions for event in events)
-        finally:
-            events.close()
+    def _events_since(self, since: float, actions: tuple[str, ...]) -> set[str]:
+        """Which of ``actions`` the daemon logged for this container since wall-clock ``since`` (:func:`.daemon.container_events`)."""
+        return container_events(self._client, self.container_id, since, actions, clock_offset=self._clock_offset)
 
     def _oom_killed(self, since: float) -> bool:
         """Whether the kernel's OOM killer struck any process of this container since wall-clock ``since``.
@@ -196,21 +179,24 @@ class DockerWorkspace:
         ``State.OOMKilled`` is only set when the container's main process dies (cgroup v1, Docker 20.10),
         so the daemon's ``oom`` events of the container since ``since`` are asked too.
         """
-        return bool(self._state().get("OOMKilled")) or self._events_since(since, ("oom",))
+        return bool(self._state().get("OOMKilled")) or bool(self._events_since(since, ("oom",)))
 
-    def _check_alive(self, since: float) -> None:
+    def _check_alive(self, since: float) -> bool:
         """``container_died`` when the container stopped or was restarted behind the harness's back, or was
         killed / stopped from outside since wall-clock ``since``: a ``docker kill`` ends the exec (exit 137)
-        a moment before the container's state says so, so the daemon's events are asked too."""
+        a moment before the container's state says so, so the daemon's events are asked too. Returns
+        :meth:`_oom_killed` (``since``) from the same state and events (one read and one query, not two)."""
         state = self._state()
         outside = ("kill", "die", "stop", "restart")
-        if not state.get("Running") or state.get("StartedAt") != self._started_at or self._events_since(since, outside):
+        seen = self._events_since(since, (*outside, "oom"))
+        if not state.get("Running") or state.get("StartedAt") != self._started_at or seen & set(outside):
             state = self._state()
             raise InfraError(
                 InfraKind.CONTAINER_DIED,
                 f"{self.instance_id}: the container was stopped or killed during the run without a harness "
                 f"timeout (status {state.get('Status')}, exit {state.get('ExitCode')}, finished {state.get('FinishedAt')})",
             )
+        return bool(state.get("OOMKilled")) or "oom" in seen
 
     def _layer_bytes(self) -> int:
         """Size of the container's writable layer (``SizeRw``), in bytes."""
@@ -307,6 +293,7 @@ class DockerWorkspace:
             with HealthProbe(self._client) as probe:  # its own connection: is the daemon answering at all?
                 timed_out, over_disk = self._wait(reader, timeout_s)
             code: int | None = None
+            oom: bool | None = None  # asked with the liveness check, else after the kill below
             if timed_out or over_disk:
                 with contextlib.suppress(docker.errors.APIError):
                     self._container.kill()
@@ -315,7 +302,7 @@ class DockerWorkspace:
                 reader.join(30)
             else:
                 code = self._exit_code(exec_id)
-                self._check_alive(wall_start)
+                oom = self._check_alive(wall_start)
         finally:
             if network:  # also after a kill: a restarted container must come back offline
                 with contextlib.suppress(docker.errors.APIError, requests.RequestException):
@@ -327,7 +314,7 @@ class DockerWorkspace:
                 f"{probe.stalled_s:.0f} s while {command!r} ran into its {timeout_s:.0f} s limit",
                 log=output.text()[-20000:],
             )
-        if self._oom_killed(wall_start):
+        if oom if oom is not None else self._oom_killed(wall_start):
             raise InfraError(InfraKind.OOM_KILLED, f"{self.instance_id}: the OOM killer struck during {command!r}", log=output.text()[-20000:])
         if over_disk:
             raise InfraError(
@@ -385,22 +372,11 @@ class DockerWorkspace:
     def write_root_files(self, files: Mapping[str, bytes], *, private: str) -> None:
         """Write ``files`` (absolute paths) root-owned through the daemon; ``private`` becomes a 0700
         folder and its files 0600; other new folders are made 0755 (existing ones are left as they are)."""
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            folders = sorted({posixpath.dirname(p) for p in files if posixpath.dirname(p).startswith(_INBOX + "/")})
-            private = private or "\0"  # no private folder
-            for folder in folders:
-                info = tarfile.TarInfo(folder.lstrip("/"))
-                info.type, info.mode = tarfile.DIRTYPE, 0o700 if folder == private else 0o755
-                tar.addfile(info)
-            for path, data in sorted(files.items()):
-                info = tarfile.TarInfo(path.lstrip("/"))
-                info.size, info.mode = len(data), 0o600 if path.startswith(private + "/") else 0o644
-                tar.addfile(info, io.BytesIO(data))
+        archive = root_files_archive(files, private=private)
         self._ensure_running()
         self._memo.touch()
         with docker_errors(self._client, self.instance_id, "writing the harness's files"):
-            if not self._container.put_archive("/", archive.getvalue()):
+            if not self._container.put_archive("/", archive):
                 raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot write the harness's files")
 
     def _sh(self, command: str) -> tuple[int, str]:
@@ -432,8 +408,7 @@ class DockerWorkspace:
         Raises:
             InfraError("workspace_error"): the checkpoint commit failed.
         """
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "patch"
-        patch_path = self.put_input(f"{safe}.diff", (patch if patch.endswith("\n") else patch + "\n").encode("utf-8"))
+        patch_path = self.put_input(*patch_input(patch, name))
         checkpointed = False
 
         def execute(command: str) -> tuple[int, str]:
@@ -482,19 +457,28 @@ class DockerWorkspace:
 
     def put_input(self, name: str, data: bytes) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_input`: ``/var/tmp/mobilebench-<name>``,
-        copied in through the daemon (``put_archive``)."""
+        copied in through the daemon (``put_archive``, root's file, mode 0644), unless :meth:`stage_patches`
+        copied in these very bytes under this name already (once: a second put copies again)."""
         file_name = input_file_name(name)
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            info = tarfile.TarInfo(file_name)
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
+        if self._staged.pop(file_name, None) == hashlib.sha256(data).digest():
+            return f"{_INBOX}/{file_name}"
+        self._copy_inputs({file_name: data})
+        return f"{_INBOX}/{file_name}"
+
+    def stage_patches(self, patches: Mapping[str, str]) -> None:
+        """Copy the input files of the later :meth:`apply_patch` calls ``{name: patch}`` in now, in ONE copy
+        (one tar): each of those calls then copies nothing. The files are root's (mode 0644, in the sticky
+        ``/var/tmp``): the test user can neither change nor replace them before they are applied."""
+        files = dict(patch_input(patch, name) for name, patch in patches.items())
+        self._copy_inputs({input_file_name(name): data for name, data in files.items()})
+        self._staged.update({input_file_name(name): hashlib.sha256(data).digest() for name, data in files.items()})
+
+    def _copy_inputs(self, files: Mapping[str, bytes]) -> None:
+        """Copy ``{file name: bytes}`` into :data:`~.inbox.INBOX` through the daemon, one tar (root's, 0644)."""
         self._ensure_running()
         self._memo.touch()
-        with docker_errors(self._client, self.instance_id, f"copying {file_name} in"):
-            self._container.put_archive(_INBOX, archive.getvalue())
-        return f"{_INBOX}/{file_name}"
+        with docker_errors(self._client, self.instance_id, f"copying {', '.join(files)} in"):
+            self._container.put_archive(_INBOX, input_archive(files))
 
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.read_files`; absolute patterns are allowed
@@ -525,6 +509,18 @@ class DockerWorkspace:
             total += len(data)
             found[key] = data
         return found
+
+    def list_files(self, patterns: Sequence[str]) -> list[str]:
+        """The keys :meth:`read_files` would give for ``patterns`` (listed the same way, after the same
+        process check), copying nothing: for files whose presence alone matters. Refused names are added
+        to :attr:`rejected`."""
+        self._quiesce()
+        return list(dict.fromkeys(key for _, key in self._matches(patterns)))
+
+    def list_ahead(self, patterns: Sequence[str]) -> None:
+        """Name files a read at this moment (nothing run or copied in before it) will want: their folders
+        join the moment's next ``find`` (:meth:`_listing`), so that read lists nothing more."""
+        self._memo.expect(glob_root(p if p.startswith("/") else f"{TESTBED}/{p}") for p in patterns)
 
     def stop_leftovers(self) -> None:
         """Stop every process a command left behind (:meth:`_quiesce`)."""
@@ -602,26 +598,27 @@ class DockerWorkspace:
         return out
 
     def _listing(self, folders: list[str]) -> dict[str, list[str]]:
-        """``{folder: names}``: kept listings (their rejections replayed), the rest by :meth:`_list`."""
+        """``{folder: names}``: kept listings (their rejections replayed), the rest by :meth:`_list`, as few
+        ``find`` calls as :func:`~.channel.find_group` allows, the first one also listing the folders
+        :meth:`list_ahead` named for this moment (kept for a later read, nothing copied)."""
         listed: dict[str, list[str]] = {}
-        todo = []
-        for folder in folders:
-            if (kept := self._memo.listing(folder)) is not None:
-                self.rejected += kept[1]
-                listed[folder] = list(kept[0])
-            else:
-                todo.append(folder)
+        todo, first = list(folders), True
         while todo:
-            group: list[str] = []
-            for folder in todo:
-                if not any(nested(folder, other) for other in group):
-                    group.append(folder)
-            todo = [folder for folder in todo if folder not in group]
-            gen = self._memo.gen
+            for folder in list(todo):
+                if (kept := self._memo.listing(folder)) is not None:  # kept, or part of a kept folder
+                    self.rejected += kept[1]
+                    listed[folder] = list(kept[0])
+                    todo.remove(folder)
+            if not todo:
+                break
+            group, gen = find_group(todo, self._memo.expected() if first else ()), self._memo.gen
+            first = False
             for folder, (names, rejected) in self._list(group).items():
-                self.rejected += rejected
                 self._memo.keep_listing(gen, folder, names, rejected)
-                listed[folder] = names
+                if folder in todo:
+                    self.rejected += rejected
+                    listed[folder] = names
+                    todo.remove(folder)
         return listed
 
     def _copy_out(self, path: str) -> bytes | None:
@@ -636,11 +633,11 @@ class DockerWorkspace:
         return data
 
     def _list(self, folders: list[str]) -> dict[str, tuple[list[str], list[Rejected]]]:
-        """Regular files under each of ``folders`` (not in ``node_modules`` or ``.git``; no folder holds
-        another): one ``find``, its untrusted answer split and checked by :func:`~.channel.split_listing`.
+        """Regular files under each of ``folders`` (not in ``node_modules`` or ``.git``; the folders pairwise
+        :func:`~.channel.shares_find`): one ``find``, its untrusted answer split and checked by :func:`~.channel.split_listing`.
         find exits 1 for a missing folder: no file, not an error."""
         _code, out, _err = self._stdout(
-            ["/usr/bin/find", *folders, "(", "-name", "node_modules", "-o", "-name", ".git", ")", "-prune",
+            ["/usr/bin/find", *folders, "(", "-name", PRUNED[0], "-o", "-name", PRUNED[1], ")", "-prune",
              "-o", "-type", "f", "-print0"], trusted=True,
         )
         return split_listing(out, folders)
@@ -654,20 +651,9 @@ class DockerWorkspace:
                 stream, stat = self._client.api.get_archive(self.container_id, path)
             except docker.errors.NotFound:
                 return None
-            if int(stat.get("size") or 0) > MAX_FILE_BYTES:
-                self.rejected.append(Rejected(path, f"{stat.get('size')} bytes, over {MAX_FILE_BYTES}"))
-                return None
-            try:
-                files, refused = read_tar_files(stream, max_total_bytes=MAX_FILE_BYTES)
-            except ChannelError as exc:
-                self.rejected.append(Rejected(path, str(exc)))
-                return None
+            data, refused = archived_file(stream, int(stat.get("size") or 0), path)
         self.rejected += refused
-        expected = posixpath.basename(path)
-        for name in files:
-            if name != expected:
-                self.rejected.append(Rejected(name, f"unexpected member in the archive of {path}"))
-        return files.get(expected)
+        return data
 
     def diff(self) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.diff` (``patching.DIFF``, stdout only).
@@ -683,11 +669,24 @@ class DockerWorkspace:
     def close(self) -> None:
         """Remove the container (killing what still runs). Safe after a timeout, after the daemon went
         away (the container is then left for the next run's sweep) and safe to call twice."""
-        import docker.errors
-        import requests
+        if not self._closed:
+            self._closed = True
+            _remove(self._container)
 
-        if self._closed:
-            return
-        self._closed = True
-        with contextlib.suppress(docker.errors.DockerException, requests.RequestException, OSError):
-            self._container.remove(force=True, v=True)
+    def close_later(self) -> None:
+        """Close the workspace now and remove the container in the background (:mod:`.removals`: killed
+        and removed as :meth:`close` does, while the caller goes on). For a caller that has read
+        everything it needs (evidence written, verdict judged); the run's end waits for the removal
+        (:func:`~pytest_mobilebench.runtime.removals.drain`). Safe to call twice, and after :meth:`close`."""
+        if not self._closed:
+            self._closed = True
+            remove_later(functools.partial(_remove, self._container))
+
+
+def _remove(container: Container) -> None:
+    """Kill and remove ``container`` with its anonymous volumes; a daemon error leaves it to the sweep."""
+    import docker.errors
+    import requests
+
+    with contextlib.suppress(docker.errors.DockerException, requests.RequestException, OSError):
+        container.remove(force=True, v=True)

@@ -14,6 +14,12 @@ showed nothing but its init and ``sleep`` at this generation (:meth:`ReadMemo.ma
 process is left that could change the tree under what was kept. Shapes: a listing is ``(relative names,
 rejections)``, a file ``(bytes or None, rejections)``; rejections are replayed to the workspace's
 ``rejected`` on each use, as a fresh read would add them.
+
+A folder under a kept folder is answered from that folder's listing (its names under it) unless a pruned
+folder (:data:`~pytest_mobilebench.runtime.channel.PRUNED`) lies between them or the listing stopped at
+:data:`~pytest_mobilebench.runtime.channel.MAX_FILES` names. Such an answer never follows a symbolic link
+on the way down (the kept listing did not); a ``find`` started below a link would. Folders a workspace
+expects to read at this moment (:meth:`ReadMemo.expect`) are listed with the next ``find`` of the moment.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import posixpath
 from collections.abc import Iterable
 from typing import final
 
-from pytest_mobilebench.runtime.channel import Rejected
+from pytest_mobilebench.runtime.channel import MAX_FILES, Rejected, pruned_between
 
 __all__ = ["ReadMemo"]
 
@@ -45,6 +51,8 @@ class ReadMemo:
         self._at = 0
         self._listings: dict[str, tuple[list[str], list[Rejected]]] = {}
         self._contents: dict[str, tuple[bytes | None, list[Rejected]]] = {}
+        self._expected: list[str] = []
+        self._full: set[str] = set()  # kept listings that stopped at MAX_FILES names: nothing derived from them
 
     def touch(self) -> None:
         """The container may change (an exec, a copy in, a restart): forget everything, not quiet."""
@@ -55,6 +63,8 @@ class ReadMemo:
             self._at = self.gen
             self._listings.clear()
             self._contents.clear()
+            self._expected.clear()
+            self._full.clear()
 
     @property
     def quiet(self) -> bool:
@@ -66,15 +76,37 @@ class ReadMemo:
         self._quiet_at = gen
 
     def listing(self, folder: str) -> tuple[list[str], list[Rejected]] | None:
-        """The kept listing of ``folder`` at this generation, or None."""
+        """The kept listing of ``folder`` at this generation, its part of a kept folder above it (see the
+        module docstring), or None."""
         self._sync()
-        return self._listings.get(folder)
+        if (kept := self._listings.get(folder)) is not None:
+            return kept
+        for outer, (names, rejected) in self._listings.items():
+            if folder.startswith(outer.rstrip("/") + "/") and not pruned_between(outer, folder) and outer not in self._full:
+                prefix = folder[len(outer.rstrip("/")) + 1 :] + "/"
+                return ([n[len(prefix) :] for n in names if n.startswith(prefix)],
+                        [r for r in rejected if r.name.startswith(folder.rstrip("/") + "/")])
+        return None
+
+    def expect(self, folders: Iterable[str]) -> None:
+        """Folders a read at this generation will list: :meth:`expected` hands them to the next ``find``."""
+        self._sync()
+        self._expected += [f for f in folders if f not in self._expected]
+
+    def expected(self) -> list[str]:
+        """The folders :meth:`expect` named at this generation and not listed yet (handed over once)."""
+        self._sync()
+        out = [f for f in self._expected if self.listing(f) is None]
+        self._expected.clear()
+        return out
 
     def keep_listing(self, gen: int, folder: str, names: list[str], rejected: list[Rejected]) -> None:
         """Keep a listing taken at ``gen`` (ignored unless the container is quiet at ``gen`` still)."""
         self._sync()
         if self.quiet and gen == self.gen:
             self._listings[folder] = (list(names), list(rejected))
+            if len(names) >= MAX_FILES:
+                self._full.add(folder)
 
     def content(self, path: str) -> tuple[bytes | None, list[Rejected]] | None:
         """The kept copy of ``path`` at this generation, or None (never copied)."""

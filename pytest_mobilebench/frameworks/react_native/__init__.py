@@ -55,6 +55,9 @@ JEST_RUNNERS: Final[dict[str, str]] = {"npm": "npx jest", "yarn": "yarn jest", "
 
 #: Repository files the planner reads.
 PLANNING_FILES: Final[tuple[str, ...]] = ("package.json", "pnpm-lock.yaml", "yarn.lock", "package-lock.json")
+#: Planning files whose presence alone the planner reads (the package manager: ``package_manager_of``):
+#: a workspace lists them and copies nothing (a lockfile runs to megabytes).
+PRESENCE_FILES: Final[tuple[str, ...]] = ("pnpm-lock.yaml", "yarn.lock", "package-lock.json")
 
 JEST_CONFIG_NAMES: Final[tuple[str, ...]] = tuple(
     f"jest.config.{ext}" for ext in ("js", "ts", "cjs", "mjs", "cts", "mts", "json")
@@ -226,6 +229,8 @@ class ReactNative:
     parser = "jest"
     markers: tuple[str, ...] = ("react_native",)
     planning_files: tuple[str, ...] = (*PLANNING_FILES, *JEST_CONFIG_NAMES)
+    #: of :attr:`planning_files`, those :meth:`plan` reads the presence of, never the bytes (optional member)
+    presence_files: tuple[str, ...] = PRESENCE_FILES
 
     def config_paths(self, files: Mapping[str, bytes]) -> tuple[str, ...]:
         """package.json, jest.config.*, babel configuration, ``tsconfig.json`` / ``jsconfig.json`` (module

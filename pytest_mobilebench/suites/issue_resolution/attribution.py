@@ -21,7 +21,7 @@ from pytest_mobilebench.states import InfraKind, Reason
 from pytest_mobilebench.suites.base import EvalContext
 
 __all__ = ["CANDIDATE_FAILURE", "RESOURCE_KINDS", "CandidateFailure", "apply_failure_detail", "attribute_exhaustion",
-           "canary_for", "jest_harness_for"]
+           "canary_for", "harness_probes", "jest_harness_for"]
 
 #: the evidence file of a counted failure the run itself shows (``{"reason", "detail"}``), read by :mod:`.judge`
 CANDIDATE_FAILURE = "candidate_failure.json"
@@ -66,6 +66,12 @@ def canary_for(ws: Workspace, plan: frameworks.TestPlan, test_files: list[str]) 
     root = str(getattr(ws, "root", "/testbed"))
     ws.write_root_files({f"{root}/{canary.path}": canary.source.encode()}, private="")  # type: ignore[attr-defined]
     return canary, command
+
+
+def harness_probes(framework: str) -> tuple[str, ...]:
+    """The files :func:`jest_harness_for` reads first when the framework's runs report through jest
+    (:data:`.harness.RUNNER_PROBES`), else none: a workspace lists their folders with the plan's."""
+    return jest_harness.RUNNER_PROBES if frameworks.get(framework).parser == "jest" else ()
 
 
 def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.JestHarness | None:

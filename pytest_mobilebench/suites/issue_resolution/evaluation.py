@@ -20,7 +20,9 @@ patch), ``--mb-validate-runs`` times each, drops flaky tests and proposes the go
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -53,6 +55,7 @@ from pytest_mobilebench.suites.issue_resolution.attribution import (
     apply_failure_detail,
     attribute_exhaustion,
     canary_for,
+    harness_probes,
     jest_harness_for,
 )
 from pytest_mobilebench.suites.issue_resolution.judge import (
@@ -108,13 +111,32 @@ def resolve_patches(instance: IssueInstance, repos: RepoCache) -> tuple[str, str
     if instance.patch is not None and instance.test_patch is not None:
         return instance.patch, instance.test_patch
     assert instance.fix_commit is not None
-    diff = repos.diff(instance.repo, instance.base_commit, instance.fix_commit, url=instance.repo_url)
-    fw = frameworks.get(instance.framework)
-    config = frameworks.read_config(
-        fw, lambda paths: repos.read_files(instance.repo, instance.base_commit, paths, url=instance.repo_url)
-    )
+    args = (str(repos.root), repos.url_template, repos.run_id, instance.repo, instance.repo_url or None,
+            instance.base_commit, instance.fix_commit, instance.framework)
+    named = all(_FULL_SHA.fullmatch(c) for c in (instance.base_commit, instance.fix_commit))
+    return _derived_patches(*args) if named else _derived_patches.__wrapped__(*args)
+
+
+@functools.lru_cache(maxsize=64)
+def _derived_patches(root: str, template: str, run_id: str, repo: str, url: str | None, base: str, fix: str,
+                     framework: str) -> tuple[str, str]:
+    """``(gold, test)`` split from ``git diff base fix`` (:func:`resolve_patches`), kept per process for
+    these arguments when both commits are full ids (content-addressed): a further candidate of the instance
+    (another model) reads no repository.
+
+    Raises:
+        InfraError: the repository or a commit cannot be fetched (not kept: the next call tries again).
+    """
+    repos = RepoCache(root=Path(root), url_template=template, run_id=run_id)
+    diff = repos.diff(repo, base, fix, url=url)
+    fw = frameworks.get(framework)
+    config = frameworks.read_config(fw, lambda paths: repos.read_files(repo, base, paths, url=url))
     gold, test = split_patch(diff, fw.test_rule(config))
     return gold, test
+
+
+#: a full commit id (what names one commit's content for good; a branch or a short id may move)
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _states_json(tests: Mapping[str, TestState]) -> dict[str, str]:
@@ -223,23 +245,15 @@ class IssueResolutionEvaluator:
         spec = workspace_spec(instance, ctx)
         ctx.progress(f"{instance.instance_id}: preparing workspace ({runtime.name})")
         ws = runtime.prepare(spec, log_dir=evidence)
-        exhausted: InfraError | None = None
         try:
-            found = self._apply_candidate(ws, instance, model_patch, info, test_patch, ctx)
-            if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
-                self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True)
-        except InfraError as exc:
-            if exc.kind not in RESOURCE_KINDS or gold:
-                raise
-            exhausted = exc  # the candidate's, unless the reference fix exhausts the same limits
-        except CandidateFailure as failure:
-            atomic_write_json(evidence / CANDIDATE_FAILURE, {"reason": failure.reason.value, "detail": failure.detail})
+            found, exhausted = self._run_candidate(ws, instance, model_patch, info, test_patch, ctx, gold=gold)
+            if exhausted is not None:  # the reference run gets the limits the candidate's container holds
+                ws.close()
+                attribute_exhaustion(exhausted, instance, ctx, gold_patch, lambda: runtime.prepare(workspace_spec(instance, ctx), log_dir=evidence),
+                                     lambda ws: self._run_tests(ws, instance, test_patch, ctx, tag=".reference"))
+            judged = judge(instance, evidence)
         finally:
-            ws.close()
-        if exhausted is not None:
-            attribute_exhaustion(exhausted, instance, ctx, gold_patch, lambda: runtime.prepare(workspace_spec(instance, ctx), log_dir=evidence),
-                                 lambda ws: self._run_tests(ws, instance, test_patch, ctx, tag=".reference"))
-        judged = judge(instance, evidence)
+            _release(ws)  # after the evidence and the verdict (or an error): removed in the background
         if judged.review is not None:
             base["flags"] = [*base["flags"], *judged.review.flags]
             if judged.review.test_files:
@@ -247,10 +261,33 @@ class IssueResolutionEvaluator:
         if judged.outcome.policy_violation:
             base["policy_violations"] = judged.outcome.policy_violation.split("; ")
         if not judged.outcome.applied:
-            base["detail"] = apply_failure_detail(found.log)
+            base["detail"] = apply_failure_detail(found.log if found is not None else "")
         elif judged.detail:
             base["detail"] = judged.detail
         return self._finish(instance, base, judged.outcome, gold_patch, info)
+
+    def _run_candidate(
+        self, ws: Workspace, instance: IssueInstance, model_patch: str, info: PatchInfo, test_patch: str, ctx: EvalContext,
+        *, gold: bool,
+    ) -> tuple[_Applied | None, InfraError | None]:
+        """The candidate's patch, then the tests when it applied: ``(what applying left, or None when the
+        limits ran out first; the exhausted limits, or None)``. A candidate failure is written to the evidence.
+
+        Raises:
+            InfraError: anything but exhausted limits, and those too under the gold patch.
+        """
+        found: _Applied | None = None
+        try:
+            found = self._apply_candidate(ws, instance, model_patch, info, test_patch, ctx)
+            if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
+                self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True)
+        except InfraError as exc:
+            if exc.kind not in RESOURCE_KINDS or gold:
+                raise
+            return found, exc  # the candidate's, unless the reference fix exhausts the same limits
+        except CandidateFailure as failure:
+            atomic_write_json(ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": failure.reason.value, "detail": failure.detail})
+        return found, None
 
     def _apply_candidate(
         self, ws: Workspace, instance: IssueInstance, model_patch: str, info: PatchInfo, test_patch: str, ctx: EvalContext
@@ -265,6 +302,8 @@ class IssueResolutionEvaluator:
         tools = {line for line, _ in review(info, fw, before=before, after=before, ignored=ignored, tracked=tracked).tools}
         _write(evidence, "dropped_sections.diff", select_sections(model_patch, lambda c: c.line in tools) if tools else "")
         kept = select_sections(model_patch, lambda c: c.line not in tools) if tools else model_patch
+        if kept.strip() and test_patch.strip() and hasattr(ws, "stage_patches"):
+            ws.stage_patches({"model_patch": kept, "test_patch": test_patch})  # both copied in at once
         applied = (
             ws.apply_patch(kept, name="model_patch")
             if kept.strip()
@@ -300,7 +339,7 @@ class IssueResolutionEvaluator:
         fw = frameworks.get(instance.framework)
         try:
             return fw.plan(
-                ws.read_files(fw.planning_files),
+                _planning_files(ws, fw),
                 test_files,
                 test_command=instance.test_command,
                 test_targets=instance.test_targets,
@@ -343,6 +382,8 @@ class IssueResolutionEvaluator:
                         "see model_patch.apply.log", f"see test_patch{tag}.apply.log"))
             if not applied.ok:
                 raise InfraError(InfraKind.TEST_PATCH_APPLY_FAILED, "the instance's test patch does not apply", log=applied.log)
+        if (probes := harness_probes(instance.framework)) and hasattr(ws, "list_ahead"):
+            ws.list_ahead(probes)  # the harness's probes are listed with the planning files: one find, not two
         plan = self._plan(ws, instance, test_patch)
         plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
@@ -458,7 +499,7 @@ class IssueResolutionEvaluator:
                     # at base the test patch's files are targeted without applying it: absent tests are NONE
                     run, parsed, built, _ = self._run_tests(ws, instance, test_patch, ctx, tag=tag, apply=config != "base")
                 finally:
-                    ws.close()
+                    _release(ws)  # this configuration's evidence is written: removed in the background
                 executed = not run.timed_out and not run.oom_killed and built
                 configs[config].append(grading.RunStates(tests=parsed.tests, built=built, executed=executed))
         stable: dict[str, Mapping[str, TestState]] = {}
@@ -614,6 +655,23 @@ def _fix_assertions(evidence: Path, runs: int, ids: Sequence[str]) -> dict[str, 
             if test_id in found:
                 counts[test_id] = min(counts.get(test_id, found[test_id]), found[test_id])
     return dict(sorted(counts.items()))
+
+
+def _planning_files(ws: Workspace, fw: frameworks.Framework) -> dict[str, bytes]:
+    """The framework's planning files in ``ws``: those whose presence alone the plan reads (the optional
+    ``presence_files``, e.g. lockfiles) only listed where the workspace can (``list_files``), as ``b""``."""
+    presence = tuple(getattr(fw, "presence_files", ()))
+    lister = getattr(ws, "list_files", None)
+    if not presence or lister is None:
+        return dict(ws.read_files(fw.planning_files))
+    files = dict(ws.read_files([p for p in fw.planning_files if p not in presence]))
+    return {**files, **{name: b"" for name in lister(presence) if name not in files}}
+
+
+def _release(ws: Workspace) -> None:
+    """Close ``ws`` once nothing reads it again: its container is removed in the background where the
+    runtime can (``close_later``: :mod:`pytest_mobilebench.runtime.removals`), else now (``close``)."""
+    getattr(ws, "close_later", ws.close)()
 
 
 def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, bytes]:
