@@ -181,22 +181,19 @@ class DockerWorkspace:
         """
         return bool(self._state().get("OOMKilled")) or bool(self._events_since(since, ("oom",)))
 
-    def _check_alive(self, since: float) -> bool:
+    def _check_alive(self, since: float) -> None:
         """``container_died`` when the container stopped or was restarted behind the harness's back, or was
         killed / stopped from outside since wall-clock ``since``: a ``docker kill`` ends the exec (exit 137)
-        a moment before the container's state says so, so the daemon's events are asked too. Returns
-        :meth:`_oom_killed` (``since``) from the same state and events (one read and one query, not two)."""
+        a moment before the container's state says so, so the daemon's events are asked too."""
         state = self._state()
         outside = ("kill", "die", "stop", "restart")
-        seen = self._events_since(since, (*outside, "oom"))
-        if not state.get("Running") or state.get("StartedAt") != self._started_at or seen & set(outside):
+        if not state.get("Running") or state.get("StartedAt") != self._started_at or self._events_since(since, outside):
             state = self._state()
             raise InfraError(
                 InfraKind.CONTAINER_DIED,
                 f"{self.instance_id}: the container was stopped or killed during the run without a harness "
                 f"timeout (status {state.get('Status')}, exit {state.get('ExitCode')}, finished {state.get('FinishedAt')})",
             )
-        return bool(state.get("OOMKilled")) or "oom" in seen
 
     def _layer_bytes(self) -> int:
         """Size of the container's writable layer (``SizeRw``), in bytes."""
@@ -293,7 +290,6 @@ class DockerWorkspace:
             with HealthProbe(self._client) as probe:  # its own connection: is the daemon answering at all?
                 timed_out, over_disk = self._wait(reader, timeout_s)
             code: int | None = None
-            oom: bool | None = None  # asked with the liveness check, else after the kill below
             if timed_out or over_disk:
                 with contextlib.suppress(docker.errors.APIError):
                     self._container.kill()
@@ -302,7 +298,7 @@ class DockerWorkspace:
                 reader.join(30)
             else:
                 code = self._exit_code(exec_id)
-                oom = self._check_alive(wall_start)
+                self._check_alive(wall_start)
         finally:
             if network:  # also after a kill: a restarted container must come back offline
                 with contextlib.suppress(docker.errors.APIError, requests.RequestException):
@@ -314,7 +310,7 @@ class DockerWorkspace:
                 f"{probe.stalled_s:.0f} s while {command!r} ran into its {timeout_s:.0f} s limit",
                 log=output.text()[-20000:],
             )
-        if oom if oom is not None else self._oom_killed(wall_start):
+        if self._oom_killed(wall_start):
             raise InfraError(InfraKind.OOM_KILLED, f"{self.instance_id}: the OOM killer struck during {command!r}", log=output.text()[-20000:])
         if over_disk:
             raise InfraError(
