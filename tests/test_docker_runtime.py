@@ -560,6 +560,12 @@ def test_reads_kept_never_cross_a_change_nor_reach_another_candidate(make) -> No
         b.close()
 
 
+def _own_env() -> Recipe:
+    """A recipe whose environment layer no other test shares (a layer another test built can be removed by
+    that test's clean-up while this one builds on it, under xdist)."""
+    return Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/own\n")
+
+
 def test_a_removal_handed_to_the_background_ends_before_the_run_end_returns(make, client: docker.DockerClient,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 23, item 3: ``close_later`` closes the workspace at once and removes the container in the
@@ -570,7 +576,7 @@ def test_a_removal_handed_to_the_background_ends_before_the_run_end_returns(make
         removals.remove_later(lambda: (time.sleep(1.0), remove()))
 
     monkeypatch.setattr(docker_workspace, "remove_later", slow)
-    fx = make()
+    fx = make(_own_env())  # an environment layer of its own: no other test's clean-up removes it
     ws = fx.runtime.prepare(fx.spec)
     ws.run("sleep 600 &", timeout_s=30)  # a leftover process: the removal kills it
     started = time.monotonic()
@@ -590,7 +596,7 @@ def test_a_removal_handed_to_the_background_ends_before_the_run_end_returns(make
 def test_staged_patches_are_copied_in_once_root_owned_and_applied_as_given(make) -> None:
     """Issue 23, item 3: both patches of a candidate go in with one copy (one tar); ``apply_patch`` then
     copies nothing, unless the bytes differ from what was staged or the staged file was used already."""
-    fx = make()
+    fx = make(_own_env())  # an environment layer of its own: no other test's clean-up removes it
     ws = fx.runtime.prepare(fx.spec)
     puts: list[str] = []
     real = ws._container.put_archive
@@ -618,7 +624,7 @@ def test_staged_patches_are_copied_in_once_root_owned_and_applied_as_given(make)
 
 def test_list_files_names_what_read_files_would_and_copies_nothing(make) -> None:
     """Issue 23, item 3: a file whose presence alone matters (a lockfile) is listed, never copied out."""
-    fx = make()
+    fx = make(_own_env())  # an environment layer of its own: no other test's clean-up removes it
     ws = fx.runtime.prepare(fx.spec)
     try:
         ws.run("ln -s demo/calc.py link.py", timeout_s=30)  # a link is no file: neither lists it
@@ -638,8 +644,7 @@ def test_folders_listed_ahead_and_under_a_listed_folder_cost_no_further_find(mak
     answered from that listing: the reads are those of a workspace without either."""
     from pytest_mobilebench.runtime.recipe import UserHandover
 
-    own_env = Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/own\n")
-    fx = make(dataclasses.replace(own_env, test_user=UserHandover(root_dirs={"deps": ()})))  # find as the test user
+    fx = make(dataclasses.replace(_own_env(), test_user=UserHandover(root_dirs={"deps": ()})))  # find as the test user
     setup = ("mkdir -p node_modules/pkg tests/unit && echo '{}' > node_modules/pkg/package.json && "
              "echo t > tests/unit/a_test.py && ln -s /etc tests/etc")
     patterns = ["node_modules/pkg/package.json", "tests/unit/*.py", "tests/etc/*", "demo/*.py"]
