@@ -32,6 +32,25 @@ def test_running_items_show_once_and_leave_when_finished() -> None:
     assert running.shown()[0] == "gw0: counter-2[model-b]: npm test"
 
 
+def test_a_message_read_before_its_items_setup_report_is_kept_for_that_item() -> None:
+    """Under ``-n`` the worker writes ``progress.log`` at once while its reports queue on the controller."""
+    running = Running()
+    running.start("gw1", "acme-1")
+    running.note("gw1", "acme-2: preparing workspace")  # acme-1's result and acme-2's setup report still queued
+    running.finish("gw1", "acme-1")
+    running.start("gw1", "acme-2")
+    assert running.shown() == ["gw1: acme-2: preparing workspace"]
+    running.finish("gw1", "acme-2")
+    running.note("gw1", "acme-3: npm ci")  # no item on the worker when read
+    assert running.shown() == ["gw1: acme-3: npm ci"]
+    running.start("gw1", "acme-3[model-b]")
+    assert running.shown() == ["gw1: acme-3[model-b]: npm ci"]
+    running.finish("gw1", "acme-3[model-b]")
+    running.note("gw1", "acme-4: npm ci")
+    running.start("gw1", "acme-5")  # a line for an item that did not start next is not carried over
+    assert running.shown() == ["gw1: acme-5"]
+
+
 def test_a_candidate_message_cannot_draw_on_the_status_line() -> None:
     board = Board(started=0.0, total=2)
     board.running.start("gw0", "a-1")
@@ -117,12 +136,22 @@ def test_plain_lines_under_xdist_list_only_the_items_still_running(pytester: pyt
 import os, time
 import pytest
 
+FIRST = []
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     from pytest_mobilebench.report.progress import append_worker_line
     from pytest_mobilebench.state import STATE
     state = item.config.stash[STATE]
-    append_worker_line(state.reports_dir / state.run_id / "progress.log", item.name + ": working")
+    log = state.reports_dir / state.run_id / "progress.log"
+    append_worker_line(log, item.name + ": working")
+    deadline = time.monotonic() + 60
+    while not FIRST and time.monotonic() < deadline:  # both workers inside a call at once, however loaded
+        text = log.read_text()
+        if "[gw0] acme__app-" in text and "[gw1] acme__app-" in text:
+            break
+        time.sleep(0.05)
+    FIRST.append(item.name)
     time.sleep(0.3)
     return (yield)
 ''')

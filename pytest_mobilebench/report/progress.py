@@ -81,14 +81,18 @@ class Running:
     progress message. A message that starts with the item's own id (``counter-2: npm ci``) is shown without
     it, so the id appears once; a message naming an item that finished (and that the worker is not running
     again) is dropped, so a finished item never comes back. A worker's message before any item started on it
-    (session fixtures building images) is shown without an item.
+    (session fixtures building images) is shown without an item. The log and the reports travel apart, so an
+    item's first message can be read before its setup report arrives: it is kept (``early``) for that item's
+    :meth:`start`.
     """
 
     items: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
     finished: set[str] = dataclasses.field(default_factory=set)
+    early: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
     def start(self, worker: str, name: str) -> None:
-        self.items[worker] = (name, "")
+        early = self.early.pop(worker, None)
+        self.items[worker] = (name, early[1] if early and early[0] == _instance_of(name) else "")
 
     def finish(self, worker: str, name: str) -> None:
         self.finished.add(_instance_of(name))
@@ -103,6 +107,8 @@ class Running:
             message = message[len(own) + 2:]
         elif head != own and head in self.finished:
             return
+        elif head and message.startswith(head + ": "):  # another item's line, read before its setup report came
+            self.early[worker] = (head, message[len(head) + 2:])
         self.items[worker] = (name, message)
 
     def shown(self) -> list[str]:
