@@ -201,6 +201,26 @@ def test_force_rebuild_builds_again_once_per_run(make, client: docker.DockerClie
     forced.remove_images(keep_level="env", only_run=forced.run_id)
 
 
+def test_a_layer_another_run_removes_before_this_run_holds_it_is_built_again(make, client) -> None:
+    """Run A built the environment layer; its clean-up lands after run B found that layer, before B built on it."""
+    recipe = Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/own\n")  # a layer of this test's own
+    a = make(recipe)
+    a.runtime.ensure_instance_image(a.spec)
+    b = make(recipe)
+    lookup, seen, removed = b.runtime.builder.ensure_env, [], []
+
+    def found_then_removed(*args, **kwargs):
+        env = lookup(*args, **kwargs)
+        seen.append(env.built)
+        removed.extend([] if env.built else a.runtime.cleanup("base"))  # A ends in the window
+        return env
+
+    b.runtime.builder.ensure_env = found_then_removed  # type: ignore[method-assign]
+    assert b.runtime.ensure_instance_image(b.spec).built
+    env_tag = f"mobilebench/env.demo__calc:{recipe.key()[:12]}"
+    assert seen == [False, True] and env_tag in removed and client.images.get(env_tag)
+
+
 def test_apply_run_read_diff_restore(make) -> None:
     fx = make()
     ws = fx.runtime.prepare(fx.spec)

@@ -38,7 +38,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
 from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
@@ -57,6 +57,8 @@ from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
 from pytest_mobilebench.runtime.recipe import EnvRecipeLike, NodePackages, RecipeFactory
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.states import InfraKind
+
+_Layer = TypeVar("_Layer", BuiltImage, BuiltImage | None)
 
 if TYPE_CHECKING:
     import docker
@@ -243,9 +245,9 @@ class DockerRuntime:
         begins from the same bytes.
 
         Memoised per process on (repo, base commit, environment): a further candidate of the instance
-        (another model, a validation configuration) pays one image lookup. The layer and its dependency
-        layer are leased for this run (:attr:`leases`): another run's clean-up keeps them while this run
-        goes on.
+        (another model, a validation configuration) pays one image lookup. Each layer (base, environment,
+        dependencies, instance) is leased for this run (:attr:`leases`) as soon as it is found or built, and
+        looked up again once leased (:meth:`_held`): another run's clean-up keeps them while this run goes on.
 
         Raises:
             InfraError: ``daemon_unreachable``, ``clone_failed``, ``base_image_unavailable``,
@@ -264,18 +266,18 @@ class DockerRuntime:
             except docker.errors.ImageNotFound:
                 pass
         builder = self.builder
-        base = builder.ensure_base(log_dir=log_dir)
+        base = self._held(lambda: builder.ensure_base(log_dir=log_dir))
         mirror = self.repos.ensure(spec.repo, [spec.base_commit], url=spec.repo_url or None)
         with tempfile.TemporaryDirectory(prefix="mobilebench-checkout-") as tmp:
             tree = Path(tmp) / "tree"
             sha = export_tree(mirror, spec.base_commit, tree)
             recipe = self.recipe_factory(tree, spec)
-            env = builder.ensure_env(
+            env = self._held(lambda: builder.ensure_env(
                 recipe, spec.repo, node_packages=self.node_packages(recipe), base=base, log_dir=log_dir
-            )
-
-            deps = ensure_deps(builder, env, tree, recipe.install_command, repo=spec.repo, log_dir=log_dir,
-                               deadline_s=self.deadlines.install_s, silence_s=self.deadlines.install_silence_s)
+            ))
+            deps = self._held(lambda: ensure_deps(
+                builder, env, tree, recipe.install_command, repo=spec.repo, log_dir=log_dir,
+                deadline_s=self.deadlines.install_s, silence_s=self.deadlines.install_silence_s))
 
             def checkout() -> Path:  # only when the instance image must be built
                 shallow_checkout(mirror, sha, Path(tmp) / "testbed")
@@ -292,11 +294,32 @@ class DockerRuntime:
                 test_user=recipe.test_user,
                 deps=deps,
             )
-        for layer in (instance, deps):
-            if layer is not None:
-                self.leases.take(layer.image_id)
+        self.leases.take(instance.image_id)
         self._memo[memo_key] = instance
         return instance
+
+    def _held(self, ensure: Callable[[], _Layer]) -> _Layer:
+        """``ensure()``'s layer, leased for this run and still there once leased.
+
+        A layer found by its tag can be removed by another run's clean-up before this run builds on it (that
+        run built it, and nothing held it yet): the lease is taken first, then the tag looked up again, and a
+        layer gone in between is ensured (built) again. ``ensure()`` returning None (no dependency layer) is
+        passed through.
+        """
+        import docker.errors
+
+        layer = ensure()
+        for attempt in range(3):
+            if layer is None:
+                return layer
+            self.leases.take(layer.image_id)
+            try:
+                if attempt == 2 or self.client.api.inspect_image(layer.tag)["Id"] == layer.image_id:
+                    return layer
+            except docker.errors.ImageNotFound:
+                pass
+            layer = ensure()
+        return layer
 
     # ---------------------------------------------------------------------------------- workspaces
 

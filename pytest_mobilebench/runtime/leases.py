@@ -5,7 +5,8 @@ grading the same instances at once (a lab's models in separate runs) share insta
 layers by content key, so the first run to end would remove a layer the other is about to start its
 next candidate from, and that run would build it again. Leases prevent that:
 
-- a process that starts a container from a layer takes a lease on it (:meth:`Leases.take`): the file
+- a process takes a lease on each layer it builds on or starts a container from, then looks the layer up
+  again (a clean-up may have removed it just before; it is then built again) (:meth:`Leases.take`): the file
   ``<cache>/image-leases/<host key>/<image id hex>/<run id>@<pid>`` holding its owner label
   (:func:`~pytest_mobilebench.runtime.owners.owner_label`);
 - a clean-up spares a layer another run holds a live lease on (:meth:`Leases.held_elsewhere`: the
