@@ -470,7 +470,7 @@ def test_react_native_recipe_end_to_end(client: docker.DockerClient, tmp_path: P
             pytest.skip(f"the npm registry is not reachable from here: {exc.message}")
         raise
     try:
-        result = ws.run("npm test && ls /sys/class/net", timeout_s=120)
+        result = ws.run("exec 2>&1; npm test && ls /sys/class/net", timeout_s=120)  # one stream: ordered
         assert result.exit_code == 0, result.output
         assert "PASS v20." in result.output and result.output.split()[-1] == "lo"
         assert ws.diff() == ""
