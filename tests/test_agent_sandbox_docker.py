@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from interrupts import interruptible
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.runtime.base import WorkspaceSpec
@@ -203,7 +204,7 @@ def test_ctrl_c_during_a_command_removes_the_sandbox(tmp_path: Path) -> None:
     from pytest_mobilebench.runtime.daemon import connect
 
     run_id = f"sandbox-sigint-{time.time_ns()}"
-    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(Path(__file__).parent), run_id],
+    proc = interruptible([sys.executable, "-c", _INTERRUPTED, str(Path(__file__).parent), run_id],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "RUNNING"
     client = connect()

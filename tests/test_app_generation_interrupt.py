@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from interrupts import interruptible
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,8 +107,8 @@ def test_ctrl_c_mid_run_prints_the_summary_keeps_results_and_leaves_nothing(tmp_
     cmd = [sys.executable, "-m", "pytest", "cases/app_generation", "--predictions=fixtures/apps/predictions.jsonl",
            "-k", "fixture-c1-blank or fixture-good", "-p", "no:cacheprovider", "-p", "no:randomly",
            f"--mb-reports-dir={reports}", f"--mb-run-id={run_id}", "--mb-rerun", *workers]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = interruptible(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
     seen: dict[tuple[int, str], str] = {}
     log = reports / run_id / "progress.log"
     deadline = time.monotonic() + 900

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from adbsim import AdbServer, SimDevice, adb_available
+from interrupts import interruptible
 
 from pytest_mobilebench.devices.android import DeviceError
 from pytest_mobilebench.suites.device_repair import workroot
@@ -158,8 +159,8 @@ def test_a_dead_adb_server_is_a_named_result_per_item_and_starts_nothing(tmp_pat
 def test_the_device_wrapper_forwards_ctrl_c_and_the_summary_is_written(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "adbsim", "--devices", "2", "--", *pytest_cmd(tmp_path, "-n", "0")]
     out = (tmp_path / "wrapper.out").open("w")
-    wrapper = subprocess.Popen(cmd, cwd=ROOT, env=child_env(tmp_path), stdout=out, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    wrapper = interruptible(cmd, cwd=ROOT, env=child_env(tmp_path), stdout=out, stderr=subprocess.STDOUT,
+                            start_new_session=True)
     try:
         deadline = time.monotonic() + 600
         while not results(tmp_path) and wrapper.poll() is None and time.monotonic() < deadline:

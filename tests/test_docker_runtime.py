@@ -283,7 +283,7 @@ def test_network_is_off_unless_asked(make) -> None:
     fx = make()
     ws = fx.runtime.prepare(fx.spec)
     try:
-        offline = ws.run("ls /sys/class/net; python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 3)'", timeout_s=30)
+        offline = ws.run("exec 2>&1; ls /sys/class/net; python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 3)'", timeout_s=30)
         assert offline.output.split()[0] == "lo" and offline.exit_code != 0
         assert "Network is unreachable" in offline.output
         online = ws.run("ls /sys/class/net", timeout_s=30, network=True)
