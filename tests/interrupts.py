@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import threading
 from typing import Any
 
 __all__ = ["interruptible"]
@@ -21,13 +20,12 @@ __all__ = ["interruptible"]
 def interruptible(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen(args, **kwargs)`` with SIGINT not ignored in the child, whatever this process has.
 
-    The main thread swaps its own disposition for the spawn (no code runs in the forked child); another
-    thread, which may not set handlers, falls back to resetting it in the child (``preexec_fn``).
+    This process swaps its own disposition for the spawn (no Python runs in the forked child, unlike a
+    ``preexec_fn``), so it must be called from the main thread, where pytest runs tests (``signal.signal``
+    raises ``ValueError`` elsewhere).
     """
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         return subprocess.Popen(args, **kwargs)
-    if threading.current_thread() is not threading.main_thread():
-        return subprocess.Popen(args, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kwargs)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return subprocess.Popen(args, **kwargs)

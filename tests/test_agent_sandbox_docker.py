@@ -205,7 +205,7 @@ def test_ctrl_c_during_a_command_removes_the_sandbox(tmp_path: Path) -> None:
 
     run_id = f"sandbox-sigint-{time.time_ns()}"
     proc = interruptible([sys.executable, "-c", _INTERRUPTED, str(Path(__file__).parent), run_id],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "RUNNING"
     client = connect()
     assert client.containers.list(filters={"label": f"mobilebench.run_id={run_id}"})
