@@ -251,14 +251,66 @@ def test_flutter_images_run_tests_unprivileged_on_a_root_owned_sdk(workspace) ->
     assert ok == {"lock", "read-pub", "active-roots", "project"}, lines
 
 
+def _kill_once_running(client: docker.DockerClient, ws: DockerWorkspace, marker: str, before=lambda: None) -> tuple[threading.Thread, list]:
+    """A thread that kills ``ws``'s container from outside once ``marker`` is among its processes (calling
+    ``before()`` first); the list collects the thread's own failure, which the test re-raises."""
+    errors: list[BaseException] = []
+
+    def kill() -> None:
+        try:
+            deadline = time.monotonic() + 60
+            while not any(marker in " ".join(row) for row in client.api.top(ws.container_id).get("Processes") or []):
+                assert time.monotonic() < deadline, f"{marker!r} never ran"
+                time.sleep(0.1)
+            before()
+            client.api.kill(ws.container_id)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the test
+            errors.append(exc)
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread, errors
+
+
 def test_docker_kill_mid_run_is_container_died(workspace, client: docker.DockerClient) -> None:
     ws = workspace()
-    killer = threading.Timer(2.0, lambda: client.api.kill(ws.container_id))
-    killer.start()
+    killer, errors = _kill_once_running(client, ws, "sleep 61")
     with pytest.raises(InfraError) as died:
-        ws.run("sleep 60; echo finished", timeout_s=120)
+        ws.run("sleep 61; echo finished", timeout_s=120)
     killer.join()
+    assert not errors, errors
     assert died.value.kind == "container_died"
+
+
+def test_a_kill_the_daemon_records_after_the_exec_ended_is_still_container_died(workspace, client, monkeypatch) -> None:
+    """The exec ends (137) a moment before the daemon records an outside kill in the container's state and
+    events; here the first look after the kill sees neither (as under load), and the run is still not
+    scored as the candidate's failure."""
+    ws = workspace()
+    real_state, real_events = DockerWorkspace._state, DockerWorkspace._events_since
+    stale = {"state": False, "events": False}
+
+    def late_state(self: DockerWorkspace) -> dict:
+        state = real_state(self)
+        if stale["state"]:
+            stale["state"] = False
+            return {**state, "Running": True, "StartedAt": self._started_at}
+        return state
+
+    def late_events(self: DockerWorkspace, since: float, actions: tuple[str, ...]) -> set[str]:
+        if stale["events"]:
+            stale["events"] = False
+            return set()
+        return real_events(self, since, actions)
+
+    monkeypatch.setattr(DockerWorkspace, "_state", late_state)
+    monkeypatch.setattr(DockerWorkspace, "_events_since", late_events)
+    killer, errors = _kill_once_running(client, ws, "sleep 62", before=lambda: stale.update(state=True, events=True))
+    with pytest.raises(InfraError) as died:
+        ws.run("sleep 62; echo finished", timeout_s=120)
+    killer.join()
+    assert not errors, errors
+    assert died.value.kind == "container_died" and not stale["state"] and not stale["events"]
 
 
 def test_a_test_cannot_end_its_container_to_turn_a_failure_into_infra(workspace, client: docker.DockerClient) -> None:

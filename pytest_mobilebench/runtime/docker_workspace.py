@@ -58,6 +58,9 @@ _EXEC_ENV: Final[dict[str, str]] = {**{name: "" for name in sorted(SCRUBBED_NAME
 _DISK_POLL_S: Final[float] = 3.0
 #: free KiB under which the harness measures a file system as full
 _FULL_BELOW_KIB: Final[int] = 32 * 1024
+#: seconds the container's state and events are asked again after an exec ended as an outside kill
+#: leaves it (exit 137, SIGKILL, or no status): the daemon records the kill a moment after the exec ends
+_SETTLE_S: Final[float] = 3.0
 
 @final
 class DockerWorkspace:
@@ -181,19 +184,27 @@ class DockerWorkspace:
         """
         return bool(self._state().get("OOMKilled")) or bool(self._events_since(since, ("oom",)))
 
-    def _check_alive(self, since: float) -> None:
+    def _check_alive(self, since: float, code: int | None) -> None:
         """``container_died`` when the container stopped or was restarted behind the harness's back, or was
-        killed / stopped from outside since wall-clock ``since``: a ``docker kill`` ends the exec (exit 137)
-        a moment before the container's state says so, so the daemon's events are asked too."""
+        killed / stopped from outside since wall-clock ``since``. A ``docker kill`` ends the exec (``code``
+        137) before the daemon records it in the state and the events, so after 137 or no status they are
+        asked again for up to :data:`_SETTLE_S` (a candidate's own ``kill -9 $$`` costs only that wait)."""
+        settle = time.monotonic() + (_SETTLE_S if code in (None, 137) else 0.0)
+        while not self._stopped_outside(since):
+            if time.monotonic() >= settle:
+                return
+            time.sleep(0.1)
+        state = self._state()
+        raise InfraError(
+            InfraKind.CONTAINER_DIED,
+            f"{self.instance_id}: the container was stopped or killed during the run without a harness "
+            f"timeout (status {state.get('Status')}, exit {state.get('ExitCode')}, finished {state.get('FinishedAt')})",
+        )
+
+    def _stopped_outside(self, since: float) -> bool:
         state = self._state()
         outside = ("kill", "die", "stop", "restart")
-        if not state.get("Running") or state.get("StartedAt") != self._started_at or self._events_since(since, outside):
-            state = self._state()
-            raise InfraError(
-                InfraKind.CONTAINER_DIED,
-                f"{self.instance_id}: the container was stopped or killed during the run without a harness "
-                f"timeout (status {state.get('Status')}, exit {state.get('ExitCode')}, finished {state.get('FinishedAt')})",
-            )
+        return not state.get("Running") or state.get("StartedAt") != self._started_at or bool(self._events_since(since, outside))
 
     def _layer_bytes(self) -> int:
         """Size of the container's writable layer (``SizeRw``), in bytes."""
@@ -298,7 +309,7 @@ class DockerWorkspace:
                 reader.join(30)
             else:
                 code = self._exit_code(exec_id)
-                self._check_alive(wall_start)
+                self._check_alive(wall_start, code)
         finally:
             if network:  # also after a kill: a restarted container must come back offline
                 with contextlib.suppress(docker.errors.APIError, requests.RequestException):
