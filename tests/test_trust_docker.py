@@ -355,12 +355,15 @@ def second_daemon(client: docker.DockerClient) -> Iterator[tuple[docker.DockerCl
         pytest.skip("dockerd or unshare (util-linux) is not installed")
     root = Path(tempfile.mkdtemp(prefix="mb-dockerd-", dir="/var/tmp"))
     sock = root / "docker.sock"
+    # containerd namespaces must match ^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$; mkdtemp's names may hold "__" or
+    # end in "_" (CI failed once on "mb-dockerd-__peetwo"), so the namespace takes hex digits only
+    namespace = f"mb-test-{uuid.uuid4().hex[:12]}"
     # its own network namespace: with --bridge=none a dockerd deletes any interface named docker0 it
     # sees, which in the host's namespace would be the main daemon's bridge
     argv = [
         unshare, "--net", "--", dockerd, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"), "-H", f"unix://{sock}",
         "--pidfile", str(root / "docker.pid"), "--bridge=none", "--iptables=false", "--ip-masq=false",
-        "--containerd-namespace", f"mb-test-{root.name}", "--containerd-plugins-namespace", f"mb-test-p-{root.name}",
+        "--containerd-namespace", namespace, "--containerd-plugins-namespace", f"{namespace}-p",
     ]
 
     def start() -> subprocess.Popen[bytes] | None:
