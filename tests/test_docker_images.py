@@ -408,3 +408,15 @@ def test_the_daemon_clock_offset_reads_docker_info() -> None:
     assert abs(ahead - 3 * 365 * 86400) < 5
     assert daemon_clock_offset(Client(OSError("gone"))) == 0.0
     assert daemon_clock_offset(Client("not a time")) == 0.0
+
+
+def test_daemon_time_stamps_are_read_to_the_nanosecond() -> None:
+    """``State.StartedAt`` and event ``timeNano`` are compared on the daemon's own clock (numbers by
+    calendar.timegm: 2026-12-03 14:12:15 UTC is 1796307135 s)."""
+    from pytest_mobilebench.runtime.daemon import rfc3339_ns
+
+    assert rfc3339_ns("2026-12-03T14:12:15.123456789Z") == 1796307135_123456789
+    assert rfc3339_ns("2026-12-03T15:12:15.5+01:00") == 1796307135_500000000
+    assert rfc3339_ns("2026-12-03T14:12:15Z") == 1796307135_000000000
+    assert rfc3339_ns("0001-01-01T00:00:00Z") < 0  # Docker's zero time: before every event
+    assert rfc3339_ns("") is None and rfc3339_ns("2026-12-03 14:12:15") is None and rfc3339_ns("1.5") is None

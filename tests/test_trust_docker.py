@@ -282,6 +282,19 @@ def test_docker_kill_mid_run_is_container_died(workspace, client: docker.DockerC
     assert died.value.kind == "container_died"
 
 
+def test_the_harness_own_kill_before_a_run_is_not_an_outside_kill(workspace) -> None:
+    """The daemon's clock offset is an estimate (``SystemTime`` is stamped before ``docker info`` is done), so
+    a run's event window can open early and take in the harness's own kill of the command before (and the
+    die of the restart after it). Those precede the container's current start: the next run is the
+    command's own outcome, not ``container_died``."""
+    ws = workspace()
+    ws._clock_offset = -3.0  # each window opens (and ends) 3 s early: a run of 5 s takes in the kill below
+    hung = ws.run("sleep 30", timeout_s=1)
+    assert hung.timed_out and hung.exit_code is None  # the harness killed the container
+    after = ws.run("sleep 5; echo fine", timeout_s=30)
+    assert (after.exit_code, after.output, after.timed_out) == (0, "fine\n", False)
+
+
 def test_a_kill_the_daemon_records_after_the_exec_ended_is_still_container_died(workspace, client, monkeypatch) -> None:
     """The exec ends (137) a moment before the daemon records an outside kill in the container's state and
     events; here the first look after the kill sees neither (as under load), and the run is still not

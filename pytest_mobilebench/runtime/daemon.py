@@ -35,6 +35,7 @@ __all__ = [
     "docker_errors",
     "is_disk_full",
     "parse_bytes",
+    "rfc3339_ns",
     "sweep_dead_runs",
     "sweepable",
 ]
@@ -149,20 +150,38 @@ def daemon_clock_offset(client: docker.DockerClient) -> float:
 
 
 def container_events(client: docker.DockerClient, container_id: str, since: float, actions: tuple[str, ...], *,
-                     clock_offset: float = 0.0) -> set[str]:
+                     clock_offset: float = 0.0, started_at: str | None = None) -> set[str]:
     """Which of ``actions`` (``oom``, ``kill``, ``die``, ...) the daemon logged for the container since
     wall-clock ``since`` (this machine's seconds; ``clock_offset``: :func:`daemon_clock_offset`, the window
-    is asked in the daemon's time). The query ends now, so it returns at once."""
+    is asked in the daemon's time). The query ends now, so it returns at once.
+
+    ``started_at`` (the container's ``State.StartedAt``): events before it are not counted. The offset is
+    measured with an error (``SystemTime`` is stamped before ``docker info`` is done), so a window can open
+    early; what precedes the current start (the harness's own kill before a restart) is the daemon's own
+    clock's answer, not that estimate's."""
     since += clock_offset
     now = time.time() + clock_offset + 0.001
+    not_before = rfc3339_ns(started_at or "") or 0
     events = client.api.events(
         since=f"{int(since)}.{int((since % 1) * 1e9):09d}", until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
         filters={"container": container_id, "event": list(actions)}, decode=True,
     )
     try:
-        return {str(action) for event in events if (action := event.get("Action") or event.get("status")) in actions}
+        return {str(action) for event in events
+                if (action := event.get("Action") or event.get("status")) in actions and int(event.get("timeNano") or 0) >= not_before}
     finally:
         events.close()
+
+
+def rfc3339_ns(text: str) -> int | None:
+    """Nanoseconds since the epoch of a daemon time stamp (``2026-12-03T14:12:15.123456789Z``, any offset,
+    up to 9 fraction digits); None when ``text`` is not one (Docker's zero time ``0001-01-01T00:00:00Z`` is
+    negative)."""
+    match = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)", text)
+    if match is None:
+        return None
+    whole = datetime.datetime.fromisoformat(match[1] + ("+00:00" if match[3] == "Z" else match[3]))
+    return int(whole.timestamp()) * 1_000_000_000 + int((match[2] or "").ljust(9, "0"))
 
 
 def sweepable(entry: Mapping[str, Any], *, own: str, run_id: str | None) -> bool:

@@ -174,7 +174,7 @@ class DockerWorkspace:
 
     def _events_since(self, since: float, actions: tuple[str, ...]) -> set[str]:
         """Which of ``actions`` the daemon logged for this container since wall-clock ``since`` (:func:`.daemon.container_events`)."""
-        return container_events(self._client, self.container_id, since, actions, clock_offset=self._clock_offset)
+        return container_events(self._client, self.container_id, since, actions, clock_offset=self._clock_offset, started_at=self._started_at)
 
     def _oom_killed(self, since: float) -> bool:
         """Whether the kernel's OOM killer struck any process of this container since wall-clock ``since``.
