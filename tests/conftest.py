@@ -30,10 +30,11 @@ import pydantic  # noqa: F401
 import yaml  # noqa: F401
 import yaml_rs  # noqa: F401  (a PyO3 module: the manifests' fast reading)
 
-# property tests run beside Docker builds on 2 cores: a per-example deadline would fail them for the load alone
-from hypothesis import settings  # noqa: E402
+# property tests run beside Docker builds on 2 cores: a per-example deadline, or the health check that finds
+# generation too slow, would fail them for the load alone; a failure prints the blob that replays it
+from hypothesis import HealthCheck, settings  # noqa: E402
 
-settings.register_profile("mobilebench", deadline=None)
+settings.register_profile("mobilebench", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 settings.load_profile("mobilebench")
 
 GIT_ENV = {

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from adbsim import AdbServer, SimDevice, adb_available
-from test_device_sim import CALC, FAST, candidate_patch, evaluate, load, resources  # noqa: F401 (fixtures)
+from test_device_sim import CALC, PATIENT, candidate_patch, evaluate, load, resources  # noqa: F401 (fixtures)
 
 from pytest_mobilebench.suites.device_repair.fixtures import make_pool
 from pytest_mobilebench.suites.device_repair.summary import summarize
@@ -106,7 +106,7 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def run(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> dict[str, Any]:
-    result = evaluate(load("calc", **FAST), {"model_patch": attack(tmp_path, body), "model_name_or_path": "m"}, pool, tmp_path / "ev")
+    result = evaluate(load("calc", **PATIENT), {"model_patch": attack(tmp_path, body), "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert result["passed"] is False and result["reason"] != "resolved", result
     assert result["retryable"] is False and result["reason"] != "infra_error", result  # never infrastructure
     assert summarize([result])["headline"]["denominator"] == 1  # counted against the candidate

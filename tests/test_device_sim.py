@@ -51,6 +51,9 @@ FAST = {"timeouts": Timeouts(build_s=120, install_s=30, test_s=30, no_output_s=2
 #: for tests where only the scripted fault may end a run early: a real JVM start on a loaded machine can stay
 #: silent for more than FAST's 2 s, which would read as a hang
 PATIENT = {"timeouts": Timeouts(build_s=120, install_s=30, test_s=60, no_output_s=20, boot_s=2), "settle_s": 0.0}
+#: for a candidate that hangs: its silence must end the run, while the reference run that decides the blame (a
+#: real JVM on the same loaded machine) must not be cut short by FAST's 2 s
+HANG = {"timeouts": Timeouts(build_s=120, install_s=30, test_s=60, no_output_s=10, boot_s=2), "settle_s": 0.0}
 
 
 class Ctx:
@@ -310,7 +313,7 @@ def test_candidate_that_hangs_is_a_timeout_not_infrastructure(device_factory: An
     _, pool = device_factory()
     hang = candidate_patch(tmp_path, "calc", {CALC: lambda t: t.replace("return value * percent / 10;",
                                                                         "while (value >= 0) { value += 0; }\n        return 0;")})
-    result = evaluate(load("calc", **FAST), {"model_patch": hang, "model_name_or_path": "m"}, pool, tmp_path / "ev")
+    result = evaluate(load("calc", **HANG), {"model_patch": hang, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert (result["reason"], result["retryable"], result["cause"]) == ("timeout", False, "timeout"), result["detail"]
 
 

@@ -36,6 +36,7 @@ from pytest_mobilebench.runtime.baseimage import (
     ensure_base_image,
 )
 from pytest_mobilebench.runtime.checkout import shallow_checkout
+from pytest_mobilebench.runtime.daemon import sweepable
 from pytest_mobilebench.runtime.docker import LABEL_INSTANCE, DockerRuntime
 from pytest_mobilebench.runtime.images import LABEL_RUN, BuiltImage, ImageBuilder
 from pytest_mobilebench.runtime.owners import LABEL_OWNER
@@ -161,11 +162,9 @@ def test_image_reused_by_hash_and_rebuilt_when_recipe_changes(make) -> None:
     assert "Step" in first.log_path.read_text()
 
     again = make(instance_id=fx.spec.instance_id)  # a fresh runtime: no in-process memo
-    started = time.monotonic()
     second = again.runtime.ensure_instance_image(dataclasses.replace(again.spec, base_commit=fx.spec.base_commit))
-    elapsed = time.monotonic() - started
+    # found by its hash, nothing built (how fast that is belongs to benchmarks/, not to a timed unit test)
     assert (second.tag, second.image_id, second.built) == (first.tag, first.image_id, False)
-    assert elapsed < max(1.5, first.seconds / 2), (elapsed, first.seconds)
 
     changed = make(Recipe(ENV_DOCKERFILE + "RUN echo changed > /opt/changed\n"), instance_id=fx.spec.instance_id)
     third = changed.runtime.ensure_instance_image(changed.spec)
@@ -322,8 +321,11 @@ def test_labels_and_sweep_of_dead_runs(make, client: docker.DockerClient) -> Non
         labels = client.containers.get(ws.container_id).labels
         assert labels[LABEL_RUN] == fx.runtime.run_id
         assert labels[LABEL_INSTANCE] == fx.spec.instance_id
+        (listed,) = client.api.containers(all=True, filters={"id": dead_here.id})
+        assert sweepable(listed, own=fx.runtime.owner, run_id=None)  # its owner is dead: due for removal
         removed = fx.runtime.sweep()
-        assert dead_here.id in removed
+        # every evaluating run sweeps at start, so the other xdist worker may have removed it first: it is gone either way
+        assert dead_here.id in removed or not client.api.containers(all=True, filters={"id": dead_here.id})
         assert dead.id not in removed  # other host: unknown liveness, kept
         assert ws.container_id not in removed  # our own live container is kept
         assert dead.id in fx.runtime.sweep(run_id="dead-run")

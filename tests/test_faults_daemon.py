@@ -45,19 +45,40 @@ def _workspace(daemon):
     return client, container, DockerWorkspace(client, container, image, "faults-1")
 
 
+def _stall_once_running(client, container_id: str, daemon, marker: str, hold_s: float) -> tuple[threading.Thread, list]:
+    """A thread that stops (SIGSTOP) ``daemon`` once ``marker`` is among the container's processes (a stop
+    before the exec started would only delay its start) and resumes it ``hold_s`` later; the list collects the
+    thread's own failure, which the test re-raises."""
+    errors: list[BaseException] = []
+
+    def stall() -> None:
+        try:
+            deadline = time.monotonic() + 60
+            while not any(marker in " ".join(row) for row in client.api.top(container_id).get("Processes") or []):
+                assert time.monotonic() < deadline, f"{marker!r} never ran"
+                time.sleep(0.1)
+            daemon.stop()
+            time.sleep(hold_s)
+            daemon.resume()
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the test
+            errors.append(exc)
+
+    thread = threading.Thread(target=stall, daemon=True)
+    thread.start()
+    return thread, errors
+
+
 def test_a_stopped_daemon_is_daemon_stalled_not_the_candidates_timeout(daemon) -> None:
     client, container, ws = _workspace(daemon)
     try:
         result = ws.run("sleep 6; echo finished", timeout_s=12)  # without a hang: the command's own outcome
         assert (result.exit_code, result.timed_out) == (0, False) and "finished" in result.output
-        stopper = threading.Timer(1.0, daemon.stop)
-        resumer = threading.Timer(21.0, daemon.resume)  # the hang outlasts the 12 s limit
-        stopper.start()
-        resumer.start()
+        hang, errors = _stall_once_running(client, container.id, daemon, "sleep 6", hold_s=20.0)  # outlasts the 12 s limit
         started = time.monotonic()
         with pytest.raises(InfraError) as info:
             ws.run("sleep 6; echo finished", timeout_s=12)
-        resumer.join()
+        hang.join()
+        assert not errors, errors
         assert info.value.kind == "daemon_stalled", info.value
         assert daemon.url in info.value.message and time.monotonic() - started < 60
         timed_out = ws.run("sleep 30", timeout_s=4)  # a real hang of the command stays the candidate's timeout

@@ -471,7 +471,7 @@ def test_the_result_channel_is_out_of_reach_of_the_test_user(workspace) -> None:
     run, channel = ws.run_with_channel(
         "id -u; cat <&4; echo; echo from-runner >&3; exec 4<&-; "
         "for f in /var/tmp/mb-channel-*/*; do cat \"$f\" 2>/dev/null && echo READ-BY-NAME; done; ls /var/tmp/mb-channel-* 2>&1 | head -1; "
-        "(sleep 3; echo late >&3) & disown",
+        "(sleep 3; echo late >&3) >/dev/null 2>&1 & disown",  # not holding the exec's output: it ends at once
         files={"/var/tmp/mb-harness-test/hello.js": b"x"},
         key=b"k" * 32,
         timeout_s=60,
@@ -479,4 +479,6 @@ def test_the_result_channel_is_out_of_reach_of_the_test_user(workspace) -> None:
     assert run.output.splitlines()[0] == "10001" and "k" * 32 in run.output
     assert "READ-BY-NAME" not in run.output and "Permission denied" in run.output
     assert channel == b"from-runner\n"  # the detached writer was stopped before the read
+    left = ws.run("cat /proc/[0-9]*/cmdline | tr '\\0' ' '", timeout_s=30).output
+    assert "sleep infinity" in left and "sleep 3" not in left  # ... not merely outrun by it
     assert ws.run("stat -c '%U %a' /var/tmp/mb-harness-test/hello.js", timeout_s=30).output.strip() == "root 644"
