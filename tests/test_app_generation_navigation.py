@@ -6,8 +6,10 @@ The bundles under fixtures/apps/*/dist were built from the sources beside them b
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -232,6 +234,10 @@ def test_close_after_ctrl_c_in_a_route_handler_neither_raises_nor_leaves_chromiu
     handle.close()  # the stale interrupt would be raised here
     handle.close()  # idempotent
     alive = {pid: name for pid, name in mine.items() if _alive(pid)}
+    settle = time.monotonic() + 10  # Playwright waits for the browser process; its zygote and renderers follow it out
+    while alive and time.monotonic() < settle:
+        time.sleep(0.2)
+        alive = {pid: name for pid, name in alive.items() if _alive(pid)}
     assert alive == {}, alive  # its Chromium (and the driver, when no other handle holds it)
     again = nav.launch_browser()  # the process's driver starts afresh
     try:
@@ -246,10 +252,11 @@ def _descendants(pid: int) -> dict[int, str]:
     todo = [pid]
     while todo:
         for task in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
-            for child in map(int, task.read_text().split()):
-                if child not in found:
-                    found[child] = Path(f"/proc/{child}/comm").read_text().strip()
-                    todo.append(child)
+            with contextlib.suppress(OSError):  # a thread or process that ended during the walk
+                for child in map(int, task.read_text().split()):
+                    if child not in found:
+                        found[child] = Path(f"/proc/{child}/comm").read_text().strip()
+                        todo.append(child)
     return found
 
 

@@ -14,8 +14,10 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,6 +45,20 @@ def _serve(netns: str, address: str, folder: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
+def _wait_listening(address: str, port: int, server: subprocess.Popen[bytes], within_s: float = 60.0) -> None:
+    """Return once ``address:port`` accepts a connection (the server's start on a loaded machine can take
+    seconds); the server reads the probe's empty line, fails to run it and accepts the next connection."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            socket.create_connection((address, port), timeout=1).close()
+            return
+        except OSError:
+            assert server.poll() is None, f"the socket server ended ({server.returncode})"
+            assert time.monotonic() < deadline, f"nothing listens on {address}:{port} after {within_s:.0f} s"
+            time.sleep(0.2)
+
+
 @pytest.fixture
 def remote(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """(``--tx`` spec, worker folder); one fresh socket server per call of ``start``."""
@@ -54,6 +70,7 @@ def remote(tmp_path: Path) -> Iterator[tuple[str, Path]]:
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir()
             servers.append(_serve(netns, address, folder))
+            _wait_listening(address, 8888, servers[-1])
             return f"socket={address}:8888//chdir={folder}"
 
         try:
@@ -72,9 +89,6 @@ def _controller_run(spec: str, controller: Path) -> tuple[subprocess.CompletedPr
         "-p", "no:cacheprovider", "--mb-reports-dir=reports", f"--mb-summary={controller / 'summary.json'}",
         "--mb-run-id=remote-run", "-q",
     ]  # fmt: skip
-    import time
-
-    time.sleep(1)  # the server binds its socket
     proc = subprocess.run(command, cwd=controller, capture_output=True, text=True, check=False, timeout=900)
     summary = controller / "summary.json"
     assert summary.is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
