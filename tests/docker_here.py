@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -10,7 +13,7 @@ from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image
 from pytest_mobilebench.runtime.daemon import connect
 
-__all__ = ["client_or_skip", "client_with_base_image_or_skip"]
+__all__ = ["client_or_skip", "client_with_base_image_or_skip", "once_running"]
 
 
 def client_or_skip() -> Any:
@@ -31,3 +34,24 @@ def client_with_base_image_or_skip() -> Any:
     except InfraError as exc:
         pytest.skip(f"the base image {DEFAULT_BASE_IMAGE} cannot be made here: {exc.message}")
     return found
+
+
+def once_running(client: Any, container_id: str, marker: str, action: Callable[[], None]) -> tuple[threading.Thread, list[BaseException]]:
+    """A started thread that calls ``action()`` once ``marker`` is in the command line of one of the container's
+    processes (``docker top``; a fault injected on a timer could land before the command even started). The
+    list collects the thread's own failure (``marker`` not running within 60 s included): the test re-raises it."""
+    errors: list[BaseException] = []
+
+    def wait_then_act() -> None:
+        try:
+            deadline = time.monotonic() + 60
+            while not any(marker in " ".join(row) for row in client.api.top(container_id).get("Processes") or []):
+                assert time.monotonic() < deadline, f"{marker!r} never ran"
+                time.sleep(0.1)
+            action()
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the test
+            errors.append(exc)
+
+    thread = threading.Thread(target=wait_then_act, daemon=True)
+    thread.start()
+    return thread, errors

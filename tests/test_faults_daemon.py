@@ -4,11 +4,11 @@ while a test command runs into its deadline is ``daemon_stalled`` (infrastructur
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 
+from docker_here import once_running
 from private_daemon import private_daemon, private_daemon_unavailable, ship
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
@@ -45,35 +45,17 @@ def _workspace(daemon):
     return client, container, DockerWorkspace(client, container, image, "faults-1")
 
 
-def _stall_once_running(client, container_id: str, daemon, marker: str, hold_s: float) -> tuple[threading.Thread, list]:
-    """A thread that stops (SIGSTOP) ``daemon`` once ``marker`` is among the container's processes (a stop
-    before the exec started would only delay its start) and resumes it ``hold_s`` later; the list collects the
-    thread's own failure, which the test re-raises."""
-    errors: list[BaseException] = []
-
-    def stall() -> None:
-        try:
-            deadline = time.monotonic() + 60
-            while not any(marker in " ".join(row) for row in client.api.top(container_id).get("Processes") or []):
-                assert time.monotonic() < deadline, f"{marker!r} never ran"
-                time.sleep(0.1)
-            daemon.stop()
-            time.sleep(hold_s)
-            daemon.resume()
-        except BaseException as exc:  # noqa: BLE001 - re-raised by the test
-            errors.append(exc)
-
-    thread = threading.Thread(target=stall, daemon=True)
-    thread.start()
-    return thread, errors
-
-
 def test_a_stopped_daemon_is_daemon_stalled_not_the_candidates_timeout(daemon) -> None:
     client, container, ws = _workspace(daemon)
     try:
         result = ws.run("sleep 6; echo finished", timeout_s=12)  # without a hang: the command's own outcome
         assert (result.exit_code, result.timed_out) == (0, False) and "finished" in result.output
-        hang, errors = _stall_once_running(client, container.id, daemon, "sleep 6", hold_s=20.0)  # outlasts the 12 s limit
+        def stall() -> None:  # SIGSTOP for 20 s: outlasts the 12 s limit
+            daemon.stop()
+            time.sleep(20.0)
+            daemon.resume()
+
+        hang, errors = once_running(client, container.id, "sleep 6", stall)
         started = time.monotonic()
         with pytest.raises(InfraError) as info:
             ws.run("sleep 6; echo finished", timeout_s=12)

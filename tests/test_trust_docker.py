@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -46,7 +45,7 @@ from pytest_mobilebench.frameworks.flutter.recipe import (
 )
 from pytest_mobilebench.frameworks.react_native.recipe import NODE_TEST_USER
 from pytest_mobilebench.runtime.repos import RepoCache
-from docker_here import client_with_base_image_or_skip
+from docker_here import client_with_base_image_or_skip, once_running
 
 pytestmark = pytest.mark.docker
 
@@ -251,30 +250,9 @@ def test_flutter_images_run_tests_unprivileged_on_a_root_owned_sdk(workspace) ->
     assert ok == {"lock", "read-pub", "active-roots", "project"}, lines
 
 
-def _kill_once_running(client: docker.DockerClient, ws: DockerWorkspace, marker: str, before=lambda: None) -> tuple[threading.Thread, list]:
-    """A thread that kills ``ws``'s container from outside once ``marker`` is among its processes (calling
-    ``before()`` first); the list collects the thread's own failure, which the test re-raises."""
-    errors: list[BaseException] = []
-
-    def kill() -> None:
-        try:
-            deadline = time.monotonic() + 60
-            while not any(marker in " ".join(row) for row in client.api.top(ws.container_id).get("Processes") or []):
-                assert time.monotonic() < deadline, f"{marker!r} never ran"
-                time.sleep(0.1)
-            before()
-            client.api.kill(ws.container_id)
-        except BaseException as exc:  # noqa: BLE001 - re-raised by the test
-            errors.append(exc)
-
-    thread = threading.Thread(target=kill, daemon=True)
-    thread.start()
-    return thread, errors
-
-
 def test_docker_kill_mid_run_is_container_died(workspace, client: docker.DockerClient) -> None:
     ws = workspace()
-    killer, errors = _kill_once_running(client, ws, "sleep 61")
+    killer, errors = once_running(client, ws.container_id, "sleep 61", lambda: client.api.kill(ws.container_id))
     with pytest.raises(InfraError) as died:
         ws.run("sleep 61; echo finished", timeout_s=120)
     killer.join()
@@ -318,7 +296,11 @@ def test_a_kill_the_daemon_records_after_the_exec_ended_is_still_container_died(
 
     monkeypatch.setattr(DockerWorkspace, "_state", late_state)
     monkeypatch.setattr(DockerWorkspace, "_events_since", late_events)
-    killer, errors = _kill_once_running(client, ws, "sleep 62", before=lambda: stale.update(state=True, events=True))
+    def stale_then_kill() -> None:
+        stale.update(state=True, events=True)
+        client.api.kill(ws.container_id)
+
+    killer, errors = once_running(client, ws.container_id, "sleep 62", stale_then_kill)
     with pytest.raises(InfraError) as died:
         ws.run("sleep 62; echo finished", timeout_s=120)
     killer.join()
@@ -434,9 +416,11 @@ def test_a_daemon_that_dies_mid_run_is_daemon_unreachable(second_daemon) -> None
     runtime = DockerRuntime(run_id="dead-daemon", client=second, ca_bundle=None, disk_limit=None)
     ws = runtime.start(BuiltImage(DEFAULT_BASE_IMAGE, str(image.id), built=False, seconds=0.0), "dead__daemon-1")
     assert ws.run("echo up", timeout_s=30).output == "up\n"
-    threading.Timer(2.0, proc.kill).start()  # SIGKILL to dockerd alone
+    killer, errors = once_running(second, ws.container_id, "sleep 60", proc.kill)  # SIGKILL to dockerd alone
     with pytest.raises(InfraError) as lost:
         ws.run("sleep 60", timeout_s=120)
+    killer.join()
+    assert not errors, errors
     assert lost.value.kind == "daemon_unreachable"
     ws.close()  # a dead daemon: nothing to remove, and no exception either
 
