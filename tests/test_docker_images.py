@@ -410,6 +410,24 @@ def test_the_daemon_clock_offset_reads_docker_info() -> None:
     assert daemon_clock_offset(Client("not a time")) == 0.0
 
 
+def test_the_daemon_clock_offset_is_never_under_the_truth() -> None:
+    """The daemon stamps ``SystemTime`` early and answers later (it runs ``runc --version`` and more): on one
+    clock, an answer 0.4 s after its stamp must not read as the daemon being behind, or event windows end
+    before what a run just met. Over by the request's way to the stamp is allowed."""
+    from pytest_mobilebench.runtime.daemon import daemon_clock_offset
+
+    class Api:
+        def info(self) -> dict:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now := time.time())) + f".{int(now % 1 * 1e9):09d}Z"
+            time.sleep(0.4)  # the rest of the answer's work, after the stamp
+            return {"SystemTime": stamp}
+
+    class Client:
+        api = Api()
+
+    assert 0.0 <= daemon_clock_offset(Client()) < 0.1
+
+
 def test_daemon_time_stamps_are_read_to_the_nanosecond() -> None:
     """``State.StartedAt`` and event ``timeNano`` are compared on the daemon's own clock (numbers by
     calendar.timegm: 2026-12-03 14:12:15 UTC is 1796307135 s)."""

@@ -32,6 +32,7 @@ from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, ensure_base_image
+from pytest_mobilebench.runtime.daemon import daemon_clock_offset
 from pytest_mobilebench.runtime.docker import DockerRuntime
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.images import BuiltImage
@@ -324,6 +325,24 @@ def test_a_child_killed_for_memory_is_oom_killed_whatever_the_exit_status(worksp
     with pytest.raises(InfraError) as oom:
         # the runner's worker dies for memory; the runner itself reports "1 failed" and exits 1
         ws.run("python3 -c 'x = bytearray(400 << 20)' ; echo 'Tests: 1 failed'; exit 1", timeout_s=120)
+    assert oom.value.kind == "oom_killed"
+
+
+def test_an_oom_just_before_the_run_ends_is_found_when_the_daemon_answers_slowly(workspace, client, monkeypatch) -> None:
+    """``docker info`` under load: its ``SystemTime`` stamped, the answer 1 s later. The clock offset read from
+    it must not put the event window's end before the OOM the run met just before it ended (CI: missed once)."""
+    ws = workspace(mem_limit="96m")
+    real_info = client.api.info
+
+    def slow_info() -> dict:
+        answer = real_info()
+        time.sleep(1.0)  # the rest of the answer's work, after the stamp
+        return answer
+
+    monkeypatch.setattr(client.api, "info", slow_info)
+    ws._clock_offset = daemon_clock_offset(client)  # what the runtime asks once a minute
+    with pytest.raises(InfraError) as oom:
+        ws.run("python3 -c 'x = bytearray(400 << 20)' ; exit 1", timeout_s=120)
     assert oom.value.kind == "oom_killed"
 
 

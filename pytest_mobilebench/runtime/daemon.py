@@ -135,16 +135,25 @@ def connect(client: docker.DockerClient | None = None, *, timeout_s: float = 60)
         ) from exc
 
 
-def daemon_clock_offset(client: docker.DockerClient) -> float:
-    """Seconds the daemon's clock is ahead of this machine's (``SystemTime`` of ``docker info``; 0.0 when
-    it cannot be read). Event windows are asked in the daemon's time: on a ``tcp://`` host with a skewed
-    clock, a window in local time would take in the harness's own earlier kill, or block until it came."""
+def daemon_clock_offset(client: docker.DockerClient, samples: int = 3) -> float:
+    """Seconds the daemon's clock is ahead of this machine's, never less than the truth (0.0 when it cannot
+    be read). Event windows are asked in the daemon's time: on a ``tcp://`` host with a skewed clock, a
+    window in local time would take in the harness's own earlier kill, or block until it came.
+
+    Each sample is ``SystemTime`` of ``docker info`` minus the moment it was asked; the least of ``samples``
+    is kept. The daemon stamps that time early in its answer (before it runs ``runc --version`` and more), so
+    the stamp is never before the asking: the estimate is over by the request's way to the stamp (the
+    events query waits that long for its window's end), never under. Against the answer's midpoint it came
+    out short by up to half the call, under load hundreds of ms, and a window then ended before the OOM a
+    run had just met (CI: ``oom_killed`` missed once)."""
     try:
-        asked = time.time()
-        text = str(client.api.info().get("SystemTime") or "")
-        answered = time.time()
-        stamp = re.sub(r"(\.\d{6})\d+", r"\1", text).replace("Z", "+00:00")
-        return datetime.datetime.fromisoformat(stamp).timestamp() - (asked + answered) / 2
+        found = []
+        for _ in range(samples):
+            asked = time.time()
+            text = str(client.api.info().get("SystemTime") or "")
+            stamp = re.sub(r"(\.\d{6})\d+", r"\1", text).replace("Z", "+00:00")
+            found.append(datetime.datetime.fromisoformat(stamp).timestamp() - asked)
+        return min(found)
     except Exception:  # noqa: BLE001 - no reading: assume one clock
         return 0.0
 
