@@ -194,7 +194,8 @@ GRADLE_INSTALL = (
 
 def _probe(ws: DockerWorkspace, checks: dict[str, str]) -> tuple[list[str], set[str]]:
     """Run each ``{label: command}`` as the container's user; ``(output lines, labels whose command succeeded)``."""
-    script = "id -u; " + " ".join(f"( {command} ) && echo OK:{label};" for label, command in checks.items())
+    # one stream: docker delivers stdout and stderr apart, and a late stdout frame would put an error line first
+    script = "exec 2>&1; id -u; " + " ".join(f"( {command} ) && echo OK:{label};" for label, command in checks.items())
     out = ws.run(script, timeout_s=60).output
     return out.splitlines(), {line[3:] for line in out.splitlines() if line.startswith("OK:")}
 
