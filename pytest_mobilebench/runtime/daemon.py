@@ -150,9 +150,10 @@ def daemon_clock_offset(client: docker.DockerClient, samples: int = 3) -> float:
         found = []
         for _ in range(samples):
             asked = time.time()
-            text = str(client.api.info().get("SystemTime") or "")
-            stamp = re.sub(r"(\.\d{6})\d+", r"\1", text).replace("Z", "+00:00")
-            found.append(datetime.datetime.fromisoformat(stamp).timestamp() - asked)
+            stamp = rfc3339_ns(str(client.api.info().get("SystemTime") or ""))
+            if stamp is None:
+                return 0.0
+            found.append(stamp / 1e9 - asked)
         return min(found)
     except Exception:  # noqa: BLE001 - no reading: assume one clock
         return 0.0
