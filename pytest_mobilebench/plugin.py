@@ -93,6 +93,8 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         "'gold' and 'empty' are pseudo-predictions for validating instances; 'live' lets a suite with a live "
         "mode produce the candidate itself from a model endpoint given by that suite's options.",
     )
+    group.addoption("--mb-patch-field", default=None, metavar="FIELD",
+                    help="read each prediction's patch from FIELD (e.g. 'patch') instead of 'model_patch'")
     group.addoption(
         "--dataset",
         action="append",
@@ -169,7 +171,8 @@ def pytest_configure(config: pytest.Config) -> None:
         specs = config.getoption("predictions")
         try:  # the suites are read (so imported) only for `live`
             predictions = load_predictions(specs, base_dir=rootdir, suites=suites.values() if LIVE in specs else (),
-                                           options={o.dest: config.getoption(o.dest) for o in suites.options()})
+                                           options={o.dest: config.getoption(o.dest) for o in suites.options()},
+                                           patch_field=config.getoption("mb_patch_field"))
         except PredictionsError as exc:
             raise pytest.UsageError(f"--predictions: {exc}") from exc
     from pytest_mobilebench.report.runs import run_files

@@ -40,6 +40,7 @@ from __future__ import annotations
 import copy
 import enum
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,7 +224,7 @@ class Prediction:
 
 def _entries(path: Path) -> Iterator[tuple[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a leading UTF-8 byte-order mark is read, not refused
     except (OSError, UnicodeDecodeError) as exc:
         raise PredictionsError(f"{path}: cannot read predictions: {exc}") from exc
     stripped = text.lstrip()
@@ -397,6 +398,58 @@ def _refuse_misspelt_fields(entry: Mapping[str, Any], loc: str, iid: str) -> Non
                                    f"without {meant!r} the candidate would be graded as absent")
 
 
+#: names other harnesses and datasets give the candidate's patch (SWE-bench's gold ``patch`` among them)
+PATCH_ALIASES: Final = ("patch", "diff", "prediction", "model_output")
+#: fields that make an entry another suite's candidate (app generation, the planner): no patch is expected
+_OTHER_CANDIDATES: Final = ("project_path", "prebuilt_dist", "trajectory", "trajectories")
+#: a unified diff: a ``diff --git`` header, or ``---`` / ``+++`` file lines followed by a hunk header
+_DIFF_SHAPED: Final = re.compile(r"(?m)^diff --git |^--- [^\n]*\n\+\+\+ [^\n]*\n@@ ")
+
+
+def is_diff_shaped(value: Any) -> bool:
+    """Whether ``value`` is a string holding a unified diff (``diff --git`` or ``---``/``+++``/``@@`` lines)."""
+    return isinstance(value, str) and _DIFF_SHAPED.search(value) is not None
+
+
+def _refuse_patch_elsewhere(entry: Mapping[str, Any], loc: str, iid: str) -> None:
+    """An entry without a ``model_patch`` text whose patch sits under another key would be graded as an
+    empty candidate (``empty_patch``: a whole file scores 0 %): refused instead. Two cases: a known alias
+    (:data:`PATCH_ALIASES`) holding a non-empty value, or any other key holding a diff-shaped string
+    (:func:`is_diff_shaped`). Entries of other suites (``project_path``, ``trajectory`` ...) and withheld
+    patches (``patch_too_large``) are left alone; ``--mb-patch-field`` maps a field explicitly.
+
+    Raises:
+        PredictionsError: naming the file and line, the instance, the field, and both ways out.
+    """
+    if entry.get("model_patch") or entry.get(WITHHELD_FIELD) is not None or any(k in entry for k in _OTHER_CANDIDATES):
+        return
+    found = next((k for k in PATCH_ALIASES if entry.get(k) not in (None, "")), None)
+    found = found or next((k for k, v in entry.items() if k not in PATCH_ALIASES and is_diff_shaped(v)), None)
+    if found is not None:
+        has = "is empty" if "model_patch" in entry else "is absent"
+        raise PredictionsError(
+            f"{loc}: instance {iid!r}: field {found!r} holds the candidate's patch but is not read ('model_patch' "
+            f"{has}, so the candidate would be graded as an empty patch); rename it to 'model_patch', or read it "
+            f"with --mb-patch-field={found}")
+
+
+def _map_patch_field(entry: dict[str, Any], field_name: str, loc: str, iid: str) -> dict[str, Any]:
+    """The entry with ``model_patch`` read from ``field_name`` (``--mb-patch-field``), which is then dropped
+    (its text is the ``model_patch``); ``patch_field`` records the mapping. An entry lacking the field has no
+    patch (``empty_patch``); ``--mb-patch-field=model_patch`` only says the file's ``model_patch`` is meant.
+
+    Raises:
+        PredictionsError: the entry has a non-empty ``model_patch`` as well (which one is meant?).
+    """
+    if field_name == "model_patch" or field_name not in entry:
+        return entry
+    if entry.get("model_patch"):
+        raise PredictionsError(f"{loc}: instance {iid!r}: --mb-patch-field={field_name} but the entry also has a "
+                               "non-empty 'model_patch': one of them must go")
+    rest = {k: v for k, v in entry.items() if k != field_name}
+    return {**rest, "model_patch": entry[field_name], "patch_field": field_name}
+
+
 def live_predictions(suites: Iterable[Suite], options: Mapping[str, Any]) -> Predictions:
     """The ``live`` pseudo-prediction: each suite's :meth:`~pytest_mobilebench.suites.base.Suite.live_model`
     from the run's options; the suites that name a model run live, the others' items get an error.
@@ -435,7 +488,7 @@ def live_predictions(suites: Iterable[Suite], options: Mapping[str, Any]) -> Pre
 
 
 def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suites: Iterable[Suite] = (),
-                     options: Mapping[str, Any] | None = None) -> Predictions:
+                     options: Mapping[str, Any] | None = None, patch_field: str | None = None) -> Predictions:
     """Read ``--predictions`` values: file paths, or one of the pseudo names ``gold`` / ``empty`` / ``live``.
 
     Args:
@@ -443,12 +496,16 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
         base_dir: folder relative paths are resolved against (the invocation directory).
         suites: the registered suites (read only for ``live``, see :func:`live_predictions`).
         options: the suites' options by ``dest`` (read only for ``live``).
+        patch_field: ``--mb-patch-field``: the field every entry's patch is read from (None: ``model_patch``,
+            and a patch under an alias or another key is refused, see :func:`_refuse_patch_elsewhere`).
 
     Raises:
         PredictionsError: unreadable file, a line that is not JSON, an entry that is not an object, a
             missing or non-string ``instance_id`` / ``model_name_or_path``, a non-string ``model_patch``, a
             key that is a near miss of a field the entry lacks (``model_pach`` without ``model_patch``),
-            the same (instance, model) twice, a pseudo name mixed with files, or ``live`` that no suite can run.
+            a patch under another field (``patch``, ``diff`` ... or any diff-shaped string) without
+            ``model_patch``, the same (instance, model) twice, a pseudo name mixed with files, or ``live`` that
+            no suite can run.
     """
     specs = list(specs)
     pseudo = [s for s in specs if s in PSEUDO]
@@ -477,6 +534,8 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
             iid = entry.get("instance_id")
             if not isinstance(iid, str) or not iid:
                 raise PredictionsError(f"{loc}: missing or non-string 'instance_id'")
+            if patch_field is not None:
+                entry = _map_patch_field(entry, patch_field, loc, iid)
             model = entry.get("model_name_or_path")
             if not isinstance(model, str) or not model:
                 raise PredictionsError(f"{loc}: instance {iid!r}: missing or non-string 'model_name_or_path'")
@@ -486,6 +545,8 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
             _refuse_harness_keys(entry, loc, iid)
             OversizedPatch.of_entry(entry, f"{loc}: instance {iid!r}")
             _refuse_misspelt_fields(entry, loc, iid)
+            if patch_field is None:
+                _refuse_patch_elsewhere(entry, loc, iid)
             key = (iid, model, _trial_of(entry, loc, iid))
             if key in entries:
                 of = "" if key[2] is None else f" trial {key[2]}"

@@ -187,6 +187,90 @@ def test_extra_fields_that_resemble_no_field_are_kept(tmp_path: Path) -> None:
     assert prediction.get("model_patches") == ["x"] and prediction.get("full_output") == "..."
 
 
+DIFF = "diff --git a/x.js b/x.js\n--- a/x.js\n+++ b/x.js\n@@ -1 +1 @@\n-a\n+b\n"
+PLAIN_DIFF = "--- x.js\n+++ x.js\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"patch": DIFF}, "patch"),  # SWE-bench's own gold field name
+        ({"diff": DIFF}, "diff"),
+        ({"prediction": "anything"}, "prediction"),  # a known alias counts whatever it holds
+        ({"model_output": DIFF}, "model_output"),
+        ({"model_patch": "", "patch": DIFF}, "patch"),  # an empty model_patch beside it is no answer either
+        ({"model_patch": None, "completion": PLAIN_DIFF}, "completion"),  # a diff under any other key
+        ({"generated": {"nested": 1}, "answer": DIFF}, "answer"),
+    ],
+)
+def test_a_patch_under_another_field_is_refused_not_graded_empty(tmp_path: Path, extra: dict, field: str) -> None:
+    """Issue 33: a file written with ``patch`` instead of ``model_patch`` scored 0 % silently (every entry
+    ``empty_patch``); now the first such line is a usage error naming file, line, instance and field."""
+    entry = {"instance_id": "a__b-1", "model_name_or_path": "m", **extra}
+    spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-0", "model_name_or_path": "m", "model_patch": "x"}\n'
+                 + json.dumps(entry) + "\n")
+    with pytest.raises(PredictionsError) as raised:
+        load_predictions([spec])
+    message = str(raised.value)
+    assert message.startswith(f"{spec}:2: instance 'a__b-1': field {field!r} holds the candidate's patch")
+    assert "rename it to 'model_patch'" in message and f"--mb-patch-field={field}" in message
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"model_patch": DIFF, "patch": "old"},  # a real model_patch wins: the other field is only kept
+        {"model_patch": "", "full_output": "no diff here"},  # an empty answer with text that is no diff
+        {"project_path": "app", "model_output": DIFF},  # another suite's candidate (app generation)
+        {"trajectory": [], "prediction": "x"},  # the planner's
+        {"model_patch": "", "patch_too_large": {"bytes": 10, "max_bytes": 9}, "diff": ""},  # withheld
+        {"note": "--- not a diff"},
+    ],
+)
+def test_entries_with_their_patch_where_it_belongs_are_read(tmp_path: Path, extra: dict) -> None:
+    entry = {"instance_id": "a__b-1", "model_name_or_path": "m", **extra}
+    preds = load_predictions([write(tmp_path, "p.jsonl", json.dumps(entry) + "\n")])
+    assert preds.get("a__b-1", "m").fields == entry
+
+
+def test_the_patch_field_option_maps_an_alias_explicitly(tmp_path: Path) -> None:
+    """``--mb-patch-field=patch`` reads ``patch`` as the candidate's patch; ``=model_patch`` says an empty
+    ``model_patch`` is meant although another field holds a diff; both fields non-empty is refused."""
+    rows = [{"instance_id": "a__b-1", "model_name_or_path": "m", "patch": DIFF},
+            {"instance_id": "a__b-2", "model_name_or_path": "m"}]
+    spec = write(tmp_path, "p.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    preds = load_predictions([spec], patch_field="patch")
+    one = preds.get("a__b-1", "m")
+    assert one.model_patch == DIFF and "patch" not in one.fields and one.fields["patch_field"] == "patch"
+    assert preds.get("a__b-2", "m").model_patch is None
+    kept = write(tmp_path, "k.jsonl", json.dumps({"instance_id": "a__b-1", "model_name_or_path": "m",
+                                                  "model_patch": "", "full_output": DIFF}) + "\n")
+    assert load_predictions([kept], patch_field="model_patch").get("a__b-1", "m").model_patch == ""
+    both = write(tmp_path, "b.jsonl", json.dumps({**rows[0], "model_patch": DIFF}) + "\n")
+    with pytest.raises(PredictionsError, match=r"b\.jsonl:1: instance 'a__b-1': --mb-patch-field=patch but"):
+        load_predictions([both], patch_field="patch")
+
+
+@pytest.mark.parametrize("shape", ["jsonl", "list", "dict"])
+def test_a_byte_order_mark_is_read(tmp_path: Path, shape: str) -> None:
+    """Issue 33: a predictions file saved with a UTF-8 BOM (Windows editors) was refused."""
+    row = {"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": DIFF}
+    text = {"jsonl": json.dumps(row) + "\n", "list": json.dumps([row]),
+            "dict": json.dumps({"a__b-1": {k: v for k, v in row.items() if k != "instance_id"}})}[shape]
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert load_predictions([str(path)]).get("a__b-1", "m").model_patch == DIFF
+
+
+def test_a_patch_under_an_alias_is_a_usage_error_of_the_run(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", app=MANIFEST)
+    pytester.makefile(".jsonl", preds=json.dumps({"instance_id": "acme__app-1", "model_name_or_path": "m",
+                                                  "patch": DIFF}))
+    result = pytester.runpytest("--predictions=preds.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--predictions: *preds.jsonl:1: instance 'acme__app-1': field 'patch' holds*"])
+
+
 def test_pseudo_mixed_with_files_is_refused(tmp_path: Path) -> None:
     spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-1", "model_name_or_path": "m"}\n')
     with pytest.raises(PredictionsError, match="cannot be combined"):
