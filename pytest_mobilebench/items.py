@@ -432,9 +432,11 @@ class InstanceItem(pytest.Item):
             from pytest_mobilebench.report.terminal import printable
 
             r = excinfo.value.result  # candidate text (details, test ids, model names): escaped
-            lines = [printable(f"{r.get('instance_id')} [{r.get('model_name_or_path')}]: {r.get('reason')}")]
-            if r.get("detail"):
-                lines.append(printable(r["detail"], limit=4000))
+            # the cause first: pytest's short summary (`FAILED <node id> - <first line>`) shows this line, and the
+            # node id beside it already names the item
+            detail = f": {r['detail']}" if r.get("detail") else ""
+            lines = [printable(f"{r.get('reason')}{detail}", limit=4000),
+                     printable(f"item: {r.get('instance_id')} [{r.get('model_name_or_path')}]")]
             for name, tests in sorted((r.get("failing") or {}).items()):
                 for test in tests[:20]:
                     lines.append(printable(f"  {name}: {test}"))

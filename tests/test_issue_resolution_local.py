@@ -80,7 +80,8 @@ def test_wrong_patch_is_unresolved_naming_the_failing_tests(pytester: pytest.Pyt
     result, summary = _run(pytester, pyrepo, [_pred(WRONG_PATCH)])
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*acme__calc-1 [[]model-x[]]: unresolved*", "*FAIL_TO_PASS: app.src.test.test_add#test_add_negative (FAIL)*"]
+        ["unresolved*", "item: acme__calc-1 [[]model-x[]]", "*FAIL_TO_PASS: app.src.test.test_add#test_add_negative (FAIL)*",
+         "FAILED cases/acme__calc.yaml::acme__calc-1 - unresolved*"]  # the short summary leads with the reason
     )
     inst = summary["instances"]["acme__calc-1"]
     assert inst["reason"] == "unresolved"

@@ -144,3 +144,18 @@ def test_an_interrupted_run_names_the_models_it_selected() -> None:
                             selected_models={"app_generation": {"m-a": 1, "m-b": 1}})
     assert summary["models"] == ["m-a", "m-b"] and summary["suites"] == ["app_generation"]
     assert headline_lines(summary)[0] == "run r: models m-a, m-b"
+
+
+def test_n_a_is_printed_without_an_interval() -> None:
+    """Issue 33: ``0/0 = n/a [95% CI 0.000, 1.000]`` bounded an estimate that does not exist."""
+    from pytest_mobilebench.report.page import _rate_cell
+    from pytest_mobilebench.report.sections import _ci
+    from pytest_mobilebench.report.terminal import fmt_rate
+
+    empty = {"numerator": 0, "denominator": 0, "value": None, "ci95": [0.0, 1.0]}
+    assert fmt_rate(empty) == "0/0 = n/a"
+    assert _rate_cell(empty) == "0/0 = <b>n/a</b>" and _ci(empty) == "n/a"
+    some = {"numerator": 1, "denominator": 2, "value": 0.5, "ci95": [0.095, 0.905]}
+    assert fmt_rate(some) == "1/2 = 0.500 [95% CI 0.095, 0.905]" and _ci(some) == "0.500 [95% CI 0.095, 0.905]"
+    lines = headline_lines(build_summary([], run_id="r", suite_tables={}, selected={"issue_resolution": 1}))
+    assert "issue_resolution: resolution rate 0/0 = n/a" in lines and not any("n/a [" in line for line in lines), lines

@@ -245,7 +245,7 @@ def _rate_cell(block: Mapping[str, Any]) -> str:
     value = block.get("value")
     shown = "n/a" if value is None else f"{float(value):.3f}"
     ci = block.get("ci95")
-    interval = f" <small>[{float(ci[0]):.3f}, {float(ci[1]):.3f}]</small>" if ci else ""
+    interval = f" <small>[{float(ci[0]):.3f}, {float(ci[1]):.3f}]</small>" if ci and value is not None else ""
     if block.get("numerator") is None or block.get("denominator") is None:  # no figure: its note says why
         return f"<b>{shown}</b>"
     if figure_kind(block) == "score":  # a weighted score (the planner's Overall): its value is not num/den

@@ -256,7 +256,7 @@ def _ci(block: Mapping[str, Any]) -> str:
     lo, hi = block.get("ci95") or (None, None)
     value = block.get("value")
     shown = "n/a" if value is None else f"{float(value):.3f}"
-    return shown if lo is None else f"{shown} [95% CI {float(lo):.3f}, {float(hi):.3f}]"
+    return shown if lo is None or value is None else f"{shown} [95% CI {float(lo):.3f}, {float(hi):.3f}]"
 
 
 def trials_section(trials: Mapping[str, Any] | None) -> str:

@@ -15,7 +15,9 @@ Shape (all plain JSON)::
       "missing_predictions": int, "cached": int, "not_run": int,
       "by_reason": {reason: int},
       "by_model": {model: {"total", "resolved", "resolution_rate", "infra_errors", "cached", "by_reason",
-                           "eligible", "ci95", "headlines": {suite: that model's headline figure}}},
+                           "eligible", "ci95", "headlines": {suite: that model's headline figure},
+                           "resolved_ids", "unresolved_ids", "error_ids", "empty_patch_ids",
+                           "missing_prediction_ids", "not_run_ids", "ids_by_reason"}},  # report.outcomes
       "instances": {key: {"instance_id", "model_name_or_path", "suite", "reason", "passed", ...properties}},
       "suite_tables": {suite: <that suite's summarize(results)>},
       "manifest_errors": [str],
@@ -40,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.report.names import folder_name
+from pytest_mobilebench.report.outcomes import ID_LISTS, not_run_by_model, outcome_ids
 from pytest_mobilebench.report.headline import headlines, is_infra, rate_block
 from pytest_mobilebench.report.runs import not_run_and_unmatched
 from pytest_mobilebench.suggest import closest
@@ -143,6 +146,7 @@ def build_summary(
     selected_models: Mapping[str, Mapping[str, int]] | None = None,
     model_tables: Mapping[str, Mapping[str, Any]] | None = None,
     declared: Mapping[str, Headline] | None = None,
+    not_run_ids: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """Assemble the summary document described in the module docstring.
 
@@ -160,6 +164,7 @@ def build_summary(
         model_tables: ``{suite: {model: summarize() of that model's results}}``.
         declared: ``{suite: its declared headline}`` (the run's registry, ``SuiteRegistry.headlines()``);
             None: the built-in suites' surfaces (:func:`~pytest_mobilebench.report.headline.declared_headline`).
+        not_run_ids: ``{model: [selected items without a result]}`` (:func:`~.outcomes.not_run_by_model`).
     """
     if invalid is None:
         invalid = {"unknown": len(manifest_errors)} if manifest_errors else {}
@@ -169,6 +174,8 @@ def build_summary(
                     | {str(m) for per in (selected_models or {}).values() for m in per})  # run names its models
     by_model = {model: headline([r for r in results if str(r.get("model_name_or_path")) == model]) for model in models}
     for model, row in by_model.items():
+        row |= outcome_ids([r for r in results if str(r.get("model_name_or_path")) == model],
+                           (not_run_ids or {}).get(model, ()))
         row["headlines"] = {name: b["models"][model]["headline"] for name, b in blocks.items() if model in b["models"]}
     pooled = headline(results)
     n_selected = sum(b["selected"] for b in blocks.values())
@@ -225,6 +232,8 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
                                           state.invalid),
         model_tables=model_tables,
         declared=_declared(state.suites),
+        not_run_ids=not_run_by_model(state.collected, state.predictions.models if state.predictions else [],
+                                     state.results, state.invalid),
     ) | {"not_run_instances": not_run}
 
 
@@ -236,7 +245,9 @@ def _declared(suites: Any) -> dict[str, Headline]:
 
 def model_report(summary: Mapping[str, Any], model: str) -> dict[str, Any]:
     """One model's part of a run summary: ``{"run_id", "model", "headlines": {suite: block}, "totals":
-    by_model[model], "instances": {instance_id: entry}, "regraded_from"?}`` (the pooled figures left out)."""
+    by_model[model] without its id lists, the id lists (``resolved_ids`` ... :mod:`.outcomes`) at the top level
+    as SWE-bench's report has them, "instances": {instance_id: entry}, "regraded_from"?}`` (the pooled figures
+    left out)."""
     entries = {str(e.get("instance_id")): e for e in summary.get("instances", {}).values()
                if str(e.get("model_name_or_path")) == model}
     report = {
@@ -244,9 +255,12 @@ def model_report(summary: Mapping[str, Any], model: str) -> dict[str, Any]:
         "model": model,
         "headlines": {name: b["models"][model] for name, b in summary.get("headlines", {}).items()
                       if model in b.get("models", {})},
-        "totals": summary.get("by_model", {}).get(model, {}),
-        "instances": dict(sorted(entries.items())),
     }
+    totals = summary.get("by_model", {}).get(model, {})
+    ids = (*ID_LISTS, "ids_by_reason")
+    report["totals"] = {k: v for k, v in totals.items() if k not in ids}
+    report |= {k: totals[k] for k in ids if k in totals}
+    report["instances"] = dict(sorted(entries.items()))
     if "regraded_from" in summary:
         report["regraded_from"] = summary["regraded_from"]
     return report

@@ -29,13 +29,14 @@ def printable(text: object, limit: int = 300) -> str:
 
 
 def fmt_rate(block: Mapping[str, Any]) -> str:
-    """``"2/3 = 0.667 [95% CI 0.208, 0.939]"`` from a rate block; ``n/a`` for an empty denominator. A weighted
+    """``"2/3 = 0.667 [95% CI 0.208, 0.939]"`` from a rate block; ``0/0 = n/a`` (no interval: there is no
+    estimate to bound) for an empty denominator. A weighted
     score whose value is not ``numerator / denominator`` (the planner's Overall) reads ``"0.388 (29/87 passed)"``."""
     num, den, value, ci = block.get("numerator"), block.get("denominator"), block.get("value"), block.get("ci95")
     shown = "n/a" if value is None else f"{float(value):.3f}"
     if figure_kind(block) == "score":
         return f"{shown} ({num}/{den} passed)" if num is not None and den is not None else shown
-    interval = f" [95% CI {float(ci[0]):.3f}, {float(ci[1]):.3f}]" if ci else ""
+    interval = f" [95% CI {float(ci[0]):.3f}, {float(ci[1]):.3f}]" if ci and value is not None else ""  # no n/a [0, 1]
     prefix = f"{num}/{den} = " if num is not None and den is not None else ""
     return f"{prefix}{shown}{interval}"
 
