@@ -421,6 +421,7 @@ class InstanceItem(pytest.Item):
             self.user_properties.append(("verdict", result.get("reason")))
         for name in ("reason", "passed"):
             self.user_properties.append((name, result.get(name)))
+        self.user_properties.append(("model", self.model))  # JUnit cases name their model (several run side by side)
         self.user_properties.append(("resolved", bool(result.get("passed"))))
         if self.trial is not None:
             self.user_properties.append(("trial", self.trial))

@@ -44,7 +44,7 @@ def test_one_summary_and_one_junit_with_properties(pytester: pytest.Pytester, wo
     cases = tree.getroot().findall(".//testcase")
     assert len(cases) == 4
     props = {p.get("name"): p.get("value") for p in cases[0].findall("./properties/property")}
-    assert props["verdict"] == "empty_patch"
+    assert props["verdict"] == "empty_patch" and props["model"] == "empty"
     assert props["resolved"] == "False"
     assert props["f2p_total"] == "1" and props["f2p_passed"] == "0"
     assert {"loc_precision", "loc_recall", "loc_f1", "n2p_total", "p2p_total", "p2f"} <= set(props)
@@ -55,6 +55,9 @@ def test_one_summary_and_one_junit_with_properties(pytester: pytest.Pytester, wo
     assert (suite_props["mobilebench.issue_resolution.empty.denominator"], suite_props["mobilebench.issue_resolution.empty.selected"]) == ("4", "4")
     report = json.loads((pytester.path / "reports" / "run-1" / "models" / "empty.json").read_text())
     assert report["model"] == "empty" and sorted(report["instances"]) == [f"acme__app-{i}" for i in range(1, 5)]
+    ids = [f"acme__app-{i}" for i in range(1, 5)]
+    assert report["empty_patch_ids"] == ids and report["resolved_ids"] == report["not_run_ids"] == []
+    assert summary["by_model"]["empty"]["empty_patch_ids"] == ids
 
 
 def test_html_report_gets_verdict_column(pytester: pytest.Pytester) -> None:
@@ -210,3 +213,4 @@ def test_a_stopped_run_counts_what_did_not_run(pytester: pytest.Pytester) -> Non
     result.stdout.fnmatch_lines(["*selected 4 | evaluated 1 | invalid 0 | * | not run 3"])
     block = _summary(pytester)["headlines"]["issue_resolution"]
     assert block["over_all"]["denominator"] == 4 and block["not_run"] == 3
+    assert len(_summary(pytester)["by_model"]["empty"]["not_run_ids"]) == 3  # named, per model

@@ -215,6 +215,8 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
     selected: dict[str, int] = {}
     for suite_name, _ in state.collected.values():
         selected[suite_name] = selected.get(suite_name, 0) + 1
+    # not `if state.predictions`: gold / empty / live hold no file entries, so their Predictions is falsy (len 0)
+    models = list(state.predictions.models) if state.predictions is not None else []
     invalid: dict[str, int] = {}
     for suite_name in state.invalid.values():
         invalid[suite_name] = invalid.get(suite_name, 0) + 1
@@ -228,12 +230,10 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
         selected=selected or None,
         invalid=invalid,
         instance_ids=[iid for _, iid in state.collected.values()],
-        selected_models=selected_by_model(state.collected, list(state.predictions.models) if state.predictions else [],
-                                          state.invalid),
+        selected_models=selected_by_model(state.collected, models, state.invalid),
         model_tables=model_tables,
         declared=_declared(state.suites),
-        not_run_ids=not_run_by_model(state.collected, state.predictions.models if state.predictions else [],
-                                     state.results, state.invalid),
+        not_run_ids=not_run_by_model(state.collected, models, state.results, state.invalid),
     ) | {"not_run_instances": not_run}
 
 
