@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-__all__ = ["Option", "apply_env_defaults", "warn_outer_timeout"]
+__all__ = ["Option", "apply_env_defaults", "parse_duration", "warn_outer_timeout"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,3 +91,22 @@ def apply_env_defaults(config: pytest.Config, options: list[Option]) -> None:
             except (ValueError, argparse.ArgumentTypeError) as exc:
                 raise pytest.UsageError(f"${option.env}={text!r} is not valid for {option.flags[0]}: {exc}") from exc
             setattr(config.option, option.dest, value)
+
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of a duration: ``"90"`` or ``"90s"``, ``"30m"``, ``"2h"``, ``"1h30m"``, ``"1.5h"`` (> 0).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else (pytest reports it as a usage error naming the option).
+    """
+    found = _DURATION.fullmatch(text.strip().lower())
+    if not text.strip() or found is None or not any(found.groups()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 90s, 30m, 2h, 1h30m)")
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a run budget must be longer than 0 s")
+    return total

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_mobilebench.options import apply_env_defaults, warn_outer_timeout
+from pytest_mobilebench.options import apply_env_defaults, parse_duration, warn_outer_timeout
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import AGENT_OPTIONS, SuiteRegistry, builtin_registry
 
@@ -106,6 +106,9 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     group.addoption("--mb-reports-dir", default="reports", help="root of evidence folders and the result cache")
     group.addoption("--mb-run-id", default=None, help="run id (default: UTC timestamp + random suffix)")
     group.addoption("--mb-rerun", action="store_true", help="ignore cached results and evaluate again")
+    group.addoption("--mb-run-budget", default=None, type=parse_duration, metavar="DURATION",
+                    help="stop starting items after DURATION (90s, 30m, 2h, 1h30m); the rest are 'not run' and a "
+                    "re-run resumes them (exit status 2 when it ran out)")
     group.addoption("--mb-regrade", default=None, metavar="RUN_DIR",
                     help="re-grade the run in RUN_DIR (<reports>/<run_id>) from its evidence; runs nothing")
 
@@ -199,6 +202,12 @@ def pytest_configure(config: pytest.Config) -> None:
             config.args.append(dataset)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "mobilebench-xdist")
+    budget = config.getoption("mb_run_budget")
+    if budget and not config.option.collectonly:  # docs: run_budget.py
+        from pytest_mobilebench.run_budget import WORKER_KEY, RunBudget
+
+        left = (workerinput or {}).get(WORKER_KEY, budget)
+        config.pluginmanager.register(RunBudget(budget, float(left)), "mobilebench-run-budget")
     if workerinput is not None or config.pluginmanager.hasplugin("xdist"):
         from pytest_mobilebench.remote import (
             RemoteWorkers,  # workers on other machines: docs/scale-out.md

@@ -46,6 +46,8 @@ class MobileBenchState:
     deselected: set[str] = dataclasses.field(default_factory=set)
     resources: dict[str, tuple[Any, Callable[[Any], None] | None]] = dataclasses.field(default_factory=dict)
     report_errors: list[str] = dataclasses.field(default_factory=list)  # what could not be written, in words
+    #: node ids of the items ``--mb-run-budget`` did not start (the controller's view)
+    not_started: list[str] = dataclasses.field(default_factory=list)
 
     def resource(self, key: str, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> T:
         """A per-process object (browser, docker client), made on first use and closed at session end."""

@@ -55,6 +55,8 @@ class Controller:
             state.invalid[report.nodeid] = str(getattr(report, "mobilebench_suite", "unknown"))
             if error not in state.manifest_errors:
                 state.manifest_errors.append(error)
+        if getattr(report, "mobilebench_not_started", None):  # --mb-run-budget ran out before it started
+            state.not_started.append(report.nodeid)
         result = getattr(report, "mobilebench_result", None)
         if result is None:
             return
@@ -69,11 +71,14 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file (the headlines go into it)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self._write_outputs(session)
+        interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED  # Ctrl-C (before the budget's status)
+        if self.config.stash[STATE].not_started:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED  # the run budget ran out: the benchmark is incomplete
+        self._write_outputs(session, interrupted)
         if any("reports disk is full" in e for e in self.config.stash[STATE].report_errors):
             session.exitstatus = REPORTS_DISK_FULL_EXIT  # results were lost: the run must be repeated
 
-    def _write_outputs(self, session: pytest.Session) -> None:
+    def _write_outputs(self, session: pytest.Session, interrupted: bool) -> None:
         state = self.config.stash[STATE]
         exitstatus = int(session.exitstatus)  # as a re-grade set it: the summary says what the process exits with
         if not state.collected:
@@ -90,8 +95,12 @@ class Controller:
 
         options = options_of(self.config)
         summary = make_summary(state, options)
-        summary["interrupted"] = exitstatus == pytest.ExitCode.INTERRUPTED
+        summary["interrupted"] = interrupted
         summary["exitstatus"] = int(exitstatus)
+        if self.config.getoption("mb_run_budget"):
+            from pytest_mobilebench.run_budget import budget_summary
+
+            summary["run_budget"] = budget_summary(self.config.getoption("mb_run_budget"), len(state.not_started))
         for name in sorted({str(r.get("suite")) for r in state.results}):
             suite = state.suites.get(name)
             if suite is not None:

@@ -462,6 +462,9 @@ def render_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
             for i in summary["unmatched_predictions"]) + "</ul>")
     if summary.get("interrupted"):
         problems.append("<p class='error'>The run was interrupted: items not run are counted as not run.</p>")
+    if (summary.get("run_budget") or {}).get("ran_out"):
+        problems.append(f"<p class='error'>The run budget ran out: {_e(summary['run_budget']['not_started'])} item(s) "
+                        "not started are counted as not run (re-run to resume).</p>")
     summary_link = (f'<a href="{_e(Path(os.path.relpath(summary_path, page_dir)).as_posix())}">summary.json</a>'
                     if summary_path else "")
     nav = " | ".join(f'<a href="#suite-{_e(n)}">{_e(n)}</a>' for n in summary.get("headlines", {}))

@@ -137,6 +137,12 @@ def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_p
     lines.extend(regrade_lines(summary))
     if summary.get("interrupted"):
         lines.append("the run was interrupted: items not run are counted in 'not run' (re-run to resume)")
+    budget = summary.get("run_budget") or {}
+    if budget.get("ran_out"):
+        from pytest_mobilebench.run_budget import fmt_duration
+
+        lines.append(f"the run budget ({fmt_duration(float(budget['seconds']))}) ran out: {budget['not_started']} item(s) not "
+                     "started, counted in 'not run'; exit status 2 (re-run to resume: finished items come from the cache)")
     if summary.get("invalid_instances"):
         lines.append(f"invalid instances: {summary['invalid_instances']} (the run fails until they are fixed)")
         lines.extend(f"  {printable(e)}" for e in summary.get("manifest_errors", [])[:10])
