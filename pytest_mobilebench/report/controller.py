@@ -127,8 +127,11 @@ class Controller:
         page = None
         try:
             from pytest_mobilebench.report.page import write_run_page
+            from pytest_mobilebench.report.run_list import write_run_entry, write_runs_index
 
+            write_run_entry(state.reports_dir, summary)  # this run's line on the runs page (reports/index.html)
             page = write_run_page(summary, state.results, state.suites, state.reports_dir, summary_path=state.summary_path)
+            write_runs_index(state.reports_dir)
         except Exception as exc:  # noqa: BLE001 - the page must never cost the summary; the terminal says why
             summary.setdefault("report_errors", []).append(f"run page: {type(exc).__name__}: {exc}")
             if is_disk_full(exc):

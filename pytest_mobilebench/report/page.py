@@ -444,8 +444,9 @@ def render_document(title: str, body: str) -> str:
 
 
 def render_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
-                page_dir: Path, reports_dir: Path, *, summary_path: Path | None = None) -> str:
-    """The run page's HTML (a pure function of its inputs, apart from reading the plots modules)."""
+                page_dir: Path, reports_dir: Path, *, summary_path: Path | None = None, runs: str = "") -> str:
+    """The run page's HTML (a pure function of its inputs, apart from reading the plots modules); ``runs`` is
+    the "Earlier runs" section (:func:`~pytest_mobilebench.report.run_list.earlier_runs_section`), markup."""
     sections = [
         _suite_section(name, summary, [r for r in results if str(r.get("suite")) == name], suites.get(name),
                        page_dir, reports_dir)
@@ -474,19 +475,24 @@ def render_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
         f"<h1>mobilebench run {_e(summary['run_id'])}</h1>"
         f"<p>models: {_e(', '.join(summary.get('models', [])) or '-')} | suites: {nav or '-'} | {stamp}"
         + (f" | {summary_link}" if summary_link else "") + "</p>" + _overview(summary)
-        + "".join(sections) + (f'<section id="problems">{"".join(problems)}</section>' if problems else ""),
+        + "".join(sections) + (f'<section id="problems">{"".join(problems)}</section>' if problems else "") + runs,
     )
 
 
 def write_run_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
                    reports_dir: Path, *, summary_path: Path | None = None) -> Path:
-    """Write ``<reports_dir>/<run_id>/index.html`` (atomically, mode 0644) and return its path."""
+    """Write ``<reports_dir>/<run_id>/index.html`` (atomically, mode 0644) and return its path; it ends with the
+    earlier runs of ``reports_dir`` (:mod:`.run_list`)."""
     from pytest_mobilebench.report.files import atomic_write_text
 
     page_dir = reports_dir / str(summary["run_id"])
     page_dir.mkdir(parents=True, exist_ok=True)
     path = page_dir / PAGE_NAME
-    atomic_write_text(path, render_page(summary, results, suites, page_dir, reports_dir, summary_path=summary_path))
+    from pytest_mobilebench.report.run_list import earlier_runs_section
+
+    runs = _contained("earlier runs", lambda: earlier_runs_section(reports_dir, str(summary["run_id"])))
+    atomic_write_text(path, render_page(summary, results, suites, page_dir, reports_dir, summary_path=summary_path,
+                                        runs=runs))
     return path
 
 
