@@ -147,6 +147,16 @@ def test_timeout_is_its_own_reason(pytester: pytest.Pytester, pyrepo: PyRepo) ->
     inst = summary["instances"]["acme__calc-1"]
     assert inst["reason"] == "timeout"
     assert inst["duration_s"] < 20
+    # the cause first, naming the limit; no advice about a test_command's result files (a cut-off run writes none)
+    assert inst["detail"] == "the test run exceeded the instance's timeout_s (1 s)", inst["detail"]
+    result.stdout.fnmatch_lines(["FAILED cases/acme__calc.yaml::acme__calc-1 - timeout: the test run exceeded*"])
+
+
+@pytest.mark.e2e
+def test_the_option_timeout_is_named_as_the_option(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+    manifest = manifest_for(pyrepo).replace(pyrepo.test_command, "sleep 30")
+    _, summary = _run(pytester, pyrepo, "gold", "--mb-instance-timeout=1", manifest=manifest)
+    assert summary["instances"]["acme__calc-1"]["detail"] == "the test run exceeded --mb-instance-timeout (1 s)"
 
 
 @pytest.mark.e2e

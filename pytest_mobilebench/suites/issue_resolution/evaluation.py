@@ -403,9 +403,9 @@ class IssueResolutionEvaluator:
             run = ws.run(command, timeout_s=timeout, network=False)
         _write(evidence, f"test_output{tag}.log", run.output)
         root_dir = str(getattr(ws, "root", "") or "") or None
-        atomic_write_json(
-            evidence / f"run{tag}.json", {**run.to_dict(), "output": None, "plan": plan.to_dict(), "root_dir": root_dir}
-        )
+        limit = f"the instance's timeout_s ({timeout:g} s)" if instance.timeout_s else f"--mb-instance-timeout ({timeout:g} s)"
+        atomic_write_json(evidence / f"run{tag}.json", {**run.to_dict(), "output": None, "plan": plan.to_dict(),
+                                                         "root_dir": root_dir, "time_limit": limit})
         files = ws.read_files(plan.result_globs)
         for rel, data in files.items():
             write_under(evidence / f"results{tag}", rel, data)
@@ -459,7 +459,11 @@ class IssueResolutionEvaluator:
             properties["gold_lines"] = gold_info.lines_changed
             artifacts = sorted({f.artifact.value for f in gold_info.files})
             properties["gold_artifacts"] = "+".join(artifacts)
-        detail = "; ".join(x for x in (base.get("detail"), verdict.detail) if x)
+        # the cause first (a timeout, no results, the tests not passing), then what explains it; a patch that does
+        # not apply is named by its own log's first error, which says more than the verdict's words
+        own_first = verdict.reason is Reason.PATCH_APPLY_FAILED
+        parts = (base.get("detail"), verdict.detail) if own_first else (verdict.detail, base.get("detail"))
+        detail = "; ".join(x for x in parts if x)
         return {
             **base,
             "detail": detail,

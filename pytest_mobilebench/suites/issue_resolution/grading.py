@@ -221,6 +221,7 @@ class RunOutcome:
             file and git's message), or ``None``.
         resource_exhausted: memory or disk ran out under the candidate where the reference fix under the
             same limits did not (what ran out), or ``None``.
+        time_limit: the limit a timed-out run hit, in words (``"--mb-instance-timeout (3 s)"``), or ``None``.
     """
 
     applied: bool
@@ -233,6 +234,7 @@ class RunOutcome:
     missing_prediction: bool = False
     test_patch_conflict: str | None = None
     resource_exhausted: str | None = None
+    time_limit: str | None = None
 
 
 @final
@@ -343,7 +345,7 @@ def grade(
     if outcome.resource_exhausted is not None:
         return verdict(Reason.RESOURCE_EXHAUSTED, outcome.resource_exhausted)
     if outcome.timed_out:
-        return verdict(Reason.TIMEOUT, "the run hit its time limit")
+        return verdict(Reason.TIMEOUT, f"the test run exceeded {outcome.time_limit or 'its time limit'}")
     if not outcome.built:
         return verdict(Reason.BUILD_FAILED, "the build failed")
     if not outcome.tests:

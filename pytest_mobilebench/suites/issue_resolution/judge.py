@@ -164,7 +164,7 @@ def _run_facts(instance: IssueInstance, folder: Path) -> tuple[dict[str, Any], P
     plan = TestPlan.from_dict(run["plan"])
     parsed, built = parse_run(instance.framework, plan, output, files, root_dir=run.get("root_dir"))
     detail = ""
-    if not parsed.tests:
+    if not parsed.tests and not run.get("timed_out"):  # a run cut off by its time limit wrote none: no advice
         found = ", ".join(sorted(files)) or "none"
         detail = (f"expected test results in {', '.join(plan.result_globs)} (files found: {found}); "
                   "a test_command must write its results there or name them in test_results")  # fmt: skip
@@ -250,6 +250,7 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
         applied=True,
         built=built,
         timed_out=bool(run.get("timed_out")),
+        time_limit=str(run["time_limit"]) if run.get("time_limit") else None,
         infra_error="oom_killed" if run.get("oom_killed") else None,
         tests=parsed.tests,
         policy_violation="; ".join(violations) or None,
