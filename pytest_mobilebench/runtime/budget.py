@@ -238,13 +238,36 @@ class ImageBudget:
         return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-def kept_images(client: Any) -> tuple[int, int]:
+def kept_images(client: Any, run_id: str | None = None) -> tuple[int, int]:
     """``(count, bytes)`` of the harness's images on ``client``'s daemon (those labelled ``mobilebench.level``,
-    what the budget counts); layers shared between images count once per image, as ``docker images`` shows them."""
-    from pytest_mobilebench.runtime.images import LABEL_LEVEL
+    what the budget counts; with ``run_id``, only those that run built: ``mobilebench.run_id=<run_id>``); layers
+    shared between images count once per image, as ``docker images`` shows them."""
+    from pytest_mobilebench.runtime.images import LABEL_LEVEL, LABEL_RUN
 
-    entries = {e["Id"]: int(e.get("Size") or 0) for e in client.api.images(filters={"label": LABEL_LEVEL})}
+    labels = [LABEL_LEVEL] if run_id is None else [LABEL_LEVEL, f"{LABEL_RUN}={run_id}"]
+    entries = {e["Id"]: int(e.get("Size") or 0) for e in client.api.images(filters={"label": labels})}
     return len(entries), sum(entries.values())
+
+
+def kept_note(count: int, size: int, own: int, cache_level: str | None, run_id: str) -> str:
+    """What stays on the daemon(s) after a run, and the command that removes only this run's images.
+
+    Args:
+        count, size: harness images kept (every run's) and their bytes as ``docker images`` sums them.
+        own: how many of them this run built (labelled ``mobilebench.run_id=<run_id>``; images it reused from
+            earlier runs carry theirs, so a shared daemon's other runs and users keep their images).
+        cache_level: ``--mb-cache-level`` (None: the default ``env``).
+        run_id: this run's id (shell-quoted in the command).
+    """
+    import shlex
+
+    from pytest_mobilebench.runtime.images import LABEL_LEVEL, LABEL_RUN
+
+    remove = (f"docker image rm $(docker images -q --filter label={LABEL_LEVEL} "
+              f"--filter {shlex.quote(f'label={LABEL_RUN}={run_id}')})")
+    return (f"docker: {count} harness images kept on the daemon ({size / 1e9:.2f} GB as `docker images` sums them, a "
+            f"shared layer in each; --mb-cache-level={cache_level or 'env'}), {own} of them built by this run; a later "
+            f"run reuses them; remove this run's with {remove} (or run with --mb-cache-level=none)")
 
 
 def remove_superseded(client: Any, spare: Callable[[str], bool] | None = None, *, min_age_s: float = 900.0) -> list[str]:

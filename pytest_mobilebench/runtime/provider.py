@@ -340,22 +340,18 @@ class DockerProvider:
         """Remove the run's images above ``cache_level`` on every daemon of the run; say what is kept.
 
         Returns:
-            ``"docker: 7 harness images kept (1.02 GB, --mb-cache-level=env) ..."``, or None when none are kept.
+            ``"docker: 7 harness images kept on the daemon (1.02 GB ...), 2 of them built by this run; ... remove this
+            run's with docker image rm ..."`` (:func:`~pytest_mobilebench.runtime.budget.kept_note`), or None.
         """
         from pytest_mobilebench.runtime.hosts import each_client
-        from pytest_mobilebench.runtime.budget import kept_images
+        from pytest_mobilebench.runtime.budget import kept_images, kept_note
 
-        count, size = 0, 0
+        count, size, own = 0, 0, 0
         for client in each_client(options.get("mb_docker_hosts")):
             self.runtime(options, run_id, client=client).cleanup(cache_level)
             n, b = kept_images(client)
-            count, size = count + n, size + b
-        if not count:
-            return None
-        return (f"docker: {count} harness images kept on the daemon, this run's and earlier runs' ({size / 1e9:.2f} GB "
-                f"as `docker images` sums them, a shared layer in each; --mb-cache-level={cache_level or 'env'}); a "
-                "later run reuses them; remove "
-                "them with --mb-cache-level=none or docker image rm $(docker images -q --filter label=mobilebench.level)")
+            count, size, own = count + n, size + b, own + kept_images(client, run_id)[0]
+        return kept_note(count, size, own, cache_level, run_id) if count else None
 
     @staticmethod
     def _client(ctx: ProviderContext) -> Any:
