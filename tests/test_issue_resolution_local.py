@@ -150,6 +150,8 @@ def test_timeout_is_its_own_reason(pytester: pytest.Pytester, pyrepo: PyRepo) ->
     # the cause first, naming the limit; no advice about a test_command's result files (a cut-off run writes none)
     assert inst["detail"] == "the test run exceeded the instance's timeout_s (1 s)", inst["detail"]
     result.stdout.fnmatch_lines(["FAILED cases/acme__calc.yaml::acme__calc-1 - timeout: the test run exceeded*"])
+    log = (pytester.path / "reports" / "r" / "progress.log").read_text()
+    assert "acme__calc-1: running the tests; command: sleep 30" in log  # the step (status line), then the detail
 
 
 @pytest.mark.e2e

@@ -164,3 +164,19 @@ def pytest_runtest_call(item):
         assert name not in running and len(running) == len(set(running)) <= 1, line
         assert all(line.count(r) == 1 for r in running), line
     assert "working" in " ".join(lines)  # the workers' own messages reach the status, once per item
+
+
+def test_the_status_shows_the_step_and_not_internal_paths() -> None:
+    """Issue 33: the status line showed the harness's test command (its folders under /opt, the results folder)
+    and the image build log's path; it shows the step, and progress.log keeps the details."""
+    from pytest_mobilebench.report.progress import step_of
+
+    running = Running()
+    running.start("gw0", "counter-2")
+    running.note("gw0", "counter-2: running the tests; command: cd /testbed && node_modules/.bin/jest --ci "
+                        "--testRunner /opt/mobilebench-harness/runner.js --outputFile /tmp/mb-results-1/out.json")
+    running.note("gw1", "building mobilebench/env.acme (env layer); log: /home/u/reports/r1/build/env.acme.log")
+    assert running.shown() == ["gw0: counter-2: running the tests", "gw1: building mobilebench/env.acme (env layer)"]
+    assert step_of("installing the Vite scaffold (once per machine); path: /root/.cache/x") == \
+        "installing the Vite scaffold (once per machine)"
+    assert step_of("counter-2: preparing workspace (docker)") == "counter-2: preparing workspace (docker)"

@@ -4,14 +4,15 @@ What a user sees while a run goes on:
 
 * on a terminal (TTY) under ``-n``, one status line redrawn in place every second::
 
-      mobilebench 3/10 | passed 2 | infra 0 | cached 1 | gw0: counter-2: npm ci | gw1: counter-3 | 1m12s | ETA 2m48s
+      mobilebench 3/10 | passed 2 | infra 0 | cached 1 | gw0: counter-2: running the tests | gw1: counter-3 | 1m12s | ETA 2m48s
 
   and one permanent ``finished <id>: <reason> (<s>)`` line per item above it;
 * without a TTY (CI logs, pipes), the same facts as one plain line per finished item;
 * under ``-q`` nothing (the final headlines still print);
 * always, for every suite, ``finished <id>: <reason> (<s>)`` in ``reports/<run>/progress.log`` beside the
   workers' own progress lines (``HH:MM:SS [gwN] message``), which the status line reads to say what each
-  worker is building or running.
+  worker is building or running: the step only (:func:`step_of`); a message's details (``; log: <path>``,
+  ``; command: <command>``, ``; path: <folder>``) stay in the log.
 
 ETA = remaining items x elapsed / finished items (the run's own throughput, so parallelism and cache hits are
 in it); unknown before the first item finishes. Item ids, reasons and worker messages pass through
@@ -36,7 +37,8 @@ import pytest
 from pytest_mobilebench.report.headline import is_infra
 from pytest_mobilebench.report.terminal import printable
 
-__all__ = ["Board", "LiveProgress", "Running", "append_worker_line", "finished_line", "fmt_seconds", "item_seconds", "status_line"]
+__all__ = ["Board", "LiveProgress", "Running", "append_worker_line", "finished_line", "fmt_seconds", "item_seconds",
+           "status_line", "step_of"]
 
 _LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d \[(?P<worker>[^\]]+)\] (?P<message>.*)$")
 
@@ -65,6 +67,17 @@ def finished_line(name: str, reason: str, seconds: float, *, cached_from: float 
     """``finished <id>: <reason> (<s>)``, with ``cached, originally <s>`` for a cache hit."""
     note = f"{seconds:.1f} s" if cached_from is None else f"cached, originally {cached_from:.1f} s"
     return f"finished {printable(name, 200)}: {printable(reason, 60)} ({note})"
+
+
+#: where a progress message's details begin (a log file, the test command, a folder): kept in progress.log,
+#: left off the status line, which shows the step (``counter-2: running the tests``)
+_DETAIL = re.compile(r"; (?:log|command|path): .*$", re.S)
+
+
+def step_of(message: str) -> str:
+    """The step a worker's progress message names, without its details (``"...; log: /reports/..."``,
+    ``"...; command: node_modules/.bin/jest ..."``): what the status line shows of it."""
+    return _DETAIL.sub("", message)
 
 
 def _instance_of(name: str) -> str:
@@ -100,6 +113,7 @@ class Running:
             self.items.pop(worker, None)
 
     def note(self, worker: str, message: str) -> None:
+        message = step_of(message)  # the step, never a path or command (those stay in progress.log)
         name = self.items.get(worker, ("", ""))[0]
         own = _instance_of(name) if name else ""
         head = message.split(":", 1)[0].split(" ", 1)[0]

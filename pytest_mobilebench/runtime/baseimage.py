@@ -174,7 +174,7 @@ def _rootfs_tarball(suite: str, mirror: str, progress: Progress) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     tarball = out_dir / f"debian-{suite}-minbase.tar"
     if tarball.is_file() and tarball.stat().st_size > 0:
-        progress(f"reusing cached root file system {tarball}")
+        progress(f"reusing the cached root file system; path: {tarball}")
         return tarball
     debootstrap = shutil.which("debootstrap")
     if debootstrap is None:

@@ -108,7 +108,7 @@ def ensure_scaffold(root: Path | None = None, *, progress: Callable[[str], None]
         for name in ("package.json", "package-lock.json"):
             shutil.copy2(SCAFFOLD_DIR / name, target / name)
         if progress:
-            progress(f"installing the Vite scaffold into {target} (once per machine)")
+            progress(f"installing the Vite scaffold (once per machine); path: {target}")
         try:
             proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=target, capture_output=True,
                                   text=True, timeout=timeout_s, check=False)

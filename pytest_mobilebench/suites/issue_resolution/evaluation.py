@@ -393,7 +393,8 @@ class IssueResolutionEvaluator:
         command = harness.command if harness else planted[1] if planted else plan.command
         if planted is not None:
             atomic_write_json(evidence / f"canary{tag}.json", planted[0].to_dict())
-        ctx.progress(f"{instance.instance_id}: {command}")
+        which = f" ({tag.lstrip('.')})" if tag else ""
+        ctx.progress(f"{instance.instance_id}: running the tests{which}; command: {command}")  # the status shows the step
         _write(evidence, f"commands{tag}.txt", command + "\n")
         if harness is not None:  # canaries, harness runner, keyed channel (frameworks.react_native.harness)
             atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
