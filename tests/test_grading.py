@@ -301,3 +301,19 @@ def test_localization_edge_cases() -> None:
         localization([], ["A"])
     with pytest.raises(ValueError, match="pred_files must be a collection"):
         localization(["A"], "A")
+
+
+
+def test_a_timeout_names_its_limit_and_the_cause_leads_the_detail() -> None:
+    """Issue 33: a timeout's message opened with advice about test_command; the cause comes first now."""
+    from pytest_mobilebench.suites.issue_resolution.grading import lead_with_cause, time_limit_words
+
+    assert time_limit_words(3, from_instance=False) == "--mb-instance-timeout (3 s)"
+    assert time_limit_words(1.5, from_instance=True) == "the instance's timeout_s (1.5 s)"
+    v = grade(**GOLD, outcome=_outcome(timed_out=True, time_limit="--mb-instance-timeout (3 s)"))
+    assert v.reason is Reason.TIMEOUT and v.detail == "the test run exceeded --mb-instance-timeout (3 s)"
+    assert lead_with_cause(v, "expected test results in x") == (
+        "the test run exceeded --mb-instance-timeout (3 s); expected test results in x")
+    bad = grade(**GOLD, outcome=_outcome(applied=False))
+    assert lead_with_cause(bad, "the patch does not apply (3 strategies tried)").startswith("the patch does not apply")
+    assert lead_with_cause(v, None) == v.detail

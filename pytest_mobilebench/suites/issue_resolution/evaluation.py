@@ -393,8 +393,7 @@ class IssueResolutionEvaluator:
         command = harness.command if harness else planted[1] if planted else plan.command
         if planted is not None:
             atomic_write_json(evidence / f"canary{tag}.json", planted[0].to_dict())
-        which = f" ({tag.lstrip('.')})" if tag else ""
-        ctx.progress(f"{instance.instance_id}: running the tests{which}; command: {command}")  # the status shows the step
+        ctx.progress(f"{instance.instance_id}: running the tests{tag and f' ({tag[1:]})'}; command: {command}")
         _write(evidence, f"commands{tag}.txt", command + "\n")
         if harness is not None:  # canaries, harness runner, keyed channel (frameworks.react_native.harness)
             atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
@@ -404,7 +403,7 @@ class IssueResolutionEvaluator:
             run = ws.run(command, timeout_s=timeout, network=False)
         _write(evidence, f"test_output{tag}.log", run.output)
         root_dir = str(getattr(ws, "root", "") or "") or None
-        limit = f"the instance's timeout_s ({timeout:g} s)" if instance.timeout_s else f"--mb-instance-timeout ({timeout:g} s)"
+        limit = grading.time_limit_words(timeout, from_instance=bool(instance.timeout_s))
         atomic_write_json(evidence / f"run{tag}.json", {**run.to_dict(), "output": None, "plan": plan.to_dict(),
                                                          "root_dir": root_dir, "time_limit": limit})
         files = ws.read_files(plan.result_globs)
@@ -460,11 +459,7 @@ class IssueResolutionEvaluator:
             properties["gold_lines"] = gold_info.lines_changed
             artifacts = sorted({f.artifact.value for f in gold_info.files})
             properties["gold_artifacts"] = "+".join(artifacts)
-        # the cause first (a timeout, no results, the tests not passing), then what explains it; a patch that does
-        # not apply is named by its own log's first error, which says more than the verdict's words
-        own_first = verdict.reason is Reason.PATCH_APPLY_FAILED
-        parts = (base.get("detail"), verdict.detail) if own_first else (verdict.detail, base.get("detail"))
-        detail = "; ".join(x for x in parts if x)
+        detail = grading.lead_with_cause(verdict, base.get("detail"))
         return {
             **base,
             "detail": detail,

@@ -29,8 +29,10 @@ __all__ = [
     "count_transitions",
     "drop_flaky",
     "grade",
+    "lead_with_cause",
     "localization",
     "states_for",
+    "time_limit_words",
     "transitions",
     "validate_instance",
 ]
@@ -406,3 +408,18 @@ def localization(gold_files: Collection[str], pred_files: Collection[str]) -> Lo
     precision = hit / len(pred) if pred else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return Localization(precision=precision, recall=recall, f1=f1)
+
+
+def time_limit_words(seconds: float, *, from_instance: bool) -> str:
+    """The limit a test run has, as a timeout's detail names it: ``"--mb-instance-timeout (3 s)"``, or
+    ``"the instance's timeout_s (3 s)"`` when the manifest set it (:attr:`RunOutcome.time_limit`)."""
+    return f"the instance's timeout_s ({seconds:g} s)" if from_instance else f"--mb-instance-timeout ({seconds:g} s)"
+
+
+def lead_with_cause(verdict: Verdict, explanation: str | None) -> str:
+    """A result's ``detail``: the verdict's cause first (a timeout, no results, the tests not passing), then what
+    the evidence adds; for a patch that does not apply, its own log's first error leads (it says more than the
+    verdict's words)."""
+    own_first = verdict.reason is Reason.PATCH_APPLY_FAILED
+    parts = (explanation, verdict.detail) if own_first else (verdict.detail, explanation)
+    return "; ".join(x for x in parts if x)
