@@ -82,6 +82,7 @@ class _RecordCollector(pytest.File, abc.ABC):
             models = [None]
         marks: dict[tuple[str, tuple[str, ...], str], _Marks] = {}
         fixtureinfo: dict[str, Any] = {}  # suite name -> the closure its items share (one file, one node id prefix)
+        regrade = self.config.pluginmanager.get_plugin("mobilebench-regrade")
         for index, entry in enumerate(self._records()):
             if isinstance(entry, ManifestError):
                 name = entry.instance_id or f"entry-{index + 1}"
@@ -99,6 +100,9 @@ class _RecordCollector(pytest.File, abc.ABC):
             key = (entry.suite, entry.markers, entry.group)
             if key not in marks:
                 marks[key] = _marks_of(suite, entry)
+            if regrade is not None:  # --mb-regrade: the earlier run's items of this record (pytest_mobilebench.regrade_run)
+                yield from regrade.items_for(self, entry, marks=marks[key], fixtureinfo=fixtureinfo.get(entry.suite))
+                continue
             per_item = bool(getattr(suite, "item_trials", False))
             for model in models:
                 trials = state.predictions.trials(entry.instance_id, model, per_item=per_item) if model else [None]
@@ -414,6 +418,11 @@ class InstanceItem(pytest.Item):
                 if not is_disk_full(exc):
                     raise
                 state.report_errors.append(f"the reports disk is full: {self.record.instance_id} was not saved ({exc})")
+        self.record_result(result)
+
+    def record_result(self, result: dict[str, Any]) -> None:
+        """The item's outcome from its ``result``: stashed for the report, its properties on the JUnit case, and a
+        failure (:class:`InstanceNotResolved`) unless it passed."""
         self.stash[RESULT] = result
         for name, value in sorted(result.get("properties", {}).items()):
             self.user_properties.append((name, value))

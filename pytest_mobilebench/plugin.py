@@ -217,7 +217,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError("--mb-regrade runs nothing and needs no workers: drop -n")
             regrade_dir = Path(config.getoption("mb_regrade"))
             config.pluginmanager.register(
-                RegradeHooks(regrade_dir if regrade_dir.is_absolute() else rootdir / regrade_dir, state.results, suites),
+                RegradeHooks(regrade_dir if regrade_dir.is_absolute() else rootdir / regrade_dir, state.results),
                 "mobilebench-regrade",
             )
         if predictions is not None and not config.option.collectonly:
