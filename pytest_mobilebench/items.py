@@ -279,9 +279,20 @@ def options_of(config: pytest.Config) -> dict[str, Any]:
 
 def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Prediction | None, ctx: _Context) -> dict[str, Any]:
     """``suite.evaluate`` checked against the result contract; a raise or a broken result is recorded as an
-    infrastructure result with the traceback in ``harness_error.log``, never lost and never cached."""
+    infrastructure result with the traceback in ``harness_error.log``, never lost and never cached.
+
+    Raises:
+        ManifestError: the instance's data is wrong (the suite's own, or a commit its repository lacks): the
+            item is ``invalid``, as a broken manifest entry is.
+    """
+    from pytest_mobilebench.runtime.base import NotInRepository
+
     try:
         checked = ItemResult.from_suite(suite, suite.evaluate(record, prediction, ctx))
+    except ManifestError:
+        raise
+    except NotInRepository as exc:  # a suite that does not name the field itself
+        raise ManifestError(record.source, str(exc), line=record.line, instance_id=record.instance_id) from exc
     except Exception as exc:  # noqa: BLE001 - a harness bug is recorded as infra, never lost
         import traceback
 
@@ -437,6 +448,8 @@ class InstanceItem(pytest.Item):
             raise InstanceNotResolved(result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ManifestError):  # found when it ran (a commit its repository lacks)
+            return f"invalid benchmark instance: {excinfo.value}"
         if isinstance(excinfo.value, InstanceNotResolved):
             from pytest_mobilebench.report.terminal import printable
 

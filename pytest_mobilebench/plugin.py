@@ -352,6 +352,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif isinstance(item, found.InvalidInstanceItem):
         report.mobilebench_manifest_error = str(item.error)
         report.mobilebench_suite = item.suite
+    elif isinstance(item, found.InstanceItem) and call.excinfo is not None and isinstance(call.excinfo.value, found.ManifestError):
+        report.mobilebench_manifest_error = str(call.excinfo.value)  # invalid data found when the item ran
+        report.mobilebench_suite = item.record.suite
     return report
 
 
