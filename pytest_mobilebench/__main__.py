@@ -8,7 +8,7 @@ Commands:
     mine REPO [--framework FW] [--since DATE] [--commits SHA,...] [--limit N] [--out DIR] [--no-validate] ...
                                       instances from a repository's first-parent history, validated with
                                       the gold patches (:mod:`pytest_mobilebench.mining`, docs/mining.md)
-    dataset check FILE... [--run RUN_DIR] [--cutoff DATE] [--framework FW]
+    dataset check FILE... [--run RUN_DIR] [--cutoff DATE] [--framework FW] [--repo [OWNER/NAME=]PATH]
                                       lint a manifest or release; exit 1 with one line per finding
     export [PATH...] [-k EXPR] [-m MARKEXPR] [--dataset FILE] [--out FILE] [--images] [--save DIR]
            [--mb-registry HOST:PORT] [--mb-repo-url-template T]
@@ -109,9 +109,11 @@ def dataset_main(argv: Sequence[str]) -> int:
                    help="a run folder (reports/<run_id>): gold ids no run of it reported are findings (repeatable)")
     c.add_argument("--cutoff", help="instances created before this date (YYYY-MM-DD) are findings (contamination)")
     c.add_argument("--framework", help="framework of release rows that name none (as --dataset-framework)")
+    c.add_argument("--repo", dest="repos", action="append", default=[], metavar="[OWNER/NAME=]PATH",
+                   help="a local copy (work tree, mirror, bundle) of a repository: commits it lacks are findings (repeatable)")
     args = p.parse_args(argv)
     try:
-        findings, checked = check(CheckOptions(tuple(args.files), tuple(args.runs), args.cutoff, args.framework))
+        findings, checked = check(CheckOptions(tuple(args.files), tuple(args.runs), args.cutoff, args.framework, tuple(args.repos)))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
