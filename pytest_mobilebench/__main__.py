@@ -58,8 +58,13 @@ def compare_main(argv: Sequence[str]) -> int:
     return 0
 
 
+#: the exit status of a ``mine`` that Ctrl-C interrupted (pytest's ``ExitCode.INTERRUPTED``)
+INTERRUPTED = 2
+
+
 def mine_main(argv: Sequence[str]) -> int:
-    """``mine REPO ...``: :func:`pytest_mobilebench.mining.pipeline.mine`; prints the report table. Exit 2 on bad input."""
+    """``mine REPO ...``: :func:`pytest_mobilebench.mining.pipeline.mine`; prints the report table. Exit 2 on bad
+    input, and on Ctrl-C (after the table of what finished, as pytest's ``ExitCode.INTERRUPTED``)."""
     from pytest_mobilebench.mining.gitsource import MiningError
     from pytest_mobilebench.mining.pipeline import FORMATS, MineOptions, mine
     from pytest_mobilebench.mining.report import render
@@ -93,8 +98,12 @@ def mine_main(argv: Sequence[str]) -> int:
     except MiningError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # during the scan: no traceback, as pytest ends on Ctrl-C
+        print("mine: interrupted (Ctrl-C) while scanning the history: nothing validated; re-run the same command",
+              file=sys.stderr)
+        return INTERRUPTED
     sys.stdout.write(render(report))
-    return 0
+    return INTERRUPTED if report.get("interrupted") else 0
 
 
 def dataset_main(argv: Sequence[str]) -> int:

@@ -54,6 +54,7 @@ from pytest_mobilebench.mining.split import (
     test_rule_at,
 )
 from pytest_mobilebench.mining.validate import (
+    ValidationInterrupted,
     Verdict,
     read_audit,
     read_verdicts,
@@ -182,13 +183,23 @@ def _validate(manifest: Path, candidates: Sequence[Candidate], opts: MineOptions
     args = [f"--mb-validate-runs={max(1, opts.runs)}", "--mb-validate", f"--mb-runtime={opts.runtime}"]
     args += ["-n", str(opts.workers)] if opts.workers > 0 else []
     log = opts.out / "logs" / f"{run_id}.log"
-    status, summary = run_pytest(manifest, reports, run_id, args, log)
-    return read_verdicts(summary, [c.instance_id for c in candidates]), {"exit_status": status, "log": str(log)}
+    try:
+        status, summary = run_pytest(manifest, reports, run_id, args, log)
+    except ValidationInterrupted as stop:  # Ctrl-C: what finished is read from the run's own summary
+        status, summary, interrupted = stop.status, stop.summary, True
+    else:
+        interrupted = False
+    info = {"exit_status": status, "log": str(log), **({"interrupted": True} if interrupted else {})}
+    return read_verdicts(summary, [c.instance_id for c in candidates]), info
 
 
 def _audit(manifest: Path, opts: MineOptions, run_id: str) -> dict[str, Any]:
+    """The audit table of the kept instances; ``{"interrupted": True, ...}`` (what the run wrote) on Ctrl-C."""
     args = ["--mb-audit", f"--mb-runtime={opts.runtime}", *(["-n", str(opts.workers)] if opts.workers > 0 else [])]
-    _, summary = run_pytest(manifest, opts.out / "reports", run_id, args, opts.out / "logs" / f"{run_id}.log")
+    try:
+        _, summary = run_pytest(manifest, opts.out / "reports", run_id, args, opts.out / "logs" / f"{run_id}.log")
+    except ValidationInterrupted as stop:
+        return {**read_audit(stop.summary), "interrupted": True}
     return read_audit(summary)
 
 
@@ -231,6 +242,8 @@ def _validate_and_write(source: Source, framework: str, candidates: Sequence[Can
         outputs.append(cand_path)
         if opts.validate:
             verdicts, run_info = _validate(cand_path, candidates, opts, run_id)
+            if run_info.get("interrupted"):  # no manifest from half a validation; earlier outputs stay as they were
+                return verdicts, run_info, audit, outputs
         else:
             outputs += _write_dialects(drafts, slug, opts.formats, candidates, {})
     kept = [c for c in candidates if verdicts[c.instance_id].kept] if verdicts else []
@@ -255,6 +268,11 @@ def _validate_and_write(source: Source, framework: str, candidates: Sequence[Can
 def mine(opts: MineOptions) -> dict[str, Any]:
     """Run the pipeline of the module docstring; return the report (also written to ``<out>/report.json``).
 
+    Ctrl-C during the validation or the audit interrupts that run cleanly (:func:`.validate.run_pytest`); the
+    report then says ``"interrupted": "validation"`` (no manifest written; the instances not finished are
+    ``not_run``) or ``"audit"``, and a re-run resumes from the result cache. Ctrl-C elsewhere (the scan) is a
+    plain ``KeyboardInterrupt``: nothing was written but the candidates.
+
     Raises:
         MiningError: the repository, a ref, a date, the framework or the issue export is unusable.
     """
@@ -278,6 +296,8 @@ def mine(opts: MineOptions) -> dict[str, Any]:
         )  # fmt: skip
         if result["validation"]:
             result["validation"].update(run_info)
+        if run_info.get("interrupted") or audit.get("interrupted"):
+            result["interrupted"] = "validation" if run_info.get("interrupted") else "audit"
         atomic_write_json(opts.out / "report.json", result)
         return result
     finally:
