@@ -41,6 +41,7 @@ def test_a_base_commit_the_repository_lacks_is_an_invalid_instance(pytester: pyt
     assert (block["selected"], block["invalid"], block["evaluated"], block["infra_errors"]) == (2, 1, 1, 0)
     assert (block["over_all"]["numerator"], block["over_all"]["denominator"]) == (1, 2)  # counted over all selected
     assert "acme__calc-2" not in summary["instances"] and "clone_failed" not in json.dumps(summary)
+    assert summary["not_run_instances"] == []  # it ran, and is invalid: nothing to resume
     (error,) = summary["manifest_errors"]
     assert "acme__calc-2" in error and MISSING in error and "base_commit" in error
     assert not list((pytester.path / "reports" / "cache").rglob("*.json")) or all(

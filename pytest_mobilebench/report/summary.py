@@ -208,6 +208,7 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
     selected: dict[str, int] = {}
     for suite_name, _ in state.collected.values():
         selected[suite_name] = selected.get(suite_name, 0) + 1
+    invalid_ids = {iid for nodeid, (_, iid) in state.collected.items() if nodeid in state.invalid}
     invalid: dict[str, int] = {}
     for suite_name in state.invalid.values():
         invalid[suite_name] = invalid.get(suite_name, 0) + 1
@@ -225,7 +226,7 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
                                           state.invalid),
         model_tables=model_tables,
         declared=_declared(state.suites),
-    ) | {"not_run_instances": not_run}
+    ) | {"not_run_instances": [iid for iid in not_run if iid not in invalid_ids]}  # an invalid one did run: it is invalid
 
 
 def _declared(suites: Any) -> dict[str, Headline]:
