@@ -86,3 +86,24 @@ def test_repo_cache_tells_the_data_from_the_network(tmp_path: Path, pyrepo: PyRe
         template.ensure("acme/calc", [])
     assert source_absent("https://example.invalid/a/b", "remote: Repository not found.\nfatal: repository 'x' not found", own=False)
     assert not source_absent("https://example.invalid/a/b", "fatal: unable to access: Could not resolve host", own=False)
+
+
+def test_with_two_models_the_invalid_instance_counts_once(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+    """Each model's item of the instance fails; as a broken manifest entry, it counts once against each model."""
+    from conftest import git
+
+    second = manifest_for(pyrepo).split("instances:\n")[1].replace("acme__calc-1", "acme__calc-2")
+    pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(pyrepo) + second.replace(f"base_commit: {pyrepo.base}",
+                                                                                            f"base_commit: {MISSING}")})
+    fix = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n"
+    rows = [{"instance_id": i, "model_name_or_path": m, "model_patch": fix} for i in ("acme__calc-1", "acme__calc-2") for m in ("m1", "m2")]
+    pytester.makefile(".jsonl", preds="".join(json.dumps(r) + "\n" for r in rows))
+    result = pytester.runpytest("cases", "--predictions=preds.jsonl", "--mb-runtime=local", "--mb-trust-candidates",
+                                "--mb-run-id=r", "-p", "no:cacheprovider", "--mb-summary=reports/r/summary.json")
+    result.assert_outcomes(passed=2, failed=2)
+    block = json.loads((pytester.path / "reports" / "r" / "summary.json").read_text())["headlines"]["issue_resolution"]
+    assert (block["selected"], block["invalid"], block["evaluated"], block["not_run"]) == (3, 1, 2, 0)
+    for model in ("m1", "m2"):
+        own = block["models"][model]
+        assert (own["selected"], own["invalid"], own["evaluated"], own["not_run"]) == (2, 1, 1, 0), own
+        assert (own["over_all"]["numerator"], own["over_all"]["denominator"]) == (1, 2)
