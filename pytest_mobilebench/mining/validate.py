@@ -21,7 +21,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, final
 
@@ -117,11 +117,35 @@ def run_pytest(manifest: Path, reports: Path, run_id: str, args: Sequence[str], 
         out.write("$ " + " ".join(command) + "\n")
         out.flush()
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=manifest.parent, start_new_session=True)
-        try:
-            status = proc.wait()
-        except KeyboardInterrupt:
-            raise ValidationInterrupted(_interrupt(proc), summary) from None
+        with _passing_on(proc, (signal.SIGTERM, signal.SIGHUP)):
+            try:
+                status = proc.wait()
+            except KeyboardInterrupt:
+                raise ValidationInterrupted(_interrupt(proc), summary) from None
     return status, summary
+
+
+@contextlib.contextmanager
+def _passing_on(proc: subprocess.Popen[bytes], signals: Sequence[signal.Signals]) -> Iterator[None]:
+    """While the run is waited for, a SIGTERM or SIGHUP that ends ``mine`` (a CI timeout, a closed terminal)
+    ends the run's process group too: it is a session of its own, which no terminal signal reaches. Outside
+    the main thread (no handler can be set there) nothing changes."""
+
+    def pass_on(signum: int, _frame: Any) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signum)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)  # then end as the signal would have ended this process
+
+    try:
+        previous = {sig: signal.signal(sig, pass_on) for sig in signals}
+    except ValueError:
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _seconds(evidence: str | None, total: float) -> tuple[float, float]:
