@@ -8,7 +8,7 @@ Commands:
     mine REPO [--framework FW] [--since DATE] [--commits SHA,...] [--limit N] [--out DIR] [--no-validate] ...
                                       instances from a repository's first-parent history, validated with
                                       the gold patches (:mod:`pytest_mobilebench.mining`, docs/mining.md)
-    dataset check FILE... [--run RUN_DIR] [--cutoff DATE] [--framework FW]
+    dataset check FILE... [--run RUN_DIR] [--cutoff DATE] [--framework FW] [--repo [OWNER/NAME=]PATH]
                                       lint a manifest or release; exit 1 with one line per finding
     export [PATH...] [-k EXPR] [-m MARKEXPR] [--dataset FILE] [--out FILE] [--images] [--save DIR]
            [--mb-registry HOST:PORT] [--mb-repo-url-template T]
@@ -58,8 +58,13 @@ def compare_main(argv: Sequence[str]) -> int:
     return 0
 
 
+#: the exit status of a ``mine`` that Ctrl-C interrupted (pytest's ``ExitCode.INTERRUPTED``)
+INTERRUPTED = 2
+
+
 def mine_main(argv: Sequence[str]) -> int:
-    """``mine REPO ...``: :func:`pytest_mobilebench.mining.pipeline.mine`; prints the report table. Exit 2 on bad input."""
+    """``mine REPO ...``: :func:`pytest_mobilebench.mining.pipeline.mine`; prints the report table. Exit 2 on bad
+    input, and on Ctrl-C (after the table of what finished, as pytest's ``ExitCode.INTERRUPTED``)."""
     from pytest_mobilebench.mining.gitsource import MiningError
     from pytest_mobilebench.mining.pipeline import FORMATS, MineOptions, mine
     from pytest_mobilebench.mining.report import render
@@ -93,8 +98,12 @@ def mine_main(argv: Sequence[str]) -> int:
     except MiningError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # during the scan: no traceback, as pytest ends on Ctrl-C
+        print("mine: interrupted (Ctrl-C) while scanning the history: nothing validated; re-run the same command",
+              file=sys.stderr)
+        return INTERRUPTED
     sys.stdout.write(render(report))
-    return 0
+    return INTERRUPTED if report.get("interrupted") else 0
 
 
 def dataset_main(argv: Sequence[str]) -> int:
@@ -109,9 +118,11 @@ def dataset_main(argv: Sequence[str]) -> int:
                    help="a run folder (reports/<run_id>): gold ids no run of it reported are findings (repeatable)")
     c.add_argument("--cutoff", help="instances created before this date (YYYY-MM-DD) are findings (contamination)")
     c.add_argument("--framework", help="framework of release rows that name none (as --dataset-framework)")
+    c.add_argument("--repo", dest="repos", action="append", default=[], metavar="[OWNER/NAME=]PATH",
+                   help="a local copy (work tree, mirror, bundle) of a repository: commits it lacks are findings (repeatable)")
     args = p.parse_args(argv)
     try:
-        findings, checked = check(CheckOptions(tuple(args.files), tuple(args.runs), args.cutoff, args.framework))
+        findings, checked = check(CheckOptions(tuple(args.files), tuple(args.runs), args.cutoff, args.framework, tuple(args.repos)))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

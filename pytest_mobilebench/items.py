@@ -82,6 +82,7 @@ class _RecordCollector(pytest.File, abc.ABC):
             models = [None]
         marks: dict[tuple[str, tuple[str, ...], str], _Marks] = {}
         fixtureinfo: dict[str, Any] = {}  # suite name -> the closure its items share (one file, one node id prefix)
+        regrade = self.config.pluginmanager.get_plugin("mobilebench-regrade")
         for index, entry in enumerate(self._records()):
             if isinstance(entry, ManifestError):
                 name = entry.instance_id or f"entry-{index + 1}"
@@ -99,6 +100,9 @@ class _RecordCollector(pytest.File, abc.ABC):
             key = (entry.suite, entry.markers, entry.group)
             if key not in marks:
                 marks[key] = _marks_of(suite, entry)
+            if regrade is not None:  # --mb-regrade: the earlier run's items of this record (pytest_mobilebench.regrade_run)
+                yield from regrade.items_for(self, entry, marks=marks[key], fixtureinfo=fixtureinfo.get(entry.suite))
+                continue
             per_item = bool(getattr(suite, "item_trials", False))
             for model in models:
                 trials = state.predictions.trials(entry.instance_id, model, per_item=per_item) if model else [None]
@@ -275,9 +279,20 @@ def options_of(config: pytest.Config) -> dict[str, Any]:
 
 def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Prediction | None, ctx: _Context) -> dict[str, Any]:
     """``suite.evaluate`` checked against the result contract; a raise or a broken result is recorded as an
-    infrastructure result with the traceback in ``harness_error.log``, never lost and never cached."""
+    infrastructure result with the traceback in ``harness_error.log``, never lost and never cached.
+
+    Raises:
+        ManifestError: the instance's data is wrong (the suite's own, or a commit its repository lacks): the
+            item is ``invalid``, as a broken manifest entry is.
+    """
+    from pytest_mobilebench.runtime.base import NotInRepository
+
     try:
         checked = ItemResult.from_suite(suite, suite.evaluate(record, prediction, ctx))
+    except ManifestError:
+        raise
+    except NotInRepository as exc:  # a suite that does not name the field itself
+        raise ManifestError(record.source, str(exc), line=record.line, instance_id=record.instance_id) from exc
     except Exception as exc:  # noqa: BLE001 - a harness bug is recorded as infra, never lost
         import traceback
 
@@ -414,6 +429,11 @@ class InstanceItem(pytest.Item):
                 if not is_disk_full(exc):
                     raise
                 state.report_errors.append(f"the reports disk is full: {self.record.instance_id} was not saved ({exc})")
+        self.record_result(result)
+
+    def record_result(self, result: dict[str, Any]) -> None:
+        """The item's outcome from its ``result``: stashed for the report, its properties on the JUnit case, and a
+        failure (:class:`InstanceNotResolved`) unless it passed."""
         self.stash[RESULT] = result
         for name, value in sorted(result.get("properties", {}).items()):
             self.user_properties.append((name, value))
@@ -429,6 +449,8 @@ class InstanceItem(pytest.Item):
             raise InstanceNotResolved(result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ManifestError):  # found when it ran (a commit its repository lacks)
+            return f"invalid benchmark instance: {excinfo.value}"
         if isinstance(excinfo.value, InstanceNotResolved):
             from pytest_mobilebench.report.terminal import printable
 

@@ -229,7 +229,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError("--mb-regrade runs nothing and needs no workers: drop -n")
             regrade_dir = Path(config.getoption("mb_regrade"))
             config.pluginmanager.register(
-                RegradeHooks(regrade_dir if regrade_dir.is_absolute() else rootdir / regrade_dir, state.results, suites),
+                RegradeHooks(regrade_dir if regrade_dir.is_absolute() else rootdir / regrade_dir, state.results),
                 "mobilebench-regrade",
             )
         if predictions is not None and not config.option.collectonly:
@@ -364,6 +364,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif isinstance(item, found.InvalidInstanceItem):
         report.mobilebench_manifest_error = str(item.error)
         report.mobilebench_suite = item.suite
+    elif isinstance(item, found.InstanceItem) and call.excinfo is not None and isinstance(call.excinfo.value, found.ManifestError):
+        report.mobilebench_manifest_error = str(call.excinfo.value)  # invalid data found when the item ran
+        report.mobilebench_suite = item.record.suite
     return report
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from xml.etree import ElementTree
 
 import matplotlib.backends.backend_svg
 import matplotlib.figure  # noqa: F401 - imported once: the in-process runs draw the run page
@@ -86,8 +87,9 @@ def test_items_that_never_ran_tests_and_unknown_instances_are_kept(pytester: pyt
     (not_used,) = summary["regrade"]["not_used"]
     assert not_used["instance_id"] == "acme__calc-9" and "not among the collected items" in not_used["why"]
     assert len(summary["regrade_problems"]) == 1 and "acme__calc-9" in summary["regrade_problems"][0]
-    # nothing was re-graded (the empty patch never ran tests): a non-zero exit, and the summary says the same
-    assert result.ret == summary["exitstatus"] == pytest.ExitCode.NO_TESTS_COLLECTED
+    # the kept item fails as it did in the live run: the exit status of a normal run, the summary says the same
+    assert result.ret == summary["exitstatus"] == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["re-grade of *reports/live: re-graded 0, kept as they were 1, not used 1",
                                  "  not used: acme__calc-9 [[]m[]]: instance 'acme__calc-9' is not among the collected items*"])
 
@@ -107,7 +109,7 @@ def test_a_regrade_with_the_wrong_suite_says_which_items_it_could_not_use(pytest
         "  not used: acme__calc-1 [[]gold[]]: instance 'acme__calc-1' is not among the collected items; its suite "
         "'issue_resolution' is not among the collected suites (planner)*",
         "  * selected item(s) have no result in that run (counted as not run)",
-        "  nothing was re-graded: exit status 5",
+        "  no selected item has a result in that run: nothing was graded, exit status 5",
     ])
     assert summary["total"] == 0 and summary["regrade"]["not_used"][0]["suite"] == "issue_resolution"
 
@@ -153,3 +155,31 @@ def test_the_same_commits_from_a_mirror_reuse_the_result_cache(pytester: pytest.
                        "--mb-summary=reports/other/summary.json", "-p", "no:cacheprovider")
     changed = json.loads((pytester.path / "reports" / "other" / "summary.json").read_text())
     assert (changed["cached"], changed["resolved"]) == (0, 1)
+
+
+@pytest.mark.e2e
+def test_a_regrade_of_a_failing_run_fails_as_a_normal_run(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+    """Re-grading a failing run once exited 0: pytest ended "2 deselected", JUnit had tests="0" and the summary
+    exitstatus 0. Its items are real ones now: failed, in JUnit with their properties, the exit status 1."""
+    note = "diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+a note\n"
+    live = _live(pytester, pyrepo, [{"instance_id": "acme__calc-1", "model_name_or_path": "m", "model_patch": note}])
+    assert live["instances"]["acme__calc-1"]["reason"] == "unresolved"
+    # a second instance the run never evaluated: selected by the re-grade, skipped as not run
+    second = manifest_for(pyrepo) + manifest_for(pyrepo).split("instances:\n")[1].replace("acme__calc-1", "acme__calc-2")
+    pytester.makefile(".yaml", **{"cases/acme__calc": second})
+    result, summary = _regrade(pytester, "--junitxml=reports/junit.xml", "-rfs")
+    assert result.ret == summary["exitstatus"] == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["FAILED cases/acme__calc.yaml::acme__calc-1 - *unresolved*",
+                                 "SKIPPED * acme__calc-2: no result in *reports/live (not run)"])
+    assert "deselected" not in result.stdout.str()
+    suite = ElementTree.parse(pytester.path / "reports" / "junit.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "1", "1")
+    case = next(c for c in suite.iter("testcase") if c.get("name") == "acme__calc-1")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert (props["verdict"], props["resolved"], props["f2p_total"]) == ("unresolved", "False", "2")
+    inst = summary["instances"]["acme__calc-1"]
+    assert (inst["reason"], inst["regraded"], inst["previous_reason"]) == ("unresolved", True, "unresolved")
+    assert summary["headlines"]["issue_resolution"]["not_run"] == 1
+    rows = (pytester.path / "reports" / "again" / "results.jsonl").read_text().splitlines()
+    assert [json.loads(r)["reason"] for r in rows] == ["unresolved"]  # appended as it came, as a live run's

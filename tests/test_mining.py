@@ -170,8 +170,11 @@ def test_mine_counter_bundle_static(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 0
     table = capsys.readouterr().out
     assert "candidates       2" in table and "root_commit    1" in table
+    # --no-validate writes candidates only, and says their lists are empty: never a manifest that looks final
+    assert not (tmp_path / "mobilebench__counter.yaml").exists() and not list(tmp_path.glob("*.jsonl"))
+    assert "candidates only: their test lists (FAIL_TO_PASS ...) are empty until validated" in table
     assert (report["scanned"], report["candidates"], report["rejected"]) == (3, 2, {"root_commit": 1})
-    doc = read_yaml(tmp_path / "mobilebench__counter.yaml")
+    doc = read_yaml(tmp_path / "candidates" / "mobilebench__counter.yaml")
     loaded = load_manifest(doc)
     assert not [r for r in loaded if isinstance(r, ManifestError)], loaded
     mined = {r.record.fix_commit: r.record for r in loaded}
@@ -182,9 +185,12 @@ def test_mine_counter_bundle_static(tmp_path: Path, capsys: pytest.CaptureFixtur
         assert inst.base_commit == shipped[fix].base_commit
         assert inst.provenance["problem_statement_source"] == "commit_message"
         assert inst.provenance["fix_commit"] == fix and "--runTestsByPath" in inst.provenance["planned_test_command"]
+        # the command the harness runs: the installed jest, never through npx, results outside the repository
+        assert "npx" not in inst.provenance["planned_test_command"]
+        assert "node_modules/.bin/jest" in inst.provenance["planned_test_command"]
         assert inst.environment.node and inst.environment.package_manager == "npm"
         assert resolve_patches(inst, repos) == resolve_patches(shipped[fix], repos)
-    rows = load_dataset(tmp_path / "mobilebench__counter.swe-bench.jsonl")
+    rows = load_dataset(tmp_path / "candidates" / "mobilebench__counter.swe-bench.jsonl")
     assert sorted(r.record.instance_id for r in rows) == sorted(r.instance_id for r in mined.values())
 
 
@@ -196,14 +202,15 @@ def test_mine_commits_limit_and_since(tmp_path: Path) -> None:
     _, report = _mine(str(BUNDLE), "--out", str(tmp_path / "c"), "--no-validate", "--since", "2026-01-06T12:00:00Z")
     assert report["scanned"] == 1 and list(report["instances"]) == ["mobilebench__counter-73ff7f2"]
     # a later run that keeps nothing leaves no manifest of an earlier one behind
-    assert (tmp_path / "c" / "mobilebench__counter.yaml").is_file()
+    assert (tmp_path / "c" / "candidates" / "mobilebench__counter.yaml").is_file()
     _, report = _mine(str(BUNDLE), "--out", str(tmp_path / "c"), "--no-validate", "--commits", "b89b12d")
     assert report["candidates"] == 0 and not list((tmp_path / "c").rglob("*.yaml"))
 
 
 def test_mine_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mine", str(tmp_path / "nope"), "--out", str(tmp_path)]) == 2
-    assert "--repo-name" in capsys.readouterr().err
+    err = capsys.readouterr().err  # the path named, not a --repo-name hint
+    assert f"{tmp_path / 'nope'}: no such file or folder" in err and "--repo-name" not in err
     assert main(["mine", str(BUNDLE), "--out", str(tmp_path), "--ref", "no-such-ref"]) == 2
     assert "not a commit" in capsys.readouterr().err
 
@@ -272,7 +279,7 @@ def test_every_commit_is_a_candidate_or_a_counted_reason(zoo: Path, tmp_path: Pa
     assert len(report["instances"]) == 3 and {"acme__zoo-12", "acme__zoo-20"} <= set(report["instances"])
     assert report["scanned"] == report["candidates"] + sum(report["rejected"].values())
     assert all(r["reason"] for r in report["rejections"])
-    loaded = {r.record.instance_id: r.record for r in load_manifest(read_yaml(tmp_path / "out" / "acme__zoo.yaml"))}
+    loaded = {r.record.instance_id: r.record for r in load_manifest(read_yaml(tmp_path / "out" / "candidates" / "acme__zoo.yaml"))}
     assert loaded["acme__zoo-12"].problem_statement.startswith("Sum is wrong")
     assert loaded["acme__zoo-12"].provenance["problem_statement_source"] == "issue"
     assert loaded["acme__zoo-12"].provenance["linked_issues"] == [3]
@@ -283,8 +290,8 @@ def test_every_commit_is_a_candidate_or_a_counted_reason(zoo: Path, tmp_path: Pa
     merge = loaded["acme__zoo-20"]
     gold, tests = resolve_patches(merge, repos)
     assert "src/c.js" in gold and "src/c.test.js" in tests and "d.md" not in gold  # the PR's own change
-    raw = yaml.safe_load((tmp_path / "out" / "acme__zoo.yaml").read_text())
-    assert raw["repo_url"] == os.path.relpath(zoo, tmp_path / "out")
+    raw = yaml.safe_load((tmp_path / "out" / "candidates" / "acme__zoo.yaml").read_text())
+    assert raw["repo_url"] == os.path.relpath(zoo, tmp_path / "out" / "candidates")
 
 
 def test_open_source_refuses_a_folder_that_is_not_a_repository(tmp_path: Path) -> None:
@@ -314,7 +321,7 @@ def test_gradle_candidates_are_mined_with_module_tasks(tmp_path: Path) -> None:
     assert list(report["instances"]) == ["acme__notes-4"]
     no_run = [r for r in report["rejections"] if r["reason"] == "no_runnable_tests"]
     assert [r["subject"] for r in no_run] == ["Instrumented only"]
-    inst = load_manifest(read_yaml(tmp_path / "out" / "acme__notes.yaml"))[0].record
+    inst = load_manifest(read_yaml(tmp_path / "out" / "candidates" / "acme__notes.yaml"))[0].record
     assert ":app:testFreeDebugUnitTest" in inst.provenance["planned_test_command"] and inst.environment.jdk == "17"
 
 
@@ -323,7 +330,7 @@ def test_flutter_candidates_are_mined(tmp_path: Path) -> None:
     _commit_files(repo, "Count birds", {"lib/birds.dart": "int birds() => 2;\n", "test/birds_test.dart": "void main() {}\n"})
     code, report = _mine(str(repo), "--out", str(tmp_path / "out"), "--no-validate")
     assert code == 0 and report["framework"] == "flutter" and report["candidates"] == 1
-    inst = load_manifest(read_yaml(tmp_path / "out" / "acme__birds.yaml"))[0].record
+    inst = load_manifest(read_yaml(tmp_path / "out" / "candidates" / "acme__birds.yaml"))[0].record
     assert "test/birds_test.dart" in inst.provenance["planned_test_command"] and inst.environment.flutter
 
 

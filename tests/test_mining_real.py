@@ -41,7 +41,7 @@ def _files(text: str) -> list[str]:
 def test_known_fixes_are_mined_with_the_shipped_patches(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert main(["mine", str(MIRROR), "--out", str(out), "--no-validate", "--commits", ",".join(MERGES.values())]) == 0
-    mined, shipped = _records(out / "jellyfin__jellyfin-expo.yaml"), _records(SHIPPED)
+    mined, shipped = _records(out / "candidates" / "jellyfin__jellyfin-expo.yaml"), _records(SHIPPED)
     assert sorted(mined) == sorted(MERGES)
     repos = RepoCache(root=tmp_path / "repos", url_template=f"file://{MIRROR.parent.parent}/{{owner}}+{{name}}/repo", run_id="t")
     for iid, inst in mined.items():

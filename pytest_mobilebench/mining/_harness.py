@@ -30,6 +30,7 @@ from pytest_mobilebench.suites.issue_resolution.manifest import (
     IssueInstance,
     load_manifest,
 )
+from pytest_mobilebench.trust import harden_plan
 
 __all__ = [
     "ENVIRONMENT_RECIPE_KEYS",
@@ -45,6 +46,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "frameworks",
+    "harden_plan",
     "is_lock_file",
     "load_manifest",
     "load_release",

@@ -14,7 +14,12 @@ JSON / JSON lines). Every finding names the file, line, instance and field. Find
 * ``--cutoff DATE``: ``created_at`` before it, or absent (training-data contamination);
 * ``--run RUN_DIR``: gold ids that no run of the instance in that folder reported (its ``parsed*.json``
   evidence); instances without evidence there are counted as unchecked. Ids of a foreign dialect
-  (``id_dialect``) are matched at grading time and are not checked here.
+  (``id_dialect``) are matched at grading time and are not checked here;
+* ``--repo [OWNER/NAME=]PATH``: a ``base_commit`` / ``fix_commit`` the local copy of the instance's repository
+  (work tree, mirror or bundle: :mod:`.commits`) lacks; instances of other repositories are listed unchecked;
+* release rows that name no framework, checked without ``--framework``: the finding names that option.
+
+A file that cannot be read (missing, not a manifest nor a release) is a finding of the file, not an instance.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from pytest_mobilebench.mining._harness import (
     read_json,
     read_yaml,
 )
+from pytest_mobilebench.mining.commits import open_repos
+from pytest_mobilebench.mining.commits import unchecked as unchecked_commits
 
 __all__ = ["CheckOptions", "Finding", "check", "render"]
 
@@ -75,6 +82,7 @@ class CheckOptions:
     runs: tuple[Path, ...] = ()
     cutoff: str | None = None
     framework: str | None = None
+    repos: tuple[str, ...] = ()  # ``[OWNER/NAME=]PATH`` local copies to look commits up in
 
 
 @final
@@ -92,13 +100,20 @@ class _Entry:
         return Finding(self.path, self.field_lines.get(key, self.line), self.instance.instance_id, field, message)
 
 
-def _from_error(exc: ManifestError, field_lines: Mapping[str, int] | None = None) -> Finding:
+#: said of a release row without a framework when none was given on the command line
+NO_FRAMEWORK: Final = "the release names no framework: give --framework android|flutter|react-native, as pytest's --dataset-framework"
+
+
+def _from_error(exc: ManifestError, field_lines: Mapping[str, int] | None = None, *, release: bool = False) -> Finding:
     field, line = exc.field, exc.line
     both = _BOTH_LISTS.search(exc.message)
     if both and not field:
         field = both.group(2)
         line = (field_lines or {}).get(field, line)
-    return Finding(exc.path, line, exc.instance_id, field, exc.message.removeprefix("Value error, "))
+    message = exc.message.removeprefix("Value error, ")
+    if release and (field == "framework" or "field 'framework'" in message):
+        message += f" ({NO_FRAMEWORK})"
+    return Finding(exc.path, line, exc.instance_id, field, message)
 
 
 def _files(paths: Sequence[Path]) -> Iterator[Path]:
@@ -134,7 +149,7 @@ def _load(path: Path, framework: str | None) -> tuple[list[_Entry], list[Finding
     found: list[Finding] = []
     for item, field_lines in zip(loaded, lines):
         if isinstance(item, ManifestError):
-            found.append(_from_error(item, field_lines))
+            found.append(_from_error(item, field_lines, release=framework is None and path.suffix not in (".yaml", ".yml")))
         else:
             good.append(_Entry(item.record, str(path), item.line, field_lines))
     return good, found
@@ -221,30 +236,37 @@ def check(opts: CheckOptions) -> tuple[list[Finding], dict[str, Any]]:
     """All findings of the files (see the module docstring), and ``{"files", "instances", "unchecked_runs"}``.
 
     Raises:
-        ValueError: ``cutoff`` is not a ``YYYY-MM-DD`` date.
+        ValueError: ``cutoff`` is not a ``YYYY-MM-DD`` date; a ``--repo`` cannot be opened (a
+            :class:`~pytest_mobilebench.mining.gitsource.MiningError` naming it).
     """
     if opts.cutoff and _date(opts.cutoff) is None:
         raise ValueError(f"--cutoff {opts.cutoff!r} is not a YYYY-MM-DD date")
     reported = _reported(opts.runs)
+    repos = open_repos(opts.repos)
     findings: list[Finding] = []
     first: dict[str, _Entry] = {}
     files = list(_files(opts.files))
     instances = 0
-    for path in files:
-        entries, errors = _load(path, opts.framework)
-        findings += errors
-        instances += len(entries) + len(errors)
-        for e in entries:
-            iid = e.instance.instance_id
-            if iid in first:
-                findings.append(e.at("instance_id", f"duplicate instance id (first at {first[iid].path}:{first[iid].line})"))
-            else:
-                first[iid] = e
-            findings += _instance_findings(e, opts, reported)
+    try:
+        for path in files:
+            entries, errors = _load(path, opts.framework)
+            findings += errors
+            instances += len(entries) + sum(1 for f in errors if f.instance or f.field)  # a file's own problem is no instance
+            for e in entries:
+                iid = e.instance.instance_id
+                if iid in first:
+                    findings.append(e.at("instance_id", f"duplicate instance id (first at {first[iid].path}:{first[iid].line})"))
+                else:
+                    first[iid] = e
+                findings += _instance_findings(e, opts, reported)
+                findings += [e.at(field, message) for field, message in repos.findings(e.instance)]
+    finally:
+        repos.close()
     unchecked = sorted(set(first) - set(reported)) if opts.runs else []
     order = {str(path): n for n, path in enumerate(files)}
     findings.sort(key=lambda f: (order.get(f.path, len(order)), f.line or 0))
-    return findings, {"files": len(files), "instances": instances, "unchecked_runs": unchecked}
+    return findings, {"files": len(files), "instances": instances, "unchecked_runs": unchecked,
+                      "unchecked_commits": unchecked_commits(repos, {k: e.instance for k, e in first.items()})}
 
 
 def render(findings: Sequence[Finding], stats: Mapping[str, Any]) -> str:
@@ -254,4 +276,6 @@ def render(findings: Sequence[Finding], stats: Mapping[str, Any]) -> str:
     lines.append(f"dataset check: {stats['instances']} instance(s) in {stats['files']} file(s): {tail}")
     if stats.get("unchecked_runs"):
         lines.append(f"  not in the run(s), gold ids unchecked: {', '.join(stats['unchecked_runs'])}")
+    if stats.get("unchecked_commits"):
+        lines.append(f"  no --repo for their repository, commits unchecked: {', '.join(stats['unchecked_commits'])}")
     return "\n".join(lines) + "\n"

@@ -181,9 +181,11 @@ def open_source(spec: str, *, repo: str | None = None, ref: str | None = None) -
     """Open ``spec`` (a path, a mirror, a bundle or a clone URL) for mining.
 
     Raises:
-        MiningError: ``owner/name`` cannot be read off ``spec`` and ``repo`` is not given; the path is
-            not a git repository; the clone fails; ``ref`` names no commit.
+        MiningError: a path that does not exist (named); ``owner/name`` cannot be read off ``spec`` and
+            ``repo`` is not given; the path is not a git repository; the clone fails; ``ref`` names no commit.
     """
+    if not _URL_RE.match(spec) and not Path(spec).exists():
+        raise MiningError(f"{spec}: no such file or folder (REPO is a work tree, a bare mirror, a git bundle or a clone URL)")
     name = repo or repo_name(spec)
     if name is None or name.count("/") != 1:
         raise MiningError(f"cannot tell the repository's owner/name from {spec!r}: pass --repo-name OWNER/NAME")

@@ -6,9 +6,10 @@
    counted :class:`.scan.Reason`. ``--limit N`` stops after N candidates.
 2. The candidates are written as a manifest, ``<out>/candidates/<owner>__<repo>.yaml``; unless
    ``--no-validate`` it runs through the validation mode (:mod:`.validate`).
-3. ``<out>/<owner>__<repo>.yaml`` holds the kept instances with their gold lists and provenance (all
-   candidates, with empty gold lists, under ``--no-validate``); ``--format swe-bench|mobiledev-bench``
-   adds ``<out>/<owner>__<repo>.<format>.jsonl``; ``<out>/report.json`` the report (:mod:`.report`).
+3. ``<out>/<owner>__<repo>.yaml`` holds the kept instances with their gold lists and provenance (under
+   ``--no-validate`` nothing but the candidates is written, and the terminal says their test lists are
+   empty); ``--format swe-bench|mobiledev-bench`` adds ``<out>/<owner>__<repo>.<format>.jsonl`` (beside the
+   candidates under ``--no-validate``); ``<out>/report.json`` the report (:mod:`.report`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from pytest_mobilebench.mining.split import (
     test_rule_at,
 )
 from pytest_mobilebench.mining.validate import (
+    ValidationInterrupted,
     Verdict,
     read_audit,
     read_verdicts,
@@ -181,17 +183,28 @@ def _validate(manifest: Path, candidates: Sequence[Candidate], opts: MineOptions
     args = [f"--mb-validate-runs={max(1, opts.runs)}", "--mb-validate", f"--mb-runtime={opts.runtime}"]
     args += ["-n", str(opts.workers)] if opts.workers > 0 else []
     log = opts.out / "logs" / f"{run_id}.log"
-    status, summary = run_pytest(manifest, reports, run_id, args, log)
-    return read_verdicts(summary, [c.instance_id for c in candidates]), {"exit_status": status, "log": str(log)}
+    try:
+        status, summary = run_pytest(manifest, reports, run_id, args, log)
+    except ValidationInterrupted as stop:  # Ctrl-C: what finished is read from the run's own summary
+        status, summary, interrupted = stop.status, stop.summary, True
+    else:
+        interrupted = False
+    info = {"exit_status": status, "log": str(log), **({"interrupted": True} if interrupted else {})}
+    return read_verdicts(summary, [c.instance_id for c in candidates]), info
 
 
 def _audit(manifest: Path, opts: MineOptions, run_id: str) -> dict[str, Any]:
+    """The audit table of the kept instances; ``{"interrupted": True, ...}`` (what the run wrote) on Ctrl-C."""
     args = ["--mb-audit", f"--mb-runtime={opts.runtime}", *(["-n", str(opts.workers)] if opts.workers > 0 else [])]
-    _, summary = run_pytest(manifest, opts.out / "reports", run_id, args, opts.out / "logs" / f"{run_id}.log")
+    try:
+        _, summary = run_pytest(manifest, opts.out / "reports", run_id, args, opts.out / "logs" / f"{run_id}.log")
+    except ValidationInterrupted as stop:
+        return {**read_audit(stop.summary), "interrupted": True}
     return read_audit(summary)
 
 
 def _write_dialects(out: Path, slug: str, formats: Sequence[str], kept: Sequence[Candidate], verdicts: Mapping[str, Verdict]) -> list[Path]:
+    """``<out>/<slug>.<format>.jsonl`` per format (``out`` is ``<out>/candidates`` for unvalidated rows)."""
     written = []
     for fmt in formats:
         rows = []
@@ -210,27 +223,38 @@ def _validate_and_write(source: Source, framework: str, candidates: Sequence[Can
     """Write the candidates, validate them (and audit the kept ones), write the outputs; an output of an
     earlier run that this run does not rewrite is removed (it would describe other instances).
 
+    Under ``--no-validate`` only the candidates are written (``<out>/candidates/``: the manifest, and the
+    ``--format`` rows, their test lists empty); a final manifest, whose lists are a validation's, is neither
+    written nor removed.
+
     Returns ``(verdicts, the validation run's exit status and log, the audit table, files written)``."""
     slug = source.repo.replace("/", "__")
     outputs: list[Path] = []
     verdicts: dict[str, Verdict] = {}
     run_info: dict[str, Any] = {}
     audit: dict[str, Any] = {}
-    stale = [opts.out / "candidates" / f"{slug}.yaml", opts.out / f"{slug}.yaml", *(opts.out / f"{slug}.{f}.jsonl" for f in FORMATS)]
+    drafts = opts.out / "candidates"
+    stale = [drafts / f"{slug}.yaml", *(drafts / f"{slug}.{f}.jsonl" for f in FORMATS)]
+    if opts.validate:
+        stale += [opts.out / f"{slug}.yaml", *(opts.out / f"{slug}.{f}.jsonl" for f in FORMATS)]
     if candidates:
         cand_path = _write_manifest(stale[0], source, framework, [c.entry() for c in candidates], header + " Not validated.")
         outputs.append(cand_path)
         if opts.validate:
             verdicts, run_info = _validate(cand_path, candidates, opts, run_id)
-    kept = [c for c in candidates if verdicts[c.instance_id].kept] if verdicts else list(candidates)
+            if run_info.get("interrupted"):  # no manifest from half a validation; earlier outputs stay as they were
+                return verdicts, run_info, audit, outputs
+        else:
+            outputs += _write_dialects(drafts, slug, opts.formats, candidates, {})
+    kept = [c for c in candidates if verdicts[c.instance_id].kept] if verdicts else []
     entries = [
         c.entry(verdicts[c.instance_id].gold, _validation_provenance(run_id, opts, verdicts[c.instance_id]))
         if c.instance_id in verdicts else c.entry(None, {"validation": None})
         for c in kept
     ]
     if entries:
-        state = f"{len(kept)} valid of {len(candidates)} (validation run {run_id})." if verdicts else "Not validated."
-        final = _write_manifest(stale[1], source, framework, entries, header + " " + state)
+        state = f"{len(kept)} valid of {len(candidates)} (validation run {run_id})."
+        final = _write_manifest(opts.out / f"{slug}.yaml", source, framework, entries, header + " " + state)
         outputs.append(final)
         if verdicts and opts.audit:
             audit = _audit(final, opts, run_id + "-audit")
@@ -243,6 +267,11 @@ def _validate_and_write(source: Source, framework: str, candidates: Sequence[Can
 
 def mine(opts: MineOptions) -> dict[str, Any]:
     """Run the pipeline of the module docstring; return the report (also written to ``<out>/report.json``).
+
+    Ctrl-C during the validation or the audit interrupts that run cleanly (:func:`.validate.run_pytest`); the
+    report then says ``"interrupted": "validation"`` (no manifest written; the instances not finished are
+    ``not_run``) or ``"audit"``, and a re-run resumes from the result cache. Ctrl-C elsewhere (the scan) is a
+    plain ``KeyboardInterrupt``: nothing was written but the candidates.
 
     Raises:
         MiningError: the repository, a ref, a date, the framework or the issue export is unusable.
@@ -267,6 +296,8 @@ def mine(opts: MineOptions) -> dict[str, Any]:
         )  # fmt: skip
         if result["validation"]:
             result["validation"].update(run_info)
+        if run_info.get("interrupted") or audit.get("interrupted"):
+            result["interrupted"] = "validation" if run_info.get("interrupted") else "audit"
         atomic_write_json(opts.out / "report.json", result)
         return result
     finally:

@@ -113,4 +113,12 @@ def render(report: Mapping[str, Any]) -> str:
             counts = [str(len(inst.get(k, []))) if "FAIL_TO_PASS" in inst else "-" for k in ("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS")]
             lines.append(f"  {iid.ljust(iw)}  {inst['status']:<11} {counts[0]:>3} {counts[1]:>3} {counts[2]:>3}  {inst['fix_commit'][:10]}")
     lines += [f"  wrote {p}" for p in report["outputs"]]
+    if report.get("interrupted"):
+        status = (report.get("validation") or {}).get("exit_status")
+        lines.append(f"interrupted (Ctrl-C) during the {report['interrupted']} run (exit {status}): "
+                     + ("no manifest written; " if report["interrupted"] == "validation" else "")
+                     + "re-run the same command to resume (what finished comes from the result cache)")
+    if not val and report["instances"]:
+        lines.append("  candidates only: their test lists (FAIL_TO_PASS ...) are empty until validated; run mine "
+                     "without --no-validate to write the manifest")
     return "\n".join(lines) + "\n"

@@ -20,6 +20,7 @@ from pytest_mobilebench.mining._harness import (
     ENVIRONMENT_RECIPE_KEYS,
     PatchInfo,
     frameworks,
+    harden_plan,
     parse_patch,
     split_patch,
 )
@@ -96,14 +97,21 @@ def planning_files(source: Source, framework: str, commit: str, names: Sequence[
     return source.read(commit, [n for n in tracked if any(r.match(n) for r in regexes)])
 
 
+#: stands for the workspace's own results folder (absolute, random per run) in a recorded command
+RESULTS_PLACEHOLDER = "/<results>"
+
+
 def planned_command(source: Source, framework: str, commit: str, test_files: Sequence[str]) -> str:
-    """The command the suite would run for ``test_files`` at ``commit``.
+    """The command the harness runs for ``test_files`` at ``commit``: the framework's plan as the suite hardens
+    it (:func:`pytest_mobilebench.trust.harden_plan`: the installed runner called directly, never through a
+    package manager such as ``npx``; its results moved out of the repository, to the folder written
+    :data:`RESULTS_PLACEHOLDER`). Jest runs of ``--runTestsByPath`` also get the harness's canary options.
 
     Raises:
         PlanError: the framework plans no run for these files (instrumentation tests only, no runnable test).
     """
     plan = frameworks.get(framework).plan(planning_files(source, framework, commit), test_files)
-    return plan.command
+    return harden_plan(plan, RESULTS_PLACEHOLDER).command
 
 
 def environment_at(source: Source, framework: str, commit: str) -> tuple[dict[str, str], dict[str, str]]:

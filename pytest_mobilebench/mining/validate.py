@@ -14,17 +14,20 @@ through ``--mb-audit`` once more (gold resolves in every run, gold ids reported,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench.mining._harness import read_json
 
-__all__ = ["Verdict", "read_verdicts", "run_pytest"]
+__all__ = ["ValidationInterrupted", "Verdict", "read_verdicts", "run_pytest"]
 
 
 @final
@@ -58,11 +61,50 @@ class Verdict:
         return self.status == "valid"
 
 
+#: seconds an interrupted validation run gets to end as pytest does (its summary written, its containers
+#: removed) before it is killed; a second Ctrl-C kills it at once
+INTERRUPT_GRACE_S = 300.0
+
+
+class ValidationInterrupted(KeyboardInterrupt):
+    """Ctrl-C reached ``mine`` while a validation run ran; the run was interrupted in turn and has ended.
+
+    Attributes:
+        status: the run's exit status (2, pytest's "interrupted", when it ended cleanly).
+        summary: where the run wrote its summary (the items that finished; absent when none had started).
+    """
+
+    def __init__(self, status: int, summary: Path) -> None:
+        super().__init__(f"validation run interrupted (exit {status})")
+        self.status = status
+        self.summary = summary
+
+
+def _interrupt(proc: subprocess.Popen[bytes]) -> int:
+    """Interrupt the run as a terminal's Ctrl-C does (SIGINT to its whole process group: pytest, its xdist
+    workers and their tools) and wait for it to end on its own; a second Ctrl-C, or the grace period passing,
+    kills the group. Returns the run's exit status."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
+    try:
+        return proc.wait(timeout=INTERRUPT_GRACE_S)
+    except (KeyboardInterrupt, subprocess.TimeoutExpired):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        return proc.wait()
+
+
 def run_pytest(manifest: Path, reports: Path, run_id: str, args: Sequence[str], log: Path) -> tuple[int, Path]:
     """Run the harness on ``manifest`` with ``args``; return ``(exit status, summary path)``.
 
     The output goes to ``log``; ``reports`` holds the evidence and the result cache. Paths are made
-    absolute: the run's working folder is the manifest's."""
+    absolute: the run's working folder is the manifest's. The run is a process group of its own, so Ctrl-C
+    reaches it once, from here: on ``KeyboardInterrupt`` it is interrupted as pytest at a terminal would be,
+    and given time to write its summary (:func:`_interrupt`).
+
+    Raises:
+        ValidationInterrupted: Ctrl-C (SIGINT) reached this process; the run has ended, its summary written.
+    """
     manifest, reports = manifest.resolve(), reports.resolve()
     summary = reports / run_id / "summary.json"
     command = [
@@ -74,8 +116,36 @@ def run_pytest(manifest: Path, reports: Path, run_id: str, args: Sequence[str], 
     with log.open("w", encoding="utf-8") as out:
         out.write("$ " + " ".join(command) + "\n")
         out.flush()
-        proc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, cwd=manifest.parent, check=False)
-    return proc.returncode, summary
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=manifest.parent, start_new_session=True)
+        with _passing_on(proc, (signal.SIGTERM, signal.SIGHUP)):
+            try:
+                status = proc.wait()
+            except KeyboardInterrupt:
+                raise ValidationInterrupted(_interrupt(proc), summary) from None
+    return status, summary
+
+
+@contextlib.contextmanager
+def _passing_on(proc: subprocess.Popen[bytes], signals: Sequence[signal.Signals]) -> Iterator[None]:
+    """While the run is waited for, a SIGTERM or SIGHUP that ends ``mine`` (a CI timeout, a closed terminal)
+    ends the run's process group too: it is a session of its own, which no terminal signal reaches. Outside
+    the main thread (no handler can be set there) nothing changes."""
+
+    def pass_on(signum: int, _frame: Any) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signum)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)  # then end as the signal would have ended this process
+
+    try:
+        previous = {sig: signal.signal(sig, pass_on) for sig in signals}
+    except ValueError:
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _seconds(evidence: str | None, total: float) -> tuple[float, float]:

@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from pytest_mobilebench.state import MobileBenchState
     from pytest_mobilebench.suites.base import Headline
 
-__all__ = ["build_summary", "headline", "make_summary", "model_report", "selected_by_model", "suite_tables",
-           "write_model_reports"]
+__all__ = ["build_summary", "headline", "make_summary", "model_report", "one_item_per_invalid_instance", "selected_by_model",
+           "suite_tables", "write_model_reports"]
 
 
 def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -202,23 +202,46 @@ def build_summary(
     }
 
 
+def one_item_per_invalid_instance(
+    collected: Mapping[str, tuple[str, str]], invalid: Mapping[str, str]
+) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """``(collected, invalid)`` with each invalid instance's items after the first left out: an instance found
+    invalid when it ran fails once per model, and, as a broken manifest entry (one item, counted against every
+    model), counts once among the selected and the invalid. Maps: node id -> (suite, instance id) / suite."""
+    seen: set[tuple[str, str]] = set()
+    extra: set[str] = set()
+    for nodeid in invalid:
+        key = collected.get(nodeid)
+        if key is None:
+            continue
+        if tuple(key) in seen:
+            extra.add(nodeid)
+        seen.add(tuple(key))  # type: ignore[arg-type]
+    return ({n: v for n, v in collected.items() if n not in extra}, {n: v for n, v in invalid.items() if n not in extra})
+
+
 def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Build the run summary from the results gathered on the controller."""
+    """Build the run summary from the results gathered on the controller.
+
+    An instance found invalid when its items ran (a commit its repository lacks) fails one item per model; it
+    counts once, as a broken manifest entry does (:func:`one_item_per_invalid_instance`)."""
+    collected, invalid_nodes = one_item_per_invalid_instance(state.collected, state.invalid)
     tables, model_tables = suite_tables(state.results, state.suites, options)
     evaluated = {str(r.get("instance_id")) for r in state.results}
     real = state.predictions is not None and not state.predictions.pseudo
     not_run, unmatched = not_run_and_unmatched(  # interrupted items are not_run, never unmatched predictions
-        [iid for _, iid in state.collected.values()], evaluated, state.predictions.instance_ids if real else ()
+        [iid for _, iid in collected.values()], evaluated, state.predictions.instance_ids if real else ()
     )
     deselected = [iid for iid in unmatched if iid in state.deselected]  # -k / -m left them out: no typo
     unmatched = [iid for iid in unmatched if iid not in state.deselected]
     selected: dict[str, int] = {}
-    for suite_name, _ in state.collected.values():
+    for suite_name, _ in collected.values():
         selected[suite_name] = selected.get(suite_name, 0) + 1
     # not `if state.predictions`: gold / empty / live hold no file entries, so their Predictions is falsy (len 0)
     models = list(state.predictions.models) if state.predictions is not None else []
+    invalid_ids = {iid for nodeid, (_, iid) in collected.items() if nodeid in invalid_nodes}
     invalid: dict[str, int] = {}
-    for suite_name in state.invalid.values():
+    for suite_name in invalid_nodes.values():
         invalid[suite_name] = invalid.get(suite_name, 0) + 1
     return build_summary(
         state.results,
@@ -229,12 +252,12 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
         deselected_predictions=len(deselected),
         selected=selected or None,
         invalid=invalid,
-        instance_ids=[iid for _, iid in state.collected.values()],
-        selected_models=selected_by_model(state.collected, models, state.invalid),
+        instance_ids=[iid for _, iid in collected.values()],
+        selected_models=selected_by_model(collected, models, invalid_nodes),
         model_tables=model_tables,
         declared=_declared(state.suites),
-        not_run_ids=not_run_by_model(state.collected, models, state.results, state.invalid),
-    ) | {"not_run_instances": not_run}
+        not_run_ids=not_run_by_model(collected, models, state.results, invalid_nodes),
+    ) | {"not_run_instances": [iid for iid in not_run if iid not in invalid_ids]}  # an invalid one did run: it is invalid
 
 
 def _declared(suites: Any) -> dict[str, Headline]:

@@ -114,8 +114,8 @@ def regrade_lines(summary: Mapping[str, Any], cap: int = 10) -> list[str]:
     no_evidence = sum(int(b.get("not_run", 0)) for b in summary.get("headlines", {}).values())
     if no_evidence:
         lines.append(f"  {no_evidence} selected item(s) have no result in that run (counted as not run)")
-    if not info.get("regraded"):
-        lines.append("  nothing was re-graded: exit status 5")
+    if not info.get("regraded") and not info.get("kept"):
+        lines.append("  no selected item has a result in that run: nothing was graded, exit status 5")
     return lines
 
 

@@ -17,6 +17,7 @@ from pytest_mobilebench.states import InfraKind
 __all__ = [
     "ApplyResult",
     "InfraError",
+    "NotInRepository",
     "RunResult",
     "Runtime",
     "Workspace",
@@ -44,6 +45,25 @@ class InfraError(RuntimeError):
         self.kind = checked.value
         self.message = message
         self.log = log
+
+
+class NotInRepository(LookupError):
+    """The clone source answered, and what the instance names is not in it: a fault of the data, never of the
+    infrastructure (a network or daemon failure stays :class:`InfraError`). The suite reports its instance
+    ``invalid``, naming the instance and the commit.
+
+    Attributes:
+        repo: ``owner/name``.
+        url: the clone source asked.
+        commits: the commits the source lacks; ``()`` when the source itself does not exist (no repository there).
+    """
+
+    def __init__(self, repo: str, url: str, commits: tuple[str, ...] = (), detail: str = "") -> None:
+        what = f"commit(s) {', '.join(commits)} not found in" if commits else "no repository at"
+        super().__init__(f"{repo}: {what} {url}" + (f" ({detail})" if detail else ""))
+        self.repo = repo
+        self.url = url
+        self.commits = commits
 
 
 @dataclasses.dataclass(frozen=True)

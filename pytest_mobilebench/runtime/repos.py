@@ -8,6 +8,7 @@ repository at once, and a marker file with the run id makes the fetch happen onc
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,11 +17,11 @@ from typing import Final, final
 from filelock import FileLock
 
 from pytest_mobilebench.cache import cache_root
-from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.base import InfraError, NotInRepository
 from pytest_mobilebench.runtime.git import BASE_REF, run_git
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["DEFAULT_URL_TEMPLATE", "RepoCache", "read_blobs", "repo_url"]
+__all__ = ["DEFAULT_URL_TEMPLATE", "RepoCache", "read_blobs", "repo_url", "source_absent"]
 
 DEFAULT_URL_TEMPLATE: Final = "https://github.com/{owner}/{name}"
 
@@ -35,6 +36,24 @@ def repo_url(template: str, repo: str) -> str:
     if not sep or not owner or not name or "/" in name:
         raise ValueError(f"repository {repo!r} is not of the form 'owner/name'")
     return template.format(owner=owner, name=name, repo=repo)
+
+
+#: what git says when a remote answered that it has no such repository (never a network failure)
+_NO_REPOSITORY = re.compile(r"(?i)repository '[^']*' not found|remote: repository not found|does not appear to be a git repository")
+
+
+def source_absent(url: str, stderr: str, *, own: bool) -> bool:
+    """True when a failed clone or fetch of ``url`` is the data's fault: a remote that answered it has no such
+    repository, or, for an instance's own ``repo_url`` (``own``), a local path (plain or ``file://``) that does
+    not exist or holds no repository. A local mirror folder of ``--mb-repo-url-template`` that lacks the
+    repository is the set-up's, and network, TLS, authentication and daemon failures are infrastructure: False."""
+    local = url[len("file://"):] if url.startswith("file://") else (url if "://" not in url and ":" not in url.split("/")[0] else None)
+    if local is not None:
+        if not own:
+            return False
+        path = Path(local)
+        return not path.exists() or not ((path / "HEAD").is_file() or (path / ".git").exists())
+    return bool(_NO_REPOSITORY.search(stderr))
 
 
 @final
@@ -63,9 +82,10 @@ class RepoCache:
         that the commits are present, fetching again only for a commit still missing.
 
         Raises:
-            InfraError: ``clone_failed`` when the source cannot be cloned or a commit is not in it.
+            InfraError: ``clone_failed`` when the source cannot be reached (network, git failing).
+            NotInRepository: the source answered and lacks a commit, or there is no repository at it.
         """
-        url = url or repo_url(self.url_template, repo)
+        own, url = url is not None, url or repo_url(self.url_template, repo)
         mirror = self.mirror_path(repo)
         self.root.mkdir(parents=True, exist_ok=True)
         with FileLock(str(mirror) + ".lock", timeout=3600):
@@ -79,9 +99,12 @@ class RepoCache:
                 marker.write_text(self.run_id)
                 missing = self._missing(mirror, commits)
             except subprocess.CalledProcessError as exc:
+                said = (exc.stderr or "").strip().splitlines()
+                if source_absent(url, exc.stderr or "", own=own):
+                    raise NotInRepository(repo, url, detail=said[-1] if said else "") from exc
                 raise InfraError(InfraKind.CLONE_FAILED, f"cannot fetch {repo} from {url}: {exc.stderr.strip()}") from exc
-            if missing:
-                raise InfraError(InfraKind.CLONE_FAILED, f"{repo}: commit(s) {', '.join(missing)} not found in {url}")
+            if missing:  # fetched in this run, and the commit is not there: the data's fault
+                raise NotInRepository(repo, url, tuple(missing))
         return mirror
 
     @staticmethod

@@ -31,7 +31,7 @@ from typing import Any, final
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.suites.issue_resolution import base_memo, dialects
-from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
+from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, invalid_source
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.frameworks.react_native.harness import without_ids
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
@@ -40,7 +40,7 @@ from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_
 from pytest_mobilebench.suites.issue_resolution.policy import PatchLimits, review, size_findings, withheld_finding
 from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
-from pytest_mobilebench.runtime.base import ApplyResult, InfraError, Runtime, RunResult, Workspace, WorkspaceSpec
+from pytest_mobilebench.runtime.base import ApplyResult, InfraError, NotInRepository, Runtime, RunResult, Workspace, WorkspaceSpec
 from pytest_mobilebench.runtime.provider import repo_cache
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
@@ -182,6 +182,8 @@ class IssueResolutionEvaluator:
                 result = evaluate_live(self, instance, ctx, base, trial=prediction.trial)  # agent in a sandbox, then below
             else:
                 result = self._grade_candidate(instance, prediction, ctx, base)
+        except NotInRepository as exc:  # the data's fault: the instance is invalid, never infra (issue 33, item 3)
+            raise invalid_source(record, exc) from exc
         except InfraError as exc:
             _write(evidence, "infra_error.log", f"{exc}\n\n{exc.log}")
             result = {

@@ -31,6 +31,7 @@ from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
 __all__ = [
     "Environment",
     "IssueInstance",
+    "invalid_source",
     "load_dataset",
     "load_manifest",
     "record_for",
@@ -328,3 +329,14 @@ def gold_lists(instance: IssueInstance) -> Mapping[str, Sequence[str]]:
         "NONE_TO_PASS": instance.NONE_TO_PASS,
         "PASS_TO_PASS": instance.PASS_TO_PASS,
     }
+
+
+def invalid_source(record: LoadedRecord, exc: Any) -> ManifestError:
+    """The invalid-instance error of an instance whose repository lacks a commit it names (or does not exist),
+    naming the file, line, instance, the field that names the commit, and the commit. ``exc``: a
+    :class:`pytest_mobilebench.runtime.base.NotInRepository` (its ``commits`` and message)."""
+    instance: IssueInstance = record.record
+    fields = [name for name in ("base_commit", "fix_commit") if getattr(instance, name, None) in exc.commits]
+    what = "; ".join(f"{name} {getattr(instance, name)} is not in the repository" for name in fields) or str(exc)
+    return ManifestError(record.source, f"{what} ({exc})", line=record.line, instance_id=instance.instance_id,
+                         field=fields[0] if len(fields) == 1 else ("repo_url" if not exc.commits else None))
