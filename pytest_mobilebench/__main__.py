@@ -9,7 +9,10 @@ Commands:
                                       instances from a repository's first-parent history, validated with
                                       the gold patches (:mod:`pytest_mobilebench.mining`, docs/mining.md)
     dataset check FILE... [--run RUN_DIR] [--cutoff DATE] [--framework FW]
-                                      lint a manifest or release; exit 1 with one line per finding
+                  [--verify [--strict] [--json OUT] [--threshold X] [--mutants N] [--seed S] ...]
+                                      lint a manifest or release; exit 1 with one line per finding;
+                                      --verify measures each instance's verifier leak
+                                      (:mod:`pytest_mobilebench.mining.verify`)
     export [PATH...] [-k EXPR] [-m MARKEXPR] [--dataset FILE] [--out FILE] [--images] [--save DIR]
            [--mb-registry HOST:PORT] [--mb-repo-url-template T]
                                       the task inputs of the selection as JSON lines for an agent
@@ -109,6 +112,7 @@ def dataset_main(argv: Sequence[str]) -> int:
                    help="a run folder (reports/<run_id>): gold ids no run of it reported are findings (repeatable)")
     c.add_argument("--cutoff", help="instances created before this date (YYYY-MM-DD) are findings (contamination)")
     c.add_argument("--framework", help="framework of release rows that name none (as --dataset-framework)")
+    _verify_arguments(c)
     args = p.parse_args(argv)
     try:
         findings, checked = check(CheckOptions(tuple(args.files), tuple(args.runs), args.cutoff, args.framework))
@@ -116,7 +120,45 @@ def dataset_main(argv: Sequence[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(render(findings, checked))
-    return 1 if findings else 0
+    status = 1 if findings else 0
+    if args.verify:
+        status = max(status, _verify(args))
+    return status
+
+
+def _verify_arguments(c: argparse.ArgumentParser) -> None:
+    """The ``--verify`` options of ``dataset check``."""
+    import shlex
+
+    c.add_argument("--verify", action="store_true", help="run gold, empty and near-miss mutants of the gold patch "
+                   "through the audit (Docker or the local runtime) and report each instance's verifier leak")
+    c.add_argument("--strict", action="store_true", help="with --verify: exit 1 when an instance is weak or unmeasured")
+    c.add_argument("--json", type=Path, default=None, help="with --verify: write the report as JSON here")
+    c.add_argument("--threshold", type=float, default=0.25, help="a leak above this is weak (default 0.25)")
+    c.add_argument("--mutants", type=int, default=3, help="semantic mutants per gold hunk (default 3; 0: hunk drops only)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the mutant draw (default 0)")
+    c.add_argument("--out", type=Path, default=Path("verify"), help="reports and result cache of the runs (default verify)")
+    c.add_argument("--runtime", default="auto", choices=("auto", "docker", "local"), help="--mb-runtime of the runs")
+    c.add_argument("-n", "--workers", type=int, default=0, help="pytest-xdist workers of the runs")
+    c.add_argument("--pytest-args", type=shlex.split, default=[], help="more pytest arguments, one string "
+                   "(e.g. '-k counter --mb-cache-level=env')")
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Run ``--verify``; print the report, write ``--json``; 1 under ``--strict`` when something failed."""
+    from pytest_mobilebench.mining.verify import VerifyOptions, failed, render_verify, verify
+    from pytest_mobilebench.report.files import atomic_write_text
+
+    report = verify(VerifyOptions(tuple(args.files), args.out, args.threshold, args.mutants, args.seed, args.runtime,
+                                  args.workers, tuple(args.pytest_args)))  # fmt: skip
+    sys.stdout.write(render_verify(report))
+    if args.json:
+        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
+    problems = failed(report)
+    if args.strict and problems:
+        print("verify --strict failed: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    return 0
 
 
 def export_main(argv: Sequence[str]) -> int:
