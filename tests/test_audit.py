@@ -106,6 +106,7 @@ def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyre
     assert inst["verifier_leak"] == 0.5 and table["verifier_leak"] == {"acme__calc-1": 0.5}
     survivor = next(m for m in verifier["mutants"] if m["resolves"])
     assert survivor["id"] == "h1.drop" and (evidence / survivor["diff"]).read_text() == without_hunk(gold, 1)
+    assert "leak 0.500 (1/2 survive)" in section and "h1.drop hunk_dropped NOTES.md" in section
 
 
 # ------------------------------------------------------------------------------------------------ pure
