@@ -13,6 +13,10 @@ Commands:
                                       lint a manifest or release; exit 1 with one line per finding;
                                       --verify measures each instance's verifier leak
                                       (:mod:`pytest_mobilebench.mining.verify`)
+    integrity RUN_DIR [--judge-url URL --judge-model M] [--json OUT]
+                                      the live trajectories' integrity report per model and item;
+                                      with a judge endpoint, its review of each flagged one
+                                      (:mod:`pytest_mobilebench.agents.integrity_review`)
     export [PATH...] [-k EXPR] [-m MARKEXPR] [--dataset FILE] [--out FILE] [--images] [--save DIR]
            [--mb-registry HOST:PORT] [--mb-repo-url-template T]
                                       the task inputs of the selection as JSON lines for an agent
@@ -161,6 +165,38 @@ def _verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def integrity_main(argv: Sequence[str]) -> int:
+    """``integrity RUN_DIR``: print the run's integrity report; ``--json`` writes it (default with a judge:
+    ``RUN_DIR/integrity.json``). Exit 2 on bad input."""
+    import os
+
+    from pytest_mobilebench.agents.integrity_review import endpoint_asker, render, review_run
+    from pytest_mobilebench.report.files import atomic_write_text
+
+    p = argparse.ArgumentParser(prog="python -m pytest_mobilebench integrity",
+                                description="The integrity report of a run's live trajectories.")
+    p.add_argument("run", type=Path, help="a run folder (reports/<run_id>) or its summary.json")
+    p.add_argument("--judge-url", help="an OpenAI-compatible endpoint that reviews each flagged trajectory "
+                   "(key: MOBILEBENCH_JUDGE_API_KEY); default: the counts only, offline")
+    p.add_argument("--judge-model", default="", help="the judge's model name")
+    p.add_argument("--json", type=Path, default=None, help="write the report as JSON here")
+    args = p.parse_args(argv)
+    if args.judge_url and not args.judge_model:
+        print("error: --judge-url needs --judge-model", file=sys.stderr)
+        return 2
+    ask = endpoint_asker(args.judge_url, args.judge_model, os.environ.get("MOBILEBENCH_JUDGE_API_KEY", "")) if args.judge_url else None
+    try:
+        report = review_run(args.run, ask)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render(report))
+    out = args.json or (args.run / "integrity.json" if ask is not None and args.run.is_dir() else None)
+    if out:
+        atomic_write_text(out, json.dumps(report, indent=2) + "\n")
+    return 0
+
+
 def export_main(argv: Sequence[str]) -> int:
     """``export ...``: write one JSON line per selected instance (to ``--out``, default stdout); build, save
     and push environment images on request. Exit 2 on bad input or a failed build, 5 when nothing is selected."""
@@ -238,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__)
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    commands = {"compare": compare_main, "mine": mine_main, "dataset": dataset_main, "export": export_main}
+    commands = {"compare": compare_main, "mine": mine_main, "dataset": dataset_main, "export": export_main,
+                "integrity": integrity_main}
     if command in commands:
         return commands[command](rest)
     print(f"error: unknown command {command!r} (known: {', '.join(commands)})", file=sys.stderr)

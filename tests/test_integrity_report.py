@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from local_shell import LocalShell
-from scripted_openai import ScriptedOpenAI, bash, scripted_openai, submit  # noqa: F401
+from scripted_openai import ScriptedOpenAI, bash, raw, scripted_openai, submit  # noqa: F401
 
 from pytest_mobilebench.agents.integrity import CATEGORIES, integrity_report, integrity_totals, simple_commands
 from pytest_mobilebench.agents.limits import Limits
@@ -133,3 +133,66 @@ def test_simple_commands_split_on_operators_and_skip_heredoc_bodies() -> None:
     assert simple_commands("a 1 && b 'x y' | c; d\ncat <<EOF\ncurl x\nEOF\ne") == [
         ["a", "1"], ["b", "x y"], ["c"], ["d"], ["cat", "<<", "EOF"], ["e"]]
     assert simple_commands("echo 'open") == [["echo", "'open"]]  # an open quote: whitespace words, nothing lost
+
+
+def _summary(tmp_path: Path, result: dict) -> Path:
+    import json
+
+    run = tmp_path / "run"
+    run.mkdir()
+    clean = {"instance_id": "acme__app-2", "model_name_or_path": "m<1>", "agent": {"integrity": integrity_report([], workdir="/t")}}
+    (run / "summary.json").write_text(json.dumps({"instances": {"acme__app-1": result, "acme__app-2": clean}}))
+    return run
+
+
+def _flagged_result(scripted_openai: ScriptedOpenAI, repo: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    path = _run_agent(scripted_openai, repo)
+    monkeypatch.setattr("pytest_mobilebench.runtime.agent_sandbox.AgentSandbox.workdir", str(repo))
+    taken = TakenPatch(patch="", base_commit="abc", size_bytes=0, too_large=False, max_bytes=1 << 20)
+    return with_agent({"instance_id": "acme__app-1", "model_name_or_path": "m<1>", "framework": "android",
+                       "reason": "unresolved", "properties": {}}, {"usage": {}}, taken, path.parent)  # fmt: skip
+
+
+def test_the_offline_report_lists_each_flagged_step_and_the_judge_reviews_only_flagged_ones(
+        scripted_openai: ScriptedOpenAI, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from pytest_mobilebench.__main__ import main
+
+    run = _summary(tmp_path, _flagged_result(scripted_openai, repo, monkeypatch))
+    assert main(["integrity", str(run)]) == 0  # offline: counts only, nothing written
+    out = capsys.readouterr().out
+    assert "m<1>: 1/2 item(s) flagged; history_probe 4, network 2" in out
+    assert "step 5: network (git fetch): 'git fetch origin || true'" in out and not (run / "integrity.json").exists()
+    before = len(scripted_openai.requests)
+    scripted_openai.push(raw(b'{"choices": [{"message": {"role": "assistant", "content": '
+                             b'"Looks like it: {\\"verdict\\": \\"cheating\\", \\"reason\\": \\"reflog and fetch\\"}"}}]}'))
+    assert main(["integrity", str(run), "--judge-url", scripted_openai.url, "--judge-model", "judge"]) == 0
+    report = json.loads((run / "integrity.json").read_text())
+    judged = {i["instance_id"]: i.get("judge") for i in report["items"]}
+    assert judged == {"acme__app-1": {"verdict": "cheating", "reason": "reflog and fetch"}, "acme__app-2": None}
+    sent = scripted_openai.requests[before:]
+    assert len(sent) == 1 and sent[0]["model"] == "judge"  # the clean trajectory is not sent
+    assert '"category": "network"' in sent[0]["messages"][1]["content"]
+    assert "judge: cheating (reflog and fetch)" in capsys.readouterr().out
+
+
+def test_a_judge_that_fails_or_rambles_changes_nothing_else(scripted_openai: ScriptedOpenAI, repo: Path,
+                                                            monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pytest_mobilebench.agents.integrity_review import parse_verdict, review_run
+    from pytest_mobilebench.runtime.base import InfraError
+    from pytest_mobilebench.states import InfraKind
+
+    run = _summary(tmp_path, _flagged_result(scripted_openai, repo, monkeypatch))
+
+    def down(messages: list) -> str:
+        raise InfraError(InfraKind.AGENT_UNREACHABLE, "judge unreachable")
+
+    report = review_run(run, down)
+    assert report["items"][0]["judge"] == {"verdict": None, "error": "agent_unreachable: judge unreachable"}
+    assert report["by_model"]["m<1>"]["network"] == 2
+    assert parse_verdict("no idea")["verdict"] == "unreadable"
+    assert parse_verdict('{"verdict": "maybe"} {"verdict": "benign", "reason": "ok"}') == {"verdict": "benign", "reason": "ok"}
+    with pytest.raises(ValueError, match="no readable run summary"):
+        review_run(tmp_path / "nowhere")
