@@ -9,7 +9,14 @@ Commands:
                                       instances from a repository's first-parent history, validated with
                                       the gold patches (:mod:`pytest_mobilebench.mining`, docs/mining.md)
     dataset check FILE... [--run RUN_DIR] [--cutoff DATE] [--framework FW] [--repo [OWNER/NAME=]PATH]
-                                      lint a manifest or release; exit 1 with one line per finding
+                  [--verify [--strict] [--json OUT] [--threshold X] [--mutants N] [--seed S] ...]
+                                      lint a manifest or release; exit 1 with one line per finding;
+                                      --verify measures each instance's verifier leak
+                                      (:mod:`pytest_mobilebench.mining.verify`)
+    integrity RUN_DIR [--judge-url URL --judge-model M] [--json OUT]
+                                      the live trajectories' integrity report per model and item;
+                                      with a judge endpoint, its review of each flagged one
+                                      (:mod:`pytest_mobilebench.agents.integrity_review`)
     export [PATH...] [-k EXPR] [-m MARKEXPR] [--dataset FILE] [--out FILE] [--images] [--save DIR]
            [--mb-registry HOST:PORT] [--mb-repo-url-template T]
                                       the task inputs of the selection as JSON lines for an agent
@@ -120,6 +127,7 @@ def dataset_main(argv: Sequence[str]) -> int:
     c.add_argument("--framework", help="framework of release rows that name none (as --dataset-framework)")
     c.add_argument("--repo", dest="repos", action="append", default=[], metavar="[OWNER/NAME=]PATH",
                    help="a local copy (work tree, mirror, bundle) of a repository: commits it lacks are findings (repeatable)")
+    _verify_arguments(c)
     args = p.parse_args(argv)
     try:
         findings, checked = check(CheckOptions(tuple(args.files), tuple(args.runs), args.cutoff, args.framework, tuple(args.repos)))
@@ -127,7 +135,77 @@ def dataset_main(argv: Sequence[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(render(findings, checked))
-    return 1 if findings else 0
+    status = 1 if findings else 0
+    if args.verify:
+        status = max(status, _verify(args))
+    return status
+
+
+def _verify_arguments(c: argparse.ArgumentParser) -> None:
+    """The ``--verify`` options of ``dataset check``."""
+    import shlex
+
+    c.add_argument("--verify", action="store_true", help="run gold, empty and near-miss mutants of the gold patch "
+                   "through the audit (Docker or the local runtime) and report each instance's verifier leak")
+    c.add_argument("--strict", action="store_true", help="with --verify: exit 1 when an instance is weak or unmeasured")
+    c.add_argument("--json", type=Path, default=None, help="with --verify: write the report as JSON here")
+    c.add_argument("--threshold", type=float, default=0.25, help="a leak above this is weak (default 0.25)")
+    c.add_argument("--mutants", type=int, default=3, help="semantic mutants per gold hunk (default 3; 0: hunk drops only)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the mutant draw (default 0)")
+    c.add_argument("--out", type=Path, default=Path("verify"), help="reports and result cache of the runs (default verify)")
+    c.add_argument("--runtime", default="auto", choices=("auto", "docker", "local"), help="--mb-runtime of the runs")
+    c.add_argument("-n", "--workers", type=int, default=0, help="pytest-xdist workers of the runs")
+    c.add_argument("--pytest-args", type=shlex.split, default=[], help="more pytest arguments, one string "
+                   "(e.g. '-k counter --mb-cache-level=env')")
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Run ``--verify``; print the report, write ``--json``; 1 under ``--strict`` when something failed."""
+    from pytest_mobilebench.mining.verify import VerifyOptions, failed, render_verify, verify
+    from pytest_mobilebench.report.files import atomic_write_text
+
+    report = verify(VerifyOptions(tuple(args.files), args.out, args.threshold, args.mutants, args.seed, args.runtime,
+                                  args.workers, tuple(args.pytest_args)))  # fmt: skip
+    sys.stdout.write(render_verify(report))
+    if args.json:
+        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
+    problems = failed(report)
+    if args.strict and problems:
+        print("verify --strict failed: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    return 0
+
+
+def integrity_main(argv: Sequence[str]) -> int:
+    """``integrity RUN_DIR``: print the run's integrity report; ``--json`` writes it (default with a judge:
+    ``RUN_DIR/integrity.json``). Exit 2 on bad input."""
+    import os
+
+    from pytest_mobilebench.agents.integrity_review import endpoint_asker, render, review_run
+    from pytest_mobilebench.report.files import atomic_write_text
+
+    p = argparse.ArgumentParser(prog="python -m pytest_mobilebench integrity",
+                                description="The integrity report of a run's live trajectories.")
+    p.add_argument("run", type=Path, help="a run folder (reports/<run_id>) or its summary.json")
+    p.add_argument("--judge-url", help="an OpenAI-compatible endpoint that reviews each flagged trajectory "
+                   "(key: MOBILEBENCH_JUDGE_API_KEY); default: the counts only, offline")
+    p.add_argument("--judge-model", default="", help="the judge's model name")
+    p.add_argument("--json", type=Path, default=None, help="write the report as JSON here")
+    args = p.parse_args(argv)
+    if args.judge_url and not args.judge_model:
+        print("error: --judge-url needs --judge-model", file=sys.stderr)
+        return 2
+    ask = endpoint_asker(args.judge_url, args.judge_model, os.environ.get("MOBILEBENCH_JUDGE_API_KEY", "")) if args.judge_url else None
+    try:
+        report = review_run(args.run, ask)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render(report))
+    out = args.json or (args.run / "integrity.json" if ask is not None and args.run.is_dir() else None)
+    if out:
+        atomic_write_text(out, json.dumps(report, indent=2) + "\n")
+    return 0
 
 
 def export_main(argv: Sequence[str]) -> int:
@@ -207,7 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__)
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    commands = {"compare": compare_main, "mine": mine_main, "dataset": dataset_main, "export": export_main}
+    commands = {"compare": compare_main, "mine": mine_main, "dataset": dataset_main, "export": export_main,
+                "integrity": integrity_main}
     if command in commands:
         return commands[command](rest)
     print(f"error: unknown command {command!r} (known: {', '.join(commands)})", file=sys.stderr)

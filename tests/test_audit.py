@@ -99,6 +99,14 @@ def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyre
     assert "1 of 2 noticed" in section and "NOTES.md <code>@@ -0,0 +1,1 @@</code>" in section
     evidence = Path(inst["evidence_dir"])
     assert (evidence / "audit.json").is_file() and (evidence / "test_output.hunk1.log").is_file()
+    # verifier strength: the empty patch fails; of the two hunk drops (no semantic mutant of a .py/.md file)
+    # the NOTES.md one still resolves: leak 1/2, its diff kept
+    verifier = audit["verifier"]
+    assert verifier["empty_resolves"] is False and (verifier["judged"], verifier["survived"]) == (2, 1)
+    assert inst["verifier_leak"] == 0.5 and table["verifier_leak"] == {"acme__calc-1": 0.5}
+    survivor = next(m for m in verifier["mutants"] if m["resolves"])
+    assert survivor["id"] == "h1.drop" and (evidence / survivor["diff"]).read_text() == without_hunk(gold, 1)
+    assert "leak 0.500 (1/2 survive)" in section and "h1.drop hunk_dropped NOTES.md" in section
 
 
 # ------------------------------------------------------------------------------------------------ pure

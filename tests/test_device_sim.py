@@ -278,6 +278,13 @@ def test_a_transient_crash_is_retried_and_the_retry_counts(device_factory: Any, 
     result = evaluate(load("calc", **PATIENT), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert (result["reason"], result["passed"]) == ("resolved", True), result["detail"]
     assert [a["infra_kind"] for a in result["attempt_log"]] == ["app_crash", None]
+    # the flake policy: the target passed only on the retry: passed_flaky, each test's attempts kept,
+    # counted by the lenient rate only
+    assert result["passed_flaky"] is True and "passed_flaky" in result["flags"]
+    attempts = result["test_attempts"]
+    assert list(attempts.values())[0] == ["process_crash", "passed"]
+    headline = summarize([result])["headline"]
+    assert (headline["numerator"], headline["lenient"]["numerator"], headline["denominator"]) == (0, 1, 1)
 
 
 # ------------------------------------------------------------------------------------------------ candidates
@@ -290,6 +297,7 @@ def test_a_real_fix_resolves_and_a_wrong_file_is_wrong_localization(device_facto
                                    "model_name_or_path": "m", "ranked_files": [CALC]}, pool, tmp_path / "e1")
     assert (good["reason"], good["fail_to_pass"], good["regression_safe"]) == ("resolved", True, True)
     assert good["localization"]["hit@1"] == 1.0
+    assert good["passed_flaky"] is False and list(good["test_attempts"].values())[0] == ["passed"]
     wrong = evaluate(load("calc"), {"model_patch": candidate_patch(tmp_path, "calc", {"README.md": lambda t: t + "fixed\n"}),
                                     "model_name_or_path": "m"}, pool, tmp_path / "e2")
     assert (wrong["reason"], wrong["cause"], wrong["q_outcome"]) == ("unresolved", "no_production_edit", "assertion_failure")

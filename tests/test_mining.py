@@ -359,7 +359,8 @@ def test_audit_table_is_read_from_the_summary_and_shown(tmp_path: Path) -> None:
     from pytest_mobilebench.mining.report import render
     from pytest_mobilebench.mining.validate import read_audit
 
-    audit = {"instances": 2, "trusted": 1, "unnoticed_hunks": {"a__b-1": ["src/a.js @@ -1 +1 @@"]}}
+    audit = {"instances": 2, "trusted": 1, "unnoticed_hunks": {"a__b-1": ["src/a.js @@ -1 +1 @@"]},
+             "verifier_leak": {"a__b-1": 0.5, "a__b-2": None}}
     summary = tmp_path / "summary.json"
     summary.write_text(json.dumps({"suite_tables": {"issue_resolution": {"audit": audit}}}))
     assert read_audit(summary) == audit and read_audit(tmp_path / "absent.json") == {}
@@ -367,6 +368,7 @@ def test_audit_table_is_read_from_the_summary_and_shown(tmp_path: Path) -> None:
               "rejected": {}, "validation": None, "audit": audit, "instances": {}, "outputs": []}  # fmt: skip
     text = render(report)
     assert "audit: trusted          1" in text and "audit: unnoticed hunks  1" in text
+    assert "audit: max leak         0.500" in text
 
 
 def test_a_release_row_with_a_repeated_key_is_an_error_of_that_row(tmp_path: Path) -> None:

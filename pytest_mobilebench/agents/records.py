@@ -6,7 +6,9 @@ Shapes: a result's ``agent`` record is ``{"end", "usage": {"calls", "steps", "to
 "model_seconds", "cost_usd"}, "limits", "taken", "transcript": [{"step", "role", "text", "exit_code"?}], "diff",
 "diff_cut"}``; the properties are ``agent_end``, ``agent_steps``, ``agent_calls``, ``agent_tokens_in``,
 ``agent_tokens_out``, ``agent_model_s`` (seconds), ``agent_cost_usd`` (USD, empty when unpriced) and
-``agent_patch_bytes``. Nothing here names a suite.
+``agent_patch_bytes`` and ``agent_integrity_flags`` (the trajectory's integrity flags,
+:mod:`pytest_mobilebench.agents.integrity`: the record's ``integrity``; the table's per-model totals). Nothing
+here names a suite.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from pytest_mobilebench.suites.base import EvalContext
 
 __all__ = ["PREDICTIONS_FILE", "PREDICTION_FILE", "TRAJECTORY_FILE", "SandboxShell", "agent_of", "agent_table",
-           "append_prediction", "limits_json", "patch_row", "record_prediction", "run_folder", "taken_json", "transcript",
+           "append_prediction", "integrity_of", "limits_json", "patch_row", "record_prediction", "run_folder", "taken_json", "transcript",
            "with_agent"]
 
 #: the run's written predictions, in ``reports/<run_id>/``
@@ -156,10 +158,45 @@ def with_agent(result: dict[str, Any], agent: Mapping[str, Any], taken: TakenPat
         "agent_cost_usd": "" if cost is None else round(float(cost), 6),
         "agent_patch_bytes": taken.size_bytes,
     }
+    integrity = integrity_of(evidence / TRAJECTORY_FILE, framework=result.get("framework"), diff=taken.patch)
+    if integrity is not None:
+        props["agent_integrity_flags"] = sum(integrity["counts"].values())
     props = {k: ("" if v is None else v) for k, v in props.items()}
     shown = {**agent, "transcript": transcript(evidence / TRAJECTORY_FILE), "diff": taken.patch[:_SHOWN_DIFF],
-             "diff_cut": len(taken.patch) > _SHOWN_DIFF}
+             "diff_cut": len(taken.patch) > _SHOWN_DIFF, **({"integrity": integrity} if integrity is not None else {})}
     return {**result, "agent": shown, "properties": {**result.get("properties", {}), **props}}
+
+
+def integrity_of(path: Path, *, framework: Any = None, diff: str = "",
+                 workdir: str | None = None) -> dict[str, Any] | None:
+    """The integrity report (:func:`pytest_mobilebench.agents.integrity.integrity_report`) of the trajectory at
+    ``path``, test files by ``framework``'s default rule, the work tree the agent sandbox's (``/testbed``); None
+    when there is no readable trajectory (a command agent's run keeps none)."""
+    from pytest_mobilebench.agents.integrity import integrity_report
+    from pytest_mobilebench.agents.trajectory import read_trajectory
+
+    if not path.is_file():
+        return None
+    try:
+        lines = read_trajectory(path)
+    except ValueError:
+        return None
+    if workdir is None:
+        from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox
+
+        workdir = AgentSandbox.workdir
+    rule = _test_rule(framework)
+    return integrity_report(lines, workdir=workdir, is_test=rule, diff=diff)
+
+
+def _test_rule(framework: Any) -> Any:
+    """The framework's default test-file rule, or one that matches nothing for an unknown framework."""
+    from pytest_mobilebench import frameworks
+
+    try:
+        return frameworks.default_test_rule(str(framework))
+    except frameworks.FrameworkError:
+        return lambda path: False
 
 
 def transcript(path: Path) -> list[dict[str, Any]]:
@@ -219,6 +256,9 @@ def agent_table(results: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         if usage.get("cost_usd") is not None:
             cost, priced = cost + float(usage["cost_usd"]), priced + 1
     n = len(live)
-    return {"items": n, "ends": dict(sorted(ends.items())), **{f"total_{k}": round(v, 3) for k, v in totals.items()},
+    from pytest_mobilebench.agents.integrity import integrity_totals
+
+    integrity = integrity_totals(live)
+    return {**({"integrity": integrity} if integrity else {}), "items": n, "ends": dict(sorted(ends.items())), **{f"total_{k}": round(v, 3) for k, v in totals.items()},
             **{f"mean_{k}": round(v / n, 3) for k, v in totals.items()},
             "total_cost_usd": round(cost, 6) if priced else None, "priced_items": priced}

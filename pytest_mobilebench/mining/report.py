@@ -103,6 +103,9 @@ def render(report: Mapping[str, Any]) -> str:
         unnoticed = sum(len(h) for h in audit.get("unnoticed_hunks", {}).values())
         rows += [("audited", str(audit.get("instances", 0))), ("audit: trusted", str(audit.get("trusted", 0))),
                  ("audit: unnoticed hunks", str(unnoticed))]  # fmt: skip
+        leaks = [v for v in (audit.get("verifier_leak") or {}).values() if isinstance(v, (int, float))]
+        if leaks:
+            rows.append(("audit: max leak", f"{max(leaks):.3f}"))
     width = max(len(k) for k, _ in rows)
     lines = [f"mine {report['repo']} ({report['framework']}) at {report['tip'][:12]}"]
     lines += [f"  {k.ljust(width)}  {v}" for k, v in rows]

@@ -170,6 +170,20 @@ def _hunks_cell(audit: Mapping[str, Any]) -> str:
     return "<br>".join(parts)
 
 
+def _verifier_cell(audit: Mapping[str, Any]) -> str:
+    """The verifier leak, the empty patch's verdict and the surviving mutants of ``audit["verifier"]``."""
+    v = audit.get("verifier")
+    if not isinstance(v, Mapping):
+        return "not measured"
+    leak = v.get("verifier_leak")
+    head = f"leak {float(leak):.3f} ({_e(v.get('survived'))}/{_e(v.get('judged'))} survive)" if isinstance(leak, (int, float)) else "n/a"
+    empty = '<br><b class="finding">the empty patch resolves</b>' if v.get("empty_resolves") else ""
+    alive = [m for m in _list(v.get("mutants")) if isinstance(m, Mapping) and m.get("resolves") is True]
+    shown = _ul(alive, lambda m: f"{_e(m.get('id'))} {_e(m.get('kind'))} {_e(m.get('file'))}"
+                + (f":{_e(m.get('line'))} <code>{_e(str(m.get('after') or '').strip())}</code>" if m.get("line") else ""))
+    return head + empty + (f'<br><b class="finding">survive</b>{shown}' if alive else "")
+
+
 def _duplicates(table: Mapping[str, Any] | None) -> dict[str, list[str]]:
     groups = _list(table.get("duplicate_fixes")) if isinstance(table, Mapping) else []
     out: dict[str, list[str]] = {}
@@ -238,13 +252,14 @@ def audit_section(results: Sequence[Mapping[str, Any]], table: Mapping[str, Any]
             _test_files_cell(audit),
             _ul(others) if others else "-",
             _hunks_cell(audit),
+            _verifier_cell(audit),
             _ul(findings) if findings else "none",
         ]
         css = "fail" if findings else "pass"
         rows.append(f'<tr class="{css}" data-instance="{_e(iid)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     head = ("<tr><th>instance</th><th>gold resolves</th><th>flaky tests</th><th>gold ids never reported</th>"
             "<th>test files in the test patch</th><th>same fix as</th><th>gold hunks (test adequacy)</th>"
-            "<th>findings</th></tr>")
+            "<th>verifier leak (mutants that still resolve)</th><th>findings</th></tr>")
     note = ("The gold patch run repeatedly; flaky = state differs between identical runs; a gold hunk is noticed "
             "when, with that hunk removed from the gold patch, a FAIL_TO_PASS / NONE_TO_PASS test does not pass.")
     return (f'<section class="audit" id="{_e(anchor)}"><h3>Instance audit</h3><p class="note">{_e(note)}</p>'

@@ -4,6 +4,10 @@ Each block's summary line gives the instance, the model, the verdict, how the ag
 calls, tokens in / out, model seconds, cost); inside are the transcript lines the suite kept (bounded: the whole
 trajectory is the item's ``trajectory.jsonl``) and the taken diff. Every text is the candidate's and is
 HTML-escaped; the page's Content-Security-Policy allows no script.
+
+When the results carry integrity reports (:mod:`pytest_mobilebench.agents.integrity`), the section opens with
+an "Integrity" table (per model: items, items flagged, and each category's count) and each block lists its
+flagged steps (step, category, reasons, the command).
 """
 
 from __future__ import annotations
@@ -34,6 +38,32 @@ def _line(entry: Mapping[str, Any]) -> str:
             f"<pre>{_e(entry.get('text'))}</pre></li>")
 
 
+def _integrity_table(results: Sequence[Mapping[str, Any]]) -> str:
+    from pytest_mobilebench.agents.integrity import CATEGORIES, integrity_totals
+
+    totals = integrity_totals(results)
+    if not totals:
+        return ""
+    head = "".join(f"<th>{_e(c.replace('_', ' '))}</th>" for c in ("model", "items", "items flagged", *CATEGORIES))
+    rows = "".join(f'<tr data-model="{_e(model)}"><td>{_e(model)}</td>'
+                   + "".join(f'<td data-figure="{_e(k)}">{_e(row.get(k, 0))}</td>' for k in ("items", "items_flagged", *CATEGORIES))
+                   + "</tr>" for model, row in totals.items())  # fmt: skip
+    return (f'<h4>Integrity</h4><p class="note">Counted from each live trajectory (lexical; a flag asks for a '
+            f'reading, it changes no verdict).</p><table class="integrity"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
+
+
+def _flagged(agent: Mapping[str, Any]) -> str:
+    report = agent.get("integrity")
+    flagged = report.get("flagged") if isinstance(report, Mapping) else None
+    if not flagged:
+        return ""
+    items = "".join(f'<li data-category="{_e(f.get("category"))}">step {_e(f.get("step") if f.get("step") is not None else "diff")}: '
+                    f"<b>{_e(f.get('category'))}</b> ({_e(', '.join(map(str, f.get('reasons') or [])))})"
+                    f"<pre>{_e(f.get('command'))}</pre></li>" for f in flagged)  # fmt: skip
+    return f'<div class="integrity"><b>integrity flags: {len(flagged)}</b><ul>{items}</ul></div>'
+
+
 def _block(result: Mapping[str, Any], row_href: Callable[[str, str], str] | None) -> str:
     agent = result["agent"]
     from pytest_mobilebench.report.names import item_label
@@ -47,6 +77,7 @@ def _block(result: Mapping[str, Any], row_href: Callable[[str, str], str] | None
     claim = f"<p>the agent's own note (not trusted): <q>{_e(submission)}</q></p>" if submission else ""
     return (f'<details class="transcript"><summary>{_e(iid)} [{_e(model)}]: {_e(result.get("reason"))}, agent '
             f'{_e(agent.get("end"))} ({_e(agent.get("mode"))}); {_e(_usage_text(agent))}</summary>{link}{claim}'
+            f"{_flagged(agent)}"
             f'<ol class="steps">{lines}</ol><details><summary>taken diff, {len(diff)} characters{_e(cut)}</summary>'
             f"<pre>{_e(diff) or '(empty)'}</pre></details></details>")
 
@@ -58,5 +89,5 @@ def transcripts_section(results: Sequence[Mapping[str, Any]], *, anchor: str,
                   key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")), r.get("trial") or 0))
     if not live:
         return ""
-    return (f'<section id="{_e(anchor)}"><h3>Agent transcripts</h3>'
+    return (f'<section id="{_e(anchor)}"><h3>Agent transcripts</h3>{_integrity_table(live)}'
             + "".join(_block(r, row_href) for r in live) + "</section>")

@@ -35,6 +35,11 @@ OPTIONS: Final[tuple[Option, ...]] = (
            default=False, action="store_true", keyed=True),
     Option(("--mb-audit-runs",), "mb_audit_runs", "gold runs per audited instance (at least 2: flaky tests)",
            default=2, type=int, keyed=True),
+    Option(("--mb-audit-mutants",), "mb_audit_mutants",
+           "semantic mutants of the gold patch per hunk the audit runs to measure the verifier leak (0: hunk drops only)",
+           default=3, type=int, keyed=True),
+    Option(("--mb-audit-seed",), "mb_audit_seed", "seed of the audit's mutant draw (same seed, same mutants)",
+           default=0, type=int, keyed=True),
     Option(("--mb-agent-dir",), "mb_agent_dir", "with --mb-agent-command: a host folder copied into each agent "
            "sandbox at /opt/mobilebench-agent (the program and its files; docs/live-agents.md)", keyed=True),
 )

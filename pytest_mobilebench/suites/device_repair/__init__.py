@@ -232,12 +232,19 @@ class DeviceRepairSuite:
         graded = grade_evidence(record, evidence)
         if runner.shadowing:
             base["flags"] = [*base["flags"], "shadows_test_stack"]
-        return {**base, **graded, "attempts": len(runner.attempts), "attempt_log": runner.attempts}
+        from pytest_mobilebench.suites.device_repair import flake
+
+        state = flake.decisive_state(mode)
+        flaky = flake.passed_flaky(bool(graded["passed"]), runner.attempts, state)
+        if flaky:
+            base["flags"] = [*base["flags"], "passed_flaky"]
+        return {**base, **graded, "attempts": len(runner.attempts), "attempt_log": runner.attempts,
+                "test_attempts": flake.attempts_per_test(runner.attempts, state, record.target), "passed_flaky": flaky}
 
 
 #: result fields that describe the item rather than grade it (kept by a re-grade)
 _CONTEXT = ("instance_id", "suite", "model_name_or_path", "evidence_dir", "repo", "construction", "platform", "record_sha256", "flags", "fix_lines", "localization", "device",
-            "attempts", "attempt_log", "duration_s", "cause", "patch_valid")
+            "attempts", "attempt_log", "duration_s", "cause", "patch_valid", "test_attempts", "passed_flaky")
 _VERDICT = ("reason", "passed", "retryable", "infra_kind", "policy_kind", "detail", "properties")
 
 
@@ -255,6 +262,7 @@ def _properties(result: Mapping[str, Any]) -> dict[str, Any]:
         "regression_safe": bool(result.get("regression_safe", False)),
         "patch_valid": bool(result.get("patch_valid", False)),
         "attempts": int(result.get("attempts", 0)),
+        "passed_flaky": bool(result.get("passed_flaky", False)),
         "construction": result.get("construction", ""),
         "flags": ",".join(result.get("flags") or []),
         "duration_s": result.get("duration_s", 0.0),

@@ -1,6 +1,8 @@
 """The device-repair run summary, pure (AppEval, seed 003; SPEC section 2 "Grading a candidate").
 
-Pass@1 = resolved / eligible, where eligible excludes infrastructure outcomes (``retryable`` results),
+Pass@1 = resolved / eligible, strict: a target that passed only on a retry (``passed_flaky``,
+:mod:`.flake`) is not counted in the headline and is listed apart (``passed_flaky``); the headline's
+``lenient`` entry counts it (the peers' "passed on any attempt"). Eligible excludes infrastructure outcomes (``retryable`` results),
 which are reported apart by kind. Micro over records, macro over repositories (the mean of per-repository
 Pass@1), by construction source and by fix-size bins (changed lines of p_f); Hit@k / Recall@k from the
 predictions' ``ranked_files``; Fleiss' kappa of pass/fail across the models of the run, over the records
@@ -101,14 +103,19 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     rows = [dict(r, resolved=bool(r.get("passed"))) for r in results]
     eligible = [r for r in rows if not r.get("retryable")]
     infra = [r for r in rows if r.get("retryable")]
-    resolved = sum(1 for r in eligible if r["resolved"])
+    from pytest_mobilebench.suites.device_repair.flake import strict_and_lenient
+
+    strict, lenient = strict_and_lenient(eligible)
+    flaky = [r for r in eligible if r.get("passed") and r.get("passed_flaky")]
+    resolved = strict["numerator"]  # the headline is strict: a pass only on a retry is reported apart
     per_repo = stratify(eligible, lambda r: r.get("repo", "unknown"))
     lo, hi = wilson_interval(resolved, len(eligible))
     rates = infra_rates(rows)
     from pytest_mobilebench.agents.records import agent_table
 
     agents = agent_table(results)  # the live items: how the agent ended, calls, tokens, model time, cost
-    note = (f"resolved / eligible records; {len(infra)} item(s) left out as infrastructure after their retries "
+    note = (f"resolved / eligible records, strict: {len(flaky)} target(s) that passed only on a retry "
+            f"(passed_flaky) not counted, the lenient rate counts them; {len(infra)} item(s) left out as infrastructure after their retries "
             f"(listed in infra_items); over all selected {resolved}/{len(rows)}")
     if rates["callouts"]:
         note += "; infrastructure far above the reference's: " + "; ".join(rates["callouts"])
@@ -121,7 +128,10 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "value": pass_at_1(resolved, len(eligible)) if eligible else None,
             "ci95": [lo, hi],
             "note": note,
+            "lenient": {"label": f"{HEADLINE.label} lenient (a pass on a retry counts)", **lenient},
         },
+        "passed_flaky": [{"instance_id": r.get("instance_id"), "model_name_or_path": r.get("model_name_or_path"),
+                          "attempts": r.get("attempts", 0), "test_attempts": r.get("test_attempts") or {}} for r in flaky],
         "infra_items": [{"instance_id": r.get("instance_id"), "model_name_or_path": r.get("model_name_or_path"),
                          "infra_kind": r.get("infra_kind"), "attempts": r.get("attempts", 0),
                          "detail": str(r.get("detail", ""))[:200]} for r in infra],

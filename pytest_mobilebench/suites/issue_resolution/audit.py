@@ -8,6 +8,9 @@ Per instance, with the gold patch (``docs/datasets.md`` "Auditing instances"):
   and which of them are gold ids;
 * **gold ids never reported**: gold ids no gold run reports at all (state ``NONE`` every time);
 * **test patch touching no test file**: no file of the test patch is a test file by the framework's rule;
+* **verifier strength**: the empty patch must not resolve, and near-miss mutants of the gold (each hunk
+  dropped, small semantic mutations) should not: the share that still resolves is the instance's
+  ``verifier_leak`` (:mod:`.verifier`);
 * **test adequacy**: for each hunk of the gold patch, the gold patch *without that hunk* + the test patch is
   run once; the hunk is *noticed* when a FAIL_TO_PASS / NONE_TO_PASS test is then not ``PASS`` (or the
   build breaks). Hunks no test notices are listed: the tests would accept a fix without them.
@@ -170,7 +173,11 @@ def _gold_checks(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: st
     }
 
 
-def _adequacy(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: str, test: str, targets: Sequence[str]) -> list[dict[str, Any]]:
+def _adequacy(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: str, test: str,
+              lists: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
+    from pytest_mobilebench.suites.issue_resolution.verifier import grade_run
+
+    targets = [*lists["FAIL_TO_PASS"], *lists["NONE_TO_PASS"]]
     rows = []
     for hunk in gold_hunks(gold):
         ctx.progress(f"{instance.instance_id}: audit without gold hunk {hunk.index} ({hunk.file})")
@@ -181,7 +188,7 @@ def _adequacy(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: str, 
         else:
             noticed = bool(failing) or not one["executed"]
         rows.append({**hunk.to_dict(), "applied": one["applied"], "built": one["built"], "noticed": noticed,
-                     "noticed_by": failing})
+                     "noticed_by": failing, "resolves": grade_run(lists, one) if one["applied"] else None})
     return rows
 
 
@@ -199,13 +206,20 @@ def audit_instance(suite: Any, instance: IssueInstance, ctx: EvalContext, base: 
     test_files = [f.path for f in parse_patch(test).files if is_test_file(f.path, instance.framework)] if test.strip() else []
     checks = _gold_checks(suite, instance, ctx, gold, test)
     targets = [*checks["lists"]["FAIL_TO_PASS"], *checks["lists"]["NONE_TO_PASS"]]
-    hunks = _adequacy(suite, instance, ctx, gold, test, targets) if checks["gold_resolves"] and targets else []
+    measured = checks["gold_resolves"] and bool(targets)
+    hunks = _adequacy(suite, instance, ctx, gold, test, checks["lists"]) if measured else []
+    verifier = None
+    if measured:
+        from pytest_mobilebench.suites.issue_resolution.verifier import verifier_strength
+
+        verifier = verifier_strength(suite, instance, ctx, gold, test, checks["lists"], hunks)
     report = {
         **{k: v for k, v in checks.items() if k != "lists"},
         "test_patch_test_files": test_files,
         "gold_fingerprint": fix_fingerprint(gold) if gold.strip() else None,
         "hunks": hunks,
         "unnoticed_hunks": [h for h in hunks if h["noticed"] is False],
+        "verifier": verifier,
     }
     findings = _findings(report, targets)
     report["findings"] = findings
@@ -216,6 +230,7 @@ def audit_instance(suite: Any, instance: IssueInstance, ctx: EvalContext, base: 
         "passed": not findings,
         "retryable": False,
         "audit": report,
+        "verifier_leak": verifier["verifier_leak"] if verifier else None,
         "detail": "; ".join(findings),
         "properties": {
             "audit_findings": len(findings),
@@ -223,6 +238,7 @@ def audit_instance(suite: Any, instance: IssueInstance, ctx: EvalContext, base: 
             "flaky_tests": len(report["flaky_tests"]),
             "hunks": len(hunks),
             "unnoticed_hunks": len(report["unnoticed_hunks"]),
+            **({"verifier_leak": verifier["verifier_leak"]} if verifier and verifier["verifier_leak"] is not None else {}),
         },
     }
 
@@ -239,6 +255,8 @@ def _findings(report: Mapping[str, Any], targets: Sequence[str]) -> list[str]:
         out.append("the test patch touches no test file")
     if not targets:
         out.append("no FAIL_TO_PASS or NONE_TO_PASS test: nothing shows the issue fixed")
+    if (report.get("verifier") or {}).get("empty_resolves"):
+        out.append("the empty patch resolves the instance: its tests pass without any fix")
     for hunk in report["unnoticed_hunks"]:
         out.append(f"no test notices gold hunk {hunk['index']} ({hunk['file']} {hunk['header'].split(' @@')[0]} @@)")
     return out
@@ -265,4 +283,5 @@ def summarize_audit(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             for r in audited if r["audit"]["hunks"]
         },
         "duplicate_fixes": sorted(sorted(ids) for ids in by_fix.values() if len(ids) > 1),
+        "verifier_leak": {str(r.get("instance_id")): r.get("verifier_leak") for r in audited},
     }
