@@ -564,8 +564,9 @@ class ImageBuilder:
         self.progress(f"building {tag} ({level} layer); log: {log_path}")
         with tempfile.TemporaryFile() as ctx, log_path.open("w", encoding="utf-8") as log:
             with tarfile.open(fileobj=ctx, mode="w") as tar:
-                # every build-step container carries the run's labels from its first step (the sweep finds it)
-                step_labels = {LABEL_RUN: self.run_id, LABEL_OWNER: owner_label(), LABEL_BUILD: tag}
+                # every build-step container carries the run's labels from its first step (the sweep finds it),
+                # and every step's image its level: a build killed early leaves images remove_images finds
+                step_labels = {LABEL_RUN: self.run_id, LABEL_OWNER: owner_label(), LABEL_BUILD: tag, LABEL_LEVEL: level}
                 _tar_add_bytes(tar, "Dockerfile", labelled_dockerfile(dockerfile, step_labels).encode("utf-8"))
                 add_context(tar)
             ctx.seek(0)
