@@ -247,6 +247,12 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
                     notes += [str(note)] if note else []
         return errors, notes
 
+    def notices(self, results: Iterable[Mapping[str, Any]]) -> list[str]:
+        """The warning each provider the results name gives about its use (an optional ``notice`` member: the
+        local runtime's "candidates run UNISOLATED"), for the run's end on the terminal and in the summary."""
+        return [str(note) for name in used_providers(results) if name in self
+                if (note := getattr(self[name], "notice", None))]
+
     def choose(self, choice: str, ctx: ProviderContext) -> RuntimeProvider:
         """The provider ``--mb-runtime`` names; for ``auto`` the first one :meth:`~RuntimeProvider.available`.
 
@@ -400,6 +406,14 @@ class LocalProvider:
 
     def start(self, ctx: ProviderContext) -> None:
         """Nothing to sweep: work trees live in per-process temporary folders."""
+
+    @property
+    def notice(self) -> str:
+        """Said at the run's end when results ran here (:meth:`ProviderRegistry.notices`): a progress line
+        during an item is captured with it, or lands on a worker, and never reaches the terminal."""
+        from pytest_mobilebench.runtime.local import UNISOLATED
+
+        return UNISOLATED
 
     def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
         from pytest_mobilebench.runtime.local import UNISOLATED, LocalRuntime, local_refusal
