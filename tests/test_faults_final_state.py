@@ -10,9 +10,14 @@ from pytest_mobilebench.runtime import limits
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.limits import Counters, counters_of, grep_files
 
-V1 = (b"/sys/fs/cgroup/memory/memory.oom_control:oom_kill_disable 0\n/sys/fs/cgroup/memory/memory.oom_control:under_oom 0\n"
-      b"/sys/fs/cgroup/memory/memory.oom_control:oom_kill 2\n/sys/fs/cgroup/pids/pids.events:max 7\n")
-V2 = b"/sys/fs/cgroup/memory.events:low 0\n/sys/fs/cgroup/memory.events:max 9\n/sys/fs/cgroup/memory.events:oom_kill 1\n"
+V1 = (
+    b"/sys/fs/cgroup/memory/memory.oom_control:oom_kill_disable 0\n"
+    b"/sys/fs/cgroup/memory/memory.oom_control:under_oom 0\n"
+    b"/sys/fs/cgroup/memory/memory.oom_control:oom_kill 2\n/sys/fs/cgroup/pids/pids.events:max 7\n"
+)
+V2 = (
+    b"/sys/fs/cgroup/memory.events:low 0\n/sys/fs/cgroup/memory.events:max 9\n/sys/fs/cgroup/memory.events:oom_kill 1\n"
+)
 
 
 def test_the_kernel_counters_are_read_from_cgroup_v1_and_v2_files() -> None:
@@ -41,7 +46,7 @@ WRITE_THEN_EXIT = "rm -f /tmp/fill; head -c {n} /dev/zero > /tmp/fill; exit 0"
 
 
 @pytest.mark.docker
-def test_a_write_past_the_disk_limit_right_before_the_exit_is_disk_full_every_time(workspace) -> None:
+def test_a_write_past_the_disk_limit_right_before_the_exit_is_disk_full_every_time(workspace) -> None:  # noqa: F811 (the fixture)
     ws = workspace(disk_limit="64m")
     assert ws.run(WRITE_THEN_EXIT.format(n=16_000_000), timeout_s=120).exit_code == 0  # under the limit: its own
     verdicts = []
@@ -54,7 +59,7 @@ def test_a_write_past_the_disk_limit_right_before_the_exit_is_disk_full_every_ti
 
 @pytest.mark.docker
 @pytest.mark.parametrize("where", ["host", "container"])
-def test_an_oom_kill_is_found_by_the_kernels_counter_when_the_events_come_late(workspace, monkeypatch, where) -> None:
+def test_an_oom_kill_is_found_by_the_kernels_counter_when_the_events_come_late(workspace, monkeypatch, where) -> None:  # noqa: F811
     if where == "container":  # a remote daemon: the counters are read in the container by root's grep
         monkeypatch.setattr(limits, "host_counters", lambda _id: None)
     ws = workspace(mem_limit="96m")
@@ -67,7 +72,7 @@ def test_an_oom_kill_is_found_by_the_kernels_counter_when_the_events_come_late(w
 
 @pytest.mark.docker
 @pytest.mark.parametrize("where", ["host", "container"])
-def test_a_fork_the_process_limit_refused_is_pids_limit(workspace, monkeypatch, where) -> None:
+def test_a_fork_the_process_limit_refused_is_pids_limit(workspace, monkeypatch, where) -> None:  # noqa: F811
     if where == "container":
         monkeypatch.setattr(limits, "host_counters", lambda _id: None)
     ws = workspace(pids_limit=40)

@@ -15,16 +15,30 @@ from pytest_mobilebench.state import MobileBenchState
 
 
 def _state(tmp_path: Path, models: list[str], results: list[dict]) -> MobileBenchState:
-    collected = {f"cases/a.yaml::{iid}[{model}]": ("issue_resolution", iid) for iid in ("o__r-1", "o__r-2") for model in models}
+    collected = {
+        f"cases/a.yaml::{iid}[{model}]": ("issue_resolution", iid) for iid in ("o__r-1", "o__r-2") for model in models
+    }
     predictions = types.SimpleNamespace(models=models, pseudo=None, instance_ids=["o__r-1", "o__r-2"])
-    return MobileBenchState(run_id="r", reports_dir=tmp_path, summary_path=tmp_path / "summary.json",
-                            predictions=predictions, suites={}, is_controller=True,  # type: ignore[arg-type]
-                            results=results, collected=collected)
+    return MobileBenchState(
+        run_id="r",
+        reports_dir=tmp_path,
+        summary_path=tmp_path / "summary.json",
+        predictions=predictions,
+        suites={},
+        is_controller=True,  # type: ignore[arg-type]
+        results=results,
+        collected=collected,
+    )
 
 
 def _result(iid: str, model: str) -> dict:
-    return {"suite": "issue_resolution", "instance_id": iid, "model_name_or_path": model, "status": "resolved",
-            "reason": "resolved"}
+    return {
+        "suite": "issue_resolution",
+        "instance_id": iid,
+        "model_name_or_path": model,
+        "status": "resolved",
+        "reason": "resolved",
+    }
 
 
 def test_an_instance_one_model_finished_and_another_did_not_is_not_run(tmp_path: Path) -> None:
@@ -46,19 +60,24 @@ def test_the_local_runtimes_warning_is_in_the_summary_and_its_terminal_lines() -
 
     registry = builtin_providers()
     assert registry.notices([{"runtimes": ["docker"]}]) == []
-    assert registry.notices([{"runtimes": ["docker"]}, {"runtimes": ["local"]}, {"runtimes": ["local"]}]) == [UNISOLATED]
+    assert registry.notices([{"runtimes": ["docker"]}, {"runtimes": ["local"]}, {"runtimes": ["local"]}]) == [
+        UNISOLATED
+    ]
     lines = headline_lines({"run_id": "r", "models": ["m"], "runtime_warnings": [UNISOLATED]})
     assert f"WARNING: {UNISOLATED}" in lines
 
 
 @pytest.mark.e2e
-def test_the_unisolated_warning_of_a_local_run_reaches_the_terminal(pytester: pytest.Pytester, pyrepo: PyRepo,
-                                                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_unisolated_warning_of_a_local_run_reaches_the_terminal(
+    pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pytest_mobilebench.runtime.local import UNISOLATED
 
     monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(pyrepo)})
-    result = pytester.runpytest("cases", "--predictions=gold", "--mb-runtime=local", "--mb-run-id=r", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "cases", "--predictions=gold", "--mb-runtime=local", "--mb-run-id=r", "-p", "no:cacheprovider"
+    )
     assert result.ret == 0, result.stdout.str()[-3000:]
     section = result.stdout.str().split("mobilebench", 1)[-1]
     assert f"WARNING: {UNISOLATED}" in section

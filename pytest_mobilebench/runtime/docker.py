@@ -174,6 +174,8 @@ class DockerRuntime:
         self.node_packages: NodePackages = node_packages or default_node_packages
         self.log_dir = log_dir
         self.progress = progress
+        if getattr(self.repos, "progress", "") is None:  # a damaged mirror healed is said where builds are
+            self.repos.progress = progress
         self.deadlines = deadlines or Deadlines()
         self._client = client
         self._builder: ImageBuilder | None = None

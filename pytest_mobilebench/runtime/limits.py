@@ -36,13 +36,17 @@ __all__ = ["COUNTER_FILES", "DISK_POLL_S", "Counters", "Ended", "LimitWatch", "c
 DISK_POLL_S: Final[float] = 3.0
 #: the counter files, as the container sees them (cgroup v1 paths first, then v2)
 COUNTER_FILES: Final[tuple[str, ...]] = (
-    "/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events",
-    "/sys/fs/cgroup/pids/pids.events", "/sys/fs/cgroup/pids.events",
+    "/sys/fs/cgroup/memory/memory.oom_control",
+    "/sys/fs/cgroup/memory.events",
+    "/sys/fs/cgroup/pids/pids.events",
+    "/sys/fs/cgroup/pids.events",
 )
 #: where the daemon's host keeps a container's cgroup folders (cgroupfs and systemd drivers, v1 then v2)
 _HOST_PARENTS: Final[tuple[str, ...]] = (
-    "/sys/fs/cgroup/{ctl}/docker/{id}", "/sys/fs/cgroup/{ctl}/system.slice/docker-{id}.scope",
-    "/sys/fs/cgroup/docker/{id}", "/sys/fs/cgroup/system.slice/docker-{id}.scope",
+    "/sys/fs/cgroup/{ctl}/docker/{id}",
+    "/sys/fs/cgroup/{ctl}/system.slice/docker-{id}.scope",
+    "/sys/fs/cgroup/docker/{id}",
+    "/sys/fs/cgroup/system.slice/docker-{id}.scope",
 )
 
 
@@ -114,8 +118,9 @@ class LimitWatch:
             its stdout (only asked when the host has no cgroup folder of the container); may raise.
     """
 
-    def __init__(self, client: docker.DockerClient, container_id: str, disk_limit: int | None,
-                 read_inside: Callable[[], bytes]) -> None:
+    def __init__(
+        self, client: docker.DockerClient, container_id: str, disk_limit: int | None, read_inside: Callable[[], bytes]
+    ) -> None:
         self._client = client
         self._id = container_id
         self.disk_limit = disk_limit
@@ -158,6 +163,9 @@ class LimitWatch:
         """The final look (call while the container still runs: before a kill): see the module docstring."""
         now = self.counters()
         seen, self._seen = self._seen, (now or self._seen)
-        grown = Counters() if now is None else Counters(max(0, now.oom_kills - seen.oom_kills),
-                                                        max(0, now.pids_refused - seen.pids_refused))
+        grown = (
+            Counters()
+            if now is None
+            else Counters(max(0, now.oom_kills - seen.oom_kills), max(0, now.pids_refused - seen.pids_refused))
+        )
         return Ended(self.layer_bytes() if self.disk_limit else None, grown.oom_kills, grown.pids_refused)
