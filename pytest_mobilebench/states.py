@@ -112,6 +112,14 @@ class InfraKind(str, enum.Enum):
     BASE_IMAGE_UNAVAILABLE = "base_image_unavailable"
     #: an image build or install step exceeded its wall-clock or silence deadline and was killed
     BUILD_HUNG = "build_hung"
+    #: acquiring a Docker host (its answer to the harness) took longer than ``--mb-acquire-deadline``
+    ACQUIRE_TIMEOUT = "acquire_timeout"
+    #: making an item's image (looked up, pulled, shipped or built in layers) took longer than ``--mb-image-deadline``
+    IMAGE_TIMEOUT = "image_timeout"
+    #: creating and starting an item's container took longer than ``--mb-create-deadline``
+    CREATE_TIMEOUT = "create_timeout"
+    #: reading an item's files back from its container took longer than ``--mb-grade-deadline``
+    GRADE_TIMEOUT = "grade_timeout"
     #: the Docker API failed in a way none of the kinds above names
     DOCKER_ERROR = "docker_error"
     #: the instance's environment (framework, toolchain pins) has no recipe here

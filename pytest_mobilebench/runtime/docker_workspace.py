@@ -19,6 +19,7 @@ from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult
 from pytest_mobilebench.runtime.channel import MAX_TOTAL_BYTES, Rejected, archived_file, glob_regex, glob_root
 from pytest_mobilebench.runtime.channel import PRUNED, find_group, split_listing
 from pytest_mobilebench.runtime.git import BASE_REF
+from pytest_mobilebench.runtime.deadlines import Deadlines, within
 from pytest_mobilebench.runtime.daemon import container_events, daemon_clock_offset, docker_errors, host_url, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
 from pytest_mobilebench.runtime.inbox import INBOX as _INBOX
@@ -90,6 +91,7 @@ class DockerWorkspace:
         disk_limit_bytes: int | None = None,
         user: str | None = None,
         clock_offset: float | None = None,
+        read_deadline_s: float = Deadlines.grade_s,
     ) -> None:
         self._client = client
         self._container = container
@@ -105,6 +107,7 @@ class DockerWorkspace:
         self.results_root = f"{_INBOX}/mb-results-{secrets.token_hex(16)}"
         self.rejected: list[Rejected] = []
         self._disk_limit = disk_limit_bytes
+        self._read_deadline_s = read_deadline_s  # one read_files as a whole (--mb-grade-deadline)
         #: the disk poll during a command and the final look at disk, memory and processes (runtime/limits.py)
         self._limits = LimitWatch(client, self.container_id, disk_limit_bytes, lambda: self._stdout(
             ["/bin/grep", "-sH", "", *COUNTER_FILES], as_root=True, trusted=True, locked=True)[1])
@@ -491,8 +494,13 @@ class DockerWorkspace:
         folder, copy each file and check for leftover processes once (:mod:`~pytest_mobilebench.runtime.read_memo`).
 
         Raises:
-            InfraError: ``daemon_unreachable``, ``container_died``, ``docker_error``.
+            InfraError: ``daemon_unreachable``, ``container_died``, ``docker_error``; ``grade_timeout`` when the
+                read as a whole outlasts ``read_deadline_s`` (:func:`~.deadlines.within`).
         """
+        return within(self._read_deadline_s, InfraKind.GRADE_TIMEOUT, f"{self.instance_id}: reading "
+                      f"{', '.join(patterns)[:200]} back", lambda: self._read_files(patterns))
+
+    def _read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         self.rejected = []
         self._quiesce()
         found: dict[str, bytes] = {}
