@@ -235,7 +235,8 @@ class DockerWorkspace:
             InfraError: ``oom_killed`` (any process of the container, whatever the exit status),
                 ``container_died`` (stopped or restarted from outside), ``daemon_unreachable``,
                 ``disk_full`` (ENOSPC in a failed run's output and measured full by the harness, or the
-                writable layer grew past the limit where the daemon has no quota: the container is killed).
+                writable layer grew past the limit where the daemon has no quota: the container is killed),
+                ``pids_limit``; the limits are measured once more when the command ends (:mod:`.limits`).
         """
         with self._lock, docker_errors(self._client, self.instance_id, f"running {command!r}"):
             run = self._run_locked(command, timeout_s=timeout_s, network=network)
