@@ -63,7 +63,7 @@ class Reason(str, enum.Enum):
     POLICY_VIOLATION = "policy_violation"
     #: the test patch applies at base but not after the candidate's patch (issue 17, item 3): counted
     TEST_PATCH_CONFLICT = "test_patch_conflict"
-    #: memory or disk ran out under the candidate where the reference fix, under the same limits on the
+    #: memory, disk or processes ran out under the candidate where the reference fix, under the same limits on the
     #: same environment, did not exhaust them (issue 17, item 3): counted
     RESOURCE_EXHAUSTED = "resource_exhausted"
 
@@ -99,6 +99,9 @@ class InfraKind(str, enum.Enum):
     DAEMON_STALLED = "daemon_stalled"
     #: ENOSPC anywhere: image build, container, writable-layer limit, reports folder
     DISK_FULL = "disk_full"
+    #: the container's process limit refused a fork during a command (the kernel's pids counter, read when
+    #: the command ended: ``runtime.limits``)
+    PIDS_LIMIT = "pids_limit"
     #: the image could not be built (log attached)
     IMAGE_BUILD_FAILED = "image_build_failed"
     #: the repository or a commit could not be fetched
@@ -109,6 +112,14 @@ class InfraKind(str, enum.Enum):
     BASE_IMAGE_UNAVAILABLE = "base_image_unavailable"
     #: an image build or install step exceeded its wall-clock or silence deadline and was killed
     BUILD_HUNG = "build_hung"
+    #: acquiring a Docker host (its answer to the harness) took longer than ``--mb-acquire-deadline``
+    ACQUIRE_TIMEOUT = "acquire_timeout"
+    #: making an item's image (looked up, pulled, shipped or built in layers) took longer than ``--mb-image-deadline``
+    IMAGE_TIMEOUT = "image_timeout"
+    #: creating and starting an item's container took longer than ``--mb-create-deadline``
+    CREATE_TIMEOUT = "create_timeout"
+    #: reading an item's files back from its container took longer than ``--mb-grade-deadline``
+    GRADE_TIMEOUT = "grade_timeout"
     #: the Docker API failed in a way none of the kinds above names
     DOCKER_ERROR = "docker_error"
     #: the instance's environment (framework, toolchain pins) has no recipe here

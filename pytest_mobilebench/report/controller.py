@@ -112,6 +112,8 @@ class Controller:
             errors, notes = state.providers.finish_used(state.results, options, state.run_id)
             if errors:
                 summary.setdefault("cleanup_errors", []).extend(errors)
+            if warnings := state.providers.notices(state.results):
+                summary["runtime_warnings"] = warnings  # the local runtime's UNISOLATED, said at the end
             if notes:
                 summary["kept"] = notes  # what stays on the machine (kept images and their size), said at the end
         self.config.hook.pytest_mobilebench_summary(config=self.config, summary=summary)

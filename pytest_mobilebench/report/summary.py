@@ -108,16 +108,36 @@ def selected_by_model(collected: Mapping[str, Sequence[str]], models: Sequence[s
     (the longest model name that fits wins). Invalid instances (``invalid_nodeids``) belong to no model.
     """
     skip = set(invalid_nodeids)
-    by_length = sorted(models, key=len, reverse=True)
     out: dict[str, dict[str, int]] = {}
     for nodeid, (suite, _iid) in collected.items():
         if nodeid in skip or not models:
             continue
-        model = models[0] if len(models) == 1 else next((m for m in by_length if nodeid.endswith(f"[{m}]")), None)
+        model = _model_of(nodeid, models)
         if model is not None:
             out.setdefault(str(suite), {}).setdefault(model, 0)
             out[str(suite)][model] += 1
     return out
+
+
+def _model_of(nodeid: str, models: Sequence[str]) -> str | None:
+    """The model of a selected item: the only one, or the longest of ``models`` its node id ends with in
+    brackets (``[<model>]``); None when none fits."""
+    if len(models) == 1:
+        return models[0]
+    return next((m for m in sorted(models, key=len, reverse=True) if nodeid.endswith(f"[{m}]")), None)
+
+
+def unfinished_instances(collected: Mapping[str, Sequence[str]], models: Sequence[str],
+                         results: Iterable[Mapping[str, Any]], invalid_nodeids: Iterable[str] = ()) -> set[str]:
+    """Instance ids of which a selected item of some model has no result (issue 35, item 8): with several
+    models an instance one model finished and another did not is still not run. A result is matched on
+    ``(instance_id, model_name_or_path)``; with one model or none this adds nothing to the instance match."""
+    if len(models) < 2:
+        return set()
+    done = {(str(r.get("instance_id")), str(r.get("model_name_or_path"))) for r in results}
+    skip = set(invalid_nodeids)
+    return {str(iid) for nodeid, (_suite, iid) in collected.items()
+            if nodeid not in skip and (model := _model_of(nodeid, models)) is not None and (str(iid), model) not in done}
 
 
 def _instances(results: Sequence[Mapping[str, Any]], one_model: bool) -> dict[str, Any]:
@@ -232,13 +252,14 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
     not_run, unmatched = not_run_and_unmatched(  # interrupted items are not_run, never unmatched predictions
         [iid for _, iid in collected.values()], evaluated, state.predictions.instance_ids if real else ()
     )
+    # not `if state.predictions`: gold / empty / live hold no file entries, so their Predictions is falsy (len 0)
+    models = list(state.predictions.models) if state.predictions is not None else []
+    not_run = sorted(set(not_run) | unfinished_instances(state.collected, models, state.results, state.invalid))
     deselected = [iid for iid in unmatched if iid in state.deselected]  # -k / -m left them out: no typo
     unmatched = [iid for iid in unmatched if iid not in state.deselected]
     selected: dict[str, int] = {}
     for suite_name, _ in collected.values():
         selected[suite_name] = selected.get(suite_name, 0) + 1
-    # not `if state.predictions`: gold / empty / live hold no file entries, so their Predictions is falsy (len 0)
-    models = list(state.predictions.models) if state.predictions is not None else []
     invalid_ids = {iid for nodeid, (_, iid) in collected.items() if nodeid in invalid_nodes}
     invalid: dict[str, int] = {}
     for suite_name in invalid_nodes.values():

@@ -132,6 +132,7 @@ def nothing_selected_line(summary_path: Path, reports_dir: Path) -> str:
 def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_path: str = "") -> list[str]:
     """Lines of the terminal section for ``summary``: one headline block per suite, then what needs attention."""
     lines = [f"run {printable(summary['run_id'])}: models {', '.join(printable(m) for m in summary['models']) or '-'}"]
+    lines.extend(f"WARNING: {printable(note)}" for note in summary.get("runtime_warnings", []))
     for name, block in summary.get("headlines", {}).items():
         lines.extend(suite_lines(name, block))
     lines.extend(regrade_lines(summary))

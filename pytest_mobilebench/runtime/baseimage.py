@@ -29,6 +29,7 @@ from filelock import FileLock
 
 from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.heal import healed
 from pytest_mobilebench.runtime.owners import session_labels
 from pytest_mobilebench.states import InfraKind
 
@@ -169,13 +170,17 @@ def _try_pull(client: docker.DockerClient, name: str, progress: Progress) -> boo
 
 
 def _rootfs_tarball(suite: str, mirror: str, progress: Progress) -> Path:
-    """Build (or reuse) ``<cache>/rootfs/debian-<suite>-minbase.tar``."""
-    out_dir = cache_root() / "rootfs"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tarball = out_dir / f"debian-{suite}-minbase.tar"
-    if tarball.is_file() and tarball.stat().st_size > 0:
-        progress(f"reusing the cached root file system; path: {tarball}")
-        return tarball
+    """Build (or reuse) ``<cache>/rootfs/debian-<suite>-minbase.tar``, checked against its size and digest
+    record before use (:func:`~pytest_mobilebench.runtime.heal.healed`: a damaged tarball is removed, named,
+    and built again once)."""
+    tarball = cache_root() / "rootfs" / f"debian-{suite}-minbase.tar"
+    return healed(tarball, lambda: _debootstrap(suite, mirror, tarball, progress), progress,
+                  f"the Debian {suite} root file system")
+
+
+def _debootstrap(suite: str, mirror: str, tarball: Path, progress: Progress) -> Path:
+    """``debootstrap`` the root file system of ``suite`` and pack it into ``tarball``."""
+    out_dir = tarball.parent
     debootstrap = shutil.which("debootstrap")
     if debootstrap is None:
         raise InfraError(

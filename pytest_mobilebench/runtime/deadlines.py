@@ -21,12 +21,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["HUNG", "Deadlines", "close_stream", "shared_step", "watch_output"]
+__all__ = ["HUNG", "Deadlines", "close_stream", "shared_step", "watch_output", "within"]
+
+T = TypeVar("T")
 
 #: the kind of a step killed by its deadline
 HUNG: Final[str] = "build_hung"
@@ -41,12 +43,21 @@ class Deadlines:
             ``--mb-install-silence``; 3,600 / 900).
         build_s, build_silence_s: an image build (``--mb-image-build-deadline``,
             ``--mb-image-build-silence``; 7,200 / 1,800).
+        acquire_s, image_s, create_s, grade_s: the phases of an item as wholes (issue 35, item 1; :func:`within`):
+            acquiring a Docker host (``--mb-acquire-deadline``, 300), making its image, pulled, shipped or built
+            in layers (``--mb-image-deadline``, 14,400), creating and starting its container
+            (``--mb-create-deadline``, 300) and reading the results back (``--mb-grade-deadline``, 1,800). The
+            run phase is each command's own limit (a daemon that hangs meanwhile: ``daemon_stalled``).
     """
 
     install_s: float = 3600.0
     install_silence_s: float = 900.0
     build_s: float = 7200.0
     build_silence_s: float = 1800.0
+    acquire_s: float = 300.0
+    image_s: float = 14400.0
+    create_s: float = 300.0
+    grade_s: float = 1800.0
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> Deadlines:
@@ -56,7 +67,9 @@ class Deadlines:
             ValueError: a deadline that is not positive (names the option).
         """
         names = {"install_s": "mb_install_deadline", "install_silence_s": "mb_install_silence",
-                 "build_s": "mb_image_build_deadline", "build_silence_s": "mb_image_build_silence"}
+                 "build_s": "mb_image_build_deadline", "build_silence_s": "mb_image_build_silence",
+                 "acquire_s": "mb_acquire_deadline", "image_s": "mb_image_deadline",
+                 "create_s": "mb_create_deadline", "grade_s": "mb_grade_deadline"}
         given = {field: float(options[dest]) for field, dest in names.items() if options.get(dest) is not None}
         for field, value in given.items():
             if value <= 0:
@@ -132,6 +145,48 @@ def watch_output(
         if kind == "error":
             raise item  # type: ignore[misc]
         yield str(item)
+
+
+def within(seconds: float, kind: InfraKind, what: str, step: Callable[[], T], *,
+           late: Callable[[T], object] | None = None) -> T:
+    """``step()``'s value when it returns within ``seconds`` (a deadline on the whole operation, however its
+    reads trickle), else ``InfraError(kind)`` naming ``what`` and the deadline. ``step`` runs in a thread of its
+    own, left to finish in the background after the deadline (a call into a hung daemon cannot be taken back);
+    when it finishes after all, ``late(value)`` undoes what it made (a container created late is removed).
+    ``step``'s own exception is raised as it is.
+
+    Raises:
+        InfraError: ``kind`` after ``seconds``; whatever ``step`` raises.
+    """
+    done: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+    lock, abandoned = threading.Lock(), [False]
+
+    def run() -> None:
+        try:
+            result: tuple[bool, Any] = (True, step())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            result = (False, exc)
+        with lock:
+            if not abandoned[0]:
+                done.put(result)
+                return
+        if result[0] and late is not None:  # the caller gave up on it: undo what it made
+            with contextlib.suppress(Exception):
+                late(result[1])
+
+    threading.Thread(target=run, daemon=True, name="mobilebench-phase").start()
+    try:
+        ok, value = done.get(timeout=max(seconds, 0))
+    except queue.Empty:
+        with lock:
+            abandoned[0] = done.empty()
+        if abandoned[0]:
+            raise InfraError(kind, f"{what}: not done within its {seconds:g} s deadline (the harness's side "
+                             "was late)") from None
+        ok, value = done.get_nowait()
+    if not ok:
+        raise value
+    return value
 
 
 def close_stream(generator: object, depth: int = 6) -> bool:

@@ -44,7 +44,7 @@ from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
 from pytest_mobilebench.runtime.checkout import export_tree, shallow_checkout
 from pytest_mobilebench.runtime.daemon import connect, daemon_clock_offset, docker_errors, host_url, parse_bytes, sweepable
-from pytest_mobilebench.runtime.deadlines import Deadlines
+from pytest_mobilebench.runtime.deadlines import Deadlines, within
 from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.removals import drain
 from pytest_mobilebench.runtime.deplayer import ensure_deps
@@ -90,6 +90,11 @@ def no_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipeLike:
         InfraError("image_build_failed"): always, naming the instance.
     """
     raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"{spec.instance_id}: the runtime was given no recipe factory")
+
+
+def _close(workspace: DockerWorkspace) -> None:
+    """Remove the container of a workspace made after its caller gave up (:func:`.deadlines.within`)."""
+    workspace.close()
 
 
 def default_node_packages(recipe: EnvRecipeLike) -> Mapping[str, str]:
@@ -174,6 +179,8 @@ class DockerRuntime:
         self.node_packages: NodePackages = node_packages or default_node_packages
         self.log_dir = log_dir
         self.progress = progress
+        if getattr(self.repos, "progress", "") is None:  # a damaged mirror healed is said where builds are
+            self.repos.progress = progress
         self.deadlines = deadlines or Deadlines()
         self._client = client
         self._builder: ImageBuilder | None = None
@@ -328,11 +335,14 @@ class DockerRuntime:
 
         Raises:
             InfraError: see :meth:`ensure_instance_image`; ``disk_full`` when the container cannot be
-                created for lack of space.
+                created for lack of space; ``image_timeout`` / ``create_timeout`` past the image / create
+                phase's deadline (``deadlines.image_s`` / ``create_s``, :func:`~.deadlines.within`).
         """
         with docker_errors(self.client, spec.instance_id, "preparing the instance image"):
-            image = self.ensure_instance_image(spec, log_dir=log_dir)
-        return self.start(image, spec.instance_id)
+            image = within(self.deadlines.image_s, InfraKind.IMAGE_TIMEOUT, f"{spec.instance_id}: making its image",
+                           lambda: self.ensure_instance_image(spec, log_dir=log_dir))
+        return within(self.deadlines.create_s, InfraKind.CREATE_TIMEOUT, f"{spec.instance_id}: creating its "
+                      f"container from {image.tag}", lambda: self.start(image, spec.instance_id), late=_close)
 
     def sandbox(self, spec: Any, instance_id: str, *, log_dir: Path | None = None) -> Any:
         """A fresh build sandbox of ``spec`` (:class:`~pytest_mobilebench.runtime.sandbox.SandboxSpec`): this
@@ -385,7 +395,7 @@ class DockerRuntime:
                 raise
         limit = None if self._quota or not self.disk_limit else parse_bytes(self.disk_limit)
         return DockerWorkspace(client, container, image, instance_id, disk_limit_bytes=limit, user=user,
-                               clock_offset=self._clock_offset())
+                               clock_offset=self._clock_offset(), read_deadline_s=self.deadlines.grade_s)
 
     def _image_user(self, image_id: str) -> str | None:
         """The image's :data:`~pytest_mobilebench.runtime.images.LABEL_USER` (None: root), asked once per image id

@@ -19,10 +19,12 @@ from pytest_mobilebench.runtime.base import ApplyResult, InfraError, RunResult
 from pytest_mobilebench.runtime.channel import MAX_TOTAL_BYTES, Rejected, archived_file, glob_regex, glob_root
 from pytest_mobilebench.runtime.channel import PRUNED, find_group, split_listing
 from pytest_mobilebench.runtime.git import BASE_REF
+from pytest_mobilebench.runtime.deadlines import Deadlines, within
 from pytest_mobilebench.runtime.daemon import container_events, daemon_clock_offset, docker_errors, host_url, is_disk_full
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
 from pytest_mobilebench.runtime.inbox import INBOX as _INBOX
 from pytest_mobilebench.runtime.inbox import input_archive, patch_input, root_files_archive
+from pytest_mobilebench.runtime.limits import COUNTER_FILES, LimitWatch
 from pytest_mobilebench.runtime.output import BoundedOutput
 from pytest_mobilebench.runtime.read_memo import ReadMemo
 from pytest_mobilebench.runtime.removals import remove_later
@@ -54,8 +56,6 @@ _CHECKPOINT_FAILED: Final[int] = 97
 
 #: every exec gets these: the runner's start-up variables blanked (trust.SCRUBBED_NAMES), CI mode on
 _EXEC_ENV: Final[dict[str, str]] = {**{name: "" for name in sorted(SCRUBBED_NAMES)}, "CI": "true"}
-#: seconds between two looks at the writable layer's size when the daemon has no quota
-_DISK_POLL_S: Final[float] = 3.0
 #: free KiB under which the harness measures a file system as full
 _FULL_BELOW_KIB: Final[int] = 32 * 1024
 #: seconds the container's state and events are asked again after an exec ended as an outside kill
@@ -91,6 +91,7 @@ class DockerWorkspace:
         disk_limit_bytes: int | None = None,
         user: str | None = None,
         clock_offset: float | None = None,
+        read_deadline_s: float = Deadlines.grade_s,
     ) -> None:
         self._client = client
         self._container = container
@@ -106,6 +107,10 @@ class DockerWorkspace:
         self.results_root = f"{_INBOX}/mb-results-{secrets.token_hex(16)}"
         self.rejected: list[Rejected] = []
         self._disk_limit = disk_limit_bytes
+        self._read_deadline_s = read_deadline_s  # one read_files as a whole (--mb-grade-deadline)
+        #: the disk poll during a command and the final look at disk, memory and processes (runtime/limits.py)
+        self._limits = LimitWatch(client, self.container_id, disk_limit_bytes, lambda: self._stdout(
+            ["/bin/grep", "-sH", "", *COUNTER_FILES], as_root=True, trusted=True, locked=True)[1])
         self._closed = False
         self._killed = False
         self._lock = threading.Lock()
@@ -206,24 +211,6 @@ class DockerWorkspace:
         outside = ("kill", "die", "stop", "restart")
         return not state.get("Running") or state.get("StartedAt") != self._started_at or bool(self._events_since(since, outside))
 
-    def _layer_bytes(self) -> int:
-        """Size of the container's writable layer (``SizeRw``), in bytes."""
-        entries = self._client.api.containers(all=True, size=True, filters={"id": self.container_id})
-        return int((entries[0] if entries else {}).get("SizeRw") or 0)
-
-    def _wait(self, reader: threading.Thread, timeout_s: float) -> tuple[bool, bool]:
-        """Join ``reader`` within ``timeout_s``; ``(timed out, writable layer over the limit)``."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return True, False
-            reader.join(min(remaining, _DISK_POLL_S) if self._disk_limit else remaining)
-            if not reader.is_alive():
-                return False, False
-            if self._disk_limit and self._layer_bytes() > self._disk_limit:
-                return False, True
-
     def _ensure_running(self) -> None:
         """After the harness's own kill the container is stopped; start it again (still offline) to read files."""
         if self._closed:
@@ -232,6 +219,7 @@ class DockerWorkspace:
             self._memo.touch()
             if not self._state().get("Running"):
                 self._container.start()
+                self._limits.restarted()
             self._started_at = self._state().get("StartedAt")
             self._killed = False
 
@@ -247,7 +235,8 @@ class DockerWorkspace:
             InfraError: ``oom_killed`` (any process of the container, whatever the exit status),
                 ``container_died`` (stopped or restarted from outside), ``daemon_unreachable``,
                 ``disk_full`` (ENOSPC in a failed run's output and measured full by the harness, or the
-                writable layer grew past the limit where the daemon has no quota: the container is killed).
+                writable layer grew past the limit where the daemon has no quota: the container is killed),
+                ``pids_limit``; the limits are measured once more when the command ends (:mod:`.limits`).
         """
         with self._lock, docker_errors(self._client, self.instance_id, f"running {command!r}"):
             run = self._run_locked(command, timeout_s=timeout_s, network=network)
@@ -267,7 +256,7 @@ class DockerWorkspace:
         root's, run after the test user's processes were stopped), or the writable layer at 95% of the
         limit where the daemon has no quota."""
         self._quiesce()
-        if self._disk_limit and self._layer_bytes() >= self._disk_limit * 0.95:
+        if self._disk_limit and self._limits.layer_bytes() >= self._disk_limit * 0.95:
             return True
         code, out, _err = self._stdout(["/bin/df", "-Pk", TESTBED, "/tmp", _INBOX], trusted=True)
         free = [int(cols[3]) for cols in (line.split() for line in out.decode(errors="replace").splitlines()[1:])
@@ -299,7 +288,9 @@ class DockerWorkspace:
             reader = threading.Thread(target=pump, args=(stream,), name=f"exec-{exec_id[:12]}", daemon=True)
             reader.start()
             with HealthProbe(self._client) as probe:  # its own connection: is the daemon answering at all?
-                timed_out, over_disk = self._wait(reader, timeout_s)
+                timed_out, over_disk = self._limits.wait(reader, timeout_s)
+                ended = self._limits.ended()  # the final state decides too, before any kill (runtime/limits.py)
+                over_disk = over_disk or (ended.layer_bytes or 0) > (self._disk_limit or 0)
             code: int | None = None
             if timed_out or over_disk:
                 with contextlib.suppress(docker.errors.APIError):
@@ -321,7 +312,7 @@ class DockerWorkspace:
                 f"{probe.stalled_s:.0f} s while {command!r} ran into its {timeout_s:.0f} s limit",
                 log=output.text()[-20000:],
             )
-        if self._oom_killed(wall_start):
+        if ended.oom_kills or self._oom_killed(wall_start):
             raise InfraError(InfraKind.OOM_KILLED, f"{self.instance_id}: the OOM killer struck during {command!r}", log=output.text()[-20000:])
         if over_disk:
             raise InfraError(
@@ -330,6 +321,9 @@ class DockerWorkspace:
                 "writable layer; the container was killed",
                 log=output.text()[-20000:],
             )
+        if ended.pids_refused:
+            raise InfraError(InfraKind.PIDS_LIMIT, f"{self.instance_id}: the container's process limit refused "
+                             f"{ended.pids_refused} fork(s) during {command!r}", log=output.text()[-20000:])
         if failure and not timed_out and code is None:
             raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{self.instance_id}: output stream failed: {failure[0]}")
         text = output.text()
@@ -391,10 +385,11 @@ class DockerWorkspace:
         result = self.run(command, timeout_s=_HOUSEKEEPING_TIMEOUT_S)
         return (result.exit_code if result.exit_code is not None else 124), result.output
 
-    def _stdout(self, argv: list[str], *, as_root: bool = False, trusted: bool = False) -> tuple[int, bytes, bytes]:
+    def _stdout(self, argv: list[str], *, as_root: bool = False, trusted: bool = False,
+                locked: bool = False) -> tuple[int, bytes, bytes]:
         """``(exit code, stdout, stderr)`` of a short command, kept apart (binary-safe); ``trusted``: see
-        :meth:`_create_exec`."""
-        with self._lock, docker_errors(self._client, self.instance_id, f"running {argv[0]}"):
+        :meth:`_create_exec`; ``locked``: the caller holds the workspace's lock already."""
+        with contextlib.nullcontext() if locked else self._lock, docker_errors(self._client, self.instance_id, f"running {argv[0]}"):
             self._ensure_running()
             exec_id = self._create_exec(argv, as_root=as_root, trusted=trusted)
             out, err = self._client.api.exec_start(exec_id, demux=True)
@@ -500,8 +495,13 @@ class DockerWorkspace:
         folder, copy each file and check for leftover processes once (:mod:`~pytest_mobilebench.runtime.read_memo`).
 
         Raises:
-            InfraError: ``daemon_unreachable``, ``container_died``, ``docker_error``.
+            InfraError: ``daemon_unreachable``, ``container_died``, ``docker_error``; ``grade_timeout`` when the
+                read as a whole outlasts ``read_deadline_s`` (:func:`~.deadlines.within`).
         """
+        return within(self._read_deadline_s, InfraKind.GRADE_TIMEOUT, f"{self.instance_id}: reading "
+                      f"{', '.join(patterns)[:200]} back", lambda: self._read_files(patterns))
+
+    def _read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         self.rejected = []
         self._quiesce()
         found: dict[str, bytes] = {}

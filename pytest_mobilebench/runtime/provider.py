@@ -109,6 +109,16 @@ DOCKER_OPTIONS: Final[tuple[Option, ...]] = (
            "seconds one image build may run (default 7200)", type=float),
     Option(("--mb-image-build-silence",), "mb_image_build_silence",
            "seconds an image build may print nothing (default 1800)", type=float),
+    Option(("--mb-acquire-deadline",), "mb_acquire_deadline",
+           "seconds acquiring a Docker host may take (default 300); then acquire_timeout, infrastructure", type=float),
+    Option(("--mb-image-deadline",), "mb_image_deadline",
+           "seconds making an item's image may take as a whole, pulled or built in layers (default 14400); then "
+           "image_timeout", type=float),
+    Option(("--mb-create-deadline",), "mb_create_deadline",
+           "seconds creating and starting an item's container may take (default 300); then create_timeout", type=float),
+    Option(("--mb-grade-deadline",), "mb_grade_deadline",
+           "seconds one read of an item's files back from its container may take (default 1800); then grade_timeout",
+           type=float),
 )
 
 
@@ -247,6 +257,12 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
                     notes += [str(note)] if note else []
         return errors, notes
 
+    def notices(self, results: Iterable[Mapping[str, Any]]) -> list[str]:
+        """The warning each provider the results name gives about its use (an optional ``notice`` member: the
+        local runtime's "candidates run UNISOLATED"), for the run's end on the terminal and in the summary."""
+        return [str(note) for name in used_providers(results) if name in self
+                if (note := getattr(self[name], "notice", None))]
+
     def choose(self, choice: str, ctx: ProviderContext) -> RuntimeProvider:
         """The provider ``--mb-runtime`` names; for ``auto`` the first one :meth:`~RuntimeProvider.available`.
 
@@ -357,13 +373,15 @@ class DockerProvider:
     def _client(ctx: ProviderContext) -> Any:
         """The fixture's client once its daemon answers (a dead host of ``--mb-docker-hosts`` gives each item
         ``daemon_unreachable`` naming the host: :func:`pytest_mobilebench.runtime.daemon.require_answer`)."""
-        from pytest_mobilebench.runtime.daemon import require_answer
+        from pytest_mobilebench.runtime.daemon import host_url, require_answer
+        from pytest_mobilebench.runtime.deadlines import Deadlines, within
 
         client = ctx.fixture("mb_docker_client")
         if client is None:
             raise InfraError(InfraKind.DAEMON_UNREACHABLE, "--mb-runtime=docker: no Docker daemon answers "
                              "(start dockerd, set DOCKER_HOST or give --mb-docker-hosts)")
-        require_answer(client)
+        within(Deadlines.from_options(ctx.options).acquire_s, InfraKind.ACQUIRE_TIMEOUT,
+               f"acquiring the Docker host {host_url(client)}", lambda: require_answer(client))
         return client
 
     def runtime(self, options: Mapping[str, Any], run_id: str, *, client: Any, progress: Any = None) -> Runtime:
@@ -396,6 +414,14 @@ class LocalProvider:
 
     def start(self, ctx: ProviderContext) -> None:
         """Nothing to sweep: work trees live in per-process temporary folders."""
+
+    @property
+    def notice(self) -> str:
+        """Said at the run's end when results ran here (:meth:`ProviderRegistry.notices`): a progress line
+        during an item is captured with it, or lands on a worker, and never reaches the terminal."""
+        from pytest_mobilebench.runtime.local import UNISOLATED
+
+        return UNISOLATED
 
     def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
         from pytest_mobilebench.runtime.local import UNISOLATED, LocalRuntime, local_refusal

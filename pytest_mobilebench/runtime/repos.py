@@ -8,9 +8,11 @@ repository at once, and a marker file with the run id makes the fetch happen onc
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, final
 
@@ -18,7 +20,7 @@ from filelock import FileLock
 
 from pytest_mobilebench.cache import cache_root
 from pytest_mobilebench.runtime.base import InfraError, NotInRepository
-from pytest_mobilebench.runtime.git import BASE_REF, run_git
+from pytest_mobilebench.runtime.git import BASE_REF, GitError, run_git
 from pytest_mobilebench.states import InfraKind
 
 __all__ = ["DEFAULT_URL_TEMPLATE", "RepoCache", "read_blobs", "repo_url", "source_absent"]
@@ -66,10 +68,13 @@ class RepoCache:
         run_id: fetch each repository at most once for this run id.
     """
 
-    def __init__(self, root: Path | None = None, url_template: str = DEFAULT_URL_TEMPLATE, run_id: str = "adhoc") -> None:
+    def __init__(self, root: Path | None = None, url_template: str = DEFAULT_URL_TEMPLATE, run_id: str = "adhoc",
+                 progress: Callable[[str], None] | None = None) -> None:
         self.root = Path(root) if root else cache_root() / "repos"
         self.url_template = url_template
         self.run_id = run_id
+        #: receives the line naming a damaged mirror that was removed and cloned afresh (the runtime sets it)
+        self.progress = progress
 
     def mirror_path(self, repo: str) -> Path:
         """The bare mirror folder of ``owner/name``."""
@@ -92,10 +97,9 @@ class RepoCache:
             marker = mirror / "mobilebench-fetched-run"
             try:
                 if not (mirror / "HEAD").exists():
-                    run_git(["clone", "--mirror", "--quiet", url, str(mirror)])
+                    self._clone(mirror, url, "it holds no repository (a clone that never finished)")
                 elif not marker.exists() or marker.read_text() != self.run_id:
-                    run_git(["remote", "set-url", "origin", url], cwd=mirror)
-                    run_git(["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"], cwd=mirror)
+                    self._fetch_or_heal(mirror, url)
                 marker.write_text(self.run_id)
                 missing = self._missing(mirror, commits)
             except subprocess.CalledProcessError as exc:
@@ -106,6 +110,45 @@ class RepoCache:
             if missing:  # fetched in this run, and the commit is not there: the data's fault
                 raise NotInRepository(repo, url, tuple(missing))
         return mirror
+
+    def _fetch_or_heal(self, mirror: Path, url: str) -> None:
+        """Fetch into the mirror, then check it (``git fsck --connectivity-only``). A mirror that fails the
+        check (also after a failed fetch) is damaged: removed, named, and cloned afresh once. A fetch that fails
+        on a sound mirror is the source's failure (raised as it is)."""
+        try:
+            run_git(["remote", "set-url", "origin", url], cwd=mirror)
+            run_git(["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"], cwd=mirror)
+        except subprocess.CalledProcessError:
+            damaged = _damage(mirror)
+            if damaged is None:
+                raise
+            self._clone(mirror, url, damaged)
+            return
+        damaged = _damage(mirror)
+        if damaged is not None:
+            self._clone(mirror, url, damaged)
+
+    def _clone(self, mirror: Path, url: str, damaged: str) -> None:
+        """``git clone --mirror`` into ``mirror``; a folder already there is the damaged mirror (``damaged``
+        says why): removed first, named in a progress line and, when the clone or its check fails, in the error.
+
+        Raises:
+            subprocess.CalledProcessError: the clone failed, or the fresh clone is damaged too.
+        """
+        removed = mirror.exists()
+        if removed:
+            if self.progress is not None:
+                self.progress(f"the repository mirror {mirror} is damaged ({damaged}); removed, cloning it again")
+            shutil.rmtree(mirror)
+        try:
+            run_git(["clone", "--mirror", "--quiet", url, str(mirror)])
+            again = _damage(mirror)
+            if again is not None:
+                raise GitError(1, f"git fsck {mirror}", "", f"the fresh clone is damaged too: {again}")
+        except subprocess.CalledProcessError as exc:
+            if removed:
+                exc.stderr = f"{(exc.stderr or '').strip()} (the damaged mirror {mirror} was removed: {damaged})"
+            raise
 
     @staticmethod
     def _missing(mirror: Path, commits: Sequence[str]) -> list[str]:
@@ -152,6 +195,19 @@ class RepoCache:
         """
         mirror = self.ensure(repo, [commit], url=url)
         return read_blobs(mirror, commit, paths)
+
+
+def _damage(mirror: Path) -> str | None:
+    """What ``git fsck --connectivity-only`` finds wrong with a mirror (its first error lines), or None when it
+    exits 0 without an ``error:`` line (a pack that no longer matches its index is said on stderr only)."""
+    proc = subprocess.run(["git", "fsck", "--connectivity-only", "--no-dangling", "--no-progress"], cwd=mirror,
+                          capture_output=True, text=True, errors="replace", timeout=600, check=False,
+                          env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    lines = proc.stderr.splitlines()
+    errors = list(dict.fromkeys(line.strip() for line in lines if line.startswith(("error:", "fatal:"))))
+    if proc.returncode == 0 and not errors:
+        return None
+    return "git fsck: " + ("; ".join(errors[:3]) if errors else f"exit {proc.returncode}")
 
 
 def read_blobs(git_dir: Path, commit: str, paths: Sequence[str]) -> Mapping[str, bytes]:

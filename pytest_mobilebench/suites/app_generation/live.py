@@ -116,7 +116,7 @@ def _scaffold_packages() -> dict[str, str]:
 class SandboxAgentShell:
     """The agent's :class:`~pytest_mobilebench.agents.shell.Shell` over a build :class:`Sandbox`: each command in
     ``timeout -k 5`` (the sandbox lives on), leftovers stopped after it, output bounded to ``output_chars``;
-    the sandbox's memory or disk running out is the command's outcome, told to the agent."""
+    the sandbox's memory, disk or processes running out is the command's outcome, told to the agent."""
 
     def __init__(self, sandbox: Sandbox, output_chars: int) -> None:
         self.sandbox = sandbox
@@ -133,9 +133,11 @@ class SandboxAgentShell:
             if callable(stop):
                 stop()
         except InfraError as exc:
-            if exc.kind not in (InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value):
+            notes = {InfraKind.OOM_KILLED.value: "memory", InfraKind.DISK_FULL.value: "disk",
+                     InfraKind.PIDS_LIMIT.value: "process"}
+            if exc.kind not in notes:
                 raise
-            note = "memory limit was reached" if exc.kind == InfraKind.OOM_KILLED.value else "disk limit was reached"
+            note = f"{notes[exc.kind]} limit was reached"
             return ShellResult(None, bound_output(f"{exc.log}\n[harness: the sandbox's {note}]", self.output_chars),
                                False, 0.0)
         return ShellResult(exit_code=None if run.timed_out else run.exit_code,

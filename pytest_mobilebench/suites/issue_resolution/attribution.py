@@ -2,7 +2,7 @@
 
 * :class:`CandidateFailure` / :data:`CANDIDATE_FAILURE`: a counted failure the run itself shows
   (``test_patch_conflict``), recorded in the evidence and read back by :mod:`.judge`.
-* :func:`attribute_exhaustion`: memory or disk ran out under the candidate; the reference fix runs
+* :func:`attribute_exhaustion`: memory, disk or processes ran out under the candidate; the reference fix runs
   under the same limits on the same runtime, once per instance, kind and process.
 * :func:`jest_harness_for`: the harnessed jest run of a plan (:mod:`pytest_mobilebench.frameworks.react_native.harness`).
 """
@@ -26,7 +26,7 @@ __all__ = ["CANDIDATE_FAILURE", "RESOURCE_KINDS", "CandidateFailure", "apply_fai
 #: the evidence file of a counted failure the run itself shows (``{"reason", "detail"}``), read by :mod:`.judge`
 CANDIDATE_FAILURE = "candidate_failure.json"
 #: infrastructure kinds a candidate can cause itself by exhausting a limit
-RESOURCE_KINDS = frozenset({InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value})
+RESOURCE_KINDS = frozenset({InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value, InfraKind.PIDS_LIMIT.value})
 
 
 class CandidateFailure(Exception):

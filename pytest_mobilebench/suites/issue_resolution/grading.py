@@ -221,7 +221,7 @@ class RunOutcome:
         missing_prediction: there is no prediction for this instance.
         test_patch_conflict: the test patch applies at base but not after the candidate's patch (the
             file and git's message), or ``None``.
-        resource_exhausted: memory or disk ran out under the candidate where the reference fix under the
+        resource_exhausted: memory, disk or processes ran out under the candidate where the reference fix under the
             same limits did not (what ran out), or ``None``.
         time_limit: the limit a timed-out run hit, in words (``"--mb-instance-timeout (3 s)"``), or ``None``.
     """
@@ -296,7 +296,7 @@ def grade(
     4. ``patch_apply_failed``: the candidate did not apply; ``test_patch_conflict``: the test patch,
        which applies at base, does not apply after the candidate's patch.
     5. ``policy_violation``: the candidate touched the runner's tools or configuration (detected from the
-       patch, reported even when the tests would pass); then ``resource_exhausted``: memory or disk ran
+       patch, reported even when the tests would pass); then ``resource_exhausted``: memory, disk or processes ran
        out under the candidate where the reference fix under the same limits did not.
     6. ``timeout``: the run hit its wall-clock limit (a half-finished build or test run proves nothing).
     7. ``build_failed``: production code did not build.
