@@ -41,6 +41,9 @@ def test_prepare_adds_runner_reporter_and_a_canary_next_to_the_first_test_file()
     assert h is not None
     assert h.canary == f"__tests__/mbcanary{h.nonce}.counter.test.js"
     assert f"--testRunner={h.folder}/runner.js" in h.command and "--runInBand" in h.command
+    # jest's own program through the harness's launcher, never the project's .bin/jest (a proxy at times)
+    assert f"&& node {h.folder}/launch.js --runInBand" in h.command and "node_modules/.bin/jest" not in h.command
+    assert f"{h.folder}/launch.js" in h.files and f"{h.folder}/runner.js" in h.files
     assert h.command.endswith(f"src/util/__tests__/u.test.ts {h.canary}")
     assert h.folder.startswith("/var/tmp/mb-harness-") and not h.folder.startswith("/testbed")
     source = h.files[f"/testbed/{h.canary}"].decode()
@@ -151,11 +154,11 @@ def test_the_console_summary_is_the_last_one_never_a_sum() -> None:
 def test_the_javascript_channel_signs_what_python_verifies(tmp_path: Path) -> None:
     (tmp_path / "channel.js").write_text(CHANNEL_JS)
     key = bytes(range(256))[:70]  # longer than a SHA-256 block: hashed first, as HMAC says
-    (tmp_path / "key").write_bytes(key)
-    script = ("const c = require('./channel.js'); c.emit({type: 'start', title: 'caf\\u00e9 \\u2713'});"
+    script = (f"const c = require('./channel.js'); c.open({json.dumps(list(key))}); c.open([1, 2]);"
+              "c.emit({type: 'start', title: 'caf\\u00e9 \\u2713'});"
               "c.emit({type: 'final', numPassedTests: 3, big: 'x'.repeat(300)});")
     out = tmp_path / "out"
-    subprocess.run(["bash", "-c", f"exec 3>{out} 4<{tmp_path / 'key'}; node -e \"$0\"", script], cwd=tmp_path, check=True)
+    subprocess.run(["bash", "-c", f"exec 3>{out}; node -e \"$0\"", script], cwd=tmp_path, check=True)
     report = harness.read_channel(out.read_bytes(), key)
     assert report.problems == () and [r["type"] for r in report.records] == ["start", "final"]
     assert report.records[0]["title"] == "café ✓" and report.records[1]["numPassedTests"] == 3

@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, final
 
 from pytest_mobilebench.frameworks.react_native import JEST_CONFIG_NAMES, jest_option
-from pytest_mobilebench.frameworks.react_native.harness_js import CHANNEL_JS, REPORTER_JS, RUNNERS
+from pytest_mobilebench.frameworks.react_native.harness_js import CHANNEL_JS, REPORTER_JS, RUNNERS, launch_js
 from pytest_mobilebench.frameworks.rules import json_of
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.parsers.jest import jest_console_counts, jest_test_id
@@ -59,6 +59,7 @@ __all__ = [
     "findings",
     "imported_modules",
     "jest_runner",
+    "launch_problems",
     "prepare",
     "preset_probes",
     "read_channel",
@@ -238,9 +239,12 @@ def prepare(
         text = test_files.get(path, b"").decode("utf-8", "replace")
         esm = esm or bool(_ESM.search(text))
         specs += [s for s in imported_modules(path, text) if s not in specs]
-    options = (f" --runInBand --testRunner={folder}/runner.js --reporters=default --reporters={folder}/reporter.js")
-    harnessed = _JEST.sub(lambda m: f"{m.group(1)}{m.group(2)}{options}", command, count=1) + " " + shlex.quote(canary)
+    launcher = (f"node {folder}/launch.js --runInBand --testRunner={folder}/runner.js --reporters=default "
+                f"--reporters={folder}/reporter.js")
+    harnessed = _JEST.sub(lambda m: f"{m.group(1)}{launcher}", command, count=1) + " " + shlex.quote(canary)
     files = {
+        f"{folder}/launch.js": launch_js(runner).encode(),
+        f"{folder}/package.json": b'{"type": "commonjs"}\n',
         f"{folder}/channel.js": CHANNEL_JS.encode(),
         f"{folder}/runner.js": RUNNERS[runner].encode(),
         f"{folder}/reporter.js": REPORTER_JS.encode(),
@@ -248,6 +252,27 @@ def prepare(
     }
     return JestHarness(nonce=nonce, key=secrets.token_bytes(32), folder=folder, canary=canary, files=files,
                        command=harnessed, runner=runner)
+
+
+def launch_problems(status: bytes | None) -> list[str]:
+    """Why the harness's launcher did not start jest with its channel, from its status (fd 5); ``[]`` when it did.
+
+    ``status`` is the launcher's one JSON line (:func:`.harness_js.launch_js`), or None / empty when it wrote
+    none (it never ran, or descriptor 5 was not the harness's). The launcher writes it and closes the
+    descriptor before any code of the project runs, so the candidate can neither write nor erase it: a
+    problem here is the harness's (``runner_harness_failed``), never the candidate's.
+    """
+    if not status:
+        return ["the harness's launcher wrote no status (it did not start, or its descriptors were not the harness's)"]
+    try:
+        found = json.loads(status.split(b"\n", 1)[0])
+    except ValueError:
+        return ["the harness's launcher status is not JSON"]
+    if not isinstance(found, dict):
+        return ["the harness's launcher status is not a JSON object"]
+    if found.get("ok") is True:
+        return []
+    return [str(p) for p in found.get("problems") or []] or ["the harness's launcher refused to start jest"]
 
 
 @final

@@ -41,25 +41,23 @@ the README's threat model (it shares the process: reading the key from the proce
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
-__all__ = ["CHANNEL_JS", "JASMINE2_RUNNER_JS", "REPORTER_JS", "RUNNER_JS", "RUNNERS"]
+__all__ = ["CHANNEL_JS", "JASMINE2_RUNNER_JS", "LAUNCH_REFUSED_EXIT", "REPORTER_JS", "RUNNER_JS", "RUNNERS", "RUNNER_PACKAGES",
+           "launch_js"]
 
 CHANNEL_JS: Final[str] = r"""'use strict';
-// mobilebench harness: the out-of-band result channel (fd 3), keyed by fd 4. Loaded before project code.
+// mobilebench harness: the out-of-band result channel (fd 3), keyed once by the launcher (launch.js).
 const fs = require('fs');
 const writeSync = fs.writeSync;
-const readFileSync = fs.readFileSync;
-const closeSync = fs.closeSync;
 const stringify = JSON.stringify;
 let key = null;
-try {
-  const raw = readFileSync(4, 'latin1');
-  closeSync(4);
+function open(bytes) {
+  if (key !== null) return false;  // keyed once, by the launcher, before any project code ran
   key = [];
-  for (let i = 0; i < raw.length; i++) key.push(raw.charCodeAt(i) & 255);
-} catch (e) {
-  key = null;
+  for (let i = 0; i < bytes.length; i++) key.push(bytes[i] & 255);
+  return true;
 }
 const K = [
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -135,7 +133,7 @@ function emit(body) {
     // fd 3 was closed or replaced under the runner: the missing record is the evidence
   }
 }
-module.exports = { emit: emit };
+module.exports = { emit: emit, open: open };
 """
 
 #: shared by both runners, ahead of their own code: the primordials they keep before any candidate code runs,
@@ -147,6 +145,9 @@ const own = Object.getOwnPropertyNames;
 const describeOwn = Object.getOwnPropertyDescriptor;
 const define = Object.defineProperty;
 const freezeObject = Object.freeze;
+
+// a runner module's function: its exports (jest 29 and older) or their default (jest 30's build)
+const defaultOf = (m) => (typeof m === 'function' ? m : m && m.default);
 
 function freezeDeep(value, depth) {
   if (typeof value !== 'function' || depth < 0) return;
@@ -175,7 +176,8 @@ function freezeOnFirstLoad(runtime, files, freeze) {
 RUNNER_JS: Final[str] = r"""'use strict';
 // mobilebench harness: jest-circus, with frozen globals and a record of every registered test body.
 const channel = require('./channel.js');
-const circus = require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }));
+let circus = null;  // the project's jest-circus, loaded at the first test file (never at the launcher's start)
+const loadCircus = () => circus || (circus = defaultOf(require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach'];
 """ + _PRIMORDIALS_JS + r"""
@@ -289,7 +291,7 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
   };
   let error = null;
   try {
-    return await circus(globalConfig, config, environment, runtime, testPath, send);
+    return await loadCircus()(globalConfig, config, environment, runtime, testPath, send);
   } catch (e) {
     error = String(e && e.message).slice(0, 500);
     throw e;
@@ -347,7 +349,8 @@ JASMINE2_RUNNER_JS: Final[str] = r"""'use strict';
 // mobilebench harness: jest-jasmine2 with frozen globals, a locked jasmine tree, and the harness's own
 // record of every spec (its registered body wrapped once, its failures counted where jasmine adds them).
 const channel = require('./channel.js');
-const jasmine2 = require(require.resolve('jest-jasmine2', { paths: [process.cwd()] }));
+let jasmine2 = null;  // the project's jest-jasmine2, loaded at the first test file
+const loadJasmine2 = () => jasmine2 || (jasmine2 = defaultOf(require(require.resolve('jest-jasmine2', { paths: [process.cwd()] }))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach', 'pending', 'fail', 'jasmine'];
 const SHALLOW = ['expect', 'jasmine'];
@@ -496,7 +499,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze);
   let error = null;
   try {
-    return await jasmine2(globalConfig, config, environment, runtime, testPath);
+    return await loadJasmine2()(globalConfig, config, environment, runtime, testPath);
   } catch (e) {
     error = String(e && e.message).slice(0, 500);
     throw e;
@@ -513,6 +516,98 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   }
 };
 """
+
+#: the module each runner of :data:`RUNNERS` wraps (the launcher checks it resolves before jest starts)
+RUNNER_PACKAGES: Final[dict[str, str]] = {"circus": "jest-circus/runner", "jasmine2": "jest-jasmine2"}
+
+#: the exit status of a launcher that refused to start jest (its reasons are in the status file)
+LAUNCH_REFUSED_EXIT: Final[int] = 97
+
+#: the launcher, node's main script; ``__RUNNER_PACKAGE__`` is replaced by :func:`launch_js`
+_LAUNCH_JS: Final[str] = r"""'use strict';
+// mobilebench harness: the jest launcher, node's main script, so it runs before any code of the project.
+// It checks the descriptors the harness opened (3: channel, 4: key, 5: this launcher's status) by fstat
+// (a descriptor is never assumed: in a process another program started they can be anything), reads the
+// key, loads the harness's own modules (jest then finds them loaded and never transforms them), writes its
+// status to fd 5 and closes it, then runs the project's own jest program in this very process.
+const fs = require('fs');
+const path = require('path');
+const KEY_BYTES = 32;
+const problems = [];
+function kind(st) {
+  if (st.isFile()) return 'regular file';
+  if (st.isFIFO()) return 'pipe';
+  if (st.isSocket()) return 'socket';
+  if (st.isCharacterDevice()) return 'character device';
+  if (st.isDirectory()) return 'directory';
+  return 'special file';
+}
+function check(fd, what, size) {
+  let st;
+  try { st = fs.fstatSync(fd); } catch (e) { return 'descriptor ' + fd + ' (' + what + ') is not open'; }
+  if (!st.isFile()) return 'descriptor ' + fd + ' (' + what + ') is a ' + kind(st) + ', not the harness\'s file';
+  if (st.uid !== 0) return 'descriptor ' + fd + ' (' + what + ') is not owned by root';
+  if (size !== undefined && st.size !== size) return 'descriptor ' + fd + ' (' + what + ') holds ' + st.size + ' bytes, not ' + size;
+  return null;
+}
+const statusProblem = check(5, 'status');
+for (const [fd, what, size] of [[3, 'channel'], [4, 'key', KEY_BYTES]]) {
+  const found = check(fd, what, size);
+  if (found) problems.push(found);
+}
+if (problems.length === 0) {
+  try {
+    const key = Buffer.alloc(KEY_BYTES);
+    const got = fs.readSync(4, key, 0, KEY_BYTES, 0);
+    fs.closeSync(4);
+    if (got !== KEY_BYTES) throw new Error('read ' + got + ' bytes of the key');
+    require('./channel.js').open(key);
+  } catch (e) { problems.push('the key could not be read: ' + String(e && e.message)); }
+}
+for (const name of ['./channel.js', './runner.js', './reporter.js']) {
+  try { require(name); } catch (e) { problems.push('the harness module ' + name + ' does not load: ' + String(e && e.message)); }
+}
+function resolveFrom(request) {
+  try { return require.resolve(request, { paths: [process.cwd()] }); } catch (e) { return null; }
+}
+let cli = null;
+for (const name of ['jest', 'jest-cli']) {
+  const manifest = resolveFrom(name + '/package.json');
+  if (manifest === null) continue;
+  try {
+    const bin = JSON.parse(fs.readFileSync(manifest, 'utf8')).bin;
+    const rel = typeof bin === 'string' ? bin : bin && bin.jest;
+    if (typeof rel === 'string') { cli = path.resolve(path.dirname(manifest), rel); break; }
+  } catch (e) { /* the next package */ }
+}
+if (cli === null) problems.push('jest\'s own program cannot be resolved from ' + process.cwd() + ' (neither jest nor jest-cli)');
+if (resolveFrom(__RUNNER_PACKAGE__) === null) problems.push('the runner ' + __RUNNER_PACKAGE__ + ' cannot be resolved');
+const status = JSON.stringify({ ok: problems.length === 0 && statusProblem === null, problems: problems, cli: cli,
+  node: process.version }) + '\n';
+if (statusProblem === null) {
+  try { fs.writeSync(5, status); fs.closeSync(5); } catch (e) { problems.push('the status could not be written'); }
+} else {
+  problems.push(statusProblem);
+}
+if (problems.length > 0) {
+  process.stderr.write('mobilebench harness: jest not started: ' + problems.join('; ') + '\n');
+  process.exit(__EXIT__);
+}
+process.argv[1] = cli;
+require(cli);
+"""
+
+
+def launch_js(runner: str) -> str:
+    """The launcher's text for ``runner`` (a key of :data:`RUNNER_PACKAGES`).
+
+    It runs as ``node launch.js <jest's arguments>`` and writes one JSON line to fd 5: ``{"ok": bool,
+    "problems": [sentence, ...], "cli": path of jest's program or null, "node": version}``; when not ok it
+    exits :data:`LAUNCH_REFUSED_EXIT` without starting jest.
+    """
+    return _LAUNCH_JS.replace("__RUNNER_PACKAGE__", json.dumps(RUNNER_PACKAGES[runner])).replace(
+        "__EXIT__", str(LAUNCH_REFUSED_EXIT))
+
 
 #: the harness's ``--testRunner`` module per jest runner (:func:`..harness.jest_runner`)
 RUNNERS: Final[dict[str, str]] = {"circus": RUNNER_JS, "jasmine2": JASMINE2_RUNNER_JS}

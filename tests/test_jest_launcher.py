@@ -1,0 +1,151 @@
+"""The jest harness's launcher (issue 30, items 1 and 2): descriptors checked, never assumed; its status.
+
+The launcher (``harness_js.launch_js``) is run with the host's ``node`` against a stand-in ``jest`` package
+written here (its program prints what it was given and which harness modules were already loaded): the
+launcher must start it in its own process with jest's arguments, the runner and reporter loaded before it
+(so jest finds them loaded and never transforms them), and a signed channel; with a descriptor missing or
+of another kind (a pipe nobody writes: what an old proxy's child process found on fd 4, where the old
+channel code blocked forever) it must refuse at once, saying why, and never start jest. The status it
+writes is read by :func:`~pytest_mobilebench.frameworks.react_native.harness.launch_problems` (pure).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_mobilebench.frameworks.react_native import harness
+from pytest_mobilebench.frameworks.react_native.harness_js import LAUNCH_REFUSED_EXIT
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="no node on the host")
+
+#: the stand-in jest program: its arguments, the harness modules already loaded, one record on the channel
+FAKE_JEST = """\
+const loaded = Object.keys(require.cache).map((p) => require('path').basename(p)).sort();
+const channel = Object.keys(require.cache).find((p) => p.endsWith('channel.js'));
+require(channel).emit({ type: 'start' });
+console.log(JSON.stringify({ argv: process.argv.slice(2), main: process.argv[1], loaded: loaded }));
+"""
+
+#: a ``.bin/jest`` proxy: runs its program in a child process with stdio only (as some presets' launchers do)
+PROXY = """\
+const { spawn } = require('child_process');
+const child = spawn(process.execPath, process.argv.slice(2), { stdio: 'inherit' });
+child.on('exit', (code) => process.exit(code === null ? 1 : code));
+"""
+
+
+def _project(tmp: Path) -> tuple[Path, Path]:
+    """``(project folder with a stand-in jest and jest-circus, harness folder with the launcher's files)``."""
+    project, folder = tmp / "project", tmp / "mb-harness"
+    (project / "node_modules" / "jest" / "bin").mkdir(parents=True)
+    (project / "node_modules" / "jest" / "package.json").write_text(json.dumps({"name": "jest", "bin": "./bin/jest.js"}))
+    (project / "node_modules" / "jest" / "bin" / "jest.js").write_text(FAKE_JEST)
+    (project / "node_modules" / "jest-circus").mkdir()
+    (project / "node_modules" / "jest-circus" / "package.json").write_text('{"name": "jest-circus"}')
+    (project / "node_modules" / "jest-circus" / "runner.js").write_text("module.exports = () => {};\n")
+    (project / "proxy.js").write_text(PROXY)
+    h = harness.prepare("node_modules/.bin/jest --ci --runTestsByPath a.test.js", {"a.test.js": b""}, base=str(tmp))
+    assert h is not None
+    folder = Path(h.folder)
+    for path, data in h.files.items():
+        if path.startswith(h.folder):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_bytes(data)
+    (tmp / "key").write_bytes(h.key)
+    return project, folder
+
+
+def _launch(tmp: Path, command: str, *, uid_check: bool = True) -> tuple[subprocess.CompletedProcess[str], bytes, bytes]:
+    """Run ``command`` (``$L``: the launcher) with the harness's descriptors; ``(process, channel, status)``."""
+    project, folder = tmp / "project", next(tmp.glob("mb-harness-*"))
+    channel, status = tmp / "channel", tmp / "status"
+    script = f"exec 3>>{channel} 4<{tmp / 'key'} 5>{status}; L={folder}/launch.js; {command}"
+    proc = subprocess.run(["bash", "-c", script], cwd=project, capture_output=True, text=True, timeout=60)
+    return proc, channel.read_bytes() if channel.exists() else b"", status.read_bytes() if status.exists() else b""
+
+
+def _root_only() -> None:
+    """The launcher wants root's files on fd 3-5 (the container's wrapper is root): skip as another user."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("the descriptors' files must be root's (the container's wrapper is root)")
+
+
+@needs_node
+def test_the_launcher_starts_the_projects_own_jest_in_its_process_with_the_harness_loaded(tmp_path: Path) -> None:
+    _root_only()
+    _project(tmp_path)
+    proc, channel, status = _launch(tmp_path, "node $L --runInBand --ci x.test.js")
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["argv"] == ["--runInBand", "--ci", "x.test.js"] and seen["main"].endswith("node_modules/jest/bin/jest.js")
+    # the harness's modules were loaded before jest's program: jest finds them loaded, never transforms them
+    assert {"channel.js", "runner.js", "reporter.js", "launch.js"} <= set(seen["loaded"]), seen
+    assert harness.launch_problems(status) == []
+    assert json.loads(status)["cli"].endswith("node_modules/jest/bin/jest.js")
+    key = (tmp_path / "key").read_bytes()
+    assert [r["type"] for r in harness.read_channel(channel, key).records] == ["start"]
+
+
+@needs_node
+@pytest.mark.parametrize(
+    ("descriptors", "named"),
+    [
+        ("4< <(sleep 30 2>/dev/null)", "descriptor 4 (key) is a pipe"),  # the old channel code blocked here forever
+        ("4<&-", "descriptor 4 (key) is a special file"),  # closed: node's own epoll descriptor takes the number
+        ("3>/dev/null", "descriptor 3 (channel) is a character device"),
+    ],
+)
+def test_a_descriptor_of_another_kind_is_refused_at_once_never_read(tmp_path: Path, descriptors: str, named: str) -> None:
+    _root_only()
+    _project(tmp_path)
+    proc, channel, status = _launch(tmp_path, f"exec {descriptors}; node $L --ci")
+    assert proc.returncode == LAUNCH_REFUSED_EXIT and named in proc.stderr, proc.stderr
+    assert "argv" not in proc.stdout  # jest never started
+    assert any(named in p for p in harness.launch_problems(status)) and channel == b""
+
+
+@needs_node
+def test_a_launcher_in_a_child_process_finds_no_descriptor_of_the_harness_and_refuses(tmp_path: Path) -> None:
+    """What a proxy's child got: node's own descriptors (or none) where the harness's were. The launcher
+    ends at once and writes no status, which names the harness, never the candidate."""
+    _root_only()
+    _project(tmp_path)
+    proc, channel, status = _launch(tmp_path, "node proxy.js $L --ci")
+    assert proc.returncode == LAUNCH_REFUSED_EXIT, (proc.returncode, proc.stderr)
+    assert "not the harness's file" in proc.stderr or "is not open" in proc.stderr, proc.stderr
+    assert status == b"" and channel == b""
+    assert harness.launch_problems(status) and harness.launch_problems(None)
+
+
+@needs_node
+def test_a_project_without_jests_program_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    _root_only()
+    project, _ = _project(tmp_path)
+    shutil.rmtree(project / "node_modules" / "jest")
+    proc, _, status = _launch(tmp_path, "node $L --ci")
+    assert proc.returncode == LAUNCH_REFUSED_EXIT
+    assert any("jest's own program cannot be resolved" in p for p in harness.launch_problems(status))
+
+
+@pytest.mark.parametrize(
+    ("status", "problem"),
+    [
+        (None, "wrote no status"),
+        (b"", "wrote no status"),
+        (b"{not json", "not JSON"),
+        (b"[]", "not a JSON object"),
+        (b'{"ok": false, "problems": ["descriptor 4 (key) is a pipe"]}\n', "descriptor 4 (key) is a pipe"),
+        (b'{"ok": false}', "refused to start jest"),
+    ],
+)
+def test_launch_problems_reads_the_status_line(status: bytes | None, problem: str) -> None:
+    found = harness.launch_problems(status)
+    assert found and problem in found[0], found
+    assert harness.launch_problems(b'{"ok": true, "problems": [], "cli": "/x/jest.js"}\n') == []
