@@ -149,3 +149,47 @@ def test_launch_problems_reads_the_status_line(status: bytes | None, problem: st
     found = harness.launch_problems(status)
     assert found and problem in found[0], found
     assert harness.launch_problems(b'{"ok": true, "problems": [], "cli": "/x/jest.js"}\n') == []
+
+
+def _regraded(tmp: Path, status: bytes | None) -> dict:
+    """``regrade`` of a harnessed jest run's evidence (real jest output, an empty channel) with ``status``."""
+    import shutil as sh
+
+    from pytest_mobilebench.suites.issue_resolution import regrade
+    from pytest_mobilebench.suites.issue_resolution.judge import save_policy_inputs
+    from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
+
+    report = Path(__file__).parent.parent / "fixtures" / "logs" / "jest" / "jest-results.json"
+    fix = "diff --git a/src/math.js b/src/math.js\n--- a/src/math.js\n+++ b/src/math.js\n@@ -1 +1 @@\n-a\n+b\n"
+    passing = "src/__tests__/math.test.js::math > add > adds two numbers"
+    instance = IssueInstance(instance_id="acme__math-1", repo="acme/math", base_commit="a" * 40, framework="react-native",
+                             patch=fix, test_patch="", FAIL_TO_PASS=(passing,))
+    folder = tmp / "e"
+    folder.mkdir()
+    (folder / "model_patch.diff").write_text(fix)
+    (folder / "apply.json").write_text(json.dumps({"ok": True, "method": "git apply"}))
+    files = {"package.json": b"{}"}
+    save_policy_inputs(folder, before=files, after=files, ignored=[], plan_command="npx jest --json")
+    plan = {"command": "npx jest", "result_globs": [".mobilebench/jest-results.json"], "parser": "jest", "modules": []}
+    (folder / "run.json").write_text(json.dumps({"exit_code": 1, "timed_out": False, "plan": plan, "root_dir": "/tmp/jestproj"}))
+    (folder / "test_output.log").write_text("")
+    (folder / "results" / ".mobilebench").mkdir(parents=True)
+    sh.copy(report, folder / "results" / ".mobilebench" / "jest-results.json")
+    h = harness.prepare("node_modules/.bin/jest --runTestsByPath src/__tests__/math.test.js", {})
+    assert h is not None
+    (folder / "harness.json").write_text(json.dumps(h.to_dict()))
+    (folder / "channel.jsonl").write_text("")
+    if status is not None:
+        (folder / "harness_status.json").write_bytes(status)
+    return regrade(instance, folder)
+
+
+def test_an_empty_channel_after_a_refused_launch_is_the_harness_never_the_candidate(tmp_path: Path) -> None:
+    refused = _regraded(tmp_path, b'{"ok": false, "problems": ["descriptor 4 (key) is a pipe, not the harness\'s file"]}\n')
+    assert refused["reason"] == "infra_error", refused
+    assert "runner_harness_failed" in refused["detail"] and "runner_compromised" not in refused["detail"]
+
+
+def test_an_empty_channel_after_a_launch_that_started_jest_stays_the_candidates(tmp_path: Path) -> None:
+    started = _regraded(tmp_path, b'{"ok": true, "problems": [], "cli": "/t/node_modules/jest/bin/jest.js"}\n')
+    assert started["reason"] == "policy_violation" and "runner_compromised" in started["detail"], started
