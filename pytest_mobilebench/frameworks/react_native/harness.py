@@ -6,8 +6,11 @@
 known-answer canary file next to the first test file, named ``mbcanary<nonce>.<that file's name>`` (so
 the project's ``testMatch`` / ``testRegex`` select it as they select the original), importing every
 module the test files import (relative specifiers rebased), with one test that must fail on an
-assertion and one that must pass. The command gains ``--runInBand`` (one process: the canary shares
-the graded tests' runner), ``--testRunner``, ``--reporters`` and the canary path.
+assertion and one that must pass. ``node_modules/.bin/jest`` becomes ``node <folder>/launch.js`` (the
+harness's launcher: descriptors checked, jest's own program started in its process, never the project's
+``.bin/jest``, which may be a proxy running jest in a child process; its status is read by
+:func:`launch_problems`), and the command gains ``--runInBand`` (one process: the canary shares the graded
+tests' runner), ``--testRunner``, ``--reporters`` and the canary path.
 
 The runner wrapped (jest-circus or jest-jasmine2) is :func:`jest_runner`'s answer, the one place that reads
 it: the project's ``testRunner`` (configuration, else its preset file), else the installed jest's default

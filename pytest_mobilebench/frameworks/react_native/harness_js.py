@@ -1,11 +1,15 @@
 """The harness's own jest modules (issue 17, items 1 and 2), as text the harness writes into the container.
 
-Three CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder outside the
+Four CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder outside the
 repository, and given to jest on its command line (never through the project's configuration):
 
-* ``channel.js`` - loaded by the reporter when jest starts, before any project code: reads the run's key
-  from file descriptor 4 and closes it, keeps its own references to ``fs.writeSync`` and the builtins it
-  uses, and appends each record to file descriptor 3 as ``<hmac-sha256 hex> <ascii json>\\n``. The MAC
+* ``launch.js`` (:func:`launch_js`) - node's main script (``node launch.js <jest's arguments>``), before any
+  project code: checks descriptors 3, 4 and 5 by ``fstat`` (regular files of root's; the key 32 bytes), keys
+  the channel, loads the three modules below (so jest finds them loaded and never transforms them), writes
+  its status to fd 5, then runs the project's own jest program (``jest``'s ``bin``, else ``jest-cli``'s) in
+  its own process; or exits :data:`LAUNCH_REFUSED_EXIT` saying why.
+* ``channel.js`` - keyed once by the launcher (``open``), keeps its own references to ``fs.writeSync`` and
+  the builtins it uses, and appends each record to file descriptor 3 as ``<hmac-sha256 hex> <ascii json>\\n``. The MAC
   is computed in plain JavaScript in the runner's own realm (no ``crypto`` or ``Buffer``, which the code
   under test shares and could patch). Records carry ``seq`` 0, 1, 2 ... in the order written.
 * ``runner.js`` - the ``--testRunner``; for jest-circus (``RUNNER_JS``) it wraps ``jest-circus/runner``
