@@ -49,7 +49,7 @@ def _project(tmp: Path) -> tuple[Path, Path]:
     (project / "node_modules" / "jest-circus" / "package.json").write_text('{"name": "jest-circus"}')
     (project / "node_modules" / "jest-circus" / "runner.js").write_text("module.exports = () => {};\n")
     (project / "proxy.js").write_text(PROXY)
-    h = harness.prepare("node_modules/.bin/jest --ci --runTestsByPath a.test.js", {"a.test.js": b""}, base=str(tmp))
+    h = harness.prepare("node_modules/.bin/jest --ci --runTestsByPath a.test.js", base=str(tmp))
     assert h is not None
     folder = Path(h.folder)
     for path, data in h.files.items():
@@ -134,6 +134,23 @@ def test_a_project_without_jests_program_is_refused_before_anything_runs(tmp_pat
     assert any("jest's own program cannot be resolved" in p for p in harness.launch_problems(status))
 
 
+@needs_node
+def test_jest_nested_under_the_proxys_package_is_found_from_bin_jest(tmp_path: Path) -> None:
+    """npm may nest jest under the preset that depends on it: found from where ``.bin/jest`` points."""
+    _root_only()
+    project, _ = _project(tmp_path)
+    preset = project / "node_modules" / "preset"
+    (preset / "node_modules").mkdir(parents=True)
+    (project / "node_modules" / "jest").rename(preset / "node_modules" / "jest")
+    (preset / "bin").mkdir()
+    (preset / "bin" / "jest.js").write_text(PROXY)
+    (project / "node_modules" / ".bin").mkdir()
+    (project / "node_modules" / ".bin" / "jest").symlink_to("../preset/bin/jest.js")
+    proc, _, status = _launch(tmp_path, "node $L --ci")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(status)["cli"] == str(preset / "node_modules" / "jest" / "bin" / "jest.js")
+
+
 @pytest.mark.parametrize(
     ("status", "problem"),
     [
@@ -175,7 +192,7 @@ def _regraded(tmp: Path, status: bytes | None) -> dict:
     (folder / "test_output.log").write_text("")
     (folder / "results" / ".mobilebench").mkdir(parents=True)
     sh.copy(report, folder / "results" / ".mobilebench" / "jest-results.json")
-    h = harness.prepare("node_modules/.bin/jest --runTestsByPath src/__tests__/math.test.js", {})
+    h = harness.prepare("node_modules/.bin/jest --runTestsByPath src/__tests__/math.test.js")
     assert h is not None
     (folder / "harness.json").write_text(json.dumps(h.to_dict()))
     (folder / "channel.jsonl").write_text("")
@@ -193,3 +210,59 @@ def test_an_empty_channel_after_a_refused_launch_is_the_harness_never_the_candid
 def test_an_empty_channel_after_a_launch_that_started_jest_stays_the_candidates(tmp_path: Path) -> None:
     started = _regraded(tmp_path, b'{"ok": true, "problems": [], "cli": "/t/node_modules/jest/bin/jest.js"}\n')
     assert started["reason"] == "policy_violation" and "runner_compromised" in started["detail"], started
+
+
+class _Workspace:
+    """A jest 29 project whose run comes back with the launcher's ``status`` (what ``run_with_channel`` copies out)."""
+
+    results_root = "/var/tmp/mb-results-test"
+    root = "/testbed"
+
+    def __init__(self, status: bytes | None) -> None:
+        self.status = status
+        self.files = {"package.json": b'{"devDependencies": {"jest": "29.7.0"}}',
+                      "node_modules/jest/package.json": b'{"version": "29.7.0"}',
+                      "node_modules/jest-circus/package.json": b'{"version": "29.7.0"}',
+                      "__tests__/a.test.js": b"test('a', () => {});\n"}
+
+    def read_files(self, patterns: list[str]) -> dict[str, bytes]:
+        return {p: self.files[p] for p in patterns if p in self.files}
+
+    def clear_files(self, patterns: list[str]) -> list[str]:
+        return []
+
+    def run_with_channel(self, command: str, *, files: dict, key: bytes, timeout_s: float) -> tuple:
+        from pytest_mobilebench.runtime.base import RunResult
+
+        run = RunResult(command=command, exit_code=97, output="mobilebench harness: jest not started\n", duration_s=0.1)
+        return run, b"", self.status
+
+
+def _run_tests(tmp_path: Path, status: bytes | None) -> Exception | None:
+    from types import SimpleNamespace
+
+    from pytest_mobilebench.suites.issue_resolution.evaluation import EVALUATOR
+    from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
+
+    instance = IssueInstance(instance_id="acme__a-1", repo="acme/a", base_commit="a" * 40, framework="react-native",
+                             patch="", test_patch="", FAIL_TO_PASS=("__tests__/a.test.js::a",),
+                             test_targets=("__tests__/a.test.js",))
+    ctx = SimpleNamespace(evidence_dir=tmp_path, options={}, progress=lambda message: None)
+    try:
+        EVALUATOR._run_tests(_Workspace(status), instance, "", ctx, tag=".fix.1", apply=False)  # type: ignore[arg-type]
+    except Exception as exc:  # noqa: BLE001
+        return exc
+    return None
+
+
+def test_a_refused_launch_is_a_named_harness_kind_in_grading_and_validation_alike(tmp_path: Path) -> None:
+    """``_run_tests`` serves the graded run and each ``--mb-validate`` configuration: a launch the status refuses
+    raises ``runner_harness_failed`` (infra: retried, never counted, never a dropped test), the reasons in it."""
+    from pytest_mobilebench.runtime.base import InfraError
+
+    refused = _run_tests(tmp_path, b'{"ok": false, "problems": ["descriptor 4 (key) is a pipe, not the harness\'s file"]}\n')
+    assert isinstance(refused, InfraError) and refused.kind == "runner_harness_failed", refused
+    assert "descriptor 4 (key) is a pipe" in str(refused)
+    assert (tmp_path / "harness_status.fix.1.json").read_text().startswith('{"ok": false')
+    missing = _run_tests(tmp_path, None)
+    assert isinstance(missing, InfraError) and missing.kind == "runner_harness_failed" and "wrote no status" in str(missing)

@@ -60,6 +60,11 @@ def test_gold_resolves_and_the_rest_grade_as_the_candidates_own_on_a_proxy_and_a
         # the harness ran: its launcher started jest's own program, the channel verified (else runner_compromised)
         assert "launch.js" in (evidence / "commands.txt").read_text()
         assert json.loads((evidence / "harness_status.json").read_text())["ok"] is True
+        # the known answers ran inside the graded file (its module instances), no file of their own (issue 35)
+        ran = [t["fullName"] for r in json.loads(next((evidence / "results").rglob("jest-results.json")).read_text())["testResults"]
+               for t in r["assertionResults"]]
+        assert sum("mobilebench canary" in name for name in ran) == 2, ran
+        assert "mbcanary" not in (evidence / "commands.txt").read_text()
         assert results[(setups.instance_id(shape), "empty")][0]["reason"] == "empty_patch"
         noop = results[(setups.instance_id(shape), "noop")][0]
         assert noop["reason"] == "unresolved", (shape, noop["reason"], noop.get("detail"))

@@ -162,18 +162,34 @@ function freezeDeep(value, depth) {
   try { freezeObject(value); } catch (e) { /* already frozen */ }
 }
 
-function freezeOnFirstLoad(runtime, files, freeze) {
+function freezeOnFirstLoad(runtime, files, freeze, testPath, loaded) {
   const targets = new Set(files);
   const requireModule = runtime.requireModule;
   const importModule = runtime.unstable_importModule;
   runtime.requireModule = function (from, ...rest) {
     if (rest.length === 0 && targets.has(from)) freeze();
-    return apply(requireModule, runtime, [from, ...rest]);
+    const out = apply(requireModule, runtime, [from, ...rest]);
+    if (rest.length === 0 && from === testPath) loaded();
+    return out;
   };
   runtime.unstable_importModule = function (from, ...rest) {
     if (rest.length === 0 && targets.has(from)) freeze();
-    return apply(importModule, runtime, [from, ...rest]);
+    const out = apply(importModule, runtime, [from, ...rest]);
+    if (rest.length !== 0 || from !== testPath) return out;
+    return out && typeof out.then === 'function' ? out.then((v) => { loaded(); return v; }) : (loaded(), out);
   };
+}
+
+// the known-answer canaries of this run ({suite, fail, pass, value}), declared in every test file once it has
+// loaded (so they share its module instances: the code under test is never imported a second time), with
+// the frozen globals; focused (test.only / fdescribe) when the file focused tests of its own
+const CANARY = __CANARY__;
+function declareCanaries(describe, declare, expectFn) {
+  const value = CANARY.value;
+  describe(CANARY.suite, () => {
+    declare(CANARY.fail, () => { expectFn(value).toBe(value + 1); });
+    declare(CANARY.pass, () => { expectFn(value).toBe(value); });
+  });
 }
 """
 
@@ -217,7 +233,17 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
       return state && typeof state.assertionCalls === 'number' ? state.assertionCalls : null;
     } catch (e) { return null; }
   };
-  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze);
+  let lastState = null;
+  let declared = false;
+  const canaries = () => {  // after the test file loaded: focused when it focused tests of its own
+    if (declared || frozen === null) return;
+    declared = true;
+    const focused = Boolean(lastState && lastState.hasFocusedTests);
+    try { declareCanaries(frozen.describe, focused ? frozen.test.only : frozen.test, frozen.expect); } catch (e) {
+      problems.push('harness: the canaries could not be declared: ' + String(e && e.message));
+    }
+  };
+  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze, testPath, canaries);
   const record = (test) => {
     const r = registered.get(test);
     if (r) return r;
@@ -232,6 +258,7 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
   const moved = (what, name) => problems.push(what + ' was declared under a describe block other than the one being ' +
     'declared (the runner state\'s current block was reassigned): ' + JSON.stringify(String(name)));
   const onEvent = (event, state) => {
+    lastState = state;
     if (root === null) root = state.rootDescribeBlock;
     switch (event.name) {
       case 'start_describe_definition':
@@ -382,6 +409,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   const declaring = [];
   let frozen = null;
   let locked = null;
+  let focused = false;  // the test file called fit / fdescribe (through the env, wrapped at the lock)
   let getState = null;
   let expectObject = null;
   const lock = (object, name, value) => {
@@ -467,9 +495,12 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
       const d = describeOwn(jasmine, name);
       if (d && typeof d.value === 'function') lock(jasmine, name);
     }
+    const fit = env.fit;
+    lock(env, 'fit', function (...args) { focused = true; return apply(fit, this, args); });
     for (const name of ['describe', 'fdescribe', 'xdescribe']) {  // the suite being declared, for the titles
       const declare = env[name];
       lock(env, name, function (description, definitions, ...rest) {
+        if (name === 'fdescribe') focused = true;
         if (typeof definitions !== 'function' || definitions.length > 0) return apply(declare, this, [description, definitions, ...rest]);
         const body = function () {
           declaring.push(suiteTitles.get(this) || []);
@@ -500,7 +531,15 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     getState = expectObject ? expectObject.getState : null;
     try { locked = lockJasmine(); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
   };
-  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze);
+  let declared = false;
+  const canaries = () => {  // after the test file loaded: focused (fdescribe) when it focused specs of its own
+    if (declared || frozen === null || locked === null) return;
+    declared = true;
+    try { declareCanaries(focused ? frozen.fdescribe : frozen.describe, frozen.it, frozen.expect); } catch (e) {
+      problems.push('harness: the canaries could not be declared: ' + String(e && e.message));
+    }
+  };
+  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze, testPath, canaries);
   let error = null;
   try {
     return await loadJasmine2()(globalConfig, config, environment, runtime, testPath);
@@ -571,8 +610,11 @@ if (problems.length === 0) {
 for (const name of ['./channel.js', './runner.js', './reporter.js']) {
   try { require(name); } catch (e) { problems.push('the harness module ' + name + ' does not load: ' + String(e && e.message)); }
 }
+// from the project, then from the package whose program .bin/jest is (a preset's proxy depending on jest)
+const searched = [process.cwd()];
+try { searched.push(path.dirname(fs.realpathSync(path.join(process.cwd(), 'node_modules', '.bin', 'jest')))); } catch (e) { /* none */ }
 function resolveFrom(request) {
-  try { return require.resolve(request, { paths: [process.cwd()] }); } catch (e) { return null; }
+  try { return require.resolve(request, { paths: searched }); } catch (e) { return null; }
 }
 let cli = null;
 for (const name of ['jest', 'jest-cli']) {

@@ -83,15 +83,9 @@ def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.J
     runner's package not installed at the root; the run goes unharnessed, as documented)."""
     if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
         return None
-    paths = jest_harness.command_paths(plan.command) or []
-    # the runner probes and the command's test files at the same moment: one read (one listing per folder)
-    both = ws.read_files(list(dict.fromkeys([*jest_harness.RUNNER_PROBES, *paths])))
-    probes = {k: v for k, v in both.items() if k in jest_harness.RUNNER_PROBES}
+    probes = ws.read_files(list(jest_harness.RUNNER_PROBES))
     runner = jest_harness.jest_runner({**probes, **ws.read_files(jest_harness.preset_probes(probes))})
-    if runner is None:
-        return None
-    tests = {k: v for k, v in both.items() if k in paths}
-    return jest_harness.prepare(plan.command, tests, runner=runner, root=str(getattr(ws, "root", "/testbed")))
+    return None if runner is None else jest_harness.prepare(plan.command, runner=runner)
 
 
 def attribute_exhaustion(
