@@ -60,7 +60,7 @@ def _project(tmp: Path) -> tuple[Path, Path]:
     return project, folder
 
 
-def _launch(tmp: Path, command: str, *, uid_check: bool = True) -> tuple[subprocess.CompletedProcess[str], bytes, bytes]:
+def _launch(tmp: Path, command: str) -> tuple[subprocess.CompletedProcess[str], bytes, bytes]:
     """Run ``command`` (``$L``: the launcher) with the harness's descriptors; ``(process, channel, status)``."""
     project, folder = tmp / "project", next(tmp.glob("mb-harness-*"))
     channel, status = tmp / "channel", tmp / "status"
