@@ -108,6 +108,10 @@ class InfraKind(str, enum.Enum):
     CLONE_FAILED = "clone_failed"
     #: a bug of the harness itself (a traceback in ``harness_error.log``)
     HARNESS_ERROR = "harness_error"
+    #: the harness's own test launcher did not start the runner with its result channel (a descriptor missing or
+    #: of the wrong kind, a harness module that does not load, the runner's program not found): its status,
+    #: written before any code of the project runs, says so or is missing (``harness_status*.json``)
+    RUNNER_HARNESS_FAILED = "runner_harness_failed"
     #: the Debian base image could not be made (debootstrap, packing or ``docker import`` failed)
     BASE_IMAGE_UNAVAILABLE = "base_image_unavailable"
     #: an image build or install step exceeded its wall-clock or silence deadline and was killed

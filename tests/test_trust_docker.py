@@ -472,7 +472,7 @@ def test_the_result_channel_is_out_of_reach_of_the_test_user(workspace) -> None:
     """Issue 17, item 2: fd 3 is the channel, fd 4 the key; the test user can use the descriptors it was
     given but cannot open either file by name, and a process it leaves behind is stopped before the read."""
     ws = workspace()
-    run, channel = ws.run_with_channel(
+    run, channel, status = ws.run_with_channel(
         "id -u; cat <&4; echo; echo from-runner >&3; exec 4<&-; "
         "for f in /var/tmp/mb-channel-*/*; do cat \"$f\" 2>/dev/null && echo READ-BY-NAME; done; ls /var/tmp/mb-channel-* 2>&1 | head -1; "
         "(sleep 3; echo late >&3) >/dev/null 2>&1 & disown",  # not holding the exec's output: it ends at once
@@ -483,6 +483,7 @@ def test_the_result_channel_is_out_of_reach_of_the_test_user(workspace) -> None:
     assert run.output.splitlines()[0] == "10001" and "k" * 32 in run.output
     assert "READ-BY-NAME" not in run.output and "Permission denied" in run.output
     assert channel == b"from-runner\n"  # the detached writer was stopped before the read
+    assert status == b""  # opened for the launcher (fd 5), which this command is not
     left = ws.run("cat /proc/[0-9]*/cmdline | tr '\\0' ' '", timeout_s=30).output
     assert "sleep infinity" in left and "sleep 3" not in left  # ... not merely outrun by it
     assert ws.run("stat -c '%U %a' /var/tmp/mb-harness-test/hello.js", timeout_s=30).output.strip() == "root 644"

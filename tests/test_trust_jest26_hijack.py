@@ -2,7 +2,7 @@
 
 The stand-in project is built here: the bundled counter example's sources and tests
 (``fixtures/repos/make_counter_repo.py``) with ``jest@26.6.3`` from the npm registry, installed by the image
-build (no lockfile: ``npm install``). The reference fix must resolve with the harness in place (canary file,
+build (no lockfile: ``npm install``). The reference fix must resolve with the harness in place (canaries,
 jasmine2 wrapper, keyed channel). Every other candidate leaves ``Counter.increment``'s bug in place and attacks
 the runner from the module the FAIL_TO_PASS tests import, one class each: replacing the test globals,
 rerouting jasmine's registration, rewriting the registered bodies through the spec tree (all of them, or all
@@ -249,7 +249,7 @@ def test_jest26_runner_hijacks_are_never_resolved_nor_infra_and_the_reference_re
     reference, evidence = results.pop("reference")
     assert reference["reason"] == "resolved", reference.get("detail")
     harness = json.loads((evidence / "harness.json").read_text())
-    assert harness["runner"] == "jasmine2" and harness["canary"] in (evidence / "commands.txt").read_text()
+    assert harness["runner"] == "jasmine2" and f"{harness['folder']}/launch.js" in (evidence / "commands.txt").read_text()
     for model, (result, _) in results.items():
         assert result["reason"] not in ("resolved", "infra_error"), (model, result.get("detail"))
         if ATTACKS[model][1]:

@@ -40,7 +40,7 @@ from pytest_mobilebench.suites.issue_resolution import docker_answers
 
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers")]
 
-#: passing tests under the graded titles (the canary file, which imports the same module, is left alone)
+#: passing tests under the graded titles (a test path named like the canary files of old is left alone)
 IMPOSTORS = """\
     test('increments by one', () => { expect(1).toBe(1); });
     test('increments by a step', () => { expect(1).toBe(1); });

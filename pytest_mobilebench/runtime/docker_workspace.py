@@ -338,18 +338,19 @@ class DockerWorkspace:
 
     def run_with_channel(
         self, command: str, *, files: Mapping[str, bytes], key: bytes, timeout_s: float
-    ) -> tuple[RunResult, bytes]:
+    ) -> tuple[RunResult, bytes, bytes | None]:
         """Run ``command`` as the test user with a result channel it cannot open by name (issue 17, item 2).
 
         ``files`` (absolute path -> bytes) are written root-owned, mode 0644 (new folders 0755), before
-        the run. A folder ``/var/tmp/mb-channel-<random>`` (root, 0700) holds ``key`` (0600) and the
-        channel file. A root shell opens the channel for appending as fd 3 and the key as fd 4, then
-        drops to the test user (``setpriv``, no new privileges) and runs ``command``, offline. After the
+        the run. A folder ``/var/tmp/mb-channel-<random>`` (root, 0700) holds ``key`` (0600), the channel and a
+        status file. A root shell opens the channel for appending as fd 3, the key as fd 4, the status as fd 5 (the
+        harness's launcher writes it before any project code runs), then drops to the test user (``setpriv``, no
+        new privileges) and runs ``command``, offline. After the
         run every process the test user left is stopped (:meth:`_quiesce`) and only then is the channel
         copied out by the daemon. Without a test user (root images) the channel is no stronger than a file.
 
         Returns:
-            ``(run, channel bytes)``; ``b""`` when the channel file is missing.
+            ``(run, channel bytes, status bytes)``; ``b""`` when the channel is missing, None when the status is.
 
         Raises:
             InfraError: as :meth:`run`.
@@ -359,7 +360,7 @@ class DockerWorkspace:
         user = self._user or "0:0"
         uid, _, gid = user.partition(":")
         wrapper = (
-            f"exec 3>>{channel}/channel.jsonl 4<{channel}/key || exit 96\n"
+            f"exec 3>>{channel}/channel.jsonl 4<{channel}/key 5>{channel}/status || exit 96\n"
             f"home=$(getent passwd {shlex.quote(uid)} | cut -d: -f6)\n"
             f"exec /usr/bin/setpriv --reuid={shlex.quote(uid)} --regid={shlex.quote(gid or uid)} --init-groups "
             f"--no-new-privs -- /usr/bin/env HOME=\"${{home:-/tmp}}\" /bin/bash -c {shlex.quote(command)}"
@@ -368,7 +369,7 @@ class DockerWorkspace:
             run = self._run_locked(wrapper, timeout_s=timeout_s, network=False, as_root=True)
         run = dataclasses.replace(run, command=command)
         self._quiesce()
-        return self._disk_checked(run), self._fetch(f"{channel}/channel.jsonl") or b""
+        return self._disk_checked(run), self._fetch(f"{channel}/channel.jsonl") or b"", self._fetch(f"{channel}/status")
 
     def write_root_files(self, files: Mapping[str, bytes], *, private: str) -> None:
         """Write ``files`` (absolute paths) root-owned through the daemon; ``private`` becomes a 0700

@@ -1,13 +1,16 @@
 """The jest run the candidate cannot rewrite: canaries, harness runner, keyed result channel (issue 17).
 
 :func:`prepare` turns a hardened jest plan (``node_modules/.bin/jest ... --runTestsByPath f1 f2``) into a
-:class:`JestHarness`: a per-run random nonce and key, the harness's modules
-(:mod:`~pytest_mobilebench.frameworks.react_native.harness_js`) in a folder outside the repository, and a
-known-answer canary file next to the first test file, named ``mbcanary<nonce>.<that file's name>`` (so
-the project's ``testMatch`` / ``testRegex`` select it as they select the original), importing every
-module the test files import (relative specifiers rebased), with one test that must fail on an
-assertion and one that must pass. The command gains ``--runInBand`` (one process: the canary shares
-the graded tests' runner), ``--testRunner``, ``--reporters`` and the canary path.
+:class:`JestHarness`: a per-run random nonce and key, and the harness's modules
+(:mod:`~pytest_mobilebench.frameworks.react_native.harness_js`) in a folder outside the repository. The
+known answers are declared by the harness's runner in every test file, once the file has loaded (so
+they share its module instances: the code under test is never imported a second time, and a candidate's
+slow import costs what it costs alone, issue 35): ``mobilebench canary <nonce>`` with one test that
+must fail on an assertion and one that must pass (focused when the file focuses tests of its own).
+``node_modules/.bin/jest`` becomes ``node <folder>/launch.js`` (the harness's launcher: descriptors
+checked, jest's own program started in its process, never the project's ``.bin/jest``, which may be a
+proxy running jest in a child process; its status is read by :func:`launch_problems`), and the command
+gains ``--runInBand`` (one process: one runner for every file), ``--testRunner`` and ``--reporters``.
 
 The runner wrapped (jest-circus or jest-jasmine2) is :func:`jest_runner`'s answer, the one place that reads
 it: the project's ``testRunner`` (configuration, else its preset file), else the installed jest's default
@@ -20,7 +23,8 @@ finding is a ``runner_compromised`` policy violation (never resolved, never infr
 
 * a line not signed with the run's key, out of sequence, or no ``start`` / ``final`` record;
 * a test body replaced after registration, a test that ran unregistered, globals not frozen or replaced;
-* canary outcomes other than exactly (fail, pass), in the channel or in the report, or a canary missing;
+* canary outcomes other than exactly (fail, pass), in the channel or in the report, in a test file that
+  loaded (a file that did not load ran nothing), or a canary missing;
 * a test the report says passed that the runner's own records do not show passed (by id);
 * a console ``Tests:`` summary (the last one) that differs from the runner's own final summary.
 
@@ -33,7 +37,6 @@ import dataclasses
 import hashlib
 import hmac
 import json
-import posixpath
 import re
 import secrets
 import shlex
@@ -41,24 +44,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, final
 
 from pytest_mobilebench.frameworks.react_native import JEST_CONFIG_NAMES, jest_option
-from pytest_mobilebench.frameworks.react_native.harness_js import CHANNEL_JS, REPORTER_JS, RUNNERS
+from pytest_mobilebench.frameworks.react_native.harness_js import CHANNEL_JS, REPORTER_JS, RUNNERS, launch_js
 from pytest_mobilebench.frameworks.rules import json_of
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.parsers.jest import jest_console_counts, jest_test_id
 from pytest_mobilebench.states import TestState
 
 __all__ = [
-    "CANARY_PREFIX",
     "assertion_counts",
     "hollow_passes",
     "ChannelReport",
     "JestHarness",
     "RUNNER_PROBES",
-    "canary_source",
+    "canary_ids",
     "command_paths",
     "findings",
-    "imported_modules",
     "jest_runner",
+    "launch_problems",
     "prepare",
     "preset_probes",
     "read_channel",
@@ -66,12 +68,7 @@ __all__ = [
     "without_ids",
 ]
 
-#: every canary file's name starts with this, then the nonce
-CANARY_PREFIX: Final[str] = "mbcanary"
 _JEST: Final = re.compile(r"(^|\s)(node_modules/\.bin/jest)(?=\s)")
-_REQUIRE: Final = re.compile(r"""\brequire\(\s*(['"])([^'"\n]+)\1\s*\)""")
-_IMPORT: Final = re.compile(r"""(?:^|[\s;])(?:import|export)\s+(?:[^'";]*?\sfrom\s+)?(['"])([^'"\n]+)\1""", re.M)
-_ESM: Final = re.compile(r"^\s*import\s", re.M)
 _MAX_LINE: Final = 4 << 20
 
 
@@ -130,32 +127,24 @@ class JestHarness:
     """One harnessed jest run.
 
     Attributes:
-        nonce: 16 hex digits, random per run; in the canary's file name and titles.
+        nonce: 16 hex digits, random per run; in the canaries' titles.
         key: the channel key (32 random bytes), given to the runner on fd 4.
         folder: absolute folder of the harness modules (root-owned, outside the repository).
-        canary: repository-relative path of the canary file.
-        files: absolute path -> bytes to write root-owned before the run (modules and the canary).
-        command: the plan's command with the harness's options and the canary path.
+        files: absolute path -> bytes to write root-owned before the run (the harness's modules).
+        command: the plan's command through the harness's launcher, with the harness's options.
         runner: the jest runner the harness wraps (``circus`` / ``jasmine2``, :func:`jest_runner`).
     """
 
     nonce: str
     key: bytes
     folder: str
-    canary: str
     files: Mapping[str, bytes]
     command: str
     runner: str = "circus"
 
-    @property
-    def canary_ids(self) -> tuple[str, str]:
-        """``(must-fail id, must-pass id)`` as the jest parser names them."""
-        return tuple(jest_test_id(self.canary, list(t)) for t in _canary_titles(self.nonce))  # type: ignore[return-value]
-
     def to_dict(self) -> dict[str, Any]:
-        """What re-grading needs: nonce, key (hex), folder and canary path (and the runner wrapped)."""
-        return {"nonce": self.nonce, "key": self.key.hex(), "folder": self.folder, "canary": self.canary,
-                "runner": self.runner}
+        """What re-grading needs: nonce, key (hex), folder (and the runner wrapped)."""
+        return {"nonce": self.nonce, "key": self.key.hex(), "folder": self.folder, "runner": self.runner}
 
 
 def _canary_titles(nonce: str) -> tuple[tuple[str, str], tuple[str, str]]:
@@ -163,41 +152,17 @@ def _canary_titles(nonce: str) -> tuple[tuple[str, str], tuple[str, str]]:
     return (suite, f"must fail {nonce}"), (suite, f"must pass {nonce}")
 
 
-def imported_modules(path: str, text: str) -> list[str]:
-    """Module specifiers ``text`` (the file at repository path ``path``) imports, relative ones made
-    repository-relative (``./x`` from ``__tests__/a.test.js`` -> ``./__tests__/x``), in order, unique."""
-    found: list[str] = []
-    for m in [*_IMPORT.finditer(text), *_REQUIRE.finditer(text)]:
-        spec = m.group(2)
-        if spec.startswith("."):
-            spec = "./" + posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
-        if spec not in found and not spec.startswith("./..") and spec != "./.":
-            found.append(spec)
-    return found
+def canary_ids(nonce: str, path: str) -> tuple[str, str]:
+    """``(must-fail id, must-pass id)`` of the canaries in the test file at repository path ``path``, as the
+    jest parser names them."""
+    return tuple(jest_test_id(path, list(t)) for t in _canary_titles(nonce))  # type: ignore[return-value]
 
 
-def canary_source(nonce: str, canary: str, specifiers: Sequence[str], *, esm: bool) -> str:
-    """The canary file at repository path ``canary``: every specifier imported (ESM ``import 'x';``
-    when the test files use ``import``, else ``require`` guarded so a module that throws does not hide
-    the canary), then a describe block with a failing and a passing assertion."""
-    here = posixpath.dirname(canary) or "."
-    lines = ["/* mobilebench known-answer canary: written by the harness, never by the project */"]
-    for spec in specifiers:
-        if spec.startswith("./"):
-            rel = posixpath.relpath(spec[2:], here)
-            spec = rel if rel.startswith(".") else "./" + rel
-        quoted = json.dumps(spec)
-        lines.append(f"import {quoted};" if esm else f"try {{ require({quoted}); }} catch (e) {{ /* the graded tests show it */ }}")
+def _runner_text(runner: str, nonce: str) -> str:
+    """The runner module of ``runner`` with this run's canaries (``{suite, fail, pass, value}``)."""
     (suite, fail), (_, ok) = _canary_titles(nonce)
-    value = int(nonce[:8], 16)
-    lines += [
-        f"describe({json.dumps(suite)}, () => {{",
-        f"  test({json.dumps(fail)}, () => {{ expect({value}).toBe({value + 1}); }});",
-        f"  test({json.dumps(ok)}, () => {{ expect({value}).toBe({value}); }});",
-        "});",
-        "",
-    ]
-    return "\n".join(lines)
+    canary = {"suite": suite, "fail": fail, "pass": ok, "value": int(nonce[:8], 16)}
+    return RUNNERS[runner].replace("__CANARY__", json.dumps(canary))
 
 
 def command_paths(command: str) -> list[str] | None:
@@ -213,41 +178,52 @@ def command_paths(command: str) -> list[str] | None:
     return paths if paths and len(paths) == len(rest) else None
 
 
-def prepare(
-    command: str, test_files: Mapping[str, bytes], *, runner: str = "circus", root: str = "/testbed", base: str = "/var/tmp"
-) -> JestHarness | None:
+def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> JestHarness | None:
     """The harnessed form of a jest command, or None when the command does not call the installed jest
     directly with ``--runTestsByPath`` as its last option (a custom ``test_command``: no harness).
 
     Args:
         command: the hardened plan's command (:func:`pytest_mobilebench.trust.harden_plan`).
-        test_files: repository path -> bytes of the test files the command runs (imports are read there).
         runner: the jest runner to wrap (:func:`jest_runner`): a key of :data:`.harness_js.RUNNERS`.
-        root: the repository folder in the container; base: where the harness folder goes.
+        base: where the harness folder goes (outside the repository: the harness writes nothing there).
     """
-    paths = command_paths(command)
-    if paths is None or not _JEST.search(command):
+    if command_paths(command) is None or not _JEST.search(command):
         return None
     nonce = secrets.token_hex(8)
     folder = f"{base}/mb-harness-{secrets.token_hex(8)}"
-    first = paths[0]
-    canary = posixpath.join(posixpath.dirname(first), f"{CANARY_PREFIX}{nonce}.{posixpath.basename(first)}")
-    specs: list[str] = []
-    esm = False
-    for path in paths:
-        text = test_files.get(path, b"").decode("utf-8", "replace")
-        esm = esm or bool(_ESM.search(text))
-        specs += [s for s in imported_modules(path, text) if s not in specs]
-    options = (f" --runInBand --testRunner={folder}/runner.js --reporters=default --reporters={folder}/reporter.js")
-    harnessed = _JEST.sub(lambda m: f"{m.group(1)}{m.group(2)}{options}", command, count=1) + " " + shlex.quote(canary)
+    launcher = (f"node {folder}/launch.js --runInBand --testRunner={folder}/runner.js --reporters=default "
+                f"--reporters={folder}/reporter.js")
+    harnessed = _JEST.sub(lambda m: f"{m.group(1)}{launcher}", command, count=1)
     files = {
+        f"{folder}/launch.js": launch_js(runner).encode(),
+        f"{folder}/package.json": b'{"type": "commonjs"}\n',
         f"{folder}/channel.js": CHANNEL_JS.encode(),
-        f"{folder}/runner.js": RUNNERS[runner].encode(),
+        f"{folder}/runner.js": _runner_text(runner, nonce).encode(),
         f"{folder}/reporter.js": REPORTER_JS.encode(),
-        f"{root}/{canary}": canary_source(nonce, canary, specs, esm=esm).encode(),
     }
-    return JestHarness(nonce=nonce, key=secrets.token_bytes(32), folder=folder, canary=canary, files=files,
-                       command=harnessed, runner=runner)
+    return JestHarness(nonce=nonce, key=secrets.token_bytes(32), folder=folder, files=files, command=harnessed,
+                       runner=runner)
+
+
+def launch_problems(status: bytes | None) -> list[str]:
+    """Why the harness's launcher did not start jest with its channel, from its status (fd 5); ``[]`` when it did.
+
+    ``status`` is the launcher's one JSON line (:func:`.harness_js.launch_js`), or None / empty when it wrote
+    none (it never ran, or descriptor 5 was not the harness's). The launcher writes it and closes the
+    descriptor before any code of the project runs, so the candidate can neither write nor erase it: a
+    problem here is the harness's (``runner_harness_failed``), never the candidate's.
+    """
+    if not status:
+        return ["the harness's launcher wrote no status (it did not start, or its descriptors were not the harness's)"]
+    try:
+        found = json.loads(status.split(b"\n", 1)[0])
+    except ValueError:
+        return ["the harness's launcher status is not JSON"]
+    if not isinstance(found, dict):
+        return ["the harness's launcher status is not a JSON object"]
+    if found.get("ok") is True:
+        return []
+    return [str(p) for p in found.get("problems") or []] or ["the harness's launcher refused to start jest"]
 
 
 @final
@@ -313,6 +289,31 @@ def _runner_states(report: ChannelReport, root: str) -> tuple[dict[str, str], li
     return states, problems
 
 
+def _canary_paths(harness: Mapping[str, Any], report: ChannelReport, root: str) -> list[str]:
+    """The test files whose canaries must show (fail, pass): every file the runner recorded as loaded (one
+    that did not load ran nothing), or the canary file of evidence written before the canaries moved into
+    the graded files (``canary`` in the harness record)."""
+    if harness.get("canary"):
+        return [str(harness["canary"])]
+    return [_rel(str(r.get("path", "")), root) for r in report.of_type("file") if not r.get("error")]
+
+
+def _canary_findings(
+    harness: Mapping[str, Any], report: ChannelReport, states: Mapping[str, str], tests: Mapping[str, TestState], root: str
+) -> list[str]:
+    found: list[str] = []
+    if not report.of_type("file") and tests:
+        found.append(f"the runner recorded no test file, the report has {len(tests)} tests")
+    for path in _canary_paths(harness, report, root):
+        fail_id, pass_id = canary_ids(str(harness["nonce"]), path)
+        runner = (states.get(fail_id), states.get(pass_id))
+        reported = (tests.get(fail_id), tests.get(pass_id))
+        if runner != ("failed", "passed") or reported != (TestState.FAIL, TestState.PASS):
+            found.append(f"{path}: canary outcomes are {runner} in the runner's records and "
+                         f"{tuple(s.value if s else None for s in reported)} in the report, expected exactly (fail, pass)")
+    return found
+
+
 def findings(
     harness: Mapping[str, Any], channel: bytes, tests: Mapping[str, TestState], output: str, *, root: str = "/testbed"
 ) -> list[str]:
@@ -333,13 +334,7 @@ def findings(
         found.append(f"the runner's channel has {len(finals)} final records, expected 1")
     states, problems = _runner_states(report, root)
     found += problems
-    nonce, canary = str(harness["nonce"]), str(harness["canary"])
-    fail_id, pass_id = (jest_test_id(canary, list(t)) for t in _canary_titles(nonce))
-    runner = (states.get(fail_id), states.get(pass_id))
-    reported = (tests.get(fail_id), tests.get(pass_id))
-    if runner != ("failed", "passed") or reported != (TestState.FAIL, TestState.PASS):
-        found.append(f"canary outcomes are {runner} in the runner's records and {tuple(s.value if s else None for s in reported)} "
-                     "in the report, expected exactly (fail, pass)")  # fmt: skip
+    found += _canary_findings(harness, report, states, tests, root)
     for test_id, state in sorted(tests.items()):
         if state == TestState.PASS and states.get(test_id) != "passed":
             found.append(f"the report says {test_id} passed, the runner's own record says {states.get(test_id) or 'nothing'}")
@@ -375,11 +370,14 @@ def hollow_passes(tests: Mapping[str, TestState], counts: Mapping[str, int], exp
 
 
 def without_canaries(parsed: ParseResult, harness: Mapping[str, Any] | None) -> ParseResult:
-    """``parsed`` without the canary file's tests (they are the harness's, never graded)."""
+    """``parsed`` without the canaries' tests, in every file (they are the harness's, never graded)."""
     if not harness:
         return parsed
-    prefix = f"{harness['canary']}::"
-    return without_ids(parsed, [k for k in parsed.tests if k.startswith(prefix)])
+    if harness.get("canary"):  # a canary file of its own (evidence written before issue 35)
+        prefix = f"{harness['canary']}::"
+        return without_ids(parsed, [k for k in parsed.tests if k.startswith(prefix)])
+    titles = f"mobilebench canary {harness['nonce']} > "
+    return without_ids(parsed, [k for k in parsed.tests if k.partition("::")[2].startswith(titles)])
 
 
 def without_ids(parsed: ParseResult, ids: Sequence[str]) -> ParseResult:

@@ -1,11 +1,15 @@
 """The harness's own jest modules (issue 17, items 1 and 2), as text the harness writes into the container.
 
-Three CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder outside the
+Four CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder outside the
 repository, and given to jest on its command line (never through the project's configuration):
 
-* ``channel.js`` - loaded by the reporter when jest starts, before any project code: reads the run's key
-  from file descriptor 4 and closes it, keeps its own references to ``fs.writeSync`` and the builtins it
-  uses, and appends each record to file descriptor 3 as ``<hmac-sha256 hex> <ascii json>\\n``. The MAC
+* ``launch.js`` (:func:`launch_js`) - node's main script (``node launch.js <jest's arguments>``), before any
+  project code: checks descriptors 3, 4 and 5 by ``fstat`` (regular files of root's; the key 32 bytes), keys
+  the channel, loads the three modules below (so jest finds them loaded and never transforms them), writes
+  its status to fd 5, then runs the project's own jest program (``jest``'s ``bin``, else ``jest-cli``'s) in
+  its own process; or exits :data:`LAUNCH_REFUSED_EXIT` saying why.
+* ``channel.js`` - keyed once by the launcher (``open``), keeps its own references to ``fs.writeSync`` and
+  the builtins it uses, and appends each record to file descriptor 3 as ``<hmac-sha256 hex> <ascii json>\\n``. The MAC
   is computed in plain JavaScript in the runner's own realm (no ``crypto`` or ``Buffer``, which the code
   under test shares and could patch). Records carry ``seq`` 0, 1, 2 ... in the order written.
 * ``runner.js`` - the ``--testRunner``; for jest-circus (``RUNNER_JS``) it wraps ``jest-circus/runner``
@@ -41,25 +45,23 @@ the README's threat model (it shares the process: reading the key from the proce
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
-__all__ = ["CHANNEL_JS", "JASMINE2_RUNNER_JS", "REPORTER_JS", "RUNNER_JS", "RUNNERS"]
+__all__ = ["CHANNEL_JS", "JASMINE2_RUNNER_JS", "LAUNCH_REFUSED_EXIT", "REPORTER_JS", "RUNNER_JS", "RUNNERS", "RUNNER_PACKAGES",
+           "launch_js"]
 
 CHANNEL_JS: Final[str] = r"""'use strict';
-// mobilebench harness: the out-of-band result channel (fd 3), keyed by fd 4. Loaded before project code.
+// mobilebench harness: the out-of-band result channel (fd 3), keyed once by the launcher (launch.js).
 const fs = require('fs');
 const writeSync = fs.writeSync;
-const readFileSync = fs.readFileSync;
-const closeSync = fs.closeSync;
 const stringify = JSON.stringify;
 let key = null;
-try {
-  const raw = readFileSync(4, 'latin1');
-  closeSync(4);
+function open(bytes) {
+  if (key !== null) return false;  // keyed once, by the launcher, before any project code ran
   key = [];
-  for (let i = 0; i < raw.length; i++) key.push(raw.charCodeAt(i) & 255);
-} catch (e) {
-  key = null;
+  for (let i = 0; i < bytes.length; i++) key.push(bytes[i] & 255);
+  return true;
 }
 const K = [
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -135,7 +137,7 @@ function emit(body) {
     // fd 3 was closed or replaced under the runner: the missing record is the evidence
   }
 }
-module.exports = { emit: emit };
+module.exports = { emit: emit, open: open };
 """
 
 #: shared by both runners, ahead of their own code: the primordials they keep before any candidate code runs,
@@ -148,6 +150,9 @@ const describeOwn = Object.getOwnPropertyDescriptor;
 const define = Object.defineProperty;
 const freezeObject = Object.freeze;
 
+// a runner module's function: its exports (jest 29 and older) or their default (jest 30's build)
+const defaultOf = (m) => (typeof m === 'function' ? m : m && m.default);
+
 function freezeDeep(value, depth) {
   if (typeof value !== 'function' || depth < 0) return;
   for (const name of own(value)) {
@@ -157,25 +162,42 @@ function freezeDeep(value, depth) {
   try { freezeObject(value); } catch (e) { /* already frozen */ }
 }
 
-function freezeOnFirstLoad(runtime, files, freeze) {
+function freezeOnFirstLoad(runtime, files, freeze, testPath, loaded) {
   const targets = new Set(files);
   const requireModule = runtime.requireModule;
   const importModule = runtime.unstable_importModule;
   runtime.requireModule = function (from, ...rest) {
     if (rest.length === 0 && targets.has(from)) freeze();
-    return apply(requireModule, runtime, [from, ...rest]);
+    const out = apply(requireModule, runtime, [from, ...rest]);
+    if (rest.length === 0 && from === testPath) loaded();
+    return out;
   };
   runtime.unstable_importModule = function (from, ...rest) {
     if (rest.length === 0 && targets.has(from)) freeze();
-    return apply(importModule, runtime, [from, ...rest]);
+    const out = apply(importModule, runtime, [from, ...rest]);
+    if (rest.length !== 0 || from !== testPath) return out;
+    return out && typeof out.then === 'function' ? out.then((v) => { loaded(); return v; }) : (loaded(), out);
   };
+}
+
+// the known-answer canaries of this run ({suite, fail, pass, value}), declared in every test file once it has
+// loaded (so they share its module instances: the code under test is never imported a second time), with
+// the frozen globals; focused (test.only / fdescribe) when the file focused tests of its own
+const CANARY = __CANARY__;
+function declareCanaries(describe, declare, expectFn) {
+  const value = CANARY.value;
+  describe(CANARY.suite, () => {
+    declare(CANARY.fail, () => { expectFn(value).toBe(value + 1); });
+    declare(CANARY.pass, () => { expectFn(value).toBe(value); });
+  });
 }
 """
 
 RUNNER_JS: Final[str] = r"""'use strict';
 // mobilebench harness: jest-circus, with frozen globals and a record of every registered test body.
 const channel = require('./channel.js');
-const circus = require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }));
+let circus = null;  // the project's jest-circus, loaded at the first test file (never at the launcher's start)
+const loadCircus = () => circus || (circus = defaultOf(require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach'];
 """ + _PRIMORDIALS_JS + r"""
@@ -211,7 +233,17 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
       return state && typeof state.assertionCalls === 'number' ? state.assertionCalls : null;
     } catch (e) { return null; }
   };
-  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze);
+  let lastState = null;
+  let declared = false;
+  const canaries = () => {  // after the test file loaded: focused when it focused tests of its own
+    if (declared || frozen === null) return;
+    declared = true;
+    const focused = Boolean(lastState && lastState.hasFocusedTests);
+    try { declareCanaries(frozen.describe, focused ? frozen.test.only : frozen.test, frozen.expect); } catch (e) {
+      problems.push('harness: the canaries could not be declared: ' + String(e && e.message));
+    }
+  };
+  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze, testPath, canaries);
   const record = (test) => {
     const r = registered.get(test);
     if (r) return r;
@@ -226,6 +258,7 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
   const moved = (what, name) => problems.push(what + ' was declared under a describe block other than the one being ' +
     'declared (the runner state\'s current block was reassigned): ' + JSON.stringify(String(name)));
   const onEvent = (event, state) => {
+    lastState = state;
     if (root === null) root = state.rootDescribeBlock;
     switch (event.name) {
       case 'start_describe_definition':
@@ -289,7 +322,7 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
   };
   let error = null;
   try {
-    return await circus(globalConfig, config, environment, runtime, testPath, send);
+    return await loadCircus()(globalConfig, config, environment, runtime, testPath, send);
   } catch (e) {
     error = String(e && e.message).slice(0, 500);
     throw e;
@@ -347,7 +380,8 @@ JASMINE2_RUNNER_JS: Final[str] = r"""'use strict';
 // mobilebench harness: jest-jasmine2 with frozen globals, a locked jasmine tree, and the harness's own
 // record of every spec (its registered body wrapped once, its failures counted where jasmine adds them).
 const channel = require('./channel.js');
-const jasmine2 = require(require.resolve('jest-jasmine2', { paths: [process.cwd()] }));
+let jasmine2 = null;  // the project's jest-jasmine2, loaded at the first test file
+const loadJasmine2 = () => jasmine2 || (jasmine2 = defaultOf(require(require.resolve('jest-jasmine2', { paths: [process.cwd()] }))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach', 'pending', 'fail', 'jasmine'];
 const SHALLOW = ['expect', 'jasmine'];
@@ -375,6 +409,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   const declaring = [];
   let frozen = null;
   let locked = null;
+  let focused = false;  // the test file called fit / fdescribe (through the env, wrapped at the lock)
   let getState = null;
   let expectObject = null;
   const lock = (object, name, value) => {
@@ -460,9 +495,12 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
       const d = describeOwn(jasmine, name);
       if (d && typeof d.value === 'function') lock(jasmine, name);
     }
+    const fit = env.fit;
+    lock(env, 'fit', function (...args) { focused = true; return apply(fit, this, args); });
     for (const name of ['describe', 'fdescribe', 'xdescribe']) {  // the suite being declared, for the titles
       const declare = env[name];
       lock(env, name, function (description, definitions, ...rest) {
+        if (name === 'fdescribe') focused = true;
         if (typeof definitions !== 'function' || definitions.length > 0) return apply(declare, this, [description, definitions, ...rest]);
         const body = function () {
           declaring.push(suiteTitles.get(this) || []);
@@ -493,10 +531,18 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     getState = expectObject ? expectObject.getState : null;
     try { locked = lockJasmine(); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
   };
-  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze);
+  let declared = false;
+  const canaries = () => {  // after the test file loaded: focused (fdescribe) when it focused specs of its own
+    if (declared || frozen === null || locked === null) return;
+    declared = true;
+    try { declareCanaries(focused ? frozen.fdescribe : frozen.describe, frozen.it, frozen.expect); } catch (e) {
+      problems.push('harness: the canaries could not be declared: ' + String(e && e.message));
+    }
+  };
+  freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze, testPath, canaries);
   let error = null;
   try {
-    return await jasmine2(globalConfig, config, environment, runtime, testPath);
+    return await loadJasmine2()(globalConfig, config, environment, runtime, testPath);
   } catch (e) {
     error = String(e && e.message).slice(0, 500);
     throw e;
@@ -513,6 +559,101 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   }
 };
 """
+
+#: the module each runner of :data:`RUNNERS` wraps (the launcher checks it resolves before jest starts)
+RUNNER_PACKAGES: Final[dict[str, str]] = {"circus": "jest-circus/runner", "jasmine2": "jest-jasmine2"}
+
+#: the exit status of a launcher that refused to start jest (its reasons are in the status file)
+LAUNCH_REFUSED_EXIT: Final[int] = 97
+
+#: the launcher, node's main script; ``__RUNNER_PACKAGE__`` is replaced by :func:`launch_js`
+_LAUNCH_JS: Final[str] = r"""'use strict';
+// mobilebench harness: the jest launcher, node's main script, so it runs before any code of the project.
+// It checks the descriptors the harness opened (3: channel, 4: key, 5: this launcher's status) by fstat
+// (a descriptor is never assumed: in a process another program started they can be anything), reads the
+// key, loads the harness's own modules (jest then finds them loaded and never transforms them), writes its
+// status to fd 5 and closes it, then runs the project's own jest program in this very process.
+const fs = require('fs');
+const path = require('path');
+const KEY_BYTES = 32;
+const problems = [];
+function kind(st) {
+  if (st.isFile()) return 'regular file';
+  if (st.isFIFO()) return 'pipe';
+  if (st.isSocket()) return 'socket';
+  if (st.isCharacterDevice()) return 'character device';
+  if (st.isDirectory()) return 'directory';
+  return 'special file';
+}
+function check(fd, what, size) {
+  let st;
+  try { st = fs.fstatSync(fd); } catch (e) { return 'descriptor ' + fd + ' (' + what + ') is not open'; }
+  if (!st.isFile()) return 'descriptor ' + fd + ' (' + what + ') is a ' + kind(st) + ', not the harness\'s file';
+  if (st.uid !== 0) return 'descriptor ' + fd + ' (' + what + ') is not owned by root';
+  if (size !== undefined && st.size !== size) return 'descriptor ' + fd + ' (' + what + ') holds ' + st.size + ' bytes, not ' + size;
+  return null;
+}
+const statusProblem = check(5, 'status');
+for (const [fd, what, size] of [[3, 'channel'], [4, 'key', KEY_BYTES]]) {
+  const found = check(fd, what, size);
+  if (found) problems.push(found);
+}
+if (problems.length === 0) {
+  try {
+    const key = Buffer.alloc(KEY_BYTES);
+    const got = fs.readSync(4, key, 0, KEY_BYTES, 0);
+    fs.closeSync(4);
+    if (got !== KEY_BYTES) throw new Error('read ' + got + ' bytes of the key');
+    require('./channel.js').open(key);
+  } catch (e) { problems.push('the key could not be read: ' + String(e && e.message)); }
+}
+for (const name of ['./channel.js', './runner.js', './reporter.js']) {
+  try { require(name); } catch (e) { problems.push('the harness module ' + name + ' does not load: ' + String(e && e.message)); }
+}
+// from the project, then from the package whose program .bin/jest is (a preset's proxy depending on jest)
+const searched = [process.cwd()];
+try { searched.push(path.dirname(fs.realpathSync(path.join(process.cwd(), 'node_modules', '.bin', 'jest')))); } catch (e) { /* none */ }
+function resolveFrom(request) {
+  try { return require.resolve(request, { paths: searched }); } catch (e) { return null; }
+}
+let cli = null;
+for (const name of ['jest', 'jest-cli']) {
+  const manifest = resolveFrom(name + '/package.json');
+  if (manifest === null) continue;
+  try {
+    const bin = JSON.parse(fs.readFileSync(manifest, 'utf8')).bin;
+    const rel = typeof bin === 'string' ? bin : bin && bin.jest;
+    if (typeof rel === 'string') { cli = path.resolve(path.dirname(manifest), rel); break; }
+  } catch (e) { /* the next package */ }
+}
+if (cli === null) problems.push('jest\'s own program cannot be resolved from ' + process.cwd() + ' (neither jest nor jest-cli)');
+if (resolveFrom(__RUNNER_PACKAGE__) === null) problems.push('the runner ' + __RUNNER_PACKAGE__ + ' cannot be resolved');
+const status = JSON.stringify({ ok: problems.length === 0 && statusProblem === null, problems: problems, cli: cli,
+  node: process.version }) + '\n';
+if (statusProblem === null) {
+  try { fs.writeSync(5, status); fs.closeSync(5); } catch (e) { problems.push('the status could not be written'); }
+} else {
+  problems.push(statusProblem);
+}
+if (problems.length > 0) {
+  process.stderr.write('mobilebench harness: jest not started: ' + problems.join('; ') + '\n');
+  process.exit(__EXIT__);
+}
+process.argv[1] = cli;
+require(cli);
+"""
+
+
+def launch_js(runner: str) -> str:
+    """The launcher's text for ``runner`` (a key of :data:`RUNNER_PACKAGES`).
+
+    It runs as ``node launch.js <jest's arguments>`` and writes one JSON line to fd 5: ``{"ok": bool,
+    "problems": [sentence, ...], "cli": path of jest's program or null, "node": version}``; when not ok it
+    exits :data:`LAUNCH_REFUSED_EXIT` without starting jest.
+    """
+    return _LAUNCH_JS.replace("__RUNNER_PACKAGE__", json.dumps(RUNNER_PACKAGES[runner])).replace(
+        "__EXIT__", str(LAUNCH_REFUSED_EXIT))
+
 
 #: the harness's ``--testRunner`` module per jest runner (:func:`..harness.jest_runner`)
 RUNNERS: Final[dict[str, str]] = {"circus": RUNNER_JS, "jasmine2": JASMINE2_RUNNER_JS}

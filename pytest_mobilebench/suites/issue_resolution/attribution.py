@@ -4,24 +4,26 @@
   (``test_patch_conflict``), recorded in the evidence and read back by :mod:`.judge`.
 * :func:`attribute_exhaustion`: memory, disk or processes ran out under the candidate; the reference fix runs
   under the same limits on the same runtime, once per instance, kind and process.
-* :func:`jest_harness_for`: the harnessed jest run of a plan (:mod:`pytest_mobilebench.frameworks.react_native.harness`).
+* :func:`jest_harness_for`: the harnessed jest run of a plan (:mod:`pytest_mobilebench.frameworks.react_native.harness`);
+  :func:`run_harnessed` runs it and writes its evidence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.frameworks import canaries
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
-from pytest_mobilebench.report.files import atomic_write_json
-from pytest_mobilebench.runtime.base import InfraError, Workspace
+from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.runtime.base import InfraError, RunResult, Workspace
 from pytest_mobilebench.states import InfraKind, Reason
 from pytest_mobilebench.suites.base import EvalContext
 
 __all__ = ["CANDIDATE_FAILURE", "RESOURCE_KINDS", "CandidateFailure", "apply_failure_detail", "attribute_exhaustion",
-           "canary_for", "harness_probes", "jest_harness_for"]
+           "canary_for", "harness_probes", "jest_harness_for", "run_harnessed"]
 
 #: the evidence file of a counted failure the run itself shows (``{"reason", "detail"}``), read by :mod:`.judge`
 CANDIDATE_FAILURE = "candidate_failure.json"
@@ -81,15 +83,9 @@ def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.J
     runner's package not installed at the root; the run goes unharnessed, as documented)."""
     if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
         return None
-    paths = jest_harness.command_paths(plan.command) or []
-    # the runner probes and the command's test files at the same moment: one read (one listing per folder)
-    both = ws.read_files(list(dict.fromkeys([*jest_harness.RUNNER_PROBES, *paths])))
-    probes = {k: v for k, v in both.items() if k in jest_harness.RUNNER_PROBES}
+    probes = ws.read_files(list(jest_harness.RUNNER_PROBES))
     runner = jest_harness.jest_runner({**probes, **ws.read_files(jest_harness.preset_probes(probes))})
-    if runner is None:
-        return None
-    tests = {k: v for k, v in both.items() if k in paths}
-    return jest_harness.prepare(plan.command, tests, runner=runner, root=str(getattr(ws, "root", "/testbed")))
+    return None if runner is None else jest_harness.prepare(plan.command, runner=runner)
 
 
 def attribute_exhaustion(
@@ -129,3 +125,25 @@ def attribute_exhaustion(
     detail = (f"{exc.kind} under the candidate ({exc}); the reference fix ran under the same limits on the "
               "same runtime without exhausting them (evidence: *.reference*)")  # fmt: skip
     atomic_write_json(ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": Reason.RESOURCE_EXHAUSTED.value, "detail": detail})
+
+
+def run_harnessed(
+    ws: Workspace, harness: jest_harness.JestHarness, evidence: Path, *, tag: str, timeout_s: float
+) -> tuple[RunResult, str | None]:
+    """Run ``harness.command`` with its result channel; ``(run, why the harness's launcher did not start jest)``.
+
+    Writes ``harness<tag>.json`` (:meth:`~.harness.JestHarness.to_dict`), ``channel<tag>.jsonl`` and
+    ``harness_status<tag>.json`` (the launcher's status line, empty when it wrote none) to ``evidence``. The
+    second element (None when it did) is one sentence of :func:`.harness.launch_problems` of the status: the
+    harness failed before any code of the project ran (``runner_harness_failed``), never the candidate.
+
+    Raises:
+        InfraError: as the workspace's ``run_with_channel``.
+    """
+    atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
+    run, channel, status = ws.run_with_channel(  # type: ignore[attr-defined]
+        harness.command, files=harness.files, key=harness.key, timeout_s=timeout_s)
+    atomic_write_text(evidence / f"channel{tag}.jsonl", channel.decode("ascii", "replace"))
+    atomic_write_text(evidence / f"harness_status{tag}.json", (status or b"").decode("utf-8", "replace"))
+    refused = jest_harness.launch_problems(status)
+    return run, f"the harness did not start jest with its result channel: {'; '.join(refused)}" if refused else None

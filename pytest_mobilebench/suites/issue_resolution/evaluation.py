@@ -57,6 +57,7 @@ from pytest_mobilebench.suites.issue_resolution.attribution import (
     canary_for,
     harness_probes,
     jest_harness_for,
+    run_harnessed,
 )
 from pytest_mobilebench.suites.issue_resolution.judge import (
     base_status,
@@ -397,10 +398,9 @@ class IssueResolutionEvaluator:
             atomic_write_json(evidence / f"canary{tag}.json", planted[0].to_dict())
         ctx.progress(f"{instance.instance_id}: running the tests{tag and f' ({tag[1:]})'}; command: {command}")
         _write(evidence, f"commands{tag}.txt", command + "\n")
-        if harness is not None:  # canaries, harness runner, keyed channel (frameworks.react_native.harness)
-            atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
-            run, channel = ws.run_with_channel(command, files=harness.files, key=harness.key, timeout_s=timeout)  # type: ignore[attr-defined]
-            atomic_write_text(evidence / f"channel{tag}.jsonl", channel.decode("ascii", "replace"))
+        refused: str | None = None
+        if harness is not None:  # launcher, canaries, harness runner, keyed channel (frameworks.react_native.harness)
+            run, refused = run_harnessed(ws, harness, evidence, tag=tag, timeout_s=timeout)
         else:
             run = ws.run(command, timeout_s=timeout, network=False)
         _write(evidence, f"test_output{tag}.log", run.output)
@@ -408,6 +408,8 @@ class IssueResolutionEvaluator:
         limit = grading.time_limit_words(timeout, from_instance=bool(instance.timeout_s))
         atomic_write_json(evidence / f"run{tag}.json", {**run.to_dict(), "output": None, "plan": plan.to_dict(),
                                                          "root_dir": root_dir, "time_limit": limit})
+        if refused:  # the launcher's status, written before any code of the project ran: the harness's failure
+            raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, refused, log=run.output[-4000:])
         files = ws.read_files(plan.result_globs)
         for rel, data in files.items():
             write_under(evidence / f"results{tag}", rel, data)

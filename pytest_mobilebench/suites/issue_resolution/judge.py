@@ -192,6 +192,13 @@ def _harness_of(folder: Path) -> dict[str, Any] | None:
     return _json_of(folder / "harness.json")
 
 
+def _launch_refused(folder: Path) -> list[str]:
+    """:func:`.harness.launch_problems` of the run's launcher status; ``[]`` for evidence written before the
+    launcher existed (no ``harness_status.json``)."""
+    status = folder / "harness_status.json"
+    return jest_harness.launch_problems(status.read_bytes()) if status.is_file() else []
+
+
 def judge(instance: IssueInstance, folder: Path) -> Judgement:
     """Grade an evaluation from its evidence folder (see the module docstring); runs nothing.
 
@@ -231,7 +238,8 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
     tampered = cross_check_run(parser, run.get("exit_code"), parsed, output)
     violations += [f"report and runner disagree: {tampered}"] if tampered else []
     harness = _harness_of(folder)
-    if harness is not None and not run.get("timed_out"):  # a cut-off run proves nothing either way
+    refused = _launch_refused(folder) if harness is not None else []
+    if harness is not None and not run.get("timed_out") and not refused:  # a cut-off run proves nothing either way
         channel = (folder / "channel.jsonl").read_bytes() if (folder / "channel.jsonl").is_file() else b""
         found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
         violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
@@ -251,7 +259,9 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
         built=built,
         timed_out=bool(run.get("timed_out")),
         time_limit=str(run["time_limit"]) if run.get("time_limit") else None,
-        infra_error="oom_killed" if run.get("oom_killed") else None,
+        infra_error=(
+            "oom_killed" if run.get("oom_killed") else InfraKind.RUNNER_HARNESS_FAILED.value if refused else None
+        ),
         tests=parsed.tests,
         policy_violation="; ".join(violations) or None,
     )
