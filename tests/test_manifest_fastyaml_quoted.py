@@ -137,8 +137,10 @@ def test_a_fast_read_release_names_the_line_of_a_field_after_folded_patches(tmp_
     "a:\n- b: c\n   d: 'e\nf: !t g'\n", "a: b\n  c\n  - 'd\ne: !t f\ng: h'\n",
     # quoted scalars this does not follow (a quoted key, after an anchor or a tag, in a flow): all left to the checks
     '"a": "b\n  c"\n', 'a: &x "b\n  c: !t d"\n', 'a: ["b\n  c", !t d]\n', "a: {b: 'c\n  d'}\n",
-    # block scalars: an indentation indicator leaves the body to the checks, so no quote is followed
-    "a: |2\n   k: 'x\nb: !t y\nc: z'\n", "a: |\n  k: 'x\nb: !t y\nc: z'\n",
+    # block scalars: their bodies may hold what looks like quotes (then no quote is followed), and a quoted
+    # scalar may hold what looks like a block scalar header
+    "a: |2\n   k: 'x\nb: !t y\nc: z'\n", "a: |\n  k: 'x\nb: !t y\nc: z'\n", "a:  |\n  k: 'x\nb: !t y\nc: z'\n",
+    'a: "x: |\n    y"\nb: !t c\nd: "\n  e"\n', "a: |\n  text\nb: \"c\n  d\"\n", "- |\n  x\n- 'y'\n",
     # comments and blank lines between
     "a: b\n\n  # c\n  - 'd\ne: !t f\ng: h'\n", "a: 'b'\n\n\nc: \"d\n\n  e\"\n",
 ])

@@ -19,9 +19,10 @@ on a known set of plain scalars and constructs:
 
 1. The text (:func:`_risky_text`): no character PyYAML's reader refuses or reads as a line break other than
    ``\n`` (``\r\n`` is read as ``\n`` by both), no tab, a final line break, no block scalar that only blank
-   lines follow at the end. Then, the bodies of block scalars emptied (their text is never a node), and the text
-   of the quoted scalars that surely start their line's node (PyYAML's ``key: "..."`` and ``- '...'``, folded
-   over lines: :func:`_blank_quoted`): no directive or document marker; no tag, anchor, alias, reserved
+   lines follow at the end. Then, the text of the quoted scalars that surely start their line's node emptied
+   when the file holds no block scalar (PyYAML's ``key: "..."`` and ``- '...'``, folded over lines:
+   :func:`_blank_quoted`), else the bodies of block scalars (their text is never a node either): no directive
+   or document marker; no tag, anchor, alias, reserved
    indicator, complex or empty key, or block scalar indicator where a node may begin; flow collections opened
    and closed on their line, with none of the colon forms libyaml reads otherwise (``"k":v`` types ``v`` for
    libyaml only); no 64 blanks nor 8 compact entries in a row (nesting, see :data:`_WIDE_INDENT`). Escapes are
@@ -47,8 +48,9 @@ Lines. Items need the line of each entry of a top-level sequence (``instances``,
 line of a top-level key: both are read off the text (a top-level key starts a line; an entry is a ``-`` at the
 sequence's indentation) and checked against the data (the keys found are the mapping's keys in order; as many
 entries as the sequence has, each mapping entry's line starting with its first key; a flow sequence alone on
-its key's line); when the check fails, :func:`fast_read` gives up. The line of a field inside an entry is asked only to word an error; it is read
-then, from libyaml's parse of the same text (:meth:`.yamlfile.YamlDocument.line_of`).
+its key's line), on the text as the checks leave it (quoted scalars and block bodies emptied, line for line);
+when the check fails, :func:`fast_read` gives up. The line of a field inside an entry is asked only to word an
+error; it is read then, from libyaml's parse of the same text (:meth:`.yamlfile.YamlDocument.line_of`).
 """
 
 from __future__ import annotations
@@ -141,39 +143,40 @@ def _multiline_flow(text: str) -> bool:
     return False
 
 
-def _blank_block_bodies(text: str) -> tuple[str, bool]:
+def _may_hold_block_scalar(text: str) -> bool:
+    """Whether ``text`` holds a ``|``, or a ``>`` after a key's colon or a block entry and a blank (every block
+    scalar header :func:`_blank_block_bodies` empties a body after)."""
+    return "|" in text or ": >" in text or "- >" in text
+
+
+def _blank_block_bodies(text: str) -> str:
     """``text`` with the lines of every block scalar's body emptied (its text is never a node, so the indicator
     checks need not see it: a problem statement's ``*``, ``>``, backticks and brackets). A body is what follows a
     header (``key: |``, ``- >-``) while lines are blank or indented as its first line that is not, when that is
     past the column of the key or entry that owns it (as YAML reads a body); a header with an indentation
     indicator is left as it is. A header that is not one (inside a plain scalar) cannot be written so: "|" and
-    ">" start no plain scalar. Returns the text and whether every header's body was emptied (none left to the
-    checks)."""
-    if "|" not in text and ": >" not in text and "- >" not in text:
-        return text, True
+    ">" start no plain scalar."""
+    if not _may_hold_block_scalar(text):
+        return text
     pieces: list[str] = []
-    at, complete = 0, True
+    at = 0
     for header in _BLOCK_HEADER_AT.finditer(text):
         if header.start() < at:
             continue  # inside a body already emptied
         line = _HEADER_LINE_START.match(text, text.rfind("\n", 0, header.start()) + 1, header.start())
         assert line is not None  # both groups may be empty
         if line.end() != header.start():
-            complete = False
             continue  # not "key: |" nor "- |" from the line's start: leave the lines to the checks
         lead, key = line.group(1), line.group(2)
         owner = len(lead) if key else len(lead.rstrip(" ")) - 1
         first = _FIRST_CONTENT.match(text, header.end())
-        if any(c.isdigit() for c in header.group(0)):
-            complete = False
-            continue  # a body indented as the header says (an indentation indicator): left to the checks
-        if first is None or len(first.group(1)) <= owner:
-            continue  # no body
+        if first is None or len(first.group(1)) <= owner or any(c.isdigit() for c in header.group(0)):
+            continue  # no body, or one indented as the header says (an indentation indicator): left to the checks
         body = re.compile(rf"(?:\n(?:[ ]*(?=\n)|[ ]{{{len(first.group(1))}}}[^\n]*))*").match(text, header.end())
         assert body is not None  # the pattern matches the empty string
         pieces += [text[at:header.end()], "\n" * body.group(0).count("\n")]
         at = body.end()
-    return "".join(pieces) + text[at:], complete
+    return "".join(pieces) + text[at:]
 
 
 # After a quoted scalar's closing quote: only blanks or a comment up to the line's end.
@@ -188,9 +191,10 @@ _LINE: Final = re.compile(r"([ ]*(?:-[ ]+)*)(?:([A-Za-z0-9_$][A-Za-z0-9_.$/-]*)[
 def _ends_a_node(text: str, line_start: int, indent: int, last_scalar_end: int) -> bool:
     """Whether the line at ``line_start`` (``indent`` blanks before its node) surely begins a new node: the last line
     before it that is not blank is the last line of a quoted scalar, a key or block entry holding nothing on its
-    line, a block scalar header (the bodies are emptied), a one-line flow collection without quotes or comments, or
-    a plain scalar of a key or an entry that ``indent`` is not past (so the line cannot continue it: libyaml
-    continues a plain scalar on lines indented past its mapping's or sequence's column). Anything else: False."""
+    line, a one-line flow collection without quotes or comments, or a plain scalar of a key or an entry that
+    ``indent`` is not past (so the line cannot continue it: libyaml continues a plain scalar on lines indented
+    past its mapping's or sequence's column). Anything else (a comment, a block scalar header, a line that may
+    continue a plain scalar ...): False."""
     end = line_start - 1
     while end > 0:
         start = text.rfind("\n", 0, end) + 1
@@ -206,24 +210,24 @@ def _ends_a_node(text: str, line_start: int, indent: int, last_scalar_end: int) 
     lead, key, rest = line.groups()
     if not rest:
         return key is not None or "-" in lead
-    if rest[0] in "|>":
-        return True
     if rest[0] in "[{":
         opened, closed = rest.count("[") + rest.count("{"), rest.count("]") + rest.count("}")
         return opened == closed and not any(c in rest for c in "\"'#")
-    if rest[0] in "\"'&*!%@`?:,]}#" or (key is None and "-" not in lead):
+    if rest[0] in "\"'&*!%@`?:,]}#|>" or (key is None and "-" not in lead):
         return False
     owner = len(lead) if key is not None else len(lead.rstrip(" ")) - 1
     return indent <= owner
 
 
 def _blank_quoted(text: str) -> str:
-    """``text`` (from a line break, block scalars' bodies emptied) with every quoted scalar that starts its line's
-    node (``key: "..."``, ``- '...'``) replaced by ``Q`` and its line breaks: its text is never a node, so the
-    indicator and flow checks need not see a patch's ``*``, ``@``, brackets and backticks. Each such scalar must
-    surely start a node (:func:`_ends_a_node`: never a plain scalar's next line) and end its line; a quote anywhere
-    else where a node may begin (after a line's indentation, an indicator or a flow indicator) is a quoted scalar
-    this does not follow: then ``text`` is returned as it is, every line left to the checks."""
+    """``text`` (from a line break) with every quoted scalar that starts its line's node (``key: "..."``,
+    ``- '...'``) replaced by ``Q`` and its line breaks: its text is never a node, so the indicator and flow checks
+    need not see a patch's ``*``, ``@``, brackets and backticks, and the lines stay where they were. Each such
+    scalar must surely start a node (:func:`_ends_a_node`: never a plain scalar's next line) and end its line; a
+    quote anywhere else where a node may begin (after a line's indentation, an indicator or a flow indicator) is
+    a quoted scalar this does not follow: then ``text`` itself is returned, every line left to the checks. The
+    caller keeps the result only when it holds no block scalar header (:func:`_may_hold_block_scalar`): a block
+    scalar's body is text that may look like quotes, and its header stands before any line this could misread."""
     pieces: list[str] = []
     at = last_end = 0
     found = _QUOTE.search(text)
@@ -237,10 +241,16 @@ def _blank_quoted(text: str) -> str:
                 return text
             found = _QUOTE.search(text, quote + 1)
             continue
-        end = _closing_quote(text, quote)
-        indent = len(lead.group(0)) - len(lead.group(0).lstrip(" "))
-        if end < 0 or not _LINE_END.match(text, end) or not _ends_a_node(text, line_start, indent, last_end):
+        end = text.find('"', quote + 1) + 1 if text[quote] == '"' else 0  # most often: no escaped quote
+        if end <= 0 or text[end - 2] == "\\":
+            end = _closing_quote(text, quote)
+        if end < 0 or (text[end] != "\n" and not _LINE_END.match(text, end)):
             return text
+        after_last = at and text.find("\n", at) == line_start - 1  # the line before ends the last quoted scalar
+        if not after_last:
+            indent = len(lead.group(0)) - len(lead.group(0).lstrip(" "))
+            if not _ends_a_node(text, line_start, indent, last_end):
+                return text
         pieces += [text[at:quote], "Q", "\n" * text.count("\n", quote, end)]
         at = last_end = end
         found = _QUOTE.search(text, at)
@@ -271,7 +281,8 @@ def _closing_quote(text: str, quote: int) -> int:
 
 
 def _risky_text(text: str) -> str | None:
-    """``text`` with its block scalars' bodies emptied (:func:`_blank_block_bodies`), or None when it holds a
+    """``text`` with its quoted scalars' text (:func:`_blank_quoted`) or block scalars' bodies
+    (:func:`_blank_block_bodies`) emptied, line for line, or None when it holds a
     construct yaml-rs may read otherwise than PyYAML (item 1 of the module docstring) or nests deep enough to
     overflow yaml-rs's stack (see :data:`_WIDE_INDENT`); mostly substring tests, an expression runs only when its
     indicator occurs. ``text`` has ``\n`` line breaks only (see :func:`fast_read`)."""
@@ -285,10 +296,12 @@ def _risky_text(text: str) -> str | None:
     tail = text.rstrip(" \n")
     if _BLOCK_HEADER.search(tail[tail.rfind("\n") + 1:]):
         return None
-    lines, complete = _blank_block_bodies(text)
-    lines = "\n" + lines
-    if complete and ('"' in lines or "'" in lines):
-        lines = _blank_quoted(lines)
+    lines = "\n" + text
+    quoted = _blank_quoted(lines) if '"' in text or "'" in text else lines
+    if quoted is lines or _may_hold_block_scalar(quoted):  # a block scalar's body may hold what looks like quotes
+        lines = "\n" + _blank_block_bodies(text)
+    else:
+        lines = quoted
     if "\n%" in lines or "\n---" in lines or "\n..." in lines:
         return None
     if _WIDE_INDENT in lines or ("- -" in lines and _COMPACT_NESTING.search(lines)):
@@ -437,5 +450,5 @@ def fast_read(text: str) -> FastReading | None:
     data = _loads(text)
     if type(data) is not dict or not data or _risky_data(data, checked):
         return None
-    lines = _lines(text, data)
+    lines = _lines(checked, data)  # line for line the text, quoted scalars and block scalars' bodies emptied
     return None if lines is None else (data, *lines)
