@@ -381,8 +381,8 @@ class InstanceItem(pytest.Item):
         except PredictionsError as exc:  # --predictions=live for a suite that cannot run live
             pytest.fail(str(exc), pytrace=False)
         from pytest_mobilebench.agents.records import PREDICTION_FILE
-        from pytest_mobilebench.cache import result_key, result_path
-        from pytest_mobilebench.report.files import atomic_write_json, read_json
+        from pytest_mobilebench.cache import CacheRead, EntryOwner, cache_entry, read_cached, result_key, result_path
+        from pytest_mobilebench.report.files import atomic_write_json
         from pytest_mobilebench.report.runs import is_disk_full
 
         suite = state.suites[self.record.suite]
@@ -390,9 +390,10 @@ class InstanceItem(pytest.Item):
         key = result_key(suite, self.record, self.model, prediction, options,
                          runtime_options=state.providers.keyed_for(suite.fixtures) if state.providers else ())
         cache_file = result_path(state.reports_dir, key)
-        cached = None if options["mb_rerun"] else read_json(cache_file)
-        if cached is not None:
-            result = {**cached, "cached": True}
+        owner = EntryOwner(key, self.record.instance_id, self.record.suite, self.model, self.trial)
+        read = CacheRead(None) if options["mb_rerun"] else read_cached(state.reports_dir, owner, suite)
+        if read.result is not None:
+            result = read.result
             try:
                 carry_prediction(state.reports_dir, key, state.reports_dir / state.run_id)
             except OSError as exc:  # a full disk: the verdict stands, its row unwritten; said at the end
@@ -424,11 +425,13 @@ class InstanceItem(pytest.Item):
                 atomic_write_json(evidence / "result.json", result)
                 if not result.get("retryable"):
                     keep_prediction(evidence, state.reports_dir, key)  # first: a cached verdict always has its row
-                    atomic_write_json(cache_file, result)
+                    atomic_write_json(cache_file, cache_entry(result))
             except OSError as exc:  # a full disk: the verdict stands, unsaved and uncached; said at the end
                 if not is_disk_full(exc):
                     raise
                 state.report_errors.append(f"the reports disk is full: {self.record.instance_id} was not saved ({exc})")
+            if read.dropped is not None:  # this run's note only: neither in result.json nor in the new entry
+                result["cache_dropped"] = read.dropped
         self.record_result(result)
 
     def record_result(self, result: dict[str, Any]) -> None:

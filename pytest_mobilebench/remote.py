@@ -27,6 +27,7 @@ from typing import Any, Final
 
 import pytest
 
+from pytest_mobilebench.cache import cache_entry, prediction_path, result_path
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 
 __all__ = ["MAX_EVIDENCE_BYTES", "RemoteWorkers", "pack_evidence", "unpack_evidence"]
@@ -137,5 +138,8 @@ class RemoteWorkers:
         result["evidence_dir"] = str(folder)
         atomic_write_json(folder / "result.json", result)
         key = str(result.get("cache_key") or "")
+        if key and result.get("cache_dropped"):  # the worker dropped its copy of a bad entry: so does the controller
+            for path in (result_path(reports_dir, key), prediction_path(reports_dir, key)):
+                path.unlink(missing_ok=True)
         if key and not result.get("retryable"):
-            atomic_write_json(reports_dir / "cache" / key[:2] / f"{key}.json", result)
+            atomic_write_json(result_path(reports_dir, key), cache_entry(result))

@@ -66,7 +66,7 @@ def _assert_agrees(text: str) -> bool:
     "a: !!binary aGVsbG8=\n", "a: &x 1\nb: *x\n", "{a: 1}: x\n", "a: {x, {b: c}}\n", "- : x\n", "a: [x:]\n",
     "a: [:+5]\n", "a: {f:?0}\n", "a: {?b: c}\n", "a: {b: ?c}\n", "a: {f:,}\n", "a: {id: >x}\n", "a: [b,\nc]\n", "a: b\u2028c\n",
     "a: b\x85c\n", "\ufeffa: b\n", "a: |\n", "a: |1\n\n", "k: |+\n  - x\n  text", "a: b",
-    'a: "\\ud800"\n', 'a: "\\x41"\n', 'a: "\\N"\n',
+    'a: "\\ud800"\n', 'a: "\\q"\n', "a: b\n  - 'c\nd: !t e\nf: g'\n", "- a\n  - \"c\nd: &x e\nf: g\"\n",
     # a quoted key's colon with the value right after it: libyaml types the value, yaml-rs does not
     'a: {"b":yes}\n', "a: {'b':on}\n", 'a: ["b":yes]\n', 'a: {"x" :yes}\n', 'a: {"b":017}\n', 'a: {"b":12:30}\n',
     # keys libyaml's duplicate check compares as text (yaml-rs keeps both)
@@ -95,6 +95,7 @@ def test_texts_both_read_alike_are_read_fast_and_exactly(text: str) -> None:
     "instances:\n  - id: a\n    problem_statement: >-\n      a > b * c\n      `x`\n    n: 1\n",
     "a: caf\u00e9 \u00a0 \u3000 \u4e2d\u6587 \U0001f600\n",  # NBSP, CJK, emoji: printable for PyYAML
     'a: "C:\\\\Users"\n',  # an escaped backslash
+    'a: "\\x41\\N\\u00e9\\U0001F600\\e\\0\\ b\\\n  \\ c"\n',  # escapes PyYAML writes
 ])
 def test_common_real_world_texts_are_read_fast(text: str) -> None:
     assert _assert_agrees(text)

@@ -19,12 +19,16 @@ on a known set of plain scalars and constructs:
 
 1. The text (:func:`_risky_text`): no character PyYAML's reader refuses or reads as a line break other than
    ``\n`` (``\r\n`` is read as ``\n`` by both), no tab, a final line break, no block scalar that only blank
-   lines follow at the end. Then, the bodies of block scalars emptied (their text is never a node): no
-   directive or document marker; no tag, anchor, alias, reserved indicator, complex or empty key, or block
-   scalar indicator where a node may begin; flow collections opened and closed on their line, with none of the
-   colon forms libyaml reads otherwise (``"k":v`` types ``v`` for libyaml only); no escape beyond ``\\``,
-   ``\"``, ``\n``, ``\t`` and ``\/``; no 64 blanks nor 8 compact entries in a row (nesting, see
-   :data:`_WIDE_INDENT`).
+   lines follow at the end. Then, the text of the quoted scalars that surely start their line's node emptied
+   when the file holds no block scalar (PyYAML's ``key: "..."`` and ``- '...'``, folded over lines:
+   :func:`_blank_quoted`), else the bodies of block scalars (their text is never a node either): no directive
+   or document marker; no tag, anchor, alias, reserved
+   indicator, complex or empty key, or block scalar indicator where a node may begin; flow collections opened
+   and closed on their line, with none of the colon forms libyaml reads otherwise (``"k":v`` types ``v`` for
+   libyaml only); no 64 blanks nor 8 compact entries in a row (nesting, see :data:`_WIDE_INDENT`). Escapes are
+   not checked: for every escape of the double-quoted style (those PyYAML writes, ``\xXX``, ``\uXXXX``,
+   ``\UXXXXXXXX``, an escaped blank or line break) and any other character after a backslash, yaml-rs reads what
+   libyaml reads or refuses the text (``tests/test_manifest_fastyaml_quoted.py`` checks every one).
 2. The data (:func:`_risky_data`): every key is a string (libyaml compares keys as text: ``1`` and ``"1"``
    collide there); every string yaml-rs built is looked up in PyYAML's own table of implicit types
    (``yaml.resolver.Resolver``): one that PyYAML would read as another type when written plain is accepted
@@ -44,8 +48,9 @@ Lines. Items need the line of each entry of a top-level sequence (``instances``,
 line of a top-level key: both are read off the text (a top-level key starts a line; an entry is a ``-`` at the
 sequence's indentation) and checked against the data (the keys found are the mapping's keys in order; as many
 entries as the sequence has, each mapping entry's line starting with its first key; a flow sequence alone on
-its key's line); when the check fails, :func:`fast_read` gives up. The line of a field inside an entry is asked only to word an error; it is read
-then, from libyaml's parse of the same text (:meth:`.yamlfile.YamlDocument.line_of`).
+its key's line), on the text as the checks leave it (quoted scalars and block bodies emptied, line for line);
+when the check fails, :func:`fast_read` gives up. The line of a field inside an entry is asked only to word an
+error; it is read then, from libyaml's parse of the same text (:meth:`.yamlfile.YamlDocument.line_of`).
 """
 
 from __future__ import annotations
@@ -93,9 +98,6 @@ _INDICATORS: Final = {
 # quoted key's colon with the value right after it (libyaml reads "k":yes as k: true, yaml-rs as "yes").
 _FLOW: Final = re.compile(r"[}\]][ ]*:(?:[ ]|$)|:[ ]*[,\]}]|:[?\[{]|[\"'][ ]*:(?![ ]|$)", re.MULTILINE)
 _FLOW_LINE: Final = re.compile(r"^.*[\[\]{}].*$", re.MULTILINE)
-# A backslash and what it escapes; anything but \\ \" \n \t \/ (unicode escapes, line separators, surrogates ...)
-# is refused.
-_ESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 # A block scalar header (with only blank lines after it at the end of the file yaml-rs keeps a line break).
 _BLOCK_HEADER: Final = re.compile(r"[|>][-+0-9]*[ ]*(?:#.*)?$")
 # A block scalar header after a key's or an entry's blank, ending its line (searched indicator first); then the
@@ -141,6 +143,12 @@ def _multiline_flow(text: str) -> bool:
     return False
 
 
+def _may_hold_block_scalar(text: str) -> bool:
+    """Whether ``text`` holds a ``|``, or a ``>`` after a key's colon or a block entry and a blank (every block
+    scalar header :func:`_blank_block_bodies` empties a body after)."""
+    return "|" in text or ": >" in text or "- >" in text
+
+
 def _blank_block_bodies(text: str) -> str:
     """``text`` with the lines of every block scalar's body emptied (its text is never a node, so the indicator
     checks need not see it: a problem statement's ``*``, ``>``, backticks and brackets). A body is what follows a
@@ -148,7 +156,7 @@ def _blank_block_bodies(text: str) -> str:
     past the column of the key or entry that owns it (as YAML reads a body); a header with an indentation
     indicator is left as it is. A header that is not one (inside a plain scalar) cannot be written so: "|" and
     ">" start no plain scalar."""
-    if "|" not in text and ": >" not in text and "- >" not in text:
+    if not _may_hold_block_scalar(text):
         return text
     pieces: list[str] = []
     at = 0
@@ -171,8 +179,110 @@ def _blank_block_bodies(text: str) -> str:
     return "".join(pieces) + text[at:]
 
 
+# After a quoted scalar's closing quote: only blanks or a comment up to the line's end.
+_LINE_END: Final = re.compile(r"[ ]*(?:#[^\n]*)?\n")
+_QUOTE: Final = re.compile(r"[\"']")
+# What stands before a quote that starts its line's node: indentation, block entries, a plain key and its colon.
+_OPENER: Final = re.compile(r"[ ]*(?:-[ ]+)*(?:[A-Za-z0-9_$][A-Za-z0-9_.$/-]*[ ]*:[ ]+)?")
+# A line as _OPENER reads it: its lead (indentation, block entries), the plain key if any, the rest.
+_LINE: Final = re.compile(r"([ ]*(?:-[ ]+)*)(?:([A-Za-z0-9_$][A-Za-z0-9_.$/-]*)[ ]*:(?:[ ]+|$))?(.*)")
+
+
+def _ends_a_node(text: str, line_start: int, indent: int, last_scalar_end: int) -> bool:
+    """Whether the line at ``line_start`` (``indent`` blanks before its node) surely begins a new node: the last line
+    before it that is not blank is the last line of a quoted scalar, a key or block entry holding nothing on its
+    line, a one-line flow collection without quotes or comments, or a plain scalar of a key or an entry that
+    ``indent`` is not past (so the line cannot continue it: libyaml continues a plain scalar on lines indented
+    past its mapping's or sequence's column). Anything else (a comment, a block scalar header, a line that may
+    continue a plain scalar ...): False."""
+    end = line_start - 1
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        if text[start:end].strip(" "):
+            break
+        end = start - 1
+    else:
+        return True  # the first line that is not blank
+    if last_scalar_end > start:
+        return True  # that line ends a quoted scalar, nothing but blanks or a comment after it
+    line = _LINE.match(text, start, end)
+    assert line is not None  # every group may be empty
+    lead, key, rest = line.groups()
+    if not rest:
+        return key is not None or "-" in lead
+    if rest[0] in "[{":
+        opened, closed = rest.count("[") + rest.count("{"), rest.count("]") + rest.count("}")
+        return opened == closed and not any(c in rest for c in "\"'#")
+    if rest[0] in "\"'&*!%@`?:,]}#|>" or (key is None and "-" not in lead):
+        return False
+    owner = len(lead) if key is not None else len(lead.rstrip(" ")) - 1
+    return indent <= owner
+
+
+def _blank_quoted(text: str) -> str:
+    """``text`` (from a line break) with every quoted scalar that starts its line's node (``key: "..."``,
+    ``- '...'``) replaced by ``Q`` and its line breaks: its text is never a node, so the indicator and flow checks
+    need not see a patch's ``*``, ``@``, brackets and backticks, and the lines stay where they were. Each such
+    scalar must surely start a node (:func:`_ends_a_node`: never a plain scalar's next line) and end its line; a
+    quote anywhere else where a node may begin (after a line's indentation, an indicator or a flow indicator) is
+    a quoted scalar this does not follow: then ``text`` itself is returned, every line left to the checks. The
+    caller keeps the result only when it holds no block scalar header (:func:`_may_hold_block_scalar`): a block
+    scalar's body is text that may look like quotes, and its header stands before any line this could misread."""
+    pieces: list[str] = []
+    at = last_end = 0
+    found = _QUOTE.search(text)
+    while found is not None:
+        quote = found.start()
+        line_start = text.rfind("\n", 0, quote) + 1
+        lead = _OPENER.fullmatch(text, line_start, quote)
+        if lead is None:
+            head = text[line_start:quote].rstrip(" ")
+            if not head or head[-1] in "-?:,[{":
+                return text
+            found = _QUOTE.search(text, quote + 1)
+            continue
+        end = text.find('"', quote + 1) + 1 if text[quote] == '"' else 0  # most often: no escaped quote
+        if end <= 0 or text[end - 2] == "\\":
+            end = _closing_quote(text, quote)
+        if end < 0 or (text[end] != "\n" and not _LINE_END.match(text, end)):
+            return text
+        after_last = at and text.find("\n", at) == line_start - 1  # the line before ends the last quoted scalar
+        if not after_last:
+            indent = len(lead.group(0)) - len(lead.group(0).lstrip(" "))
+            if not _ends_a_node(text, line_start, indent, last_end):
+                return text
+        pieces += [text[at:quote], "Q", "\n" * text.count("\n", quote, end)]
+        at = last_end = end
+        found = _QUOTE.search(text, at)
+    return "".join(pieces) + text[at:]
+
+
+def _closing_quote(text: str, quote: int) -> int:
+    """The offset after the quote closing the quoted scalar opened at ``quote``, or -1 when none does: in a
+    double-quoted scalar the first ``"`` after an even run of backslashes (a backslash escapes the next character,
+    a line break too), in a single-quoted one the first ``'`` not doubled."""
+    mark = text[quote]
+    at = quote + 1
+    while True:
+        at = text.find(mark, at)
+        if at < 0:
+            return -1
+        if mark == "'":
+            if text.startswith("'", at + 1):
+                at += 2
+                continue
+            return at + 1
+        run = at
+        while text[run - 1] == "\\":
+            run -= 1
+        if (at - run) % 2 == 0:
+            return at + 1
+        at += 1
+
+
 def _risky_text(text: str) -> str | None:
-    """``text`` with its block scalars' bodies emptied (:func:`_blank_block_bodies`), or None when it holds a
+    """``text`` with its quoted scalars' text (:func:`_blank_quoted`) or block scalars' bodies
+    (:func:`_blank_block_bodies`) emptied, line for line, or None when it holds a
     construct yaml-rs may read otherwise than PyYAML (item 1 of the module docstring) or nests deep enough to
     overflow yaml-rs's stack (see :data:`_WIDE_INDENT`); mostly substring tests, an expression runs only when its
     indicator occurs. ``text`` has ``\n`` line breaks only (see :func:`fast_read`)."""
@@ -186,7 +296,12 @@ def _risky_text(text: str) -> str | None:
     tail = text.rstrip(" \n")
     if _BLOCK_HEADER.search(tail[tail.rfind("\n") + 1:]):
         return None
-    lines = "\n" + _blank_block_bodies(text)
+    lines = "\n" + text
+    quoted = _blank_quoted(lines) if '"' in text or "'" in text else lines
+    if quoted is lines or _may_hold_block_scalar(quoted):  # a block scalar's body may hold what looks like quotes
+        lines = "\n" + _blank_block_bodies(text)
+    else:
+        lines = quoted
     if "\n%" in lines or "\n---" in lines or "\n..." in lines:
         return None
     if _WIDE_INDENT in lines or ("- -" in lines and _COMPACT_NESTING.search(lines)):
@@ -194,8 +309,6 @@ def _risky_text(text: str) -> str | None:
     if any(c in lines and expression.search(lines) for c, expression in _INDICATORS.items()):
         return None
     if ("[" in lines or "{" in lines) and (_FLOW.search(lines) or _multiline_flow(lines)):
-        return None
-    if "\\" in lines and any(c not in "\\\"nt/" for c in _ESCAPE.findall(lines)):
         return None
     return lines[1:]
 
@@ -337,5 +450,5 @@ def fast_read(text: str) -> FastReading | None:
     data = _loads(text)
     if type(data) is not dict or not data or _risky_data(data, checked):
         return None
-    lines = _lines(text, data)
+    lines = _lines(checked, data)  # line for line the text, quoted scalars and block scalars' bodies emptied
     return None if lines is None else (data, *lines)

@@ -24,6 +24,8 @@ Shape (all plain JSON)::
       "unmatched_predictions": [str],       # predicted ids that match no selected instance
       "unmatched_suggestions": {id: str}    # for those, the closest selected instance id (a likely typo)
       "deselected_predictions": int,        # predicted ids of instances -k / -m deselected (not unmatched)
+      "cache_dropped": int,                 # result-cache entries that were not their item's result: removed,
+      "cache_dropped_entries": [{"instance_id", "model", "file", "why"}],  # the items evaluated again
     }
 
 The top-level counts pool every suite and every model (read ``by_model`` first when there are several);
@@ -51,8 +53,17 @@ if TYPE_CHECKING:
     from pytest_mobilebench.state import MobileBenchState
     from pytest_mobilebench.suites.base import Headline
 
-__all__ = ["build_summary", "headline", "make_summary", "model_report", "one_item_per_invalid_instance", "selected_by_model",
-           "suite_tables", "write_model_reports"]
+__all__ = [
+    "build_summary",
+    "dropped_entries",
+    "headline",
+    "make_summary",
+    "model_report",
+    "one_item_per_invalid_instance",
+    "selected_by_model",
+    "suite_tables",
+    "write_model_reports",
+]
 
 
 def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -143,7 +154,7 @@ def unfinished_instances(collected: Mapping[str, Sequence[str]], models: Sequenc
 def _instances(results: Sequence[Mapping[str, Any]], one_model: bool) -> dict[str, Any]:
     instances: dict[str, Any] = {}
     for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")), r.get("trial") or 0)):
-        key = str(r["instance_id"]) if one_model else f"{r['instance_id']}@{r.get('model_name_or_path')}"
+        key = str(r.get("instance_id")) if one_model else f"{r.get('instance_id')}@{r.get('model_name_or_path')}"
         key += f"[t{r['trial']}]" if isinstance(r.get("trial"), int) else ""  # one of K trials (--mb-trials)
         entry = {k: v for k, v in r.items() if k not in ("properties",)}
         for name, value in r.get("properties", {}).items():
@@ -219,6 +230,7 @@ def build_summary(
         "unmatched_predictions": sorted(unmatched_predictions),
         "unmatched_suggestions": dict(sorted(suggestions.items())),
         "deselected_predictions": deselected_predictions,
+        **dropped_entries(results),
     }
 
 
@@ -238,6 +250,16 @@ def one_item_per_invalid_instance(
             extra.add(nodeid)
         seen.add(tuple(key))  # type: ignore[arg-type]
     return ({n: v for n, v in collected.items() if n not in extra}, {n: v for n, v in invalid.items() if n not in extra})
+
+
+def dropped_entries(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"cache_dropped": int, "cache_dropped_entries": [{"instance_id", "model", "file", "why"}]}``: the results
+    whose cache entry was not their item's result (their ``cache_dropped``: ``{"file", "why"}``, from
+    :func:`pytest_mobilebench.cache.read_cached`) and were evaluated again."""
+    entries = [{"instance_id": str(r.get("instance_id")), "model": str(r.get("model_name_or_path")),
+                "file": str(r["cache_dropped"].get("file")), "why": str(r["cache_dropped"].get("why"))}
+               for r in results if isinstance(r.get("cache_dropped"), Mapping)]
+    return {"cache_dropped": len(entries), "cache_dropped_entries": entries}
 
 
 def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = None) -> dict[str, Any]:

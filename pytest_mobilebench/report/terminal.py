@@ -15,7 +15,7 @@ from typing import Any
 from pytest_mobilebench.report.headline import figure_kind
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["NAME_CAP", "figure_text", "fmt_rate", "headline_lines", "nothing_selected_line", "printable", "regrade_lines", "suite_lines"]
+__all__ = ["NAME_CAP", "cache_lines", "figure_text", "fmt_rate", "headline_lines", "nothing_selected_line", "printable", "regrade_lines", "suite_lines"]
 
 #: C0 / C1 control characters and DEL, which includes ESC (ANSI sequences), CR (overprinting) and BS, and the
 #: bidirectional overrides and isolates (text shown in another order than it is)
@@ -119,6 +119,21 @@ def regrade_lines(summary: Mapping[str, Any], cap: int = 10) -> list[str]:
     return lines
 
 
+def cache_lines(summary: Mapping[str, Any], cap: int = 10) -> list[str]:
+    """The result-cache entries this run did not use because they were not their item's result (removed, the
+    items evaluated again): a count line, then up to ``cap`` items with why. [] when there were none."""
+    dropped = list(summary.get("cache_dropped_entries") or [])
+    if not dropped:
+        return []
+    entries = "1 entry" if len(dropped) == 1 else f"{len(dropped)} entries"
+    lines = [f"result cache: {entries} not the result of its item: removed, evaluated again"]
+    lines += [f"  {printable(d.get('instance_id'))} [{printable(d.get('model'))}]: {printable(d.get('why'))}"
+              for d in dropped[:cap]]
+    if len(dropped) > cap:
+        lines.append(f"  ... and {len(dropped) - cap} more (summary.json: cache_dropped_entries)")
+    return lines
+
+
 def nothing_selected_line(summary_path: Path, reports_dir: Path) -> str:
     """What a run that selected no benchmark item (exit 5) left on disk, naming only files that exist."""
     if summary_path.is_file():
@@ -136,6 +151,7 @@ def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_p
     for name, block in summary.get("headlines", {}).items():
         lines.extend(suite_lines(name, block))
     lines.extend(regrade_lines(summary))
+    lines.extend(cache_lines(summary))
     if summary.get("interrupted"):
         lines.append("the run was interrupted: items not run are counted in 'not run' (re-run to resume)")
     budget = summary.get("run_budget") or {}
