@@ -259,9 +259,27 @@ def _ci(block: Mapping[str, Any]) -> str:
     return shown if lo is None else f"{shown} [95% CI {float(lo):.3f}, {float(hi):.3f}]"
 
 
+def _flip(f: Mapping[str, Any]) -> str:
+    if isinstance(f.get("verdicts"), Mapping):
+        return f"{_e(f['instance_id'])}: " + ", ".join(f"{_e(t)} {_e(r)}" for t, r in sorted(f["verdicts"].items()))
+    return f"{_e(f['instance_id'])}: {_e(f.get('passes'))}/{_e(f.get('trials'))} passed"
+
+
+def _pass_1(own: Mapping[str, Any]) -> str:
+    wilson = own["pass_1"].get("wilson95")
+    beside = "" if not wilson else f"; Wilson {float(wilson[0]):.3f}, {float(wilson[1]):.3f} over pooled trials"
+    variance = own.get("variance") or {}
+    shares = ("" if variance.get("share_tasks") is None else
+              f"<br>variance between instances {100 * float(variance['share_tasks']):.0f}%, between trials "
+              f"{100 * float(variance['share_trials']):.0f}%")
+    return (f"{_e(own['tasks'])} instances x {_e(own['trials'])} trials; pass@1 {_ci(own['pass_1'])} "
+            f"(hierarchical bootstrap{_e(beside)}){shares}")
+
+
 def trials_section(trials: Mapping[str, Any] | None) -> str:
-    """The "Trials" section (``--mb-trials``) of the suite table's ``trials`` (:mod:`pytest_mobilebench.suites.
-    issue_resolution.trials`): per model pass@1, pass^k for each k, the flips with each trial's verdict; "" without."""
+    """The "Trials" section (``--mb-trials``) of a suite's ``{model: trial table}`` (:mod:`pytest_mobilebench.report.
+    trials`): per model pass@1 (hierarchical bootstrap and Wilson intervals, the variance shares), pass@k and
+    pass^k for each k, the flips with each trial's verdict (or pass count); "" without."""
     if not isinstance(trials, Mapping) or not trials:
         return ""
     rows = []
@@ -269,10 +287,10 @@ def trials_section(trials: Mapping[str, Any] | None) -> str:
         if not own.get("tasks"):
             rows.append(f"<tr><td>{_e(model)}</td><td colspan=\"3\">no eligible trial ({_e(own.get('infra_trials'))} infra)</td></tr>")
             continue
-        hats = ", ".join(f"pass^{_e(k)} {_ci(v)}" for k, v in own["pass_hat_k"].items())
-        flips = _capped(own["flips"], LIST_CAP, lambda f: f"{_e(f['instance_id'])}: " + ", ".join(
-            f"{_e(t)} {_e(r)}" for t, r in sorted(f["verdicts"].items())))
-        rows.append(f"<tr><td>{_e(model)}</td><td>{_e(own['tasks'])} instances x {_e(own['trials'])} trials; "
-                    f"pass@1 {_ci(own['pass_1'])}</td><td>{hats}</td><td><ul class=\"ids\">{flips}</ul></td></tr>")
+        ats = [f"pass@{_e(k)} {_ci(v)}" for k, v in (own.get("pass_at_k") or {}).items()]
+        hats = "<br>".join(ats + [f"pass^{_e(k)} {_ci(v)}" for k, v in own["pass_hat_k"].items()])
+        flips = _capped(own.get("flips") or [], LIST_CAP, _flip)
+        rows.append(f"<tr><td>{_e(model)}</td><td>{_pass_1(own)}</td><td>{hats}</td>"
+                    f"<td><ul class=\"ids\">{flips}</ul></td></tr>")
     return ('<section class="trials"><h3>Trials</h3><table class="trials"><thead><tr><th>model</th><th>pass@1</th>'
-            f'<th>pass^k</th><th>flips</th></tr></thead><tbody>{"".join(rows)}</tbody></table></section>')
+            f'<th>pass@k, pass^k</th><th>flips</th></tr></thead><tbody>{"".join(rows)}</tbody></table></section>')

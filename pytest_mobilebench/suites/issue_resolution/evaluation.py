@@ -590,9 +590,9 @@ class IssueResolutionEvaluator:
             },
         }
         table["headline"] = headline(results)
-        from pytest_mobilebench.suites.issue_resolution.trials import trial_headline, trial_table
+        from pytest_mobilebench.report.trials import bootstrap_options, trial_headline, trial_table
 
-        if (trials := trial_table(results)) is not None:  # --mb-trials K: pass@1 over trials, pass^k, flips
+        if (trials := trial_table(results, **bootstrap_options(options))) is not None:  # --mb-trials K: pass@1 over trials, pass^k, flips
             table["trials"] = trials
             own = trial_headline(next(iter(trials.values()))) if len(trials) == 1 else None
             if own is not None and all(isinstance(r.get("trial"), int) for r in results):
