@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +19,8 @@ from pytest_mobilebench.report.terminal import headline_lines, trial_lines
 from pytest_mobilebench.report.trials import bootstrap_options, suite_trials
 from pytest_mobilebench.stats.trials import (hierarchical_bootstrap, pass_at_k, pass_hat_k, task_bootstrap,
                                              trial_summary, variance_shares)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @given(st.integers(1, 8).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))))
@@ -146,3 +149,14 @@ def test_results_without_trial_add_no_trial_table() -> None:
     tables, _ = suite_tables(rows, {"device_repair": _NoTrialsSuite()})
     assert "trials" not in tables["device_repair"] and trial_lines({"suite_tables": tables}) == []
     assert math.isclose(trial_summary({"a": [True]})["pass_1"]["value"], 1.0)
+
+
+@pytest.mark.parametrize("manifest", ["device_repair/mobilebench__calc.yaml", "app_generation/tabs_demo.yaml"])
+def test_live_trials_are_one_item_each_in_device_repair_and_app_generation(pytester: pytest.Pytester,
+                                                                           manifest: str) -> None:
+    path = str(ROOT / "cases" / manifest)
+    common = ("--predictions=live", "--mb-agent-base-url=http://127.0.0.1:9/v1", "--mb-agent-model=m", "--collect-only",
+              "-q", "-p", "no:cacheprovider")
+    single = [x.split("::")[-1] for x in pytester.runpytest(path, *common).outlines if "::" in x]
+    trials = [x.split("::")[-1] for x in pytester.runpytest(path, *common, "--mb-trials=2").outlines if "::" in x]
+    assert single and trials == [f"{name}[t{t}]" for name in single for t in (1, 2)]
