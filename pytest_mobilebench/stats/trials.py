@@ -23,8 +23,8 @@ import numpy as np
 
 from pytest_mobilebench.metrics import _check_k_of_n, wilson_interval
 
-__all__ = ["DEFAULT_RESAMPLES", "hierarchical_bootstrap", "pass_at_k", "pass_hat_k", "task_bootstrap", "trial_summary",
-           "variance_shares"]
+__all__ = ["DEFAULT_RESAMPLES", "hierarchical_bootstrap", "pass_at_k", "pass_hat_k", "resampled_means", "task_bootstrap",
+           "trial_summary", "variance_shares"]
 
 #: bootstrap resamples unless ``--mb-bootstrap-resamples`` says otherwise
 DEFAULT_RESAMPLES = 1000
@@ -102,16 +102,21 @@ def hierarchical_bootstrap(outcomes: Sequence[Sequence[bool]], *, resamples: int
         return (0.0, 1.0)
     if any(len(o) == 0 for o in outcomes):
         raise ValueError("a task without trials")
-    values, counts = _padded(outcomes)
     rng = np.random.default_rng(seed)
-    tasks = len(outcomes)
-    drawn = rng.integers(0, tasks, size=(resamples, tasks))  # stage 1: tasks
+    drawn = rng.integers(0, len(outcomes), size=(resamples, len(outcomes)))  # stage 1: tasks
+    return _percentile(resampled_means(outcomes, drawn, rng), level)
+
+
+def resampled_means(outcomes: Sequence[Sequence[bool]], drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Stage 2 of :func:`hierarchical_bootstrap`: for each row of ``drawn`` (task indices, resamples x tasks), the
+    mean over the drawn tasks of each one's trials resampled with replacement; shape ``(resamples,)``."""
+    values, counts = _padded(outcomes)
     n = counts[drawn]  # (resamples, tasks): each drawn task's trial count
     width = values.shape[1]
-    picks = np.floor(rng.random((resamples, tasks, width)) * n[..., None]).astype(np.int64)  # stage 2: trials
+    picks = np.floor(rng.random((*drawn.shape, width)) * n[..., None]).astype(np.int64)
     used = np.arange(width)[None, None, :] < n[..., None]
     sums = (values[drawn[..., None], picks] * used).sum(axis=2)
-    return _percentile((sums / n).mean(axis=1), level)
+    return (sums / n).mean(axis=1)
 
 
 def task_bootstrap(values: Sequence[float], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,

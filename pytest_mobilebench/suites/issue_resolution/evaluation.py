@@ -616,7 +616,7 @@ class IssueResolutionEvaluator:
         if len(models) > 1:
             from pytest_mobilebench.compare import compare_results
 
-            table["model_comparison"] = compare_results(results)  # paired, exact McNemar (docs/datasets.md)
+            table["model_comparison"] = compare_results(results, **bootstrap_options(options))  # paired, exact McNemar (docs/datasets.md)
         if len(models) > 1:  # the run page (plots.py) draws each model's strata side by side
             table["per_model"] = {m: self.summarize([r for r in results if str(r.get("model_name_or_path")) == m],
                                                     options=options) for m in models}
