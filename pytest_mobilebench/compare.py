@@ -17,7 +17,7 @@ trial of either model is left out of the pair and listed under ``excluded_infra`
 evaluation (unresolved), as in the summary.
 
 Where it appears: printed by the command (``--json OUT`` for the table, ``--html OUT`` for a self-contained
-page; ``--irt`` adds the item-response fit of :mod:`pytest_mobilebench.irt_report`), in a run's
+page; ``--irt`` adds the item-response fit of :mod:`pytest_mobilebench.report.irt`), in a run's
 ``summary.json`` (the issue-resolution table's ``model_comparison``) and on the run page
 (``reports/<run_id>/index.html``, "Model comparison" in each suite with two or more models). All of them are
 :func:`compare` over :func:`load_outcomes` (summary files) or :func:`compare_results` (one run's results).
@@ -36,7 +36,7 @@ from pytest_mobilebench.states import INFRA_REASONS
 from pytest_mobilebench.stats.paired import paired_bootstrap
 from pytest_mobilebench.stats.trials import DEFAULT_RESAMPLES
 
-__all__ = ["CompareError", "compare", "compare_pair", "compare_results", "load_outcomes", "render_text"]
+__all__ = ["CompareError", "compare", "compare_pair", "compare_results", "load_outcomes", "outcomes_of", "render_text"]
 
 _INFRA = frozenset(r.value for r in INFRA_REASONS)
 #: an instance's outcomes of one model: one per trial in trial order (one element for a single attempt); None an
@@ -89,6 +89,12 @@ def compare_results(results: Iterable[Mapping[str, Any]], *, resamples: int = DE
     ``retryable`` and, for one of K trials, ``trial``; a later result of the same (model, instance, trial)
     replaces an earlier one.
     """
+    return compare(outcomes_of(results), resamples=resamples, seed=seed)
+
+
+def outcomes_of(results: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, list[bool | None]]]:
+    """:func:`load_outcomes`'s shape from one run's results (a later result of the same (model, instance,
+    trial) replaces an earlier one)."""
     found: dict[tuple[str, str, int], bool | None] = {}
     for r in results:
         trial = r.get("trial") if isinstance(r.get("trial"), int) else 0
@@ -96,7 +102,7 @@ def compare_results(results: Iterable[Mapping[str, Any]], *, resamples: int = DE
     outcomes: dict[str, dict[str, list[bool | None]]] = {}
     for (model, iid, _trial), value in sorted(found.items(), key=lambda kv: kv[0]):
         outcomes.setdefault(model, {}).setdefault(iid, []).append(value)
-    return compare(outcomes, resamples=resamples, seed=seed)
+    return outcomes
 
 
 def _instances(path: Path) -> Mapping[str, Mapping[str, Any]]:

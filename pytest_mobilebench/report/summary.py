@@ -73,7 +73,8 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def _table(suite: Any, rows: Sequence[Mapping[str, Any]], options: Mapping[str, Any] | None) -> Any:
     """The suite's ``summarize``; with trial rows (``--mb-trials``, a predictions file's ``trial``) and no
-    ``trials`` of its own, the generic :func:`pytest_mobilebench.report.trials.trial_table` is added."""
+    ``trials`` of its own, the generic :func:`pytest_mobilebench.report.trials.trial_table` is added; with three
+    or more models, ``irt`` (:func:`pytest_mobilebench.report.irt.irt_table`: difficulty and ability)."""
     try:
         table = suite.summarize(rows, options=options)
     except Exception as exc:  # noqa: BLE001 - a table must never cost the summary itself
@@ -86,6 +87,13 @@ def _table(suite: Any, rows: Sequence[Mapping[str, Any]], options: Mapping[str, 
                 table["trials"] = trials
         except Exception as exc:  # noqa: BLE001 - nor the trials the suite's table
             table["trials"] = {"error": f"{type(exc).__name__}: {exc}"}
+    if isinstance(table, dict) and len({str(r.get("model_name_or_path")) for r in rows}) >= 3:
+        from pytest_mobilebench.report.irt import irt_table
+
+        try:
+            table["irt"] = irt_table(rows)
+        except Exception as exc:  # noqa: BLE001 - nor the fit
+            table["irt"] = {"error": f"{type(exc).__name__}: {exc}"}
     return table
 
 
