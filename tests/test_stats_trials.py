@@ -160,3 +160,21 @@ def test_live_trials_are_one_item_each_in_device_repair_and_app_generation(pytes
     single = [x.split("::")[-1] for x in pytester.runpytest(path, *common).outlines if "::" in x]
     trials = [x.split("::")[-1] for x in pytester.runpytest(path, *common, "--mb-trials=2").outlines if "::" in x]
     assert single and trials == [f"{name}[t{t}]" for name in single for t in (1, 2)]
+
+
+def test_junit_carries_each_suites_trial_figures_planner_included() -> None:
+    from pytest_mobilebench.report.junit import junit_properties
+
+    rows = _rows()
+    tables, per_model = suite_tables(rows, {"device_repair": _NoTrialsSuite()})
+    summary = build_summary(rows, run_id="r", suite_tables=tables, model_tables=per_model)
+    props = dict(junit_properties(summary))
+    assert props["mobilebench.device_repair.m1.trials.pass_at_3"] == "0.666667"
+    assert props["mobilebench.device_repair.m1.trials.pass_1_wilson95_low"] == str(
+        tables["device_repair"]["trials"]["m1"]["pass_1"]["wilson95"][0])
+    assert props["mobilebench.device_repair.m1.trials.flips"] == "b"
+    planner = {"by_model": {"m": {"trials": trial_summary({"t": [True, False]}, resamples=20)}}}
+    summary["suite_tables"]["planner"] = planner
+    summary["headlines"]["planner"] = summary["headlines"]["device_repair"]
+    props = dict(junit_properties(summary))
+    assert props["mobilebench.planner.m.trials.infra_trials"] == "0" and props["mobilebench.planner.m.trials.flips"] == "t"
