@@ -63,17 +63,26 @@ def load_outcomes(paths: Iterable[Path]) -> dict[str, dict[str, list[bool | None
             iid, model = entry.get("instance_id"), entry.get("model_name_or_path")
             if not isinstance(iid, str) or not isinstance(model, str):
                 raise CompareError(f"{path}: instance {key!r}: missing 'instance_id' or 'model_name_or_path'")
-            trial = entry.get("trial") if isinstance(entry.get("trial"), int) else 0
-            value, at = _outcome(entry), (iid, model, trial)
-            if at in seen_in and found[at] != value:
-                of = f" trial {trial}" if trial else ""
-                raise CompareError(f"{path}: instance {iid!r}{of} of model {model!r} is {value} here and {found[at]} "
-                                   f"in {seen_in[at]}")
-            found[at], seen_in[at] = value, str(path)
+            for trial, value in _trials_of(entry):
+                at = (iid, model, trial)
+                if at in seen_in and found[at] != value:
+                    of = f" trial {trial}" if trial else ""
+                    raise CompareError(f"{path}: instance {iid!r}{of} of model {model!r} is {value} here and "
+                                       f"{found[at]} in {seen_in[at]}")
+                found[at], seen_in[at] = value, str(path)
     outcomes: dict[str, dict[str, list[bool | None]]] = {}
     for (iid, model, _trial), value in sorted(found.items(), key=lambda kv: kv[0]):
         outcomes.setdefault(model, {}).setdefault(iid, []).append(value)
     return outcomes
+
+
+def _trials_of(result: Mapping[str, Any]) -> list[tuple[int, bool | None]]:
+    """``[(trial, outcome)]`` of one result: its ``trial`` (one item per trial; 0 for a single attempt), or the K
+    runs of one item (``trial_outcomes``, the planner's ``--mb-trials``) as trials 1..K."""
+    runs = result.get("trial_outcomes")
+    if isinstance(runs, list) and len(runs) > 1 and _outcome(result) is not None:
+        return [(k, bool(x)) for k, x in enumerate(runs, 1)]
+    return [(result.get("trial") if isinstance(result.get("trial"), int) else 0, _outcome(result))]
 
 
 def _outcome(result: Mapping[str, Any]) -> bool | None:
@@ -97,8 +106,8 @@ def outcomes_of(results: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, lis
     trial) replaces an earlier one)."""
     found: dict[tuple[str, str, int], bool | None] = {}
     for r in results:
-        trial = r.get("trial") if isinstance(r.get("trial"), int) else 0
-        found[(str(r.get("model_name_or_path")), str(r.get("instance_id")), trial)] = _outcome(r)
+        for trial, value in _trials_of(r):
+            found[(str(r.get("model_name_or_path")), str(r.get("instance_id")), trial)] = value
     outcomes: dict[str, dict[str, list[bool | None]]] = {}
     for (model, iid, _trial), value in sorted(found.items(), key=lambda kv: kv[0]):
         outcomes.setdefault(model, {}).setdefault(iid, []).append(value)

@@ -151,3 +151,23 @@ def test_a_paired_bootstrap_of_two_equal_models_covers_zero_at_its_nominal_rate(
     assert 0.92 <= held / 200 <= 1.0, held / 200
     with pytest.raises(ValueError, match="pairs must match"):
         paired_bootstrap([[True]], [])
+
+
+def test_k_runs_inside_one_item_are_trials_to_compare(tmp_path: Path) -> None:
+    """The planner's --mb-trials: one item holds K runs (``trial_outcomes``); its verdict is pass^K, the
+    comparison uses every run."""
+    from pytest_mobilebench.compare import compare_results
+
+    def entry(iid: str, model: str, runs: list[bool]) -> dict:
+        return {"instance_id": iid, "model_name_or_path": model, "passed": all(runs),
+                "reason": "passed" if all(runs) else "failed", "trial_outcomes": runs}
+
+    a = [entry(f"t{n}", "a", [True, False, True]) for n in range(20)]
+    b = [entry(f"t{n}", "b", [False, False, False]) for n in range(20)]
+    (pair,) = compare_results(a + b, resamples=200)["pairs"]
+    assert pair["trials"] is True and pair["paired_bootstrap"]["difference"] == pytest.approx(2 / 3, abs=1e-6)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"instances": {f"{e['instance_id']}@{e['model_name_or_path']}": e for e in a + b}}))
+    assert load_outcomes([path])["a"]["t0"] == [True, False, True]
+    infra = {**a[0], "reason": "infra_error", "retryable": True}
+    assert compare_results([infra, b[0]])["pairs"][0]["excluded_infra"] == ["t0"]

@@ -253,7 +253,9 @@ class PlannerSuite:
         }
         reason = PlannerReason.PASSED if all_pass else PlannerReason.FAILED
         detail = " | ".join(f"run {k + 1}: score {g['score']}: {g['detail']}" for k, g in enumerate(graded))
-        return _result(reason, detail, properties=props, planner={**_meta(task, graded, usage), "model": agent_model})
+        runs = {"trial_outcomes": [g["score"] == 1.0 for g in graded]} if len(graded) > 1 else {}  # compare's trials
+        return _result(reason, detail, properties=props, planner={**_meta(task, graded, usage), "model": agent_model},
+                       **runs)
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
         """Grade again from ``trajectory.json`` in an evidence folder, through :func:`grade_runs`."""
