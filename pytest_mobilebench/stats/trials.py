@@ -29,6 +29,8 @@ __all__ = ["DEFAULT_RESAMPLES", "hierarchical_bootstrap", "pass_at_k", "pass_hat
 #: bootstrap resamples unless ``--mb-bootstrap-resamples`` says otherwise
 DEFAULT_RESAMPLES = 1000
 _LEVEL = 0.95
+#: drawn trials per chunk of resamples in :func:`resampled_means` (about 16 MB per array of them)
+_CHUNK = 2_000_000
 
 
 def _check_k(k: object, n: int) -> int:
@@ -109,14 +111,19 @@ def hierarchical_bootstrap(outcomes: Sequence[Sequence[bool]], *, resamples: int
 
 def resampled_means(outcomes: Sequence[Sequence[bool]], drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Stage 2 of :func:`hierarchical_bootstrap`: for each row of ``drawn`` (task indices, resamples x tasks), the
-    mean over the drawn tasks of each one's trials resampled with replacement; shape ``(resamples,)``."""
+    mean over the drawn tasks of each one's trials resampled with replacement; shape ``(resamples,)``. Rows are
+    taken in chunks of about :data:`_CHUNK` drawn trials, so memory stays bounded on large runs."""
     values, counts = _padded(outcomes)
-    n = counts[drawn]  # (resamples, tasks): each drawn task's trial count
     width = values.shape[1]
-    picks = np.floor(rng.random((*drawn.shape, width)) * n[..., None]).astype(np.int64)
-    used = np.arange(width)[None, None, :] < n[..., None]
-    sums = (values[drawn[..., None], picks] * used).sum(axis=2)
-    return (sums / n).mean(axis=1)
+    step = max(1, _CHUNK // max(1, drawn.shape[1] * width))
+    out = []
+    for start in range(0, drawn.shape[0], step):
+        rows = drawn[start : start + step]
+        n = counts[rows]  # (rows, tasks): each drawn task's trial count
+        picks = np.floor(rng.random((*rows.shape, width)) * n[..., None]).astype(np.int64)
+        used = np.arange(width)[None, None, :] < n[..., None]
+        out.append(((values[rows[..., None], picks] * used).sum(axis=2) / n).mean(axis=1))
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 def task_bootstrap(values: Sequence[float], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
