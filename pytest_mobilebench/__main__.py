@@ -1,8 +1,9 @@
 """Command line of pytest-mobilebench outside pytest: ``python -m pytest_mobilebench <command> ...``.
 
 Commands:
-    compare SUMMARY... [--json OUT] [--html OUT]
-                                      paired model comparison with the exact McNemar test
+    compare SUMMARY... [--json OUT] [--html OUT] [--irt]
+                                      paired model comparison with the exact McNemar test and a paired
+                                      bootstrap of the difference; --irt: difficulty and ability
                                       (:mod:`pytest_mobilebench.compare`); --html writes the run
                                       page's "Model comparison" section as a self-contained page
     mine REPO [--framework FW] [--since DATE] [--commits SHA,...] [--limit N] [--out DIR] [--no-validate] ...
@@ -34,9 +35,11 @@ from pathlib import Path
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    """``compare SUMMARY... [--json OUT] [--html OUT]``: print the text table of
-    :func:`pytest_mobilebench.compare.compare`; write the JSON / the HTML page
-    (:func:`pytest_mobilebench.report.page.comparison_page`) when asked. Exit 2 on bad input."""
+    """``compare SUMMARY... [--json OUT] [--html OUT] [--irt] [--resamples N] [--seed S]``: print the text table of
+    :func:`pytest_mobilebench.compare.compare` (with ``--irt`` also :func:`pytest_mobilebench.report.irt.irt_text`
+    of :func:`pytest_mobilebench.stats.irt.irt_from_outcomes`, under ``irt`` in the JSON); write the JSON / the
+    HTML page (:func:`pytest_mobilebench.report.page.comparison_page`) when asked. Exit 2 on bad input (fewer
+    than three models or no shared instance for ``--irt``, scipy missing)."""
     from pytest_mobilebench.compare import (
         CompareError,
         compare,
@@ -47,17 +50,31 @@ def compare_main(argv: Sequence[str]) -> int:
     from pytest_mobilebench.report.page import comparison_page
 
     parser = argparse.ArgumentParser(prog="python -m pytest_mobilebench compare",
-                                     description="Paired comparison of the models in run summaries (exact McNemar test).")
+                                     description="Paired comparison of the models in run summaries (exact McNemar "
+                                     "test, paired bootstrap of the pass@1 difference; --irt: difficulty and ability).")
     parser.add_argument("summaries", nargs="+", type=Path, help="run summary files (reports/<run_id>/summary.json)")
     parser.add_argument("--json", type=Path, default=None, help="also write the comparison as JSON here")
     parser.add_argument("--html", type=Path, default=None, help="also write a self-contained HTML page here")
+    parser.add_argument("--irt", action="store_true", help="fit one- and two-parameter item-response models "
+                        "(instance difficulty and discrimination, model ability; three or more models; scipy)")
+    parser.add_argument("--resamples", type=int, default=1000, help="paired bootstrap resamples (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
     args = parser.parse_args(argv)
     try:
-        report = compare(load_outcomes(args.summaries))
-    except CompareError as exc:
+        outcomes = load_outcomes(args.summaries)
+        report = compare(outcomes, resamples=max(1, args.resamples), seed=args.seed)
+        if args.irt:
+            from pytest_mobilebench.stats.irt import irt_from_outcomes
+
+            report["irt"] = irt_from_outcomes(outcomes)
+    except (CompareError, ValueError, RuntimeError) as exc:  # IrtError is a ValueError, IrtUnavailable a RuntimeError
         print(f"error: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(render_text(report))
+    if args.irt:
+        from pytest_mobilebench.report.irt import irt_text
+
+        sys.stdout.write(irt_text(report["irt"]))
     if args.json:
         atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
     if args.html:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import enum
 import math
-import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -37,8 +36,6 @@ __all__ = [
     "stratify",
     "mean",
     "mcnemar_exact",
-    "pass_hat_k",
-    "trial_summary",
 ]
 
 #: Labels of :func:`file_count_bin`, in table order (MobileDev-Bench, stratified results by gold file count).
@@ -421,81 +418,3 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(a, b) + 1))
     return min(1.0, 2 * tail / 2**n)
-
-
-def pass_hat_k(passes: int, trials: int, k: int) -> float:
-    """tau-bench's pass^k estimate for one task: the chance that ``k`` trials drawn without replacement from its
-    ``trials`` recorded ones all pass (Yao et al. 2024, "tau-bench", arXiv:2406.12045, Section 4: pass^k =
-    E_task[C(c, k) / C(n, k)] with c successes among n trials); with ``k == trials`` it is 1 iff every trial passed.
-
-    Raises:
-        ValueError: counts not ints, ``passes > trials``, or ``k`` not in ``1..trials``.
-    """
-    c, n = _check_k_of_n(passes, trials, "passes", "trials")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n:
-        raise ValueError(f"k must be an int in 1..{n}, got {k!r}")
-    return math.comb(c, k) / math.comb(n, k)
-
-
-def _flips(outcomes: Sequence[bool]) -> int:
-    return sum(a != b for a, b in zip(outcomes, outcomes[1:]))
-
-
-def _bootstrap_mean(values: Sequence[float], resamples: int, rng: random.Random) -> tuple[float, float]:
-    """Percentile bootstrap 95% interval of a mean, resampling the values (Efron & Tibshirani 1993, "An
-    Introduction to the Bootstrap", ch. 13, the percentile interval)."""
-    if not values:
-        return (0.0, 1.0)
-    n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
-    return (means[int(0.025 * (resamples - 1))], means[int(math.ceil(0.975 * (resamples - 1)))])
-
-
-def trial_summary(outcomes: Mapping[str, Sequence[bool]], *, resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """Repeated-trial statistics over tasks (pure; deterministic for a given ``seed``).
-
-    Args:
-        outcomes: ``{task id: [trial passed?, ...]}`` in trial order; tasks may hold different trial counts.
-        resamples: bootstrap resamples (tasks are resampled, trials stay with their task).
-
-    Returns:
-        ``{"tasks": int, "trials": min trials per task, "trial_counts": sorted distinct counts (more than one
-        value: some tasks brought fewer trials, and pass^k stops at the smallest), "pass_1": {"value", "ci95"}, "pass_hat_k": {str(k): {"value",
-        "ci95"}} for k = 1..trials, "all_pass": {"passed", "total", "ci95"} (tasks whose trials all passed, Wilson),
-        "flaky": {"passed": tasks with mixed outcomes, "total", "ci95"} (Wilson), "per_task": {task: {"trials",
-        "passes", "flips"}}}``; pass@1 is the mean over tasks of each task's pass fraction (= pass^1), with a
-        percentile-bootstrap interval over tasks (:func:`_bootstrap_mean`); ``flips`` counts outcome changes
-        between consecutive trials (0 for a stable task).
-
-    Raises:
-        ValueError: a task without trials, or ``resamples < 1``.
-    """
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples}")
-    empty = [t for t, o in outcomes.items() if not o]
-    if empty:
-        raise ValueError(f"tasks without trials: {sorted(empty)}")
-    rng = random.Random(seed)
-    tasks = sorted(outcomes)
-    per_task = {t: {"trials": len(outcomes[t]), "passes": sum(map(bool, outcomes[t])),
-                    "flips": _flips([bool(x) for x in outcomes[t]])} for t in tasks}
-    k_max = min((v["trials"] for v in per_task.values()), default=0)
-
-    def estimate(k: int) -> dict[str, Any]:
-        values = [pass_hat_k(v["passes"], v["trials"], k) for v in per_task.values()]
-        lo, hi = _bootstrap_mean(values, resamples, rng)
-        return {"value": round(sum(values) / len(values), 6), "ci95": [round(lo, 6), round(hi, 6)]}
-
-    def counted(n: int) -> dict[str, Any]:
-        lo, hi = wilson_interval(n, len(tasks))
-        return {"passed": n, "total": len(tasks), "ci95": [round(lo, 6), round(hi, 6)]}
-
-    hat = {str(k): estimate(k) for k in range(1, k_max + 1)}  # str keys: the summary is JSON
-    return {
-        "tasks": len(tasks), "trials": k_max, "trial_counts": sorted({v["trials"] for v in per_task.values()}),
-        "pass_1": hat["1"] if hat else {"value": None, "ci95": [0.0, 1.0]},
-        "pass_hat_k": hat,
-        "all_pass": counted(sum(v["passes"] == v["trials"] for v in per_task.values())),
-        "flaky": counted(sum(0 < v["passes"] < v["trials"] for v in per_task.values())),
-        "per_task": per_task,
-    }

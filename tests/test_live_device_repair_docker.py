@@ -2,7 +2,8 @@
 the bundled calc record's repository (no network, no device), the harness takes its ``git diff`` and grades it on a
 simulated device (tests/adbsim behind Debian's real adb server). The reference fix applied through shell commands
 passes and the run's predictions.jsonl re-grades to the same verdict; test-source edits, fake output and attempts
-on adb, the host's adb server and the network change nothing; a looping agent ends at the step limit (counted).
+on adb, the host's adb server and the network change nothing; a looping agent ends at the step limit (counted);
+`--mb-trials 2` gives two items, two predictions rows and the trial figures.
 """
 
 from __future__ import annotations
@@ -155,3 +156,18 @@ def test_an_endpoint_that_keeps_failing_is_infrastructure_and_never_reaches_the_
     assert entry["reason"] == "infra_error" and entry["retryable"], entry
     assert not (run / "scripted" / IID / "attempts.json").exists()  # no state ran: the device was never leased
     assert not (run / "predictions.jsonl").exists()
+
+
+def test_two_live_trials_are_two_items_with_their_own_rows_and_the_trial_figures(
+        pytester: pytest.Pytester, by_instance, device, fix_diff: str) -> None:
+    by_instance.trials[MARK] = [[bash(heredoc_patch(fix_diff)), submit("divide by 100")], [submit("nothing to change")]]
+    result, summary, run = _run(pytester, device, "dlive-trials", *_live(by_instance.url, "--mb-trials=2"))
+    result.assert_outcomes(passed=1, failed=1)
+    assert {k: e["reason"] for k, e in summary["instances"].items()} == {f"{IID}[t1]": "resolved",
+                                                                         f"{IID}[t2]": "empty_patch"}
+    rows = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines()]
+    assert sorted(r["trial"] for r in rows) == [1, 2]  # one row per trial, neither overwriting the other
+    trials = summary["suite_tables"]["device_repair"]["trials"]["scripted"]
+    assert trials["pass_1"]["value"] == 0.5 and trials["pass_at_k"]["2"]["value"] == 1.0
+    assert trials["flips"][0]["verdicts"] == {"t1": "resolved", "t2": "empty_patch"}
+    assert any(x.startswith("trials of device_repair (scripted): 1 x 2: pass@1 0.500") for x in result.outlines)

@@ -61,7 +61,11 @@ def test_a_flip_between_two_trials_gives_pass_at_1_half_pass_hat_2_zero_and_regr
 
     trials = summary["suite_tables"]["issue_resolution"]["trials"]["scripted"]
     assert trials["pass_1"]["value"] == 0.5 and trials["pass_hat_k"]["2"]["value"] == 0.0
-    assert trials["flips"] == [{"instance_id": IID, "verdicts": {"t1": "resolved", "t2": "empty_patch"}}]
+    assert trials["flips"] == [{"instance_id": IID, "passes": 1, "trials": 2,
+                                "verdicts": {"t1": "resolved", "t2": "empty_patch"}}]
+    assert trials["pass_at_k"]["2"]["value"] == 1.0 and trials["per_task"][IID]["pass_at_k"] == {"1": 0.5, "2": 1.0}
+    assert trials["pass_1"]["ci95"] == [0.0, 1.0] and trials["pass_1"]["wilson95"][0] < 0.5 < trials["pass_1"]["wilson95"][1]
+    assert any(x.startswith("trials of issue_resolution (scripted): 1 x 2: pass@1 0.500") for x in result.outlines)
     head = summary["headlines"]["issue_resolution"]["headline"]
     assert head["label"] == "pass@1 over 2 trials" and (head["numerator"], head["denominator"]) == (1, 2)
     line = next(x for x in result.outlines if x.startswith("issue_resolution (scripted): "))

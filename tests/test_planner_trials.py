@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.metrics import pass_hat_k, trial_summary
+from pytest_mobilebench.stats.trials import pass_hat_k, trial_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,7 +42,7 @@ def test_trial_summary_reports_pass_1_pass_k_and_flips() -> None:
 
 def test_trial_summary_edge_cases() -> None:
     stable = trial_summary({f"t{i}": [True] * 5 for i in range(10)})
-    assert stable["pass_1"] == {"value": 1.0, "ci95": [1.0, 1.0]} and stable["flaky"]["passed"] == 0
+    assert (stable["pass_1"]["value"], stable["pass_1"]["ci95"]) == (1.0, [1.0, 1.0]) and stable["flaky"]["passed"] == 0
     assert math.isclose(stable["all_pass"]["ci95"][1], 1.0)
     assert trial_summary({})["pass_1"]["value"] is None
     mixed = trial_summary({"a": [True, True, True], "b": [False]})
@@ -76,7 +76,9 @@ def test_mb_trials_with_recorded_trials(pytester: pytest.Pytester) -> None:
     trials = summary["suite_tables"]["planner"]["by_model"]["m"]["trials"]
     assert trials["trials"] == 3 and trials["all_pass"]["passed"] == 1
     assert trials["pass_1"]["value"] == pytest.approx((1 + 2 / 3) / 2, abs=1e-6)
-    assert trials["per_task"]["med-pause-invalid"] == {"trials": 3, "passes": 2, "flips": 2}
+    assert trials["per_task"]["med-pause-invalid"] == {
+        "trials": 3, "passes": 2, "flips": 2, "pass_1": 0.666667, "pass_at_k": {"1": 0.666667, "2": 1.0, "3": 1.0},
+        "pass_hat_k": {"1": 0.666667, "2": 0.333333, "3": 0.0}}
     _, again = _run(pytester, preds)  # without the option: as many trials as recorded
     assert again["suite_tables"]["planner"]["by_model"]["m"]["trials"]["trials"] == 3
     res, wrong = _run(pytester, preds, "--mb-trials=2", "--mb-rerun")

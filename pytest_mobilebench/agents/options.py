@@ -87,6 +87,12 @@ AGENT_OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-trials", "--mb-repeat"), "mb_trials", "trials per task for pass@1 / pass^k (planner live: K "
            "episodes on fresh sandboxes; recorded: the prediction's 'trajectories' must hold K; issue resolution "
            "live: one item per trial, [t1]..[tK]; default: live 1, recorded as many as the prediction holds)", default=None, type=trial_count, keyed=True),
+    # how the trials are summarised (pytest_mobilebench.stats.trials): not keyed, no verdict depends on them
+    Option(("--mb-bootstrap-resamples",), "mb_bootstrap_resamples", "trials: bootstrap resamples of the "
+           "intervals of pass@1 (hierarchical: instances, then trials), pass@k and pass^k", default=1000,
+           type=_positive(int, "--mb-bootstrap-resamples")),
+    Option(("--mb-bootstrap-seed",), "mb_bootstrap_seed", "trials: the bootstrap's random seed (the same seed, "
+           "the same intervals)", default=0, type=int),
 )
 
 

@@ -8,6 +8,8 @@ writes the file. Names::
     mobilebench.<suite>.<model>.numerator / .denominator / .value / .ci95_low / .ci95_high
     mobilebench.<suite>.<model>.selected / .evaluated / .infra_errors / .not_run
     mobilebench.<suite>.pooled.<same>       only with several models
+    mobilebench.<suite>.<model>.trials.*    with trials: pass_1 (+ ci95 / wilson95 bounds), pass_at_<k>,
+                                            pass_hat_<k>, variance_share_instances, flips, infra_trials
 
 Model names are written as they are (XML-escaped by junitxml); a name's control characters are shown as
 ``\\xNN`` (:func:`~.terminal.printable`).
@@ -21,6 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_mobilebench.report.terminal import figure_text, printable
+from pytest_mobilebench.report.trials import suite_trials
 
 __all__ = ["add_junit_properties", "junit_properties"]
 
@@ -45,20 +48,23 @@ def junit_properties(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
             out += _block_properties(f"mobilebench.{suite}.{printable(model)}", own)
         if len(models) > 1:
             out += _block_properties(f"mobilebench.{suite}.pooled", block)
-        table = summary.get("suite_tables", {}).get(suite)
-        for model, trials in sorted(((table or {}).get("trials") or {}).items() if isinstance(table, Mapping) else ()):
+        for model, trials in sorted(suite_trials(summary).get(suite, {}).items()):
             out += _trial_properties(f"mobilebench.{suite}.{printable(model)}.trials", trials)
     return out
 
 
 def _trial_properties(prefix: str, trials: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """A model's repeated-trial figures (``--mb-trials``): pass@1 with its interval, pass^k per k, the flips."""
+    """A model's repeated-trial figures (``--mb-trials``): pass@1 with its hierarchical bootstrap and Wilson
+    intervals, pass@k and pass^k per k, the variance share between instances, the flips."""
     if not trials.get("tasks"):
         return [(f"{prefix}.infra_trials", str(trials.get("infra_trials", 0)))]
     ci = trials["pass_1"]["ci95"]
     pairs = [("trials", trials["trials"]), ("pass_1", trials["pass_1"]["value"]), ("pass_1_ci95_low", ci[0]),
-             ("pass_1_ci95_high", ci[1]), *((f"pass_hat_{k}", v["value"]) for k, v in trials["pass_hat_k"].items()),
-             ("flips", ",".join(printable(f["instance_id"]) for f in trials["flips"])), ("infra_trials", trials["infra_trials"])]
+             ("pass_1_ci95_high", ci[1]), *(zip(("pass_1_wilson95_low", "pass_1_wilson95_high"), trials["pass_1"].get("wilson95") or ())),
+             *((f"pass_at_{k}", v["value"]) for k, v in (trials.get("pass_at_k") or {}).items()),
+             *((f"pass_hat_{k}", v["value"]) for k, v in trials["pass_hat_k"].items()),
+             ("variance_share_instances", (trials.get("variance") or {}).get("share_tasks")),
+             ("flips", ",".join(printable(f["instance_id"]) for f in trials["flips"])), ("infra_trials", trials.get("infra_trials", 0))]
     return [(f"{prefix}.{name}", str(value)) for name, value in pairs]
 
 

@@ -45,6 +45,8 @@ from pytest_mobilebench.report.headline import figure_kind, is_infra, rate_block
 from pytest_mobilebench.report.progress import item_seconds
 from pytest_mobilebench.report.names import item_label
 from pytest_mobilebench.report.sections import audit_section, comparison_section, trials_section
+from pytest_mobilebench.report.irt import irt_section
+from pytest_mobilebench.report.trials import suite_trials
 from pytest_mobilebench.report.transcripts import transcripts_section
 
 __all__ = [
@@ -409,7 +411,9 @@ def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapp
     columns = tuple(getattr(suite, "columns", ()) or ()) if suite is not None else ()
     comparison = _contained(f"model comparison of {name}", lambda: _comparison(name, results))
     audit = _contained(f"instance audit of {name}", lambda: _audit(name, results, table))
-    audit += _contained(f"trials of {name}", lambda: trials_section(table.get("trials") if isinstance(table, Mapping) else None))
+    audit += _contained(f"trials of {name}", lambda: trials_section(suite_trials(summary).get(name)))
+    audit += _contained(f"difficulty and ability of {name}",
+                        lambda: irt_section(table.get("irt") if isinstance(table, Mapping) else None))
     agents = _contained(f"agent transcripts of {name}", lambda: transcripts_section(
         results, anchor=f"transcripts-{_slug(name)}", row_href=lambda iid, model: "#" + row_id(name, iid, model)))
     return (f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{model_headlines(block)}'
@@ -508,4 +512,5 @@ def comparison_page(report: Mapping[str, Any], sources: Sequence[str] = ()) -> s
         body = comparison_section(report, anchor="comparison", more=" (compare --json lists them all)")
     else:
         body = f"<p>{_e(render_text(report).strip())}</p>"
+    body += irt_section(report.get("irt"))  # compare --irt
     return render_document(title, f"<h1>{_e(title)}</h1><p>from: {_e(names or '-')}</p>{body}")

@@ -52,14 +52,24 @@ def _id_link(iid: str, model: str, row_href: RowHref | None, text: str | None = 
 # ---------------------------------------------------------------------------------------- comparison
 
 
+def _boot_cell(pair: Mapping[str, Any]) -> str:
+    boot = pair.get("paired_bootstrap") or {}
+    if boot.get("difference") is None:
+        return "-"
+    lo, hi = boot["ci95"]
+    return f"{float(boot['difference']):+.3f} [{float(lo):+.3f}, {float(hi):+.3f}]"
+
+
 def _pair_row(pair: Mapping[str, Any], anchor: str) -> str:
     cells = [
         ("a", _e(pair["a"])), ("b_model", _e(pair["b"])), ("instances", _e(pair["instances"])),
         ("resolved_a", _e(pair["resolved_a"])), ("resolved_b", _e(pair["resolved_b"])),
         ("both_resolved", _e(pair["both_resolved"])), ("neither_resolved", _e(pair["neither_resolved"])),
         ("b", _e(len(pair["only_a"]))), ("c", _e(len(pair["only_b"]))),
-        ("mcnemar_p", _e(format_p(pair["mcnemar_p"]))), ("excluded_infra", _e(len(pair["excluded_infra"]))),
+        ("mcnemar_p", "-" if pair["mcnemar_p"] is None else _e(format_p(pair["mcnemar_p"]))),
+        ("paired_bootstrap", _e(_boot_cell(pair))), ("excluded_infra", _e(len(pair["excluded_infra"]))),
     ]
+    cells = [(k, "-" if v == "None" else v) for k, v in cells]  # repeated trials: no single-trial counts
     body = "".join(f'<td data-figure="{k}">{v}</td>' for k, v in cells)
     return f'<tr class="pair">{body}<td><a href="#{_e(anchor)}">disagreements</a></td></tr>'
 
@@ -72,8 +82,9 @@ def _disagreements(pair: Mapping[str, Any], anchor: str, row_href: RowHref | Non
         return _e(iid) + (f' <small>({" | ".join(links)})</small>' if links else "")
 
     parts = [f'<div class="disagreements" id="{_e(anchor)}"><h4>A = {_e(a)} vs B = {_e(b)}</h4>']
-    for label, ids in ((f"resolved by A only (b = {len(pair['only_a'])})", pair["only_a"]),
-                       (f"resolved by B only (c = {len(pair['only_b'])})", pair["only_b"]),
+    trials = pair.get("mcnemar_p") is None
+    for label, ids in ((f"{'A ahead (higher pass fraction)' if trials else 'resolved by A only'} (b = {len(pair['only_a'])})", pair["only_a"]),
+                       (f"{'B ahead (higher pass fraction)' if trials else 'resolved by B only'} (c = {len(pair['only_b'])})", pair["only_b"]),
                        (f"left out, infrastructure error of A or B ({len(pair['excluded_infra'])})",
                         pair["excluded_infra"])):
         if ids:
@@ -101,13 +112,16 @@ def comparison_section(report: Mapping[str, Any], *, anchor: str, row_href: RowH
     pairs = list(report.get("pairs") or [])
     head = ("<tr><th>A</th><th>B</th><th>both evaluated</th><th>resolved by A</th><th>resolved by B</th>"
             "<th>both</th><th>neither</th><th>b: A only</th><th>c: B only</th><th>exact McNemar p</th>"
-            "<th>left out (infra)</th><th></th></tr>")
+            "<th>pass@1 A - B [95% CI]</th><th>left out (infra)</th><th></th></tr>")
     rows = "".join(_pair_row(p, f"{anchor}-{n}") for n, p in enumerate(pairs))
     details = "".join(_disagreements(p, f"{anchor}-{n}", row_href, more) for n, p in enumerate(pairs))
     note = ("Resolved = the item's verdict is a pass. "
             "Paired, on the instances both models evaluated: an infrastructure error leaves the instance out "
             "of the pair, a missing prediction counts as unresolved. b and c are the discordant counts; the "
-            "two-sided exact McNemar p = min(1, 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c)).")
+            "two-sided exact McNemar p = min(1, 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c)). The last figure is "
+            "the paired bootstrap of the difference of pass@1 (instances drawn once for both models, then each "
+            "one's trials); with repeated trials it is the test, McNemar (single trials only) is '-', and b / c "
+            "count the instances where A / B has the higher pass fraction.")
     return (f'<section class="comparison" id="{_e(anchor)}"><h3>Model comparison</h3>'
             f'<p class="note">{_e(note)}</p><table class="comparison"><thead>{head}</thead><tbody>{rows}</tbody>'
             f"</table>{details}</section>")
@@ -274,9 +288,27 @@ def _ci(block: Mapping[str, Any]) -> str:
     return shown if lo is None or value is None else f"{shown} [95% CI {float(lo):.3f}, {float(hi):.3f}]"
 
 
+def _flip(f: Mapping[str, Any]) -> str:
+    if isinstance(f.get("verdicts"), Mapping):
+        return f"{_e(f['instance_id'])}: " + ", ".join(f"{_e(t)} {_e(r)}" for t, r in sorted(f["verdicts"].items()))
+    return f"{_e(f['instance_id'])}: {_e(f.get('passes'))}/{_e(f.get('trials'))} passed"
+
+
+def _pass_1(own: Mapping[str, Any]) -> str:
+    wilson = own["pass_1"].get("wilson95")
+    beside = "" if not wilson else f"; Wilson {float(wilson[0]):.3f}, {float(wilson[1]):.3f} over pooled trials"
+    variance = own.get("variance") or {}
+    shares = ("" if variance.get("share_tasks") is None else
+              f"<br>variance between instances {100 * float(variance['share_tasks']):.0f}%, between trials "
+              f"{100 * float(variance['share_trials']):.0f}%")
+    return (f"{_e(own['tasks'])} instances x {_e(own['trials'])} trials; pass@1 {_ci(own['pass_1'])} "
+            f"(hierarchical bootstrap{_e(beside)}){shares}")
+
+
 def trials_section(trials: Mapping[str, Any] | None) -> str:
-    """The "Trials" section (``--mb-trials``) of the suite table's ``trials`` (:mod:`pytest_mobilebench.suites.
-    issue_resolution.trials`): per model pass@1, pass^k for each k, the flips with each trial's verdict; "" without."""
+    """The "Trials" section (``--mb-trials``) of a suite's ``{model: trial table}`` (:mod:`pytest_mobilebench.report.
+    trials`): per model pass@1 (hierarchical bootstrap and Wilson intervals, the variance shares), pass@k and
+    pass^k for each k, the flips with each trial's verdict (or pass count); "" without."""
     if not isinstance(trials, Mapping) or not trials:
         return ""
     rows = []
@@ -284,10 +316,10 @@ def trials_section(trials: Mapping[str, Any] | None) -> str:
         if not own.get("tasks"):
             rows.append(f"<tr><td>{_e(model)}</td><td colspan=\"3\">no eligible trial ({_e(own.get('infra_trials'))} infra)</td></tr>")
             continue
-        hats = ", ".join(f"pass^{_e(k)} {_ci(v)}" for k, v in own["pass_hat_k"].items())
-        flips = _capped(own["flips"], LIST_CAP, lambda f: f"{_e(f['instance_id'])}: " + ", ".join(
-            f"{_e(t)} {_e(r)}" for t, r in sorted(f["verdicts"].items())))
-        rows.append(f"<tr><td>{_e(model)}</td><td>{_e(own['tasks'])} instances x {_e(own['trials'])} trials; "
-                    f"pass@1 {_ci(own['pass_1'])}</td><td>{hats}</td><td><ul class=\"ids\">{flips}</ul></td></tr>")
+        ats = [f"pass@{_e(k)} {_ci(v)}" for k, v in (own.get("pass_at_k") or {}).items()]
+        hats = "<br>".join(ats + [f"pass^{_e(k)} {_ci(v)}" for k, v in own["pass_hat_k"].items()])
+        flips = _capped(own.get("flips") or [], LIST_CAP, _flip)
+        rows.append(f"<tr><td>{_e(model)}</td><td>{_pass_1(own)}</td><td>{hats}</td>"
+                    f"<td><ul class=\"ids\">{flips}</ul></td></tr>")
     return ('<section class="trials"><h3>Trials</h3><table class="trials"><thead><tr><th>model</th><th>pass@1</th>'
-            f'<th>pass^k</th><th>flips</th></tr></thead><tbody>{"".join(rows)}</tbody></table></section>')
+            f'<th>pass@k, pass^k</th><th>flips</th></tr></thead><tbody>{"".join(rows)}</tbody></table></section>')

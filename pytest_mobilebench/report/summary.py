@@ -86,10 +86,29 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _table(suite: Any, rows: Sequence[Mapping[str, Any]], options: Mapping[str, Any] | None) -> Any:
+    """The suite's ``summarize``; with trial rows (``--mb-trials``, a predictions file's ``trial``) and no
+    ``trials`` of its own, the generic :func:`pytest_mobilebench.report.trials.trial_table` is added; with three
+    or more models, ``irt`` (:func:`pytest_mobilebench.report.irt.irt_table`: difficulty and ability)."""
     try:
-        return suite.summarize(rows, options=options)
+        table = suite.summarize(rows, options=options)
     except Exception as exc:  # noqa: BLE001 - a table must never cost the summary itself
         return {"error": f"{type(exc).__name__}: {exc}"}
+    if isinstance(table, dict) and "trials" not in table:
+        from pytest_mobilebench.report.trials import bootstrap_options, trial_table
+
+        try:
+            if (trials := trial_table(rows, **bootstrap_options(options))) is not None:
+                table["trials"] = trials
+        except Exception as exc:  # noqa: BLE001 - nor the trials the suite's table
+            table["trials"] = {"error": f"{type(exc).__name__}: {exc}"}
+    if isinstance(table, dict) and len({str(r.get("model_name_or_path")) for r in rows}) >= 3:
+        from pytest_mobilebench.report.irt import irt_table
+
+        try:
+            table["irt"] = irt_table(rows)
+        except Exception as exc:  # noqa: BLE001 - nor the fit
+            table["irt"] = {"error": f"{type(exc).__name__}: {exc}"}
+    return table
 
 
 def suite_tables(results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
@@ -312,10 +331,13 @@ def _declared(suites: Any) -> dict[str, Headline]:
 def model_report(summary: Mapping[str, Any], model: str) -> dict[str, Any]:
     """One model's part of a run summary: ``{"run_id", "model", "headlines": {suite: block}, "totals":
     by_model[model] without its id lists, the id lists (``resolved_ids`` ... :mod:`.outcomes`) at the top level
-    as SWE-bench's report has them, "instances": {instance_id: entry}, "regraded_from"?}`` (the pooled figures
-    left out)."""
-    entries = {str(e.get("instance_id")): e for e in summary.get("instances", {}).values()
-               if str(e.get("model_name_or_path")) == model}
+    as SWE-bench's report has them, "instances": {instance_id (``[t<k>]`` for trial k): entry}, "trials"?: {suite:
+    that model's trial table (:func:`pytest_mobilebench.report.trials.suite_trials`)}, "regraded_from"?}`` (the
+    pooled figures left out)."""
+    from pytest_mobilebench.report.trials import suite_trials
+
+    entries = {str(e.get("instance_id")) + (f"[t{e['trial']}]" if isinstance(e.get("trial"), int) else ""): e
+               for e in summary.get("instances", {}).values() if str(e.get("model_name_or_path")) == model}
     report = {
         "run_id": summary["run_id"],
         "model": model,
@@ -327,6 +349,9 @@ def model_report(summary: Mapping[str, Any], model: str) -> dict[str, Any]:
     report["totals"] = {k: v for k, v in totals.items() if k not in ids}
     report |= {k: totals[k] for k in ids if k in totals}
     report["instances"] = dict(sorted(entries.items()))
+    trials = {suite: t[model] for suite, t in suite_trials(summary).items() if model in t}
+    if trials:
+        report["trials"] = trials
     if "regraded_from" in summary:
         report["regraded_from"] = summary["regraded_from"]
     return report

@@ -15,7 +15,18 @@ from typing import Any
 from pytest_mobilebench.report.headline import figure_kind
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["NAME_CAP", "cache_lines", "figure_text", "fmt_rate", "headline_lines", "nothing_selected_line", "printable", "regrade_lines", "suite_lines"]
+__all__ = [
+    "NAME_CAP",
+    "cache_lines",
+    "figure_text",
+    "fmt_rate",
+    "headline_lines",
+    "nothing_selected_line",
+    "printable",
+    "regrade_lines",
+    "suite_lines",
+    "trial_lines",
+]
 
 #: C0 / C1 control characters and DEL, which includes ESC (ANSI sequences), CR (overprinting) and BS, and the
 #: bidirectional overrides and isolates (text shown in another order than it is)
@@ -98,6 +109,35 @@ def suite_lines(name: str, block: Mapping[str, Any]) -> list[str]:
     return lines + [f"  pooled ({len(models)} models): {figure_text(block)}", *_figure_lines(block, "    ")]
 
 
+def _share(value: object) -> str:
+    return "n/a" if value is None else f"{100 * float(value):.0f}%"  # type: ignore[arg-type]
+
+
+def trial_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Per suite and model with repeated trials (``--mb-trials``): pass@1 with its hierarchical bootstrap and
+    Wilson intervals, then pass@K, pass^K, the variance shares and the flips (docs/statistics.md)."""
+    from pytest_mobilebench.report.trials import suite_trials
+
+    lines = []
+    for suite, models in suite_trials(summary).items():
+        for model, own in models.items():
+            who = f"trials of {printable(suite, NAME_CAP)} ({printable(model, NAME_CAP)})"
+            if not isinstance(own, Mapping) or not own.get("tasks"):
+                lines.append(f"{who}: no eligible trial")
+                continue
+            p1, k = own["pass_1"], str(own["trials"])
+            ci, wilson = p1["ci95"], p1.get("wilson95") or [0.0, 1.0]
+            lines.append(f"{who}: {own['tasks']} x {k}: pass@1 {p1['value']:.3f} [95% CI {ci[0]:.3f}, {ci[1]:.3f}; "
+                         f"Wilson {wilson[0]:.3f}, {wilson[1]:.3f}]")
+            variance = own.get("variance") or {}
+            at_k = (own.get("pass_at_k") or {}).get(k, {}).get("value")
+            lines.append(f"  pass@{k} {'n/a' if at_k is None else f'{at_k:.3f}'} | pass^{k} "
+                         f"{own['pass_hat_k'][k]['value']:.3f} | variance: instances {_share(variance.get('share_tasks'))}"
+                         f", trials {_share(variance.get('share_trials'))} | flips {len(own.get('flips') or [])}"
+                         f"/{own['tasks']}")
+    return lines
+
+
 def regrade_lines(summary: Mapping[str, Any], cap: int = 10) -> list[str]:
     """What a re-grade (``--mb-regrade``) did: how many items it re-graded, kept and could not use, and why
     (at most ``cap`` items listed; all are in summary.json under ``regrade``). [] for a live run."""
@@ -150,6 +190,7 @@ def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_p
     lines.extend(f"WARNING: {printable(note)}" for note in summary.get("runtime_warnings", []))
     for name, block in summary.get("headlines", {}).items():
         lines.extend(suite_lines(name, block))
+    lines.extend(trial_lines(summary))
     lines.extend(regrade_lines(summary))
     lines.extend(cache_lines(summary))
     if summary.get("interrupted"):

@@ -251,6 +251,7 @@ class AppGenerationSuite:
     fixtures = surface.FIXTURES
     fixture_module = None
     reasons = AppGenReason
+    item_trials = True  # --predictions=live --mb-trials K: one item per trial (report/trials.py)
 
     def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
         """App generation reads no dataset dialect: its instances are manifests."""
@@ -356,7 +357,7 @@ class AppGenerationSuite:
         if prediction is not None and prediction.is_live():  # the agent builds it, then the path below grades it
             from pytest_mobilebench.suites.app_generation.live import evaluate_live
 
-            return evaluate_live(self, record, model, ctx, result)
+            return evaluate_live(self, record, model, ctx, result, trial=prediction.trial)
         if prediction is not None and prediction.kind is not PredictionKind.FILE:
             detail = f"the {prediction.kind.value} pseudo-prediction has no project to build"
             return self._finish(result, AppGenReason.MISSING_PREDICTION, detail, ctx)

@@ -146,8 +146,9 @@ class SandboxAgentShell:
 
 
 def evaluate_live(suite: AppGenerationSuite, record: LoadedRecord, model: str, ctx: EvalContext,
-                  result: dict[str, Any]) -> dict[str, Any]:
-    """One live item (see the module docstring); ``result`` is the suite's fresh result of this item.
+                  result: dict[str, Any], *, trial: int | None = None) -> dict[str, Any]:
+    """One live item (see the module docstring); ``result`` is the suite's fresh result of this item; ``trial``
+    which of K trials it is (``--mb-trials``: its row in the run's predictions file carries it).
 
     Returns the graded result with ``agent`` (mode, model, end, usage, limits, transcript, taken files) and the
     ``agent_*`` properties; an infrastructure failure is the suite's ``infra_error`` result (retryable).
@@ -174,7 +175,7 @@ def evaluate_live(suite: AppGenerationSuite, record: LoadedRecord, model: str, c
     row = {"instance_id": manifest.app, "model_name_or_path": model,
            "project_path": project.relative_to(run_folder).as_posix(), "input_tokens": usage["tokens_in"],
            "output_tokens": usage["tokens_out"], "llm_calls": usage["calls"],
-           "llm_seconds": round(float(usage["model_seconds"]), 3)}
+           "llm_seconds": round(float(usage["model_seconds"]), 3), **({} if trial is None else {"trial": trial})}
     agent["taken"] = {"files": len(files), "bytes": sum(len(d) for d in files.values()), "refused": list(rejected)}
     atomic_write_json(ctx.evidence_dir / "agent.json", agent)
     record_prediction(ctx, row, carried={**row, "project_path": str(project.resolve())})  # a later run's: absolute

@@ -79,6 +79,7 @@ class DeviceRepairSuite:
     columns = COLUMNS
     fixtures = SURFACE.fixtures
     fixture_module = SURFACE.fixture_module
+    item_trials = True  # --predictions=live --mb-trials K: one item per trial (report/trials.py)
 
     def load(self, path: Path, document: Any) -> list[LoadedRecord | ManifestError]:
         """Load one ``cases/device_repair/*.yaml`` (see :mod:`.records`)."""
@@ -155,7 +156,7 @@ class DeviceRepairSuite:
             if prediction is not None and prediction.is_live():
                 from pytest_mobilebench.suites.device_repair.live import run_agent
 
-                live = run_agent(record, ctx, prediction.model_name_or_path)  # the agent's sandbox, never the device
+                live = run_agent(record, ctx, prediction.model_name_or_path, prediction.trial)  # the agent's sandbox, never the device
                 prediction = live.prediction  # graded exactly as the run's predictions file would be
             result = self._evaluate(record, prediction, ctx, base)
         except (InfraError, DeviceError) as exc:

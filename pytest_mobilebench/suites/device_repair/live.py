@@ -126,8 +126,9 @@ class LiveRun:
         return out
 
 
-def run_agent(record: DeviceRecord, ctx: EvalContext, model: str) -> LiveRun:
-    """The agent in a sandbox of ``record``; its taken patch written to the run's predictions file.
+def run_agent(record: DeviceRecord, ctx: EvalContext, model: str, trial: int | None = None) -> LiveRun:
+    """The agent in a sandbox of ``record``; its taken patch written to the run's predictions file (its row
+    carrying ``trial`` for one of K trials, ``--mb-trials``).
 
     Raises:
         InfraError: the runtime hosts no agent sandboxes (``platform_unavailable``), the sandbox could not be
@@ -163,7 +164,7 @@ def run_agent(record: DeviceRecord, ctx: EvalContext, model: str) -> LiveRun:
              "usage": dataclasses.asdict(outcome.usage), "submission": (outcome.submission or "")[:2000] or None,
              "limits": limits_json(limits)}
     atomic_write_json(ctx.evidence_dir / "agent.json", {**agent, "taken": taken_json(taken)})
-    row = patch_row(record.instance_id, model, taken)
+    row = patch_row(record.instance_id, model, taken, trial)
     record_prediction(ctx, row)
     return LiveRun(Prediction.from_entry(row), agent, taken)
 

@@ -95,7 +95,7 @@ class IssueResolutionSuite:
     fixtures = surface.FIXTURES
     fixture_module = None
     reasons = Reason
-    item_trials = True  # --predictions=live --mb-trials K: one item per trial (suites/issue_resolution/trials.py)
+    item_trials = True  # --predictions=live --mb-trials K: one item per trial (report/trials.py)
 
     def load(self, path: Path, document: YamlDocument | Mapping[str, Any]) -> list[LoadedRecord | ManifestError]:
         """Load a manifest (see :mod:`pytest_mobilebench.suites.issue_resolution.manifest`)."""

@@ -13,7 +13,7 @@ Trials (``--mb-trials K``, alias ``--mb-repeat``): one item still stands for one
 episodes, each on a fresh sandbox, or the prediction's ``trajectories``: a list of K recorded trajectories, one per
 trial). Without the option a recorded prediction brings as many trials as it holds (1 for ``trajectory``); with it
 the count must be K. The item passes when every run scores 1.0 (pass^k); its ``score`` property is the mean over
-runs (the pass@1 estimate); the summary's ``trials`` table is :func:`pytest_mobilebench.metrics.trial_summary`.
+runs (the pass@1 estimate); the summary's ``trials`` table is :func:`pytest_mobilebench.stats.trials.trial_summary`.
 """
 
 from __future__ import annotations
@@ -253,7 +253,9 @@ class PlannerSuite:
         }
         reason = PlannerReason.PASSED if all_pass else PlannerReason.FAILED
         detail = " | ".join(f"run {k + 1}: score {g['score']}: {g['detail']}" for k, g in enumerate(graded))
-        return _result(reason, detail, properties=props, planner={**_meta(task, graded, usage), "model": agent_model})
+        runs = {"trial_outcomes": [g["score"] == 1.0 for g in graded]} if len(graded) > 1 else {}  # compare's trials
+        return _result(reason, detail, properties=props, planner={**_meta(task, graded, usage), "model": agent_model},
+                       **runs)
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
         """Grade again from ``trajectory.json`` in an evidence folder, through :func:`grade_runs`."""
@@ -264,7 +266,9 @@ class PlannerSuite:
 
     def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Per model: per-dimension success (Wilson 95%), Overall, per domain / bucket, errors, tokens, pass^k."""
-        return summarize_results(results)
+        from pytest_mobilebench.report.trials import bootstrap_options
+
+        return summarize_results(results, bootstrap_options(options))
 
 
 SUITE: Final = PlannerSuite()

@@ -10,7 +10,7 @@ dimension has at least one task in the run (a partial run cannot be weighted the
 outcomes are left out of every denominator and counted apart; a missing or invalid prediction counts as a
 failed task.
 
-Repeated trials (``--mb-trials K``): ``trials`` holds :func:`pytest_mobilebench.metrics.trial_summary` over the
+Repeated trials (``--mb-trials K``): ``trials`` holds :func:`pytest_mobilebench.stats.trials.trial_summary` over the
 model's tasks (pass@1 = mean pass fraction with a bootstrap interval, tau-bench's pass^k for k = 1..K, the tasks
 whose K trials all passed and the flaky ones with Wilson intervals, per-task flip counts); a task without a
 graded run (missing or invalid prediction) counts as K failed trials.
@@ -22,7 +22,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pytest_mobilebench.metrics import trial_summary, wilson_interval
+from pytest_mobilebench.metrics import wilson_interval
+from pytest_mobilebench.stats.trials import trial_summary
 from pytest_mobilebench.suites.base import NO_RESULT
 from pytest_mobilebench.suites.declared.planner import HEADLINE
 
@@ -52,7 +53,7 @@ def _by(rows: Sequence[Mapping[str, Any]], key: str) -> dict[str, dict[str, Any]
     return {k: _rate(sum(v), len(v)) for k, v in sorted(groups.items())}
 
 
-def _model_table(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _model_table(rows: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, int]) -> dict[str, Any]:
     graded = [r for r in rows if "planner" in r]
     dims = {d: _rate(0, 0) for d in WEIGHTS}
     dims.update(_by(graded, "dimension"))
@@ -80,7 +81,7 @@ def _model_table(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "repeats": repeats,
         "pass_1": round(sum(run["score"] for run in runs) / len(runs), 6) if runs else None,
         "pass_k": _rate(sum(r["reason"] == "passed" for r in graded), len(graded)) if repeats > 1 else None,
-        "trials": _trials(graded, repeats) if repeats > 1 else None,
+        "trials": _trials(graded, repeats, bootstrap) if repeats > 1 else None,
         "collateral_runs": sum(bool(run.get("collateral")) for run in runs),
         "extra_skill_load_runs": sum(bool(run.get("extra_skill_loads")) for run in runs),
         "missing_or_invalid": sum(r["reason"] in ("missing_prediction", "invalid_prediction") for r in graded),
@@ -88,18 +89,21 @@ def _model_table(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _trials(graded: Sequence[Mapping[str, Any]], repeats: int) -> dict[str, Any]:
+def _trials(graded: Sequence[Mapping[str, Any]], repeats: int, bootstrap: Mapping[str, int]) -> dict[str, Any]:
     outcomes = {str(r["instance_id"]): [run["score"] == 1.0 for run in r["planner"]["runs"]] or [False] * repeats
                 for r in graded}
-    return trial_summary(outcomes)
+    return trial_summary(outcomes, **bootstrap)
 
 
-def summarize_results(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``{"headline": {...}, "by_model": {model: table}}`` (see :func:`_model_table` for a table's keys)."""
+def summarize_results(results: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """``{"headline": {...}, "by_model": {model: table}}`` (see :func:`_model_table` for a table's keys);
+    ``bootstrap``: ``{"resamples", "seed"}`` of the trials' intervals (:func:`pytest_mobilebench.report.trials.
+    bootstrap_options`; default 1,000 resamples, seed 0)."""
+    bootstrap = bootstrap or {}
     per_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in results:  # a live run is tabled under its agent's own model (a conftest's planner_agent may name another)
         per_model[str((r.get("planner") or {}).get("model") or r.get("model_name_or_path"))].append(r)
-    tables = {m: _model_table(rows) for m, rows in sorted(per_model.items())}
+    tables = {m: _model_table(rows, bootstrap) for m, rows in sorted(per_model.items())}
     if len(tables) == 1:
         (model, t), = tables.items()
         head = {"label": HEADLINE.label, "numerator": t["passed"], "denominator": t["tasks"], "value": t["overall"],
