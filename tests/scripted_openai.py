@@ -27,19 +27,21 @@ import pytest
 
 from pytest_mobilebench.agents.endpoint import Endpoint
 
-__all__ = ["ScriptedOpenAI", "Turn", "bash", "calls", "error", "raw", "scripted_openai", "submit", "text"]
+__all__ = ["ScriptedOpenAI", "Turn", "bash", "calls", "error", "raw", "scripted_openai", "submit", "text", "trickled"]
 
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10}
 
 
 @dataclasses.dataclass
 class Turn:
-    """One answer: ``status``, ``body`` (a dict is sent as JSON), extra ``headers``, ``delay_s`` before answering."""
+    """One answer: ``status``, ``body`` (a dict is sent as JSON), extra ``headers``, ``delay_s`` before answering,
+    ``trickle_s``: when set, the headers at once, then the body one byte every ``trickle_s`` seconds."""
 
     body: dict[str, Any] | bytes
     status: int = 200
     headers: dict[str, str] = dataclasses.field(default_factory=dict)
     delay_s: float = 0.0
+    trickle_s: float | None = None
 
     def encoded(self) -> bytes:
         return self.body if isinstance(self.body, bytes) else json.dumps(self.body).encode()
@@ -82,6 +84,11 @@ def error(status: int, body: bytes = b'{"error": {"message": "scripted failure"}
           retry_after: str | None = None) -> Turn:
     """An HTTP error answer (``Retry-After`` when given)."""
     return Turn(body, status, {"Retry-After": retry_after} if retry_after is not None else {})
+
+
+def trickled(turn: Turn, every_s: float) -> Turn:
+    """``turn`` sent as a trickle: its headers at once, then one byte of its body every ``every_s`` seconds."""
+    return dataclasses.replace(turn, trickle_s=every_s)
 
 
 def raw(body: bytes, status: int = 200) -> Turn:
@@ -153,7 +160,14 @@ class ScriptedOpenAI:
                 for name, value in turn.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    if turn.trickle_s is None:
+                        self.wfile.write(body)
+                    for i in range(len(body) if turn.trickle_s is not None else 0):
+                        time.sleep(turn.trickle_s)  # type: ignore[arg-type]
+                        self.wfile.write(body[i:i + 1])
+                except OSError:  # the client gave up (a deadline cut it)
+                    self.close_connection = True
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -9,6 +9,12 @@ up to 10% jitter), or the server's ``Retry-After`` (seconds or an HTTP date, cap
 for 429 and 503. Each failed attempt is reported to ``on_retry`` before the wait (the trajectory records it).
 Any other 4xx (401 bad key, 404 no such model, 400 a request the server refuses) is not retried. After the last
 attempt the failure is an :class:`AgentInfraError`: an infrastructure outcome, never the model's score.
+
+Deadlines (:mod:`.deadlines`): each attempt must connect within ``connect_timeout_s``, get the reply's first byte
+within ``first_byte_timeout_s`` and its last byte within ``timeout_s`` of its start, whatever pace the server
+keeps (a reply trickled one byte at a time ends at the deadline); a late endpoint is ``agent_endpoint_timeout``,
+retried like a dropped connection. The caller's own bound (``cap``: the agent's wall time) cuts an attempt too,
+raising :class:`CapReached` (the caller's outcome).
 """
 
 from __future__ import annotations
@@ -20,15 +26,18 @@ import json
 import random
 import ssl
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-import httpx
+import httpcore
 
+from pytest_mobilebench.agents.deadlines import AttemptClock, Cut, DeadlineBackend, Deadlines
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["AgentInfraError", "Attempt", "Completion", "Endpoint", "chat", "retry_wait"]
+__all__ = ["AgentInfraError", "Attempt", "CapReached", "Completion", "Endpoint", "chat", "retry_wait"]
 
 MAX_BACKOFF_S: Final = 30.0
 MAX_RETRY_AFTER_S: Final = 120.0
@@ -44,9 +53,12 @@ class Endpoint:
         base_url: the API root, e.g. ``http://127.0.0.1:8000/v1`` (``/chat/completions`` is appended).
         model: the model name sent in every request.
         api_key: the bearer key (from ``MOBILEBENCH_AGENT_API_KEY``; empty: no ``Authorization`` header).
-        timeout_s: seconds per request (connect and read).
+        timeout_s: the reply deadline: seconds from an attempt's start to the reply's last byte.
         retries: attempts after the first for a retryable failure (0: no retry).
         backoff_s: the first wait between attempts, doubled each time.
+        connect_timeout_s: the connect deadline of an attempt (TCP and TLS), seconds.
+        first_byte_timeout_s: seconds from the request sent to the reply's first byte (None: only the reply
+            deadline bounds it; a non-streaming endpoint sends nothing until the model is done).
     """
 
     base_url: str
@@ -55,6 +67,13 @@ class Endpoint:
     timeout_s: float = 120.0
     retries: int = 3
     backoff_s: float = 1.0
+    connect_timeout_s: float = 10.0
+    first_byte_timeout_s: float | None = None
+
+    @property
+    def deadlines(self) -> Deadlines:
+        """The deadlines of one attempt (:mod:`.deadlines`)."""
+        return Deadlines(min(self.connect_timeout_s, self.timeout_s), self.first_byte_timeout_s, self.timeout_s)
 
     @property
     def url(self) -> str:
@@ -69,6 +88,15 @@ class AgentInfraError(InfraError):
     def __init__(self, kind: InfraKind, message: str, attempts: Sequence[Attempt] = ()) -> None:
         super().__init__(kind, message)
         self.attempts = tuple(attempts)
+
+
+class CapReached(Exception):  # noqa: N818 (an outcome, not an error)
+    """The caller's cap (``chat(cap=...)``) ended an attempt after ``seconds``: the caller's outcome, not the
+    endpoint's failure."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the caller's time ran out {seconds:.1f} s into a model call")
+        self.seconds = seconds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,39 +176,68 @@ def _decode(status: int, body: bytes, url: str) -> dict[str, Any]:
     return data  # type: ignore[no-any-return]
 
 
-def _read(response: httpx.Response, url: str) -> bytes:
+def _read(response: httpcore.Response, url: str) -> bytes:
     chunks, size = [], 0
-    for chunk in response.iter_bytes():
+    for chunk in response.iter_stream():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
             raise _Failure(InfraKind.AGENT_BAD_RESPONSE, f"{url}: response body over {MAX_BODY_BYTES} bytes",
-                           response.status_code, retryable=False)
+                           response.status, retryable=False)
         chunks.append(chunk)
     return b"".join(chunks)
 
 
-def _attempt(client: httpx.Client, endpoint: Endpoint, payload: Mapping[str, Any]) -> dict[str, Any]:
+def _late(endpoint: Endpoint, clock: AttemptClock) -> _Failure | CapReached:
+    """The failure of an attempt a deadline ended: the caller's cap, or the endpoint late (which deadline)."""
+    cut = clock.cut or Cut.REPLY
+    seconds = clock.clock() - clock.start
+    if cut is Cut.CAP:
+        return CapReached(seconds)
+    what = {Cut.CONNECT: "no connection", Cut.FIRST_BYTE: "no first byte of the reply",
+            Cut.REPLY: "the reply not complete"}[cut]
+    return _Failure(InfraKind.AGENT_ENDPOINT_TIMEOUT, f"{endpoint.url}: {what} within the {cut.value} deadline "
+                    f"({endpoint.deadlines.seconds(cut)} s; {clock.bytes_read} bytes received in {seconds:.1f} s)")
+
+
+def _attempt(pool: httpcore.ConnectionPool | httpcore.HTTPProxy, endpoint: Endpoint, payload: Mapping[str, Any],
+             clock: AttemptClock) -> dict[str, Any]:
     url = endpoint.url
-    headers = {"Content-Type": "application/json"}
+    content = json.dumps(payload).encode()
+    headers = [(b"Content-Type", b"application/json")]  # httpcore adds Host and Content-Length
     if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+        headers.append((b"Authorization", f"Bearer {endpoint.api_key}".encode()))
     try:
-        with client.stream("POST", url, content=json.dumps(payload).encode(), headers=headers) as response:
+        with pool.stream("POST", url, headers=headers, content=content) as response:
             body = _read(response, url)
-    except httpx.TimeoutException as exc:
-        raise _Failure(InfraKind.AGENT_ENDPOINT_TIMEOUT, f"{url}: no answer within {endpoint.timeout_s}s "
-                       f"({type(exc).__name__})") from None
-    except httpx.TransportError as exc:  # connection refused / reset, DNS, a dropped response
+    except httpcore.TimeoutException:
+        raise _late(endpoint, clock) from None
+    except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError) as exc:  # refused, reset, dropped
         raise _Failure(InfraKind.AGENT_UNREACHABLE, f"{url}: {type(exc).__name__}: {exc}") from None
-    status = response.status_code
+    except httpcore.UnsupportedProtocol as exc:
+        raise _Failure(InfraKind.AGENT_UNREACHABLE, f"{url}: {exc}", retryable=False) from None
+    status = response.status
     if status == 429 or status >= 500:
         kind = InfraKind.AGENT_RATE_LIMITED if status == 429 else InfraKind.AGENT_HTTP_ERROR
-        after = _retry_after(response.headers.get("retry-after"), time.time()) if status in (429, 503) else None
+        after = _retry_after(_header(response, b"retry-after"), time.time()) if status in (429, 503) else None
         raise _Failure(kind, f"{url}: HTTP {status}: {body[:200]!r}", status, after)
     if status >= 400:
         raise _Failure(InfraKind.AGENT_HTTP_ERROR, f"{url}: HTTP {status} (not retried): {body[:200]!r}", status,
                        retryable=False)
     return _decode(status, body, url)
+
+
+def _header(response: httpcore.Response, name: bytes) -> str | None:
+    return next((v.decode("latin-1") for k, v in response.headers if k.lower() == name), None)
+
+
+def _pool(endpoint: Endpoint, backend: DeadlineBackend) -> httpcore.ConnectionPool | httpcore.HTTPProxy:
+    """A connection pool over ``backend``, through the environment's proxy for the endpoint's URL when one is set
+    (``https_proxy`` / ``http_proxy``, ``no_proxy`` honoured)."""
+    scheme = urllib.parse.urlsplit(endpoint.url)
+    proxy = urllib.request.getproxies_environment().get(scheme.scheme)
+    if proxy and not urllib.request.proxy_bypass_environment(scheme.hostname or ""):
+        return httpcore.HTTPProxy(proxy_url=proxy, ssl_context=_tls(), network_backend=backend, retries=0)
+    return httpcore.ConnectionPool(ssl_context=_tls(), network_backend=backend, retries=0)
 
 
 @functools.lru_cache(maxsize=1)
@@ -196,28 +253,36 @@ def _count(usage: Any, key: str) -> int | None:
 
 
 def chat(endpoint: Endpoint, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None,
-         *, on_retry: Callable[[Attempt], None] | None = None,
-         sleep: Callable[[float], None] = time.sleep) -> Completion:
+         *, on_retry: Callable[[Attempt], None] | None = None, sleep: Callable[[float], None] = time.sleep,
+         cap: Callable[[], float | None] | None = None) -> Completion:
     """One chat completion, retried as the module docstring says.
+
+    Args:
+        cap: called before each attempt: the seconds the caller may still spend (None: no bound); an attempt is
+            cut there, whichever of its deadlines comes first.
 
     Raises:
         AgentInfraError: the endpoint failed after the retries (or at once for a non-retryable failure).
+        CapReached: the caller's cap ended an attempt (the caller's outcome; earlier failed attempts were
+            reported to ``on_retry``).
     """
     payload: dict[str, Any] = {"model": endpoint.model, "messages": list(messages)}
     if tools:
         payload.update(tools=list(tools), tool_choice="auto")
     failed: list[Attempt] = []
     number = 0
-    with httpx.Client(timeout=endpoint.timeout_s, follow_redirects=False, verify=_tls()) as client:
+    backend = DeadlineBackend()
+    with _pool(endpoint, backend) as pool:
         while True:
             number += 1
-            start = time.monotonic()
+            left = cap() if cap is not None else None
+            clock = backend.clock = AttemptClock(endpoint.deadlines, None if left is None else time.monotonic() + left)
             try:
-                body = _attempt(client, endpoint, payload)
+                body = _attempt(pool, endpoint, payload, clock)
             except _Failure as exc:
                 last = not exc.retryable or number > endpoint.retries
                 wait = None if last else retry_wait(endpoint, number - 1, exc.retry_after)
-                failed.append(Attempt(number, exc.kind, exc.error, exc.status, wait, time.monotonic() - start))
+                failed.append(Attempt(number, exc.kind, exc.error, exc.status, wait, time.monotonic() - clock.start))
                 if on_retry is not None:
                     on_retry(failed[-1])
                 if wait is None:
@@ -228,5 +293,5 @@ def chat(endpoint: Endpoint, messages: Sequence[Mapping[str, Any]], tools: Seque
             usage = body.get("usage")
             tokens_in, tokens_out = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
             return Completion(body["choices"][0]["message"], tokens_in or 0, tokens_out or 0,
-                              tokens_in is not None and tokens_out is not None, time.monotonic() - start,
+                              tokens_in is not None and tokens_out is not None, time.monotonic() - clock.start,
                               tuple(failed), body)

@@ -60,8 +60,14 @@ AGENT_OPTIONS: Final[tuple[Option, ...]] = (
            env="MOBILEBENCH_AGENT_BASE_URL", keyed=True),
     Option(("--mb-agent-model",), "mb_agent_model", "live mode: the model name sent to the endpoint (the items' "
            "model name)", env="MOBILEBENCH_AGENT_MODEL", keyed=True),
-    Option(("--mb-agent-timeout",), "mb_agent_timeout", "live mode: seconds per model request",
-           default=120.0, type=_positive(float, "--mb-agent-timeout")),
+    Option(("--mb-agent-timeout",), "mb_agent_timeout", "live mode: the reply deadline: seconds from a model "
+           "request's start to its reply's last byte, whatever pace the endpoint keeps (agent_endpoint_timeout, "
+           "retried)", default=120.0, type=_positive(float, "--mb-agent-timeout")),
+    Option(("--mb-agent-connect-timeout",), "mb_agent_connect_timeout", "live mode: seconds to connect to the "
+           "endpoint (TCP and TLS) per request", default=10.0, type=_positive(float, "--mb-agent-connect-timeout")),
+    Option(("--mb-agent-first-byte-timeout",), "mb_agent_first_byte_timeout", "live mode: seconds from a request "
+           "sent to its reply's first byte (default: only the reply deadline)",
+           type=_positive(float, "--mb-agent-first-byte-timeout")),
     Option(("--mb-agent-retries",), "mb_agent_retries", "live mode: retries of a model request after a refused "
            "connection, a timeout, HTTP 5xx or 429 (exponential backoff; Retry-After honoured)", default=3, type=int),
     Option(("--mb-agent-max-steps",), "mb_agent_max_steps", "live agent: model calls per run (agent_step_limit)",
@@ -102,8 +108,9 @@ def missing_endpoint_options(options: Mapping[str, Any]) -> list[str]:
 
 
 def endpoint_of(options: Mapping[str, Any]) -> Endpoint:
-    """The endpoint of ``--mb-agent-base-url`` / ``--mb-agent-model`` / ``--mb-agent-timeout`` /
-    ``--mb-agent-retries``, the key from ``$MOBILEBENCH_AGENT_API_KEY``.
+    """The endpoint of ``--mb-agent-base-url`` / ``--mb-agent-model`` / ``--mb-agent-retries`` and the deadlines
+    ``--mb-agent-timeout`` (reply), ``--mb-agent-connect-timeout``, ``--mb-agent-first-byte-timeout``, the key
+    from ``$MOBILEBENCH_AGENT_API_KEY``.
 
     Raises:
         ValueError: base URL or model missing (names the flags and environment variables).
@@ -114,8 +121,11 @@ def endpoint_of(options: Mapping[str, Any]) -> Endpoint:
     if missing:
         raise ValueError(f"live mode needs {' and '.join(missing)}")
     retries = options.get("mb_agent_retries")
+    first_byte = options.get("mb_agent_first_byte_timeout")
     return Endpoint(str(options["mb_agent_base_url"]), str(options["mb_agent_model"]), os.environ.get(API_KEY_ENV, ""),
-                    float(options.get("mb_agent_timeout") or 120.0), 3 if retries is None else max(0, int(retries)))
+                    float(options.get("mb_agent_timeout") or 120.0), 3 if retries is None else max(0, int(retries)),
+                    connect_timeout_s=float(options.get("mb_agent_connect_timeout") or 10.0),
+                    first_byte_timeout_s=None if first_byte is None else float(first_byte))
 
 
 def limits_of(options: Mapping[str, Any], model: str) -> Limits:
