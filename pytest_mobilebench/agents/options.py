@@ -96,10 +96,19 @@ AGENT_OPTIONS: Final[tuple[Option, ...]] = (
 )
 
 
-def keyed_for(fixtures: Sequence[str]) -> list[Option]:
+def keyed_for(fixtures: Sequence[str], *, live: bool = True, item_trials: bool = False) -> list[Option]:
     """The agent options entering the cache key of a suite requesting ``fixtures`` (those naming
-    :data:`AGENT_FIXTURE`); none for a suite that does not drive the agent."""
-    return [o for o in AGENT_OPTIONS if o.keyed] if AGENT_FIXTURE in fixtures else []
+    :data:`AGENT_FIXTURE`); none for a suite that does not drive the agent.
+
+    A prediction that is not ``live`` is a candidate the agent did not make here: the endpoint, model, limits,
+    prompt and prices change nothing in its grading, so they stay out of its key (a live item's candidate,
+    re-graded from the run's predictions file, then finds the verdict the live item stored under its
+    candidate's key). Only ``--mb-trials`` stays, for a suite that grades K recorded trials in one item (not
+    ``item_trials``: a suite whose items are single trials reads the trial from the row).
+    """
+    if AGENT_FIXTURE not in fixtures:
+        return []
+    return [o for o in AGENT_OPTIONS if o.keyed and (live or (o.dest == "mb_trials" and not item_trials))]
 
 
 def missing_endpoint_options(options: Mapping[str, Any]) -> list[str]:
