@@ -37,7 +37,8 @@ from pytest_mobilebench.agents.deadlines import AttemptClock, Cut, DeadlineBacke
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["AgentInfraError", "Attempt", "CapReached", "Completion", "Endpoint", "chat", "retry_wait"]
+__all__ = ["CHECK_MESSAGE", "AgentInfraError", "Attempt", "CapReached", "Completion", "Endpoint", "chat", "check",
+           "retry_wait"]
 
 MAX_BACKOFF_S: Final = 30.0
 MAX_RETRY_AFTER_S: Final = 120.0
@@ -133,9 +134,10 @@ class Completion:
 
 class _Failure(Exception):
     def __init__(self, kind: InfraKind, error: str, status: int | None = None, retry_after: float | None = None,
-                 retryable: bool = True) -> None:
+                 retryable: bool = True, body: bytes = b"", no_connection: bool = False) -> None:
         super().__init__(error)
         self.kind, self.error, self.status, self.retry_after, self.retryable = kind, error, status, retry_after, retryable
+        self.body, self.no_connection = body, no_connection
 
 
 def _retry_after(value: str | None, now: float) -> float | None:
@@ -211,18 +213,20 @@ def _attempt(pool: httpcore.ConnectionPool | httpcore.HTTPProxy, endpoint: Endpo
             body = _read(response, url)
     except httpcore.TimeoutException:
         raise _late(endpoint, clock) from None
-    except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError) as exc:  # refused, reset, dropped
+    except httpcore.ConnectError as exc:  # refused, no such host
+        raise _Failure(InfraKind.AGENT_UNREACHABLE, f"{url}: {type(exc).__name__}: {exc}", no_connection=True) from None
+    except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError) as exc:  # reset, dropped
         raise _Failure(InfraKind.AGENT_UNREACHABLE, f"{url}: {type(exc).__name__}: {exc}") from None
     except httpcore.UnsupportedProtocol as exc:
-        raise _Failure(InfraKind.AGENT_UNREACHABLE, f"{url}: {exc}", retryable=False) from None
+        raise _Failure(InfraKind.AGENT_UNREACHABLE, f"{url}: {exc}", retryable=False, no_connection=True) from None
     status = response.status
     if status == 429 or status >= 500:
         kind = InfraKind.AGENT_RATE_LIMITED if status == 429 else InfraKind.AGENT_HTTP_ERROR
         after = _retry_after(_header(response, b"retry-after"), time.time()) if status in (429, 503) else None
-        raise _Failure(kind, f"{url}: HTTP {status}: {body[:200]!r}", status, after)
+        raise _Failure(kind, f"{url}: HTTP {status}: {body[:200]!r}", status, after, body=body)
     if status >= 400:
         raise _Failure(InfraKind.AGENT_HTTP_ERROR, f"{url}: HTTP {status} (not retried): {body[:200]!r}", status,
-                       retryable=False)
+                       retryable=False, body=body)
     return _decode(status, body, url)
 
 
@@ -295,3 +299,51 @@ def chat(endpoint: Endpoint, messages: Sequence[Mapping[str, Any]], tools: Seque
             return Completion(body["choices"][0]["message"], tokens_in or 0, tokens_out or 0,
                               tokens_in is not None and tokens_out is not None, time.monotonic() - clock.start,
                               tuple(failed), body)
+
+
+#: the one message of the endpoint check (:func:`check`); scripted test servers answer it apart from their script
+CHECK_MESSAGE: Final = "mobilebench endpoint check: reply with the word ok."
+
+
+def check(endpoint: Endpoint) -> str | None:
+    """One chat request (:data:`CHECK_MESSAGE`, no tools, no retry) telling a wrong endpoint configuration from
+    an endpoint that is only unwell, before a live run starts.
+
+    Returns:
+        None when the endpoint answered a chat completion; else a note naming a failure that may pass (5xx,
+        429, a deadline missed, a dropped reply, a body that is not a completion): the run goes on and its
+        items retry as usual.
+
+    Raises:
+        ValueError: the configuration is wrong, the message naming what: the URL (no connection, a scheme
+            that is not http(s), HTTP 404 not about the model), the key (HTTP 401 / 403) or the model (HTTP
+            404 or 400 whose body names it).
+    """
+    backend = DeadlineBackend()
+    with _pool(endpoint, backend) as pool:
+        backend.clock = AttemptClock(endpoint.deadlines)
+        try:
+            _attempt(pool, endpoint, {"model": endpoint.model, "messages": [{"role": "user", "content": CHECK_MESSAGE}]},
+                     backend.clock)
+        except _Failure as exc:
+            return _judge(endpoint, exc)
+    return None
+
+
+def _judge(endpoint: Endpoint, failure: _Failure) -> str | None:
+    """:func:`check`'s verdict on one failed request (see there)."""
+    said = failure.body[:300].decode("utf-8", "replace")
+    about_model = endpoint.model in said or "model" in said.lower()
+    if failure.no_connection:
+        raise ValueError(f"--mb-agent-base-url {endpoint.base_url}: no connection ({failure.error}); is the URL right "
+                         "and the server up?")
+    if failure.status in (401, 403):
+        raise ValueError(f"the endpoint refused the key (HTTP {failure.status} from {endpoint.url}): check "
+                         f"$MOBILEBENCH_AGENT_API_KEY; it said: {said}")
+    if failure.status == 404 and not about_model:
+        raise ValueError(f"--mb-agent-base-url {endpoint.base_url}: {endpoint.url} answered HTTP 404 (no chat "
+                         f"completions there; the URL should end at the API root, e.g. .../v1); it said: {said}")
+    if failure.status in (400, 404) and about_model:
+        raise ValueError(f"--mb-agent-model {endpoint.model!r}: the endpoint refused the model (HTTP "
+                         f"{failure.status} from {endpoint.url}); it said: {said}")
+    return f"the endpoint check failed in a way that may pass ({failure.kind.value}): {failure.error}"
