@@ -91,7 +91,7 @@ class AgentInfraError(InfraError):
         self.attempts = tuple(attempts)
 
 
-class CapReached(Exception):  # noqa: N818 (an outcome, not an error)
+class CapReached(Exception):
     """The caller's cap (``chat(cap=...)``) ended an attempt after ``seconds``: the caller's outcome, not the
     endpoint's failure."""
 
