@@ -155,3 +155,44 @@ def test_an_endpoint_late_on_every_attempt_is_infrastructure(scripted_openai: Sc
         _agent(scripted_openai, repo, Limits(max_steps=5, wall_s=2.0), timeout_s=0.5, retries=2)
     assert info.value.kind == InfraKind.AGENT_ENDPOINT_TIMEOUT and len(info.value.attempts) == 3
     assert time.monotonic() - start < 4.0
+
+
+# ------------------------------------------------------------------------------------------------ a user's program
+
+
+def test_the_forwarder_cuts_a_trickled_answer_and_counts_the_lost_time(scripted_openai: ScriptedOpenAI) -> None:
+    """A user's program's requests go through the forwarder: a reply trickled past the deadline is a failed
+    attempt (``agent_endpoint_timeout``), retried; its seconds and the wait are the endpoint's."""
+    from test_live_issue_resolution_units import _post
+
+    from pytest_mobilebench.runtime.egress import ModelForwarder
+
+    scripted_openai.push(trickled(text("x" * 200), 0.2), text("ok"))
+    start = time.monotonic()
+    with ModelForwarder(scripted_openai.url, retries=1, timeout_s=0.6) as fwd:
+        assert _post(fwd, "/v1/chat/completions") == 200
+    assert time.monotonic() - start < 3.0 and fwd.failures == []
+    u = fwd.usage
+    assert (u.failed_attempts, u.lost_kind) == (1, "agent_endpoint_timeout") and 0.6 + 0.5 <= u.lost_seconds < 2.0
+    scripted_openai.final = trickled(text("y" * 200), 0.2)
+    with ModelForwarder(scripted_openai.url, retries=0, timeout_s=0.5) as late:
+        assert _post(late, "/v1/chat/completions") == 502
+    assert [kind for kind, _ in late.failures] == ["agent_endpoint_timeout"]
+
+
+def test_a_program_out_of_time_after_the_endpoint_lost_it_time_is_infrastructure() -> None:
+    from types import SimpleNamespace
+
+    from pytest_mobilebench.runtime.base import InfraError
+    from pytest_mobilebench.runtime.egress import ForwarderUsage
+    from pytest_mobilebench.suites.issue_resolution.live_command import _endpoint_failed
+
+    timed_out, finished = SimpleNamespace(timed_out=True), SimpleNamespace(timed_out=False)
+    lost = SimpleNamespace(failures=[], usage=ForwarderUsage(lost_seconds=30.0, failed_attempts=1,
+                                                             lost_kind="agent_endpoint_timeout"))
+    with pytest.raises(InfraError) as info:
+        _endpoint_failed(lost, timed_out, "http://h/v1")  # type: ignore[arg-type]
+    assert info.value.kind == "agent_endpoint_timeout" and "lost 30.0 s to 1 failed attempt" in str(info.value)
+    _endpoint_failed(lost, finished, "http://h/v1")  # type: ignore[arg-type]  # it finished: its own outcome
+    clean = SimpleNamespace(failures=[], usage=ForwarderUsage())
+    _endpoint_failed(clean, timed_out, "http://h/v1")  # type: ignore[arg-type]  # its own time-out
