@@ -137,7 +137,8 @@ class ModelForwarder:
     Args:
         base_url: the OpenAI-compatible endpoint (``http(s)://host[:port]/path``).
         api_key: sent as ``Authorization: Bearer`` (never given to the sandbox); empty for none.
-        timeout_s: seconds per request to the endpoint; retries: attempts after the first on failure.
+        timeout_s: the reply deadline of one attempt (seconds to the answer's last byte); connect_timeout_s: its
+            connect deadline; retries: attempts after the first on failure.
         budget: ``(tokens_in, tokens_out) -> limit name or None``, asked before each request.
 
     Attributes:
@@ -151,7 +152,7 @@ class ModelForwarder:
     """
 
     def __init__(self, base_url: str, api_key: str = "", *, timeout_s: float = 120.0, retries: int = 3,
-                 budget: Callable[[int, int], str | None] | None = None) -> None:
+                 budget: Callable[[int, int], str | None] | None = None, connect_timeout_s: float = 10.0) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the model endpoint {base_url!r} is not an http(s) URL with a host")
@@ -159,6 +160,7 @@ class ModelForwarder:
         self.path_prefix = parts.path.rstrip("/")
         self.api_key = api_key
         self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.retries = max(0, int(retries))
         self.budget = budget
         self.usage = ForwarderUsage()
@@ -264,7 +266,8 @@ class ModelForwarder:
             httpcore.NetworkError, httpcore.ProtocolError: refused, reset, dropped.
         """
         backend = DeadlineBackend()
-        clock = backend.clock = AttemptClock(Deadlines(connect_s=min(10.0, self.timeout_s), reply_s=self.timeout_s))
+        clock = backend.clock = AttemptClock(Deadlines(connect_s=min(self.connect_timeout_s, self.timeout_s),
+                                                           reply_s=self.timeout_s))
         try:
             with httpcore.ConnectionPool(ssl_context=_tls(), network_backend=backend, retries=0) as pool, \
                     pool.stream(method, self.origin + path, headers=list(headers.items()), content=body) as resp:

@@ -134,6 +134,7 @@ def _forwarder(options: Mapping[str, Any], model: str, limits: Any) -> ModelForw
 
     forwarder = ModelForwarder(str(options["mb_agent_base_url"]), api_key(),
                                timeout_s=float(options.get("mb_agent_timeout") or 120.0),
+                               connect_timeout_s=float(options.get("mb_agent_connect_timeout") or 10.0),
                                retries=int(options.get("mb_agent_retries") if options.get("mb_agent_retries") is not None else 3),
                                budget=budget)
     forwarder.start()
