@@ -235,16 +235,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _check_endpoint(config: pytest.Config, options: dict[str, Any]) -> None:
-    """One request to the live endpoint before anything runs (:func:`pytest_mobilebench.agents.endpoint.check`):
-    a wrong URL, key or model is a usage error naming it; a failure that may pass is a warning, and the items
-    retry as usual. Nothing without ``--mb-agent-base-url`` (a user's program without an endpoint)."""
-    if not options.get("mb_agent_base_url") or not options.get("mb_agent_model"):
-        return
-    from pytest_mobilebench.agents.endpoint import check
-    from pytest_mobilebench.agents.options import endpoint_of
+    """One request to the live endpoint before anything runs (:func:`pytest_mobilebench.agents.options.check_endpoint`):
+    a wrong configuration is a usage error naming it; a failure that may pass is a warning."""
+    from pytest_mobilebench.agents.options import check_endpoint
 
     try:
-        note = check(endpoint_of(options))
+        note = check_endpoint(options)
     except ValueError as exc:
         raise pytest.UsageError(f"--predictions=live: endpoint check: {exc}") from None
     if note is not None:

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from pytest_mobilebench.agents.endpoint import Endpoint
     from pytest_mobilebench.agents.limits import Limits
 
-__all__ = ["AGENT_FIXTURE", "AGENT_OPTIONS", "API_KEY_ENV", "agent_material", "endpoint_and_limits", "endpoint_of",
+__all__ = ["AGENT_FIXTURE", "AGENT_OPTIONS", "API_KEY_ENV", "agent_material", "check_endpoint", "endpoint_and_limits",
+           "endpoint_of",
            "keyed_for", "limits_of", "live_model", "missing_endpoint_options", "trial_count"]
 
 #: the fixture a suite names in ``Suite.fixtures`` when it drives the live agent (its value: ``(Endpoint,
@@ -135,6 +136,23 @@ def endpoint_of(options: Mapping[str, Any]) -> Endpoint:
                     float(options.get("mb_agent_timeout") or 120.0), 3 if retries is None else max(0, int(retries)),
                     connect_timeout_s=float(options.get("mb_agent_connect_timeout") or 10.0),
                     first_byte_timeout_s=None if first_byte is None else float(first_byte))
+
+
+def check_endpoint(options: Mapping[str, Any]) -> str | None:
+    """The endpoint check of a live run (:func:`pytest_mobilebench.agents.endpoint.check`) when
+    ``--mb-agent-base-url`` and ``--mb-agent-model`` are given; None (nothing sent) otherwise.
+
+    Returns:
+        None, or a note of a failure that may pass.
+
+    Raises:
+        ValueError: a wrong URL, key or model (the message names it).
+    """
+    if missing_endpoint_options(options):
+        return None
+    from pytest_mobilebench.agents.endpoint import check
+
+    return check(endpoint_of(options))
 
 
 def limits_of(options: Mapping[str, Any], model: str) -> Limits:
