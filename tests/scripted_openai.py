@@ -172,13 +172,13 @@ class ScriptedOpenAI:
                 self._send(turn, turn.encoded())
 
             def _send(self, turn: Turn, body: bytes) -> None:
-                self.send_response(turn.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for name, value in turn.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
                 try:
+                    self.send_response(turn.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    for name, value in turn.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
                     if turn.trickle_s is None:
                         self.wfile.write(body)
                     for i in range(len(body) if turn.trickle_s is not None else 0):
