@@ -10,6 +10,11 @@ An entry is read back only when it is a result of the item asking (:func:`read_c
 JSON object of :data:`RESULT_SCHEMA` that names the item's key, instance, suite, model and trial and keeps the
 result contract; anything else (``[]``, ``{}``, another item's entry, a truncated file) is removed, the item
 evaluated again and the entry reported (the result's ``cache_dropped``; the summary's ``cache_dropped`` count).
+
+The key depends on the candidate, not on how it was produced: a live item's key (made before its agent runs)
+covers the agent's options; once the agent's candidate is written as a predictions row, the verdict is stored
+under that row's own key too (:func:`candidate_key`), the key a re-grade of the run's predictions file computes,
+where the agent's options do not enter.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ __all__ = [
     "EntryOwner",
     "cache_entry",
     "cache_root",
+    "candidate_key",
     "imports_of",
     "keyed_options",
     "parse_entry",
@@ -66,12 +72,14 @@ def cache_root() -> Path:
     return root
 
 
-def keyed_options(suite: Suite, options: Mapping[str, Any], runtime_options: Sequence[Option] = ()) -> dict[str, Any]:
+def keyed_options(suite: Suite, options: Mapping[str, Any], runtime_options: Sequence[Option] = (), *,
+                  live: bool = True) -> dict[str, Any]:
     """The suite's (its runtime's, and the live agent's when it drives one) options that change what an
-    evaluation computes (``Option.keyed``; :func:`pytest_mobilebench.agents.options.keyed_for`)."""
+    evaluation computes (``Option.keyed``; :func:`pytest_mobilebench.agents.options.keyed_for`: the agent's
+    only for a ``live`` prediction, but ``--mb-trials`` where it grades recorded trials)."""
     from pytest_mobilebench.agents.options import keyed_for
 
-    agent = keyed_for(suite.fixtures)
+    agent = keyed_for(suite.fixtures, live=live, item_trials=bool(getattr(suite, "item_trials", False)))
     return {o.dest: options.get(o.dest) for o in (*suite.options, *runtime_options, *agent) if o.keyed}
 
 
@@ -161,11 +169,27 @@ def result_key(
         "suite": loaded.suite,
         "record": record_material(record),  # the content, never the clone source
         "prediction": prediction.key_material() if prediction is not None else None,
-        "options": keyed_options(suite, options, runtime_options),
+        "options": keyed_options(suite, options, runtime_options,
+                                 live=prediction is not None and prediction.is_live()),
         "suite_material": suite.cache_material(loaded, prediction, options),
     }
     blob = json.dumps(material, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()
+
+
+def candidate_key(suite: Suite, loaded: LoadedRecord, row: Mapping[str, Any], source_dir: Path,
+                  options: Mapping[str, Any], *, runtime_options: Sequence[Option] = ()) -> str:
+    """The key of a live item's candidate: :func:`result_key` of its predictions ``row`` read as a file's entry
+    from the run's folder ``source_dir`` (what ``--predictions <run>/predictions.jsonl`` computes for it).
+
+    Raises:
+        KeyError: the row lacks ``instance_id`` or ``model_name_or_path``.
+    """
+    from pytest_mobilebench.predictions import Prediction
+
+    prediction = Prediction.from_entry(row, source_dir.resolve())
+    return result_key(suite, loaded, prediction.model_name_or_path, prediction, options,
+                      runtime_options=runtime_options)
 
 
 def result_path(reports_dir: Path, key: str) -> Path:

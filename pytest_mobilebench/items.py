@@ -380,7 +380,7 @@ class InstanceItem(pytest.Item):
             prediction = state.predictions.get(self.record.instance_id, self.model, self.record.suite, self.trial)
         except PredictionsError as exc:  # --predictions=live for a suite that cannot run live
             pytest.fail(str(exc), pytrace=False)
-        from pytest_mobilebench.agents.records import PREDICTION_FILE
+        from pytest_mobilebench.agents.records import PREDICTION_FILE, RUN_ROW_FILE
         from pytest_mobilebench.cache import CacheRead, EntryOwner, cache_entry, read_cached, result_key, result_path
         from pytest_mobilebench.report.files import atomic_write_json
         from pytest_mobilebench.report.runs import is_disk_full
@@ -389,7 +389,6 @@ class InstanceItem(pytest.Item):
         options = options_of(self.config)
         key = result_key(suite, self.record, self.model, prediction, options,
                          runtime_options=state.providers.keyed_for(suite.fixtures) if state.providers else ())
-        cache_file = result_path(state.reports_dir, key)
         owner = EntryOwner(key, self.record.instance_id, self.record.suite, self.model, self.trial)
         read = CacheRead(None) if options["mb_rerun"] else read_cached(state.reports_dir, owner, suite)
         if read.result is not None:
@@ -404,7 +403,8 @@ class InstanceItem(pytest.Item):
         else:
             evidence = state.reports_dir / state.run_id / _safe(self.model) / evidence_folder(self.record.instance_id, self.trial)
             evidence.mkdir(parents=True, exist_ok=True)
-            (evidence / PREDICTION_FILE).unlink(missing_ok=True)  # only this evaluation's row is kept with its verdict
+            for name in (PREDICTION_FILE, RUN_ROW_FILE):  # only this evaluation's row is kept with its verdict
+                (evidence / name).unlink(missing_ok=True)
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             ctx = _Context(state.run_id, evidence, options, state, reporter, self.funcargs)
             started = time.monotonic()
@@ -424,8 +424,9 @@ class InstanceItem(pytest.Item):
             try:
                 atomic_write_json(evidence / "result.json", result)
                 if not result.get("retryable"):
-                    keep_prediction(evidence, state.reports_dir, key)  # first: a cached verdict always has its row
-                    atomic_write_json(cache_file, cache_entry(result))
+                    for at in (key, *self._candidate_key(prediction, evidence, options)):
+                        keep_prediction(evidence, state.reports_dir, at)  # first: a cached verdict has its row
+                        atomic_write_json(result_path(state.reports_dir, at), cache_entry({**result, "cache_key": at}))
             except OSError as exc:  # a full disk: the verdict stands, unsaved and uncached; said at the end
                 if not is_disk_full(exc):
                     raise
@@ -450,6 +451,23 @@ class InstanceItem(pytest.Item):
             self.user_properties.append(("trial", self.trial))
         if not result.get("passed"):
             raise InstanceNotResolved(result)
+
+    def _candidate_key(self, prediction: Any, evidence: Path, options: Mapping[str, Any]) -> list[str]:
+        """A live item's candidate key (:func:`pytest_mobilebench.cache.candidate_key` of the row it wrote to the
+        run's predictions file), so a re-grade of that file is answered from the cache; [] for another item."""
+        from pytest_mobilebench.agents.records import PREDICTION_FILE, RUN_ROW_FILE
+        from pytest_mobilebench.cache import candidate_key
+        from pytest_mobilebench.report.files import read_json
+
+        if prediction is None or not prediction.is_live():
+            return []
+        state = self.config.stash[STATE]
+        row = read_json(evidence / RUN_ROW_FILE) or read_json(evidence / PREDICTION_FILE)
+        if not isinstance(row, dict) or not {"instance_id", "model_name_or_path"} <= row.keys():
+            return []
+        suite = state.suites[self.record.suite]
+        return [candidate_key(suite, self.record, row, state.reports_dir / state.run_id, options,
+                              runtime_options=state.providers.keyed_for(suite.fixtures) if state.providers else ())]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ManifestError):  # found when it ran (a commit its repository lacks)

@@ -194,6 +194,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[STATE] = state
     warn_outer_timeout(config, [*suites.options(), *providers.options()])
+    if workerinput is None and predictions is not None and predictions.pseudo is not None and \
+            predictions.pseudo.value == "live" and not config.option.collectonly:
+        _check_endpoint(config, {o.dest: config.getoption(o.dest) for o in suites.options()})
     datasets = config.getoption("dataset")
     if datasets and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
         config.args[:] = []  # `pytest --dataset=x.jsonl` evaluates the dataset, not the ini's testpaths
@@ -241,6 +244,19 @@ def pytest_configure(config: pytest.Config) -> None:
             live = bool(config.getoption("numprocesses", None)) and config.getoption("dist", "no") != "no"
             progress = LiveProgress(config, state.reports_dir / run_id / "progress.log", live=live)
             config.pluginmanager.register(progress, "mobilebench-progress")
+
+
+def _check_endpoint(config: pytest.Config, options: dict[str, Any]) -> None:
+    """One request to the live endpoint before anything runs (:func:`pytest_mobilebench.agents.options.check_endpoint`):
+    a wrong configuration is a usage error naming it; a failure that may pass is a warning."""
+    from pytest_mobilebench.agents.options import check_endpoint
+
+    try:
+        note = check_endpoint(options)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--predictions=live: endpoint check: {exc}") from None
+    if note is not None:
+        config.issue_config_time_warning(pytest.PytestConfigWarning(f"--predictions=live: {note}"), stacklevel=2)
 
 
 class _XdistHooks:

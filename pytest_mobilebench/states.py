@@ -155,7 +155,8 @@ class InfraKind(str, enum.Enum):
     WORKSPACE_ERROR = "workspace_error"
     #: the agent's model endpoint refused or dropped the connection, after the retries with backoff
     AGENT_UNREACHABLE = "agent_unreachable"
-    #: the agent's model endpoint did not answer within ``--mb-agent-timeout``, after the retries
+    #: the agent's model endpoint missed a deadline of a request (connect, first byte, whole reply: the
+    #: ``--mb-agent-*timeout`` options), after the retries
     AGENT_ENDPOINT_TIMEOUT = "agent_endpoint_timeout"
     #: the agent's model endpoint answered an HTTP error (5xx after the retries; 4xx other than 429 at once)
     AGENT_HTTP_ERROR = "agent_http_error"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_openai import Turn, error, text
+from scripted_openai import Turn, error, is_check, text
 
 __all__ = ["ByInstance", "by_instance", "git_diff", "heredoc_patch"]
 
@@ -36,6 +36,7 @@ class ByInstance:
         self._started: dict[str, int] = {}
         self.requests: list[tuple[str, int]] = []
         self.auth: list[str | None] = []
+        self.checks = 0  # the endpoint checks of live runs (answered "ok", apart from the scripts)
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -76,9 +77,14 @@ class ByInstance:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                server.auth.append(self.headers.get("Authorization"))
-                turn = server.turn_for(payload) if self.path.endswith("/chat/completions") else error(404)
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}"
+                payload = json.loads(raw)
+                if is_check(raw):
+                    server.checks += 1
+                    turn = text("ok")
+                else:
+                    server.auth.append(self.headers.get("Authorization"))
+                    turn = server.turn_for(payload) if self.path.endswith("/chat/completions") else error(404)
                 body = turn.encoded()
                 self.send_response(turn.status)
                 self.send_header("Content-Type", "application/json")

@@ -25,21 +25,23 @@ from typing import Any
 
 import pytest
 
-from pytest_mobilebench.agents.endpoint import Endpoint
+from pytest_mobilebench.agents.endpoint import CHECK_MESSAGE, Endpoint
 
-__all__ = ["ScriptedOpenAI", "Turn", "bash", "calls", "error", "raw", "scripted_openai", "submit", "text"]
+__all__ = ["ScriptedOpenAI", "Turn", "bash", "calls", "error", "is_check", "raw", "scripted_openai", "submit", "text", "trickled"]
 
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10}
 
 
 @dataclasses.dataclass
 class Turn:
-    """One answer: ``status``, ``body`` (a dict is sent as JSON), extra ``headers``, ``delay_s`` before answering."""
+    """One answer: ``status``, ``body`` (a dict is sent as JSON), extra ``headers``, ``delay_s`` before answering,
+    ``trickle_s``: when set, the headers at once, then the body one byte every ``trickle_s`` seconds."""
 
     body: dict[str, Any] | bytes
     status: int = 200
     headers: dict[str, str] = dataclasses.field(default_factory=dict)
     delay_s: float = 0.0
+    trickle_s: float | None = None
 
     def encoded(self) -> bytes:
         return self.body if isinstance(self.body, bytes) else json.dumps(self.body).encode()
@@ -84,6 +86,20 @@ def error(status: int, body: bytes = b'{"error": {"message": "scripted failure"}
     return Turn(body, status, {"Retry-After": retry_after} if retry_after is not None else {})
 
 
+def trickled(turn: Turn, every_s: float) -> Turn:
+    """``turn`` sent as a trickle: its headers at once, then one byte of its body every ``every_s`` seconds."""
+    return dataclasses.replace(turn, trickle_s=every_s)
+
+
+def is_check(payload: bytes) -> bool:
+    """Whether a request body is the harness's endpoint check (one user message, :data:`CHECK_MESSAGE`)."""
+    try:
+        messages = json.loads(payload).get("messages")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(messages, list) and len(messages) == 1 and messages[0].get("content") == CHECK_MESSAGE
+
+
 def raw(body: bytes, status: int = 200) -> Turn:
     """Any body, sent as it is."""
     return Turn(body, status)
@@ -97,6 +113,9 @@ class ScriptedOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.auth: list[str | None] = []
         self.paths: list[str] = []
+        #: the endpoint checks a live run makes before it starts (answered ``check_answer``, not from the script)
+        self.checks: list[dict[str, Any]] = []
+        self.check_answer: Turn | None = None
         self.final: Turn = text("I am done.")
         self.repeat_last = False
         #: when set, called with each request body before the script: a Turn answers, None falls to the script
@@ -135,6 +154,10 @@ class ScriptedOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 payload = self.rfile.read(length)
+                if is_check(payload):
+                    server.checks.append({"auth": self.headers.get("Authorization"), **json.loads(payload)})
+                    turn = server.check_answer or text("ok")
+                    return self._send(turn, turn.encoded())
                 with server._lock:
                     server.paths.append(self.path)
                     server.auth.append(self.headers.get("Authorization"))
@@ -146,14 +169,23 @@ class ScriptedOpenAI:
                 turn = dynamic or (server.next_turn() if self.path.endswith("/chat/completions") else error(404))
                 if turn.delay_s:
                     time.sleep(turn.delay_s)
-                body = turn.encoded()
-                self.send_response(turn.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for name, value in turn.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
+                self._send(turn, turn.encoded())
+
+            def _send(self, turn: Turn, body: bytes) -> None:
+                try:
+                    self.send_response(turn.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    for name, value in turn.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    if turn.trickle_s is None:
+                        self.wfile.write(body)
+                    for i in range(len(body) if turn.trickle_s is not None else 0):
+                        time.sleep(turn.trickle_s)  # type: ignore[arg-type]
+                        self.wfile.write(body[i:i + 1])
+                except OSError:  # the client gave up (a deadline cut it)
+                    self.close_connection = True
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -250,3 +250,18 @@ def test_a_build_that_never_ends_is_killed_at_the_time_limit(builder: Any, tmp_p
     graded = build.grade_build(out.tsc_exit, out.tsc_out, out.vite_exit, out.vite_out, has_index=False, dist=None,
                                tsc_log=None, vite_log=None, seconds=out.seconds)
     assert not graded.ok and graded.vite_errors == 1
+
+
+@pytest.mark.docker
+def test_the_live_agents_starter_project_builds_as_it_is(builder: Any) -> None:
+    """The ``src/`` a live agent's sandbox starts from type-checks and builds in the scaffold: an agent starts
+    from a working app, and a project it leaves untouched is graded as that app (it builds; its specs fail)."""
+    from pytest_mobilebench.suites.app_generation.live import starter_files
+
+    files = starter_files()
+    assert sorted(files) == ["src/App.tsx", "src/index.css", "src/main.tsx"]
+    out = builder.build({**files, "index.html": (build.SCAFFOLD_DIR / "index.html").read_bytes()},
+                        instance_id="starter", timeout_s=300)
+    graded = build.grade_build(out.tsc_exit, out.tsc_out, out.vite_exit, out.vite_out, has_index="index.html" in out.dist,
+                               dist=None, tsc_log=None, vite_log=None, seconds=out.seconds)
+    assert graded.ok, (out.tsc_out, out.vite_out)

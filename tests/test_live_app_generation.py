@@ -3,8 +3,8 @@ scaffold (Docker, no network); the project it leaves is taken through the channe
 built in a fresh sandbox and navigated in Chromium.
 
 One run, three apps (copies of ``cases/app_generation/tabs_demo.yaml`` under other ids, one script each): an agent
-that writes the good fixture app with heredocs passes every navigation spec; one that leaves the scaffold untouched
-gets what a project without ``src/`` gets; one that tries the network, writes outside the project, rewrites the
+that writes the good fixture app with heredocs passes every navigation spec; one that leaves the starter project
+untouched gets what that project gets as a file; one that tries the network, writes outside the project, rewrites the
 build configuration and prints a fake verdict gets nothing from it. The run's predictions.jsonl re-grades to the
 same verdicts. The pure parts (prompt, options) run without Docker.
 """
@@ -117,8 +117,9 @@ def test_the_agent_builds_the_app_the_untouched_scaffold_fails_cheats_change_not
     assert good["reason"] == "ok" and good["nav_passed"] == good["nav_total"] == 11, good
     assert good["agent_end"] == "submitted" and good["agent_calls"] == 4 and good["agent_tokens_in"] > 0
     assert good["build_mode"] == "container" and good["llm_calls"] == 4  # the agent's usage is the efficiency record
-    assert (untouched["reason"], untouched["build_failure"]) == ("build_failed", "no_source"), untouched
-    assert (cheat["reason"], cheat["build_failure"]) == ("build_failed", "no_source"), cheat
+    # an agent starts from the starter src/: left as it is, it builds and every spec fails (counted, never 0/0)
+    assert (untouched["reason"], untouched["build_ok"], untouched["nav_passed"]) == ("nav_failed", True, 0), untouched
+    assert (cheat["reason"], cheat["build_ok"], cheat["nav_passed"]) == ("nav_failed", True, 0), cheat
     assert not sentinel.exists()
     lines = [json.loads(x) for x in (run / "scripted" / CHEAT / "trajectory.jsonl").read_text().splitlines()]
     outputs = [x for x in lines if x.get("role") == "tool" and "command" in x]
@@ -126,7 +127,8 @@ def test_the_agent_builds_the_app_the_untouched_scaffold_fails_cheats_change_not
     assert "Permission denied" in outputs[1]["output"]  # node_modules is root's
     taken = sorted(p.relative_to(run / "scripted" / CHEAT / "project").as_posix()
                    for p in (run / "scripted" / CHEAT / "project").rglob("*") if p.is_file())
-    assert taken == ["index.html"]  # only the build inputs are taken: no config, no planted verdict
+    # only the build inputs are taken: no config, no planted verdict
+    assert taken == ["index.html", "src/App.tsx", "src/index.css", "src/main.tsx"]
     table = summary["suite_tables"]["app_generation"]["agent"]
     assert table["items"] == 3 and table["ends"] == {"submitted": 3}
     rows = {r["instance_id"]: r for r in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())}
@@ -138,13 +140,18 @@ def test_the_agent_builds_the_app_the_untouched_scaffold_fails_cheats_change_not
     assert {i: (e["reason"], e.get("nav_passed")) for i, e in regraded["instances"].items()} == {
         i: (e["reason"], e.get("nav_passed")) for i, e in entries.items()}
 
-    # the untouched scaffold's verdict is an empty project's
-    (tmp_path / "empty").mkdir()
-    empty = tmp_path / "empty.jsonl"
-    empty.write_text(json.dumps({"instance_id": UNTOUCHED, "model_name_or_path": "empty", "project_path": str(tmp_path / "empty")}))
-    blank, _ = _run(pytester, cases, "empty-app", str(empty), "-k", UNTOUCHED)
-    assert (blank["instances"][UNTOUCHED]["reason"], blank["instances"][UNTOUCHED]["build_failure"]) == (
-        untouched["reason"], untouched["build_failure"])
+    # the untouched agent's verdict is the starter project's, given as a file
+    from pytest_mobilebench.suites.app_generation.live import starter_files
+
+    for name, data in starter_files().items():
+        (tmp_path / "starter" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "starter" / name).write_bytes(data)
+    given = tmp_path / "starter.jsonl"
+    given.write_text(json.dumps({"instance_id": UNTOUCHED, "model_name_or_path": "starter",
+                                 "project_path": str(tmp_path / "starter")}))
+    plain, _ = _run(pytester, cases, "starter-app", str(given), "-k", UNTOUCHED)
+    assert (plain["instances"][UNTOUCHED]["reason"], plain["instances"][UNTOUCHED]["nav_passed"]) == (
+        untouched["reason"], untouched["nav_passed"])
 
 
 @pytest.mark.docker
@@ -163,7 +170,7 @@ def test_a_looping_agent_ends_at_the_step_limit_counted_and_a_failing_endpoint_i
                         "--mb-agent-model=scripted", "--mb-agent-retries=1", "--mb-agent-max-steps=3",
                         "-k", f"{GOOD} or {UNTOUCHED}")
     looped = summary["instances"][UNTOUCHED]
-    assert (looped["reason"], looped["agent_end"], looped["agent_steps"]) == ("build_failed", "agent_step_limit", 3)
+    assert (looped["reason"], looped["agent_end"], looped["agent_steps"]) == ("nav_failed", "agent_step_limit", 3)
     failing = summary["instances"][GOOD]
     assert failing["reason"] == "infra_error" and failing["infra_kind"].startswith("agent_"), failing
     rows = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines()]

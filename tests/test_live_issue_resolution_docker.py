@@ -88,6 +88,7 @@ def test_the_gold_fix_through_shell_commands_resolves_under_xdist_and_the_writte
     again.assert_outcomes(passed=2)
     assert {i: e["reason"] for i, e in regraded["instances"].items()} == {
         i: e["reason"] for i, e in summary["instances"].items()}
+    assert regraded["cached"] == 2  # the same patches: answered from the cache, no container re-run
 
 
 def test_a_test_file_edit_is_flagged_and_hidden_tests_network_and_fake_output_get_the_agent_nothing(

@@ -88,7 +88,7 @@ def test_every_suite_gets_its_plots_and_headline(tmp_path: Path) -> None:
     expected = {f"plot-issue_resolution-{k}" for k in IR_PLOTS} | {f"plot-app_generation-{k}" for k in AG_PLOTS}
     assert figure_ids(text) == expected
     assert text.count("<svg") == len(expected)
-    assert "NavPassRate" in text and "build pass" in text and "Resolution rate" in text
+    assert "NavPassRate" in text and "apps built" in text and "Resolution rate" in text
     assert page == tmp_path / "reports" / "run-1" / "index.html"
     by_repo = text.split('id="plot-issue_resolution-by_repository"')[1].split("</figure>")[0]
     assert ">m1<" in by_repo and ">m2<" in by_repo  # models side by side, named in the legend

@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from scripted_openai import is_check
 
 from pytest_mobilebench.manifest import read_yaml
 from pytest_mobilebench.predictions import Prediction, PredictionKind
@@ -41,6 +42,7 @@ class ScriptedModel:
         self.script, self.status, self.raw = list(script), status, raw
         self.requests: list[dict] = []
         self.auth: list[str | None] = []
+        self.checks = 0
 
     def reply(self) -> dict:
         turn = self.script.pop(0) if self.script else "I am done."
@@ -60,10 +62,17 @@ def server() -> Iterator[tuple[str, list[ScriptedModel]]]:
         def do_POST(self) -> None:
             model = holder[0]
             length = int(self.headers.get("Content-Length", 0))
-            model.requests.append(json.loads(self.rfile.read(length)))
+            payload = self.rfile.read(length)
+            if is_check(payload):  # a live run's endpoint check: not the model's script
+                model.checks += 1
+                return self._answer(200, json.dumps({"choices": [{"message": {"role": "assistant",
+                                                                             "content": "ok"}}]}).encode())
+            model.requests.append(json.loads(payload))
             model.auth.append(self.headers.get("Authorization"))
-            body = model.raw if model.raw is not None else json.dumps(model.reply()).encode()
-            self.send_response(model.status)
+            self._answer(model.status, model.raw if model.raw is not None else json.dumps(model.reply()).encode())
+
+        def _answer(self, status: int, body: bytes) -> None:
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

@@ -6,8 +6,11 @@ call of the reply runs in order and its result goes back as a ``tool`` message; 
 gets a format reminder (the step still counts). ``submit`` ends the run: its note is the agent's summary, kept as
 :attr:`AgentOutcome.submission` and never used as the candidate (the caller TAKES the candidate, e.g. with
 ``git diff`` of the work tree). Before each call the limits are checked, in this order: steps, wall time, tokens,
-cost; the first one reached ends the run with its :class:`AgentEnd`. A command's timeout never runs past the
-wall-time limit. Endpoint failures (after :func:`~.endpoint.chat`'s retries) raise :class:`AgentInfraError`:
+cost; the first one reached ends the run with its :class:`AgentEnd`. The wall time is the agent's own: the run's
+elapsed time less what the endpoint lost (its failed attempts and the waits before their retries, recorded as
+``endpoint_lost_seconds``). It holds during a call too: neither a command's timeout nor a model call in flight
+runs past it (a call cut there ends the run ``agent_timeout``; the endpoint's own deadlines, below the wall time,
+make a stalled reply a failed attempt first). Endpoint failures (after :func:`~.endpoint.chat`'s retries) raise :class:`AgentInfraError`:
 infrastructure, not the agent's outcome. The trajectory (:mod:`.trajectory`) is written line by line.
 """
 
@@ -21,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_mobilebench.agents.endpoint import AgentInfraError, Attempt, Endpoint, chat
+from pytest_mobilebench.agents.endpoint import AgentInfraError, Attempt, CapReached, Endpoint, chat
 from pytest_mobilebench.agents.limits import Limits
 from pytest_mobilebench.agents.prompt import Prompt
 from pytest_mobilebench.agents.shell import Shell, ShellResult, bound_output
@@ -45,7 +48,9 @@ CALLS_PER_REPLY: Final = 20
 class Usage:
     """What a run spent: model ``calls`` (successful ones), ``tokens_in`` / ``tokens_out`` (summed ``usage``),
     ``model_seconds`` (time in successful calls), ``cost_usd`` (None when the model is unpriced), ``steps``
-    (model calls the loop made), ``unmetered_calls`` (replies without a ``usage`` block: their tokens are 0)."""
+    (model calls the loop made), ``unmetered_calls`` (replies without a ``usage`` block: their tokens are 0),
+    ``endpoint_failed_attempts`` and ``endpoint_lost_seconds`` (the endpoint's failed attempts and the seconds they
+    and the waits before their retries took: infrastructure's time, not charged to the wall-time limit)."""
 
     calls: int = 0
     tokens_in: int = 0
@@ -54,9 +59,12 @@ class Usage:
     cost_usd: float | None = None
     steps: int = 0
     unmetered_calls: int = 0
+    endpoint_failed_attempts: int = 0
+    endpoint_lost_seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "model_seconds": round(self.model_seconds, 3),
+                "endpoint_lost_seconds": round(self.endpoint_lost_seconds, 3),
                 "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6)}
 
 
@@ -74,7 +82,7 @@ class AgentEnd(str, enum.Enum):
 @dataclasses.dataclass(frozen=True)
 class AgentOutcome:
     """The run's ``end``, its ``usage``, the ``submission`` note (None unless submitted; never the patch) and its
-    wall-clock ``seconds``."""
+    wall-clock ``seconds`` (the agent's own: ``seconds - usage.endpoint_lost_seconds``)."""
 
     end: AgentEnd
     usage: Usage
@@ -171,7 +179,10 @@ class _Run:
     # ------------------------------------------------------------------------------------------ loop
 
     def remaining(self) -> float | None:
-        return None if self.limits.wall_s is None else self.limits.wall_s - (self.clock() - self.start)
+        """Seconds of the wall-time limit left: the limit minus the run's time so far, less the time the endpoint
+        lost (failed attempts and the waits before their retries); None without a limit."""
+        charged = self.clock() - self.start - self.usage.endpoint_lost_seconds
+        return None if self.limits.wall_s is None else self.limits.wall_s - charged
 
     def limit_reached(self) -> AgentEnd | None:
         """The first limit reached before the next call (steps, wall time, tokens, cost), or None."""
@@ -188,13 +199,20 @@ class _Run:
         return None
 
     def _on_retry(self, attempt: Attempt) -> None:
-        self.trajectory.write(self.usage.steps, "harness", event="retry", **attempt.as_dict())
+        """A failed attempt: its time and the wait before the next one are the endpoint's, not the agent's."""
+        u = self.usage
+        self.usage = dataclasses.replace(u, endpoint_failed_attempts=u.endpoint_failed_attempts + 1,
+                                         endpoint_lost_seconds=u.endpoint_lost_seconds + attempt.seconds
+                                         + (attempt.wait_s or 0.0))
+        self.trajectory.write(self.usage.steps, "harness", event="retry", **attempt.as_dict(),
+                              lost_seconds=round(self.usage.endpoint_lost_seconds, 3))
 
     def ask(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         """One step: a model call, its usage counted; returns the assistant message as sent back."""
         self.usage = dataclasses.replace(self.usage, steps=self.usage.steps + 1)
         step = self.usage.steps
-        completion = chat(self.endpoint, messages, self.toolbox.schemas(), on_retry=self._on_retry, sleep=self.sleep)
+        completion = chat(self.endpoint, messages, self.toolbox.schemas(), on_retry=self._on_retry, sleep=self.sleep,
+                          cap=self.remaining)
         u = self.usage
         tokens_in, tokens_out = u.tokens_in + completion.tokens_in, u.tokens_out + completion.tokens_out
         price = self.limits.price
@@ -235,7 +253,12 @@ class _Run:
         messages: list[dict[str, Any]] = prompt.messages()
         self._start_lines(messages)
         while (end := self.limit_reached()) is None:
-            reply = self.ask(messages)
+            try:
+                reply = self.ask(messages)
+            except CapReached as cut:  # the wall time ran out while the model was answering
+                self.trajectory.write(self.usage.steps, "harness", event="call_cut", seconds=round(cut.seconds, 3),
+                                      message="the wall-time limit ended a model call in flight")
+                return self.finish(AgentEnd.TIMEOUT)
             messages.append(reply)
             if not reply.get("tool_calls"):
                 messages.append({"role": "user", "content": FORMAT_REMINDER})
@@ -263,8 +286,10 @@ class _Run:
 
     def finish(self, end: AgentEnd) -> AgentOutcome:
         seconds = self.clock() - self.start
+        lost = self.usage.endpoint_lost_seconds
         self.trajectory.write(self.usage.steps, "harness", event="end", end=end.value, usage=self.usage.as_dict(),
-                              seconds=round(seconds, 3))
+                              seconds=round(seconds, 3), agent_seconds=round(seconds - lost, 3),
+                              endpoint_lost_seconds=round(lost, 3))
         return AgentOutcome(end, self.usage, self.submission if end is AgentEnd.SUBMITTED else None, seconds)
 
 

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from pytest_mobilebench.agents.endpoint import Endpoint
     from pytest_mobilebench.agents.limits import Limits
 
-__all__ = ["AGENT_FIXTURE", "AGENT_OPTIONS", "API_KEY_ENV", "agent_material", "endpoint_and_limits", "endpoint_of",
+__all__ = ["AGENT_FIXTURE", "AGENT_OPTIONS", "API_KEY_ENV", "agent_material", "check_endpoint", "endpoint_and_limits",
+           "endpoint_of",
            "keyed_for", "limits_of", "live_model", "missing_endpoint_options", "trial_count"]
 
 #: the fixture a suite names in ``Suite.fixtures`` when it drives the live agent (its value: ``(Endpoint,
@@ -60,8 +61,14 @@ AGENT_OPTIONS: Final[tuple[Option, ...]] = (
            env="MOBILEBENCH_AGENT_BASE_URL", keyed=True),
     Option(("--mb-agent-model",), "mb_agent_model", "live mode: the model name sent to the endpoint (the items' "
            "model name)", env="MOBILEBENCH_AGENT_MODEL", keyed=True),
-    Option(("--mb-agent-timeout",), "mb_agent_timeout", "live mode: seconds per model request",
-           default=120.0, type=_positive(float, "--mb-agent-timeout")),
+    Option(("--mb-agent-timeout",), "mb_agent_timeout", "live mode: the reply deadline: seconds from a model "
+           "request's start to its reply's last byte, whatever pace the endpoint keeps (agent_endpoint_timeout, "
+           "retried)", default=120.0, type=_positive(float, "--mb-agent-timeout")),
+    Option(("--mb-agent-connect-timeout",), "mb_agent_connect_timeout", "live mode: seconds to connect to the "
+           "endpoint (TCP and TLS) per request", default=10.0, type=_positive(float, "--mb-agent-connect-timeout")),
+    Option(("--mb-agent-first-byte-timeout",), "mb_agent_first_byte_timeout", "live mode: seconds from a request "
+           "sent to its reply's first byte (default: only the reply deadline)",
+           type=_positive(float, "--mb-agent-first-byte-timeout")),
     Option(("--mb-agent-retries",), "mb_agent_retries", "live mode: retries of a model request after a refused "
            "connection, a timeout, HTTP 5xx or 429 (exponential backoff; Retry-After honoured)", default=3, type=int),
     Option(("--mb-agent-max-steps",), "mb_agent_max_steps", "live agent: model calls per run (agent_step_limit)",
@@ -96,10 +103,19 @@ AGENT_OPTIONS: Final[tuple[Option, ...]] = (
 )
 
 
-def keyed_for(fixtures: Sequence[str]) -> list[Option]:
+def keyed_for(fixtures: Sequence[str], *, live: bool = True, item_trials: bool = False) -> list[Option]:
     """The agent options entering the cache key of a suite requesting ``fixtures`` (those naming
-    :data:`AGENT_FIXTURE`); none for a suite that does not drive the agent."""
-    return [o for o in AGENT_OPTIONS if o.keyed] if AGENT_FIXTURE in fixtures else []
+    :data:`AGENT_FIXTURE`); none for a suite that does not drive the agent.
+
+    A prediction that is not ``live`` is a candidate the agent did not make here: the endpoint, model, limits,
+    prompt and prices change nothing in its grading, so they stay out of its key (a live item's candidate,
+    re-graded from the run's predictions file, then finds the verdict the live item stored under its
+    candidate's key). Only ``--mb-trials`` stays, for a suite that grades K recorded trials in one item (not
+    ``item_trials``: a suite whose items are single trials reads the trial from the row).
+    """
+    if AGENT_FIXTURE not in fixtures:
+        return []
+    return [o for o in AGENT_OPTIONS if o.keyed and (live or (o.dest == "mb_trials" and not item_trials))]
 
 
 def missing_endpoint_options(options: Mapping[str, Any]) -> list[str]:
@@ -108,8 +124,9 @@ def missing_endpoint_options(options: Mapping[str, Any]) -> list[str]:
 
 
 def endpoint_of(options: Mapping[str, Any]) -> Endpoint:
-    """The endpoint of ``--mb-agent-base-url`` / ``--mb-agent-model`` / ``--mb-agent-timeout`` /
-    ``--mb-agent-retries``, the key from ``$MOBILEBENCH_AGENT_API_KEY``.
+    """The endpoint of ``--mb-agent-base-url`` / ``--mb-agent-model`` / ``--mb-agent-retries`` and the deadlines
+    ``--mb-agent-timeout`` (reply), ``--mb-agent-connect-timeout``, ``--mb-agent-first-byte-timeout``, the key
+    from ``$MOBILEBENCH_AGENT_API_KEY``.
 
     Raises:
         ValueError: base URL or model missing (names the flags and environment variables).
@@ -120,8 +137,28 @@ def endpoint_of(options: Mapping[str, Any]) -> Endpoint:
     if missing:
         raise ValueError(f"live mode needs {' and '.join(missing)}")
     retries = options.get("mb_agent_retries")
+    first_byte = options.get("mb_agent_first_byte_timeout")
     return Endpoint(str(options["mb_agent_base_url"]), str(options["mb_agent_model"]), os.environ.get(API_KEY_ENV, ""),
-                    float(options.get("mb_agent_timeout") or 120.0), 3 if retries is None else max(0, int(retries)))
+                    float(options.get("mb_agent_timeout") or 120.0), 3 if retries is None else max(0, int(retries)),
+                    connect_timeout_s=float(options.get("mb_agent_connect_timeout") or 10.0),
+                    first_byte_timeout_s=None if first_byte is None else float(first_byte))
+
+
+def check_endpoint(options: Mapping[str, Any]) -> str | None:
+    """The endpoint check of a live run (:func:`pytest_mobilebench.agents.endpoint.check`) when
+    ``--mb-agent-base-url`` and ``--mb-agent-model`` are given; None (nothing sent) otherwise.
+
+    Returns:
+        None, or a note of a failure that may pass.
+
+    Raises:
+        ValueError: a wrong URL, key or model (the message names it).
+    """
+    if missing_endpoint_options(options):
+        return None
+    from pytest_mobilebench.agents.endpoint import check
+
+    return check(endpoint_of(options))
 
 
 def limits_of(options: Mapping[str, Any], model: str) -> Limits:

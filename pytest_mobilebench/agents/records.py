@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, TakenPatch
     from pytest_mobilebench.suites.base import EvalContext
 
-__all__ = ["PREDICTIONS_FILE", "PREDICTION_FILE", "TRAJECTORY_FILE", "SandboxShell", "agent_of", "agent_table",
-           "append_prediction", "integrity_of", "limits_json", "patch_row", "record_prediction", "run_folder", "taken_json", "transcript",
+__all__ = ["PREDICTIONS_FILE", "PREDICTION_FILE", "RUN_ROW_FILE", "TRAJECTORY_FILE", "SandboxShell", "agent_of",
+           "agent_table", "append_prediction", "integrity_of", "limits_json", "patch_row", "record_prediction",
+           "run_folder", "taken_json", "transcript",
            "with_agent"]
 
 #: the run's written predictions, in ``reports/<run_id>/``
@@ -38,6 +39,9 @@ PREDICTIONS_FILE: Final = "predictions.jsonl"
 TRAJECTORY_FILE: Final = "trajectory.jsonl"
 #: the item's own row of the predictions file, in its evidence folder (what a cache hit carries to a later run)
 PREDICTION_FILE: Final = "prediction.json"
+#: the row exactly as the run's predictions file holds it, when it differs from :data:`PREDICTION_FILE` (app
+#: generation's project path, relative to the run's folder); the item keys its candidate's verdict by it
+RUN_ROW_FILE: Final = "prediction.run.json"
 #: what the run page shows of a transcript: steps, characters per text, characters of the diff
 _SHOWN_STEPS: Final = 200
 _SHOWN_CHARS: Final = 2_000
@@ -117,6 +121,8 @@ def record_prediction(ctx: EvalContext, row: Mapping[str, Any], *, carried: Mapp
         InfraError("harness_error"): the evidence folder is not under the run's folder.
     """
     folder = run_folder(ctx)
+    if carried is not None:
+        atomic_write_text(ctx.evidence_dir / RUN_ROW_FILE, json.dumps(dict(row), ensure_ascii=False, sort_keys=True))
     atomic_write_text(ctx.evidence_dir / PREDICTION_FILE,
                       json.dumps(dict(row if carried is None else carried), ensure_ascii=False, sort_keys=True))
     return append_prediction(folder, row)

@@ -19,7 +19,8 @@ Pure: results (plain dicts) and counts in, plain dicts out. One block per suite,
       "headline": {...},          # the suite's own figure (its summarize()["headline"]), or with no table to
                                   # read its declared one (see below); "label", "numerator", "denominator",
                                   # "value", "ci95", "note", "source" ("suite", "generic" or "declared"),
-                                  # "secondary": the rate-shaped entries of the suite's headline (build pass);
+                                  # "secondary": the rate-shaped entries of the suite's headline (apps built);
+                                  # "aside": a short text the suite shows on the headline line ("" if none);
                                   # "kind": "rate" (value = numerator / denominator, Wilson interval) or
                                   # "score" (a weighted figure such as the planner's Overall: no interval);
                                   # "unavailable": why a figure has no value ("" when it has one or is a rate)
@@ -118,7 +119,7 @@ def _suite_figure(table: Mapping[str, Any] | None, over_eligible: dict[str, Any]
         secondary = [dict(v) for v in own.values() if isinstance(v, Mapping) and {"label", "numerator", "denominator"} <= set(v)]
         return {"label": own["label"], "numerator": num, "denominator": den, "value": own.get("value"),
                 "ci95": ci, "note": str(own.get("note", "")), "source": "suite", "secondary": secondary,
-                "kind": kind, "unavailable": str(own.get("unavailable", ""))}
+                "kind": kind, "unavailable": str(own.get("unavailable", "")), "aside": str(own.get("aside", ""))}
     return _declared_figure(declared, over_eligible, evaluated, table)
 
 

@@ -67,7 +67,8 @@ def figure_text(block: Mapping[str, Any]) -> str:
     label = printable(own["label"], NAME_CAP)
     if own.get("kind", figure_kind(own)) != "score":
         why = own.get("unavailable") if own.get("numerator") is None else ""  # no figure at all: say why
-        return f"{label} {fmt_rate(own)}" + (f" ({printable(why, 60)})" if why else "")
+        aside = why or own.get("aside")  # or the suite's short aside (app generation: the apps built)
+        return f"{label} {fmt_rate(own)}" + (f" ({printable(aside, 60)})" if aside else "")
     value = own.get("value")
     why = printable(own.get("unavailable") or "not computable on this selection", 60)
     shown = f"{float(value):.3f}" if value is not None else f"n/a ({why})"

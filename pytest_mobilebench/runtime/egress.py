@@ -11,31 +11,47 @@ Accounting (what the run page and junit show per item): calls, prompt / completi
 ``usage`` of each JSON answer), model seconds. ``budget(tokens_in, tokens_out)`` may name a limit the run
 reached (``"agent_token_limit"``...): further requests are answered 429 and the limit is recorded.
 
-Endpoint failures (connection refused, 5xx) are retried with backoff (0.5 s, 1 s, 2 s ...); still failing,
-the request is answered 502 and the failure is recorded in :attr:`ModelForwarder.failures` (the caller
-decides it is infrastructure: nothing in the sandbox can make the endpoint refuse connections). A 429 of
-the endpoint is passed on after the retries: an agent's pacing is its own.
+Endpoint failures (connection refused, a deadline missed, 5xx) are retried with backoff (0.5 s, 1 s, 2 s ...);
+still failing, the request is answered 502 and the failure is recorded in :attr:`ModelForwarder.failures` (the
+caller decides it is infrastructure: nothing in the sandbox can make the endpoint refuse connections). A 429 of
+the endpoint is passed on after the retries: an agent's pacing is its own. Each attempt is under the deadlines
+of :mod:`pytest_mobilebench.agents.deadlines` (connect, whole reply: a reply trickled a byte at a time ends at
+``timeout_s``), and the seconds of failed attempts and the waits before their retries are counted apart
+(:attr:`ForwarderUsage.lost_seconds`): the endpoint's time, not the program's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import http.server
 import json
 import shutil
 import socketserver
+import ssl
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, final
 from urllib.parse import urlsplit
 
+import httpcore
+
+from pytest_mobilebench.agents.deadlines import AttemptClock, DeadlineBackend, Deadlines
+
 __all__ = ["ForwarderUsage", "ModelForwarder"]
+
+
+class _Late(Exception):
+    """An attempt to the endpoint missed a deadline."""
+
+
+@functools.lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    return ssl.create_default_context()
 
 #: the largest request body forwarded and the largest answer read (bytes)
 MAX_BODY_BYTES: Final[int] = 8 << 20
@@ -49,7 +65,9 @@ class ForwarderUsage:
     Attributes:
         calls: requests answered by the endpoint (any status); refused: requests refused by the forwarder
             (outside the endpoint's path, over a limit); tokens_in / tokens_out: the endpoint's ``usage``
-            sums; model_seconds: wall seconds spent waiting for the endpoint; limit: the first limit reached.
+            sums; model_seconds: wall seconds spent waiting for the endpoint; limit: the first limit reached;
+            lost_seconds / failed_attempts: the seconds of failed attempts (refused, late, 5xx, 429 retried) and
+            the waits before their retries, and their number; lost_kind: the last failed attempt's kind.
     """
 
     calls: int = 0
@@ -58,6 +76,9 @@ class ForwarderUsage:
     tokens_out: int = 0
     model_seconds: float = 0.0
     limit: str | None = None
+    lost_seconds: float = 0.0
+    failed_attempts: int = 0
+    lost_kind: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -116,7 +137,8 @@ class ModelForwarder:
     Args:
         base_url: the OpenAI-compatible endpoint (``http(s)://host[:port]/path``).
         api_key: sent as ``Authorization: Bearer`` (never given to the sandbox); empty for none.
-        timeout_s: seconds per request to the endpoint; retries: attempts after the first on failure.
+        timeout_s: the reply deadline of one attempt (seconds to the answer's last byte); connect_timeout_s: its
+            connect deadline; retries: attempts after the first on failure.
         budget: ``(tokens_in, tokens_out) -> limit name or None``, asked before each request.
 
     Attributes:
@@ -130,7 +152,7 @@ class ModelForwarder:
     """
 
     def __init__(self, base_url: str, api_key: str = "", *, timeout_s: float = 120.0, retries: int = 3,
-                 budget: Callable[[int, int], str | None] | None = None) -> None:
+                 budget: Callable[[int, int], str | None] | None = None, connect_timeout_s: float = 10.0) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the model endpoint {base_url!r} is not an http(s) URL with a host")
@@ -138,6 +160,7 @@ class ModelForwarder:
         self.path_prefix = parts.path.rstrip("/")
         self.api_key = api_key
         self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.retries = max(0, int(retries))
         self.budget = budget
         self.usage = ForwarderUsage()
@@ -147,7 +170,6 @@ class ModelForwarder:
         self._dir.chmod(0o755)
         self.socket_path = self._dir / "model.sock"
         self._server: _UnixHTTPServer | None = None
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never the host's proxies
 
     def __enter__(self) -> ModelForwarder:
         self.start()
@@ -199,18 +221,26 @@ class ModelForwarder:
         failure: tuple[str, str] = ("agent_unreachable", "no attempt")
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+                wait = min(8.0, 0.5 * 2 ** (attempt - 1))
+                time.sleep(wait)
+                self._lost(wait, None)
             started = time.monotonic()
             try:
                 status, ctype, answer = self._once(method, path, body, headers)
-            except (urllib.error.URLError, TimeoutError, OSError) as exc:
-                failure = ("agent_unreachable", f"{self.origin}: {exc}")
+            except _Late as exc:
+                failure = ("agent_endpoint_timeout", f"{self.origin}{path}: {exc}")
+                self._lost(time.monotonic() - started, failure[0])
+                continue
+            except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol, OSError) as exc:
+                failure = ("agent_unreachable", f"{self.origin}: {type(exc).__name__}: {exc}")
+                self._lost(time.monotonic() - started, failure[0])
                 continue
             finally:
                 with self._lock:
                     self.usage.model_seconds += time.monotonic() - started
             self._account(answer)
             if (status >= 500 or status == 429) and attempt < self.retries:
+                self._lost(time.monotonic() - started, "agent_rate_limited" if status == 429 else "agent_http_error")
                 continue
             if status < 500:
                 return status, ctype, answer
@@ -220,14 +250,41 @@ class ModelForwarder:
             self.failures.append(failure)
         return 502, "application/json", json.dumps({"error": f"{failure[0]}: {failure[1]}"}).encode()
 
+    def _lost(self, seconds: float, kind: str | None) -> None:
+        """Count ``seconds`` lost to the endpoint (a failed attempt of ``kind``, or a wait: ``kind`` None)."""
+        with self._lock:
+            self.usage.lost_seconds += seconds
+            if kind is not None:
+                self.usage.failed_attempts += 1
+                self.usage.lost_kind = kind
+
     def _once(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, str, bytes]:
-        request = urllib.request.Request(self.origin + path, data=body, headers=headers, method=method)
+        """One attempt under its deadlines (never through the host's proxies).
+
+        Raises:
+            _Late: a deadline passed (connect, whole reply).
+            httpcore.NetworkError, httpcore.ProtocolError: refused, reset, dropped.
+        """
+        backend = DeadlineBackend()
+        clock = backend.clock = AttemptClock(Deadlines(connect_s=min(self.connect_timeout_s, self.timeout_s),
+                                                           reply_s=self.timeout_s))
         try:
-            with self._opener.open(request, timeout=self.timeout_s) as resp:
-                return resp.status, resp.headers.get("Content-Type", "application/json"), resp.read(MAX_ANSWER_BYTES)
-        except urllib.error.HTTPError as exc:
-            with contextlib.closing(exc):
-                return exc.code, exc.headers.get("Content-Type", "application/json"), exc.read(MAX_ANSWER_BYTES)
+            with httpcore.ConnectionPool(ssl_context=_tls(), network_backend=backend, retries=0) as pool, \
+                    pool.stream(method, self.origin + path, headers=list(headers.items()), content=body) as resp:
+                chunks, size = [], 0
+                for chunk in resp.iter_stream():
+                    chunks.append(chunk[:MAX_ANSWER_BYTES - size])
+                    size += len(chunks[-1])
+                    if size >= MAX_ANSWER_BYTES:
+                        break
+                answer = b"".join(chunks)
+                ctype = next((v.decode("latin-1") for k, v in resp.headers if k.lower() == b"content-type"),
+                             "application/json")
+                return resp.status, ctype, answer
+        except httpcore.TimeoutException:
+            cut = clock.cut.value if clock.cut is not None else "reply"
+            raise _Late(f"no complete answer within the {cut} deadline ({clock.bytes_read} bytes in "
+                        f"{clock.clock() - clock.start:.1f} s)") from None
 
     def _account(self, answer: bytes) -> None:
         """Count one answered call and its ``usage`` (an answer that is not JSON counts no tokens)."""

@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, final
 
-from pytest_mobilebench.metrics import mean, wilson_interval
+from pytest_mobilebench.metrics import mean
 from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.local import LocalRuntime
@@ -57,6 +57,7 @@ from pytest_mobilebench.suites.app_generation.manifest import (
     parse_manifest,
     parse_prediction,
 )
+from pytest_mobilebench.suites.app_generation.rates import headline
 from pytest_mobilebench.suites.app_generation.serve import serve_spa, stage_files
 from pytest_mobilebench.suites.app_generation import container
 from pytest_mobilebench.suites.declared import app_generation as surface
@@ -206,34 +207,6 @@ def grade_navigation(nav: Sequence[Mapping[str, Any]]) -> tuple[AppGenReason, st
     return AppGenReason.NAV_FAILED, f"NavPassRate {passed}/{len(nav)}; failed: {', '.join(failed)}"
 
 
-def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """NavPassRate pooled over every navigation spec of the apps evaluated without an infrastructure error,
-    with the build pass rate beside it (MobileForge, seed 002: build and navigation axes).
-
-    Returns ``{"label", "kind", "numerator", "denominator", "value", "ci95", "note", "infra", "build_pass"}``;
-    ``ci95`` is the Wilson 95% interval; ``build_pass`` has the same shape for built apps / evaluated apps.
-    """
-    evaluated = [r for r in results if not r.get("retryable")]
-    nav = [n for r in evaluated for n in r.get("nav", [])]
-    passed = sum(1 for n in nav if n.get("passed"))
-    built = sum(1 for r in evaluated if r.get("properties", {}).get("build_ok"))
-    return {
-        "label": surface.HEADLINE.label,
-        "kind": surface.HEADLINE.kind,
-        "numerator": passed,
-        "denominator": len(nav),
-        "value": (passed / len(nav)) if nav else None,
-        "ci95": list(wilson_interval(passed, len(nav))) if nav else None,
-        "note": "navigation specs passed / specs run, pooled over apps without an infrastructure error",
-        "infra": len(results) - len(evaluated),
-        "build_pass": {
-            "label": "build pass", "numerator": built, "denominator": len(evaluated),
-            "value": (built / len(evaluated)) if evaluated else None,
-            "ci95": list(wilson_interval(built, len(evaluated))) if evaluated else None,
-        },
-    }
-
-
 @final
 class AppGenerationSuite:
     """The ``app_generation`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`).
@@ -348,7 +321,7 @@ class AppGenerationSuite:
         result: dict[str, Any] = {
             "instance_id": record.instance_id, "suite": SUITE_NAME, "app": manifest.app,
             "model_name_or_path": model, "reason": AppGenReason.OK.value, "passed": False, "detail": "",
-            "retryable": False, "properties": {}, "nav": [],
+            "retryable": False, "properties": {}, "nav": [], "nav_specs": len(manifest.nav_tests),
             "evidence": {"dir": str(ctx.evidence_dir), "screens": {}, "reference_screens": {
                 sid: s.screenshot for sid, s in manifest.screens.items() if s.screenshot and not s.overlay}},
             "axes": {},

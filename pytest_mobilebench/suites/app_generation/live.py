@@ -5,8 +5,9 @@ Per item:
 
 1. a sandbox of the scaffold's image (:meth:`.container.ContainedBuilder.spec`, opened through the ``mb_runtime``
    fixture's :class:`~pytest_mobilebench.runtime.sandbox.SandboxRuntime`): ``/testbed`` holds the scaffold with
-   its dependencies installed (``node_modules`` root's, read-only), no network but loopback, commands as the
-   unprivileged user 10001 under the build limits (:data:`.container.LIMITS`);
+   its dependencies installed (``node_modules`` root's, read-only) and the starter ``src/`` (:data:`STARTER_DIR`:
+   the entry point ``index.html`` loads, a router, a placeholder ``App``, Tailwind's CSS; the agent's to edit),
+   no network but loopback, commands as the unprivileged user 10001 under the build limits (:data:`.container.LIMITS`);
 2. the built-in shell agent (:func:`pytest_mobilebench.agents.loop.run_shell_agent`): its loop runs in this
    process, each command in the sandbox (``timeout -k 5``; processes it leaves are stopped after it); the prompt
    is ``--mb-agent-prompt`` or :data:`DEFAULT_PROMPT`, rendered with the manifest's spec (:data:`FIELDS`);
@@ -46,8 +47,8 @@ if TYPE_CHECKING:
     from pytest_mobilebench.suites.app_generation.manifest import AppManifest
     from pytest_mobilebench.suites.base import EvalContext, LoadedRecord
 
-__all__ = ["DEFAULT_PROMPT", "FIELDS", "PROJECT_GLOBS", "SandboxAgentShell", "evaluate_live", "live_material",
-           "live_model", "prompt_fields"]
+__all__ = ["DEFAULT_PROMPT", "FIELDS", "PROJECT_GLOBS", "STARTER_DIR", "SandboxAgentShell", "evaluate_live",
+           "live_material", "live_model", "prompt_fields", "starter_files"]
 
 #: the built-in template of this suite (``--mb-agent-prompt`` replaces it)
 DEFAULT_PROMPT: Final = Path(__file__).resolve().parents[2] / "agents" / "prompts" / "app_generation.md"
@@ -55,6 +56,8 @@ DEFAULT_PROMPT: Final = Path(__file__).resolve().parents[2] / "agents" / "prompt
 FIELDS: Final = frozenset({"app", "title", "screens", "tabs", "parent_child", "workdir", "scaffold"})
 #: what is taken of the agent's project: exactly the build's inputs (:func:`.container.build_inputs`)
 PROJECT_GLOBS: Final = ("src/**", "public/**", "index.html")
+#: the project an agent's sandbox starts from, over the scaffold (its ``src/``: written by the harness, the agent's)
+STARTER_DIR: Final = Path(__file__).resolve().parent / "starter"
 #: the taken project's folder in the item's evidence folder; the trajectory's file there
 PROJECT_DIR: Final = "project"
 TRAJECTORY_FILE: Final = "trajectory.jsonl"
@@ -84,13 +87,23 @@ def live_model(options: Mapping[str, Any]) -> str:
 
 
 def live_material(options: Mapping[str, Any]) -> dict[str, str]:
-    """Result-cache material of a live item: the digests of the template in effect and the price table."""
+    """Result-cache material of a live item: the digests of the template in effect, the price table and the
+    starter project."""
     from pytest_mobilebench.agents.options import agent_material
 
     out = agent_material(options)
     if not options.get("mb_agent_prompt"):
         out["mb_agent_prompt"] = hashlib.sha256(DEFAULT_PROMPT.read_bytes()).hexdigest()
-    return out
+    starter = hashlib.sha256()
+    for name, data in sorted(starter_files().items()):
+        starter.update(name.encode() + b"\0" + data + b"\0")
+    return {**out, "starter": starter.hexdigest()}
+
+
+def starter_files() -> dict[str, bytes]:
+    """The starter project (:data:`STARTER_DIR`) as ``{relative name: bytes}``: ``src/main.tsx``, ``src/App.tsx``,
+    ``src/index.css``."""
+    return {p.relative_to(STARTER_DIR).as_posix(): p.read_bytes() for p in sorted(STARTER_DIR.rglob("*")) if p.is_file()}
 
 
 def prompt_fields(manifest: AppManifest, workdir: str, scaffold: Mapping[str, str]) -> dict[str, str]:
@@ -208,6 +221,7 @@ def _run_agent(manifest: AppManifest, ctx: EvalContext) -> tuple[dict[str, Any],
     ctx.progress(f"{manifest.app}: agent sandbox ({runtime.name})")
     sandbox = runtime.sandbox(builder.spec(), f"{manifest.app}-agent", log_dir=ctx.evidence_dir / "agent")
     try:
+        sandbox.put_files(starter_files())
         template = load_template(ctx.options.get("mb_agent_prompt"), default=DEFAULT_PROMPT, fields=FIELDS)
         prompt = template.render(prompt_fields(manifest, sandbox.root, _scaffold_packages()))
         outcome = run_shell_agent(endpoint, limits, prompt, SandboxAgentShell(sandbox, limits.output_chars),

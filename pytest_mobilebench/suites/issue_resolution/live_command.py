@@ -57,8 +57,9 @@ def run_command_agent(runtime: AgentSandboxRuntime, spec: Any, instance: IssueIn
         ``(agent record, taken patch)``; the record's ``usage`` is the forwarder's.
 
     Raises:
-        InfraError: the sandbox failed; ``agent_unreachable`` when the forwarder could not connect to the
-            endpoint through its retries (nothing in the sandbox can cause that).
+        InfraError: the sandbox failed; ``agent_unreachable`` / ``agent_endpoint_timeout`` when the forwarder
+            could not get an answer from the endpoint through its retries (nothing in the sandbox can cause
+            that), or the program's wall time ran out after the endpoint lost it time (:func:`_endpoint_failed`).
     """
     options = ctx.options
     model = str(options.get("mb_agent_model") or COMMAND_MODEL)
@@ -80,10 +81,7 @@ def run_command_agent(runtime: AgentSandboxRuntime, spec: Any, instance: IssueIn
     atomic_write_text(ctx.evidence_dir / "agent_command.log", run.output)
     usage = forwarder.usage.to_dict() if forwarder is not None else {}
     _write_transcript(ctx.evidence_dir / TRAJECTORY_FILE, str(options["mb_agent_command"]), run, usage)
-    unreachable = [f for f in (forwarder.failures if forwarder else []) if f[0] == InfraKind.AGENT_UNREACHABLE.value]
-    if unreachable:
-        raise InfraError(InfraKind.AGENT_UNREACHABLE, f"the forwarder could not reach {options['mb_agent_base_url']} "
-                         f"through its retries: {unreachable[-1][1]}")
+    _endpoint_failed(forwarder, run, str(options.get("mb_agent_base_url")))
     price = getattr(limits, "price", None) if limits is not None else None
     tokens_in, tokens_out = int(usage.get("tokens_in") or 0), int(usage.get("tokens_out") or 0)
     end = "agent_timeout" if run.timed_out else (usage.get("limit") or "submitted")
@@ -92,9 +90,33 @@ def run_command_agent(runtime: AgentSandboxRuntime, spec: Any, instance: IssueIn
         "usage": {"calls": int(usage.get("calls") or 0), "steps": None, "tokens_in": tokens_in, "tokens_out": tokens_out,
                   "model_seconds": round(float(usage.get("model_seconds") or 0.0), 3),
                   "cost_usd": price.cost(tokens_in, tokens_out) if price is not None else None,
-                  "refused": int(usage.get("refused") or 0)},
+                  "refused": int(usage.get("refused") or 0),
+                  "endpoint_failed_attempts": int(usage.get("failed_attempts") or 0),
+                  "endpoint_lost_seconds": round(float(usage.get("lost_seconds") or 0.0), 3)},
         "submission": None, "endpoint_failures": [list(f) for f in (forwarder.failures if forwarder else [])],
     }, taken
+
+
+def _endpoint_failed(forwarder: ModelForwarder | None, run: Any, url: str) -> None:
+    """Infrastructure the program's outcome must not carry: the forwarder never reached the endpoint or the
+    endpoint missed its deadlines through the retries; or the program ran out of wall time after the endpoint
+    lost it time (failed attempts and the waits before their retries), which its outcome cannot tell apart.
+
+    Raises:
+        InfraError: ``agent_unreachable`` / ``agent_endpoint_timeout``, or the kind of the last failed attempt.
+    """
+    if forwarder is None:
+        return
+    late = {InfraKind.AGENT_UNREACHABLE.value, InfraKind.AGENT_ENDPOINT_TIMEOUT.value}
+    failed = [f for f in forwarder.failures if f[0] in late]
+    if failed:
+        raise InfraError(InfraKind(failed[-1][0]), f"the forwarder could not get an answer from {url} through its "
+                         f"retries: {failed[-1][1]}")
+    usage = forwarder.usage
+    if run.timed_out and usage.lost_seconds > 0 and usage.lost_kind is not None:
+        raise InfraError(InfraKind(usage.lost_kind), f"the program ran out of its wall time after the endpoint {url} "
+                         f"lost {usage.lost_seconds:.1f} s to {usage.failed_attempts} failed attempt(s) and their "
+                         "retries: not the program's outcome")
 
 
 def _forwarder(options: Mapping[str, Any], model: str, limits: Any) -> ModelForwarder:
@@ -112,6 +134,7 @@ def _forwarder(options: Mapping[str, Any], model: str, limits: Any) -> ModelForw
 
     forwarder = ModelForwarder(str(options["mb_agent_base_url"]), api_key(),
                                timeout_s=float(options.get("mb_agent_timeout") or 120.0),
+                               connect_timeout_s=float(options.get("mb_agent_connect_timeout") or 10.0),
                                retries=int(options.get("mb_agent_retries") if options.get("mb_agent_retries") is not None else 3),
                                budget=budget)
     forwarder.start()
