@@ -29,7 +29,21 @@ from pytest_mobilebench.mining.gitsource import Source
 from pytest_mobilebench.mining.records import Candidate
 from pytest_mobilebench.mining.validate import Verdict
 
-__all__ = ["build", "render"]
+__all__ = ["build", "nothing_kept", "render"]
+
+
+def nothing_kept(report: Mapping[str, Any]) -> str | None:
+    """Why the run kept nothing (the ``mine`` exit status is then 1), or None: no candidate under
+    ``--no-validate``; no candidate, or no valid one, when validated."""
+    rejected = ", ".join(f"{n} {r}" for r, n in report["rejected"].items()) or "none"
+    if not report["candidates"]:
+        return f"no candidate among {report['scanned']} commits scanned (rejected: {rejected})"
+    val = report.get("validation")
+    if val is not None and not val["valid"]:
+        return (f"nothing validated: 0 valid of {report['candidates']} candidates ({val['invalid']} invalid, "
+                f"{val['infra_errors']} infra errors, {val['flaky_dropped']} flaky, {val['not_run']} not run); "
+                f"see {val.get('log')}")
+    return None
 
 
 def _instance(c: Candidate, verdict: Verdict | None) -> dict[str, Any]:
@@ -39,6 +53,7 @@ def _instance(c: Candidate, verdict: Verdict | None) -> dict[str, Any]:
         "status": verdict.status if verdict else "candidate",
         "problem_statement_source": c.problem_statement_source,
         "difficulty_proxies": c.split.proxies(),
+        "bug_fix_evidence": c.evidence.to_dict(),
     }
     if verdict:
         data.update({k: list(v) for k, v in verdict.gold.items()})
