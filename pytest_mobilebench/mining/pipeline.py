@@ -148,7 +148,7 @@ def _examine_readable(source: Source, commit: Commit, framework: str, opts: Mine
     except PatchError as exc:
         return reject(Reason.UNPARSEABLE_DIFF, str(exc))
     names = source.names(base)
-    unread = unread_snapshots(framework, split.test_files, set(names))
+    unread = unread_snapshots(framework, split.test_files, {*names, *split.test_files})  # tests it adds count
     if unread:
         return reject(Reason.SNAPSHOT_WITHOUT_TEST, "; ".join(unread))
     try:
