@@ -75,9 +75,11 @@ def test_candidates_are_ranked_by_bug_fix_evidence(tmp_path: Path) -> None:
     plain = _fix(repo, "update the counter", 3)
     code, report = _mine(repo, tmp_path / "out")
     assert code == 0
-    order = [inst["fix_commit"] for inst in report["instances"].values()]
-    assert order == [fix, plain, feature]  # not newest first: the fix, then the plain change, the feature last
-    signals = report["instances"][next(iter(report["instances"]))]["bug_fix_evidence"]["signals"]
+    by_rank = sorted(report["instances"].values(), key=lambda inst: inst["rank"])
+    assert [i["fix_commit"] for i in by_rank] == [fix, plain, feature]  # not newest first: the fix, the feature last
+    manifest = yaml.safe_load((tmp_path / "out" / "candidates" / "owner__app.yaml").read_text())
+    assert [e["fix_commit"] for e in manifest["instances"]] == [fix, plain, feature]
+    signals = by_rank[0]["bug_fix_evidence"]["signals"]
     assert {"fix word in subject", "issue reference", "small focused diff"} <= set(signals)
 
 
@@ -171,6 +173,14 @@ def test_toolchain_pins_package_manager_version_and_node_at_the_commit_date(tmp_
 def test_node_range_resolves_to_the_release_current_at_a_date(spec: str, day: str, major: int) -> None:
     assert int(resolve_node_version(spec, source="t", as_of=day).split(".")[0]) == major
     assert resolve_node_version(">=18", source="t").startswith("24.")  # no date: the newest match, as before
+
+
+def test_a_volta_pin_beats_the_engines_range(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    repo.base({**PACKAGE, "engines": {"node": ">=18"}, "volta": {"node": "22.14.0", "yarn": "1.22.22"}})
+    _fix(repo, "fix: one", 1)
+    _mine(repo, tmp_path / "out")
+    assert "node: 22.14.0" in (tmp_path / "out" / "candidates" / "owner__app.yaml").read_text()
 
 
 def test_yarn_berry_pin_keeps_its_version(tmp_path: Path) -> None:

@@ -9,10 +9,12 @@ Shape of ``<out>/report.json`` (plain JSON)::
      "audit": {...the --mb-audit table...} | {},
      "instances": {id: {"fix_commit", "base_commit", "status", "FAIL_TO_PASS", "NONE_TO_PASS",
                         "PASS_TO_PASS", "flaky", "problems", "setup_s", "test_s", "problem_statement_source",
-                        "difficulty_proxies"}},
+                        "difficulty_proxies", "rank", "bug_fix_evidence"}},
      "outputs": [path], "scan_s": float, "total_s": float}
 
-``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``, ``infra_error`` or
+``rank`` is the candidate's place by bug-fix evidence (1 first; :mod:`.rank`), ``bug_fix_evidence`` its
+``{"score", "signals"}``. ``rejections[].detail`` says what each rejection rests on (git's own message for
+``unreadable_object``). ``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``, ``infra_error`` or
 ``not_run``. ``setup_s`` is the validation items' time outside the test commands (workspace, image,
 dependency installation), ``test_s`` the test commands' own time, both summed over the instances this run
 evaluated (seconds; a cached instance costs nothing now, its original timings stay in its own entry).
@@ -92,7 +94,8 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
         "rejections": [r.to_dict() for r in rejections],
         "validation": validation,
         "audit": dict(audit),
-        "instances": {c.instance_id: _instance(c, verdicts.get(c.instance_id)) for c in candidates},
+        "instances": {c.instance_id: {**_instance(c, verdicts.get(c.instance_id)), "rank": n}
+                      for n, c in enumerate(candidates, start=1)},
         "outputs": [str(p) for p in outputs],
         "scan_s": round(scan_s, 3),
         "total_s": round(total_s, 3),

@@ -5,7 +5,7 @@ Appendix A.5: CI workflows as a supplement). Precedence of the Node version, fir
 
 1. ``overrides["node"]`` (from the instance's environment record);
 2. ``.nvmrc``, then ``.node-version`` (``20.11.1``, ``v20``, ``lts/iron``, ``lts/*``, ``node``);
-3. ``package.json`` ``engines.node``;
+3. ``package.json`` ``volta.node`` (Volta's pin, ``"volta": {"node": "24.13.1"}``), then ``engines.node``;
 4. ``actions/setup-node`` ``node-version`` in ``.github/workflows/*.yml`` (matrix values expanded; the
    highest resolved version of all steps wins);
 5. the default: the newest 20.x LTS release of :data:`NODE_LTS_RELEASES`.
@@ -275,6 +275,10 @@ def _infer_node(
             line = next(i for i, ln in enumerate(lines, 1) if ln)
             where = evidence(repo_dir, path, line)
             return resolve_node_version(spec, source=where, as_of=as_of), _dated(where, as_of, spec)
+    volta = package.get("volta")
+    if isinstance(volta, dict) and isinstance(volta.get("node"), str) and volta["node"].strip():
+        where = evidence(repo_dir, repo_dir / "package.json", line_of(package_text, r'"volta"\s*:'))
+        return resolve_node_version(volta["node"], source=where, as_of=as_of), _dated(where, as_of, volta["node"])
     engines = package.get("engines")
     if isinstance(engines, dict) and isinstance(engines.get("node"), str) and engines["node"].strip():
         where = evidence(repo_dir, repo_dir / "package.json", line_of(package_text, r'"node"\s*:'))
