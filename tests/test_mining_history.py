@@ -16,9 +16,9 @@ import yaml
 from pytest_mobilebench.__main__ import main
 from pytest_mobilebench.frameworks.react_native import REACT_NATIVE
 from pytest_mobilebench.frameworks.react_native.recipe import resolve_node_version
+from pytest_mobilebench.mining.gitsource import Commit, FileStat
 from pytest_mobilebench.mining.progress import Progress
 from pytest_mobilebench.mining.rank import evidence
-from pytest_mobilebench.mining.gitsource import Commit, FileStat
 
 PACKAGE = {"name": "app", "version": "1.0.0", "devDependencies": {"jest": "29.7.0"}}
 
@@ -157,7 +157,7 @@ def test_toolchain_pins_package_manager_version_and_node_at_the_commit_date(tmp_
     repo.date = "2024-12-01T00:00:00+00:00"
     old = _fix(repo, "fix: one", 1)  # its base: 2023-06-01
     new = _fix(repo, "fix: two", 2)  # its base: 2024-12-01
-    _, report = _mine(repo, tmp_path / "out")
+    _mine(repo, tmp_path / "out")
     doc = yaml.safe_load((tmp_path / "out" / "candidates" / "owner__app.yaml").read_text())
     env = {e["fix_commit"]: e["environment"] for e in doc["instances"]}
     assert env[new]["package_manager"] == "pnpm" and env[new]["package_manager_version"] == "10.4.1"

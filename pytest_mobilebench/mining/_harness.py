@@ -10,7 +10,9 @@ from __future__ import annotations
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.artifacts import Artifact, artifact_type, is_lock_file
 from pytest_mobilebench.frameworks.react_native import snapshot_owner
-from pytest_mobilebench.frameworks.react_native.recipe import RECIPE_FILES as _RN_RECIPE_FILES
+from pytest_mobilebench.frameworks.react_native.recipe import (
+    RECIPE_FILES as _RN_RECIPE_FILES,
+)
 from pytest_mobilebench.frameworks.recipe import infer_recipe
 from pytest_mobilebench.frameworks.rules import tool_dir_of
 from pytest_mobilebench.manifest.yamlfile import read_yaml
@@ -39,10 +41,8 @@ from pytest_mobilebench.trust import harden_plan
 RECIPE_GLOBS: dict[str, tuple[str, ...]] = {"react-native": _RN_RECIPE_FILES}
 
 __all__ = [
-    "RECIPE_GLOBS",
-    "infer_recipe",
-    "snapshot_owner",
     "ENVIRONMENT_RECIPE_KEYS",
+    "RECIPE_GLOBS",
     "Artifact",
     "GitError",
     "IssueInstance",
@@ -56,6 +56,7 @@ __all__ = [
     "atomic_write_text",
     "frameworks",
     "harden_plan",
+    "infer_recipe",
     "is_lock_file",
     "load_manifest",
     "load_release",
@@ -64,6 +65,7 @@ __all__ = [
     "read_json",
     "read_yaml",
     "run_git",
+    "snapshot_owner",
     "split_patch",
     "tool_dir_of",
 ]

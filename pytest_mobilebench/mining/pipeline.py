@@ -31,6 +31,8 @@ from pytest_mobilebench.mining._harness import (
     atomic_write_text,
 )
 from pytest_mobilebench.mining.gitsource import Commit, MiningError, Source, open_source
+from pytest_mobilebench.mining.progress import Progress
+from pytest_mobilebench.mining.rank import evidence, ranked
 from pytest_mobilebench.mining.records import (
     Candidate,
     IssueIndex,
@@ -41,8 +43,6 @@ from pytest_mobilebench.mining.records import (
     problem_statement,
     swe_bench_row,
 )
-from pytest_mobilebench.mining.progress import Progress
-from pytest_mobilebench.mining.rank import evidence, ranked
 from pytest_mobilebench.mining.scan import (
     _SYNC_MERGE,
     DEFAULT_MAX_FILES,

@@ -10,6 +10,7 @@ file or pipe a full line is written at most every :data:`Progress.every_pipe` se
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TextIO, final
 
 __all__ = ["Progress"]
@@ -22,7 +23,7 @@ class Progress:
     every: float = 1.0
     every_pipe: float = 15.0
 
-    def __init__(self, stream: TextIO, clock: type[time.monotonic] | None = None) -> None:  # type: ignore[valid-type]
+    def __init__(self, stream: TextIO, clock: Callable[[], float] | None = None) -> None:
         self.stream = stream
         self.clock = clock or time.monotonic
         self.started = self.clock()

@@ -25,16 +25,16 @@ from typing import Final, TypeVar, final
 
 from pytest_mobilebench.mining.gitsource import Commit, FileStat
 
-__all__ = ["Evidence", "evidence", "ranked"]
+__all__ = ["NO_EVIDENCE", "Evidence", "evidence", "ranked"]
 
 _FIX_WORDS: Final = re.compile(
-    r"\b(?:fix(?:e[sd]|ing)?|bug(?:fix(?:es)?|s)?|hotfix(?:es)?|crash(?:e[sd]|ing)?|regressions?|broken)\b", re.I
+    r"\b(?:fix(?:e[sd]|ing)?|bug(?:fix(?:es)?|s)?|hotfix(?:es)?|crash(?:e[sd]|ing)?|regressions?|broken)\b", re.IGNORECASE
 )
 _ISSUE_REF: Final = re.compile(
-    r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+\b|/issues/\d+\b", re.I
+    r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+\b|/issues/\d+\b", re.IGNORECASE
 )
 _NOT_A_FIX: Final = re.compile(
-    r"^(?:feat|feature|refactor|chore|docs|style|build|ci|perf|test)(?:\([^)]*\))?!?:|^\[(?:NEW|IMPROVE)\]", re.I
+    r"^(?:feat|feature|refactor|chore|docs|style|build|ci|perf|test)(?:\([^)]*\))?!?:|^\[(?:NEW|IMPROVE)\]", re.IGNORECASE
 )
 
 
@@ -71,6 +71,9 @@ def evidence(commit: Commit, source_files: Sequence[FileStat]) -> Evidence:
         signals.append(("feature/refactor/chore subject", -2))
     return Evidence(sum(w for _, w in signals), tuple(name for name, _ in signals))
 
+
+#: a candidate made without a scan's evidence (score 0, no signal)
+NO_EVIDENCE: Final = Evidence(0, ())
 
 T = TypeVar("T")
 

@@ -28,7 +28,7 @@ from typing import Any, Final, final
 import yaml
 
 from pytest_mobilebench.mining.gitsource import Commit, MiningError
-from pytest_mobilebench.mining.rank import Evidence
+from pytest_mobilebench.mining.rank import NO_EVIDENCE, Evidence
 from pytest_mobilebench.mining.split import Split
 
 __all__ = [
@@ -134,7 +134,7 @@ class Candidate:
     environment: Mapping[str, str]
     environment_sources: Mapping[str, str]
     planned_command: str
-    evidence: Evidence = Evidence(0, ())
+    evidence: Evidence = NO_EVIDENCE
 
     @property
     def base_commit(self) -> str:

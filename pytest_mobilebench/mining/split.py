@@ -20,11 +20,11 @@ from pytest_mobilebench.mining._harness import (
     ENVIRONMENT_RECIPE_KEYS,
     RECIPE_GLOBS,
     PatchInfo,
-    snapshot_owner,
     frameworks,
     harden_plan,
     infer_recipe,
     parse_patch,
+    snapshot_owner,
     split_patch,
 )
 from pytest_mobilebench.mining.gitsource import Source

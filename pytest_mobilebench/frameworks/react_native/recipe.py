@@ -67,17 +67,17 @@ __all__ = [
     "DEFAULT_NODE_MAJOR",
     "LTS_CODENAMES",
     "NODE_LTS_RELEASES",
-    "NPM_FOR_NODE",
+    "NODE_LTS_STARTS",
     "NODE_SETUP_SCRIPT",
     "NODE_SETUP_SCRIPT_NAME",
     "NODE_TEST_USER",
+    "NPM_FOR_NODE",
+    "RECIPE_FILES",
     "detect_package_manager",
-    "package_manager_of",
     "infer_node_recipe",
     "node_context_packages",
+    "package_manager_of",
     "resolve_node_version",
-    "NODE_LTS_STARTS",
-    "RECIPE_FILES",
 ]
 
 #: Node images run their tests unprivileged: every installed ``node_modules`` folder stays root's (the
@@ -332,7 +332,7 @@ def _berry_version(repo_dir: Path) -> tuple[str, str]:
     rc = repo_dir / ".yarnrc.yml"
     if rc.is_file():
         text = read_text(rc)
-        match = re.search(r"^yarnPath:\s*['\"]?\S*?yarn-(\d+\.\d+\.\d+(?:-[\w.]+)?)\.c?js", text, flags=re.M)
+        match = re.search(r"^yarnPath:\s*['\"]?\S*?yarn-(\d+\.\d+\.\d+(?:-[\w.]+)?)\.c?js", text, flags=re.MULTILINE)
         if match:
             return match.group(1), evidence(repo_dir, rc, line_of(text, r"^yarnPath:"))
     lock = repo_dir / "yarn.lock"
