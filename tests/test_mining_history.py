@@ -111,6 +111,7 @@ def test_rollups_releases_and_sync_merges_are_rejected_with_reasons(tmp_path: Pa
     assert by_commit[rollup]["reason"] == "rollup" and "12 commits" in by_commit[rollup]["detail"]
     assert [i["fix_commit"] for i in report["instances"].values()] == [merged_fix]  # a one-change merge is kept
     assert code == 0 and report["scanned"] == report["candidates"] + sum(report["rejected"].values())
+    assert set(report["reason_meanings"]) == set(report["rejected"]) and "roll-up" in report["reason_meanings"]["rollup"]
 
 
 def test_a_snapshot_only_test_change_runs_the_test_reading_it(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ Shape of ``<out>/report.json`` (plain JSON)::
 
     {"repo": "owner/name", "framework": str, "tip": sha, "scanned": int, "candidates": int,
      "rejected": {reason: int}, "rejections": [{"commit", "subject", "reason", "detail"}],
+     "reason_meanings": {reason: str},
      "validation": null | {"run_id", "exit_status", "log", "valid", "invalid", "flaky_dropped", "infra_errors", "not_run",
                            "cached", "flaky_tests", "setup_s", "test_s"},
      "audit": {...the --mb-audit table...} | {},
@@ -29,6 +30,7 @@ from typing import Any
 
 from pytest_mobilebench.mining.gitsource import Source
 from pytest_mobilebench.mining.records import Candidate
+from pytest_mobilebench.mining.scan import REASON_MEANINGS, Reason
 from pytest_mobilebench.mining.validate import Verdict
 
 __all__ = ["build", "nothing_kept", "render"]
@@ -92,6 +94,7 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
         "candidates": len(candidates),
         "rejected": dict(sorted(reasons.items())),
         "rejections": [r.to_dict() for r in rejections],
+        "reason_meanings": {r: REASON_MEANINGS[Reason(r)] for r in sorted(reasons)},
         "validation": validation,
         "audit": dict(audit),
         "instances": {c.instance_id: {**_instance(c, verdicts.get(c.instance_id)), "rank": n}

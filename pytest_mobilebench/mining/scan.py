@@ -32,6 +32,7 @@ from pytest_mobilebench.mining.gitsource import Commit, FileStat, MiningError
 __all__ = [
     "DEFAULT_MAX_FILES",
     "DEFAULT_MAX_LINES",
+    "REASON_MEANINGS",
     "RELEASE_SUBJECT",
     "ROLLUP_COMMITS",
     "Reason",
@@ -65,6 +66,28 @@ class Reason(str, enum.Enum):
     FLAKY = "flaky"  # invalid once the flaky tests are dropped
     INFRA_ERROR = "infra_error"  # the validation run failed for the harness's reasons (retried next time)
 
+
+#: What each rejection reason means (the report gives it beside the counts).
+REASON_MEANINGS: Final[dict[Reason, str]] = {
+    Reason.ROOT_COMMIT: "no parent to diff against",
+    Reason.MERGE_NOISE: "a merge syncing branches, or one changing nothing on the first parent",
+    Reason.ROLLUP: "a merge bringing more than ROLLUP_COMMITS commits: a feature or release roll-up, not one fix",
+    Reason.RELEASE: "a release or version-bump commit (its subject)",
+    Reason.UNREADABLE: "git cannot read the commit or an object it needs (the mirror lacks it); detail: git's message",
+    Reason.EMPTY_CHANGE: "changes no file",
+    Reason.NO_TESTS_TOUCHED: "touches no test file",
+    Reason.TEST_ONLY: "touches test files only",
+    Reason.GENERATED_VENDORED_OR_LOCKFILE: "besides the tests, only lock files, vendored, tool or generated files",
+    Reason.NO_SOURCE_CHANGE: "besides the tests, only docs and configuration",
+    Reason.OVERSIZED: "more non-test files or lines than --max-files / --max-lines",
+    Reason.UNPARSEABLE_DIFF: "a diff the harness's patch reader refuses",
+    Reason.NO_RUNNABLE_TESTS: "the framework plans no test run for the test patch's files",
+    Reason.SNAPSHOT_WITHOUT_TEST: "only snapshots changed, and the test file reading them does not exist",
+    Reason.NO_ENVIRONMENT: "the recipe cannot infer an environment at the base (file and value named)",
+    Reason.INVALID: "validation: no FAIL_TO_PASS / NONE_TO_PASS, a PASS_TO_FAIL, or base / fix did not run",
+    Reason.FLAKY: "validation: nothing left to pass once the flaky tests are dropped",
+    Reason.INFRA_ERROR: "validation failed for the harness's reasons (retried next time)",
+}
 
 #: Fix-part limits (non-test files, and their added + removed lines): bigger changes are rarely one issue.
 DEFAULT_MAX_FILES: Final = 50
