@@ -9,10 +9,6 @@ from __future__ import annotations
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.artifacts import Artifact, artifact_type, is_lock_file
-from pytest_mobilebench.frameworks.react_native import snapshot_owner
-from pytest_mobilebench.frameworks.react_native.recipe import (
-    RECIPE_FILES as _RN_RECIPE_FILES,
-)
 from pytest_mobilebench.frameworks.recipe import infer_recipe
 from pytest_mobilebench.frameworks.rules import tool_dir_of
 from pytest_mobilebench.manifest.yamlfile import read_yaml
@@ -37,12 +33,8 @@ from pytest_mobilebench.suites.issue_resolution.manifest import (
 )
 from pytest_mobilebench.trust import harden_plan
 
-#: framework -> globs of the files its recipe reads (frameworks not named: the whole tree)
-RECIPE_GLOBS: dict[str, tuple[str, ...]] = {"react-native": _RN_RECIPE_FILES}
-
 __all__ = [
     "ENVIRONMENT_RECIPE_KEYS",
-    "RECIPE_GLOBS",
     "Artifact",
     "GitError",
     "IssueInstance",
@@ -65,7 +57,6 @@ __all__ = [
     "read_json",
     "read_yaml",
     "run_git",
-    "snapshot_owner",
     "split_patch",
     "tool_dir_of",
 ]

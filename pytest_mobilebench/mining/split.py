@@ -18,13 +18,11 @@ from typing import Any, final
 
 from pytest_mobilebench.mining._harness import (
     ENVIRONMENT_RECIPE_KEYS,
-    RECIPE_GLOBS,
     PatchInfo,
     frameworks,
     harden_plan,
     infer_recipe,
     parse_patch,
-    snapshot_owner,
     split_patch,
 )
 from pytest_mobilebench.mining.gitsource import Source
@@ -122,12 +120,13 @@ def unread_snapshots(framework: str, test_files: Sequence[str], tracked: set[str
     """Why the snapshot-only part of ``test_files`` is not run: one message per changed snapshot
     (``dir/__snapshots__/X.test.tsx.snap``) whose test file (``dir/X.test.tsx``, jest's default snapshot
     path) is not among the ``tracked`` paths (at the base, or added by the test patch); ``[]`` when every snapshot has its test file, or
-    the change has no snapshot, or the framework has no snapshot rule (:func:`snapshot_owner`)."""
+    the change has no snapshot, or the framework has no snapshot rule (its optional ``snapshot_owner``)."""
+    owner_of = getattr(frameworks.get(framework), "snapshot_owner", None)
     out = []
     for path in test_files:
-        if not path.endswith(".snap") or framework != "react-native":
+        if owner_of is None or not path.endswith(".snap"):
             continue
-        owner = snapshot_owner(path)
+        owner = owner_of(path)
         if owner is None or owner not in tracked:
             out.append(f"{path}: its test file {owner or '(none: not under __snapshots__/)'} does not exist, so no test "
                        "reads this snapshot")
@@ -135,9 +134,9 @@ def unread_snapshots(framework: str, test_files: Sequence[str], tracked: set[str
 
 
 def recipe_paths(framework: str, names: Sequence[str]) -> list[str] | None:
-    """Of the tracked ``names``, those the framework's recipe reads (:data:`RECIPE_GLOBS`); None when the
-    framework names no such list (its whole tree is exported)."""
-    globs = RECIPE_GLOBS.get(framework)
+    """Of the tracked ``names``, those the framework's recipe reads (its optional ``recipe_files`` globs);
+    None when the framework names no such list (its whole tree is exported)."""
+    globs = getattr(frameworks.get(framework), "recipe_files", None)
     if globs is None:
         return None
     regexes = [_glob_regex(g) for g in globs]

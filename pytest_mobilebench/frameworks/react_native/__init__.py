@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.globs import glob_matches
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
+from pytest_mobilebench.frameworks.react_native.recipe import RECIPE_FILES
 from pytest_mobilebench.frameworks.rules import gradle_entry_point, json_of, path_parts, strings_in, tool_dir_of
 from pytest_mobilebench.frameworks.react_native.recipe import package_manager_of
 
@@ -243,6 +244,12 @@ class ReactNative:
     planning_files: tuple[str, ...] = (*PLANNING_FILES, *JEST_CONFIG_NAMES)
     #: of :attr:`planning_files`, those :meth:`plan` reads the presence of, never the bytes (optional member)
     presence_files: tuple[str, ...] = PRESENCE_FILES
+    #: globs of the files :meth:`infer_recipe` reads (optional member: the miner exports only these)
+    recipe_files: tuple[str, ...] = RECIPE_FILES
+
+    def snapshot_owner(self, path: str, files: Mapping[str, bytes] | None = None) -> str | None:
+        """:func:`snapshot_owner` (optional member: the test file that reads a changed snapshot)."""
+        return snapshot_owner(path, files)
 
     def config_paths(self, files: Mapping[str, bytes]) -> tuple[str, ...]:
         """package.json, jest.config.*, babel configuration, ``tsconfig.json`` / ``jsconfig.json`` (module
