@@ -86,12 +86,17 @@ def compare_main(argv: Sequence[str]) -> int:
 INTERRUPTED = 2
 
 
+#: the exit status of a ``mine`` that found no candidate (``--no-validate``) or validated none
+NOTHING_KEPT = 1
+
+
 def mine_main(argv: Sequence[str]) -> int:
     """``mine REPO ...``: :func:`pytest_mobilebench.mining.pipeline.mine`; prints the report table. Exit 2 on bad
-    input, and on Ctrl-C (after the table of what finished, as pytest's ``ExitCode.INTERRUPTED``)."""
+    input, and on Ctrl-C (after the table of what finished, as pytest's ``ExitCode.INTERRUPTED``); exit 1 with a
+    message when nothing validated (or, under ``--no-validate``, no candidate was found)."""
     from pytest_mobilebench.mining.gitsource import MiningError
     from pytest_mobilebench.mining.pipeline import FORMATS, MineOptions, mine
-    from pytest_mobilebench.mining.report import render
+    from pytest_mobilebench.mining.report import nothing_kept, render
 
     p = argparse.ArgumentParser(prog="python -m pytest_mobilebench mine",
                                 description="Mine issue-resolution instances from a repository's first-parent history.")
@@ -117,6 +122,7 @@ def mine_main(argv: Sequence[str]) -> int:
     args = vars(p.parse_args(argv))
     args["commits"] = tuple(c.strip() for c in args["commits"].split(",") if c.strip())
     args["formats"] = tuple(args["formats"])
+    args["progress"] = True
     try:
         report = mine(MineOptions(**args))
     except MiningError as exc:
@@ -127,7 +133,13 @@ def mine_main(argv: Sequence[str]) -> int:
               file=sys.stderr)
         return INTERRUPTED
     sys.stdout.write(render(report))
-    return INTERRUPTED if report.get("interrupted") else 0
+    if report.get("interrupted"):
+        return INTERRUPTED
+    nothing = nothing_kept(report)
+    if nothing:
+        print(f"mine: {nothing}", file=sys.stderr)
+        return NOTHING_KEPT
+    return 0
 
 
 def dataset_main(argv: Sequence[str]) -> int:

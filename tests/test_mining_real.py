@@ -53,7 +53,7 @@ def test_known_fixes_are_mined_with_the_shipped_patches(tmp_path: Path) -> None:
 
 def test_a_scan_gives_every_rejection_a_reason(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert main(["mine", str(MIRROR), "--out", str(out), "--no-validate", "--since", "2024-11-01", "--limit", "6"]) == 0
+    assert main(["mine", str(MIRROR), "--out", str(out), "--no-validate", "--since", "2024-11-01", "--limit", "12"]) == 0
     report = json.loads((out / "report.json").read_text())
     assert report["scanned"] == report["candidates"] + sum(report["rejected"].values())
     assert all(r["reason"] for r in report["rejections"]) and report["rejected"].get("no_tests_touched")

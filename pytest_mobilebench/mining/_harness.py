@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.artifacts import Artifact, artifact_type, is_lock_file
+from pytest_mobilebench.frameworks.recipe import infer_recipe
 from pytest_mobilebench.frameworks.rules import tool_dir_of
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, split_patch
@@ -47,6 +48,7 @@ __all__ = [
     "atomic_write_text",
     "frameworks",
     "harden_plan",
+    "infer_recipe",
     "is_lock_file",
     "load_manifest",
     "load_release",

@@ -11,7 +11,6 @@ import dataclasses
 import io
 import re
 import shutil
-import subprocess
 import tarfile
 import tempfile
 from collections.abc import Sequence
@@ -125,13 +124,27 @@ class Source:
         """``{path: bytes}`` of the paths present at ``commit``."""
         return dict(read_blobs(self.git_dir, commit, paths))
 
-    def export(self, commit: str, dest: Path) -> Path:
-        """The tree of ``commit`` written under ``dest`` (``git archive``), through tarfile's ``data`` filter:
-        a member that would land outside ``dest`` (a link pointing out, an absolute name) is left out."""
-        data = subprocess.run(["git", "archive", "--format=tar", commit], cwd=self.git_dir, capture_output=True, check=True).stdout
+    def export(self, commit: str, dest: Path, paths: Sequence[str] | None = None) -> Path:
+        """The tree of ``commit`` (only ``paths`` when given: the rest is never read) written under ``dest``
+        (``git archive``), through tarfile's ``data`` filter: a member that would land outside ``dest`` (a
+        link pointing out, an absolute name) is left out.
+
+        Raises:
+            GitError: git cannot read the commit or one of the objects exported (a mirror lacking blobs);
+                its message is git's own.
+        """
+        if paths is not None and not paths:
+            return dest
+        data = run_git(["archive", "--format=tar", commit, *(["--", *paths] if paths else [])], cwd=self.git_dir, text=False)
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             tar.extractall(dest, filter=_inside)
         return dest
+
+    def side_commits(self, merge: Commit) -> int:
+        """How many commits a merge brings in besides its first parent (``rev-list --count P1..P2...``)."""
+        if len(merge.parents) < 2:
+            return 0
+        return int(self.git("rev-list", "--count", *merge.parents[1:], f"^{merge.parents[0]}").strip() or 0)
 
     def close(self) -> None:
         """Remove the temporary clone, if one was made."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,11 +25,14 @@ from typing import Any, final
 
 from pytest_mobilebench.mining import report as report_mod
 from pytest_mobilebench.mining._harness import (
+    GitError,
     PatchError,
     atomic_write_json,
     atomic_write_text,
 )
 from pytest_mobilebench.mining.gitsource import Commit, MiningError, Source, open_source
+from pytest_mobilebench.mining.progress import Progress
+from pytest_mobilebench.mining.rank import evidence, ranked
 from pytest_mobilebench.mining.records import (
     Candidate,
     IssueIndex,
@@ -40,9 +44,11 @@ from pytest_mobilebench.mining.records import (
     swe_bench_row,
 )
 from pytest_mobilebench.mining.scan import (
+    _SYNC_MERGE,
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_LINES,
     FRAMEWORK_FILES,
+    ROLLUP_COMMITS,
     Reason,
     infer_framework,
     static_reason,
@@ -52,6 +58,7 @@ from pytest_mobilebench.mining.split import (
     planned_command,
     split_change,
     test_rule_at,
+    unread_snapshots,
 )
 from pytest_mobilebench.mining.validate import (
     ValidationInterrupted,
@@ -88,6 +95,7 @@ class MineOptions:
     formats: tuple[str, ...] = ()
     max_files: int = DEFAULT_MAX_FILES
     max_lines: int = DEFAULT_MAX_LINES
+    progress: bool = False
 
 
 @final
@@ -107,40 +115,75 @@ class Rejection:
 
 def _examine(source: Source, commit: Commit, framework: str, opts: MineOptions, issues: IssueIndex | None,
              taken: set[str]) -> Candidate | Rejection:  # fmt: skip
-    """One commit through the static filters, the split, the plan and the environment inference."""
+    """One commit through the static filters, the split, the plan and the environment inference; an object
+    git cannot read (a mirror lacking blobs) makes it an ``unreadable_object`` rejection with git's message."""
+    if not commit.parents:
+        return Rejection(commit.sha, commit.subject, Reason.ROOT_COMMIT)
+    try:
+        return _examine_readable(source, commit, framework, opts, issues, taken)
+    except GitError as exc:
+        return Rejection(commit.sha, commit.subject, Reason.UNREADABLE, _git_message(exc))
 
+
+def _git_message(exc: GitError) -> str:
+    """The git command and its own message, at most 600 characters."""
+    text = str(exc)
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
+def _examine_readable(source: Source, commit: Commit, framework: str, opts: MineOptions, issues: IssueIndex | None,
+                      taken: set[str]) -> Candidate | Rejection:  # fmt: skip
     def reject(reason: Reason, detail: str = "") -> Rejection:
         return Rejection(commit.sha, commit.subject, reason, detail)
 
-    if not commit.parents:
-        return reject(Reason.ROOT_COMMIT)
     base = commit.parents[0]
+    side = source.side_commits(commit) if len(commit.parents) > 1 and not _SYNC_MERGE.match(commit.subject) else 0
     rule = test_rule_at(source, framework, base)
-    reason = static_reason(commit, source.numstat(base, commit.sha), rule, max_files=opts.max_files, max_lines=opts.max_lines)
+    stats = source.numstat(base, commit.sha)
+    reason = static_reason(commit, stats, rule, max_files=opts.max_files, max_lines=opts.max_lines, side_commits=side)
     if reason is not None:
-        return reject(reason)
+        return reject(reason, _static_detail(reason, commit, side))
     try:
         split = split_change(source.diff(base, commit.sha), rule, name=commit.sha[:10])
     except PatchError as exc:
         return reject(Reason.UNPARSEABLE_DIFF, str(exc))
+    names = source.names(base)
+    unread = unread_snapshots(framework, split.test_files, {*names, *split.test_files})  # tests it adds count
+    if unread:
+        return reject(Reason.SNAPSHOT_WITHOUT_TEST, "; ".join(unread))
     try:
-        command = planned_command(source, framework, base, split.test_files)
+        command = planned_command(source, framework, base, split.test_files, names)
     except ValueError as exc:  # PlanError
         return reject(Reason.NO_RUNNABLE_TESTS, str(exc))
     try:
-        environment, env_sources = environment_at(source, framework, base)
+        environment, env_sources = environment_at(source, framework, base, as_of=source.commit(base).committed_at, names=names)
     except ValueError as exc:  # RecipeError
         return reject(Reason.NO_ENVIRONMENT, str(exc))
     pr = pr_number(commit)
     text, text_source, linked = problem_statement(commit, issues, pr)
     iid = instance_id_for(source.repo, commit, taken)
     taken.add(iid)
+    found = evidence(commit, [f for f in stats if not rule(f.path)])
     return Candidate(iid, source.repo, framework, commit, split, text, text_source, tuple(linked), environment,
-                     env_sources, command)  # fmt: skip
+                     env_sources, command, found)  # fmt: skip
 
 
-def scan(source: Source, framework: str, opts: MineOptions) -> tuple[int, list[Candidate], list[Rejection]]:
-    """``(commits scanned, candidates, rejections)`` of the history the options select."""
+def _static_detail(reason: Reason, commit: Commit, side: int) -> str:
+    """What a static rejection rests on, for the report."""
+    if reason is Reason.ROLLUP:
+        return f"a merge bringing {side} commits (more than {ROLLUP_COMMITS}): a roll-up, not one fix"
+    if reason is Reason.RELEASE:
+        return f"release / version-bump subject: {commit.subject[:120]!r}"
+    if reason is Reason.MERGE_NOISE:
+        return "a merge syncing branches, or one that changes nothing on the first parent"
+    return ""
+
+
+def scan(source: Source, framework: str, opts: MineOptions,
+         progress: Progress | None = None) -> tuple[int, list[Candidate], list[Rejection]]:  # fmt: skip
+    """``(commits scanned, candidates ranked by bug-fix evidence (:mod:`.rank`), rejections)`` of the history
+    the options select; ``progress`` is told after each commit. A commit git cannot read is an
+    ``unreadable_object`` rejection, and the scan goes on."""
     shas = [source.resolve(c) for c in opts.commits] if opts.commits else source.first_parent(opts.since)
     issues = IssueIndex.load(opts.issues) if opts.issues else None
     candidates: list[Candidate] = []
@@ -151,9 +194,18 @@ def scan(source: Source, framework: str, opts: MineOptions) -> tuple[int, list[C
         if opts.limit is not None and len(candidates) >= opts.limit:
             break
         scanned += 1
-        found = _examine(source, source.commit(sha), framework, opts, issues, taken)
-        (candidates if isinstance(found, Candidate) else rejections).append(found)  # type: ignore[arg-type]
-    return scanned, candidates, rejections
+        try:
+            commit = source.commit(sha)
+        except GitError as exc:
+            rejections.append(Rejection(sha, "", Reason.UNREADABLE, _git_message(exc)))
+        else:
+            found = _examine(source, commit, framework, opts, issues, taken)
+            (candidates if isinstance(found, Candidate) else rejections).append(found)  # type: ignore[arg-type]
+        if progress is not None:
+            progress.update(scanned, len(shas), len(candidates))
+    if progress is not None:
+        progress.done(scanned, len(candidates))
+    return scanned, ranked(candidates, [c.evidence.score for c in candidates]), rejections
 
 
 def _url_for(source: Source, manifest_dir: Path) -> str:
@@ -283,7 +335,7 @@ def mine(opts: MineOptions) -> dict[str, Any]:
     source = open_source(opts.repo, repo=opts.name, ref=opts.ref)
     try:
         framework = opts.framework or infer_framework(source.read(source.tip, FRAMEWORK_FILES))
-        scanned, candidates, rejections = scan(source, framework, opts)
+        scanned, candidates, rejections = scan(source, framework, opts, Progress(sys.stderr) if opts.progress else None)
         scan_s = time.monotonic() - started
         header = (f"Mined by `python -m pytest_mobilebench mine` from {source.repo} at {source.tip[:12]} "
                   f"({framework}): {len(candidates)} candidate(s).")  # fmt: skip

@@ -28,6 +28,7 @@ from typing import Any, Final, final
 import yaml
 
 from pytest_mobilebench.mining.gitsource import Commit, MiningError
+from pytest_mobilebench.mining.rank import NO_EVIDENCE, Evidence
 from pytest_mobilebench.mining.split import Split
 
 __all__ = [
@@ -133,6 +134,7 @@ class Candidate:
     environment: Mapping[str, str]
     environment_sources: Mapping[str, str]
     planned_command: str
+    evidence: Evidence = NO_EVIDENCE
 
     @property
     def base_commit(self) -> str:
@@ -150,6 +152,7 @@ class Candidate:
             "linked_issues": list(self.issues),
             "difficulty_proxies": self.split.proxies(),
             "planned_test_command": self.planned_command,
+            "bug_fix_evidence": self.evidence.to_dict(),
             "environment_sources": dict(self.environment_sources),
         }
 

@@ -4,15 +4,18 @@ Shape of ``<out>/report.json`` (plain JSON)::
 
     {"repo": "owner/name", "framework": str, "tip": sha, "scanned": int, "candidates": int,
      "rejected": {reason: int}, "rejections": [{"commit", "subject", "reason", "detail"}],
+     "reason_meanings": {reason: str},
      "validation": null | {"run_id", "exit_status", "log", "valid", "invalid", "flaky_dropped", "infra_errors", "not_run",
                            "cached", "flaky_tests", "setup_s", "test_s"},
      "audit": {...the --mb-audit table...} | {},
      "instances": {id: {"fix_commit", "base_commit", "status", "FAIL_TO_PASS", "NONE_TO_PASS",
                         "PASS_TO_PASS", "flaky", "problems", "setup_s", "test_s", "problem_statement_source",
-                        "difficulty_proxies"}},
+                        "difficulty_proxies", "rank", "bug_fix_evidence"}},
      "outputs": [path], "scan_s": float, "total_s": float}
 
-``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``, ``infra_error`` or
+``rank`` is the candidate's place by bug-fix evidence (1 first; :mod:`.rank`), ``bug_fix_evidence`` its
+``{"score", "signals"}``. ``rejections[].detail`` says what each rejection rests on (git's own message for
+``unreadable_object``). ``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``, ``infra_error`` or
 ``not_run``. ``setup_s`` is the validation items' time outside the test commands (workspace, image,
 dependency installation), ``test_s`` the test commands' own time, both summed over the instances this run
 evaluated (seconds; a cached instance costs nothing now, its original timings stay in its own entry).
@@ -27,9 +30,24 @@ from typing import Any
 
 from pytest_mobilebench.mining.gitsource import Source
 from pytest_mobilebench.mining.records import Candidate
+from pytest_mobilebench.mining.scan import REASON_MEANINGS, Reason
 from pytest_mobilebench.mining.validate import Verdict
 
-__all__ = ["build", "render"]
+__all__ = ["build", "nothing_kept", "render"]
+
+
+def nothing_kept(report: Mapping[str, Any]) -> str | None:
+    """Why the run kept nothing (the ``mine`` exit status is then 1), or None: no candidate under
+    ``--no-validate``; no candidate, or no valid one, when validated."""
+    rejected = ", ".join(f"{n} {r}" for r, n in report["rejected"].items()) or "none"
+    if not report["candidates"]:
+        return f"no candidate among {report['scanned']} commits scanned (rejected: {rejected})"
+    val = report.get("validation")
+    if val is not None and not val["valid"]:
+        return (f"nothing validated: 0 valid of {report['candidates']} candidates ({val['invalid']} invalid, "
+                f"{val['infra_errors']} infra errors, {val['flaky_dropped']} flaky, {val['not_run']} not run); "
+                f"see {val.get('log')}")
+    return None
 
 
 def _instance(c: Candidate, verdict: Verdict | None) -> dict[str, Any]:
@@ -39,6 +57,7 @@ def _instance(c: Candidate, verdict: Verdict | None) -> dict[str, Any]:
         "status": verdict.status if verdict else "candidate",
         "problem_statement_source": c.problem_statement_source,
         "difficulty_proxies": c.split.proxies(),
+        "bug_fix_evidence": c.evidence.to_dict(),
     }
     if verdict:
         data.update({k: list(v) for k, v in verdict.gold.items()})
@@ -75,9 +94,11 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
         "candidates": len(candidates),
         "rejected": dict(sorted(reasons.items())),
         "rejections": [r.to_dict() for r in rejections],
+        "reason_meanings": {r: REASON_MEANINGS[Reason(r)] for r in sorted(reasons)},
         "validation": validation,
         "audit": dict(audit),
-        "instances": {c.instance_id: _instance(c, verdicts.get(c.instance_id)) for c in candidates},
+        "instances": {c.instance_id: {**_instance(c, verdicts.get(c.instance_id)), "rank": n}
+                      for n, c in enumerate(candidates, start=1)},
         "outputs": [str(p) for p in outputs],
         "scan_s": round(scan_s, 3),
         "total_s": round(total_s, 3),

@@ -32,6 +32,9 @@ from pytest_mobilebench.mining.gitsource import Commit, FileStat, MiningError
 __all__ = [
     "DEFAULT_MAX_FILES",
     "DEFAULT_MAX_LINES",
+    "REASON_MEANINGS",
+    "RELEASE_SUBJECT",
+    "ROLLUP_COMMITS",
     "Reason",
     "infer_framework",
     "is_generated",
@@ -45,6 +48,9 @@ class Reason(str, enum.Enum):
 
     ROOT_COMMIT = "root_commit"  # no parent to diff against
     MERGE_NOISE = "merge_noise"  # a branch-sync merge, or a merge that changes nothing on the first parent
+    ROLLUP = "rollup"  # a merge bringing more than ROLLUP_COMMITS commits: a feature or release roll-up
+    RELEASE = "release_or_version_bump"  # the message says release / version bump (RELEASE_SUBJECT)
+    UNREADABLE = "unreadable_object"  # git cannot read the commit or an object it needs (git's message)
     EMPTY_CHANGE = "empty_change"  # no file changed
     NO_TESTS_TOUCHED = "no_tests_touched"
     TEST_ONLY = "test_only"
@@ -53,12 +59,35 @@ class Reason(str, enum.Enum):
     OVERSIZED = "oversized"
     UNPARSEABLE_DIFF = "unparseable_diff"
     NO_RUNNABLE_TESTS = "no_runnable_tests"  # the framework plans no test run for the test patch's files
+    SNAPSHOT_WITHOUT_TEST = "snapshot_without_test"  # only snapshots changed, and no test reading them runs
     NO_ENVIRONMENT = "environment_not_inferred"
     # after validation
     INVALID = "invalid"  # SPEC section 1: no F2P / N2P, a P2F, or base / fix did not build and run
     FLAKY = "flaky"  # invalid once the flaky tests are dropped
     INFRA_ERROR = "infra_error"  # the validation run failed for the harness's reasons (retried next time)
 
+
+#: What each rejection reason means (the report gives it beside the counts).
+REASON_MEANINGS: Final[dict[Reason, str]] = {
+    Reason.ROOT_COMMIT: "no parent to diff against",
+    Reason.MERGE_NOISE: "a merge syncing branches, or one changing nothing on the first parent",
+    Reason.ROLLUP: "a merge bringing more than ROLLUP_COMMITS commits: a feature or release roll-up, not one fix",
+    Reason.RELEASE: "a release or version-bump commit (its subject)",
+    Reason.UNREADABLE: "git cannot read the commit or an object it needs (the mirror lacks it); detail: git's message",
+    Reason.EMPTY_CHANGE: "changes no file",
+    Reason.NO_TESTS_TOUCHED: "touches no test file",
+    Reason.TEST_ONLY: "touches test files only",
+    Reason.GENERATED_VENDORED_OR_LOCKFILE: "besides the tests, only lock files, vendored, tool or generated files",
+    Reason.NO_SOURCE_CHANGE: "besides the tests, only docs and configuration",
+    Reason.OVERSIZED: "more non-test files or lines than --max-files / --max-lines",
+    Reason.UNPARSEABLE_DIFF: "a diff the harness's patch reader refuses",
+    Reason.NO_RUNNABLE_TESTS: "the framework plans no test run for the test patch's files",
+    Reason.SNAPSHOT_WITHOUT_TEST: "only snapshots changed, and the test file reading them does not exist",
+    Reason.NO_ENVIRONMENT: "the recipe cannot infer an environment at the base (file and value named)",
+    Reason.INVALID: "validation: no FAIL_TO_PASS / NONE_TO_PASS, a PASS_TO_FAIL, or base / fix did not run",
+    Reason.FLAKY: "validation: nothing left to pass once the flaky tests are dropped",
+    Reason.INFRA_ERROR: "validation failed for the harness's reasons (retried next time)",
+}
 
 #: Fix-part limits (non-test files, and their added + removed lines): bigger changes are rarely one issue.
 DEFAULT_MAX_FILES: Final = 50
@@ -72,6 +101,15 @@ _VENDOR_DIRS: Final = frozenset(
 #: File-name endings of generated code (Dart build_runner, minified bundles, protobuf, snapshots of builds).
 _GENERATED_SUFFIXES: Final = (".g.dart", ".freezed.dart", ".gr.dart", ".mocks.dart", ".config.dart", ".pb.dart",
                               ".pbenum.dart", ".pbjson.dart", ".min.js", ".min.css", ".bundle.js", ".map")  # fmt: skip
+#: A merge bringing more commits than this (``rev-list --count P1..P2``) is a roll-up of many changes.
+ROLLUP_COMMITS: Final = 10
+#: A release or version-bump subject: ``chore(release): 3.38.0``, ``Release 4.5.0``, ``[RELEASE] ...``,
+#: ``Bump version to 1.2.3``, ``version bump``, ``v1.2.3`` alone, ``Preparation for 0.11.0 release``.
+RELEASE_SUBJECT: Final = re.compile(
+    r"^(?:chore\(release\)|release\b|\[release\]|bump(?:ed|s)?\b.*\bversion\b|version bump|"
+    r"v?\d+\.\d+\.\d+\S*\s*(?:\(#\d+\))?$)|\bprepar\w* (?:for |of )?(?:the )?(?:v?\d[\w.-]* )?release\b",
+    re.IGNORECASE,
+)
 #: A merge that syncs branches rather than landing a change (``git merge`` / GitHub wording).
 _SYNC_MERGE: Final = re.compile(r"^Merge (?:(?:remote-tracking )?branch|tag|commit) |^Merge .+ into ", re.IGNORECASE)
 
@@ -91,16 +129,23 @@ def static_reason(
     *,
     max_files: int = DEFAULT_MAX_FILES,
     max_lines: int = DEFAULT_MAX_LINES,
+    side_commits: int = 0,
 ) -> Reason | None:
-    """The first static reason to drop ``commit`` (its first-parent change is ``files``), or None (pure).
+    """The first static reason to drop ``commit`` (its first-parent change is ``files``; a merge brings
+    ``side_commits`` commits), or None (pure).
 
-    Order: root commit, merge noise, empty change, no test file, test files only, only generated /
+    Order: root commit, merge noise, roll-up (more than :data:`ROLLUP_COMMITS`), release or version bump
+    (:data:`RELEASE_SUBJECT`), empty change, no test file, test files only, only generated /
     vendored / lock files besides the tests, only docs and configuration besides the tests, more than
     ``max_files`` non-test files or ``max_lines`` non-test lines."""
     if not commit.parents:
         return Reason.ROOT_COMMIT
     if len(commit.parents) > 1 and (not files or _SYNC_MERGE.match(commit.subject)):
         return Reason.MERGE_NOISE
+    if side_commits > ROLLUP_COMMITS:
+        return Reason.ROLLUP
+    if RELEASE_SUBJECT.search(commit.subject):
+        return Reason.RELEASE
     if not files:
         return Reason.EMPTY_CHANGE
     tests = [f for f in files if is_test(f.path)]

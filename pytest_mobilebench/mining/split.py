@@ -21,12 +21,13 @@ from pytest_mobilebench.mining._harness import (
     PatchInfo,
     frameworks,
     harden_plan,
+    infer_recipe,
     parse_patch,
     split_patch,
 )
 from pytest_mobilebench.mining.gitsource import Source
 
-__all__ = ["Split", "environment_at", "planned_command", "split_change", "test_rule_at"]
+__all__ = ["Split", "environment_at", "planned_command", "recipe_paths", "split_change", "test_rule_at", "unread_snapshots"]
 
 
 @final
@@ -101,7 +102,8 @@ def planning_files(source: Source, framework: str, commit: str, names: Sequence[
 RESULTS_PLACEHOLDER = "/<results>"
 
 
-def planned_command(source: Source, framework: str, commit: str, test_files: Sequence[str]) -> str:
+def planned_command(source: Source, framework: str, commit: str, test_files: Sequence[str],
+                    names: Sequence[str] | None = None) -> str:  # fmt: skip
     """The command the harness runs for ``test_files`` at ``commit``: the framework's plan as the suite hardens
     it (:func:`pytest_mobilebench.trust.harden_plan`: the installed runner called directly, never through a
     package manager such as ``npx``; its results moved out of the repository, to the folder written
@@ -110,20 +112,53 @@ def planned_command(source: Source, framework: str, commit: str, test_files: Seq
     Raises:
         PlanError: the framework plans no run for these files (instrumentation tests only, no runnable test).
     """
-    plan = frameworks.get(framework).plan(planning_files(source, framework, commit), test_files)
+    plan = frameworks.get(framework).plan(planning_files(source, framework, commit, names), test_files)
     return harden_plan(plan, RESULTS_PLACEHOLDER).command
 
 
-def environment_at(source: Source, framework: str, commit: str) -> tuple[dict[str, str], dict[str, str]]:
+def unread_snapshots(framework: str, test_files: Sequence[str], tracked: set[str]) -> list[str]:
+    """Why the snapshot-only part of ``test_files`` is not run: one message per changed snapshot
+    (``dir/__snapshots__/X.test.tsx.snap``) whose test file (``dir/X.test.tsx``, jest's default snapshot
+    path) is not among the ``tracked`` paths (at the base, or added by the test patch); ``[]`` when every snapshot has its test file, or
+    the change has no snapshot, or the framework has no snapshot rule (its optional ``snapshot_owner``)."""
+    owner_of = getattr(frameworks.get(framework), "snapshot_owner", None)
+    out = []
+    for path in test_files:
+        if owner_of is None or not path.endswith(".snap"):
+            continue
+        owner = owner_of(path)
+        if owner is None or owner not in tracked:
+            out.append(f"{path}: its test file {owner or '(none: not under __snapshots__/)'} does not exist, so no test "
+                       "reads this snapshot")
+    return out
+
+
+def recipe_paths(framework: str, names: Sequence[str]) -> list[str] | None:
+    """Of the tracked ``names``, those the framework's recipe reads (its optional ``recipe_files`` globs);
+    None when the framework names no such list (its whole tree is exported)."""
+    globs = getattr(frameworks.get(framework), "recipe_files", None)
+    if globs is None:
+        return None
+    regexes = [_glob_regex(g) for g in globs]
+    return [n for n in names if any(r.match(n) for r in regexes)]
+
+
+def environment_at(source: Source, framework: str, commit: str, *, as_of: str | None = None,
+                   names: Sequence[str] | None = None) -> tuple[dict[str, str], dict[str, str]]:  # fmt: skip
     """``(environment facts, where each came from)`` inferred by the framework's recipe from the tree at
-    ``commit``: the manifest's ``environment`` keys (``node``, ``package_manager``, ``jdk``, ``gradle``,
-    ``android_sdk``, ``build_tools``, ``flutter``, ``install``) and the recipe's sources.
+    ``commit``: the manifest's ``environment`` keys (``node``, ``package_manager``, ``package_manager_version``,
+    ``jdk``, ``gradle``, ``android_sdk``, ``build_tools``, ``flutter``, ``install``) and the recipe's sources.
+    Only the files the recipe reads are exported (:func:`recipe_paths`; ``names``: the tracked paths, read
+    when not given). ``as_of`` (the commit's date) resolves a version range to the release current then.
 
     Raises:
         RecipeError (a ValueError): the recipe cannot be inferred (file and value named).
+        GitError: an object the recipe needs cannot be read (git's message).
     """
+    paths = recipe_paths(framework, source.names(commit) if names is None else names)
     with tempfile.TemporaryDirectory(prefix="mobilebench-env-") as tmp:
-        recipe = frameworks.infer_recipe(source.export(commit, Path(tmp)), framework, {})
+        tree = source.export(commit, Path(tmp), paths)
+        recipe = infer_recipe(tree, framework, overrides={"as_of": as_of} if as_of else {})
     facts: dict[str, str] = {}
     sources: dict[str, str] = {}
     for field, key in ENVIRONMENT_RECIPE_KEYS.items():

@@ -7,7 +7,8 @@ record drives the local and the Docker runtime:
 
 * ``install``: the dependency installation, run at the repository root once per workspace (local) or in
   the instance image (Docker); replaces the inferred command in both.
-* ``node``, ``package_manager``, ``jdk``, ``android_sdk`` (compile SDK platform), ``build_tools``,
+* ``node``, ``package_manager`` (and ``package_manager_version``: the project's pinned ``packageManager``
+  version, ``pnpm@10.4.1`` -> ``10.4.1``; yarn 2+ is berry), ``jdk``, ``android_sdk`` (compile SDK platform), ``build_tools``,
   ``gradle``, ``flutter``: toolchain pins replacing the inferred versions (Docker builds them; the local
   runtime uses the host's tools and records the pins only).
 * ``recipe``: a whole environment Dockerfile (``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}`` ...) replacing
@@ -31,6 +32,7 @@ DOCKER_ONLY: tuple[str, ...] = ("recipe", "image")
 _OVERRIDE_KEYS: dict[str, str] = {
     "node": "node",
     "package_manager": "package_manager",
+    "package_manager_version": "package_manager_version",
     "jdk": "jdk",
     "android_sdk": "compile_sdk",
     "build_tools": "build_tools",
@@ -51,6 +53,7 @@ class Environment(BaseModel):
     gradle: str | None = None
     node: str | None = None
     package_manager: Literal["npm", "yarn", "pnpm"] | None = None
+    package_manager_version: str | None = None
     flutter: str | None = None
     install: str | None = None
     install_timeout: float | None = Field(default=None, gt=0)

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.globs import glob_matches
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
+from pytest_mobilebench.frameworks.react_native.recipe import RECIPE_FILES
 from pytest_mobilebench.frameworks.rules import gradle_entry_point, json_of, path_parts, strings_in, tool_dir_of
 from pytest_mobilebench.frameworks.react_native.recipe import package_manager_of
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from pytest_mobilebench.frameworks.recipe import EnvRecipe
 
 __all__ = ["JEST_CONFIG_NAMES", "JEST_RUNNERS", "PLANNING_FILES", "RESULT_FILE", "ReactNative", "is_jest_test_file", "jest_option",
-           "plan_react_native"]
+           "plan_react_native", "snapshot_owner"]
 
 #: The jest JSON report (repository-relative).
 RESULT_FILE: Final[str] = ".mobilebench/jest-results.json"
@@ -87,6 +88,18 @@ def _resolution(data: bytes | None) -> Any:
         return data
     options = parsed.get("compilerOptions") if isinstance(parsed.get("compilerOptions"), dict) else {}
     return {k: options.get(k) for k in _RESOLUTION_KEYS} | {"extends": parsed.get("extends")}
+
+
+def snapshot_owner(path: str, files: Mapping[str, bytes] | None = None) -> str | None:
+    """The test file that reads the snapshot ``path`` by jest's default snapshot path
+    (``dir/__snapshots__/X.test.tsx.snap`` -> ``dir/X.test.tsx``); None for a path that is no such snapshot,
+    or when the configuration in ``files`` names its own ``snapshotResolver`` (then the path is unknown)."""
+    parts = path.split("/")
+    if len(parts) < 2 or parts[-2] != "__snapshots__" or not path.endswith(".snap") or len(parts[-1]) <= 5:
+        return None
+    if files and any(b"snapshotResolver" in data for data in files.values()):
+        return None
+    return "/".join([*parts[:-2], parts[-1][: -len(".snap")]])
 
 
 def is_jest_test_file(path: str, files: Mapping[str, bytes] | None = None) -> bool:
@@ -231,6 +244,12 @@ class ReactNative:
     planning_files: tuple[str, ...] = (*PLANNING_FILES, *JEST_CONFIG_NAMES)
     #: of :attr:`planning_files`, those :meth:`plan` reads the presence of, never the bytes (optional member)
     presence_files: tuple[str, ...] = PRESENCE_FILES
+    #: globs of the files :meth:`infer_recipe` reads (optional member: the miner exports only these)
+    recipe_files: tuple[str, ...] = RECIPE_FILES
+
+    def snapshot_owner(self, path: str, files: Mapping[str, bytes] | None = None) -> str | None:
+        """:func:`snapshot_owner` (optional member: the test file that reads a changed snapshot)."""
+        return snapshot_owner(path, files)
 
     def config_paths(self, files: Mapping[str, bytes]) -> tuple[str, ...]:
         """package.json, jest.config.*, babel configuration, ``tsconfig.json`` / ``jsconfig.json`` (module
@@ -265,13 +284,17 @@ class ReactNative:
         ``test_targets`` replace the files (used as given); ``test_command`` replaces the command: its
         results are ``test_results`` when given, else its own ``--outputFile``, else :data:`RESULT_FILE`.
 
+        A changed snapshot (``__snapshots__/X.test.tsx.snap``) runs the test file that reads it
+        (:func:`snapshot_owner`), so a test patch changing only snapshots plans that test.
+
         Raises:
-            PlanError: no jest test file among the files.
+            PlanError: no jest test file among the files (nor a snapshot's test file).
         """
         if test_command:
             results = tuple(test_results) or (output_file_of(test_command) or RESULT_FILE,)
             return TestPlan(test_command, results, self.parser)
-        entry = sorted({f for f in test_files if is_jest_test_file(f, files)})
+        owners = {snapshot_owner(f, files) for f in test_files}  # a changed snapshot runs the test reading it
+        entry = sorted({f for f in [*test_files, *owners] if f is not None and is_jest_test_file(f, files)})
         chosen = list(test_targets) or entry
         if not chosen:
             raise PlanError(f"no jest test file (testMatch / testRegex, or *.test.*, *.spec.*, __tests__/) among {list(test_files)!r}")

@@ -5,14 +5,17 @@ Appendix A.5: CI workflows as a supplement). Precedence of the Node version, fir
 
 1. ``overrides["node"]`` (from the instance's environment record);
 2. ``.nvmrc``, then ``.node-version`` (``20.11.1``, ``v20``, ``lts/iron``, ``lts/*``, ``node``);
-3. ``package.json`` ``engines.node``;
+3. ``package.json`` ``volta.node`` (Volta's pin, ``"volta": {"node": "24.13.1"}``), then ``engines.node``;
 4. ``actions/setup-node`` ``node-version`` in ``.github/workflows/*.yml`` (matrix values expanded; the
    highest resolved version of all steps wins);
 5. the default: the newest 20.x LTS release of :data:`NODE_LTS_RELEASES`.
 
 An exact version (``20.11.1``) stays exact. A range or partial version (``^20.9``, ``>=18 <21``, ``18``,
 ``lts/hydrogen``) resolves to the highest release of :data:`NODE_LTS_RELEASES` that satisfies it; no
-release in the table satisfies -> :class:`RecipeError`.
+release in the table satisfies -> :class:`RecipeError`. With ``overrides["as_of"]`` (an ISO date: the miner
+passes the base commit's date) a range resolves to the Node version current at that date instead: the newest
+release of the newest major that satisfies it and had entered LTS by then (:data:`NODE_LTS_STARTS`); when no
+major satisfying it had, the oldest satisfying major (the project asked for a Node newer than its date).
 
 Package manager, first hit wins: ``overrides["package_manager"]`` (and ``package_manager_version``); the
 ``packageManager`` field of ``package.json`` (``yarn@4.5.0+sha512...``); the lockfile, checked in the order
@@ -64,14 +67,16 @@ __all__ = [
     "DEFAULT_NODE_MAJOR",
     "LTS_CODENAMES",
     "NODE_LTS_RELEASES",
-    "NPM_FOR_NODE",
+    "NODE_LTS_STARTS",
     "NODE_SETUP_SCRIPT",
     "NODE_SETUP_SCRIPT_NAME",
     "NODE_TEST_USER",
+    "NPM_FOR_NODE",
+    "RECIPE_FILES",
     "detect_package_manager",
-    "package_manager_of",
     "infer_node_recipe",
     "node_context_packages",
+    "package_manager_of",
     "resolve_node_version",
 ]
 
@@ -95,6 +100,22 @@ NODE_LTS_RELEASES: Final[tuple[str, ...]] = (
     "22.20.0", "22.21.1", "22.22.3", "22.23.5",
     "24.11.1", "24.12.0", "24.13.1", "24.14.1", "24.15.0", "24.16.0", "24.17.0", "24.18.1", "24.19.0",
     "24.20.0", "24.21.0", "24.22.3",
+)  # fmt: skip
+
+#: Node major -> the date its Active LTS began (``YYYY-MM-DD``), from the Node.js release schedule (the
+#: ``nodejs/Release`` repository's README and schedule.json; the first LTS release of each line, e.g.
+#: 20.9.0 on 2023-10-24). :func:`resolve_node_version` picks, for a range and a date, the newest major in
+#: LTS by then.
+NODE_LTS_STARTS: Final[dict[int, str]] = {
+    12: "2019-10-21", 14: "2020-10-27", 16: "2021-10-26", 18: "2022-10-25", 20: "2023-10-24",
+    22: "2024-10-29", 24: "2025-10-28",
+}  # fmt: skip
+
+#: The files :func:`infer_node_recipe` reads, as globs over the tracked paths (the miner exports only these).
+RECIPE_FILES: Final[tuple[str, ...]] = (
+    "package.json", ".nvmrc", ".node-version", ".yarnrc.yml", "yarn.lock", "pnpm-lock.yaml", "package-lock.json",
+    "npm-shrinkwrap.json", ".github/workflows/*.yml", ".github/workflows/*.yaml", ".github/actions/**/action.yml",
+    ".github/actions/**/action.yaml",
 )  # fmt: skip
 
 #: LTS codename (``lts/<name>`` in ``.nvmrc``) -> major.
@@ -177,13 +198,27 @@ def _table_versions() -> list[Version]:
     return [v for v in versions if v is not None]
 
 
-def resolve_node_version(spec: str, *, source: str) -> str:
+def _current_at(candidates: list[Version], as_of: str) -> Version:
+    """Of ``candidates`` (table releases satisfying a range), the newest of the newest major in LTS at
+    ``as_of`` (``YYYY-MM-DD``; :data:`NODE_LTS_STARTS`), else the newest of the oldest major."""
+    day = as_of[:10]
+    started = [v for v in candidates if NODE_LTS_STARTS.get(v.major, "9999") <= day]
+    if started:
+        major = max(v.major for v in started)
+    else:
+        major = min(v.major for v in candidates)
+    return max(v for v in candidates if v.major == major)
+
+
+def resolve_node_version(spec: str, *, source: str, as_of: str | None = None) -> str:
     """Resolve a Node version spec to one concrete version string.
 
     Args:
         spec: ``"20.11.1"`` / ``"v20.11.1"`` (exact, kept), ``"20"``, ``"20.x"``, ``"^20.9"``, ``">=18 <21"``,
             ``"lts/iron"``, ``"lts/*"``, ``"node"`` / ``"latest"`` / ``"stable"`` (highest in the table).
         source: ``file:line`` used in error messages.
+        as_of: ``YYYY-MM-DD...`` (a commit's date): a range resolves to the version current then (module
+            docstring), not the newest match. None: the newest match.
 
     Returns:
         ``"major.minor.patch"``.
@@ -195,7 +230,7 @@ def resolve_node_version(spec: str, *, source: str) -> str:
     lowered = text.lower()
     table = _table_versions()
     if lowered in ("node", "latest", "stable", "current", "lts/*", "lts", "*"):
-        return str(max(table))
+        return str(_current_at(table, as_of) if as_of else max(table))
     if lowered.startswith("lts/"):
         name = lowered[4:]
         if name not in LTS_CODENAMES:
@@ -206,7 +241,7 @@ def resolve_node_version(spec: str, *, source: str) -> str:
     candidates = [v for v in table if satisfies(v, text, source=source)]
     if not candidates:
         raise RecipeError(f"{source}: no known Node LTS release satisfies {spec!r}")
-    return str(max(candidates))
+    return str(_current_at(candidates, as_of) if as_of else max(candidates))
 
 
 def _read_package_json(repo_dir: Path) -> tuple[dict[str, Any], str]:
@@ -226,6 +261,7 @@ def _read_package_json(repo_dir: Path) -> tuple[dict[str, Any], str]:
 def _infer_node(
     repo_dir: Path, package: Mapping[str, Any], package_text: str, overrides: Mapping[str, Any]
 ) -> tuple[str, str]:
+    as_of = str(overrides["as_of"]) if overrides.get("as_of") else None
     if overrides.get("node"):
         return resolve_node_version(str(overrides["node"]), source="override node"), "override"
     for name in (".nvmrc", ".node-version"):
@@ -238,25 +274,38 @@ def _infer_node(
                 raise RecipeError(f"{path}: empty; expected a Node version")
             line = next(i for i, ln in enumerate(lines, 1) if ln)
             where = evidence(repo_dir, path, line)
-            return resolve_node_version(spec, source=where), where
+            return resolve_node_version(spec, source=where, as_of=as_of), _dated(where, as_of, spec)
+    volta = package.get("volta")
+    if isinstance(volta, dict) and isinstance(volta.get("node"), str) and volta["node"].strip():
+        where = evidence(repo_dir, repo_dir / "package.json", line_of(package_text, r'"volta"\s*:'))
+        return resolve_node_version(volta["node"], source=where, as_of=as_of), _dated(where, as_of, volta["node"])
     engines = package.get("engines")
     if isinstance(engines, dict) and isinstance(engines.get("node"), str) and engines["node"].strip():
         where = evidence(repo_dir, repo_dir / "package.json", line_of(package_text, r'"node"\s*:'))
-        return resolve_node_version(engines["node"], source=where), where
+        return resolve_node_version(engines["node"], source=where, as_of=as_of), _dated(where, as_of, engines["node"])
     best: tuple[Version, str, str] | None = None
     for step in iter_workflow_steps(repo_dir):
         if not step.uses.startswith("actions/setup-node"):
             continue
         for spec in step.with_.get("node-version", ()):
             where = evidence(repo_dir, step.file, step.line_of_key("node-version"))
-            resolved = resolve_node_version(spec, source=where)
+            resolved = resolve_node_version(spec, source=where, as_of=as_of)
             version = parse_version(resolved)
             if version is not None and (best is None or version > best[0]):
                 best = (version, resolved, where)
     if best is not None:
         return best[1], best[2]
+    if as_of:
+        default = resolve_node_version("*", source="default", as_of=as_of)
+        return default, f"default: the Node LTS current at {as_of[:10]} (no .nvmrc, engines or setup-node)"
     default = resolve_node_version(str(DEFAULT_NODE_MAJOR), source="default")
     return default, f"default: newest Node {DEFAULT_NODE_MAJOR} LTS (no .nvmrc, engines or setup-node)"
+
+
+def _dated(where: str, as_of: str | None, spec: str) -> str:
+    """``where``, saying when a range was resolved at a date (an exact version needs no date)."""
+    exact = re.fullmatch(r"v?\d+\.\d+\.\d+", spec.strip().strip("'\""))
+    return f"{where} (range resolved at {as_of[:10]})" if as_of and not exact else where
 
 
 def _default_npm(node: str) -> str:
@@ -283,7 +332,7 @@ def _berry_version(repo_dir: Path) -> tuple[str, str]:
     rc = repo_dir / ".yarnrc.yml"
     if rc.is_file():
         text = read_text(rc)
-        match = re.search(r"^yarnPath:\s*['\"]?\S*?yarn-(\d+\.\d+\.\d+(?:-[\w.]+)?)\.c?js", text, flags=re.M)
+        match = re.search(r"^yarnPath:\s*['\"]?\S*?yarn-(\d+\.\d+\.\d+(?:-[\w.]+)?)\.c?js", text, flags=re.MULTILINE)
         if match:
             return match.group(1), evidence(repo_dir, rc, line_of(text, r"^yarnPath:"))
     lock = repo_dir / "yarn.lock"
