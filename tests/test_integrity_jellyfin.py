@@ -1,5 +1,5 @@
-"""Integrity on the real jellyfin-expo instance 649 in Docker (the mirror under MOBILEBENCH_MIRRORS or
-/work/.mirror; skipped without it or without a daemon).
+"""Integrity on the real jellyfin-expo instance 649 in Docker (the mirror under MOBILEBENCH_MIRRORS;
+skipped without it or without a daemon: opt-in, as its cold install takes minutes).
 
 Two candidates written here from the real repository at its base commit: the issue's project ``.npmrc``
 (``node-options=--require ./hook.js``) with no fix, and the gold fix plus a ``jest`` section change in
@@ -22,7 +22,7 @@ from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.suites.issue_resolution import docker_answers, regrade
 
 ROOT = Path(__file__).resolve().parents[1]
-MIRRORS = Path(os.environ.get("MOBILEBENCH_MIRRORS", "/work/.mirror"))
+MIRRORS = Path(os.environ.get("MOBILEBENCH_MIRRORS") or "/nonexistent")  # opt-in: a cold npm ci takes minutes
 MIRROR = MIRRORS / "jellyfin+jellyfin-expo" / "repo"
 MANIFEST = ROOT / "cases" / "issue_resolution" / "jellyfin__jellyfin-expo.yaml"
 BASE, FIX = "9c18cd1631de25074d487d5b8905a83fadbe6fa7", "c0e7f3bb4b423cde7f7236eb0791633c7be53008"
