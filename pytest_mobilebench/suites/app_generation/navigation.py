@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Final, final
 from urllib.parse import urlsplit
 
+from pytest_mobilebench.suites.app_generation import tapcheck
 from pytest_mobilebench.suites.app_generation.failures import classify_failure
 from pytest_mobilebench.suites.app_generation.manifest import (
     ActionHint,
@@ -573,7 +574,7 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
         "visible_text_len": 0, "interactive_count": 0, "clicked": False,
         "affordance": {"found": False, "hint": None, "strategy": None, "visible": False, "bbox": None,
                        "in_viewport": False, "hit_ok": False, "hit": None},
-        "failure_class": None, "screenshots": [], "seconds": 0.0, "refused": [],
+        "failure_class": None, "screenshots": [], "seconds": 0.0, "refused": [], "new_layers": [], "control": None,
     }
     settle_kw = {"quiet_ms": quiet_ms, "max_ms": max_settle_ms}
     context = None
@@ -595,6 +596,7 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
         else:
             aff, _handle = _locate(page, spec.action)
             ev["affordance"] = aff
+            layers = tapcheck.layers_shown(page) if spec.overlay else None
             if aff["in_viewport"]:
                 x, y, w, h = aff["bbox"]
                 page.mouse.click(x + w / 2, y + h / 2)  # a finger's tap: lands on whatever is on top
@@ -602,8 +604,14 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
                 settle(page, tracker, **settle_kw)
             after = _snapshot(page)
             ev.update(url_after=page.url, path_after=path_of(page.url), hash_after=after["hash"])
-            reached = ev["path_after"] == target_route
-            ev["passed"] = reached and (ev["hash_after"] != ev["hash_before"] if spec.overlay else True)
+            if layers is not None:
+                ev["new_layers"] = tapcheck.new_layers(page, layers)
+            target_like = ev["path_after"] == target_route and (bool(ev["new_layers"]) if spec.overlay else True)
+            if target_like:  # is it the tap's own? (tapcheck)
+                ev["control"], refused = _control(browser, base_url, source_route, target_route, spec.overlay,
+                                                  aff["bbox"], settle_kw)
+                ev["refused"] = refused
+            ev["passed"] = target_like and tapcheck.tied(ev)
     except Exception as exc:  # noqa: BLE001 - one spec's failure, recorded, never another's
         ev["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
         ev["passed"] = False
@@ -620,7 +628,7 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
         if before_shot:
             ev["screenshots"].insert(0, before_shot)
     if context is not None:
-        ev["refused"] = refused_of(context)
+        ev["refused"] = refused_of(context) + ev["refused"]
         with contextlib.suppress(Exception):  # the browser may have crashed; the spec is already recorded
             context.close()
     ev["seconds"] = round(time.monotonic() - start, 3)
@@ -628,6 +636,25 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / f"{spec.id}.json").write_text(json.dumps(ev, indent=2), encoding="utf-8")
     return ev
+
+
+def _control(browser: Any, base_url: str, source_route: str, target_route: str, overlay: bool,
+             bbox: Sequence[float] | None, settle_kw: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """The control tap (:func:`.tapcheck.control_tap`) in a fresh context opened at the source route: its
+    evidence and the requests that context's guard refused. Raises what Playwright raises."""
+    context = new_mobile_context(browser, base_url)
+    try:
+        page = context.new_page()
+        tracker = NetTracker(page)
+        page.goto(base_url + source_route, wait_until="load", timeout=15000)
+        settle(page, tracker, **settle_kw)
+        run = tapcheck.control_tap(page, lambda: settle(page, tracker, **settle_kw), overlay=overlay,
+                                   target_route=target_route, affordance_bbox=bbox, interactive_sel=_INTERACTIVE_SEL,
+                                   path_of=path_of)
+        return dict(run), refused_of(context)
+    finally:
+        with contextlib.suppress(Exception):  # a crashed browser: the error is already on its way up
+            context.close()
 
 
 def _rerender_before(browser: Any, base_url: str, route: str, path: Path, settle_kw: Mapping[str, Any]) -> str | None:
