@@ -23,7 +23,7 @@ page-relationship description and navigation test specifications)::
           - {selector: "nav a[href='/search']"}
           - {tab_index: 1}
         target: search
-        overlay: false                  # true: pass = same route and the page content changed
+        overlay: false                  # true: pass = same route and a new top layer (dialog, sheet) the tap shows
 
 ``page_existence`` specs have no action (``action: []``); their ``source`` defaults to the target.
 Routes are concrete URL paths starting with ``/`` (no ``:param`` segments: the driver must be able to open
@@ -179,7 +179,7 @@ class NavSpec(_Model):
         source: screen id whose route is opened directly; defaults to ``target`` for page existence.
         action: hints tried in order; empty only for ``page_existence``.
         target: expected screen id.
-        overlay: the target is an overlay on the same route (pass = content hash changed).
+        overlay: the target is an overlay on the same route (pass = a new top layer its tap shows).
     """
 
     id: str = Field(min_length=1)

@@ -13,7 +13,10 @@ Pass rule (SPEC section 3, axis 2):
   (visible text or an interactive element) and its content hash differs from the hash of a route that surely
   does not exist (the app's own not-found / empty-outlet page), when that probe was not redirected;
 * interactive spec, ``overlay: false``: the URL path after the action equals the target screen's route;
-* interactive spec, ``overlay: true``: the URL path equals the target's route and the content hash changed.
+* interactive spec, ``overlay: true``: the URL path equals the target's route and a top-layer element the tap
+  newly shows appears (:mod:`.tapcheck`; a changed content hash alone is not enough);
+* either, only when a control tap on a neutral point, in a fresh context at the source route, does not produce
+  the same change (:mod:`.tapcheck`, issue 31 item 5).
 
 URL paths are compared without trailing slashes; an app using a hash router (``#/x``) is read from the
 fragment. The content hash is sha256 over the whitespace-normalised ``innerText`` of ``<body>`` plus the
