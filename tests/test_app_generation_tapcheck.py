@@ -16,7 +16,10 @@ import yaml
 
 from pytest_mobilebench.suites.app_generation import navigation as nav
 from pytest_mobilebench.suites.app_generation import tapcheck
-from pytest_mobilebench.suites.app_generation.manifest import AppManifest, parse_manifest
+from pytest_mobilebench.suites.app_generation.manifest import (
+    AppManifest,
+    parse_manifest,
+)
 from pytest_mobilebench.suites.app_generation.serve import serve_spa
 
 ROOT = Path(__file__).resolve().parents[1]
