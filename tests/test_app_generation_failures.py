@@ -90,6 +90,10 @@ def test_an_overlay_change_that_is_no_new_layer_is_c4() -> None:
     assert classify_failure(_overlay(hash_after="b", new_layers=layers,
                                      control={**control, "same_change": False, "error": "no neutral point"}),
                             ROUTES, "search") is FailureClass.UNCLASSIFIED
+    # the target's declared phrase newly shown, and tied to the tap (the control showed nothing): not C4
+    assert classify_failure(_overlay(hash_after="b", target_text=["Filter options"],
+                                     control={**control, "same_change": False, "error": "no neutral point"}),
+                            ROUTES, "search") is FailureClass.UNCLASSIFIED
     # a route spec (no overlay) whose content changed in place stays unclassified, as before
     assert classify_failure(_ev(hash_after="b", new_layers=[]), ROUTES, "profile") is FailureClass.UNCLASSIFIED
 

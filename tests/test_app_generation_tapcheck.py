@@ -157,3 +157,40 @@ def test_a_page_with_no_neutral_point_shows_no_tied_change(page: Any) -> None:
                                interactive_sel=SEL, path_of=nav.path_of)
     assert run["point"] is None and "no neutral point" in str(run["error"])
     assert not tapcheck.tied({"control": run}) and not tapcheck.tied({"control": None})
+
+
+def _with_text(m: AppManifest, *phrases: str) -> AppManifest:
+    """The manifest with the ``filters`` overlay declaring ``phrases`` as its text."""
+    screens = {**m.screens, "filters": m.screens["filters"].model_copy(update={"text": list(phrases)})}
+    return m.model_copy(update={"screens": screens})
+
+
+@pytest.mark.parametrize(("app", "phrase"), [("tabs_demo_atk_tap_rewrites_line", "Showing filtered activities"),
+                                             ("tabs_demo_atk_body_toggles_div", "filter   OPTIONS")])
+def test_a_target_phrase_any_tap_shows_is_c4(browser: Any, manifest: AppManifest, app: str, phrase: str) -> None:
+    e = _run(browser, app, _with_text(manifest, phrase), "child-search-filters")["child-search-filters"]
+    assert e["target_text"] == [phrase] and e["new_layers"] == []  # the tap showed the target's phrase ...
+    assert e["control"]["target_text"] == [phrase] and e["control"]["same_change"]  # ... and so did a neutral tap
+    assert (e["passed"], e["failure_class"]) == (False, "C4")
+
+
+def test_a_target_phrase_only_the_affordance_shows_passes(browser: Any, manifest: AppManifest) -> None:
+    """An in-flow panel (no layer) that the Filters button alone opens passes on the target's declared phrase."""
+    panel = _Injecting(browser, """document.addEventListener('click', e => {
+      const button = e.target.closest && e.target.closest('button');
+      if (button && button.textContent.includes('Filters'))
+        document.querySelector('main').append(Object.assign(document.createElement('p'), {textContent: 'Outdoor only'}));
+    });""")
+    spec = next(s for s in manifest.nav_tests if s.id == "child-search-filters")
+    with serve_spa(APPS / "tabs_demo_c4_no_handler" / "dist") as url:
+        declared = nav.run_spec(panel, url, _with_text(manifest, "Outdoor only"), spec)
+        undeclared = nav.run_spec(panel, url, manifest, spec)
+    assert declared["passed"] and declared["target_text"] == ["Outdoor only"] and declared["new_layers"] == []
+    assert declared["control"]["target_text"] == [] and not declared["control"]["same_change"]
+    assert (undeclared["passed"], undeclared["failure_class"]) == (False, "C4")  # no phrase declared, no layer
+
+
+def test_newly_shown_ignores_case_and_spacing() -> None:
+    assert tapcheck.newly_shown(["Filter  options", "Home", ""], "Home Search", "Home filter OPTIONS") == \
+        ["Filter  options"]
+    assert tapcheck.newly_shown(["Home"], "", "") == []

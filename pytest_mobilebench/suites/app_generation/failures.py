@@ -12,8 +12,8 @@ same classes are decided from evidence the navigation driver collects (:mod:`.na
 * **C2 route mapping error**: after the action the URL path is a different route than before and it is the
   route of a *known* screen other than the target (the click lands on an existing, wrong page).
 * **C4 click has no effect**: the affordance was clicked and nothing target-like changed: neither the URL path
-  nor the normalised content hash changed, or (overlay spec) the path stayed and no new top-layer element appeared
-  (a rewritten line is no overlay), or the change was not the tap's own: a control tap on a neutral point made it
+  nor the normalised content hash changed, or (overlay spec) the path stayed and no new top-layer element nor
+  target phrase (``Screen.text``) appeared (a rewritten line is no overlay), or the change was not the tap's own: a control tap on a neutral point made it
   too (``control.same_change``, :mod:`.tapcheck`).
 
 A failed spec matching none of them (it went to an unknown route, or the page changed without reaching the
@@ -27,6 +27,7 @@ Evidence dict (plain builtins, as written to ``nav/<spec>.json``)::
      "visible_text_len": int, "interactive_count": int, "clicked": bool, "overlay": bool,
      "affordance": {"found": bool, "visible": bool, "in_viewport": bool, "hit_ok": bool, ...},
      "new_layers": [{"tag", "role", "label", "text", "bbox"}],   # overlay specs: layers the tap showed
+     "target_text": [str],                                        # overlay specs: target phrases it showed
      "control": None | {"point", "hit", "path_after", "new_layers", "same_change": bool, "error"}}
 """
 
@@ -105,7 +106,7 @@ def _nothing_tied(evidence: Mapping[str, Any], before: str, after: str) -> bool:
     if after != before:
         return False
     return evidence["hash_after"] == evidence["hash_before"] or (
-        bool(evidence.get("overlay")) and not evidence.get("new_layers"))
+        bool(evidence.get("overlay")) and not evidence.get("new_layers") and not evidence.get("target_text"))
 
 
 def failure_table(classes: Iterable[FailureClass | str | None]) -> dict[str, Any]:

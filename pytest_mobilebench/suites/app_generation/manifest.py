@@ -100,12 +100,16 @@ class Screen(_Model):
         screenshot: reference screenshot, relative to the manifest (resolved to absolute on load).
         tab_root: the screen is the root of a bottom tab.
         overlay: the screen is drawn over another screen at the same route (sheet, dialog, menu).
+        text: phrases the screen shows (``["Filter options"]``); an overlay spec targeting it also passes when one
+            of them, not visible before the tap, is visible after it (case and spacing ignored), tied to the tap
+            as a new layer must be (:mod:`.tapcheck`).
     """
 
     route: str
     screenshot: str | None = None
     tab_root: bool = False
     overlay: bool = False
+    text: list[str] = Field(default_factory=list)
 
     @field_validator("route")
     @classmethod

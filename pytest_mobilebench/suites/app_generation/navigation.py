@@ -14,7 +14,8 @@ Pass rule (SPEC section 3, axis 2):
   does not exist (the app's own not-found / empty-outlet page), when that probe was not redirected;
 * interactive spec, ``overlay: false``: the URL path after the action equals the target screen's route;
 * interactive spec, ``overlay: true``: the URL path equals the target's route and a top-layer element the tap
-  newly shows appears (:mod:`.tapcheck`; a changed content hash alone is not enough);
+  newly shows appears, or one of the target screen's ``text`` phrases newly shows (:mod:`.tapcheck`; a changed
+  content hash alone is not enough);
 * either, only when a control tap on a neutral point, in a fresh context at the source route, does not produce
   the same change (:mod:`.tapcheck`, issue 31 item 5).
 
@@ -577,7 +578,8 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
         "visible_text_len": 0, "interactive_count": 0, "clicked": False,
         "affordance": {"found": False, "hint": None, "strategy": None, "visible": False, "bbox": None,
                        "in_viewport": False, "hit_ok": False, "hit": None},
-        "failure_class": None, "screenshots": [], "seconds": 0.0, "refused": [], "new_layers": [], "control": None,
+        "failure_class": None, "screenshots": [], "seconds": 0.0, "refused": [], "new_layers": [], "target_text": [],
+        "control": None,
     }
     settle_kw = {"quiet_ms": quiet_ms, "max_ms": max_settle_ms}
     context = None
@@ -607,12 +609,15 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
                 settle(page, tracker, **settle_kw)
             after = _snapshot(page)
             ev.update(url_after=page.url, path_after=path_of(page.url), hash_after=after["hash"])
+            texts = manifest.screens[spec.target].text if spec.overlay else []
             if layers is not None:
                 ev["new_layers"] = tapcheck.new_layers(page, layers)
-            target_like = ev["path_after"] == target_route and (bool(ev["new_layers"]) if spec.overlay else True)
+                ev["target_text"] = tapcheck.newly_shown(texts, before["text"], after["text"])
+            target_like = ev["path_after"] == target_route and (
+                bool(ev["new_layers"] or ev["target_text"]) if spec.overlay else True)
             if target_like:  # is it the tap's own? (tapcheck)
                 ev["control"], refused = _control(browser, base_url, source_route, target_route, spec.overlay,
-                                                  aff["bbox"], settle_kw)
+                                                  aff["bbox"], settle_kw, texts)
                 ev["refused"] = refused
             ev["passed"] = target_like and tapcheck.tied(ev)
     except Exception as exc:  # noqa: BLE001 - one spec's failure, recorded, never another's
@@ -642,7 +647,8 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
 
 
 def _control(browser: Any, base_url: str, source_route: str, target_route: str, overlay: bool,
-             bbox: Sequence[float] | None, settle_kw: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+             bbox: Sequence[float] | None, settle_kw: Mapping[str, Any],
+             texts: Sequence[str]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """The control tap (:func:`.tapcheck.control_tap`) in a fresh context opened at the source route: its
     evidence and the requests that context's guard refused. Raises what Playwright raises."""
     context = new_mobile_context(browser, base_url)
@@ -653,7 +659,7 @@ def _control(browser: Any, base_url: str, source_route: str, target_route: str, 
         settle(page, tracker, **settle_kw)
         run = tapcheck.control_tap(page, lambda: settle(page, tracker, **settle_kw), overlay=overlay,
                                    target_route=target_route, affordance_bbox=bbox, interactive_sel=_INTERACTIVE_SEL,
-                                   path_of=path_of)
+                                   path_of=path_of, target_text=texts)
         return dict(run), refused_of(context)
     finally:
         with contextlib.suppress(Exception):  # a crashed browser: the error is already on its way up

@@ -9,7 +9,8 @@ spec therefore passes only on a change that is
   popover, or a ``position: fixed | absolute`` element with a positive ``z-index`` covering at least
   :data:`MIN_LAYER_AREA` of the viewport; outermost ones only). "Not shown before" is element identity: the
   elements shown before the tap are held by the harness (a Playwright handle, out of the page's reach), so
-  rewriting the text of a fixed bar that was already there is no new layer. For a route spec the target-like
+  rewriting the text of a fixed bar that was already there is no new layer; or one of the target screen's
+  phrases (``Screen.text`` in the manifest) not visible before the tap and visible after it. For a route spec the target-like
   change is the URL reaching the target route (:mod:`.navigation`);
 * **tied to the tap**: a control tap, in a fresh context of its own opened at the same source route (state
   isolation as for every spec), on a NEUTRAL point does not produce it. A neutral point is chosen by the harness
@@ -17,7 +18,7 @@ spec therefore passes only on a change that is
   lands on a non-interactive element (:data:`NEUTRAL_JS`): no interactive element, ``label``, ``summary``,
   editable element or shadow host at or above it, no ``cursor: pointer``, no fixed or sticky ancestor (tab bars,
   headers), and outside the spec's affordance (its box widened by :data:`AFFORDANCE_MARGIN` px). If the neutral
-  tap produces a target-like change too (any new top-layer element for an overlay spec, the target route for a
+  tap produces a target-like change too (any new top-layer element or target phrase for an overlay spec, the target route for a
   route spec), the change is not the affordance's: the spec fails, classified C4 (:mod:`.failures`).
 
 A page offering no neutral point cannot show its change is tied to the tap: the spec fails with
@@ -41,7 +42,9 @@ __all__ = [
     "control_tap",
     "layers_shown",
     "new_layers",
+    "newly_shown",
     "pick_neutral_point",
+    "texts_shown",
     "tied",
 ]
 
@@ -126,6 +129,24 @@ def new_layers(page: Any, before: Any) -> list[dict[str, Any]]:
         now.dispose()
 
 
+def texts_shown(page: Any, texts: Sequence[str]) -> list[str]:
+    """The phrases of ``texts`` the page's visible text (``body.innerText``) holds, case and spacing ignored."""
+    if not texts:
+        return []
+    shown = _norm(str(page.evaluate("() => document.body ? document.body.innerText : ''")))
+    return [t for t in texts if _norm(t) and _norm(t) in shown]
+
+
+def newly_shown(texts: Sequence[str], before: str, after: str) -> list[str]:
+    """The phrases of ``texts`` absent from the visible text ``before`` and present in ``after`` (pure)."""
+    b, a = _norm(before), _norm(after)
+    return [t for t in texts if _norm(t) and _norm(t) not in b and _norm(t) in a]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
 def _widened(bbox: Sequence[float] | None) -> list[float] | None:
     if not bbox:
         return None
@@ -146,20 +167,22 @@ def pick_neutral_point(page: Any, affordance_bbox: Sequence[float] | None, inter
 
 class ControlRun(TypedDict):
     """The control tap's evidence (plain builtins through xdist and JSON). ``point`` ``[x, y]`` in CSS px,
-    ``hit`` the element tapped, ``new_layers`` as :func:`new_layers`; ``same_change``: the neutral tap produced a
+    ``hit`` the element tapped, ``new_layers`` as :func:`new_layers`, ``target_text`` the target's phrases it
+    newly showed; ``same_change``: the neutral tap produced a
     target-like change too (see the module docstring); ``error``: why no control tap could be made."""
 
     point: list[float] | None
     hit: str | None
     path_after: str | None
     new_layers: list[dict[str, Any]]
+    target_text: list[str]
     same_change: bool
     error: str | None
 
 
 def control_tap(page: Any, settle: Callable[[], None], *, overlay: bool, target_route: str,
                 affordance_bbox: Sequence[float] | None, interactive_sel: str,
-                path_of: Callable[[str], str]) -> ControlRun:
+                path_of: Callable[[str], str], target_text: Sequence[str] = ()) -> ControlRun:
     """Tap a neutral point of ``page`` and record what changed.
 
     Args:
@@ -170,14 +193,16 @@ def control_tap(page: Any, settle: Callable[[], None], *, overlay: bool, target_
         affordance_bbox: ``[x, y, w, h]`` of the spec's affordance (no neutral point there).
         interactive_sel: the CSS selector of interactive elements.
         path_of: URL -> route.
+        target_text: the target screen's phrases (``Screen.text``): one newly shown is a target-like change.
 
     Raises:
         Whatever Playwright raises (the caller records it as the spec's error).
     """
     before = layers_shown(page)
+    text_before = texts_shown(page, target_text) if overlay else []
     point = pick_neutral_point(page, affordance_bbox, interactive_sel)
     if point is None:
-        return ControlRun(point=None, hit=None, path_after=None, new_layers=[], same_change=False,
+        return ControlRun(point=None, hit=None, path_after=None, new_layers=[], target_text=[], same_change=False,
                           error="no neutral point: every point of the page is interactive or fixed, so no change can "
                                 "be shown to be the tap's own")
     x, y, hit = point
@@ -185,9 +210,10 @@ def control_tap(page: Any, settle: Callable[[], None], *, overlay: bool, target_
     settle()
     layers = new_layers(page, before)
     path_after = path_of(page.url)
-    same = bool(layers) if overlay else path_after == target_route
+    texts = [t for t in texts_shown(page, target_text) if t not in text_before] if overlay else []
+    same = bool(layers or texts) if overlay else path_after == target_route
     return ControlRun(point=[round(x, 1), round(y, 1)], hit=hit, path_after=path_after, new_layers=layers,
-                      same_change=same, error=None)
+                      target_text=texts, same_change=same, error=None)
 
 
 def tied(evidence: Mapping[str, Any]) -> bool:
