@@ -226,7 +226,10 @@ def test_a_workers_webtransport_reaches_no_local_udp_port(tmp_path: Path, monkey
     reaches the port: 12 QUIC Initial packets in 3 s)."""
     import socket
 
-    monkeypatch.setattr(nav, "CHROMIUM_ARGS", (*nav.CHROMIUM_ARGS, "--disable-features=LocalNetworkAccessChecks"))
+    from pytest_mobilebench.suites.app_generation import browser as browser_module
+
+    no_lna = "--disable-features=LocalNetworkAccessChecks"
+    monkeypatch.setattr(browser_module, "CHROMIUM_ARGS", (*browser_module.CHROMIUM_ARGS, no_lna))
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", 0))
     udp.settimeout(0.2)

@@ -72,6 +72,39 @@ def test_landing_on_the_target_route_is_not_c2() -> None:
     assert classify_failure(ev, ROUTES, "search") is FailureClass.C4
 
 
+def _overlay(**over: Any) -> dict[str, Any]:
+    """Evidence of a failed overlay spec search -> filters (same route) whose affordance was tapped."""
+    return _ev(category="parent_child", overlay=True, path_before="/search", path_after="/search", **over)
+
+
+def test_an_overlay_change_that_is_no_new_layer_is_c4() -> None:
+    # issue 31 item 5: a page-wide listener rewrote a line (the hash changed) but no dialog / top layer appeared
+    assert classify_failure(_overlay(hash_after="b", new_layers=[]), ROUTES, "search") is FailureClass.C4
+    # a new layer appeared, but the control tap on a neutral point made one too: not the tap's own change
+    control = {"point": [10, 400], "hit": "main", "path_after": "/search", "same_change": True, "error": None,
+               "new_layers": [{"tag": "div", "role": "dialog", "label": None, "text": "x", "bbox": [0, 0, 375, 812]}]}
+    layers = control["new_layers"]
+    assert classify_failure(_overlay(hash_after="b", new_layers=layers, control=control), ROUTES,
+                            "search") is FailureClass.C4
+    # a new layer, and no control (the page offered no neutral point): changed, but not shown to be the tap's own
+    assert classify_failure(_overlay(hash_after="b", new_layers=layers,
+                                     control={**control, "same_change": False, "error": "no neutral point"}),
+                            ROUTES, "search") is FailureClass.UNCLASSIFIED
+    # the target's declared phrase newly shown, and tied to the tap (the control showed nothing): not C4
+    assert classify_failure(_overlay(hash_after="b", target_text=["Filter options"],
+                                     control={**control, "same_change": False, "error": "no neutral point"}),
+                            ROUTES, "search") is FailureClass.UNCLASSIFIED
+    # a route spec (no overlay) whose content changed in place stays unclassified, as before
+    assert classify_failure(_ev(hash_after="b", new_layers=[]), ROUTES, "profile") is FailureClass.UNCLASSIFIED
+
+
+def test_a_route_reached_by_any_tap_is_c4() -> None:
+    control = {"point": [10, 400], "hit": "main", "path_after": "/profile", "same_change": True, "error": None,
+               "new_layers": []}
+    ev = _ev(path_after="/profile", hash_after="b", control=control)
+    assert classify_failure(ev, ROUTES, "profile") is FailureClass.C4
+
+
 def test_missing_field_raises_key_error() -> None:
     ev = _ev()
     del ev["affordance"]

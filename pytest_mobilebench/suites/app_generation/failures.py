@@ -11,8 +11,10 @@ same classes are decided from evidence the navigation driver collects (:mod:`.na
   neither the element nor one of its descendants (something covers it).
 * **C2 route mapping error**: after the action the URL path is a different route than before and it is the
   route of a *known* screen other than the target (the click lands on an existing, wrong page).
-* **C4 click has no effect**: the affordance was clicked, and neither the URL path nor the normalised content
-  hash changed.
+* **C4 click has no effect**: the affordance was clicked and nothing target-like changed: neither the URL path
+  nor the normalised content hash changed, or (overlay spec) the path stayed and no new top-layer element nor
+  target phrase (``Screen.text``) appeared (a rewritten line is no overlay), or the change was not the tap's own: a control tap on a neutral point made it
+  too (``control.same_change``, :mod:`.tapcheck`).
 
 A failed spec matching none of them (it went to an unknown route, or the page changed without reaching the
 target) is ``unclassified``; a spec whose driver raised is ``error``. C3 is tested before C2 because a covered
@@ -22,8 +24,11 @@ Evidence dict (plain builtins, as written to ``nav/<spec>.json``)::
 
     {"spec_id": str, "category": str, "passed": bool, "error": str | None,
      "path_before": str, "path_after": str, "hash_before": str, "hash_after": str,
-     "visible_text_len": int, "interactive_count": int, "clicked": bool,
-     "affordance": {"found": bool, "visible": bool, "in_viewport": bool, "hit_ok": bool, ...}}
+     "visible_text_len": int, "interactive_count": int, "clicked": bool, "overlay": bool,
+     "affordance": {"found": bool, "visible": bool, "in_viewport": bool, "hit_ok": bool, ...},
+     "new_layers": [{"tag", "role", "label", "text", "bbox"}],   # overlay specs: layers the tap showed
+     "target_text": [str],                                        # overlay specs: target phrases it showed
+     "control": None | {"point", "hit", "path_after", "new_layers", "same_change": bool, "error"}}
 """
 
 from __future__ import annotations
@@ -88,9 +93,20 @@ def classify_failure(evidence: Mapping[str, Any], routes: Mapping[str, str], tar
     known_other = {_norm(r) for sid, r in routes.items() if _norm(r) != target_route}
     if after != before and after in known_other:
         return FailureClass.C2
-    if evidence["clicked"] and after == before and evidence["hash_after"] == evidence["hash_before"]:
+    if evidence["clicked"] and _nothing_tied(evidence, before, after):
         return FailureClass.C4
     return FailureClass.UNCLASSIFIED
+
+
+def _nothing_tied(evidence: Mapping[str, Any], before: str, after: str) -> bool:
+    """Nothing target-like changed that is the tap's own (the C4 rule of the module docstring)."""
+    control = evidence.get("control") or {}
+    if control.get("same_change"):
+        return True
+    if after != before:
+        return False
+    return evidence["hash_after"] == evidence["hash_before"] or (
+        bool(evidence.get("overlay")) and not evidence.get("new_layers") and not evidence.get("target_text"))
 
 
 def failure_table(classes: Iterable[FailureClass | str | None]) -> dict[str, Any]:

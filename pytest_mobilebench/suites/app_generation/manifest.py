@@ -23,7 +23,7 @@ page-relationship description and navigation test specifications)::
           - {selector: "nav a[href='/search']"}
           - {tab_index: 1}
         target: search
-        overlay: false                  # true: pass = same route and the page content changed
+        overlay: false                  # true: pass = same route and a new top layer (dialog, sheet) the tap shows
 
 ``page_existence`` specs have no action (``action: []``); their ``source`` defaults to the target.
 Routes are concrete URL paths starting with ``/`` (no ``:param`` segments: the driver must be able to open
@@ -100,12 +100,16 @@ class Screen(_Model):
         screenshot: reference screenshot, relative to the manifest (resolved to absolute on load).
         tab_root: the screen is the root of a bottom tab.
         overlay: the screen is drawn over another screen at the same route (sheet, dialog, menu).
+        text: phrases the screen shows (``["Filter options"]``); an overlay spec targeting it also passes when one
+            of them, not visible before the tap, is visible after it (case and spacing ignored), tied to the tap
+            as a new layer must be (:mod:`.tapcheck`).
     """
 
     route: str
     screenshot: str | None = None
     tab_root: bool = False
     overlay: bool = False
+    text: list[str] = Field(default_factory=list)
 
     @field_validator("route")
     @classmethod
@@ -179,7 +183,7 @@ class NavSpec(_Model):
         source: screen id whose route is opened directly; defaults to ``target`` for page existence.
         action: hints tried in order; empty only for ``page_existence``.
         target: expected screen id.
-        overlay: the target is an overlay on the same route (pass = content hash changed).
+        overlay: the target is an overlay on the same route (pass = a new top layer its tap shows).
     """
 
     id: str = Field(min_length=1)
