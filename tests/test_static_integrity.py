@@ -230,3 +230,16 @@ def test_summary_counts_and_page_shows_the_findings() -> None:
     assert 'data-figure="findings">2<' in page and "src/a.js:3" in page and "&lt;b&gt;" in page
     assert 'href="#i-1"' in page and "i-2" not in page.split("</table>")[1]
     assert integrity_section(results[2:]) == ""
+
+
+def test_device_repair_cache_material_keys_strict_apart() -> None:
+    from pathlib import Path
+
+    from pytest_mobilebench.manifest.yamlfile import read_yaml
+    from pytest_mobilebench.suites.device_repair import SUITE
+
+    path = Path(__file__).resolve().parents[1] / "cases" / "device_repair" / "mobilebench__calc.yaml"
+    (loaded,) = SUITE.load(path, read_yaml(path))
+    report = SUITE.cache_material(loaded, None, {"mb_integrity": "report"})
+    assert report == SUITE.cache_material(loaded, None, {})
+    assert SUITE.cache_material(loaded, None, {"mb_integrity": "strict"}) != report
