@@ -41,6 +41,12 @@ JS_CASES = [
     ("const m = process.mainModule;", "introspection", "process.mainModule"),
     ("const c = fs.readFileSync('/proc/self/cmdline');", "introspection", "a /proc path"),
     ("const v = process.env[name];", "introspection", "process.env read with a computed key"),
+    ("const env = process.env;", "introspection", "process.env taken whole"),
+    ("const k = Object.keys(process.env);", "introspection", "process.env taken whole"),
+    ("const g = global['je' + 'st'];", "introspection", "global[...] read with a computed key"),
+    ("const j = eval('je' + 'st');", "introspection", "dynamic code (eval)"),
+    ("const m = require(name);", "introspection", "require() of a computed name"),
+    ("if (process?.env?.CI) return 1;", "runner_marker", "process.env.CI"),
 ]
 
 
@@ -162,6 +168,15 @@ final s = 'package:flutter_test/ FLUTTER_TEST StackTrace.current';
 final r = r'${Platform.environment}';
 final h = Platform.environment['HOME'];
 """
+
+
+def test_environment_read_whole_or_with_a_computed_key() -> None:
+    what = "environment read whole or with a computed key"
+    assert _whats("app/src/main/java/app/E.kt", 'val a = System.getenv()\nval b = System.getenv(k)\nval c = System.getenv("HOME")\n') == {
+        (1, "introspection", what), (2, "introspection", what)}
+    dart = ("final a = Platform.environment;\nfinal b = Platform.environment[k];\nfinal c = Platform.environment['HOME'];\n"
+            "final d = Platform.environment.containsKey(k);\nfinal e = Platform.environment.containsKey('X');\n")
+    assert _whats("lib/e.dart", dart) == {(1, "introspection", what), (2, "introspection", what), (4, "introspection", what)}
 
 
 def test_jvm_and_dart_words_in_strings_and_comments_are_not_findings() -> None:

@@ -182,6 +182,29 @@ def _global_finding(node: tree_sitter.Node, declared: set[str]) -> tuple[str, st
     return None
 
 
+def _dynamic(node: tree_sitter.Node) -> tuple[str, str] | None:
+    """``process.env`` taken whole (aliased, enumerated), ``eval`` / ``Function`` code, ``require`` of a computed name."""
+    if node.type == "member_expression" and _chain(node) == "process.env":
+        parent = node.parent
+        if parent is not None and parent.type in ("member_expression", "subscript_expression") and \
+                parent.child_by_field_name("object") == node:
+            return None
+        if parent is not None and parent.type == "variable_declarator" and \
+                (parent.child_by_field_name("name") or node).type == "object_pattern":
+            return None  # destructuring: its keys are read by _destructured_markers
+        return "introspection", "process.env taken whole"
+    if node.type in ("call_expression", "new_expression"):
+        callee = node.child_by_field_name("function" if node.type == "call_expression" else "constructor")
+        name = _text(callee)
+        if name in ("eval", "Function"):
+            return "introspection", f"dynamic code ({name})"
+        args = node.child_by_field_name("arguments")
+        first = args.named_children[0] if args is not None and args.named_children else None
+        if name in ("require", "import") and first is not None and _string_value(first) is None:
+            return "introspection", f"{name}() of a computed name"
+    return None
+
+
 def _introspection(node: tree_sitter.Node) -> tuple[str, str] | None:
     if node.type == "member_expression":
         chain = _chain(node)
@@ -203,7 +226,7 @@ def _introspection(node: tree_sitter.Node) -> tuple[str, str] | None:
 
 def _rules(node: tree_sitter.Node, declared: set[str]) -> tuple[str, str] | None:
     return (_module_finding(node) or _env_finding(node) or _destructured_markers(node)
-            or _global_finding(node, declared) or _introspection(node))
+            or _global_finding(node, declared) or _introspection(node) or _dynamic(node))
 
 
 def audit_fragment(path: str, fragment: Fragment) -> list[Finding]:

@@ -155,6 +155,21 @@ def _chain_rule(name: str) -> tuple[str, str] | None:
     return None
 
 
+def _computed_env(tokens: list[Token], first: int, last: int, name: str) -> tuple[str, str] | None:
+    """``System.getenv()`` / ``System.getenv(key)`` / ``Platform.environment`` read whole or with a computed key."""
+    after = tokens[last + 1:last + 3]
+    texts = [t.text for t in after]
+    if name.endswith("getenv") and texts[:1] == ["("]:
+        if len(after) < 2 or after[1].kind != "string":
+            return "introspection", "environment read whole or with a computed key"
+    elif name.endswith("Platform.environment") or "Platform.environment." in name:
+        keyed = texts[:1] == (["["] if name.endswith("environment") else ["("])  # [key] or .containsKey(key)
+        if keyed and len(after) > 1 and after[1].kind == "string":
+            return None  # a literal key: _string_rule reads it
+        return "introspection", "environment read whole or with a computed key"
+    return None
+
+
 def _string_rule(tokens: list[Token], i: int) -> tuple[str, str] | None:
     value = tokens[i].text
     if "/proc/" in value:
@@ -182,7 +197,7 @@ def audit_fragment(path: str, fragment: Fragment) -> list[Finding]:
     tokens = tokenize(fragment.text, language)
     hits: list[tuple[int, int, str, str]] = []
     for first, last, name in _chains(tokens):
-        if rule := _chain_rule(name):
+        if rule := _chain_rule(name) or _computed_env(tokens, first, last, name):
             hits.append((tokens[first].line, tokens[last].line, *rule))
     for i, token in enumerate(tokens):
         if token.kind == "string" and (rule := _string_rule(tokens, i)):
