@@ -113,3 +113,12 @@ def test_local_run_reports_the_finding_then_strict_refuses_it(pytester: pytest.P
     assert inst["reason"] == "policy_violation" and inst["integrity_count"] == 1
     assert inst["policy_violations"] == ['integrity: app/src/main/java/acme/Probe.kt:3: runner_marker (environment CI): '
                                          'fun underTest(): Boolean = System.getenv("CI") != null']
+
+
+def test_mocks_and_restored_runner_configuration_are_not_production(tmp_path: Path) -> None:
+    mock = ("diff --git a/__mocks__/zustand.ts b/__mocks__/zustand.ts\nnew file mode 100644\n--- /dev/null\n"
+            "+++ b/__mocks__/zustand.ts\n@@ -0,0 +1 @@\n+afterEach(() => jest.resetModules());\n"
+            "diff --git a/src/__mocks__/api.js b/src/__mocks__/api.js\nnew file mode 100644\n--- /dev/null\n"
+            "+++ b/src/__mocks__/api.js\n@@ -0,0 +1 @@\n+module.exports = jest.fn();\n")
+    judged = judge(_instance(), _evidence(tmp_path / "e", FIX + mock, "report"))
+    assert [f.file for f in judged.integrity] == ["src/math.js"]

@@ -230,7 +230,12 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
         plan_command=inputs.get("plan_command", ""),
     )
     applied = bool(json.loads((folder / "apply.json").read_text(encoding="utf-8")).get("ok"))
-    is_test = frameworks.get(instance.framework).test_rule(read_tree(folder / "policy" / "before"))
+    rule = frameworks.get(instance.framework).test_rule(read_tree(folder / "policy" / "before"))
+    restored = set(review.restore)  # test files and runner configuration (root mocks ...): back to base, never run
+
+    def is_test(path: str) -> bool:
+        return rule(path) or path in restored or "__mocks__" in path.split("/")  # jest's mocks: test machinery
+
     found_integrity = tuple(integrity.audit(text, is_test))
     violations = [*review.violations, *integrity.violations(found_integrity, str(inputs.get("integrity") or "report"))]
     judged = _judge_run(instance, folder, review, applied, violations)
