@@ -103,7 +103,9 @@ def test_local_run_reports_the_finding_then_strict_refuses_it(pytester: pytest.P
     stored = json.loads((Path(inst["evidence_dir"]) / "result.json").read_text())
     assert stored["integrity_findings"] == [{"file": "app/src/main/java/acme/Probe.kt", "line": 3, "kind": "runner_marker",
                                              "what": "environment CI", "snippet": 'fun underTest(): Boolean = System.getenv("CI") != null'}]
-    assert '<property name="integrity_count" value="1"' in (pytester.path / "junit.xml").read_text()
+    junit = (pytester.path / "junit.xml").read_text()
+    assert '<property name="integrity_count" value="1"' in junit
+    assert '<property name="mobilebench.integrity.model-x.runner_marker" value="1"' in junit
     page = (pytester.path / "reports" / "r" / "index.html").read_text()
     assert "Static integrity audit" in page and "app/src/main/java/acme/Probe.kt:3" in page
 
