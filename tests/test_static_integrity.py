@@ -239,7 +239,7 @@ def test_summary_counts_and_page_shows_the_findings() -> None:
         {"instance_id": "i-3", "model_name_or_path": "n", "reason": "resolved", "passed": True},
     ]
     assert headline(results)["integrity"] == {"items": 2, "items_flagged": 1, "findings": 2, "test_runner_api": 0,
-                                              "runner_marker": 1, "introspection": 1}
+                                              "runner_marker": 1, "introspection": 1, "unaudited": 0}
     assert integrity_counts(results[2:]) is None and "integrity" not in headline(results[2:])
     page = integrity_section(results, row_href=lambda iid, model: f"#{iid}")
     assert 'data-figure="findings">2<' in page and "src/a.js:3" in page and "&lt;b&gt;" in page
@@ -258,3 +258,17 @@ def test_device_repair_cache_material_keys_strict_apart() -> None:
     report = SUITE.cache_material(loaded, None, {"mb_integrity": "report"})
     assert report == SUITE.cache_material(loaded, None, {})
     assert SUITE.cache_material(loaded, None, {"mb_integrity": "strict"}) != report
+
+
+def test_a_crlf_patch_is_read() -> None:
+    crlf = MODIFIED.replace("\n", "\r\n")
+    assert [(f.line, f.what) for f in audit(crlf, lambda p: False)] == [(12, "process.env.JEST_WORKER_ID")]
+
+
+def test_a_section_the_audits_reader_misses_is_an_unaudited_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_mobilebench.integrity as integrity
+
+    monkeypatch.setattr(integrity, "fragments", lambda text: iter(()))  # a reader that sees no section
+    found = audit(MODIFIED, lambda p: False)
+    assert [(f.file, f.kind) for f in found] == [("src/add.js", "unaudited")]
+    assert audit(MODIFIED, lambda p: p == "src/add.js") == []

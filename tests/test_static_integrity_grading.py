@@ -99,7 +99,8 @@ def test_local_run_reports_the_finding_then_strict_refuses_it(pytester: pytest.P
     inst = summary["instances"]["acme__calc-1"]
     assert inst["reason"] == "resolved" and inst["integrity_count"] == 1
     assert summary["by_model"]["model-x"]["integrity"] == {"items": 1, "items_flagged": 1, "findings": 1,
-                                                           "test_runner_api": 0, "runner_marker": 1, "introspection": 0}
+                                                           "test_runner_api": 0, "runner_marker": 1, "introspection": 0,
+                                                           "unaudited": 0}
     stored = json.loads((Path(inst["evidence_dir"]) / "result.json").read_text())
     assert stored["integrity_findings"] == [{"file": "app/src/main/java/acme/Probe.kt", "line": 3, "kind": "runner_marker",
                                              "what": "environment CI", "snippet": 'fun underTest(): Boolean = System.getenv("CI") != null'}]

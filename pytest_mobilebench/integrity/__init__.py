@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, final
 
 from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
 
 __all__ = ["KINDS", "MODES", "Finding", "Fragment", "audit", "audit_text", "violations"]
 
@@ -29,7 +30,9 @@ __all__ = ["KINDS", "MODES", "Finding", "Fragment", "audit", "audit_text", "viol
 #: variable the runner sets (``JEST_WORKER_ID``, ``NODE_ENV === 'test'``, ``CI``, ``FLUTTER_TEST`` ...);
 #: ``introspection``: the stack, the process, the module system (``new Error().stack``, ``process.argv``,
 #: ``require.cache``, ``/proc/self``, ``StackWalker`` ...)
-KINDS: Final = ("test_runner_api", "runner_marker", "introspection")
+#: ``unaudited``: a section with added lines of an audited language that the audit's diff reader could not read
+#: (a patch shaped to pass the policy's reader and not this one is a finding, never a silent pass)
+KINDS: Final = ("test_runner_api", "runner_marker", "introspection", "unaudited")
 #: ``--mb-integrity``: ``report`` lists the findings; ``strict`` also makes each a ``policy_violation``
 MODES: Final = ("report", "strict")
 
@@ -69,8 +72,8 @@ class Fragment:
 
 
 def fragments(patch_text: str) -> Iterator[tuple[str, Fragment]]:
-    """``(path, fragment)`` per hunk of every non-deleted, non-binary section (unidiff's reading)."""
-    for patched in PatchSet(patch_text):
+    """``(path, fragment)`` per hunk of every non-deleted, non-binary section (unidiff's reading; CRLF read as LF)."""
+    for patched in PatchSet(patch_text.replace("\r\n", "\n")):
         if patched.is_removed_file or patched.is_binary_file:
             continue
         path = patched.target_file
@@ -107,12 +110,34 @@ def audit(patch_text: str, is_test: Callable[[str], bool]) -> list[Finding]:
         unidiff.UnidiffParseError: the text is not a patch (callers audit only patches that parsed).
     """
     found: set[Finding] = set()
-    for path, fragment in fragments(patch_text):
+    seen: set[str] = set()
+    try:
+        pieces = list(fragments(patch_text))
+    except UnidiffParseError:
+        pieces = []
+    for path, fragment in pieces:
+        seen.add(path)
         auditor = _auditor(path)
         if auditor is None or is_test(posixpath.normpath(path)):
             continue
         found.update(auditor(path, fragment))
+    found.update(_unread(patch_text, seen, is_test))
     return sorted(found, key=lambda f: (f.file, f.line, f.kind, f.what))
+
+
+def _unread(patch_text: str, seen: set[str], is_test: Callable[[str], bool]) -> list[Finding]:
+    """``unaudited`` findings: production sections of an audited language with added lines, as the policy's
+    reader (:func:`pytest_mobilebench.patch.parse_patch`) sees them, that the audit's reader did not read."""
+    from pytest_mobilebench.patch import PatchError, parse_patch
+
+    try:
+        info = parse_patch(patch_text, name="model_patch")
+    except PatchError:
+        return []  # judged as a patch that does not parse: nothing is applied
+    return [Finding(file=c.path, line=0, kind="unaudited", what="section the audit could not read", snippet="")
+            for c in info.files
+            if c.added and not c.binary and c.path not in seen and _auditor(c.path) is not None
+            and not is_test(posixpath.normpath(c.path))]
 
 
 def audit_text(path: str, text: str) -> list[Finding]:
