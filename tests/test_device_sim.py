@@ -150,11 +150,11 @@ def device_log(device: SimDevice) -> list[dict[str, Any]]:
 def evaluate(resources: dict[str, Any]) -> Any:
     """``evaluate(loaded, prediction, pool, evidence)``: the suite's evaluate in a module-wide context."""
 
-    def run(loaded: LoadedRecord, prediction: dict | Prediction | None, pool: Any, evidence: Path) -> dict[str, Any]:
+    def run(loaded: LoadedRecord, prediction: dict | Prediction | None, pool: Any, evidence: Path, **options: Any) -> dict[str, Any]:
         evidence.mkdir(parents=True, exist_ok=True)
         if isinstance(prediction, dict):  # a file entry
             prediction = Prediction.from_entry({"instance_id": loaded.instance_id, **prediction})
-        return SUITE.evaluate(loaded, prediction, Ctx(evidence, pool, resources))
+        return SUITE.evaluate(loaded, prediction, Ctx(evidence, pool, resources, **options))
 
     return run
 
@@ -301,6 +301,26 @@ def test_a_real_fix_resolves_and_a_wrong_file_is_wrong_localization(device_facto
     wrong = evaluate(load("calc"), {"model_patch": candidate_patch(tmp_path, "calc", {"README.md": lambda t: t + "fixed\n"}),
                                     "model_name_or_path": "m"}, pool, tmp_path / "e2")
     assert (wrong["reason"], wrong["cause"], wrong["q_outcome"]) == ("unresolved", "no_production_edit", "assertion_failure")
+
+
+PROBE = ("package com.example.calc;\n\nfinal class Probe {\n    // a fix that holds only under the grader\n"
+         "    static boolean underTest() {\n        return System.getenv(\"CI\") != null;\n    }\n}\n")
+
+
+def test_static_integrity_finding_strict_and_report(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
+    """A real fix plus a production class reading a runner marker: under --mb-integrity=strict a
+    policy_violation of kind integrity; the same evidence re-graded in report mode resolves with the finding."""
+    _, pool = device_factory()
+    patch = candidate_patch(tmp_path, "calc", {CALC: real_fix, "src/main/java/com/example/calc/Probe.java": lambda _t: PROBE})
+    result = evaluate(load("calc"), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev", mb_integrity="strict")
+    finding = {"file": "src/main/java/com/example/calc/Probe.java", "line": 6, "kind": "runner_marker",
+               "what": "environment CI", "snippet": 'return System.getenv("CI") != null;'}
+    assert (result["reason"], result["policy_kind"], result["integrity_findings"]) == ("policy_violation", "integrity", [finding])
+    assert result["properties"]["integrity_count"] == 1 and result["fail_to_pass"] is True
+    grading = tmp_path / "ev" / "grading.json"
+    grading.write_text(json.dumps({**json.loads(grading.read_text()), "integrity": "report"}))
+    again = SUITE.regrade(load("calc"), tmp_path / "ev")
+    assert (again["reason"], again["integrity_findings"]) == ("resolved", [finding])
 
 
 @pytest.mark.e2e

@@ -40,7 +40,8 @@ def _block_properties(prefix: str, block: Mapping[str, Any]) -> list[tuple[str, 
 
 
 def junit_properties(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``[(name, value)]``: every suite's headline per model, then the pooled one when several models ran."""
+    """``[(name, value)]``: every suite's headline per model, then the pooled one when several models ran; then
+    each model's static-audit counts (``mobilebench.integrity.<model>.<count>``) when its results were audited."""
     out = []
     for suite, block in summary.get("headlines", {}).items():
         models = block.get("models") or {}
@@ -50,6 +51,10 @@ def junit_properties(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
             out += _block_properties(f"mobilebench.{suite}.pooled", block)
         for model, trials in sorted(suite_trials(summary).get(suite, {}).items()):
             out += _trial_properties(f"mobilebench.{suite}.{printable(model)}.trials", trials)
+    for model, row in sorted((summary.get("by_model") or {}).items()):  # the static audit (report.integrity)
+        audited = row.get("integrity") if isinstance(row, Mapping) else None
+        if isinstance(audited, Mapping):
+            out += [(f"mobilebench.integrity.{printable(model)}.{k}", str(v)) for k, v in audited.items()]
     return out
 
 

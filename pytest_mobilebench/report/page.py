@@ -47,6 +47,7 @@ from pytest_mobilebench.report.names import item_label
 from pytest_mobilebench.report.sections import audit_section, comparison_section, trials_section
 from pytest_mobilebench.report.irt import irt_section
 from pytest_mobilebench.report.trials import suite_trials
+from pytest_mobilebench.report.integrity import integrity_section
 from pytest_mobilebench.report.transcripts import transcripts_section
 
 __all__ = [
@@ -414,6 +415,8 @@ def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapp
     audit += _contained(f"trials of {name}", lambda: trials_section(suite_trials(summary).get(name)))
     audit += _contained(f"difficulty and ability of {name}",
                         lambda: irt_section(table.get("irt") if isinstance(table, Mapping) else None))
+    audit += _contained(f"static integrity audit of {name}", lambda: integrity_section(
+        results, row_href=lambda iid, model: "#" + row_id(name, iid, model)))
     agents = _contained(f"agent transcripts of {name}", lambda: transcripts_section(
         results, anchor=f"transcripts-{_slug(name)}", row_href=lambda iid, model: "#" + row_id(name, iid, model)))
     return (f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{model_headlines(block)}'

@@ -17,7 +17,8 @@ Shape (all plain JSON)::
       "by_model": {model: {"total", "resolved", "resolution_rate", "infra_errors", "cached", "by_reason",
                            "eligible", "ci95", "headlines": {suite: that model's headline figure},
                            "resolved_ids", "unresolved_ids", "error_ids", "empty_patch_ids",
-                           "missing_prediction_ids", "not_run_ids", "ids_by_reason"}},  # report.outcomes
+                           "missing_prediction_ids", "not_run_ids", "ids_by_reason",  # report.outcomes
+                           "integrity": {"items", "items_flagged", "findings", <kind>: int}}},  # report.integrity
       "instances": {key: {"instance_id", "model_name_or_path", "suite", "reason", "passed", ...properties}},
       "suite_tables": {suite: <that suite's summarize(results)>},
       "manifest_errors": [str],
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.report.integrity import integrity_counts
 from pytest_mobilebench.report.names import folder_name
 from pytest_mobilebench.report.outcomes import ID_LISTS, not_run_by_model, outcome_ids
 from pytest_mobilebench.report.headline import headlines, is_infra, rate_block
@@ -67,7 +69,8 @@ __all__ = [
 
 
 def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``total``, ``resolved``, ``resolution_rate`` (over eligible), ``infra_errors``, ``cached``, ``by_reason``."""
+    """``total``, ``resolved``, ``resolution_rate`` (over eligible), ``infra_errors``, ``cached``, ``by_reason``;
+    ``integrity`` (:func:`~pytest_mobilebench.report.integrity.integrity_counts`) when a result was audited."""
     total = len(results)
     infra = sum(1 for r in results if is_infra(r))
     resolved = sum(1 for r in results if r.get("passed") is True and not is_infra(r))
@@ -82,6 +85,7 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "by_reason": dict(sorted(reasons.items())),
         "eligible": eligible,
         "ci95": rate_block(resolved, eligible)["ci95"],
+        **({"integrity": audited} if (audited := integrity_counts(results)) is not None else {}),
     }
 
 

@@ -25,6 +25,10 @@ OPTIONS: Final[tuple[Option, ...]] = (
            default=64 << 20, type=int, keyed=True),
     Option(("--mb-max-patch-lines",), "mb_max_patch_lines", "most added + removed lines of a candidate patch",
            default=1_000_000, type=int, keyed=True),
+    Option(("--mb-integrity",), "mb_integrity",
+           "static audit of candidate diffs (production code naming the test runner, its markers, the stack or the "
+           "process; issue resolution and device repair): report lists the findings, strict makes each a "
+           "policy_violation (integrity)", default="report", choices=("report", "strict"), keyed=True),
     Option(("--mb-validate",), "mb_validate", "with --predictions=gold: run base, test and fix configurations",
            default=False, action="store_true", keyed=True),
     Option(("--mb-validate-runs",), "mb_validate_runs", "repeat validation runs and drop flaky tests",

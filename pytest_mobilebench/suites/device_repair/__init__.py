@@ -93,14 +93,16 @@ class DeviceRepairSuite:
 
     def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
         """The record's content (evidence is reused only for the same record), without where its repository
-        is cloned from (:func:`pytest_mobilebench.cache.record_material`)."""
+        is cloned from (:func:`pytest_mobilebench.cache.record_material`); ``--mb-integrity=strict`` is part of it."""
         from pytest_mobilebench.cache import record_material
 
         material = record_material(record.record)
         if prediction is not None and prediction.is_live():
             from pytest_mobilebench.suites.device_repair.live import material as agent_material
 
-            return {"record": material, "agent": agent_material(options)}
+            material = {"record": material, "agent": agent_material(options)}
+        if options.get("mb_integrity") == "strict":  # declared by issue resolution; strict changes the verdict
+            return {"material": material, "integrity": "strict"}
         return material
 
     def live_model(self, options: Mapping[str, Any]) -> str:
@@ -229,6 +231,7 @@ class DeviceRepairSuite:
                 extra = {"candidate": {"sha256": candidate.sha256, "lines": candidate.lines, "classes": candidate.classes}}
             base["device"] = device.serial
         finals = {a["state"]: a["folder"] for a in runner.attempts}
+        extra["integrity"] = str(ctx.options.get("mb_integrity") or "report")
         atomic_write_json(evidence / "grading.json", {"mode": mode, "finals": finals, "shadowing": runner.shadowing, **extra})
         graded = grade_evidence(record, evidence)
         if runner.shadowing:
@@ -268,6 +271,8 @@ def _properties(result: Mapping[str, Any]) -> dict[str, Any]:
         "flags": ",".join(result.get("flags") or []),
         "duration_s": result.get("duration_s", 0.0),
     }
+    if isinstance(result.get("integrity_findings"), list):
+        props["integrity_count"] = len(result["integrity_findings"])
     for key in ("infra_kind", "policy_kind", "cause", "device", "fix_lines", "accepted"):
         if result.get(key) is not None:
             props[key] = result[key]

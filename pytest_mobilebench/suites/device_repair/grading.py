@@ -1,7 +1,7 @@
 """Grading an item from its evidence folder: the ONE function the live run and a re-grade both use.
 
 The live run writes ``grading.json`` (mode, the candidate's path classes and hash, the shadowing entries,
-and which attempt folder is the final one of each state), then calls :func:`grade_evidence`, which
+which attempt folder is the final one of each state, and ``integrity``: the ``--mb-integrity`` mode), then calls :func:`grade_evidence`, which
 re-grades every named folder from its raw files (:func:`~.execution.outcome_from_dir`) and derives the
 verdict with :mod:`.contract`. Nothing here runs a build or touches a device.
 """
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_mobilebench import integrity
 from pytest_mobilebench.suites.device_repair.contract import (
     CANDIDATE_REACHABLE,
     Cause,
@@ -94,6 +95,16 @@ def _candidate(record: DeviceRecord, data: Mapping[str, Any], outcomes: Mapping[
             "final": outcome, "cause": cause.value if cause else None, "attributed": attributed}
 
 
+def _integrity(record: DeviceRecord, evidence: Path, data: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The static audit of ``candidate.diff`` (:mod:`pytest_mobilebench.integrity`; production files by the
+    record's test rule): ``(findings as dicts, policy-violation messages under the saved mode)``."""
+    patch = evidence / "candidate.diff"
+    if data.get("mode") == "gold" or not patch.is_file():
+        return [], []
+    found = integrity.audit(patch.read_text(encoding="utf-8"), record.is_test_path)
+    return [f.to_dict() for f in found], integrity.violations(found, str(data.get("integrity") or "report"))
+
+
 def check_record(record: DeviceRecord, evidence: Path) -> None:
     """Raises :class:`RecordMismatch` unless ``evidence/record.sha256`` is the record's hash."""
     stored = (evidence / "record.sha256").read_text(encoding="utf-8").strip()
@@ -112,6 +123,10 @@ def grade_evidence(record: DeviceRecord, evidence: Path) -> dict[str, Any]:
     data = json.loads((evidence / "grading.json").read_text(encoding="utf-8"))
     outcomes = _outcomes(evidence, data["finals"])
     fields = _gold(outcomes) if data["mode"] == "gold" else _candidate(record, data, outcomes)
+    findings, refused = _integrity(record, evidence, data)
+    if refused and fields["reason"] is not Reason.POLICY_VIOLATION:  # --mb-integrity=strict; an earlier kind stands
+        fields.update(reason=Reason.POLICY_VIOLATION, policy_kind="integrity", infra_kind=None, cause=None,
+                      detail="; ".join(refused))
     final: StateOutcome = fields.pop("final")
     reason: Reason = fields.pop("reason")
     q_passed = final.target is TargetOutcome.PASSED
@@ -125,4 +140,5 @@ def grade_evidence(record: DeviceRecord, evidence: Path) -> dict[str, Any]:
         "regression_safe": q_passed and all(v is TargetOutcome.PASSED for v in final.regression.values()),
         "q_outcome": final.target.value if final.target else "not_run",
         "states": {state: o.to_dict() for state, o in outcomes.items()},
+        **({"integrity_findings": findings} if data["mode"] != "gold" else {}),
     }

@@ -262,6 +262,7 @@ class IssueResolutionEvaluator:
                 base["test_files_touched"] = list(judged.review.test_files)
         if judged.outcome.policy_violation:
             base["policy_violations"] = judged.outcome.policy_violation.split("; ")
+        base["integrity_findings"] = [f.to_dict() for f in judged.integrity]
         if not judged.outcome.applied:
             base["detail"] = apply_failure_detail(found.log if found is not None else "")
         elif judged.detail:
@@ -315,7 +316,8 @@ class IssueResolutionEvaluator:
         atomic_write_json(evidence / "apply.json", {"ok": applied.ok, "method": applied.method, "dropped_sections": len(tools)})
         after = frameworks.read_config(fw, ws.read_files) if applied.ok else before
         plan_command = self._plan_command(ws, instance, test_patch) if applied.ok else ""
-        save_policy_inputs(evidence, before=before, after=after, ignored=ignored, tracked=tracked, plan_command=plan_command)
+        save_policy_inputs(evidence, before=before, after=after, ignored=ignored, tracked=tracked, plan_command=plan_command,
+                           integrity_mode=str(ctx.options.get("mb_integrity") or "report"))
         found = review(info, fw, before=before, after=after, ignored=ignored, tracked=tracked, plan_command=plan_command)
         atomic_write_json(evidence / "policy.json", found.to_dict())
         if applied.ok and found.restore:
@@ -453,6 +455,8 @@ class IssueResolutionEvaluator:
             "p2f": len(verdict.failing.get("PASS_TO_PASS", [])),
             "flags": ",".join(base["flags"]),
         }
+        if "integrity_findings" in base:  # the static audit ran (a patch that parsed and reached a workspace)
+            properties["integrity_count"] = len(base["integrity_findings"])
         if loc is not None:
             properties.update(
                 loc_precision=round(loc.precision, 6), loc_recall=round(loc.recall, 6), loc_f1=round(loc.f1, 6)

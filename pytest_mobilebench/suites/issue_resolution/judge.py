@@ -9,7 +9,8 @@ times: a re-grade of a patch that changed ``jest.config.js`` is a ``policy_viola
 Evidence files read (written by the live run, see :func:`save_policy_inputs`):
 
 * ``model_patch.diff``: the candidate patch as given;
-* ``policy/inputs.json``: ``{"ignored": [...], "tracked": [...], "plan_command": "..."}``; ``policy/before/<path>`` and
+* ``policy/inputs.json``: ``{"ignored": [...], "tracked": [...], "plan_command": "...", "integrity": "report" |
+  "strict"}`` (the ``--mb-integrity`` mode of the live run: a re-grade decides as it did); ``policy/before/<path>`` and
   ``policy/after/<path>``: the framework's configuration files at base and with the candidate applied;
 * ``apply.json``: ``{"ok": bool, "method": str | None}`` of the candidate's apply;
 * ``run.json`` (with ``plan``), ``test_output.log`` and ``results/``: present when the tests ran (they run
@@ -26,7 +27,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, final
 
-from pytest_mobilebench import frameworks
+from pytest_mobilebench import frameworks, integrity
 from pytest_mobilebench.suites.issue_resolution import grading, policy
 from pytest_mobilebench.frameworks import TestPlan, canaries
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
@@ -113,11 +114,14 @@ def save_policy_inputs(
     ignored: Collection[str],
     plan_command: str,
     tracked: Collection[str] = (),
+    integrity_mode: str = "report",
 ) -> None:
-    """Write what :func:`pytest_mobilebench.suites.issue_resolution.policy.review` reads into ``folder/policy/``."""
+    """Write what :func:`pytest_mobilebench.suites.issue_resolution.policy.review` (and the integrity audit's
+    mode, ``--mb-integrity``) reads into ``folder/policy/``."""
     _write_tree(folder / "policy" / "before", before)
     _write_tree(folder / "policy" / "after", after)
-    inputs = {"ignored": sorted(ignored), "tracked": sorted(tracked), "plan_command": plan_command}
+    inputs = {"ignored": sorted(ignored), "tracked": sorted(tracked), "plan_command": plan_command,
+              "integrity": integrity_mode}
     atomic_write_json(folder / "policy" / "inputs.json", inputs)
 
 
@@ -131,12 +135,15 @@ class Judgement:
         verdict: ``grading.grade`` of ``outcome`` against the instance's gold lists.
         review: the policy's findings (None when the patch did not parse).
         detail: what the evidence adds to the verdict's own sentence (e.g. which result file was expected).
+        integrity: the static audit's findings on the patch's production files (:mod:`pytest_mobilebench.integrity`);
+            under ``--mb-integrity=strict`` each is also in ``outcome.policy_violation``.
     """
 
     outcome: grading.RunOutcome
     verdict: grading.Verdict
     review: policy.Review | None
     detail: str = ""
+    integrity: tuple[integrity.Finding, ...] = ()
 
 
 def verdict_of(instance: IssueInstance, outcome: grading.RunOutcome) -> tuple[grading.Verdict, dict[str, Any]]:
@@ -223,7 +230,20 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
         plan_command=inputs.get("plan_command", ""),
     )
     applied = bool(json.loads((folder / "apply.json").read_text(encoding="utf-8")).get("ok"))
-    violations = list(review.violations)
+    rule = frameworks.get(instance.framework).test_rule(read_tree(folder / "policy" / "before"))
+    restored = set(review.restore)  # test files and runner configuration (root mocks ...): back to base, never run
+
+    def is_test(path: str) -> bool:
+        return rule(path) or path in restored or "__mocks__" in path.split("/")  # jest's mocks: test machinery
+
+    found_integrity = tuple(integrity.audit(text, is_test))
+    violations = [*review.violations, *integrity.violations(found_integrity, str(inputs.get("integrity") or "report"))]
+    judged = _judge_run(instance, folder, review, applied, violations)
+    return dataclasses.replace(judged, integrity=found_integrity)
+
+
+def _judge_run(instance: IssueInstance, folder: Path, review: policy.Review, applied: bool, violations: list[str]) -> Judgement:
+    """:func:`judge` past the policy: the counted failures, the run's facts, the harness's and canaries' findings."""
     failure = _candidate_failure(folder)
     if applied and failure is not None:  # test_patch_conflict / resource_exhausted: the run shows it, counted
         outcome = grading.RunOutcome(applied=True, built=False, tests={}, policy_violation="; ".join(violations) or None,

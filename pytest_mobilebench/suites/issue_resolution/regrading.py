@@ -62,6 +62,7 @@ def regrade_result(suite: Any, instance: IssueInstance, evidence_dir: Path) -> d
         base["test_files_touched"] = list(judged.review.test_files)
     if outcome.policy_violation:
         base["policy_violations"] = outcome.policy_violation.split("; ")
+    base["integrity_findings"] = [f.to_dict() for f in judged.integrity]
     info = None
     model_patch = evidence_dir / "model_patch.diff"
     if model_patch.is_file():
