@@ -93,8 +93,10 @@ def _auditor(path: str) -> Callable[[str, Fragment], list[Finding]] | None:
         try:
             from pytest_mobilebench.integrity import js
         except ImportError as exc:
-            raise ImportError(f"the static integrity audit of {path} needs the tree-sitter grammars: "
-                              f"pip install 'pytest-mobilebench[integrity]' ({exc})") from exc
+            raise ImportError(
+                f"the static integrity audit of {path} needs the tree-sitter grammars, dependencies of "
+                f"pytest-mobilebench (tree-sitter, tree-sitter-javascript, tree-sitter-typescript): {exc}"
+            ) from exc
         return js.audit_fragment
     if name.endswith(LEXICAL_SUFFIXES):
         from pytest_mobilebench.integrity import lexical
