@@ -56,6 +56,7 @@ CHANNEL_JS: Final[str] = r"""'use strict';
 const fs = require('fs');
 const writeSync = fs.writeSync;
 const stringify = JSON.stringify;
+const keysOf = Object.keys;
 let key = null;
 function open(bytes) {
   if (key !== null) return false;  // keyed once, by the launcher, before any project code ran
@@ -127,7 +128,8 @@ let seq = 0;
 function emit(body) {
   if (key === null) return;
   const record = { seq: seq++ };
-  for (const name of Object.keys(body)) record[name] = body[name];
+  const names = keysOf(body);
+  for (let i = 0; i < names.length; i++) record[names[i]] = body[names[i]];
   const text = ascii(stringify(record));
   const bytes = [];
   for (let i = 0; i < text.length; i++) bytes.push(text.charCodeAt(i));
@@ -137,7 +139,8 @@ function emit(body) {
     // fd 3 was closed or replaced under the runner: the missing record is the evidence
   }
 }
-module.exports = { emit: emit, open: open };
+// frozen: the runner and reporter keep their own reference to emit, taken when the launcher loaded them
+module.exports = Object.freeze({ emit: emit, open: open });
 """
 
 #: shared by both runners, ahead of their own code: the primordials they keep before any candidate code runs,
@@ -180,6 +183,36 @@ function freezeOnFirstLoad(runtime, files, freeze, testPath, loaded) {
   };
 }
 
+// the matcher table (expect's, on the global of the realm it was loaded in: the test's own with jest-circus's and
+// jest-jasmine2's adapters): snapshotted at the freeze, checked at every test start. A matcher present at the
+// freeze and replaced or removed later (expect.extend from the code under test, redefining toBe to forgive the
+// bug's error shape) is a problem; matchers added later (a testing library's extensions) are named, since
+// their verdicts cannot be re-decided outside the realm
+const MATCHERS = Symbol.for('$$jest-matchers-object');
+function matcherTable(realms) {
+  for (const realm of realms) {
+    const holder = realm && realm[MATCHERS];
+    if (holder && holder.matchers && typeof holder.matchers === 'object') return holder.matchers;
+  }
+  return null;
+}
+function snapshotMatchers(realms) {
+  const table = matcherTable(realms);
+  const snapshot = new Map();
+  if (table !== null) for (const name of own(table)) snapshot.set(name, table[name]);
+  return snapshot;
+}
+function matcherChanges(realms, snapshot, added) {
+  const table = matcherTable(realms);
+  const found = [];
+  if (table === null) return snapshot.size ? ['the matcher table was removed after the freeze'] : found;
+  for (const [name, fn] of snapshot) {
+    if (table[name] !== fn) found.push('the built-in matcher ' + name + ' was redefined after the freeze (expect.extend)');
+  }
+  for (const name of own(table)) if (!snapshot.has(name)) added.add(name);
+  return found;
+}
+
 // the known-answer canaries of this run ({suite, fail, pass, value}), declared in every test file once it has
 // loaded (so they share its module instances: the code under test is never imported a second time), with
 // the frozen globals; focused (test.only / fdescribe) when the file focused tests of its own
@@ -195,7 +228,9 @@ function declareCanaries(describe, declare, expectFn) {
 
 RUNNER_JS: Final[str] = r"""'use strict';
 // mobilebench harness: jest-circus, with frozen globals and a record of every registered test body.
-const channel = require('./channel.js');
+// the channel's writer, captured when the launcher loads this module (before any project code): never looked
+// up again through the channel module's exports, which code in the runner's realm could reach
+const emit = require('./channel.js').emit;
 let circus = null;  // the project's jest-circus, loaded at the first test file (never at the launcher's start)
 const loadCircus = () => circus || (circus = defaultOf(require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
@@ -214,6 +249,8 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
   let frozen = null;
   let getState = null;
   let expectObject = null;
+  let matchers = null;
+  const customMatchers = new Set();
   const freeze = () => {
     if (frozen !== null) return;
     frozen = {};
@@ -226,6 +263,7 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
     }
     expectObject = frozen.expect || null;
     getState = expectObject ? expectObject.getState : null;
+    matchers = snapshotMatchers([g, global]);
   };
   const assertionCalls = () => {
     try {
@@ -292,6 +330,7 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
         const r = record(event.test);
         r.started = true;
         if (r.fn !== null && event.test.fn !== r.fn) r.problems.push('its body was replaced after registration');
+        if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) r.problems.push(p);
         break;
       }
       case 'test_fn_success':
@@ -338,18 +377,21 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
       tests.push({ titles: r.titles, status: status, assertions: r.assertions, problems: r.problems });
     }
     const intact = frozen !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n]);
-    channel.emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
-      problems: problems, error: error, tests: tests });
+    if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) problems.push(p);
+    emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
+      problems: problems, error: error, tests: tests, custom_matchers: [...customMatchers].sort() });
   }
 };
 """
 
 REPORTER_JS: Final[str] = r"""'use strict';
 // mobilebench harness: the runner's own start and final summary, through the channel.
-const channel = require('./channel.js');
+// the channel's writer, captured when the launcher loads this module (before any project code): never looked
+// up again through the channel module's exports, which code in the runner's realm could reach
+const emit = require('./channel.js').emit;
 class MobilebenchReporter {
   constructor() {
-    channel.emit({ type: 'start' });
+    emit({ type: 'start' });
   }
   onRunComplete(contexts, results) {
     const files = [];
@@ -365,7 +407,7 @@ class MobilebenchReporter {
       }
       files.push({ path: String(suites[i].testFilePath), exec_error: Boolean(suites[i].testExecError), tests: tests });
     }
-    channel.emit({ type: 'final', numPassedTests: results.numPassedTests, numFailedTests: results.numFailedTests,
+    emit({ type: 'final', numPassedTests: results.numPassedTests, numFailedTests: results.numFailedTests,
       numTotalTests: results.numTotalTests, numFailedTestSuites: results.numFailedTestSuites,
       numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites, files: files });
   }
@@ -379,7 +421,9 @@ module.exports = MobilebenchReporter;
 JASMINE2_RUNNER_JS: Final[str] = r"""'use strict';
 // mobilebench harness: jest-jasmine2 with frozen globals, a locked jasmine tree, and the harness's own
 // record of every spec (its registered body wrapped once, its failures counted where jasmine adds them).
-const channel = require('./channel.js');
+// the channel's writer, captured when the launcher loads this module (before any project code): never looked
+// up again through the channel module's exports, which code in the runner's realm could reach
+const emit = require('./channel.js').emit;
 let jasmine2 = null;  // the project's jest-jasmine2, loaded at the first test file
 const loadJasmine2 = () => jasmine2 || (jasmine2 = defaultOf(require(require.resolve('jest-jasmine2', { paths: [process.cwd()] }))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
@@ -412,6 +456,8 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   let focused = false;  // the test file called fit / fdescribe (through the env, wrapped at the lock)
   let getState = null;
   let expectObject = null;
+  let matchers = null;
+  const customMatchers = new Set();
   const lock = (object, name, value) => {
     const d = describeOwn(object, name);
     if (value === undefined && (!d || !('value' in d))) return;
@@ -434,6 +480,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   };
   const body = (fn, e) => function mobilebenchBody(done) {
     e.ran = true;
+    if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) e.problems.push(p);
     const finish = (ok) => {
       if (e.outcome !== null) return;
       e.outcome = ok ? 'passed' : 'failed';
@@ -529,6 +576,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     }
     expectObject = frozen.expect || null;
     getState = expectObject ? expectObject.getState : null;
+    matchers = snapshotMatchers([g, global]);
     try { locked = lockJasmine(); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
   };
   let declared = false;
@@ -554,8 +602,9 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     }
     const intact = frozen !== null && locked !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n])
       && g.jasmine.Spec === locked.Spec && locked.env.it === locked.it;
-    channel.emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
-      problems: problems, error: error, tests: tests });
+    if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) problems.push(p);
+    emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
+      problems: problems, error: error, tests: tests, custom_matchers: [...customMatchers].sort() });
   }
 };
 """
