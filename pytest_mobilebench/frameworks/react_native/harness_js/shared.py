@@ -46,8 +46,8 @@ function freezeOnFirstLoad(runtime, files, freeze, testPath, loaded) {
   };
 }
 
-// the matcher table (expect's, on the global of the realm it was loaded in: the test's own with jest-circus's and
-// jest-jasmine2's adapters): snapshotted at the freeze, checked at every test start. A matcher present at the
+// the matcher table (expect's, on the global of the realm it was loaded in: the test's own with either runner's
+// adapter): snapshotted at the freeze, checked at every test start. A matcher present at the
 // freeze and replaced or removed later (expect.extend from the code under test, redefining toBe to forgive the
 // bug's error shape) is a problem; matchers added later (a testing library's extensions) are named, since
 // their verdicts cannot be re-decided outside the realm
