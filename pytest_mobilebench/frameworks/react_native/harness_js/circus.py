@@ -141,6 +141,10 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
     try { onEvent(event, state); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
     return original ? apply(original, environment, [event, state]) : undefined;
   };
+  // the runner markers behind the tripwire before the setup files and the test file run (issue 31, item 3)
+  const touched = [];
+  const repoRoot = String(config.rootDir).replace(/\/?$/, '/');
+  guardMarkers(g, repoRoot, new Set([...(config.setupFiles || []), ...(config.setupFilesAfterEnv || []), testPath]), touched);
   let error = null;
   try {
     return await loadCircus()(globalConfig, config, environment, runtime, testPath, send);
@@ -160,6 +164,7 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
     }
     const intact = frozen !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n]);
     if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) problems.push(p);
+    for (const p of touched) problems.push(p);
     emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
       problems: problems, error: error, tests: tests, custom_matchers: [...customMatchers].sort() });
   }

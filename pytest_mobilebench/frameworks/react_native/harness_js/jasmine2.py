@@ -178,6 +178,10 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     }
   };
   freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze, testPath, canaries);
+  // the runner markers behind the tripwire before the setup files and the test file run (issue 31, item 3)
+  const touched = [];
+  const repoRoot = String(config.rootDir).replace(/\/?$/, '/');
+  guardMarkers(g, repoRoot, new Set([...(config.setupFiles || []), ...(config.setupFilesAfterEnv || []), testPath]), touched);
   let error = null;
   try {
     return await loadJasmine2()(globalConfig, config, environment, runtime, testPath);
@@ -193,6 +197,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     const intact = frozen !== null && locked !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n])
       && g.jasmine.Spec === locked.Spec && locked.env.it === locked.it;
     if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) problems.push(p);
+    for (const p of touched) problems.push(p);
     emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
       problems: problems, error: error, tests: tests, custom_matchers: [...customMatchers].sort() });
   }
