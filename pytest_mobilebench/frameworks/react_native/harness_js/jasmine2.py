@@ -181,7 +181,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   // the runner markers behind the tripwire before the setup files and the test file run (issue 31, item 3)
   const touched = [];
   const repoRoot = String(config.rootDir).replace(/\/?$/, '/');
-  guardMarkers(g, repoRoot, new Set([...(config.setupFiles || []), ...(config.setupFilesAfterEnv || []), testPath]), touched);
+  const guarded = guardMarkers(g, repoRoot, new Set([...(config.setupFiles || []), ...(config.setupFilesAfterEnv || []), testPath]), touched);
   let error = null;
   try {
     return await loadJasmine2()(globalConfig, config, environment, runtime, testPath);
@@ -199,7 +199,8 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) problems.push(p);
     for (const p of touched) problems.push(p);
     emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
-      problems: problems, error: error, tests: tests, custom_matchers: [...customMatchers].sort() });
+      problems: problems, error: error, tests: tests, custom_matchers: [...customMatchers].sort(),
+      markers_guarded: guarded });
   }
 };
 """

@@ -125,7 +125,9 @@ function guardMarkers(g, root, allowed, touched) {
       return keys.filter((k) => !MARKERS.includes(k));
     },
   });
-  define(processObject, 'env', { value: proxy, writable: false, configurable: false, enumerable: true });
+  try { define(processObject, 'env', { value: proxy, writable: false, configurable: false, enumerable: true }); } catch (e) {
+    return false;  // an environment whose process.env cannot be redefined: left as it is, said in the file record
+  }
   return true;
 }
 
