@@ -106,7 +106,27 @@ def test_scripts_the_plan_runs_and_runner_package_overrides() -> None:
         "changed package.json resolutions of test-runner package 'jest-environment-node'",
     ]
     shadow = _review(RN, _new("packages/fake/package.json", "{", '  "name": "@jest/reporters"', "}"))
-    assert shadow.violations == ["packages/fake/package.json names its package '@jest/reporters', shadowing a test-runner package"]
+    assert shadow.violations == ["packages/fake/package.json names its package '@jest/reporters', shadowing a test-runner package",
+                                 "changed the module identity of packages/fake/package.json (name)"]
+
+
+@pytest.mark.parametrize("key", ["name", "exports", "imports", "main", "type", "workspaces", "browser"])
+def test_the_root_package_identity_is_runner_configuration(key: str) -> None:
+    """Issue 31 item 2: ``"name": "jest-environment-node"`` plus an ``exports`` map made jest's resolver load the
+    repository's own class as the test environment (self-reference); every identity key is watched."""
+    before = {"name": "counter", "scripts": {"test": "jest"}}
+    after = {**before, key: "jest-environment-node" if key == "name" else {".": "./src/env.js"}}
+    found = _review(RN, _diff("package.json", "x", "y"), {"package.json": json.dumps(before).encode()},
+                    {"package.json": json.dumps(after).encode()})  # fmt: skip
+    assert len(found.violations) == 1 and f"changed the {key!r} value of package.json" in found.violations[0]
+    assert found.restore == ["package.json"]
+
+
+def test_a_nested_package_identity_is_runner_configuration() -> None:
+    found = _review(RN, _new("packages/ui/package.json", "{", '  "main": "./x.js",', '  "exports": {"./a": "./a.js"}', "}"))
+    assert found.violations == ["changed the module identity of packages/ui/package.json (exports, main)"]
+    assert found.restore == ["packages/ui/package.json"]
+    assert _review(RN, _new("packages/ui/package.json", "{", '  "version": "1.0.0"', "}")).violations == []
 
 
 @pytest.mark.parametrize(

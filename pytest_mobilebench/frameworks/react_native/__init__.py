@@ -73,6 +73,9 @@ _BABEL: Final = re.compile(r"^(?:babel\.config\.\w+|\.babelrc(?:\.\w+)?)$")
 _TOOL_NAMES: Final = frozenset({".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".pnp.cjs", ".pnp.loader.mjs"})
 _RUNNER_PACKAGE: Final = re.compile(r"^(?:jest|expect|@jest/.+|jest-.+|babel-jest|ts-jest|@babel/core|react-test-renderer)$")
 _NAME_LINE: Final = re.compile(r'"name"\s*:\s*"([^"]+)"')
+#: the keys that give a package its module identity: how node and jest's resolver name and enter it (issue 31)
+MODULE_IDENTITY_KEYS: Final[tuple[str, ...]] = ("name", "exports", "imports", "main", "type", "workspaces", "browser")
+_IDENTITY_LINE: Final = re.compile(r'^\s*"(' + "|".join(MODULE_IDENTITY_KEYS) + r')"\s*:')
 _STRING_LITERAL: Final = re.compile(r"""(['"`])((?:\\.|(?!\1).)*)\1""")
 
 
@@ -195,6 +198,9 @@ def _package_findings(before: Any, after: Any, plan_command: str) -> list[str]:
     after = after if isinstance(after, dict) else {}
     findings = [f"changed the {key!r} value of package.json" for key in ("jest", "babel", "packageManager")
                 if before.get(key) != after.get(key)]  # fmt: skip
+    findings += [f"changed the {key!r} value of package.json (the package's module identity: the runner's resolver "
+                 "can be made to load the repository's own files under a runner package's name)"
+                 for key in MODULE_IDENTITY_KEYS if before.get(key) != after.get(key)]  # fmt: skip
     scripts_b, scripts_a = before.get("scripts") or {}, after.get("scripts") or {}
     for name in sorted(_scripts_used(plan_command)):
         if isinstance(scripts_b, dict) and isinstance(scripts_a, dict) and scripts_b.get(name) != scripts_a.get(name):
@@ -206,6 +212,13 @@ def _package_findings(before: Any, after: Any, plan_command: str) -> list[str]:
             for name in sorted(k for k in changed if _RUNNER_PACKAGE.match(k.rsplit("/", 1)[-1] if k.startswith("**") else k)):
                 findings.append(f"changed package.json {key} of test-runner package {name!r}")
     return findings
+
+
+def _nested_identity(change: FileChange) -> list[str]:
+    """Module identity keys (:data:`MODULE_IDENTITY_KEYS`) on the ``+`` / ``-`` lines of a nested package.json
+    (read lexically: a nested package's identity is as much runner configuration as the root's)."""
+    keys = sorted({m.group(1) for line in (*change.added_lines, *change.removed_lines) if (m := _IDENTITY_LINE.match(line))})
+    return [f"changed the module identity of {change.path} ({', '.join(keys)})"] if keys else []
 
 
 def plan_react_native(
@@ -335,6 +348,8 @@ class ReactNative:
                 names = [m.group(1) for line in change.added_lines for m in _NAME_LINE.finditer(line)]
                 findings += [f"{path} names its package {n!r}, shadowing a test-runner package" for n in names
                              if _RUNNER_PACKAGE.match(n) and path != "package.json"]  # fmt: skip
+                if path != "package.json":
+                    findings += _nested_identity(change)
         return findings
 
     def tool_path(self, path: str) -> str | None:
