@@ -9,8 +9,10 @@ byte-identical ``package.json`` and ``package-lock.json``, yet each instance ima
 into ``mobilebench/deps.<repo slug>:<key12>``; the instance layer then starts ``FROM`` it, copies the
 full checkout over ``/testbed`` (``node_modules`` and the like stay: the checkout has none) and skips
 the install. Manifests (:func:`manifest_files`): npm / yarn / pnpm manifests and lockfiles, their rc
-files, ``patches/`` (patch-package) and ``.yarn/`` releases; the Gradle wrapper, settings and build
-files, ``gradle/`` (version catalogue); ``pubspec.yaml`` / ``pubspec.lock``; ``.nvmrc``. Nested ones
+files (without credential lines), ``patches/`` (patch-package), ``.yarn/`` releases, plugins and patches,
+``pnpm-workspace.yaml`` and ``.pnpmfile.cjs``, and the files the project's lifecycle scripts (``preinstall``,
+``postinstall``, ``prepare``...) name (:mod:`pytest_mobilebench.runtime.install_inputs`); the Gradle wrapper,
+settings and build files, ``gradle/`` (version catalogue); ``pubspec.yaml`` / ``pubspec.lock``; ``.nvmrc``. Nested ones
 (workspaces, Gradle modules) count too. ``node_modules`` and ``.git`` are never read.
 
 The install runs in a container (not ``docker build``): the checkout's manifests are put into
@@ -45,6 +47,7 @@ from typing import Any, Final
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.daemon import host_url
 from pytest_mobilebench.runtime.deadlines import shared_step, watch_output
+from pytest_mobilebench.runtime.install_inputs import lifecycle_files, scrub_secrets
 from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.images import (
     LABEL_INPUTS,
@@ -84,7 +87,9 @@ _CACHE_ENV: Final[str] = (
 
 
 def manifest_files(tree: Path) -> dict[str, bytes]:
-    """``{posix path relative to tree: bytes}`` of the dependency manifests under ``tree`` (see module)."""
+    """``{posix path relative to tree: bytes}`` of the dependency manifests under ``tree`` (see module), rc files
+    without credential lines, plus the files the lifecycle scripts name
+    (:func:`~pytest_mobilebench.runtime.install_inputs.lifecycle_files`)."""
     found: dict[str, bytes] = {}
     stack = [tree]
     while stack:
@@ -99,7 +104,8 @@ def manifest_files(tree: Path) -> dict[str, bytes]:
                 else:
                     stack.append(entry)
             elif entry.name in _NAMES:
-                found[rel] = entry.read_bytes()
+                found[rel] = scrub_secrets(rel, entry.read_bytes())
+    found.update(lifecycle_files(tree, found))
     return found
 
 
@@ -170,7 +176,8 @@ def _manifest_tar(files: Mapping[str, bytes]) -> bytes:
         for path, data in sorted(files.items()):
             info = tarfile.TarInfo(f"{TESTBED.strip('/')}/{path}")
             info.size, info.mtime = len(data), 0
-            info.mode = 0o755 if path.rsplit("/", 1)[-1] == "gradlew" else 0o644
+            # gradlew and scripts a lifecycle script runs as ``./x.sh`` keep their execute bit (a ``#!`` line)
+            info.mode = 0o755 if path.rsplit("/", 1)[-1] == "gradlew" or data.startswith(b"#!") else 0o644
             tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
 
