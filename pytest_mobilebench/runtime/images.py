@@ -569,6 +569,10 @@ class ImageBuilder:
             text = log_path.read_text(encoding="utf-8", errors="replace")
             kind = InfraKind.DISK_FULL if _is_disk_full(error) or _is_disk_full(text[-4000:]) else InfraKind.IMAGE_BUILD_FAILED
             kind = InfraKind.BUILD_HUNG if hung else kind
+            if kind == InfraKind.IMAGE_BUILD_FAILED and level == "instance":  # the install's own lines, not RUN's
+                from pytest_mobilebench.runtime.install_memo import instance_install_failed
+
+                instance_install_failed(text, tag, log_path, error)
             raise InfraError(kind, f"building {tag} failed: {error.strip()[:500]} (log: {log_path})", log=text)
         return log_path
 
