@@ -130,7 +130,8 @@ def effective_install(env: Environment, command: str) -> str:
     ``"export SKIP_DOWNLOAD=1; npm ci"``."""
     parts: list[str] = []
     if env.install_env:
-        parts.append("export " + " ".join(f"{name}={shlex.quote(value)}" for name, value in sorted(env.install_env.items())))
+        exports = (f"{name}={shlex.quote(value)}" for name, value in sorted(env.install_env.items()))
+        parts.append("export " + " ".join(exports))
     if env.registry_replacements:
         pairs = json.dumps(sorted(env.registry_replacements.items()))
         parts.append(f"python3 -c {shlex.quote(_REPLACE)} {shlex.quote(pairs)}")

@@ -31,10 +31,13 @@ from pytest_mobilebench.runtime.install_log import InstallFailure, classify
 from pytest_mobilebench.states import InfraKind
 
 __all__ = [
-    "LOCKFILES", "failed_install", "instance_install_failed", "lockfile_key", "message_of", "remembered", "unavailable_memo",
+    "LOCKFILES", "failed_install", "instance_install_failed", "lockfile_key", "message_of", "remembered",
+    "unavailable_memo",
 ]  # fmt: skip
 
-LOCKFILES: Final[frozenset[str]] = frozenset({"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"})
+LOCKFILES: Final[frozenset[str]] = frozenset(
+    {"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"}
+)
 
 
 def lockfile_key(files: Mapping[str, bytes]) -> str:
