@@ -49,16 +49,20 @@ def _project(root: Path, package: dict, files: dict[str, str]) -> Path:
     return root
 
 
-@pytest.fixture
-def node_env(tmp_path: Path):
-    """``(builder, env image, progress lines)``: a Node 20 environment from the recipe, on the local daemon."""
+@pytest.fixture(scope="module")
+def shared_env(tmp_path_factory: pytest.TempPathFactory):
+    """``(builder, env image, progress lines)``: a Node 20 environment from the recipe, on the local daemon, for
+    the module (the base layer as the runtime makes it, with the default CA bundle: reused when there)."""
     from pytest_mobilebench.runtime.daemon import connect
     from pytest_mobilebench.runtime.images import ImageBuilder
+    from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE
 
+    tmp_path = tmp_path_factory.mktemp("install-shapes")
     client = connect(timeout_s=10)
     said: list[str] = []
+    ca = Path(DEFAULT_CA_BUNDLE)
     builder = ImageBuilder(client, run_id=f"install-shapes-{time.time_ns()}", log_dir=tmp_path / "logs",
-                           lock_dir=tmp_path / "locks", progress=said.append)  # fmt: skip
+                           lock_dir=tmp_path / "locks", progress=said.append, ca_bundle=ca if ca.is_file() else None)  # fmt: skip
     probe = _project(tmp_path / "probe", {}, {})
     recipe = infer_node_recipe(probe, overrides={"node": "20.20.2"})
     env = builder.ensure_env(recipe, REPO, node_packages=node_context_packages(recipe))
@@ -66,6 +70,14 @@ def node_env(tmp_path: Path):
     for image in client.api.images(filters={"label": f"mobilebench.run_id={builder.run_id}"}):
         client.api.remove_image(image["Id"], force=True)
     client.close()
+
+
+@pytest.fixture
+def node_env(shared_env):
+    """:func:`shared_env` with the progress lines of this test alone."""
+    builder, env, said = shared_env
+    said.clear()
+    return builder, env, said
 
 
 def _installs(said: list[str]) -> int:
