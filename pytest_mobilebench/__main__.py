@@ -32,6 +32,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 def compare_main(argv: Sequence[str]) -> int:
@@ -90,6 +91,32 @@ INTERRUPTED = 2
 NOTHING_KEPT = 1
 
 
+def _environment_file(path: Path) -> dict[str, Any]:
+    """The environment fields of ``mine --environment FILE`` (a YAML mapping, checked as a manifest's
+    ``environment`` is).
+
+    Raises:
+        ValueError: unreadable file, not a mapping, or a bad field (the file and the field are named).
+    """
+    import pydantic
+    import yaml
+
+    from pytest_mobilebench.runtime.environment import Environment
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: an environment file is a mapping of environment fields, got {type(data).__name__}")
+    try:
+        Environment.from_mapping(data)
+    except pydantic.ValidationError as exc:
+        fields = "; ".join(f"environment.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"{path}: {fields}") from exc
+    return {str(key): value for key, value in data.items() if value is not None}
+
+
 def mine_main(argv: Sequence[str]) -> int:
     """``mine REPO ...``: :func:`pytest_mobilebench.mining.pipeline.mine`; prints the report table. Exit 2 on bad
     input, and on Ctrl-C (after the table of what finished, as pytest's ``ExitCode.INTERRUPTED``); exit 1 with a
@@ -119,7 +146,15 @@ def mine_main(argv: Sequence[str]) -> int:
                    help="also write the kept instances as JSON lines in this dialect (repeatable)")
     p.add_argument("--max-files", type=int, default=50, help="reject fixes touching more non-test files (default 50)")
     p.add_argument("--max-lines", type=int, default=2000, help="reject fixes changing more non-test lines (default 2000)")
+    p.add_argument("--environment", dest="environment_file", type=Path, metavar="FILE",
+                   help="a YAML mapping of environment fields (install, install_env, registry_replacements, node ...) "
+                        "set on every candidate, so its validation runs with them")
     args = vars(p.parse_args(argv))
+    try:
+        args["environment"] = _environment_file(args["environment_file"]) if args["environment_file"] else {}
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     args["commits"] = tuple(c.strip() for c in args["commits"].split(",") if c.strip())
     args["formats"] = tuple(args["formats"])
     args["progress"] = True

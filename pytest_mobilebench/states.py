@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from typing import Final
 
-__all__ = ["INFRA_REASONS", "InfraKind", "Reason", "TestState", "Transition", "transition_of"]
+__all__ = ["INFRA_REASONS", "UNAVAILABLE_REASONS", "InfraKind", "Reason", "TestState", "Transition", "transition_of"]
 
 
 @enum.unique
@@ -66,17 +66,29 @@ class Reason(str, enum.Enum):
     #: memory, disk or processes ran out under the candidate where the reference fix, under the same limits on the
     #: same environment, did not exhaust them (issue 17, item 3): counted
     RESOURCE_EXHAUSTED = "resource_exhausted"
+    #: a dependency of the instance cannot be fetched on this machine (a package or version the registry lacks,
+    #: a host outside the registries; issue 30, item 3): neither the candidate's failure nor infra to retry,
+    #: counted apart from both
+    ENVIRONMENT_UNAVAILABLE = "environment_unavailable"
 
     @property
     def is_infra(self) -> bool:
         """True for outcomes caused by the harness or its environment, not by the candidate."""
         return self in INFRA_REASONS
 
+    @property
+    def is_unavailable(self) -> bool:
+        """True when the instance could not be set up here at all (:data:`UNAVAILABLE_REASONS`)."""
+        return self in UNAVAILABLE_REASONS
+
 
 #: Reasons that say nothing about the candidate: the harness or its environment failed. They are counted
 #: apart in every summary. ``timeout`` is not among them for issue resolution (a patch can hang the tests),
 #: but it is reported as its own reason, never folded into ``unresolved``.
 INFRA_REASONS: Final[frozenset[Reason]] = frozenset({Reason.INFRA_ERROR})
+#: Reasons that say the instance cannot be set up on this machine (a dependency it cannot fetch): not retried,
+#: not the candidate's, left out of every rate's denominator and counted apart from infrastructure.
+UNAVAILABLE_REASONS: Final[frozenset[Reason]] = frozenset({Reason.ENVIRONMENT_UNAVAILABLE})
 
 
 @enum.unique
@@ -134,6 +146,9 @@ class InfraKind(str, enum.Enum):
     IMAGE_SHIP_FAILED = "image_ship_failed"
     #: the dependency install of an image failed
     INSTALL_FAILED = "install_failed"
+    #: a dependency this machine cannot fetch (``runtime.base.EnvironmentUnavailable``): suites that know it
+    #: report ``environment_unavailable`` (not retried); one that does not reports it as infra
+    ENVIRONMENT_UNAVAILABLE = "environment_unavailable"
     #: no device pool (neither ``--mb-devices`` nor ``--mb-avd``)
     NO_DEVICE = "no_device"
     #: the host lacks Node.js / npm that the app-generation build needs

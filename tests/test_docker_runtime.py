@@ -206,18 +206,19 @@ def test_a_layer_another_run_removes_before_this_run_holds_it_is_built_again(mak
     a = make(recipe)
     a.runtime.ensure_instance_image(a.spec)
     b = make(recipe)
-    lookup, seen, removed = b.runtime.builder.ensure_env, [], []
+    lookup, seen, removed, tags = b.runtime.builder.ensure_env, [], [], []
 
     def found_then_removed(*args, **kwargs):
         env = lookup(*args, **kwargs)
         seen.append(env.built)
+        tags.append(env.tag)
         removed.extend([] if env.built else a.runtime.cleanup("base"))  # A ends in the window
         return env
 
     b.runtime.builder.ensure_env = found_then_removed  # type: ignore[method-assign]
     assert b.runtime.ensure_instance_image(b.spec).built
-    env_tag = f"mobilebench/env.demo__calc:{recipe.key()[:12]}"
-    assert seen == [False, True] and env_tag in removed and client.images.get(env_tag)
+    env_tag = tags[0]
+    assert tags == [env_tag, env_tag] and seen == [False, True] and env_tag in removed and client.images.get(env_tag)
 
 
 def test_apply_run_read_diff_restore(make) -> None:

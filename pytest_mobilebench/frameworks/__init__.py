@@ -10,12 +10,13 @@ recipe machinery. A third-party framework (a device platform) is added with :fun
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_mobilebench.frameworks.android import ANDROID
-from pytest_mobilebench.runtime.environment import Environment
+from pytest_mobilebench.runtime.environment import Environment, effective_install
 from pytest_mobilebench.frameworks.flutter import FLUTTER
 from pytest_mobilebench.frameworks.gradle import CompileFailures, compile_failed_modules
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
@@ -144,12 +145,22 @@ def infer_recipe(repo_dir: Path, framework: str, environment: Environment | Mapp
     ``install`` and the toolchain pins go to the framework's inference; ``recipe`` replaces the inferred
     Dockerfile; ``image`` makes a ready image the environment layer (``FROM <image>``). With ``recipe`` or
     ``image`` and an ``install``, nothing is inferred (the repository may not be inferable at all). A
-    replaced layer runs its tests as root (:meth:`EnvRecipe.with_environment_layer`).
+    replaced layer runs its tests as root (:meth:`EnvRecipe.with_environment_layer`). ``install_env`` and
+    ``registry_replacements`` precede the install command, inferred or given
+    (:func:`~pytest_mobilebench.runtime.environment.effective_install`).
 
     Raises:
         FrameworkError: unknown framework. RecipeError: the recipe cannot be inferred (file and value named).
         pydantic.ValidationError: ``environment`` has an unknown key (the field is named).
     """
+    recipe = _inferred(repo_dir, framework, environment)
+    env = environment if isinstance(environment, Environment) else Environment.from_mapping(environment)
+    command = effective_install(env, recipe.install_command)  # install_env, registry_replacements
+    return recipe if command == recipe.install_command else dataclasses.replace(recipe, install_command=command)
+
+
+def _inferred(repo_dir: Path, framework: str, environment: Environment | Mapping[str, object]) -> EnvRecipe:
+    """:func:`infer_recipe` before the install overrides of :func:`~pytest_mobilebench.runtime.environment.effective_install`."""
     from pytest_mobilebench.runtime.environment import recipe_overrides
     from pytest_mobilebench.frameworks.recipe import EnvRecipe
 

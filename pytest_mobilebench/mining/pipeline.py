@@ -96,6 +96,10 @@ class MineOptions:
     max_files: int = DEFAULT_MAX_FILES
     max_lines: int = DEFAULT_MAX_LINES
     progress: bool = False
+    #: ``--environment FILE``: environment fields (``install``, ``install_env``, ``registry_replacements``, pins...)
+    #: set on every candidate over the inferred ones, so its validation runs with them
+    environment: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    environment_file: Path | None = None
 
 
 @final
@@ -159,6 +163,9 @@ def _examine_readable(source: Source, commit: Commit, framework: str, opts: Mine
         environment, env_sources = environment_at(source, framework, base, as_of=source.commit(base).committed_at, names=names)
     except ValueError as exc:  # RecipeError
         return reject(Reason.NO_ENVIRONMENT, str(exc))
+    if opts.environment:  # mine --environment FILE: the given fields over the inferred ones
+        environment = {**environment, **opts.environment}
+        env_sources = {**env_sources, **{key: f"override: {opts.environment_file}" for key in opts.environment}}
     pr = pr_number(commit)
     text, text_source, linked = problem_statement(commit, issues, pr)
     iid = instance_id_for(source.repo, commit, taken)

@@ -80,6 +80,7 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
             "invalid": statuses["invalid"],
             "flaky_dropped": statuses["flaky"],
             "infra_errors": statuses["infra_error"],
+            "environment_unavailable": statuses["environment_unavailable"],
             "not_run": statuses["not_run"],
             "cached": sum(1 for v in verdicts.values() if v.cached),
             "flaky_tests": sum(len(v.flaky) for v in verdicts.values()),
@@ -113,7 +114,8 @@ def render(report: Mapping[str, Any]) -> str:
     val = report.get("validation")
     if val:
         rows += [("valid", str(val["valid"])), ("invalid", str(val["invalid"])), ("flaky dropped", str(val["flaky_dropped"])),
-                 ("infra errors", str(val["infra_errors"])), ("cached", str(val["cached"])),
+                 ("infra errors", str(val["infra_errors"])),
+                 ("environment unavailable", str(val.get("environment_unavailable", 0))), ("cached", str(val["cached"])),
                  ("install/setup seconds", f"{val['setup_s']:.1f}"), ("test seconds", f"{val['test_s']:.1f}")]  # fmt: skip
         if val.get("not_run") or val.get("exit_status") not in (None, 0, 1):
             rows.append(("validation log", f"{val.get('log')} (exit {val.get('exit_status')})"))

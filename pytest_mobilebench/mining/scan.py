@@ -65,6 +65,8 @@ class Reason(str, enum.Enum):
     INVALID = "invalid"  # SPEC section 1: no F2P / N2P, a P2F, or base / fix did not build and run
     FLAKY = "flaky"  # invalid once the flaky tests are dropped
     INFRA_ERROR = "infra_error"  # the validation run failed for the harness's reasons (retried next time)
+    #: a dependency this machine cannot fetch (a package the registry lacks, a host outside it): named, not retried
+    ENVIRONMENT_UNAVAILABLE = "environment_unavailable"
 
 
 #: What each rejection reason means (the report gives it beside the counts).

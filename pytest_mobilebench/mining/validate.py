@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench.mining._harness import read_json
+from pytest_mobilebench.states import Reason
 
 __all__ = ["ValidationInterrupted", "Verdict", "read_verdicts", "run_pytest"]
 
@@ -36,7 +37,8 @@ class Verdict:
     """What the validation run found for one instance.
 
     Attributes:
-        status: ``valid``, ``invalid``, ``flaky`` (invalid, with flaky tests dropped), ``infra_error`` or
+        status: ``valid``, ``invalid``, ``flaky`` (invalid, with flaky tests dropped), ``infra_error``,
+            ``environment_unavailable`` (a dependency this machine cannot fetch: ``detail`` names it) or
             ``not_run`` (absent from the summary).
         gold: the proposed ``FAIL_TO_PASS`` / ``NONE_TO_PASS`` / ``PASS_TO_PASS`` lists.
         states: configuration (``base``, ``test``, ``fix``) -> test id -> state, as validated.
@@ -165,6 +167,8 @@ def _verdict(entry: Mapping[str, Any]) -> Verdict:
     test_s, setup_s = _seconds(entry.get("evidence_dir"), total)
     common = {"cached": bool(entry.get("cached")), "test_s": test_s, "setup_s": setup_s, "detail": str(entry.get("detail") or "")}
     report = entry.get("validation")
+    if entry.get("reason") == Reason.ENVIRONMENT_UNAVAILABLE.value:  # a dependency this machine cannot fetch
+        return Verdict("environment_unavailable", {}, {}, **common)
     if entry.get("retryable") or not isinstance(report, Mapping):
         return Verdict("infra_error" if entry.get("retryable") else "invalid", {}, {}, **common)
     flaky = tuple(report.get("flaky") or ())

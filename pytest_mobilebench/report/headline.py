@@ -9,11 +9,13 @@ Pure: results (plain dicts) and counts in, plain dicts out. One block per suite,
       "evaluated": int,           # items with a result (missing predictions included)
       "missing_predictions": int, # results with reason "missing_prediction" (count as failures)
       "infra_errors": int,        # infrastructure results (retryable): not the model's failure
+      "environment_unavailable": int, # instances whose dependencies this machine cannot fetch: neither the
+                                  # model's failure nor infra (not retried); left out of eligible
       "by_infra_kind": {kind: int}, # those results by ``infra_kind`` (daemon_unreachable: no host could run them)
       "cached": int,              # results reused from the result cache
       "not_run": int,             # selected - invalid - evaluated (interrupted, crashed, skipped)
       "passed": int,              # results with passed == True
-      "eligible": int,            # evaluated - infra_errors
+      "eligible": int,            # evaluated - infra_errors - environment_unavailable
       "over_eligible": Rate,      # passed / eligible: the model's rate, infrastructure set apart
       "over_all": Rate,           # passed / selected: every invalid, infra and not-run item counted as a failure
       "headline": {...},          # the suite's own figure (its summarize()["headline"]), or with no table to
@@ -52,13 +54,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_mobilebench.metrics import wilson_interval
-from pytest_mobilebench.states import INFRA_REASONS
+from pytest_mobilebench.states import INFRA_REASONS, UNAVAILABLE_REASONS
 from pytest_mobilebench.suites import builtin_surface
 from pytest_mobilebench.suites.base import GENERIC_HEADLINE, NO_RESULT, Headline
 
-__all__ = ["declared_headline", "figure_kind", "headlines", "is_infra", "rate_block", "suite_headline"]
+__all__ = [
+    "declared_headline", "figure_kind", "headlines", "is_infra", "is_unavailable", "rate_block", "suite_headline",
+]  # fmt: skip
 
 _INFRA_VALUES = frozenset(r.value for r in INFRA_REASONS)
+_UNAVAILABLE_VALUES = frozenset(r.value for r in UNAVAILABLE_REASONS)
 
 
 def declared_headline(suite: str, declared: Mapping[str, Headline] | None = None) -> Headline:
@@ -74,6 +79,12 @@ def declared_headline(suite: str, declared: Mapping[str, Headline] | None = None
 def is_infra(result: Mapping[str, Any]) -> bool:
     """True for an infrastructure outcome: ``retryable`` (the suite contract) or an infra reason."""
     return result.get("retryable") is True or str(result.get("reason")) in _INFRA_VALUES
+
+
+def is_unavailable(result: Mapping[str, Any]) -> bool:
+    """True for an instance this machine cannot set up (``environment_unavailable``): neither the model's
+    failure nor infrastructure; left out of ``eligible`` and counted apart."""
+    return not is_infra(result) and str(result.get("reason")) in _UNAVAILABLE_VALUES
 
 
 def rate_block(numerator: int, denominator: int) -> dict[str, Any]:
@@ -162,10 +173,11 @@ def suite_headline(
     """
     evaluated = len(results)
     infra = sum(1 for r in results if is_infra(r))
+    unavailable = sum(1 for r in results if is_unavailable(r))
     passed = sum(1 for r in results if r.get("passed") is True and not is_infra(r))
     reasons = Counter(str(r.get("reason")) for r in results)
     chosen = max(selected if selected is not None else 0, invalid + evaluated)
-    eligible = evaluated - infra
+    eligible = evaluated - infra - unavailable
     over_eligible = rate_block(passed, eligible)
     return {
         "selected": chosen,
@@ -173,6 +185,7 @@ def suite_headline(
         "evaluated": evaluated,
         "missing_predictions": reasons.get("missing_prediction", 0),
         "infra_errors": infra,
+        "environment_unavailable": unavailable,
         "cached": sum(1 for r in results if r.get("cached")),
         "not_run": chosen - invalid - evaluated,
         "passed": passed,

@@ -9,9 +9,10 @@ Shape (all plain JSON)::
       "invalid_instances": int,     # manifest entries that failed validation (the run exits non-zero)
       "total": int,                 # items evaluated, missing predictions included (they count as failures)
       "resolved": int,              # items whose result has passed == True (infrastructure results excluded)
-      "resolution_rate": float,     # resolved / (total - infra_errors): infrastructure is counted apart
+      "resolution_rate": float,     # resolved / (total - infra_errors - environment_unavailable)
       "resolution_rate_over_all": float,  # resolved / selected: invalid, infra and not-run items as failures
       "infra_errors": int,          # infrastructure results (retryable; never cached, retried next run)
+      "environment_unavailable": int,  # dependencies this machine cannot fetch: not the model's, not infra
       "missing_predictions": int, "cached": int, "not_run": int,
       "by_reason": {reason: int},
       "by_model": {model: {"total", "resolved", "resolution_rate", "infra_errors", "cached", "by_reason",
@@ -47,7 +48,7 @@ from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.report.integrity import integrity_counts
 from pytest_mobilebench.report.names import folder_name
 from pytest_mobilebench.report.outcomes import ID_LISTS, not_run_by_model, outcome_ids
-from pytest_mobilebench.report.headline import headlines, is_infra, rate_block
+from pytest_mobilebench.report.headline import headlines, is_infra, is_unavailable, rate_block
 from pytest_mobilebench.report.runs import not_run_and_unmatched
 from pytest_mobilebench.suggest import closest
 
@@ -73,14 +74,16 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     ``integrity`` (:func:`~pytest_mobilebench.report.integrity.integrity_counts`) when a result was audited."""
     total = len(results)
     infra = sum(1 for r in results if is_infra(r))
+    unavailable = sum(1 for r in results if is_unavailable(r))
     resolved = sum(1 for r in results if r.get("passed") is True and not is_infra(r))
     reasons = Counter(str(r.get("reason")) for r in results)
-    eligible = total - infra
+    eligible = total - infra - unavailable
     return {
         "total": total,
         "resolved": resolved,
         "resolution_rate": round(resolved / eligible, 6) if eligible else 0.0,
         "infra_errors": infra,
+        "environment_unavailable": unavailable,
         "cached": sum(1 for r in results if r.get("cached")),
         "by_reason": dict(sorted(reasons.items())),
         "eligible": eligible,

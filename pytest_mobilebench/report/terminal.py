@@ -80,6 +80,8 @@ def _figure_lines(block: Mapping[str, Any], indent: str) -> list[str]:
     own = block["headline"]
     lines = [indent + "selected {selected} | evaluated {evaluated} | invalid {invalid} | missing predictions "
              "{missing_predictions} | infra errors {infra_errors} | cached {cached} | not run {not_run}".format(**block)]
+    if block.get("environment_unavailable"):  # dependencies this machine cannot fetch: neither infra nor the model's
+        lines[0] += f" | environment unavailable {block['environment_unavailable']}"
     lines.extend(f"{indent}{printable(extra['label'])} {fmt_rate(extra)}" for extra in own.get("secondary", []))
     same = (own.get("numerator"), own.get("denominator")) == (block["over_eligible"]["numerator"], block["over_eligible"]["denominator"])
     if own.get("source") != "generic" and not same:

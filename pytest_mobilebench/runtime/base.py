@@ -16,6 +16,7 @@ from pytest_mobilebench.states import InfraKind
 
 __all__ = [
     "ApplyResult",
+    "EnvironmentUnavailable",
     "InfraError",
     "NotInRepository",
     "RunResult",
@@ -45,6 +46,25 @@ class InfraError(RuntimeError):
         self.kind = checked.value
         self.message = message
         self.log = log
+
+
+class EnvironmentUnavailable(InfraError):
+    """A dependency this machine cannot fetch (issue 30, item 3): the registry has no such package or version,
+    or the install needs a host outside the registries (a tarball URL, a git dependency, a binary download).
+    Neither the candidate's failure nor infrastructure to retry: the suite reports the instance
+    ``environment_unavailable`` naming :attr:`subject`. A handler that does not know it sees an ``InfraError``
+    of kind ``environment_unavailable`` (never the candidate's).
+
+    Attributes:
+        cause: ``package_missing`` | ``host_unreachable`` | ``binary_download``
+            (:mod:`pytest_mobilebench.runtime.install_log`).
+        subject: the package or host named, e.g. ``left-pad@99.0.0``.
+        lines: the install log's lines that show it.
+    """
+
+    def __init__(self, cause: str, subject: str, lines: Sequence[str], message: str, *, log: str = "") -> None:
+        super().__init__(InfraKind.ENVIRONMENT_UNAVAILABLE, message, log=log)
+        self.cause, self.subject, self.lines = cause, subject, tuple(lines)
 
 
 class NotInRepository(LookupError):

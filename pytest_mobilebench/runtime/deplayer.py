@@ -9,8 +9,10 @@ byte-identical ``package.json`` and ``package-lock.json``, yet each instance ima
 into ``mobilebench/deps.<repo slug>:<key12>``; the instance layer then starts ``FROM`` it, copies the
 full checkout over ``/testbed`` (``node_modules`` and the like stay: the checkout has none) and skips
 the install. Manifests (:func:`manifest_files`): npm / yarn / pnpm manifests and lockfiles, their rc
-files, ``patches/`` (patch-package) and ``.yarn/`` releases; the Gradle wrapper, settings and build
-files, ``gradle/`` (version catalogue); ``pubspec.yaml`` / ``pubspec.lock``; ``.nvmrc``. Nested ones
+files (without credential lines), ``patches/`` (patch-package), ``.yarn/`` releases, plugins and patches,
+``pnpm-workspace.yaml`` and ``.pnpmfile.cjs``, and the files the project's lifecycle scripts (``preinstall``,
+``postinstall``, ``prepare``...) name (:mod:`pytest_mobilebench.runtime.install_inputs`); the Gradle wrapper,
+settings and build files, ``gradle/`` (version catalogue); ``pubspec.yaml`` / ``pubspec.lock``; ``.nvmrc``. Nested ones
 (workspaces, Gradle modules) count too. ``node_modules`` and ``.git`` are never read.
 
 The install runs in a container (not ``docker build``): the checkout's manifests are put into
@@ -45,6 +47,9 @@ from typing import Any, Final
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.daemon import host_url
 from pytest_mobilebench.runtime.deadlines import shared_step, watch_output
+from pytest_mobilebench.runtime.install_inputs import lifecycle_files, scrub_secrets
+from pytest_mobilebench.runtime.install_log import REGISTRY_PROBE
+from pytest_mobilebench.runtime.install_memo import failed_install, remembered, unavailable_memo
 from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.images import (
     LABEL_INPUTS,
@@ -84,7 +89,9 @@ _CACHE_ENV: Final[str] = (
 
 
 def manifest_files(tree: Path) -> dict[str, bytes]:
-    """``{posix path relative to tree: bytes}`` of the dependency manifests under ``tree`` (see module)."""
+    """``{posix path relative to tree: bytes}`` of the dependency manifests under ``tree`` (see module), rc files
+    without credential lines, plus the files the lifecycle scripts name
+    (:func:`~pytest_mobilebench.runtime.install_inputs.lifecycle_files`)."""
     found: dict[str, bytes] = {}
     stack = [tree]
     while stack:
@@ -99,7 +106,8 @@ def manifest_files(tree: Path) -> dict[str, bytes]:
                 else:
                     stack.append(entry)
             elif entry.name in _NAMES:
-                found[rel] = entry.read_bytes()
+                found[rel] = scrub_secrets(rel, entry.read_bytes())
+    found.update(lifecycle_files(tree, found))
     return found
 
 
@@ -136,13 +144,15 @@ def ensure_deps(
     found = _labelled(builder.client, tag, inputs)
     if found is None:
         builder.lock_dir.mkdir(parents=True, exist_ok=True)
+        memo = unavailable_memo(builder.lock_dir, builder.run_id, files)
         with shared_step(builder.lock_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", tag) + ".lock")):
             found = _labelled(builder.client, tag, inputs)
             if found is None and builder.hooks is not None:
                 found = builder.hooks.supply(tag, inputs)
             if found is None:
+                remembered(memo, builder.progress)  # raises: this run's install of that lockfile failed so
                 log_path = (log_dir or builder.log_dir) / (tag.replace("/", "_").replace(":", "_") + ".build.log")
-                found = _install_and_commit(builder, env, files, install_command, tag, inputs, log_path, deadline_s, silence_s)
+                found = _install_and_commit(builder, env, files, install_command, tag, inputs, log_path, deadline_s, silence_s, memo)
                 if found is None:
                     return None
                 if builder.hooks is not None:
@@ -170,7 +180,8 @@ def _manifest_tar(files: Mapping[str, bytes]) -> bytes:
         for path, data in sorted(files.items()):
             info = tarfile.TarInfo(f"{TESTBED.strip('/')}/{path}")
             info.size, info.mtime = len(data), 0
-            info.mode = 0o755 if path.rsplit("/", 1)[-1] == "gradlew" else 0o644
+            # gradlew and scripts a lifecycle script runs as ``./x.sh`` keep their execute bit (a ``#!`` line)
+            info.mode = 0o755 if path.rsplit("/", 1)[-1] == "gradlew" or data.startswith(b"#!") else 0o644
             tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
 
@@ -197,8 +208,10 @@ def _install_and_commit(
     log_path: Path,
     deadline_s: float,
     silence_s: float,
+    memo: Path,
 ) -> str | None:
-    """Run the install in a container with the cache volume, commit it as ``tag``; None when it failed."""
+    """Run the install in a container with the cache volume, commit it as ``tag``; None when it failed for
+    want of the sources (:func:`failed_install` says which failures raise instead)."""
 
     api = builder.client.api
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -207,7 +220,7 @@ def _install_and_commit(
     ensure_reaper(host_url(builder.client), owner_label())  # a killed process's install goes with it
     container = api.create_container(
         env.image_id,
-        command=["/bin/bash", "-c", "set -e; " + _CACHE_ENV + install_command],
+        command=["/bin/bash", "-c", "set -e; " + _CACHE_ENV + REGISTRY_PROBE + install_command],
         working_dir=TESTBED,
         labels={LABEL_RUN: builder.run_id, LABEL_OWNER: owner_label()},
         host_config=api.create_host_config(binds={CACHE_VOLUME: {"bind": CACHE_MOUNT, "mode": "rw"}}),
@@ -238,7 +251,10 @@ def _install_and_commit(
             text = log_path.read_text(encoding="utf-8", errors="replace")
             if "no space left on device" in text.lower():
                 raise InfraError(InfraKind.DISK_FULL, f"installing dependencies for {tag}: no space left (log: {log_path})", log=text)
-            builder.progress(f"{tag}: the install needs more than the manifests (exit {code}); building the classic way")
+            failure = failed_install(text, f"installing dependencies for {tag} (exit {code}, log: {log_path})", memo)
+            shown = "\n    ".join(failure.lines)
+            builder.progress(f"{tag}: the install needs more than the manifests ({failure.describe()}, exit {code}); "
+                             f"building the classic way; the log says:\n    {shown}")
             return None
         session = " ".join(f'{k}="{v}"' for k, v in session_labels().items())
         label = f'LABEL {LABEL_INPUTS}={inputs} {LABEL_LEVEL}=deps {LABEL_RUN}={builder.run_id} {LABEL_OWNER}="" {session}'

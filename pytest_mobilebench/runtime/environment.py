@@ -11,6 +11,12 @@ record drives the local and the Docker runtime:
   version, ``pnpm@10.4.1`` -> ``10.4.1``; yarn 2+ is berry), ``jdk``, ``android_sdk`` (compile SDK platform), ``build_tools``,
   ``gradle``, ``flutter``: toolchain pins replacing the inferred versions (Docker builds them; the local
   runtime uses the host's tools and records the pins only).
+* ``install_env``: ``{NAME: value}`` exported for the install (Docker and local), e.g. a dependency's variable
+  that skips its binary download; ``registry_replacements``: ``{text: replacement}`` replaced in every
+  ``package.json`` and lockfile (``package-lock.json``, ``npm-shrinkwrap.json``, ``yarn.lock``,
+  ``pnpm-lock.yaml``; ``node_modules`` and ``.git`` left alone) before the install, e.g. one dependency's
+  tarball URL outside the registries by a version the registry serves. Both become part of the effective
+  install command (:func:`effective_install`), so they key the dependency and instance images.
 * ``recipe``: a whole environment Dockerfile (``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}`` ...) replacing
   the inferred one; ``image``: a ready image used as the environment layer. Docker only; the local
   runtime cannot honour them and says so (:func:`local_unsupported`).
@@ -18,12 +24,15 @@ record drives the local and the Docker runtime:
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["DOCKER_ONLY", "Environment", "local_unsupported", "recipe_overrides"]
+__all__ = ["DOCKER_ONLY", "Environment", "effective_install", "local_unsupported", "recipe_overrides"]
 
 #: Fields only an image-building runtime can honour.
 DOCKER_ONLY: tuple[str, ...] = ("recipe", "image")
@@ -57,8 +66,25 @@ class Environment(BaseModel):
     flutter: str | None = None
     install: str | None = None
     install_timeout: float | None = Field(default=None, gt=0)
+    install_env: dict[str, str] | None = None
+    registry_replacements: dict[str, str] | None = None
     recipe: str | None = None
     image: str | None = None
+
+    @field_validator("install_env")
+    @classmethod
+    def _names(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        bad = [name for name in value or {} if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
+        if bad:
+            raise ValueError(f"not an environment variable name: {', '.join(map(repr, bad))}")
+        return value
+
+    @field_validator("registry_replacements")
+    @classmethod
+    def _texts(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if any(not text for text in value or {}):
+            raise ValueError("an empty text to replace")
+        return value
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> Environment:
@@ -79,3 +105,37 @@ def recipe_overrides(env: Environment) -> dict[str, str]:
 def local_unsupported(env: Environment) -> list[str]:
     """Fields of ``env`` a runtime without images cannot honour (``recipe``, ``image``), in field order."""
     return [field for field in DOCKER_ONLY if getattr(env, field) is not None]
+
+
+#: run by the effective install command with ``[[text, replacement], ...]`` as its argument (see module)
+_REPLACE: Final[str] = """import json, os, sys
+pairs = json.loads(sys.argv[1])
+names = {"package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"}
+for root, dirs, files in os.walk("."):
+    dirs[:] = [d for d in dirs if d not in ("node_modules", ".git")]
+    for name in sorted(set(files) & names):
+        path = os.path.join(root, name)
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+        new = old
+        for text, by in pairs:
+            new = new.replace(text, by)
+        if new != old:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
+            print("mobilebench: registry_replacements changed " + path)
+"""
+
+
+def effective_install(env: Environment, command: str) -> str:
+    """``command`` preceded by ``env``'s ``install_env`` exports and ``registry_replacements`` (unchanged when
+    neither is set). Example: ``install_env={"SKIP_DOWNLOAD": "1"}``, ``"npm ci"`` ->
+    ``"export SKIP_DOWNLOAD=1; npm ci"``."""
+    parts: list[str] = []
+    if env.install_env:
+        exports = (f"{name}={shlex.quote(value)}" for name, value in sorted(env.install_env.items()))
+        parts.append("export " + " ".join(exports))
+    if env.registry_replacements:
+        pairs = json.dumps(sorted(env.registry_replacements.items()))
+        parts.append(f"python3 -c {shlex.quote(_REPLACE)} {shlex.quote(pairs)}")
+    return "; ".join([*parts, command]) if parts and command.strip() else command

@@ -4,7 +4,8 @@ Tags (content-addressed, so an unchanged input reuses the image and a changed on
 
 - base: ``mobilebench/base:<h12>`` with ``h = sha256(base Dockerfile, id of the Debian image, CA bundle)``:
   the Debian image + ``git ca-certificates patch python3 build-essential`` + the host's CA bundle.
-- environment: ``mobilebench/env.<repo slug>:<recipe.key()[:12]>`` built from the recipe's Dockerfile
+- environment: ``mobilebench/env.<repo slug>:<h12>`` with ``h =`` :func:`env_key` (the recipe's Dockerfile,
+  context files and packed packages: not the install command) built from the recipe's Dockerfile
   (``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}``) on top of the base image; one per repository and toolchain.
 - instance: ``mobilebench/inst.<instance id>:<h12>`` with
   ``h = sha256(env tag, repo, base commit, install command)``: the repository at its base commit in
@@ -78,6 +79,7 @@ __all__ = [
     "labelled_dockerfile",
     "content_hash",
     "docker_name",
+    "env_key",
     "instance_dockerfile",
     "npm_pack",
 ]
@@ -171,6 +173,23 @@ def docker_name(text: str, *, max_len: int = 100) -> str:
     if not name:
         raise ValueError(f"cannot make a docker image name out of {text!r}")
     return name
+
+
+def env_key(dockerfile: str, packages: Mapping[str, str], files: Mapping[str, bytes]) -> str:
+    """The environment layer's content key (sha256 hex): what the build reads and nothing else,
+    ``sha256("env", Dockerfile, sorted (context name, package spec), sorted (context name, sha256(bytes)))``.
+
+    The install command and the places the toolchain was read from (a recipe's ``sources``, a line number of
+    ``package.json`` that moves with every commit) are not inputs of this image: two bases of a repository with
+    the same node and package manager share one environment image whatever their install commands (issue 30,
+    item 4). The install command keys the dependency and instance layers instead.
+    """
+    return content_hash(
+        "env",
+        dockerfile,
+        json.dumps(sorted(packages.items())),
+        *(f"{name}\0{hashlib.sha256(data).hexdigest()}" for name, data in sorted(files.items())),
+    )
 
 
 def labelled_dockerfile(dockerfile: str, labels: Mapping[str, str]) -> str:
@@ -381,7 +400,7 @@ class ImageBuilder:
         base: BuiltImage | None = None,
         log_dir: Path | None = None,
     ) -> BuiltImage:
-        """The environment layer for ``repo`` (``mobilebench/env.<slug>:<recipe.key()[:12]>``).
+        """The environment layer for ``repo`` (``mobilebench/env.<slug>:<env_key()[:12]>``).
 
         Args:
             recipe: the environment recipe (Dockerfile, context files, install command).
@@ -399,15 +418,8 @@ class ImageBuilder:
         files = {name: _as_bytes(data) for name, data in recipe.context_files.items()}
         # every environment Dockerfile may COPY the host CA bundle (runtime.recipe.HOST_CA_CONTEXT_FILE)
         files.setdefault(HOST_CA_CONTEXT_FILE, self.ca_bundle.read_bytes() if self.ca_bundle is not None else b"")
-        key = recipe.key()
-        inputs = content_hash(
-            "env",
-            key,
-            recipe.dockerfile,
-            base.image_id,
-            json.dumps(sorted(packages.items())),
-            *(f"{name}\0{hashlib.sha256(data).hexdigest()}" for name, data in sorted(files.items())),
-        )
+        key = env_key(recipe.dockerfile, packages, files)
+        inputs = content_hash("env", key, base.image_id)
         tag = f"mobilebench/env.{docker_name(repo)}:{key[:12]}"
         packed = {name: npm_pack(spec, cache_root() / "npm-pack", progress=self.progress) for name, spec in packages.items()}
 
@@ -557,6 +569,10 @@ class ImageBuilder:
             text = log_path.read_text(encoding="utf-8", errors="replace")
             kind = InfraKind.DISK_FULL if _is_disk_full(error) or _is_disk_full(text[-4000:]) else InfraKind.IMAGE_BUILD_FAILED
             kind = InfraKind.BUILD_HUNG if hung else kind
+            if kind == InfraKind.IMAGE_BUILD_FAILED and level == "instance":  # the install's own lines, not RUN's
+                from pytest_mobilebench.runtime.install_memo import instance_install_failed
+
+                instance_install_failed(text, tag, log_path, error)
             raise InfraError(kind, f"building {tag} failed: {error.strip()[:500]} (log: {log_path})", log=text)
         return log_path
 

@@ -39,7 +39,7 @@ from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_
 from pytest_mobilebench.suites.issue_resolution.policy import PatchLimits, review, size_findings, withheld_finding
 from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
-from pytest_mobilebench.runtime.base import ApplyResult, InfraError, NotInRepository, Runtime, RunResult, Workspace, WorkspaceSpec
+from pytest_mobilebench.runtime.base import ApplyResult, EnvironmentUnavailable, InfraError, NotInRepository, Runtime, RunResult, Workspace, WorkspaceSpec
 from pytest_mobilebench.runtime.provider import repo_cache
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
@@ -47,6 +47,7 @@ from pytest_mobilebench.trust import cross_check_run, harden_plan
 from pytest_mobilebench.suites.base import EvalContext, LoadedRecord
 from pytest_mobilebench.suites.declared import issue_resolution as surface
 from pytest_mobilebench.suites.issue_resolution.rates import headline, infra_callouts
+from pytest_mobilebench.suites.issue_resolution.unavailable import unavailable_result
 from pytest_mobilebench.suites.issue_resolution.attribution import (
     CANDIDATE_FAILURE,
     RESOURCE_KINDS,
@@ -184,6 +185,9 @@ class IssueResolutionEvaluator:
                 result = self._grade_candidate(instance, prediction, ctx, base)
         except NotInRepository as exc:  # the data's fault: the instance is invalid, never infra (issue 33, item 3)
             raise invalid_source(record, exc) from exc
+        except EnvironmentUnavailable as exc:  # neither the candidate's nor infra to retry (issue 30, item 3)
+            _write(evidence, "environment_unavailable.log", f"{exc}\n\n{exc.log}")
+            result = unavailable_result(base, exc)
         except InfraError as exc:
             _write(evidence, "infra_error.log", f"{exc}\n\n{exc.log}")
             result = {

@@ -9,26 +9,31 @@ from typing import Any
 
 from pytest_mobilebench.metrics import wilson_interval
 from pytest_mobilebench.predictions import GOLD
+from pytest_mobilebench.report.headline import is_unavailable
 from pytest_mobilebench.suites.declared.issue_resolution import HEADLINE
 
 __all__ = ["headline", "infra_callouts"]
 
 
 def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Resolution rate over the eligible items (infrastructure outcomes excluded, counted apart and named).
+    """Resolution rate over the eligible items (infrastructure and ``environment_unavailable`` outcomes excluded,
+    counted apart and named).
 
     Returns ``{"label", "kind", "numerator", "denominator", "value", "ci95", "note", "infra", "infra_left_out",
-    "infra_callouts"}``; ``value`` is None when nothing was eligible; ``ci95`` is the Wilson 95% interval
+    "infra_callouts", "environment_unavailable"}`` (the last: ``"model: instance: cause: subject"`` lines); ``value`` is None when nothing was eligible; ``ci95`` is the Wilson 95% interval
     (:func:`pytest_mobilebench.metrics.wilson_interval`); ``infra_left_out`` lists the ``model: instance``
     items infrastructure left out (after their retries); ``infra_callouts`` is :func:`infra_callouts`.
     """
     infra_rows = [r for r in results if r.get("retryable")]
-    eligible = len(results) - len(infra_rows)
+    unavailable = [r for r in results if is_unavailable(r)]
+    eligible = len(results) - len(infra_rows) - len(unavailable)
     resolved = sum(1 for r in results if r.get("passed"))
     callouts = infra_callouts(results)
     note = "resolved / evaluated items without an infrastructure error (infra errors are counted apart)"
     if infra_rows:
         note += f"; infrastructure left {len(infra_rows)} item(s) out"
+    if unavailable:
+        note += f"; {len(unavailable)} item(s) left out: their dependencies cannot be fetched here (environment_unavailable)"
     note += "".join(f"; {c['model']}: infra on {c['infra']}/{c['items']} items, the reference on {c['reference_infra']}"
                     for c in callouts)  # fmt: skip
     return {
@@ -42,7 +47,15 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "infra": len(infra_rows),
         "infra_left_out": sorted(f"{r.get('model_name_or_path')}: {r.get('instance_id')}" for r in infra_rows),
         "infra_callouts": callouts,
+        "environment_unavailable": sorted(
+            f"{r.get('model_name_or_path')}: {r.get('instance_id')}: {_missing(r)}" for r in unavailable
+        ),
     }
+
+
+def _missing(result: Mapping[str, Any]) -> str:
+    found = (result.get("properties") or {}).get("environment_unavailable") or {}
+    return f"{found.get('cause', '?')}: {found.get('subject', '?')}" if isinstance(found, Mapping) else str(found)
 
 
 def infra_callouts(results: Sequence[Mapping[str, Any]], reference: str = GOLD) -> list[dict[str, Any]]:
