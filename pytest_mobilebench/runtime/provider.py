@@ -67,6 +67,13 @@ def _budget_option(text: str) -> str:
     return budget_option(text)
 
 
+def _url_template_option(text: str) -> str:
+    """``--mb-repo-url-template``' argparse ``type``: :func:`~pytest_mobilebench.runtime.repos.url_template_option`."""
+    from pytest_mobilebench.runtime.repos import url_template_option
+
+    return url_template_option(text)
+
+
 #: options of the runtime layer as a whole (every provider reads them; the plugin declares them once)
 COMMON_OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-runtime",), "mb_runtime",
@@ -78,7 +85,8 @@ COMMON_OPTIONS: Final[tuple[Option, ...]] = (
            default=False, action="store_true"),
     Option(("--mb-repo-url-template",), "mb_repo_url_template",
            "clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
-           default=DEFAULT_REPO_URL_TEMPLATE, env="MOBILEBENCH_REPO_URL_TEMPLATE"),  # not keyed: commits are content
+           default=DEFAULT_REPO_URL_TEMPLATE, env="MOBILEBENCH_REPO_URL_TEMPLATE",
+           type=_url_template_option),  # not keyed: commits are content
 )
 
 #: the Docker provider's own options
