@@ -8,7 +8,8 @@ import argparse
 
 import pytest
 
-from pytest_mobilebench.runtime.repos import repo_url, url_template_option
+from pytest_mobilebench.runtime.provider import url_template_option
+from pytest_mobilebench.runtime.repos import repo_url
 
 
 @pytest.mark.parametrize(

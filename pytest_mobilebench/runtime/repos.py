@@ -8,7 +8,6 @@ repository at once, and a marker file with the run id makes the fetch happen onc
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -39,23 +38,6 @@ def repo_url(template: str, repo: str) -> str:
     if not sep or not owner or not name or "/" in name:
         raise ValueError(f"repository {repo!r} is not of the form 'owner/name'")
     return template.format(owner=owner, name=name, repo=repo)
-
-
-def url_template_option(text: str) -> str:
-    """``--mb-repo-url-template``' argparse ``type``: ``text`` when :func:`repo_url` can expand it (only the
-    fields ``{owner}``, ``{name}``, ``{repo}``; literal braces doubled), else a usage error naming the option
-    (checked once at start-up, not as a harness error of every instance).
-
-    Raises:
-        argparse.ArgumentTypeError: a stray brace or an unknown field, with Python's message.
-    """
-    try:
-        text.format(owner="owner", name="name", repo="owner/name")
-    except (ValueError, KeyError, IndexError, AttributeError) as exc:
-        raise argparse.ArgumentTypeError(
-            f"--mb-repo-url-template {text!r} is not a URL template with {{owner}}, {{name}} or {{repo}}: {exc!r}"
-        ) from exc
-    return text
 
 
 #: what git says when a remote answered that it has no such repository (never a network failure)
