@@ -31,6 +31,7 @@ of the Docker provider) is handed in by the plugin when it builds the registry.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol, final, runtime_checkable
@@ -67,6 +68,24 @@ def _budget_option(text: str) -> str:
     return budget_option(text)
 
 
+def url_template_option(text: str) -> str:
+    """``--mb-repo-url-template``' argparse ``type`` (stdlib only: argparse converts the default at start-up):
+    ``text`` when :func:`~pytest_mobilebench.runtime.repos.repo_url` can expand it (only the fields ``{owner}``,
+    ``{name}``, ``{repo}``; literal braces doubled), else a usage error naming the option, once at start-up
+    instead of a harness error of every instance.
+
+    Raises:
+        argparse.ArgumentTypeError: a stray brace or an unknown field, with Python's message.
+    """
+    try:
+        text.format(owner="owner", name="name", repo="owner/name")
+    except (ValueError, KeyError, IndexError, AttributeError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"--mb-repo-url-template {text!r} is not a URL template with {{owner}}, {{name}} or {{repo}}: {exc!r}"
+        ) from exc
+    return text
+
+
 #: options of the runtime layer as a whole (every provider reads them; the plugin declares them once)
 COMMON_OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--mb-runtime",), "mb_runtime",
@@ -78,7 +97,8 @@ COMMON_OPTIONS: Final[tuple[Option, ...]] = (
            default=False, action="store_true"),
     Option(("--mb-repo-url-template",), "mb_repo_url_template",
            "clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
-           default=DEFAULT_REPO_URL_TEMPLATE, env="MOBILEBENCH_REPO_URL_TEMPLATE"),  # not keyed: commits are content
+           default=DEFAULT_REPO_URL_TEMPLATE, env="MOBILEBENCH_REPO_URL_TEMPLATE",
+           type=url_template_option),  # not keyed: commits are content
 )
 
 #: the Docker provider's own options
