@@ -62,6 +62,12 @@ RELAY_PORT: Final[int] = 18080
 _RELAY_MOUNT: Final[str] = "/run/mobilebench-egress"
 #: seconds the harness allows a command beyond its own limit before it kills the whole sandbox
 _BACKSTOP_S: Final[float] = 20.0
+#: the sandbox's own limits a command can exhaust: its outcome, noted for the agent (never infrastructure)
+_EXHAUSTED: Final[dict[str, str]] = {
+    InfraKind.OOM_KILLED.value: "the sandbox's memory limit was reached (the OOM killer struck)",
+    InfraKind.DISK_FULL.value: "the sandbox's disk limit was reached",
+    InfraKind.PIDS_LIMIT.value: "the sandbox's process limit refused forks",
+}
 #: seconds for the patch to be taken (``git add -A`` of a large tree)
 _TAKE_TIMEOUT_S: Final[int] = 600
 #: the command's exit statuses of ``timeout`` (124: the limit; 137: killed after the grace period)
@@ -186,7 +192,7 @@ class AgentSandbox:
         lives on); should it outlive the limit by :data:`_BACKSTOP_S`, the harness kills the whole sandbox
         (restarted, offline, with its files, for the next command). Nothing a command starts outlives it:
         leftover processes (a server sent to the background, a fork bomb) are stopped the same way. The agent's own exhaustion of the
-        sandbox (memory, disk) is its command's outcome, never infrastructure: the result says so.
+        sandbox (memory, disk, processes) is its command's outcome, never infrastructure: the result says so.
 
         Raises:
             InfraError: the daemon or the container failed (``daemon_unreachable``, ``container_died``, ...).
@@ -197,10 +203,10 @@ class AgentSandbox:
             run = self._ws.run(wrapped, timeout_s=limit + _BACKSTOP_S, network=False)
             self._ws.stop_leftovers()
         except InfraError as exc:
-            if exc.kind not in (InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value):
+            note = _EXHAUSTED.get(exc.kind)
+            if note is None:
                 raise
-            note = ("the sandbox's memory limit was reached (the OOM killer struck)" if exc.kind == InfraKind.OOM_KILLED.value
-                    else "the sandbox's disk limit was reached")
+            self._ws.stop_leftovers()  # what exhausted the sandbox (a fork bomb's processes) ends with its command
             return RunResult(command=command, exit_code=None, output=f"{exc.log}\n[harness: {note}]", duration_s=0.0)
         timed_out = run.timed_out or run.exit_code in _TIMEOUT_CODES
         return dataclasses.replace(run, command=command, timed_out=timed_out,
