@@ -5,7 +5,8 @@ answering CNXN directly), OPEN / OKAY / WRTE / CLSE streams with the one-write-i
 ``shell:`` (v1, raw) and ``shell,v2:`` services, and ``sync:`` for pushes (SEND / DATA / DONE, STAT).
 
 Shell commands simulated: ``getprop``, ``input``, ``wm``, ``log``, ``echo``, ``pm install -r -t`` /
-``uninstall`` / ``clear`` / ``list packages``, ``am instrument -w -r -e class C#m PKG/RUNNER``,
+``uninstall`` / ``clear`` / ``list packages [-U]``, ``ps``, ``kill``, ``settings``, ``find ... md5sum``, ``rm``
+(the state they read and change: :mod:`.state`), ``am instrument -w -r -e class C#m PKG/RUNNER``,
 ``am force-stop``, ``logcat -d`` / ``-c``. An "APK" is a jar whose manifest names its package
 (``Mobilebench-Package``) and, for a test package, the package under test
 (``Mobilebench-Target-Package``). ``am instrument`` with the ``real`` behaviour runs the selected methods
@@ -37,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import protocol as p
+from .state import DeviceState
 
 HERE = Path(__file__).resolve().parent
 JUNIT_CP = "/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar"
@@ -58,6 +60,7 @@ class Script:
         scripted_times: the install / instrument behaviour applies to this many calls, then ``real``
             (None: always).
         api_level, abi: ``ro.build.version.sdk`` and ``ro.product.cpu.abi``.
+        storage_quota: bytes of shared storage above which installs fail (:mod:`.state`), None: no limit.
     """
 
     boot_delay_s: float = 0.0
@@ -67,6 +70,7 @@ class Script:
     scripted_times: int | None = None
     api_level: int = 30
     abi: str = "x86_64"
+    storage_quota: int | None = None
 
 
 def compile_runner(cache: Path) -> Path:
@@ -198,6 +202,7 @@ class SimDevice:
         self.port = self._server.getsockname()[1]
         self.serial = f"127.0.0.1:{self.port}"
         self._runner = compile_runner(workdir.parent / ".runner-cache")
+        self.state = DeviceState(workdir, f"{workdir.resolve()}:{self.port}")
         threading.Thread(target=self._accept, daemon=True).start()
 
     # ------------------------------------------------------------------ transport
@@ -215,6 +220,7 @@ class SimDevice:
         self._server.close()
         for proc in list(self.running.values()):
             proc.kill()
+        self.state.kill_all()
 
     def banner(self) -> bytes:
         """The CNXN payload: system type, product properties and features."""
@@ -324,6 +330,56 @@ class SimDevice:
             out("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())).encode())
         return 0
 
+    def _cmd_ps(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        """``ps -A -o USER,PID,NAME``: the app processes (:mod:`.state`) under a header."""
+        rows = "".join(f"{user} {pid} {name}\n" for user, pid, name in self.state.processes())
+        out(("USER PID NAME\nroot 1 init\nshell 2 sh\n" + rows).encode())
+        return 0
+
+    def _cmd_kill(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        pids = [a for a in args if a.isdigit()]
+        bad = [pid for pid in pids if not self.state.kill(int(pid))]
+        for pid in bad:
+            out(f"kill: {pid}: No such process\n".encode(), p.SHELL_STDERR)
+        return 1 if bad or not pids else 0
+
+    def _cmd_settings(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        """``settings list|get|put|delete NS [KEY [VALUE]]``."""
+        if len(args) < 2 or args[1] not in ("global", "system", "secure"):
+            return 1
+        verb, ns, rest = args[0], args[1], args[2:]
+        values = self.state.settings(ns)
+        if verb == "list":
+            out("".join(f"{k}={v}\n" for k, v in sorted(values.items())).encode())
+        elif verb == "get" and rest:
+            out((values.get(rest[0], "null") + "\n").encode())
+        elif verb == "put" and len(rest) >= 2:
+            self.state.write_settings(ns, {**values, rest[0]: rest[1]})
+        elif verb == "delete" and rest:
+            values.pop(rest[0], None)
+            self.state.write_settings(ns, values)
+        else:
+            return 1
+        return 0
+
+    def _cmd_find(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        """``find /sdcard/ -type f -exec md5sum {} +`` (the one form the harness sends)."""
+        if not args or self.state.device_path(args[0]) is None or "md5sum" not in args:
+            out(b"find: unsupported here\n", p.SHELL_STDERR)
+            return 1
+        out(self.state.md5_lines().encode())
+        return 0
+
+    def _cmd_rm(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        for arg in (a for a in args if not a.startswith("-")):
+            host = self.state.device_path(arg)
+            if host is None or host == self.state.sdcard.resolve():
+                out(f"rm: {arg}: Permission denied\n".encode(), p.SHELL_STDERR)
+                return 1
+            if host.is_file():
+                host.unlink()
+        return 0
+
     def _cmd_echo(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
         out((" ".join(args) + "\n").encode())
         return 0
@@ -371,13 +427,20 @@ class SimDevice:
             out(b"Success\n" if rest[-1] in self.packages else b"Failed\n")
             return 0 if rest[-1] in self.packages else 1
         if verb == "list":
-            out("".join(f"package:{k}\n" for k in sorted(self.packages)).encode())
+            uid = "-U" in rest
+            out("".join(f"package:{k}" + (f" uid:{self.state.uid(k)}" if uid else "") + "\n" for k in sorted(self.packages)).encode())
             return 0
         return 1
 
     def _install(self, args: list[str], out: Callable[..., None]) -> int:
         if self.script.install_failure and self._scripted():
             out(f"Failure [{self.script.install_failure}: scripted]\n".encode())
+            return 1
+        if self.script.storage_quota is not None and self.state.used() > self.script.storage_quota:
+            out(b"Failure [INSTALL_FAILED_INSUFFICIENT_STORAGE: shared storage full]\n")
+            return 1
+        if self.state.settings("global").get("verifier_verify_adb_installs") == "1":
+            out(b"Failure [INSTALL_FAILED_VERIFICATION_FAILURE: the package verifier rejected an adb install]\n")
             return 1
         data = self.files.get(args[-1])
         if data is None:
@@ -398,6 +461,7 @@ class SimDevice:
         dest.parent.mkdir(exist_ok=True)
         dest.write_bytes(data)
         self.packages[package] = dest
+        self.state.uid(package)
         out(b"Success\n")
         return 0
 
@@ -437,10 +501,13 @@ class SimDevice:
         attrs = dict(line.split(": ", 1) for line in manifest.splitlines() if ": " in line)
         app = self.packages.get(attrs.get("Mobilebench-Target-Package", "").strip())
         cp = ":".join(str(x) for x in (app, test_jar) if x) + ":" + JUNIT_CP + ":" + str(self._runner)
+        app_pkg = attrs.get("Mobilebench-Target-Package", "").strip() or test_pkg
         proc = subprocess.Popen(
-            ["java", "-Xshare:auto", f"-Xmx{HEAP_LIMIT}", "-cp", cp, "MbInstrumentationRunner", target],
+            ["java", "-Xshare:auto", f"-Xmx{HEAP_LIMIT}", f"-Dmb.sim.sdcard={self.state.sdcard}",
+             f"-Dmb.sim.settings={self.state.settings_dir}", "-cp", cp, "MbInstrumentationRunner", target],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            env=self.state.env(app_pkg),
         )
         self.running[test_pkg] = proc
         assert proc.stdout is not None
