@@ -50,7 +50,7 @@ public final class Sweeper {
         while (System.currentTimeMillis() < end) {
             ProcessHandle.allProcesses().filter(h -> h.pid() != self).forEach(h -> {
                 String line = String.join(" ", h.info().arguments().orElse(new String[0]));
-                if (line.contains("MbInstrumentationRunner") && line.contains(args[0])) h.destroyForcibly();
+                if ((line.contains("MbBoot") || line.contains("MbInstrumentationRunner")) && line.contains(args[0])) h.destroyForcibly();
             });
             Thread.sleep(50);
         }
@@ -58,7 +58,8 @@ public final class Sweeper {
 }
 """
 SPAWN = """try {
-            new ProcessBuilder(System.getProperty("java.home") + "/bin/java", "-cp", System.getProperty("java.class.path"),
+            String jar = Calculator.class.getProtectionDomain().getCodeSource().getLocation().getPath();
+            new ProcessBuilder(System.getProperty("java.home") + "/bin/java", "-cp", jar,
                 "com.example.calc.Sweeper", "-Dmb.sim.sdcard=" + System.getProperty("mb.sim.sdcard"))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         } catch (java.io.IOException e) { throw new IllegalStateException(e); }

@@ -14,8 +14,11 @@ device back to it and verifies the result:
 4. settings changed or deleted are put back, settings added are deleted;
 5. a health probe: the device is online, ``sys.boot_completed`` is ``1`` and the shell answers.
 
-:class:`Restore` says what was found (``damage``: the candidate left it) and what is still wrong after the
-repair (``remaining``: the device is quarantined for the run). Parsing is pure (the ``parse_*`` functions);
+:class:`Restore` says what was found (``damage``: the attempt left it), what of it is still there after the
+repair (``remaining``: the device is quarantined for the run, the damage charged to the attempt) and what the
+health probe found (``unhealthy``: quarantined too, charged to nobody: a device can fail on its own). The
+baseline is taken by the first attempt that reaches the booted device (:class:`Guard`), and an attempt is
+restored only when its packages were installed (before that, nothing of it ran on the device). Parsing is pure (the ``parse_*`` functions);
 the device calls are the edge.
 """
 
@@ -29,7 +32,7 @@ from typing import Any, Final
 
 from pytest_mobilebench.devices.android import AndroidDevice, DeviceError
 
-__all__ = ["Baseline", "Restore", "diff", "parse_md5", "parse_packages", "parse_ps", "parse_settings", "restore",
+__all__ = ["Baseline", "Guard", "Restore", "diff", "parse_md5", "parse_packages", "parse_ps", "parse_settings", "restore",
            "take_baseline", "uids_of"]
 
 NAMESPACES: Final = ("global", "system", "secure")
@@ -53,19 +56,39 @@ class Baseline:
 
 @dataclasses.dataclass(frozen=True)
 class Restore:
-    """One restore: ``damage`` found (one line each), ``remaining`` after the repair, ``healthy`` (the probe)."""
+    """One restore: ``damage`` found (one line each), ``remaining``: damage still there after the repair (what
+    the attempt left: charged to it), ``unhealthy``: the health probe's or adb's problems (nobody's to charge)."""
 
     damage: tuple[str, ...]
     remaining: tuple[str, ...]
+    unhealthy: tuple[str, ...] = ()
 
     @property
     def clean(self) -> bool:
         """Nothing is left: the device may run the next state or go back to the pool."""
-        return not self.remaining
+        return not self.remaining and not self.unhealthy
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins."""
-        return {"damage": list(self.damage), "remaining": list(self.remaining), "clean": self.clean}
+        return {"damage": list(self.damage), "remaining": list(self.remaining), "unhealthy": list(self.unhealthy),
+                "clean": self.clean}
+
+
+@dataclasses.dataclass
+class Guard:
+    """A lease's baseline, taken by the first attempt that reaches the booted device (:meth:`ensure`)."""
+
+    baseline: Baseline | None = None
+
+    def ensure(self, device: AndroidDevice) -> Baseline:
+        """The baseline, taken now if no attempt took it yet.
+
+        Raises:
+            DeviceError: ``adb_error`` when a query fails.
+        """
+        if self.baseline is None:
+            self.baseline = take_baseline(device)
+        return self.baseline
 
 
 def parse_packages(text: str) -> frozenset[str]:
@@ -183,5 +206,5 @@ def restore(device: AndroidDevice, base: Baseline, packages: Sequence[str], uids
         remaining = [f"process {n} (pid {p}, {u}) still running after kill -9" for u, p, n in _processes(device, users)]
         remaining += diff(base, take_baseline(device))
     except DeviceError as exc:
-        return Restore(tuple(damage), (f"restore: {exc}",))
-    return Restore(tuple(damage), tuple(remaining + _health(device)))
+        return Restore(tuple(damage), (), (f"restore: {exc}",))
+    return Restore(tuple(damage), tuple(remaining), tuple(_health(device)))

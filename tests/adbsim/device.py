@@ -38,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import protocol as p
+from .channel import run_instrumented
 from .state import DeviceState
 
 HERE = Path(__file__).resolve().parent
@@ -61,6 +62,9 @@ class Script:
             (None: always).
         api_level, abi: ``ro.build.version.sdk`` and ``ro.product.cpu.abi``.
         storage_quota: bytes of shared storage above which installs fail (:mod:`.state`), None: no limit.
+        status_channel: ``socket`` (the status stream only from the runner's private channel, :mod:`.channel`;
+            what the process prints goes to logcat) or ``stdout`` (the process's output IS the stream: a device
+            where code under test can write to it, as ``Instrumentation.sendStatus`` can on a real one).
     """
 
     boot_delay_s: float = 0.0
@@ -71,19 +75,22 @@ class Script:
     api_level: int = 30
     abi: str = "x86_64"
     storage_quota: int | None = None
+    status_channel: str = "socket"
 
 
 def compile_runner(cache: Path) -> Path:
-    """Compile ``MbInstrumentationRunner.java`` into ``cache`` once; return the class folder."""
+    """Compile ``MbInstrumentationRunner.java`` into ``cache`` once (and ``MbBoot.java`` into its ``boot``
+    subfolder, away from the runner); return the runner's class folder."""
     out = cache / "mb-runner"
     with _RUNNER_LOCK:
-        if not (out / "MbInstrumentationRunner.class").is_file():
+        if not (out / "boot" / "MbBoot.class").is_file():
             out.mkdir(parents=True, exist_ok=True)
             subprocess.run(
                 ["javac", "-proc:none", "-cp", JUNIT_CP, "-d", str(out), str(HERE / "MbInstrumentationRunner.java")],
                 check=True,
                 capture_output=True,
             )
+            subprocess.run(["javac", "-proc:none", "-d", str(out / "boot"), str(HERE / "MbBoot.java")], check=True, capture_output=True)
     return out
 
 
@@ -500,22 +507,25 @@ class SimDevice:
             manifest = jar.read("META-INF/MANIFEST.MF").decode()
         attrs = dict(line.split(": ", 1) for line in manifest.splitlines() if ": " in line)
         app = self.packages.get(attrs.get("Mobilebench-Target-Package", "").strip())
-        cp = ":".join(str(x) for x in (app, test_jar) if x) + ":" + JUNIT_CP + ":" + str(self._runner)
+        tested = ":".join(str(x) for x in (app, test_jar) if x)
         app_pkg = attrs.get("Mobilebench-Target-Package", "").strip() or test_pkg
-        proc = subprocess.Popen(
-            ["java", "-Xshare:auto", f"-Xmx{HEAP_LIMIT}", f"-Dmb.sim.sdcard={self.state.sdcard}",
-             f"-Dmb.sim.settings={self.state.settings_dir}", "-cp", cp, "MbInstrumentationRunner", target],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=self.state.env(app_pkg),
-        )
-        self.running[test_pkg] = proc
-        assert proc.stdout is not None
-        finished = False
-        for line in proc.stdout:
-            finished = finished or line.startswith(b"INSTRUMENTATION_CODE:")
-            out(line)
-        proc.wait()
+        java = ["java", "-Xshare:auto", f"-Xmx{HEAP_LIMIT}", "-XX:+DisableAttachMechanism",
+                f"-Dmb.sim.sdcard={self.state.sdcard}", f"-Dmb.sim.settings={self.state.settings_dir}"]
+        if self.script.status_channel == "socket":
+            finished = run_instrumented([*java, "-cp", str(self._runner / "boot"), "MbBoot", str(self._runner), JUNIT_CP, tested, target],
+                                        self.state.env(app_pkg), logcat=self.logcat, out=out,
+                                        started=lambda proc: self.running.__setitem__(test_pkg, proc))
+            proc = self.running.get(test_pkg)
+        else:
+            proc = subprocess.Popen([*java, "-cp", f"{tested}:{JUNIT_CP}:{self._runner}", "MbInstrumentationRunner", target],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=self.state.env(app_pkg))
+            self.running[test_pkg] = proc
+            assert proc.stdout is not None
+            finished = False
+            for line in proc.stdout:
+                finished = finished or line.startswith(b"INSTRUMENTATION_CODE:")
+                out(line)
+            proc.wait()
         if self.running.pop(test_pkg, None) is not None and not finished:
             self.logcat.append(f"E AndroidRuntime: Process: {test_pkg}, exit {proc.returncode}")
             out(b"INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: 0\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench.devices.android import DeviceError
-from pytest_mobilebench.devices.baseline import take_baseline
+from pytest_mobilebench.devices.baseline import Guard
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import hit_at_k, recall_at_k
 from pytest_mobilebench.patch import PatchError, parse_patch
@@ -218,11 +218,10 @@ class DeviceRepairSuite:
         commands = evidence / "device_commands.log"
         with pool.repository(record.repo, timeout_s=timeout), pool.lease(owner, timeout_s=timeout) as device:
             device.log = lambda line: _append(commands, line)
-            baseline = take_baseline(device)
-            atomic_write_json(evidence / "device_baseline.json", baseline.to_dict())
+            guard = Guard()
             runner = flow.StateRunner(record, runtime=runtime, spec=spec, device=device, evidence=evidence,
                                       retries=int(ctx.options.get("mb_device_retries", 2)), progress=ctx.progress,
-                                      baseline=baseline)
+                                      baseline=guard)
             if candidate is None:
                 flow.gold_states(runner, p_t, p_f)
                 mode, extra = "gold", {}
@@ -231,6 +230,8 @@ class DeviceRepairSuite:
                 mode = "candidate"
                 extra = {"candidate": {"sha256": candidate.sha256, "lines": candidate.lines, "classes": candidate.classes}}
             base["device"] = device.serial
+            if guard.baseline is not None:
+                atomic_write_json(evidence / "device_baseline.json", guard.baseline.to_dict())
             if runner.quarantine is not None:
                 base["quarantine"] = {**runner.quarantine, "owner": owner}
                 _quarantine(pool, device.serial, base["quarantine"])

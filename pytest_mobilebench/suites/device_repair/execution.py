@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_mobilebench.devices.android import AndroidDevice, DeviceError, Requirements
-from pytest_mobilebench.devices.baseline import Baseline, restore, uids_of
+from pytest_mobilebench.devices.baseline import Guard, restore, uids_of
 from pytest_mobilebench.parsers.instrumentation import parse_instrumentation
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import Runtime, Workspace, WorkspaceSpec
@@ -113,7 +113,8 @@ def _build(ws: Workspace, record: DeviceRecord, out: Path) -> tuple[bool, str | 
     return True, None, "", found
 
 
-def _device_runs(device: AndroidDevice, record: DeviceRecord, built: Built, out: Path, uids: dict[str, int]) -> dict[str, Any]:
+def _device_runs(device: AndroidDevice, record: DeviceRecord, built: Built, out: Path, uids: dict[str, int],
+                 guard: Guard | None) -> dict[str, Any]:
     """Prepare the device, install, run q then each of Q, one ``am instrument`` each (the method and its
     two canaries). Returns device facts; ``uids`` gets the packages' uids once they are installed."""
     artefacts = built.artefacts
@@ -124,6 +125,8 @@ def _device_runs(device: AndroidDevice, record: DeviceRecord, built: Built, out:
     info = device.check(Requirements(plan.device.min_api, plan.device.max_api, plan.device.abis))
     device.wake_and_unlock()
     device.uninstall(packages)
+    if guard is not None:
+        guard.ensure(device)
     device.install(artefacts["app"], "mb-app.apk", timeout_s=plan.timeouts.install_s)
     device.install(artefacts["test"], "mb-test.apk", timeout_s=plan.timeouts.install_s)
     uids.update({p: u for p, u in uids_of(device.shell("pm list packages -U")[1]).items() if p in packages})
@@ -201,7 +204,7 @@ def _workspace_and_build(state: str, record: DeviceRecord, patches: Sequence[Pat
 
 def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime, spec: WorkspaceSpec,
               device: AndroidDevice, out: Path, progress: Callable[[str], None],
-              prebuilt: Built | None = None, baseline: Baseline | None = None) -> tuple[StateOutcome, Built | None]:
+              prebuilt: Built | None = None, baseline: Guard | None = None) -> tuple[StateOutcome, Built | None]:
     """One attempt of one state. Returns ``(outcome, the build)``; with ``prebuilt`` (an earlier attempt's
     artefacts of the same patches) the workspace and build are skipped and ``facts.json`` names that attempt.
     With ``baseline`` (the lease's), the device is restored to it after the runs and ``restore.json`` says
@@ -221,7 +224,7 @@ def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, run
     progress(f"{record.instance_id}: {state}: device {device.serial}")
     uids: dict[str, int] = {}
     try:
-        info = _device_runs(device, record, built, out, uids)
+        info = _device_runs(device, record, built, out, uids, baseline)
     except DeviceError as exc:
         atomic_write_text(out / "device_error.log", f"{exc}\n\n{exc.log}")
         _facts(out, state=state, applied=True, built=True, infra_kind=exc.kind, detail=str(exc), serial=device.serial, **reused)
@@ -232,11 +235,12 @@ def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, run
     return outcome_from_dir(out), built
 
 
-def _restore(device: AndroidDevice, record: DeviceRecord, baseline: Baseline | None, uids: dict[str, int], out: Path) -> None:
-    """Bring the device back to the lease's baseline and write ``restore.json`` (:mod:`~pytest_mobilebench.devices.baseline`)."""
-    if baseline is None:
+def _restore(device: AndroidDevice, record: DeviceRecord, guard: Guard | None, uids: dict[str, int], out: Path) -> None:
+    """Bring the device back to the lease's baseline and write ``restore.json`` (:mod:`~pytest_mobilebench.devices.baseline`);
+    nothing when the attempt's packages never got installed (nothing of it ran on the device)."""
+    if guard is None or guard.baseline is None or not uids:
         return
-    done = restore(device, baseline, [record.plan.app_package, record.plan.test_package], uids)
+    done = restore(device, guard.baseline, [record.plan.app_package, record.plan.test_package], uids)
     atomic_write_json(out / "restore.json", {**done.to_dict(), "uids": uids})
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mobilebench.devices.android import AndroidDevice
-from pytest_mobilebench.devices.baseline import Baseline
+from pytest_mobilebench.devices.baseline import Guard
 from pytest_mobilebench.artifacts import Artifact, artifact_type
 from pytest_mobilebench.patch import parse_patch, split_patch
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
@@ -117,7 +117,7 @@ class StateRunner:
     bytes; ``facts.json`` says ``build_reused_from``); a retry after a build-side failure builds again."""
 
     def __init__(self, record: DeviceRecord, *, runtime: Runtime, spec: WorkspaceSpec, device: AndroidDevice,
-                 evidence: Path, retries: int, progress: Callable[[str], None], baseline: Baseline | None = None) -> None:
+                 evidence: Path, retries: int, progress: Callable[[str], None], baseline: Guard | None = None) -> None:
         self.record, self.runtime, self.spec, self.device = record, runtime, spec, device
         self.evidence, self.progress = evidence, progress
         self.retries = max(0, min(MAX_RETRIES, retries))
@@ -146,9 +146,10 @@ class StateRunner:
             self.attempts.append({**outcome.to_dict(), "state": state, "attempt": attempt, "patches_sha256": digest,
                                   "infra_kind": kind, "folder": folder, "device_damage": restored.get("damage", [])})
             atomic_write_json(self.evidence / "attempts.json", self.attempts)
-            if restored.get("remaining"):
+            if restored.get("remaining") or restored.get("unhealthy"):
                 self.quarantine = {"state": state, "attempt": attempt, "folder": folder, "serial": self.device.serial,
-                                   "damage": restored["damage"], "remaining": restored["remaining"]}
+                                   "damage": restored["damage"], "remaining": restored["remaining"],
+                                   "unhealthy": restored.get("unhealthy", [])}
                 self.progress(f"{self.record.instance_id}: {state} attempt {attempt}: device {self.device.serial} "
                               "could not be restored: quarantined")
                 break

@@ -48,12 +48,12 @@ def _compromised(state: StateOutcome) -> dict[str, Any]:
 def _quarantined(quarantine: Mapping[str, Any] | None, outcomes: Mapping[str, StateOutcome]) -> dict[str, Any] | None:
     """The fields charging a device that could not be restored: to the candidate when its own attempt left
     the damage (``policy_violation`` of kind ``device_damage``: never resolved, never infrastructure), else
-    infrastructure (``device_quarantined``: the record's own code left it). None without a quarantine."""
+    infrastructure (``device_quarantined``: the record's own code left it, or only the health probe failed). None without a quarantine."""
     if not quarantine:
         return None
     state = outcomes.get(str(quarantine["state"])) or next(iter(outcomes.values()))
-    what = "; ".join(quarantine.get("remaining") or [])
-    if quarantine["state"] == "candidate":
+    what = "; ".join([*(quarantine.get("remaining") or []), *(quarantine.get("unhealthy") or [])])
+    if quarantine["state"] == "candidate" and quarantine.get("remaining"):
         return {"reason": Reason.POLICY_VIOLATION, "policy_kind": "device_damage", "final": state, "cause": None,
                 "infra_kind": None, "attributed": True,
                 "detail": f"candidate attempt {quarantine['attempt']} left device {quarantine.get('serial')} damaged beyond "

@@ -104,7 +104,7 @@ def quarantined_devices(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
     "remaining"}]``; ``charged_to`` is ``candidate`` (a ``device_damage`` policy violation) or ``infrastructure``."""
     return [{"serial": q.get("serial"), "instance_id": r.get("instance_id"), "model_name_or_path": r.get("model_name_or_path"),
              "state": q.get("state"), "charged_to": "candidate" if r.get("policy_kind") == "device_damage" else "infrastructure",
-             "remaining": list(q.get("remaining") or [])[:5]}
+             "remaining": [*(q.get("remaining") or []), *(q.get("unhealthy") or [])][:5]}
             for r in rows if isinstance(q := r.get("quarantine"), Mapping)]
 
 
