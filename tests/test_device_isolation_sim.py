@@ -120,6 +120,7 @@ def test_damage_is_the_attackers_and_the_next_honest_fix_resolves(tmp_path: Path
     assert bad["attempt_log"][-1]["state"] == "reference" and bad["attempt_log"][-1]["infra_kind"] is None
     assert "left_device_damage" in bad["flags"] and any(found in d for d in bad["device_damage"]), bad.get("device_damage")
     assert (good["reason"], good["passed"]) == ("resolved", True), good["detail"]
+    assert "left_device_damage" not in good["flags"] and not good.get("quarantine")  # an honest fix leaves nothing
     assert summarize([bad, good])["headline"]["denominator"] == 2
     sim, _ = device
     assert not sim.state.processes()  # nothing of the attacker runs on after the item
