@@ -11,8 +11,9 @@ Shell commands simulated: ``getprop``, ``input``, ``wm``, ``log``, ``echo``, ``p
 (``Mobilebench-Package``) and, for a test package, the package under test
 (``Mobilebench-Target-Package``). ``am instrument`` with the ``real`` behaviour runs the selected methods
 (``-e class C#a,C#b``) on a host JVM through ``MbInstrumentationRunner`` (JUnit 4 from Debian's ``junit4``),
-which prints the real instrumentation status protocol; the JVM's heap is capped (:data:`HEAP_LIMIT`, a
-device's per-app limit) and, as ``am`` does when the instrumented process dies, a JVM that exits without
+which writes the real instrumentation status protocol to the device's private channel (:mod:`.channel`: what
+the process prints goes to logcat; ``Script(status_channel="stdout")`` makes the process's output the stream);
+the JVM's heap is capped (:data:`HEAP_LIMIT`, a device's per-app limit) and, as ``am`` does when the instrumented process dies, a JVM that exits without
 the final ``INSTRUMENTATION_CODE`` line gets ``INSTRUMENTATION_RESULT: shortMsg=Process crashed.``.
 
 Scripted behaviours (:class:`Script`): slow boot, offline (never answers CNXN), install failure codes, a
