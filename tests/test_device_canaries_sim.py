@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adbsim import AdbServer, SimDevice, adb_available
+from adbsim import AdbServer, Script, SimDevice, adb_available
 from test_device_sim import CALC, PATIENT, candidate_patch, evaluate, load, resources  # noqa: F401 (fixtures)
 
 from pytest_mobilebench.suites.device_repair.fixtures import make_pool
@@ -91,9 +91,12 @@ def attack(tmp_path: Path, body: str) -> str:
 
 @pytest.fixture(scope="module")
 def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A device whose instrumentation stream the code under test can write to (as ``Instrumentation.sendStatus`` can
+    on a real device): the canaries must catch what reaches the stream. The default simulated device keeps the
+    stream out of the process's reach (``tests/test_device_channel_sim.py`` runs these attacks there)."""
     work = tmp_path_factory.mktemp("attacks")
     server = AdbServer()
-    device = SimDevice(work / "device")
+    device = SimDevice(work / "device", Script(status_channel="stdout"))
     try:
         server.connect(device)
         made, _ = make_pool({"mb_devices": device.serial, "mb_adb_server": f"127.0.0.1:{server.port}",

@@ -347,8 +347,9 @@ def test_candidate_that_hangs_is_a_timeout_not_infrastructure(device_factory: An
 
 @pytest.mark.e2e
 def test_candidate_shadowing_junit_assertions_is_caught(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
-    """A no-op org.junit.Assert shipped in the app would make q pass; the app artefact is inspected."""
-    _, pool = device_factory()
+    """A no-op org.junit.Assert shipped in the app would make q pass; the app artefact is inspected. On a device whose
+    app classes come first on the class path (as on Android; the default simulated device loads JUnit before them)."""
+    _, pool = device_factory(Script(status_channel="stdout"))
     fake = ("package org.junit;\n\npublic class Assert {\n    public static void assertEquals(long a, long b) {}\n"
             "    public static void assertEquals(Object a, Object b) {}\n    public static void fail(String m) {}\n}\n")
     patch = candidate_patch(tmp_path, "calc", {"src/main/java/org/junit/Assert.java": lambda _t: fake})

@@ -8,20 +8,27 @@ a crashed worker's locks are released by the kernel.
 
 Every lease writes ``lease-begin <owner>`` / ``lease-end <owner>`` to the device log (``log -t
 mobilebench``), so what ran on a device can be checked from the device side.
+
+A device a candidate left damaged beyond restore (:mod:`.baseline`) is quarantined for the run
+(:meth:`DevicePool.quarantine`): no later lease of that run gets it; when every device is quarantined a lease
+fails at once (``device_quarantined``) instead of waiting.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import filelock
 
 from pytest_mobilebench.devices.android import AndroidDevice, DeviceError
+from pytest_mobilebench.report.files import atomic_write_json
 
 __all__ = ["DevicePool", "parse_serials"]
 
@@ -99,8 +106,15 @@ class DevicePool:
         deadline = time.monotonic() + timeout_s
         offset = os.getpid() % len(self.serials)  # workers start on different devices
         order = self.serials[offset:] + self.serials[:offset]
+        run = owner.split("/", 1)[0]
         while True:
+            out = self.quarantined(run)
+            if len(out) == len(self.serials):
+                raise DeviceError("device_quarantined", "every device of the pool is quarantined for this run: "
+                                  + "; ".join(f"{s} (left by {i.get('owner')})" for s, i in out.items()))
             for serial in order:
+                if serial in out:
+                    continue
                 lock = filelock.FileLock(str(self.lock_dir / _lock_name("device", serial)))
                 try:
                     lock.acquire(timeout=0)
@@ -114,6 +128,23 @@ class DevicePool:
             if time.monotonic() > deadline:
                 raise DeviceError("lease_timeout", f"no free device among {self.serials} for {timeout_s:.0f}s")
             time.sleep(poll_s)
+
+    def quarantine(self, serial: str, info: Mapping[str, Any]) -> None:
+        """Take ``serial`` out of the pool for the rest of the run: ``quarantine-<sha1>.json`` under ``lock_dir``
+        (every worker reads it), ``info`` with its ``owner`` (``<run>/<instance>/<model>``) and what is wrong."""
+        atomic_write_json(self.lock_dir / _lock_name("quarantine", serial).replace(".lock", ".json"),
+                          {**info, "serial": serial, "run": str(info.get("owner", "")).split("/", 1)[0]})
+
+    def quarantined(self, run: str) -> dict[str, dict[str, Any]]:
+        """``{serial: info}`` of the devices quarantined by run ``run``."""
+        out = {}
+        for serial in self.serials:
+            path = self.lock_dir / _lock_name("quarantine", serial).replace(".lock", ".json")
+            with contextlib.suppress(OSError, ValueError):
+                info = json.loads(path.read_text(encoding="utf-8"))
+                if info.get("run") == run:
+                    out[serial] = info
+        return out
 
     def _hold(self, serial: str, owner: str) -> Iterator[AndroidDevice]:
         device = self._connect(serial)

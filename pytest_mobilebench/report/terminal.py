@@ -214,6 +214,11 @@ def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_p
         more = len(unmatched) - 10
         lines.append("predictions matching no selected instance: " + ", ".join(shown) + (f" (+{more} more)" if more > 0 else ""))
     lines.extend(f"kept: {printable(note)}" for note in summary.get("kept", []))
+    for table in summary.get("suite_tables", {}).values():
+        for q in (table.get("quarantined_devices") or []) if isinstance(table, Mapping) else []:
+            lines.append(f"quarantined device {printable(q.get('serial'))}: left by {printable(q.get('instance_id'))} "
+                         f"[{printable(q.get('model_name_or_path'))}] ({printable(q.get('charged_to'))}): "
+                         + printable("; ".join(q.get("remaining") or []), 160))
     if summary_path:
         lines.append(f"summary: {summary_path}")
     if page_path:

@@ -3,11 +3,20 @@
 // androidx.test's AndroidJUnitRunner (status codes of its InstrumentationResultPrinter: 1 start, 0 ok,
 // -2 failure, -3 ignored, -4 assumption failure; `current` counts started tests, `numtests` is the
 // selection's size, a class's first test start carries "\n<class>:" in `stream`).
-// Usage: java MbInstrumentationRunner pkg.Class#method[,pkg.Class#other,...]
+// Usage: java MbInstrumentationRunner pkg.Class#method[,pkg.Class#other,...]   (the protocol on stdout: a device
+// whose instrumentation stream the process under test can write to, as sendStatus can on a real one), or through
+// MbBoot (the default of the simulated device): the protocol goes ONLY to a socket the device opened, whose port
+// and one-time token MbBoot reads from stdin before any class under test loads; the classes under test are loaded
+// by their own class loader that cannot name this class, and nothing of the channel is held in a static field.
+// Whatever the process prints goes to logcat, as on a device; `am` writes the final lines itself and reports
+// "Process crashed." when the channel ends without the runner's final record (System.exit, halt, a kill).
 // Like Android, an uncaught exception in any thread kills the process: the running test is reported
 // failed ("Process crashed while executing ...") and the process halts without a final result (the
 // simulated `am` then prints "INSTRUMENTATION_RESULT: shortMsg=Process crashed.").
+import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,6 +33,7 @@ import org.junit.runner.notification.Failure;
 import org.junit.runner.notification.RunListener;
 
 public final class MbInstrumentationRunner extends RunListener {
+    private final PrintStream out;
     private int current = 0;
     private int numTests = 0;
     private String lastClass = null;
@@ -50,8 +60,8 @@ public final class MbInstrumentationRunner extends RunListener {
         b.append("INSTRUMENTATION_STATUS: stream=").append(stream).append('\n');
         b.append("INSTRUMENTATION_STATUS: test=").append(d.getMethodName()).append('\n');
         b.append("INSTRUMENTATION_STATUS_CODE: ").append(code).append('\n');
-        System.out.print(b);
-        System.out.flush();
+        out.print(b);
+        out.flush();
     }
 
     private String startStream(Description d) {
@@ -98,6 +108,7 @@ public final class MbInstrumentationRunner extends RunListener {
             block(running, t, head + t, -2);
         }
         System.err.println("FATAL EXCEPTION: " + e);
+        out.flush();
         System.out.flush();
         Runtime.getRuntime().halt(1);
     }
@@ -129,11 +140,14 @@ public final class MbInstrumentationRunner extends RunListener {
         };
     }
 
-    public static void main(String[] args) throws Exception {
-        Map<String, Set<String>> wanted = selection(args[0]);
+    private MbInstrumentationRunner(PrintStream out) { this.out = out; }
+
+    /** Runs the selection, the protocol to {@code channel}; classes come from {@code loader}. */
+    private static void runAll(String arg, ClassLoader loader, PrintStream channel) throws Exception {
+        Map<String, Set<String>> wanted = selection(arg);
         List<Class<?>> classes = new ArrayList<>();
-        for (String name : wanted.keySet()) classes.add(Class.forName(name));
-        final MbInstrumentationRunner listener = new MbInstrumentationRunner();
+        for (String name : wanted.keySet()) classes.add(Class.forName(name, false, loader));
+        final MbInstrumentationRunner listener = new MbInstrumentationRunner(channel);
         Thread.setDefaultUncaughtExceptionHandler((thread, e) -> listener.processCrash(e));
         Request request = Request.classes(classes.toArray(new Class<?>[0])).filterWith(filter(wanted));
         JUnitCore core = new JUnitCore();
@@ -149,9 +163,24 @@ public final class MbInstrumentationRunner extends RunListener {
         }
         b.append("\nINSTRUMENTATION_CODE: -1\n");
         synchronized (listener) {
-            System.out.print(b);
-            System.out.flush();
+            channel.print(b);
+            channel.flush();
         }
         System.exit(0);
+    }
+
+    /** The channel entry (called by MbBoot): {@code handshake} is "port token" as read from stdin. */
+    public static void run(String handshake, ClassLoader loader, String arg) throws Exception {
+        String[] parts = handshake.trim().split(" ", 2);
+        Socket socket = new Socket(InetAddress.getLoopbackAddress(), Integer.parseInt(parts[0]));
+        PrintStream channel = new PrintStream(socket.getOutputStream(), false, "UTF-8");
+        channel.print(parts[1] + "\n");
+        channel.flush();
+        Thread.currentThread().setContextClassLoader(loader);
+        runAll(arg, loader, channel);
+    }
+
+    public static void main(String[] args) throws Exception {
+        runAll(args[0], MbInstrumentationRunner.class.getClassLoader(), System.out);
     }
 }

@@ -5,13 +5,15 @@ answering CNXN directly), OPEN / OKAY / WRTE / CLSE streams with the one-write-i
 ``shell:`` (v1, raw) and ``shell,v2:`` services, and ``sync:`` for pushes (SEND / DATA / DONE, STAT).
 
 Shell commands simulated: ``getprop``, ``input``, ``wm``, ``log``, ``echo``, ``pm install -r -t`` /
-``uninstall`` / ``clear`` / ``list packages``, ``am instrument -w -r -e class C#m PKG/RUNNER``,
+``uninstall`` / ``clear`` / ``list packages [-U]``, ``ps``, ``kill``, ``settings``, ``find ... md5sum``, ``rm``
+(the state they read and change: :mod:`.state`), ``am instrument -w -r -e class C#m PKG/RUNNER``,
 ``am force-stop``, ``logcat -d`` / ``-c``. An "APK" is a jar whose manifest names its package
 (``Mobilebench-Package``) and, for a test package, the package under test
 (``Mobilebench-Target-Package``). ``am instrument`` with the ``real`` behaviour runs the selected methods
 (``-e class C#a,C#b``) on a host JVM through ``MbInstrumentationRunner`` (JUnit 4 from Debian's ``junit4``),
-which prints the real instrumentation status protocol; the JVM's heap is capped (:data:`HEAP_LIMIT`, a
-device's per-app limit) and, as ``am`` does when the instrumented process dies, a JVM that exits without
+which writes the real instrumentation status protocol to the device's private channel (:mod:`.channel`: what
+the process prints goes to logcat; ``Script(status_channel="stdout")`` makes the process's output the stream);
+the JVM's heap is capped (:data:`HEAP_LIMIT`, a device's per-app limit) and, as ``am`` does when the instrumented process dies, a JVM that exits without
 the final ``INSTRUMENTATION_CODE`` line gets ``INSTRUMENTATION_RESULT: shortMsg=Process crashed.``.
 
 Scripted behaviours (:class:`Script`): slow boot, offline (never answers CNXN), install failure codes, a
@@ -37,6 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import protocol as p
+from .channel import run_instrumented
+from .state import DeviceState
 
 HERE = Path(__file__).resolve().parent
 JUNIT_CP = "/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar"
@@ -58,6 +62,10 @@ class Script:
         scripted_times: the install / instrument behaviour applies to this many calls, then ``real``
             (None: always).
         api_level, abi: ``ro.build.version.sdk`` and ``ro.product.cpu.abi``.
+        storage_quota: bytes of shared storage above which installs fail (:mod:`.state`), None: no limit.
+        status_channel: ``socket`` (the status stream only from the runner's private channel, :mod:`.channel`;
+            what the process prints goes to logcat) or ``stdout`` (the process's output IS the stream: a device
+            where code under test can write to it, as ``Instrumentation.sendStatus`` can on a real one).
     """
 
     boot_delay_s: float = 0.0
@@ -67,19 +75,23 @@ class Script:
     scripted_times: int | None = None
     api_level: int = 30
     abi: str = "x86_64"
+    storage_quota: int | None = None
+    status_channel: str = "socket"
 
 
 def compile_runner(cache: Path) -> Path:
-    """Compile ``MbInstrumentationRunner.java`` into ``cache`` once; return the class folder."""
+    """Compile ``MbInstrumentationRunner.java`` into ``cache`` once (and ``MbBoot.java`` into its ``boot``
+    subfolder, away from the runner); return the runner's class folder."""
     out = cache / "mb-runner"
     with _RUNNER_LOCK:
-        if not (out / "MbInstrumentationRunner.class").is_file():
+        if not (out / "boot" / "MbBoot.class").is_file():
             out.mkdir(parents=True, exist_ok=True)
             subprocess.run(
                 ["javac", "-proc:none", "-cp", JUNIT_CP, "-d", str(out), str(HERE / "MbInstrumentationRunner.java")],
                 check=True,
                 capture_output=True,
             )
+            subprocess.run(["javac", "-proc:none", "-d", str(out / "boot"), str(HERE / "MbBoot.java")], check=True, capture_output=True)
     return out
 
 
@@ -198,6 +210,7 @@ class SimDevice:
         self.port = self._server.getsockname()[1]
         self.serial = f"127.0.0.1:{self.port}"
         self._runner = compile_runner(workdir.parent / ".runner-cache")
+        self.state = DeviceState(workdir, f"{workdir.resolve()}:{self.port}")
         threading.Thread(target=self._accept, daemon=True).start()
 
     # ------------------------------------------------------------------ transport
@@ -215,6 +228,7 @@ class SimDevice:
         self._server.close()
         for proc in list(self.running.values()):
             proc.kill()
+        self.state.kill_all()
 
     def banner(self) -> bytes:
         """The CNXN payload: system type, product properties and features."""
@@ -324,6 +338,56 @@ class SimDevice:
             out("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())).encode())
         return 0
 
+    def _cmd_ps(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        """``ps -A -o USER,PID,NAME``: the app processes (:mod:`.state`) under a header."""
+        rows = "".join(f"{user} {pid} {name}\n" for user, pid, name in self.state.processes())
+        out(("USER PID NAME\nroot 1 init\nshell 2 sh\n" + rows).encode())
+        return 0
+
+    def _cmd_kill(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        pids = [a for a in args if a.isdigit()]
+        bad = [pid for pid in pids if not self.state.kill(int(pid))]
+        for pid in bad:
+            out(f"kill: {pid}: No such process\n".encode(), p.SHELL_STDERR)
+        return 1 if bad or not pids else 0
+
+    def _cmd_settings(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        """``settings list|get|put|delete NS [KEY [VALUE]]``."""
+        if len(args) < 2 or args[1] not in ("global", "system", "secure"):
+            return 1
+        verb, ns, rest = args[0], args[1], args[2:]
+        values = self.state.settings(ns)
+        if verb == "list":
+            out("".join(f"{k}={v}\n" for k, v in sorted(values.items())).encode())
+        elif verb == "get" and rest:
+            out((values.get(rest[0], "null") + "\n").encode())
+        elif verb == "put" and len(rest) >= 2:
+            self.state.write_settings(ns, {**values, rest[0]: rest[1]})
+        elif verb == "delete" and rest:
+            values.pop(rest[0], None)
+            self.state.write_settings(ns, values)
+        else:
+            return 1
+        return 0
+
+    def _cmd_find(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        """``find /sdcard/ -type f -exec md5sum {} +`` (the one form the harness sends)."""
+        if not args or self.state.device_path(args[0]) is None or "md5sum" not in args:
+            out(b"find: unsupported here\n", p.SHELL_STDERR)
+            return 1
+        out(self.state.md5_lines().encode())
+        return 0
+
+    def _cmd_rm(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
+        for arg in (a for a in args if not a.startswith("-")):
+            host = self.state.device_path(arg)
+            if host is None or host == self.state.sdcard.resolve():
+                out(f"rm: {arg}: Permission denied\n".encode(), p.SHELL_STDERR)
+                return 1
+            if host.is_file():
+                host.unlink()
+        return 0
+
     def _cmd_echo(self, args: list[str], out: Callable[..., None], _s: _Stream) -> int:
         out((" ".join(args) + "\n").encode())
         return 0
@@ -371,13 +435,20 @@ class SimDevice:
             out(b"Success\n" if rest[-1] in self.packages else b"Failed\n")
             return 0 if rest[-1] in self.packages else 1
         if verb == "list":
-            out("".join(f"package:{k}\n" for k in sorted(self.packages)).encode())
+            uid = "-U" in rest
+            out("".join(f"package:{k}" + (f" uid:{self.state.uid(k)}" if uid else "") + "\n" for k in sorted(self.packages)).encode())
             return 0
         return 1
 
     def _install(self, args: list[str], out: Callable[..., None]) -> int:
         if self.script.install_failure and self._scripted():
             out(f"Failure [{self.script.install_failure}: scripted]\n".encode())
+            return 1
+        if self.script.storage_quota is not None and self.state.used() > self.script.storage_quota:
+            out(b"Failure [INSTALL_FAILED_INSUFFICIENT_STORAGE: shared storage full]\n")
+            return 1
+        if self.state.settings("global").get("verifier_verify_adb_installs") == "1":
+            out(b"Failure [INSTALL_FAILED_VERIFICATION_FAILURE: the package verifier rejected an adb install]\n")
             return 1
         data = self.files.get(args[-1])
         if data is None:
@@ -398,6 +469,7 @@ class SimDevice:
         dest.parent.mkdir(exist_ok=True)
         dest.write_bytes(data)
         self.packages[package] = dest
+        self.state.uid(package)
         out(b"Success\n")
         return 0
 
@@ -436,19 +508,25 @@ class SimDevice:
             manifest = jar.read("META-INF/MANIFEST.MF").decode()
         attrs = dict(line.split(": ", 1) for line in manifest.splitlines() if ": " in line)
         app = self.packages.get(attrs.get("Mobilebench-Target-Package", "").strip())
-        cp = ":".join(str(x) for x in (app, test_jar) if x) + ":" + JUNIT_CP + ":" + str(self._runner)
-        proc = subprocess.Popen(
-            ["java", "-Xshare:auto", f"-Xmx{HEAP_LIMIT}", "-cp", cp, "MbInstrumentationRunner", target],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        self.running[test_pkg] = proc
-        assert proc.stdout is not None
-        finished = False
-        for line in proc.stdout:
-            finished = finished or line.startswith(b"INSTRUMENTATION_CODE:")
-            out(line)
-        proc.wait()
+        tested = ":".join(str(x) for x in (app, test_jar) if x)
+        app_pkg = attrs.get("Mobilebench-Target-Package", "").strip() or test_pkg
+        java = ["java", "-Xshare:auto", f"-Xmx{HEAP_LIMIT}", "-XX:+DisableAttachMechanism",
+                f"-Dmb.sim.sdcard={self.state.sdcard}", f"-Dmb.sim.settings={self.state.settings_dir}"]
+        if self.script.status_channel == "socket":
+            finished = run_instrumented([*java, "-cp", str(self._runner / "boot"), "MbBoot", str(self._runner), JUNIT_CP, tested, target],
+                                        self.state.env(app_pkg), logcat=self.logcat, out=out,
+                                        started=lambda proc: self.running.__setitem__(test_pkg, proc))
+            proc = self.running.get(test_pkg)
+        else:
+            proc = subprocess.Popen([*java, "-cp", f"{tested}:{JUNIT_CP}:{self._runner}", "MbInstrumentationRunner", target],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=self.state.env(app_pkg))
+            self.running[test_pkg] = proc
+            assert proc.stdout is not None
+            finished = False
+            for line in proc.stdout:
+                finished = finished or line.startswith(b"INSTRUMENTATION_CODE:")
+                out(line)
+            proc.wait()
         if self.running.pop(test_pkg, None) is not None and not finished:
             self.logcat.append(f"E AndroidRuntime: Process: {test_pkg}, exit {proc.returncode}")
             out(b"INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: 0\n")

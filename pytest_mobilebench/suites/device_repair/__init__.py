@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench.devices.android import DeviceError
+from pytest_mobilebench.devices.baseline import Guard
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import hit_at_k, recall_at_k
 from pytest_mobilebench.patch import PatchError, parse_patch
@@ -220,8 +221,10 @@ class DeviceRepairSuite:
         commands = evidence / "device_commands.log"
         with pool.repository(record.repo, timeout_s=timeout), pool.lease(owner, timeout_s=timeout) as device:
             device.log = lambda line: _append(commands, line)
+            guard = Guard()
             runner = flow.StateRunner(record, runtime=runtime, spec=spec, device=device, evidence=evidence,
-                                      retries=int(ctx.options.get("mb_device_retries", 2)), progress=ctx.progress)
+                                      retries=int(ctx.options.get("mb_device_retries", 2)), progress=ctx.progress,
+                                      baseline=guard)
             if candidate is None:
                 flow.gold_states(runner, p_t, p_f)
                 mode, extra = "gold", {}
@@ -230,10 +233,20 @@ class DeviceRepairSuite:
                 mode = "candidate"
                 extra = {"candidate": {"sha256": candidate.sha256, "lines": candidate.lines, "classes": candidate.classes}}
             base["device"] = device.serial
+            if guard.baseline is not None:
+                atomic_write_json(evidence / "device_baseline.json", guard.baseline.to_dict())
+            if runner.quarantine is not None:
+                base["quarantine"] = {**runner.quarantine, "owner": owner}
+                _quarantine(pool, device.serial, base["quarantine"])
         finals = {a["state"]: a["folder"] for a in runner.attempts}
         extra["integrity"] = str(ctx.options.get("mb_integrity") or "report")
-        atomic_write_json(evidence / "grading.json", {"mode": mode, "finals": finals, "shadowing": runner.shadowing, **extra})
+        atomic_write_json(evidence / "grading.json", {"mode": mode, "finals": finals, "shadowing": runner.shadowing,
+                                                      "quarantine": runner.quarantine, **extra})
         graded = grade_evidence(record, evidence)
+        damage = sorted({d for a in runner.attempts if a["state"] == "candidate" for d in a.get("device_damage", [])})
+        if damage:
+            base["flags"] = [*base["flags"], "left_device_damage"]
+            base["device_damage"] = damage
         if runner.shadowing:
             base["flags"] = [*base["flags"], "shadows_test_stack"]
         from pytest_mobilebench.suites.device_repair import flake
@@ -248,8 +261,16 @@ class DeviceRepairSuite:
 
 #: result fields that describe the item rather than grade it (kept by a re-grade)
 _CONTEXT = ("instance_id", "suite", "model_name_or_path", "evidence_dir", "repo", "construction", "platform", "record_sha256", "flags", "fix_lines", "localization", "device",
-            "attempts", "attempt_log", "duration_s", "cause", "patch_valid", "test_attempts", "passed_flaky")
+            "attempts", "attempt_log", "duration_s", "cause", "patch_valid", "test_attempts", "passed_flaky", "quarantine",
+            "device_damage")
 _VERDICT = ("reason", "passed", "retryable", "infra_kind", "policy_kind", "detail", "properties")
+
+
+def _quarantine(pool: Any, serial: str, info: Mapping[str, Any]) -> None:
+    """Take ``serial`` out of the pool for the rest of the run (a pool a conftest brings may not support it)."""
+    mark = getattr(pool, "quarantine", None)
+    if mark is not None:
+        mark(serial, info)
 
 
 def _append(path: Path, line: str) -> None:

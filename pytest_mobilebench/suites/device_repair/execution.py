@@ -7,6 +7,7 @@ One attempt of one state writes, in its own fresh folder (nothing is ever overwr
     instrument.<i>.txt      each method's raw output        runs.json    [{method, file, timed_out, ...}]
     logcat.<i>.txt          logcat after each method        outcome.json the graded StateOutcome
     canaries.json           the build's known-answer canaries (nonce, per graded method its pair; :mod:`.canaries`)
+    restore.json            the device brought back to the lease's baseline: damage found, what remains
 
 After every patch the harness applies its own ``canaries`` patch (two canary methods per graded method,
 written into that method's test class); each method then runs as ONE ``am instrument`` call selecting it
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_mobilebench.devices.android import AndroidDevice, DeviceError, Requirements
+from pytest_mobilebench.devices.baseline import Guard, restore, uids_of
 from pytest_mobilebench.parsers.instrumentation import parse_instrumentation
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import Runtime, Workspace, WorkspaceSpec
@@ -111,9 +113,10 @@ def _build(ws: Workspace, record: DeviceRecord, out: Path) -> tuple[bool, str | 
     return True, None, "", found
 
 
-def _device_runs(device: AndroidDevice, record: DeviceRecord, built: Built, out: Path) -> dict[str, Any]:
+def _device_runs(device: AndroidDevice, record: DeviceRecord, built: Built, out: Path, uids: dict[str, int],
+                 guard: Guard | None) -> dict[str, Any]:
     """Prepare the device, install, run q then each of Q, one ``am instrument`` each (the method and its
-    two canaries). Returns device facts."""
+    two canaries). Returns device facts; ``uids`` gets the packages' uids once they are installed."""
     artefacts = built.artefacts
     plan = record.plan
     packages = [plan.app_package, plan.test_package]
@@ -122,8 +125,11 @@ def _device_runs(device: AndroidDevice, record: DeviceRecord, built: Built, out:
     info = device.check(Requirements(plan.device.min_api, plan.device.max_api, plan.device.abis))
     device.wake_and_unlock()
     device.uninstall(packages)
+    if guard is not None:
+        guard.ensure(device)
     device.install(artefacts["app"], "mb-app.apk", timeout_s=plan.timeouts.install_s)
     device.install(artefacts["test"], "mb-test.apk", timeout_s=plan.timeouts.install_s)
+    uids.update({p: u for p, u in uids_of(device.shell("pm list packages -U")[1]).items() if p in packages})
     runs = []
     try:
         for index, method in enumerate((record.target, *record.regression)):
@@ -198,9 +204,11 @@ def _workspace_and_build(state: str, record: DeviceRecord, patches: Sequence[Pat
 
 def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime, spec: WorkspaceSpec,
               device: AndroidDevice, out: Path, progress: Callable[[str], None],
-              prebuilt: Built | None = None) -> tuple[StateOutcome, Built | None]:
+              prebuilt: Built | None = None, baseline: Guard | None = None) -> tuple[StateOutcome, Built | None]:
     """One attempt of one state. Returns ``(outcome, the build)``; with ``prebuilt`` (an earlier attempt's
     artefacts of the same patches) the workspace and build are skipped and ``facts.json`` names that attempt.
+    With ``baseline`` (the lease's), the device is restored to it after the runs and ``restore.json`` says
+    what the attempt left and what could not be repaired.
 
     Never raises for the code's or the device's fault: those become the outcome.
 
@@ -214,14 +222,26 @@ def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, run
     reused = {"build_reused_from": built.folder} if prebuilt else {}
     atomic_write_json(out / "canaries.json", built.canaries.to_dict())
     progress(f"{record.instance_id}: {state}: device {device.serial}")
+    uids: dict[str, int] = {}
     try:
-        info = _device_runs(device, record, built, out)
+        info = _device_runs(device, record, built, out, uids, baseline)
     except DeviceError as exc:
         atomic_write_text(out / "device_error.log", f"{exc}\n\n{exc.log}")
         _facts(out, state=state, applied=True, built=True, infra_kind=exc.kind, detail=str(exc), serial=device.serial, **reused)
         return outcome_from_dir(out), built
+    finally:
+        _restore(device, record, baseline, uids, out)
     _facts(out, state=state, applied=True, built=True, device=info, **reused)
     return outcome_from_dir(out), built
+
+
+def _restore(device: AndroidDevice, record: DeviceRecord, guard: Guard | None, uids: dict[str, int], out: Path) -> None:
+    """Bring the device back to the lease's baseline and write ``restore.json`` (:mod:`~pytest_mobilebench.devices.baseline`);
+    nothing when the attempt's packages never got installed (nothing of it ran on the device)."""
+    if guard is None or guard.baseline is None or not uids:
+        return
+    done = restore(device, guard.baseline, [record.plan.app_package, record.plan.test_package], uids)
+    atomic_write_json(out / "restore.json", {**done.to_dict(), "uids": uids})
 
 
 def outcome_from_dir(out: Path) -> StateOutcome:

@@ -8,6 +8,9 @@
   (crash, deadline, install failure, ``INSTRUMENTATION_FAILED``: :data:`~.contract.CANDIDATE_REACHABLE`) that survives the retries
   is checked against the reference state S_fix on the same device: if the reference passes, the outcome
   is the candidate's and counts in Pass@1's denominator; otherwise it stays infrastructure.
+* after every attempt the device is restored to the lease's baseline (:mod:`pytest_mobilebench.devices.baseline`),
+  so a retry, the reference run and the next item never run on what a candidate left; an attempt after which
+  the device cannot be restored ends the item there (``StateRunner.quarantine``), charged to that attempt.
 
 The repository lock is taken before the device lock (:class:`~pytest_mobilebench.devices.pool.DevicePool`).
 """
@@ -15,11 +18,13 @@ The repository lock is taken before the device lock (:class:`~pytest_mobilebench
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_mobilebench.devices.android import AndroidDevice
+from pytest_mobilebench.devices.baseline import Guard
 from pytest_mobilebench.artifacts import Artifact, artifact_type
 from pytest_mobilebench.patch import parse_patch, split_patch
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
@@ -112,12 +117,16 @@ class StateRunner:
     bytes; ``facts.json`` says ``build_reused_from``); a retry after a build-side failure builds again."""
 
     def __init__(self, record: DeviceRecord, *, runtime: Runtime, spec: WorkspaceSpec, device: AndroidDevice,
-                 evidence: Path, retries: int, progress: Callable[[str], None]) -> None:
+                 evidence: Path, retries: int, progress: Callable[[str], None], baseline: Guard | None = None) -> None:
         self.record, self.runtime, self.spec, self.device = record, runtime, spec, device
         self.evidence, self.progress = evidence, progress
         self.retries = max(0, min(MAX_RETRIES, retries))
         self.attempts: list[dict[str, Any]] = []
         self.shadowing: list[str] = []
+        self.baseline = baseline
+        #: the attempt after which the device could not be restored (it then runs nothing more): ``{"state",
+        #: "attempt", "folder", "damage", "remaining"}``, else None
+        self.quarantine: dict[str, Any] | None = None
 
     def run(self, state: str, patches: Sequence[Patch], *, reference: bool) -> StateOutcome:
         """Run ``state``, retrying infrastructure outcomes up to ``retries`` times with the same patches."""
@@ -127,13 +136,23 @@ class StateRunner:
         for attempt in range(1, self.retries + 2):
             out = self.evidence / "states" / state / f"attempt-{attempt}"
             outcome, built = run_state(state, self.record, patches, runtime=self.runtime, spec=self.spec,
-                                       device=self.device, out=out, progress=self.progress, prebuilt=built)
+                                       device=self.device, out=out, progress=self.progress, prebuilt=built,
+                                       baseline=self.baseline)
             if built is not None:
                 self.shadowing = sorted(set(self.shadowing) | set(shadowing_entries(built.artefacts["app"], built.artefacts["test"])))
             kind = state_infra_kind(outcome, reference=reference)
+            folder = out.relative_to(self.evidence).as_posix()
+            restored = json.loads((out / "restore.json").read_text(encoding="utf-8")) if (out / "restore.json").is_file() else {}
             self.attempts.append({**outcome.to_dict(), "state": state, "attempt": attempt, "patches_sha256": digest,
-                                  "infra_kind": kind, "folder": out.relative_to(self.evidence).as_posix()})
+                                  "infra_kind": kind, "folder": folder, "device_damage": restored.get("damage", [])})
             atomic_write_json(self.evidence / "attempts.json", self.attempts)
+            if restored.get("remaining") or restored.get("unhealthy"):
+                self.quarantine = {"state": state, "attempt": attempt, "folder": folder, "serial": self.device.serial,
+                                   "damage": restored["damage"], "remaining": restored["remaining"],
+                                   "unhealthy": restored.get("unhealthy", [])}
+                self.progress(f"{self.record.instance_id}: {state} attempt {attempt}: device {self.device.serial} "
+                              "could not be restored: quarantined")
+                break
             if kind is None:
                 break
             self.progress(f"{self.record.instance_id}: {state} attempt {attempt}: infrastructure ({kind})")
@@ -153,7 +172,7 @@ def gold_states(runner: StateRunner, p_t: str, p_f: str) -> tuple[StateOutcome, 
     """S_bug and S_fix (reference states: a build failure there is infrastructure). S_fix is not run
     (None) when S_bug stayed infrastructure through its retries: the item is infrastructure anyway."""
     s_bug = runner.run("S_bug", [Patch("test_patch", p_t)], reference=True)
-    if state_infra_kind(s_bug, reference=True):
+    if state_infra_kind(s_bug, reference=True) or runner.quarantine:
         return s_bug, None
     s_fix = runner.run("S_fix", [Patch("test_patch", p_t), Patch("fix_patch", p_f)], reference=True)
     return s_bug, s_fix
@@ -164,7 +183,7 @@ def candidate_state(runner: StateRunner, candidate: Candidate, p_t: str, p_f: st
     patches = [Patch("candidate", candidate.text, restore=tuple(candidate.classes["tests"])), Patch("test_patch", p_t)]
     outcome = runner.run("candidate", patches, reference=False)
     kind = state_infra_kind(outcome, reference=False)
-    if kind not in CANDIDATE_REACHABLE:
+    if kind not in CANDIDATE_REACHABLE or runner.quarantine:  # a device that could not be restored runs nothing more
         return outcome, False
     reference = runner.run("reference", [Patch("test_patch", p_t), Patch("fix_patch", p_f)], reference=True)
     healthy = state_infra_kind(reference, reference=True) is None and reference.target is TargetOutcome.PASSED

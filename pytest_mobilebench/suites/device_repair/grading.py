@@ -46,6 +46,23 @@ def _compromised(state: StateOutcome) -> dict[str, Any]:
             "detail": f"{state.state}: runner_compromised: " + "; ".join(compromised_runs(state))}
 
 
+def _quarantined(quarantine: Mapping[str, Any] | None, outcomes: Mapping[str, StateOutcome]) -> dict[str, Any] | None:
+    """The fields charging a device that could not be restored: to the candidate when its own attempt left
+    the damage (``policy_violation`` of kind ``device_damage``: never resolved, never infrastructure), else
+    infrastructure (``device_quarantined``: the record's own code left it, or only the health probe failed). None without a quarantine."""
+    if not quarantine:
+        return None
+    state = outcomes.get(str(quarantine["state"])) or next(iter(outcomes.values()))
+    what = "; ".join([*(quarantine.get("remaining") or []), *(quarantine.get("unhealthy") or [])])
+    if quarantine["state"] == "candidate" and quarantine.get("remaining"):
+        return {"reason": Reason.POLICY_VIOLATION, "policy_kind": "device_damage", "final": state, "cause": None,
+                "infra_kind": None, "attributed": True,
+                "detail": f"candidate attempt {quarantine['attempt']} left device {quarantine.get('serial')} damaged beyond "
+                          f"restore (quarantined for the run): {what}"}
+    return {"reason": Reason.INFRA_ERROR, "infra_kind": "device_quarantined", "final": state, "cause": "external_infrastructure",
+            "detail": f"{quarantine['state']} left device {quarantine.get('serial')} unrestorable (quarantined): {what}"}
+
+
 def _gold(outcomes: Mapping[str, StateOutcome]) -> dict[str, Any]:
     s_bug, s_fix = outcomes["S_bug"], outcomes.get("S_fix")
     for state in (s_bug, s_fix):
@@ -122,7 +139,11 @@ def grade_evidence(record: DeviceRecord, evidence: Path) -> dict[str, Any]:
     check_record(record, evidence)
     data = json.loads((evidence / "grading.json").read_text(encoding="utf-8"))
     outcomes = _outcomes(evidence, data["finals"])
-    fields = _gold(outcomes) if data["mode"] == "gold" else _candidate(record, data, outcomes)
+    fields = _quarantined(data.get("quarantine"), outcomes)
+    if fields is not None and data["mode"] == "gold":
+        fields["accepted"] = False
+    if fields is None:
+        fields = _gold(outcomes) if data["mode"] == "gold" else _candidate(record, data, outcomes)
     findings, refused = _integrity(record, evidence, data)
     if refused and fields["reason"] is not Reason.POLICY_VIOLATION:  # --mb-integrity=strict; an earlier kind stands
         fields.update(reason=Reason.POLICY_VIOLATION, policy_kind="integrity", infra_kind=None, cause=None,

@@ -14,6 +14,7 @@ items, and ``infra_rates`` compares each model's infrastructure rate with the re
 devices (the gold rows of the run, else the reference states run inside the candidates' items): a model
 with at least 2 infrastructure items and a rate of at least twice the reference's and 0.2 above it is
 named in ``infra_callouts`` (a candidate that provokes "device" failures the reference does not).
+Devices quarantined because an attempt left them damaged beyond restore are listed in ``quarantined_devices``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pytest_mobilebench.metrics import (
 )
 from pytest_mobilebench.suites.declared.device_repair import HEADLINE
 
-__all__ = ["K_VALUES", "agreement", "infra_rates", "summarize"]
+__all__ = ["K_VALUES", "agreement", "infra_rates", "quarantined_devices", "summarize"]
 
 #: the k of Hit@k / Recall@k reported
 K_VALUES = (1, 3, 5)
@@ -98,6 +99,15 @@ def infra_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"by_model": per_model, "reference": baseline, "callouts": callouts}
 
 
+def quarantined_devices(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The devices the run quarantined: ``[{"serial", "instance_id", "model_name_or_path", "state", "charged_to",
+    "remaining"}]``; ``charged_to`` is ``candidate`` (a ``device_damage`` policy violation) or ``infrastructure``."""
+    return [{"serial": q.get("serial"), "instance_id": r.get("instance_id"), "model_name_or_path": r.get("model_name_or_path"),
+             "state": q.get("state"), "charged_to": "candidate" if r.get("policy_kind") == "device_damage" else "infrastructure",
+             "remaining": [*(q.get("remaining") or []), *(q.get("unhealthy") or [])][:5]}
+            for r in rows if isinstance(q := r.get("quarantine"), Mapping)]
+
+
 def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The suite's summary tables; ``headline`` is Pass@1 with its Wilson 95% interval."""
     rows = [dict(r, resolved=bool(r.get("passed"))) for r in results]
@@ -119,6 +129,9 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             f"(listed in infra_items); over all selected {resolved}/{len(rows)}")
     if rates["callouts"]:
         note += "; infrastructure far above the reference's: " + "; ".join(rates["callouts"])
+    quarantined = quarantined_devices(rows)
+    if quarantined:
+        note += f"; {len(quarantined)} device(s) quarantined, listed in quarantined_devices"
     return {
         "headline": {
             "label": HEADLINE.label,
@@ -138,6 +151,7 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "infra_rates": rates["by_model"],
         "infra_reference": rates["reference"],
         "infra_callouts": rates["callouts"],
+        "quarantined_devices": quarantined,
         "policy_violations": dict(sorted(Counter(str(r.get("policy_kind") or "unknown") for r in rows
                                                  if r.get("reason") == "policy_violation").items())),
         "pass_at_1_macro": round(mean([s["rate"] for s in per_repo.values()]), 6) if per_repo else None,
