@@ -70,3 +70,24 @@ def test_a_blank_screenshot_is_named_blank_not_shown_as_a_broken_thumbnail(tmp_p
     assert image_label(tmp_path / "a.after.png") == "a.after.png (blank: the page rendered one colour)"
     assert image_label(tmp_path / "b.after.png") == "b.after.png"
     assert image_label(tmp_path / "c.after.png") == "c.after.png"
+
+
+def test_a_tall_page_is_shown_by_its_top_not_its_empty_middle(tmp_path: Path) -> None:
+    """pytest-html's thumbnail crops an image's middle: a full-page shot of a tall page is inlined as its top."""
+    Image = pytest.importorskip("PIL.Image")
+    from pytest_mobilebench.report.html import TALL_RATIO, top_of_page
+
+    tall = Image.new("RGB", (100, 1000), "white")
+    tall.paste((200, 0, 0), (0, 0, 100, 40))  # the header: the only content, at the top
+    tall_path, short_path = tmp_path / "tall.png", tmp_path / "short.png"
+    tall.save(tall_path)
+    Image.new("RGB", (100, 120), "white").save(short_path)
+    top = top_of_page(tall_path)
+    assert top is not None and top.startswith(b"\x89PNG")
+    import io
+
+    with Image.open(io.BytesIO(top)) as shown:
+        assert shown.size == (100, int(100 * TALL_RATIO))
+        assert shown.getpixel((50, 10)) == (200, 0, 0)
+    assert top_of_page(short_path) is None
+    assert top_of_page(tmp_path / "missing.png") is None

@@ -29,7 +29,17 @@ import pytest
 from pytest_mobilebench.report.headline import is_infra
 from pytest_mobilebench.report.progress import item_seconds
 
-__all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "RUN_OUTPUT", "HtmlHooks", "failure_images", "figures_text", "image_label"]
+__all__ = [
+    "MAX_IMAGES",
+    "MAX_IMAGE_BYTES",
+    "RUN_OUTPUT",
+    "TALL_RATIO",
+    "HtmlHooks",
+    "failure_images",
+    "figures_text",
+    "image_label",
+    "top_of_page",
+]
 
 #: ``(summary, run page path)`` set by the plugin's controller once both are written.
 RUN_OUTPUT = pytest.StashKey[tuple[dict[str, Any], Path | None]]()
@@ -37,6 +47,9 @@ RUN_OUTPUT = pytest.StashKey[tuple[dict[str, Any], Path | None]]()
 MAX_IMAGES = 8
 MAX_IMAGE_BYTES = 1_500_000
 _PNG = b"\x89PNG\r\n\x1a\n"
+#: a screenshot taller than this many times its width is shown by its top (pytest-html's thumbnail crops the
+#: middle of an image, which for a full-page shot of a tall page is its empty middle)
+TALL_RATIO = 1.5
 _HEADERS = ("Verdict", "Figures", "Cache")
 
 
@@ -90,6 +103,27 @@ def image_label(path: Path) -> str:
     except (OSError, ValueError):
         return path.name
     return path.name + (" (blank: the page rendered one colour)" if all(lo == hi for lo, hi in extrema) else "")
+
+
+def top_of_page(path: Path) -> bytes | None:
+    """PNG bytes of the top of a tall screenshot (``width x width * TALL_RATIO`` pixels), or None when the
+    image is not taller than :data:`TALL_RATIO` times its width, cannot be read, or Pillow is absent."""
+    try:
+        import io
+
+        from PIL import Image
+    except ImportError:
+        return None
+    try:
+        with Image.open(path) as image:
+            width, height = image.size
+            if width <= 0 or height <= width * TALL_RATIO:
+                return None
+            out = io.BytesIO()
+            image.crop((0, 0, width, int(width * TALL_RATIO))).save(out, format="PNG")
+    except (OSError, ValueError):
+        return None
+    return out.getvalue()
 
 
 def _relative(target: Path, base_dir: Path) -> str:
@@ -181,7 +215,11 @@ class HtmlHooks:
             page = state.reports_dir / state.run_id / "index.html"
             extras.append(pytest_html.extras.url(_relative(page, html_dir), name="run page"))
             for path in failure_images(result):
-                encoded = base64.b64encode(path.read_bytes()).decode("ascii")
-                extras.append(pytest_html.extras.png(encoded, name=image_label(path)))
+                top = top_of_page(path)
+                encoded = base64.b64encode(top if top is not None else path.read_bytes()).decode("ascii")
+                label = image_label(path) + (" (top of a tall page)" if top is not None else "")
+                extras.append(pytest_html.extras.png(encoded, name=label))
+                if top is not None:  # the whole page, beside its top
+                    extras.append(pytest_html.extras.url(_relative(path, html_dir), name=f"{path.name} (whole page)"))
             report.extras = extras
         return report
