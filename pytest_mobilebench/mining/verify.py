@@ -8,6 +8,10 @@ the empty patch (must not), each gold hunk dropped and the semantic mutants of
 (never from the subprocess's output). An instance is **weak** when its leak is above ``threshold``;
 ``--strict`` fails on a weak instance and on one left unmeasured (gold not resolving, empty resolving,
 infrastructure error, not run).
+
+A device-repair manifest (top-level ``suite: device_repair``) is measured by
+:mod:`pytest_mobilebench.suites.device_repair.verify` (gold, its S_bug state as the empty patch, and the
+mutants graded as candidate patches on the devices named in ``pytest_args``); its rows have the same shape.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench.mining._harness import read_json
+from pytest_mobilebench.suites.device_repair.verify import is_device_manifest, verify_device_manifest
 from pytest_mobilebench.suites.issue_resolution.verifier import leak_distribution
 
 __all__ = ["VerifyOptions", "failed", "render_verify", "verify"]
@@ -99,6 +104,10 @@ def verify(opts: VerifyOptions, log: Any = None) -> dict[str, Any]:
     for n, path in enumerate(opts.files):
         path = path.resolve()
         run_id = f"verify-{time.strftime('%Y%m%d-%H%M%S')}-{n}"
+        if is_device_manifest(path):  # the device suite's own measurement (no --mb-audit there)
+            for row in verify_device_manifest(path, opts, reports, run_id, runs.append):
+                rows[row["instance_id"]] = row
+            continue
         command = _command(path, opts, reports, run_id)
         log_path = reports / f"{run_id}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
