@@ -23,9 +23,9 @@ from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.suites.device_repair import SUITE
 from pytest_mobilebench.suites.device_repair.flow import resolve_patches
-from pytest_mobilebench.suites.device_repair.verify import mutant_rows
+from pytest_mobilebench.suites.device_repair.verify import _record_row, mutant_rows
 
-pytestmark = pytest.mark.skipif(not adb_available(), reason="needs Debian's adb and a JDK (javac)")
+needs_adb = pytest.mark.skipif(not adb_available(), reason="needs Debian's adb and a JDK (javac)")
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "cases" / "device_repair"
@@ -46,7 +46,9 @@ def device(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AdbServer
         server.close()
 
 
-def check(files: list[Path], tmp_path: Path, device: tuple[AdbServer, SimDevice, Path], *extra: str) -> tuple[int, dict[str, Any], str]:
+def check(
+    files: list[Path], tmp_path: Path, device: tuple[AdbServer, SimDevice, Path], *extra: str
+) -> tuple[int, dict[str, Any], str]:
     """Run ``dataset check --verify`` on ``files``: ``(exit code, the JSON report, stdout + stderr)``."""
     server, sim, locks = device
     out = tmp_path / "report.json"
@@ -64,11 +66,56 @@ def test_mutant_rows_of_the_calc_fix_are_seeded_and_cover_each_hunk() -> None:
     _, fix = resolve_patches(loaded.record, RepoCache(run_id="test-device-verify"))
     rows = mutant_rows(loaded.record.instance_id, fix, per_hunk=3, seed=0)
     assert rows == mutant_rows(loaded.record.instance_id, fix, per_hunk=3, seed=0)
-    assert [r["kind"] for r in rows][0] == "hunk_dropped" and rows[0]["patch"] == ""
+    assert rows[0]["kind"] == "hunk_dropped" and rows[0]["patch"] == ""
     kinds = {r["kind"] for r in rows[1:]}
     assert len(rows) == 4 and kinds <= {"operator", "constant", "condition", "return", "statement"}, rows
     for r in rows[1:]:
         assert r["before"] != r["after"] and f"+{r['after']}" in r["patch"]
+
+
+DRAWS = [
+    {"id": i, "kind": k, "file": "A.java", "line": 3, "before": "x", "after": "y", "patch": f"patch {i}"}
+    for i, k in (("h0.drop", "hunk_dropped"), ("h0.m0", "operator"), ("h0.m1", "constant"))
+]
+
+
+def entry(reason: str, **more: Any) -> dict[str, Any]:
+    return {"reason": reason, "passed": reason == "resolved", "retryable": reason == "infra_error", **more}
+
+
+def test_record_row_counts_resolving_mutants_and_keeps_their_diffs(tmp_path: Path) -> None:
+    gold = entry("resolved", s_bug_q="failed", evidence_dir=str(tmp_path))
+    results = {("r", "mutant.h0.drop"): entry("empty_patch"), ("r", "mutant.h0.m0"): entry("resolved"),
+               ("r", "mutant.h0.m1"): entry("infra_error")}  # fmt: skip
+    row = _record_row("r", gold, DRAWS, results, 0.25)
+    assert (row["status"], row["verifier_leak"], row["judged"], row["survived"], row["weak"]) == (
+        "measured",
+        0.5,
+        2,
+        1,
+        True,
+    )
+    assert row["empty_resolves"] is False
+    assert [m["resolves"] for m in row["mutants"]] == [False, True, None]  # infrastructure: no verdict
+    (kept,) = row["surviving"]
+    assert kept["id"] == "h0.m0" and Path(kept["diff"]).read_text() == "patch h0.m0"
+    assert not (tmp_path / "mutant.h0.drop.diff").exists()
+
+
+@pytest.mark.parametrize(("gold", "status"), [
+    (None, "not_run"),
+    (entry("infra_error"), "infra_error"),
+    (entry("record_rejected", s_bug_q="passed"), "empty_resolves"),
+    (entry("record_rejected", s_bug_q="failed"), "gold_not_resolving"),
+])  # fmt: skip
+def test_record_row_without_an_accepted_gold_has_no_leak(tmp_path: Path, gold: Any, status: str) -> None:
+    gold = None if gold is None else {**gold, "evidence_dir": str(tmp_path)}
+    results = {("r", "mutant.h0.m0"): entry("resolved")}
+    row = _record_row("r", gold, DRAWS, results, 0.25)
+    assert row["status"] == status and row["verifier_leak"] is None and not row["weak"]
+    assert row["empty_resolves"] is (
+        True if status == "empty_resolves" else False if gold and gold.get("s_bug_q") else None
+    )
 
 
 def weakened_calc(tmp_path: Path) -> Path:
@@ -83,20 +130,24 @@ def weakened_calc(tmp_path: Path) -> Path:
     data["repo"] = "mobilebench/calc-weak"
     (entry,) = data["instances"]
     entry.pop("fix_commit")
-    entry.update(instance_id="mobilebench__calc-weak-1", fix_patch=fix,
-                 test_patch=test.replace(strong, "assertEquals(true, new Calculator().percentOf(200, 15) < 100);"))
+    entry.update(
+        instance_id="mobilebench__calc-weak-1",
+        fix_patch=fix,
+        test_patch=test.replace(strong, "assertEquals(true, new Calculator().percentOf(200, 15) < 100);"),
+    )
     out = tmp_path / "cases" / "mobilebench__calc-weak.yaml"
     out.parent.mkdir(parents=True)
     out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return out
 
 
+@needs_adb
 @pytest.mark.e2e
 def test_bundled_records_leak_nothing_and_a_weakened_target_leaks_and_fails_strict(
     device: tuple[AdbServer, SimDevice, Path], tmp_path: Path
 ) -> None:
     weak = weakened_calc(tmp_path)
-    code, report, text = check([*sorted(CASES.glob("*.yaml")), weak], tmp_path, device, "--strict")
+    code, report, text = check([CASES, weak], tmp_path, device, "--strict")
     rows = {r["instance_id"]: r for r in report["instances"]}
     print(text)
     for iid in ("mobilebench__calc-1", "mobilebench__textutils-1"):

@@ -12,6 +12,7 @@ infrastructure error, not run).
 A device-repair manifest (top-level ``suite: device_repair``) is measured by
 :mod:`pytest_mobilebench.suites.device_repair.verify` (gold, its S_bug state as the empty patch, and the
 mutants graded as candidate patches on the devices named in ``pytest_args``); its rows have the same shape.
+A folder holding only device-repair manifests is measured file by file.
 """
 
 from __future__ import annotations
@@ -94,6 +95,16 @@ def _row(entry: Mapping[str, Any], threshold: float) -> dict[str, Any]:
     }
 
 
+def _expand(path: Path) -> list[Path]:
+    """A folder whose manifests are all device-repair ones becomes those files (each measured on devices);
+    anything else stays as given."""
+    if path.is_dir():
+        manifests = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+        if manifests and all(is_device_manifest(p) for p in manifests):
+            return manifests
+    return [path]
+
+
 def verify(opts: VerifyOptions, log: Any = None) -> dict[str, Any]:
     """Run the audit on each file and read the leaks back. Returns ``{"instances": [row], "distribution",
     "runs": [{"file", "exit", "summary", "log"}]}`` (rows: :func:`_row`; distribution:
@@ -101,8 +112,7 @@ def verify(opts: VerifyOptions, log: Any = None) -> dict[str, Any]:
     reports = opts.out.resolve()
     rows: dict[str, dict[str, Any]] = {}
     runs = []
-    for n, path in enumerate(opts.files):
-        path = path.resolve()
+    for n, path in enumerate(p for given in opts.files for p in _expand(given.resolve())):
         run_id = f"verify-{time.strftime('%Y%m%d-%H%M%S')}-{n}"
         if is_device_manifest(path):  # the device suite's own measurement (no --mb-audit there)
             for row in verify_device_manifest(path, opts, reports, run_id, runs.append):

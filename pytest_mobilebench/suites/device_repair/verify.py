@@ -107,8 +107,13 @@ def _status(gold: Mapping[str, Any] | None, leak: float | None) -> str:
     return "measured" if leak is not None else "not_measured"
 
 
-def _record_row(iid: str, gold: Mapping[str, Any] | None, draws: Sequence[Mapping[str, Any]],
-                results: Mapping[tuple[str, str], Mapping[str, Any]], threshold: float) -> dict[str, Any]:
+def _record_row(
+    iid: str,
+    gold: Mapping[str, Any] | None,
+    draws: Sequence[Mapping[str, Any]],
+    results: Mapping[tuple[str, str], Mapping[str, Any]],
+    threshold: float,
+) -> dict[str, Any]:
     """One record's verify row (the shape of :func:`pytest_mobilebench.mining.verify._row`)."""
     evidence = Path(str((gold or {}).get("evidence_dir") or "."))
     rows = []
@@ -138,7 +143,9 @@ def _record_row(iid: str, gold: Mapping[str, Any] | None, draws: Sequence[Mappin
     }  # fmt: skip
 
 
-def _draws(records: Sequence[LoadedRecord], opts: Any, run_id: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+def _draws(
+    records: Sequence[LoadedRecord], opts: Any, run_id: str
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
     """Each record's mutant rows, and the records whose fix patch could not be read (id -> why)."""
     from pytest_mobilebench.suites.device_repair.flow import resolve_patches
 
@@ -156,8 +163,9 @@ def _draws(records: Sequence[LoadedRecord], opts: Any, run_id: str) -> tuple[dic
     return draws, problems
 
 
-def verify_device_manifest(path: Path, opts: Any, reports: Path, run_id: str,
-                           log: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+def verify_device_manifest(
+    path: Path, opts: Any, reports: Path, run_id: str, log: Callable[[dict[str, Any]], None]
+) -> list[dict[str, Any]]:
     """Measure every record of one device-repair manifest; ``opts`` is a
     :class:`pytest_mobilebench.mining.verify.VerifyOptions`; each pytest run is passed to ``log`` as
     ``{"file", "exit", "summary", "log"}``. Returns the records' verify rows; a record the manifest refuses
@@ -167,7 +175,14 @@ def verify_device_manifest(path: Path, opts: Any, reports: Path, run_id: str,
     draws, problems = _draws(records, opts, run_id)
     gold_id, mutant_id = f"{run_id}-gold", f"{run_id}-mutants"
     code = _run(_pytest(path, "gold", reports, gold_id, opts), path.parent, reports / f"{gold_id}.log")
-    log({"file": str(path), "exit": code, "summary": str(reports / gold_id / "summary.json"), "log": str(reports / f"{gold_id}.log")})
+    log(
+        {
+            "file": str(path),
+            "exit": code,
+            "summary": str(reports / gold_id / "summary.json"),
+            "log": str(reports / f"{gold_id}.log"),
+        }
+    )
     gold = _entries(reports / gold_id / "summary.json")
     results: dict[tuple[str, str], Mapping[str, Any]] = {}
     rows = [{"instance_id": iid, "model_name_or_path": MUTANT_PREFIX + m["id"], "model_patch": m["patch"]}
@@ -175,7 +190,9 @@ def verify_device_manifest(path: Path, opts: Any, reports: Path, run_id: str,
     if rows:
         predictions = reports / mutant_id / "mutants.jsonl"
         atomic_write_text(predictions, "".join(json.dumps(r) + "\n" for r in rows))
-        code = _run(_pytest(path, str(predictions), reports, mutant_id, opts), path.parent, reports / f"{mutant_id}.log")
+        code = _run(
+            _pytest(path, str(predictions), reports, mutant_id, opts), path.parent, reports / f"{mutant_id}.log"
+        )
         log({"file": str(path), "exit": code, "summary": str(reports / mutant_id / "summary.json"),
              "log": str(reports / f"{mutant_id}.log")})  # fmt: skip
         results = _entries(reports / mutant_id / "summary.json")
