@@ -20,6 +20,8 @@ import yaml
 from adbsim import AdbServer, SimDevice, adb_available
 
 from pytest_mobilebench.manifest.yamlfile import read_yaml
+from pytest_mobilebench.mining.check import CheckOptions
+from pytest_mobilebench.mining.check import check as lint
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.suites.device_repair import SUITE
 from pytest_mobilebench.suites.device_repair.flow import resolve_patches
@@ -118,6 +120,16 @@ def test_record_row_without_an_accepted_gold_has_no_leak(tmp_path: Path, gold: A
     )
 
 
+def test_dataset_check_lints_device_manifests_with_their_own_loader(tmp_path: Path) -> None:
+    findings, _ = lint(CheckOptions((CASES,)))
+    assert findings == []
+    broken = tmp_path / "broken.yaml"
+    text = (CASES / "mobilebench__calc.yaml").read_text(encoding="utf-8")
+    broken.write_text(text.replace("target: com.example.calc.CalculatorTest#percentOfHundred", "target: two methods"))
+    (finding,) = lint(CheckOptions((broken,)))[0]
+    assert finding.instance == "mobilebench__calc-1" and finding.field == "target" and finding.line, finding
+
+
 def weakened_calc(tmp_path: Path) -> Path:
     """A copy of ``calc`` with inline patches whose target asserts only ``percentOf(200, 15) < 100``."""
     path = CASES / "mobilebench__calc.yaml"
@@ -159,6 +171,7 @@ def test_bundled_records_leak_nothing_and_a_weakened_target_leaks_and_fails_stri
     assert bad["weak"] and bad["surviving"], bad
     for m in bad["surviving"]:
         assert Path(m["diff"]).is_file() and m["after"].strip() in Path(m["diff"]).read_text(encoding="utf-8")
+    assert "0 finding(s)" in text  # the lint passes: exit 1 is --strict's
     assert code == 1 and "verify --strict failed: mobilebench__calc-weak-1: weak" in text
     assert report["distribution"]["weak"] == ["mobilebench__calc-weak-1"]
     assert "WEAK" in text and "survives" in text

@@ -75,8 +75,8 @@ def mutant_rows(instance_id: str, fix: str, *, per_hunk: int, seed: int) -> list
 def _pytest(path: Path, predictions: str, reports: Path, run_id: str, opts: Any) -> list[str]:
     workers = ["-n", str(opts.workers)] if opts.workers else []
     return [sys.executable, "-m", "pytest", str(path), f"--predictions={predictions}", f"--mb-reports-dir={reports}",
-            f"--mb-summary={reports / run_id / 'summary.json'}", f"--mb-run-id={run_id}", "-p", "no:cacheprovider",
-            f"--rootdir={path.parent}", "-q", *workers, *opts.pytest_args]  # fmt: skip
+            f"--mb-summary={reports / run_id / 'summary.json'}", f"--mb-runtime={opts.runtime}", f"--mb-run-id={run_id}",
+            "-p", "no:cacheprovider", f"--rootdir={path.parent}", "-q", *workers, *opts.pytest_args]  # fmt: skip
 
 
 def _run(command: Sequence[str], cwd: Path, log_path: Path) -> int:
