@@ -22,10 +22,10 @@ from adbsim import AdbServer, SimDevice, adb_available
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.mining.check import CheckOptions
 from pytest_mobilebench.mining.check import check as lint
+from pytest_mobilebench.mining.verify_device import _record_row, mutant_rows
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.suites.device_repair import SUITE
 from pytest_mobilebench.suites.device_repair.flow import resolve_patches
-from pytest_mobilebench.suites.device_repair.verify import _record_row, mutant_rows
 
 needs_adb = pytest.mark.skipif(
     not adb_available() or not Path("/usr/share/java/junit4.jar").is_file(),

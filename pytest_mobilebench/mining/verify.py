@@ -10,7 +10,7 @@ the empty patch (must not), each gold hunk dropped and the semantic mutants of
 infrastructure error, not run).
 
 A device-repair manifest (top-level ``suite: device_repair``) is measured by
-:mod:`pytest_mobilebench.suites.device_repair.verify` (gold, its S_bug state as the empty patch, and the
+:mod:`pytest_mobilebench.mining.verify_device` (gold, its S_bug state as the empty patch, and the
 mutants graded as candidate patches on the devices named in ``pytest_args``); its rows have the same shape.
 A folder holding only device-repair manifests is measured file by file.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench.mining._harness import read_json
-from pytest_mobilebench.suites.device_repair.verify import is_device_manifest, verify_device_manifest
+from pytest_mobilebench.mining.verify_device import is_device_manifest, verify_device_manifest
 from pytest_mobilebench.suites.issue_resolution.verifier import leak_distribution
 
 __all__ = ["VerifyOptions", "failed", "render_verify", "verify"]
