@@ -133,6 +133,10 @@ def _load(path: Path, framework: str | None) -> tuple[list[_Entry], list[Finding
             doc = read_yaml(path)
         except ManifestError as exc:
             return [], [_from_error(exc)]
+        if doc.data.get("suite") == "device_repair":  # its own loader's errors; --verify measures it on devices
+            from pytest_mobilebench.suites.device_repair import SUITE as DEVICE_REPAIR
+
+            return [], [_from_error(e) for e in DEVICE_REPAIR.load(path, doc) if isinstance(e, ManifestError)]
         if doc.data.get("suite") != "issue_resolution":
             return [], [Finding(str(path), doc.line_of("suite") or 1, None, "suite",
                                 f"suite {doc.data.get('suite')!r}: dataset check lints issue_resolution manifests")]  # fmt: skip

@@ -8,6 +8,11 @@ the empty patch (must not), each gold hunk dropped and the semantic mutants of
 (never from the subprocess's output). An instance is **weak** when its leak is above ``threshold``;
 ``--strict`` fails on a weak instance and on one left unmeasured (gold not resolving, empty resolving,
 infrastructure error, not run).
+
+A device-repair manifest (top-level ``suite: device_repair``) is measured by
+:mod:`pytest_mobilebench.mining.verify_device` (gold, its S_bug state as the empty patch, and the
+mutants graded as candidate patches on the devices named in ``pytest_args``); its rows have the same shape.
+A folder holding only device-repair manifests is measured file by file.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 from typing import Any, final
 
 from pytest_mobilebench.mining._harness import read_json
+from pytest_mobilebench.mining.verify_device import is_device_manifest, verify_device_manifest
 from pytest_mobilebench.suites.issue_resolution.verifier import leak_distribution
 
 __all__ = ["VerifyOptions", "failed", "render_verify", "verify"]
@@ -89,6 +95,16 @@ def _row(entry: Mapping[str, Any], threshold: float) -> dict[str, Any]:
     }
 
 
+def _expand(path: Path) -> list[Path]:
+    """A folder whose manifests are all device-repair ones becomes those files (each measured on devices);
+    anything else stays as given."""
+    if path.is_dir():
+        manifests = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+        if manifests and all(is_device_manifest(p) for p in manifests):
+            return manifests
+    return [path]
+
+
 def verify(opts: VerifyOptions, log: Any = None) -> dict[str, Any]:
     """Run the audit on each file and read the leaks back. Returns ``{"instances": [row], "distribution",
     "runs": [{"file", "exit", "summary", "log"}]}`` (rows: :func:`_row`; distribution:
@@ -96,9 +112,12 @@ def verify(opts: VerifyOptions, log: Any = None) -> dict[str, Any]:
     reports = opts.out.resolve()
     rows: dict[str, dict[str, Any]] = {}
     runs = []
-    for n, path in enumerate(opts.files):
-        path = path.resolve()
+    for n, path in enumerate(p for given in opts.files for p in _expand(given.resolve())):
         run_id = f"verify-{time.strftime('%Y%m%d-%H%M%S')}-{n}"
+        if is_device_manifest(path):  # the device suite's own measurement (no --mb-audit there)
+            for row in verify_device_manifest(path, opts, reports, run_id, runs.append):
+                rows[row["instance_id"]] = row
+            continue
         command = _command(path, opts, reports, run_id)
         log_path = reports / f"{run_id}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
