@@ -190,12 +190,14 @@ def test_force_rebuild_builds_again_once_per_run(make, client: docker.DockerClie
         )
         return env, inst
 
-    forced = ImageBuilder(client, run_id="forced-" + uuid.uuid4().hex[:8], force_rebuild=True, log_dir=tmp_path)
+    ca = fx.runtime.builder.ca_bundle  # the host CA bundle is part of the environment layer's content key
+    forced = ImageBuilder(client, run_id="forced-" + uuid.uuid4().hex[:8], force_rebuild=True, log_dir=tmp_path,
+                          ca_bundle=ca)
     env, inst = build(forced)
     assert env.built and inst.built and inst.tag == first.tag and inst.image_id != first.image_id
     env_again, inst_again = build(forced)  # the same run: what it built is reused
     assert not env_again.built and not inst_again.built and inst_again.image_id == inst.image_id
-    _plain_env, plain_inst = build(ImageBuilder(client, run_id="plain", log_dir=tmp_path))
+    _plain_env, plain_inst = build(ImageBuilder(client, run_id="plain", log_dir=tmp_path, ca_bundle=ca))
     assert not plain_inst.built and plain_inst.image_id == inst.image_id
     forced.remove_images(keep_level="env", only_run=forced.run_id)
 
