@@ -103,7 +103,7 @@ def test_the_reference_fix_through_shell_commands_passes_on_the_device_and_the_p
     again, regraded, _ = _run(pytester, device, "dlive-regrade", predictions=str(run / "predictions.jsonl"))
     again.assert_outcomes(passed=1)
     assert regraded["instances"][IID]["reason"] == "resolved"
-    assert "agent_end" not in regraded["instances"][IID]  # graded from the file: no agent ran
+    assert regraded["cached"] == 1  # the same candidate: answered from the cache, nothing runs again (issue 33)
 
 
 def test_test_edits_fake_output_adb_and_the_network_cannot_change_the_verdict(
