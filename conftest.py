@@ -33,7 +33,11 @@ def mirror_template(root: Path) -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     mirrors = os.environ.get("MOBILEBENCH_MIRRORS")
-    if not mirrors or os.environ.get("MOBILEBENCH_REPO_URL_TEMPLATE") or not hasattr(config.option, "mb_repo_url_template"):
+    if (
+        not mirrors
+        or os.environ.get("MOBILEBENCH_REPO_URL_TEMPLATE")
+        or not hasattr(config.option, "mb_repo_url_template")
+    ):
         return
     if config.option.mb_repo_url_template != DEFAULT_TEMPLATE:
         return  # the command line or MOBILEBENCH_REPO_URL_TEMPLATE chose already

@@ -49,7 +49,9 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+def collect(
+    args: Sequence[str], cwd: Path, *, plugin: bool = True, env: dict[str, str] | None = None
+) -> tuple[float, float, int]:
     """Run ``pytest --collect-only -q`` with ``args`` (the plugin off when ``plugin`` is False).
 
     Returns (wall seconds, CPU seconds, items collected); items is 0 when pytest found nothing (exit status
@@ -58,8 +60,14 @@ def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True, env: dict[st
     off = [*other_plugins_off(), *(() if plugin else ("-p", f"no:{PLUGIN}"))]
     cpu = _child_cpu()
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *off, *args],
-                          cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", *off, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     elapsed, cpu = time.monotonic() - started, _child_cpu() - cpu
     if proc.returncode == 5:
         return elapsed, cpu, 0
@@ -70,9 +78,14 @@ def collect(args: Sequence[str], cwd: Path, *, plugin: bool = True, env: dict[st
     return elapsed, cpu, int(found.group(1))
 
 
-def best_of(repeat: int, runs: dict[str, tuple[Sequence[str], bool]], cwd: Path,
-            expect: dict[str, int], env: dict[str, str] | None = None,
-            median: bool = False) -> tuple[dict[str, float], dict[str, float]]:
+def best_of(
+    repeat: int,
+    runs: dict[str, tuple[Sequence[str], bool]],
+    cwd: Path,
+    expect: dict[str, int],
+    env: dict[str, str] | None = None,
+    median: bool = False,
+) -> tuple[dict[str, float], dict[str, float]]:
     """Best (with ``median``: median) wall seconds and CPU seconds of each named run over ``repeat`` rounds,
     the runs interleaved in every round (so the first round also fills the bytecode cache). The median is
     the steadier figure on a machine shared with other work; the best is what the code costs undisturbed.
@@ -93,7 +106,9 @@ def best_of(repeat: int, runs: dict[str, tuple[Sequence[str], bool]], cwd: Path,
     return {n: pick(v) for n, v in walls.items()}, {n: pick(v) for n, v in cpus.items()}
 
 
-def ratio_lines(wall: dict[str, float], cpu: dict[str, float], pairs: dict[str, tuple[str, str, float]]) -> tuple[list[str], bool]:
+def ratio_lines(
+    wall: dict[str, float], cpu: dict[str, float], pairs: dict[str, tuple[str, str, float]]
+) -> tuple[list[str], bool]:
     """One line per ``{label: (numerator, denominator, target)}`` with the wall and CPU ratios; and whether
     every wall ratio met its target."""
     lines, met = [], True

@@ -53,24 +53,50 @@ def instance(repo_index: int, number: int) -> dict[str, object]:
 
 
 #: words and shapes of the generated patches' code lines (annotations, doc comments, quotes, escapes, brackets)
-_WORDS = ("const", "let", "return", "if", "else", "function", "import", "from", "export", "default", "await", "async",
-          "props", "state", "value", "item")
+_WORDS = (
+    "const",
+    "let",
+    "return",
+    "if",
+    "else",
+    "function",
+    "import",
+    "from",
+    "export",
+    "default",
+    "await",
+    "async",
+    "props",
+    "state",
+    "value",
+    "item",
+)
 
 
 def code_line(rng: random.Random) -> str:
     """One line of JavaScript-like code, as patches hold them: indented, with the characters YAML cares about."""
     indent, words = " " * rng.choice((0, 2, 4, 6, 8)), [rng.choice(_WORDS) for _ in range(rng.randint(2, 7))]
-    return indent + rng.choice((
-        "// " + " ".join(words), "@Override", " * " + " ".join(words), f'const s = "{words[0]}\\n";',
-        f"{words[0]} {words[1]}(a, {{ b: [1, 2] }}) {{ return x > 1 && y < 2 ? !z : *p; }} # {words[-1]}",
-        f"{words[0]}: '{words[1]}', caf\u00e9: `${{{words[-1]}}}`,   ",
-    ))
+    return indent + rng.choice(
+        (
+            "// " + " ".join(words),
+            "@Override",
+            " * " + " ".join(words),
+            f'const s = "{words[0]}\\n";',
+            f"{words[0]} {words[1]}(a, {{ b: [1, 2] }}) {{ return x > 1 && y < 2 ? !z : *p; }} # {words[-1]}",
+            f"{words[0]}: '{words[1]}', caf\u00e9: `${{{words[-1]}}}`,   ",
+        )
+    )
 
 
 def patch(rng: random.Random, path: str, lines: int) -> str:
     """A unified diff of ``path`` with ``lines`` changed or context lines."""
-    head = [f"diff --git a/{path} b/{path}", "index 1234567..89abcde 100644", f"--- a/{path}", f"+++ b/{path}",
-            f"@@ -1,{lines} +1,{lines} @@"]
+    head = [
+        f"diff --git a/{path} b/{path}",
+        "index 1234567..89abcde 100644",
+        f"--- a/{path}",
+        f"+++ b/{path}",
+        f"@@ -1,{lines} +1,{lines} @@",
+    ]
     return "\n".join(head + [rng.choice(" +-") + code_line(rng) for _ in range(lines)]) + "\n"
 
 
@@ -99,8 +125,12 @@ def write_release(folder: Path, total: int, per_file: int) -> tuple[Path, Path]:
     for repo_index in range((total + per_file - 1) // per_file):
         count = min(per_file, total - repo_index * per_file)
         instances = [release_instance(repo_index, n, rng) for n in range(count)]
-        manifest = {"suite": "issue_resolution", "repo": f"owner{repo_index}/app", "framework": "react-native",
-                    "instances": instances}
+        manifest = {
+            "suite": "issue_resolution",
+            "repo": f"owner{repo_index}/app",
+            "framework": "react-native",
+            "instances": instances,
+        }
         (yaml_dir / f"owner{repo_index}__app.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
         rows += [{"repo": f"owner{repo_index}/app", "framework": "react-native", **inst} for inst in instances]
     jsonl = folder / "release-patches.jsonl"
@@ -118,11 +148,17 @@ def write_inputs(folder: Path, total: int, per_file: int) -> tuple[Path, Path, P
     for repo_index in range((total + per_file - 1) // per_file):
         count = min(per_file, total - repo_index * per_file)
         instances = [instance(repo_index, n) for n in range(count)]
-        manifest = {"suite": "issue_resolution", "repo": f"owner{repo_index}/app", "framework": "react-native",
-                    "instances": instances}
+        manifest = {
+            "suite": "issue_resolution",
+            "repo": f"owner{repo_index}/app",
+            "framework": "react-native",
+            "instances": instances,
+        }
         text = yaml.safe_dump(manifest, sort_keys=False)
         (yaml_dir / f"owner{repo_index}__app.yaml").write_text(text)
-        (slow_dir / f"owner{repo_index}__app.yaml").write_text(f"# generated 2026-12-02\ncreated_at: \"2026-12-02\"\n{text}")
+        (slow_dir / f"owner{repo_index}__app.yaml").write_text(
+            f'# generated 2026-12-02\ncreated_at: "2026-12-02"\n{text}'
+        )
         rows += [{"repo": f"owner{repo_index}/app", "framework": "react-native", **inst} for inst in instances]
     jsonl = folder / "release.jsonl"
     jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows))
@@ -143,17 +179,24 @@ def main() -> int:
         env = bytecode_env(None if args.no_bytecode else folder / "pycache")
         yaml_dir, slow_dir, jsonl = write_inputs(folder, args.instances, args.per_file)
         trivial = folder / "test_trivial.py"
-        trivial.write_text(f"import pytest\n\n\n@pytest.mark.parametrize('i', range({args.instances}))\n"
-                           "def test_trivial(i):\n    pass\n")
+        trivial.write_text(
+            f"import pytest\n\n\n@pytest.mark.parametrize('i', range({args.instances}))\n"
+            "def test_trivial(i):\n    pass\n"
+        )
         release_dir, release_jsonl = write_release(folder, args.instances, args.per_file)
-        runs = {"trivial": ((str(trivial),), False), "yaml": ((str(yaml_dir),), True),
-                "jsonl": ((str(jsonl), f"--dataset={jsonl}"), True), "yaml-cold": ((str(yaml_dir), "--cache-clear"), True),
-                "yaml-libyaml": ((str(slow_dir), "--cache-clear"), True),
-                "release-jsonl": ((str(release_jsonl), f"--dataset={release_jsonl}"), True),
-                "release-yaml": ((str(release_dir),), True),
-                "release-yaml-cold": ((str(release_dir), "--cache-clear"), True)}
-        wall, cpu = best_of(args.repeat, runs, folder, env=env, median=args.median,
-                            expect=dict.fromkeys(runs, args.instances))
+        runs = {
+            "trivial": ((str(trivial),), False),
+            "yaml": ((str(yaml_dir),), True),
+            "jsonl": ((str(jsonl), f"--dataset={jsonl}"), True),
+            "yaml-cold": ((str(yaml_dir), "--cache-clear"), True),
+            "yaml-libyaml": ((str(slow_dir), "--cache-clear"), True),
+            "release-jsonl": ((str(release_jsonl), f"--dataset={release_jsonl}"), True),
+            "release-yaml": ((str(release_dir),), True),
+            "release-yaml-cold": ((str(release_dir), "--cache-clear"), True),
+        }
+        wall, cpu = best_of(
+            args.repeat, runs, folder, env=env, median=args.median, expect=dict.fromkeys(runs, args.instances)
+        )
     stat = "median" if args.median else "best"
     print(f"instances: {args.instances} ({args.per_file} per YAML file), {stat} of {args.repeat} (wall s / CPU s)")
     print(f"pytest, {args.instances} trivial tests: {wall['trivial']:7.2f} / {cpu['trivial']:7.2f}")
@@ -164,13 +207,19 @@ def main() -> int:
     print(f"release format, jsonl:        {wall['release-jsonl']:7.2f} / {cpu['release-jsonl']:7.2f}")
     print(f"release format, yaml:         {wall['release-yaml']:7.2f} / {cpu['release-yaml']:7.2f}")
     print(f"release format, yaml, cold:   {wall['release-yaml-cold']:7.2f} / {cpu['release-yaml-cold']:7.2f}")
-    targets = {"jsonl/trivial": ("jsonl", "trivial", 2.0), "yaml/trivial": ("yaml", "trivial", 2.0),
-               "yaml/jsonl": ("yaml", "jsonl", 1.1), "yaml-cold/jsonl": ("yaml-cold", "jsonl", 1.1),
-               "release yaml/jsonl": ("release-yaml", "release-jsonl", 1.1),
-               "release yaml-cold/jsonl": ("release-yaml-cold", "release-jsonl", 1.1)}
+    targets = {
+        "jsonl/trivial": ("jsonl", "trivial", 2.0),
+        "yaml/trivial": ("yaml", "trivial", 2.0),
+        "yaml/jsonl": ("yaml", "jsonl", 1.1),
+        "yaml-cold/jsonl": ("yaml-cold", "jsonl", 1.1),
+        "release yaml/jsonl": ("release-yaml", "release-jsonl", 1.1),
+        "release yaml-cold/jsonl": ("release-yaml-cold", "release-jsonl", 1.1),
+    }
     lines, met = ratio_lines(wall, cpu, targets)
-    lines.append(f"ratio yaml-libyaml/jsonl: {wall['yaml-libyaml'] / wall['jsonl']:.2f} wall, "
-                 f"{cpu['yaml-libyaml'] / cpu['jsonl']:.2f} CPU (files the fast reading leaves to libyaml; shown, not a target)")
+    lines.append(
+        f"ratio yaml-libyaml/jsonl: {wall['yaml-libyaml'] / wall['jsonl']:.2f} wall, "
+        f"{cpu['yaml-libyaml'] / cpu['jsonl']:.2f} CPU (files the fast reading leaves to libyaml; shown, not a target)"
+    )
     print("\n".join(lines))
     return 0 if met else 2
 

@@ -33,7 +33,12 @@ BASES = {
     "649": "9c18cd1631de25074d487d5b8905a83fadbe6fa7",
     "649fix": "c0e7f3bb4b423cde7f7236eb0791633c7be53008",
 }
-ENVIRONMENT = {"framework": "react-native", "node": "20", "package_manager": "npm", "install": "npm ci --no-audit --no-fund"}
+ENVIRONMENT = {
+    "framework": "react-native",
+    "node": "20",
+    "package_manager": "npm",
+    "install": "npm ci --no-audit --no-fund",
+}
 
 
 def warm_env(runtime: docker_runtime.DockerRuntime) -> None:
@@ -67,9 +72,13 @@ def drop_deps(client) -> None:
 
 
 def run_bytes(client, run_id: str) -> int:
-    budget = ImageBudget(client, 1, usage_file=docker_runtime.cache_root() / "bench-unused.json", label="mobilebench.run_id")
+    budget = ImageBudget(
+        client, 1, usage_file=docker_runtime.cache_root() / "bench-unused.json", label="mobilebench.run_id"
+    )
     images = [
-        info if info.harness and client.api.inspect_image(info.image_id)["Config"]["Labels"].get("mobilebench.run_id") == run_id
+        info
+        if info.harness
+        and client.api.inspect_image(info.image_id)["Config"]["Labels"].get("mobilebench.run_id") == run_id
         else info.__class__(info.image_id, info.layers, info.size, False, info.last_used, info.in_use)
         for info in budget.inventory()
     ]
@@ -78,7 +87,10 @@ def run_bytes(client, run_id: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirror-template", default=os.environ.get("MOBILEBENCH_REPO_URL_TEMPLATE", "file:///work/.mirror/{owner}+{name}/repo"))
+    parser.add_argument(
+        "--mirror-template",
+        default=os.environ.get("MOBILEBENCH_REPO_URL_TEMPLATE", "file:///work/.mirror/{owner}+{name}/repo"),
+    )
     args = parser.parse_args()
     client = docker_runtime.connect()
     figures: dict[str, tuple[float, int]] = {}
@@ -88,21 +100,31 @@ def main() -> None:
             run_id = f"bench-deps-{mode}-{uuid.uuid4().hex[:6]}"
             run_ids.append(run_id)
             runtime = docker_runtime.DockerRuntime(
-                run_id=run_id, client=client, repos=RepoCache(url_template=args.mirror_template, run_id=run_id),
+                run_id=run_id,
+                client=client,
+                repos=RepoCache(url_template=args.mirror_template, run_id=run_id),
                 progress=lambda line: print("   ", line, flush=True) if "dependencies" in line else None,
             )
             drop_deps(client)
             warm_env(runtime)
             print(f"{mode}:", flush=True)
-            patch = mock.patch.object(docker_runtime, "ensure_deps", lambda *a, **k: None) if mode == "classic" else mock.patch.dict({})
+            patch = (
+                mock.patch.object(docker_runtime, "ensure_deps", lambda *a, **k: None)
+                if mode == "classic"
+                else mock.patch.dict({})
+            )
             with patch:
                 seconds = prepare_all(runtime, f"{mode}{run_id[-6:]}", run_id)
             figures[mode] = (seconds, run_bytes(client, run_id))
-            print(f"  {mode}: {seconds:.0f} s, {figures[mode][1] / 1e9:.2f} GB beyond the environment image", flush=True)
+            print(
+                f"  {mode}: {seconds:.0f} s, {figures[mode][1] / 1e9:.2f} GB beyond the environment image", flush=True
+            )
     finally:
         for run_id in run_ids:
             for level in ("instance", "deps"):
-                for image in client.api.images(filters={"label": [f"mobilebench.run_id={run_id}", f"mobilebench.level={level}"]}):
+                for image in client.api.images(
+                    filters={"label": [f"mobilebench.run_id={run_id}", f"mobilebench.level={level}"]}
+                ):
                     client.api.remove_image(image["Id"], force=True)
     (t0, b0), (t1, b1) = figures["classic"], figures["shared"]
     print(f"cold preparation, 3 instances: classic {t0:.0f} s, shared {t1:.0f} s, ratio {t1 / t0:.2f}")

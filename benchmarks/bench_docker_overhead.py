@@ -40,7 +40,7 @@ from pytest_mobilebench.runtime.repos import RepoCache
 
 __all__ = ["main"]
 
-TEST_FILE = '''import time, unittest
+TEST_FILE = """import time, unittest
 from demo.calc import add
 
 
@@ -48,7 +48,7 @@ class T(unittest.TestCase):
     def test_add(self):
         time.sleep({seconds})
         self.assertEqual(add(2, 3), 5)
-'''
+"""
 RUNNER = (
     "python3 -c \"import sys, unittest; r = unittest.main(module=None, argv=['x', 'discover', '-q'], exit=False).result; "
     "open('TEST-report.xml', 'w').write('<testsuite tests=\\\"%d\\\" failures=\\\"%d\\\"/>' % (r.testsRun, len(r.failures)))\""
@@ -77,8 +77,13 @@ class _Recipe:
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x.invalid",
-           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x.invalid",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x.invalid",
+    }
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -142,9 +147,26 @@ def main(argv: list[str] | None = None) -> float:
         def bare_run() -> None:
             started = time.monotonic()
             proc = subprocess.run(
-                ["docker", "run", "--rm", "--network", "none", "-m", "4g", "--memory-swap", "4g", "-w", "/testbed",
-                 image.image_id, "bash", "-c", bare_script],
-                capture_output=True, text=True, check=False,
+                [
+                    "docker",
+                    "run",
+                    "--rm",
+                    "--network",
+                    "none",
+                    "-m",
+                    "4g",
+                    "--memory-swap",
+                    "4g",
+                    "-w",
+                    "/testbed",
+                    image.image_id,
+                    "bash",
+                    "-c",
+                    bare_script,
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
             )
             bare.append(time.monotonic() - started)
             assert proc.returncode == 0 and 'tests="2" failures="0"' in proc.stdout, proc.stdout + proc.stderr

@@ -25,8 +25,10 @@ def _line(name: str, result: dict, theta: np.ndarray, b: np.ndarray, a: np.ndarr
     th = np.array([v["estimate"] for v in result["abilities"].values()])
     bh = np.array([v["difficulty"]["estimate"] for v in result["instances"].values()])
     cover = np.mean([lo <= t <= hi for t, (lo, hi) in zip(theta, (v["ci95"] for v in result["abilities"].values()))])
-    out = (f"{name} ability r {np.corrcoef(th, theta)[0, 1]:.3f} rmse {np.sqrt(np.mean((th - theta) ** 2)):.3f} "
-           f"covered {cover:.2f} | difficulty r {np.corrcoef(bh, b)[0, 1]:.3f} rmse {np.sqrt(np.mean((bh - b) ** 2)):.3f}")
+    out = (
+        f"{name} ability r {np.corrcoef(th, theta)[0, 1]:.3f} rmse {np.sqrt(np.mean((th - theta) ** 2)):.3f} "
+        f"covered {cover:.2f} | difficulty r {np.corrcoef(bh, b)[0, 1]:.3f} rmse {np.sqrt(np.mean((bh - b) ** 2)):.3f}"
+    )
     if result["model"] == "2PL":
         ah = np.array([v["discrimination"]["estimate"] for v in result["instances"].values()])
         out += f" | discrimination r {np.corrcoef(ah, a)[0, 1]:.3f} rmse {np.sqrt(np.mean((ah - a) ** 2)):.3f}"

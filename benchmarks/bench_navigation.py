@@ -76,7 +76,11 @@ def main() -> None:
                 order = ("harness", "bare") if r % 2 == 0 else ("bare", "harness")
                 for side in order:
                     t0 = time.perf_counter()
-                    passed = harness(browser, base, m, Path(tmp) / f"r{r}") if side == "harness" else bare_loop(browser, base, m)
+                    passed = (
+                        harness(browser, base, m, Path(tmp) / f"r{r}")
+                        if side == "harness"
+                        else bare_loop(browser, base, m)
+                    )
                     times[side] += time.perf_counter() - t0
                     assert passed == n, f"{side} passed {passed}/{n}"
     finally:

@@ -25,8 +25,17 @@ def run_once(cases: str, predictions: str, runtime: str, reports: Path) -> tuple
     started = time.monotonic()
     subprocess.run(
         [
-            sys.executable, "-m", "pytest", cases, f"--predictions={predictions}", f"--mb-runtime={runtime}",
-            f"--mb-reports-dir={reports}", f"--mb-summary={reports / 'summary.json'}", "-q", "-p", "no:cacheprovider",
+            sys.executable,
+            "-m",
+            "pytest",
+            cases,
+            f"--predictions={predictions}",
+            f"--mb-runtime={runtime}",
+            f"--mb-reports-dir={reports}",
+            f"--mb-summary={reports / 'summary.json'}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
         ],
         cwd=ROOT,
         check=False,

@@ -84,8 +84,11 @@ def main() -> None:
     rows: dict[tuple[str, str], tuple[float, int]] = {}
     with netns_daemons(2) as daemons:
         hosts = ",".join(d.url for d in daemons)
-        configurations = {"-n 1": (["-n", "1"], [local]), "-n 2": (["-n", "2"], [local]),
-                          "2 daemons": (["-n", "2", f"--mb-docker-hosts={hosts}"], [local] + [d.url for d in daemons])}
+        configurations = {
+            "-n 1": (["-n", "1"], [local]),
+            "-n 2": (["-n", "2"], [local]),
+            "2 daemons": (["-n", "2", f"--mb-docker-hosts={hosts}"], [local] + [d.url for d in daemons]),
+        }
         for name, (flags, urls) in configurations.items():
             drop_instance_images(urls if name != "2 daemons" else [d.url for d in daemons], slugs)
             if name == "2 daemons":  # the controller's daemon holds the images to ship
@@ -98,7 +101,9 @@ def main() -> None:
         base = rows[("-n 1", temperature)][0]
         for name in configurations:
             seconds, total = rows[(name, temperature)]
-            print(f"{temperature} {name:10} {seconds:6.0f} s  {60 * total / seconds:5.1f} instances/min  ratio to -n 1: {seconds / base:.2f}")
+            print(
+                f"{temperature} {name:10} {seconds:6.0f} s  {60 * total / seconds:5.1f} instances/min  ratio to -n 1: {seconds / base:.2f}"
+            )
 
 
 if __name__ == "__main__":

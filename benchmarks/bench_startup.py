@@ -27,8 +27,13 @@ def importtime(env: dict[str, str], top: int = 15) -> list[str]:
     """The ``top`` slowest imports (cumulative) of the plugin module after pytest is imported (the second of
     two runs, so the bytecode cache is warm)."""
     for _ in range(2):
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import pytest; import pytest_mobilebench.plugin"],
-                              env=env, capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import pytest; import pytest_mobilebench.plugin"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     rows = []
     seen_pytest = False
     for line in proc.stderr.splitlines():

@@ -35,8 +35,9 @@ SCENARIOS = (
 )
 
 
-def simulate(instances: int, trials: int, a: float, b: float, runs: int, resamples: int,
-             seed: int) -> dict[str, tuple[float, float]]:
+def simulate(
+    instances: int, trials: int, a: float, b: float, runs: int, resamples: int, seed: int
+) -> dict[str, tuple[float, float]]:
     """``{method: (coverage, mean width)}`` over ``runs`` seeded simulated runs."""
     rng = np.random.default_rng(seed)
     truth = a / (a + b)

@@ -64,7 +64,9 @@ def gold_patch(manifest: Path, instance_id: str, url_template: str | None, cache
     from pytest_mobilebench.runtime.repos import RepoCache
     from pytest_mobilebench.suites.issue_resolution import SUITE, resolve_patches
 
-    records = [r.record for r in SUITE.load(manifest, read_yaml(manifest)) if getattr(r, "instance_id", "") == instance_id]
+    records = [
+        r.record for r in SUITE.load(manifest, read_yaml(manifest)) if getattr(r, "instance_id", "") == instance_id
+    ]
     if not records:
         raise SystemExit(f"{manifest}: no instance {instance_id}")
     repos = RepoCache(root=cache, url_template=url_template or "https://github.com/{owner}/{name}", run_id="bench-warm")
@@ -100,7 +102,12 @@ def figures(reports: Path) -> dict[str, tuple[float, float, float, str, list[str
         test = json.loads(run.read_text())["duration_s"] if run.is_file() else float("nan")
         built = sorted(log.name.split(".", 1)[0].split("_", 1)[1] for log in path.parent.glob("*.build.log"))
         out[str(result["model_name_or_path"])] = (
-            float(result["duration_s"]), float(test), path.stat().st_mtime, str(result["reason"]), built)
+            float(result["duration_s"]),
+            float(test),
+            path.stat().st_mtime,
+            str(result["reason"]),
+            built,
+        )
     return out
 
 
@@ -131,15 +138,19 @@ def main(argv: list[str] | None = None) -> float:
         warm = index > 0 and not built  # a candidate that built a layer was not on a warm environment
         if warm:
             ratios.append(ratio)
-        print(f"  {model:9s} {'warm' if warm else 'cold'}  wall {wall:7.1f} s  test command {test:7.1f} s  "
-              f"beyond it {wall - test:5.1f} s  ratio {ratio:5.2f}  ({reason}; built: {', '.join(built) or 'nothing'})")
+        print(
+            f"  {model:9s} {'warm' if warm else 'cold'}  wall {wall:7.1f} s  test command {test:7.1f} s  "
+            f"beyond it {wall - test:5.1f} s  ratio {ratio:5.2f}  ({reason}; built: {', '.join(built) or 'nothing'})"
+        )
     missing = sorted({*models, "next-run"} - set(found))
     if missing:
         print(f"no result for {missing}")
         return float("nan")
     worst = max(ratios) if ratios else float("nan")
-    print(f"warm ratio (largest wall / test command over the warm candidates) = {worst:.2f} "
-          f"(target <= {TARGET}): {'OK' if worst <= TARGET else 'ABOVE TARGET'}")
+    print(
+        f"warm ratio (largest wall / test command over the warm candidates) = {worst:.2f} "
+        f"(target <= {TARGET}): {'OK' if worst <= TARGET else 'ABOVE TARGET'}"
+    )
     return worst
 
 

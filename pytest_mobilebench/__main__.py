@@ -50,14 +50,20 @@ def compare_main(argv: Sequence[str]) -> int:
     from pytest_mobilebench.report.files import atomic_write_text
     from pytest_mobilebench.report.page import comparison_page
 
-    parser = argparse.ArgumentParser(prog="python -m pytest_mobilebench compare",
-                                     description="Paired comparison of the models in run summaries (exact McNemar "
-                                     "test, paired bootstrap of the pass@1 difference; --irt: difficulty and ability).")
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_mobilebench compare",
+        description="Paired comparison of the models in run summaries (exact McNemar "
+        "test, paired bootstrap of the pass@1 difference; --irt: difficulty and ability).",
+    )
     parser.add_argument("summaries", nargs="+", type=Path, help="run summary files (reports/<run_id>/summary.json)")
     parser.add_argument("--json", type=Path, default=None, help="also write the comparison as JSON here")
     parser.add_argument("--html", type=Path, default=None, help="also write a self-contained HTML page here")
-    parser.add_argument("--irt", action="store_true", help="fit one- and two-parameter item-response models "
-                        "(instance difficulty and discrimination, model ability; three or more models; scipy)")
+    parser.add_argument(
+        "--irt",
+        action="store_true",
+        help="fit one- and two-parameter item-response models "
+        "(instance difficulty and discrimination, model ability; three or more models; scipy)",
+    )
     parser.add_argument("--resamples", type=int, default=1000, help="paired bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
     args = parser.parse_args(argv)
@@ -125,8 +131,10 @@ def mine_main(argv: Sequence[str]) -> int:
     from pytest_mobilebench.mining.pipeline import FORMATS, MineOptions, mine
     from pytest_mobilebench.mining.report import nothing_kept, render
 
-    p = argparse.ArgumentParser(prog="python -m pytest_mobilebench mine",
-                                description="Mine issue-resolution instances from a repository's first-parent history.")
+    p = argparse.ArgumentParser(
+        prog="python -m pytest_mobilebench mine",
+        description="Mine issue-resolution instances from a repository's first-parent history.",
+    )
     p.add_argument("repo", help="a local work tree or bare mirror, a git bundle, or a clone URL")
     p.add_argument("--repo-name", dest="name", help="owner/name (default: read off REPO: <owner>+<name>, or the URL)")
     p.add_argument("--ref", help="where the first-parent history starts (default HEAD, else main / master)")
@@ -136,19 +144,44 @@ def mine_main(argv: Sequence[str]) -> int:
     p.add_argument("--limit", type=int, help="stop after N candidates")
     p.add_argument("--out", type=Path, default=Path("mined"), help="output folder (default: mined)")
     p.add_argument("--no-validate", dest="validate", action="store_false", help="the static scan only")
-    p.add_argument("--validate-runs", dest="runs", type=int, default=2, help="validation repeats (flaky tests are those whose state differs), default 2")
+    p.add_argument(
+        "--validate-runs",
+        dest="runs",
+        type=int,
+        default=2,
+        help="validation repeats (flaky tests are those whose state differs), default 2",
+    )
     p.add_argument("-n", "--workers", type=int, default=0, help="pytest-xdist workers of the validation run")
-    p.add_argument("--runtime", default="auto", choices=("auto", "docker", "local"), help="--mb-runtime of the validation")
-    p.add_argument("--audit", action=argparse.BooleanOptionalAction, default=True,
-                   help="run --mb-audit on the kept instances (default; --no-audit skips it)")
+    p.add_argument(
+        "--runtime", default="auto", choices=("auto", "docker", "local"), help="--mb-runtime of the validation"
+    )
+    p.add_argument(
+        "--audit",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run --mb-audit on the kept instances (default; --no-audit skips it)",
+    )
     p.add_argument("--issues", type=Path, help="a local issue export (JSON / JSON lines of {number, title, body})")
-    p.add_argument("--format", dest="formats", action="append", default=[], choices=FORMATS,
-                   help="also write the kept instances as JSON lines in this dialect (repeatable)")
+    p.add_argument(
+        "--format",
+        dest="formats",
+        action="append",
+        default=[],
+        choices=FORMATS,
+        help="also write the kept instances as JSON lines in this dialect (repeatable)",
+    )
     p.add_argument("--max-files", type=int, default=50, help="reject fixes touching more non-test files (default 50)")
-    p.add_argument("--max-lines", type=int, default=2000, help="reject fixes changing more non-test lines (default 2000)")
-    p.add_argument("--environment", dest="environment_file", type=Path, metavar="FILE",
-                   help="a YAML mapping of environment fields (install, install_env, registry_replacements, node ...) "
-                        "set on every candidate, so its validation runs with them")
+    p.add_argument(
+        "--max-lines", type=int, default=2000, help="reject fixes changing more non-test lines (default 2000)"
+    )
+    p.add_argument(
+        "--environment",
+        dest="environment_file",
+        type=Path,
+        metavar="FILE",
+        help="a YAML mapping of environment fields (install, install_env, registry_replacements, node ...) "
+        "set on every candidate, so its validation runs with them",
+    )
     args = vars(p.parse_args(argv))
     try:
         args["environment"] = _environment_file(args["environment_file"]) if args["environment_file"] else {}
@@ -164,8 +197,10 @@ def mine_main(argv: Sequence[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # during the scan: no traceback, as pytest ends on Ctrl-C
-        print("mine: interrupted (Ctrl-C) while scanning the history: nothing validated; re-run the same command",
-              file=sys.stderr)
+        print(
+            "mine: interrupted (Ctrl-C) while scanning the history: nothing validated; re-run the same command",
+            file=sys.stderr,
+        )
         return INTERRUPTED
     sys.stdout.write(render(report))
     if report.get("interrupted"):
@@ -185,16 +220,30 @@ def dataset_main(argv: Sequence[str]) -> int:
     sub = p.add_subparsers(dest="verb", required=True)
     c = sub.add_parser("check", help="lint manifests or releases (the formats the harness reads)")
     c.add_argument("files", nargs="+", type=Path, help="manifest YAML files, folders of them, or JSON / JSONL releases")
-    c.add_argument("--run", dest="runs", type=Path, action="append", default=[],
-                   help="a run folder (reports/<run_id>): gold ids no run of it reported are findings (repeatable)")
+    c.add_argument(
+        "--run",
+        dest="runs",
+        type=Path,
+        action="append",
+        default=[],
+        help="a run folder (reports/<run_id>): gold ids no run of it reported are findings (repeatable)",
+    )
     c.add_argument("--cutoff", help="instances created before this date (YYYY-MM-DD) are findings (contamination)")
     c.add_argument("--framework", help="framework of release rows that name none (as --dataset-framework)")
-    c.add_argument("--repo", dest="repos", action="append", default=[], metavar="[OWNER/NAME=]PATH",
-                   help="a local copy (work tree, mirror, bundle) of a repository: commits it lacks are findings (repeatable)")
+    c.add_argument(
+        "--repo",
+        dest="repos",
+        action="append",
+        default=[],
+        metavar="[OWNER/NAME=]PATH",
+        help="a local copy (work tree, mirror, bundle) of a repository: commits it lacks are findings (repeatable)",
+    )
     _verify_arguments(c)
     args = p.parse_args(argv)
     try:
-        findings, checked = check(CheckOptions(tuple(args.files), tuple(args.runs), args.cutoff, args.framework, tuple(args.repos)))
+        findings, checked = check(
+            CheckOptions(tuple(args.files), tuple(args.runs), args.cutoff, args.framework, tuple(args.repos))
+        )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -209,18 +258,30 @@ def _verify_arguments(c: argparse.ArgumentParser) -> None:
     """The ``--verify`` options of ``dataset check``."""
     import shlex
 
-    c.add_argument("--verify", action="store_true", help="run gold, empty and near-miss mutants of the gold patch "
-                   "through the audit (Docker or the local runtime) and report each instance's verifier leak")
+    c.add_argument(
+        "--verify",
+        action="store_true",
+        help="run gold, empty and near-miss mutants of the gold patch "
+        "through the audit (Docker or the local runtime) and report each instance's verifier leak",
+    )
     c.add_argument("--strict", action="store_true", help="with --verify: exit 1 when an instance is weak or unmeasured")
     c.add_argument("--json", type=Path, default=None, help="with --verify: write the report as JSON here")
     c.add_argument("--threshold", type=float, default=0.25, help="a leak above this is weak (default 0.25)")
-    c.add_argument("--mutants", type=int, default=3, help="semantic mutants per gold hunk (default 3; 0: hunk drops only)")
+    c.add_argument(
+        "--mutants", type=int, default=3, help="semantic mutants per gold hunk (default 3; 0: hunk drops only)"
+    )
     c.add_argument("--seed", type=int, default=0, help="seed of the mutant draw (default 0)")
-    c.add_argument("--out", type=Path, default=Path("verify"), help="reports and result cache of the runs (default verify)")
+    c.add_argument(
+        "--out", type=Path, default=Path("verify"), help="reports and result cache of the runs (default verify)"
+    )
     c.add_argument("--runtime", default="auto", choices=("auto", "docker", "local"), help="--mb-runtime of the runs")
     c.add_argument("-n", "--workers", type=int, default=0, help="pytest-xdist workers of the runs")
-    c.add_argument("--pytest-args", type=shlex.split, default=[], help="more pytest arguments, one string "
-                   "(e.g. '-k counter --mb-cache-level=env')")
+    c.add_argument(
+        "--pytest-args",
+        type=shlex.split,
+        default=[],
+        help="more pytest arguments, one string (e.g. '-k counter --mb-cache-level=env')",
+    )
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -248,18 +309,26 @@ def integrity_main(argv: Sequence[str]) -> int:
     from pytest_mobilebench.agents.integrity_review import endpoint_asker, render, review_run
     from pytest_mobilebench.report.files import atomic_write_text
 
-    p = argparse.ArgumentParser(prog="python -m pytest_mobilebench integrity",
-                                description="The integrity report of a run's live trajectories.")
+    p = argparse.ArgumentParser(
+        prog="python -m pytest_mobilebench integrity", description="The integrity report of a run's live trajectories."
+    )
     p.add_argument("run", type=Path, help="a run folder (reports/<run_id>) or its summary.json")
-    p.add_argument("--judge-url", help="an OpenAI-compatible endpoint that reviews each flagged trajectory "
-                   "(key: MOBILEBENCH_JUDGE_API_KEY); default: the counts only, offline")
+    p.add_argument(
+        "--judge-url",
+        help="an OpenAI-compatible endpoint that reviews each flagged trajectory "
+        "(key: MOBILEBENCH_JUDGE_API_KEY); default: the counts only, offline",
+    )
     p.add_argument("--judge-model", default="", help="the judge's model name")
     p.add_argument("--json", type=Path, default=None, help="write the report as JSON here")
     args = p.parse_args(argv)
     if args.judge_url and not args.judge_model:
         print("error: --judge-url needs --judge-model", file=sys.stderr)
         return 2
-    ask = endpoint_asker(args.judge_url, args.judge_model, os.environ.get("MOBILEBENCH_JUDGE_API_KEY", "")) if args.judge_url else None
+    ask = (
+        endpoint_asker(args.judge_url, args.judge_model, os.environ.get("MOBILEBENCH_JUDGE_API_KEY", ""))
+        if args.judge_url
+        else None
+    )
     try:
         report = review_run(args.run, ask)
     except ValueError as exc:
@@ -280,21 +349,32 @@ def export_main(argv: Sequence[str]) -> int:
     from pytest_mobilebench.export import ExportError, collect_records
     from pytest_mobilebench.report.files import atomic_write_text
 
-    parser = argparse.ArgumentParser(prog="python -m pytest_mobilebench export",
-                                     description="Task inputs of a selection, as JSON lines, for an external agent.")
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_mobilebench export",
+        description="Task inputs of a selection, as JSON lines, for an external agent.",
+    )
     parser.add_argument("paths", nargs="*", help="manifests or folders (as given to pytest)")
     parser.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
     parser.add_argument("-m", dest="markexpr", default=None, help="pytest -m expression")
     parser.add_argument("--dataset", action="append", default=[], help="a benchmark release file (as pytest --dataset)")
     parser.add_argument("--out", type=Path, default=None, help="write the JSON lines here (default: stdout)")
     parser.add_argument("--images", action="store_true", help="build (or reuse) each instance's environment image")
-    parser.add_argument("--save", type=Path, default=None, metavar="DIR", help="docker save each image to DIR/<tag>.tar")
+    parser.add_argument(
+        "--save", type=Path, default=None, metavar="DIR", help="docker save each image to DIR/<tag>.tar"
+    )
     parser.add_argument("--mb-registry", default=None, metavar="HOST:PORT", help="push each image to this registry")
-    parser.add_argument("--mb-repo-url-template", default=os.environ.get("MOBILEBENCH_REPO_URL_TEMPLATE") or
-                        "https://github.com/{owner}/{name}", help="clone URL template for records without repo_url")
+    parser.add_argument(
+        "--mb-repo-url-template",
+        default=os.environ.get("MOBILEBENCH_REPO_URL_TEMPLATE") or "https://github.com/{owner}/{name}",
+        help="clone URL template for records without repo_url",
+    )
     args = parser.parse_args(argv)
-    selection = [*args.paths, *(["-k", args.keyword] if args.keyword else []), *(["-m", args.markexpr] if args.markexpr else []),
-                 *(f"--dataset={d}" for d in args.dataset)]
+    selection = [
+        *args.paths,
+        *(["-k", args.keyword] if args.keyword else []),
+        *(["-m", args.markexpr] if args.markexpr else []),
+        *(f"--dataset={d}" for d in args.dataset),
+    ]
     try:
         records, invalid = collect_records(selection)
         lines, skipped = _export_lines(records, args)
@@ -328,8 +408,9 @@ def _export_lines(records: Sequence, args: argparse.Namespace) -> tuple[list[dic
             skipped.append(f"{record.instance_id} ({record.suite}: not a repository task)")
             continue
         if want_images and record.suite == "issue_resolution":
-            image = build_image(record, row, client=client, run_id="export",
-                                progress=lambda m: print(f"[export] {m}", file=sys.stderr))
+            image = build_image(
+                record, row, client=client, run_id="export", progress=lambda m: print(f"[export] {m}", file=sys.stderr)
+            )
             row.update(environment_image=image.tag, environment_image_id=image.image_id)
             if args.save:
                 print(f"[export] saved {save_image(client, image.tag, args.save)}", file=sys.stderr)
@@ -349,8 +430,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__)
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    commands = {"compare": compare_main, "mine": mine_main, "dataset": dataset_main, "export": export_main,
-                "integrity": integrity_main}
+    commands = {
+        "compare": compare_main,
+        "mine": mine_main,
+        "dataset": dataset_main,
+        "export": export_main,
+        "integrity": integrity_main,
+    }
     if command in commands:
         return commands[command](rest)
     print(f"error: unknown command {command!r} (known: {', '.join(commands)})", file=sys.stderr)

@@ -72,8 +72,9 @@ def cache_root() -> Path:
     return root
 
 
-def keyed_options(suite: Suite, options: Mapping[str, Any], runtime_options: Sequence[Option] = (), *,
-                  live: bool = True) -> dict[str, Any]:
+def keyed_options(
+    suite: Suite, options: Mapping[str, Any], runtime_options: Sequence[Option] = (), *, live: bool = True
+) -> dict[str, Any]:
     """The suite's (its runtime's, and the live agent's when it drives one) options that change what an
     evaluation computes (``Option.keyed``; :func:`pytest_mobilebench.agents.options.keyed_for`: the agent's
     only for a ``live`` prediction, but ``--mb-trials`` where it grades recorded trials)."""
@@ -92,7 +93,10 @@ def module_file(module: str) -> Path | None:
     parts = module.split(".")[1:]
     if not parts:
         return PACKAGE_DIR / "__init__.py"
-    for candidate in (PACKAGE_DIR.joinpath(*parts[:-1], parts[-1] + ".py"), PACKAGE_DIR.joinpath(*parts, "__init__.py")):
+    for candidate in (
+        PACKAGE_DIR.joinpath(*parts[:-1], parts[-1] + ".py"),
+        PACKAGE_DIR.joinpath(*parts, "__init__.py"),
+    ):
         if candidate.is_file():
             return candidate
     return None
@@ -157,8 +161,13 @@ def record_material(record: Any) -> Any:
 
 
 def result_key(
-    suite: Suite, loaded: LoadedRecord, model: str | None, prediction: Prediction | None, options: Mapping[str, Any],
-    *, runtime_options: Sequence[Option] = (),
+    suite: Suite,
+    loaded: LoadedRecord,
+    model: str | None,
+    prediction: Prediction | None,
+    options: Mapping[str, Any],
+    *,
+    runtime_options: Sequence[Option] = (),
 ) -> str:
     """The result cache key (sha256 hex) of one item; see the module docstring for what it covers."""
     record = loaded.record
@@ -169,16 +178,22 @@ def result_key(
         "suite": loaded.suite,
         "record": record_material(record),  # the content, never the clone source
         "prediction": prediction.key_material() if prediction is not None else None,
-        "options": keyed_options(suite, options, runtime_options,
-                                 live=prediction is not None and prediction.is_live()),
+        "options": keyed_options(suite, options, runtime_options, live=prediction is not None and prediction.is_live()),
         "suite_material": suite.cache_material(loaded, prediction, options),
     }
     blob = json.dumps(material, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()
 
 
-def candidate_key(suite: Suite, loaded: LoadedRecord, row: Mapping[str, Any], source_dir: Path,
-                  options: Mapping[str, Any], *, runtime_options: Sequence[Option] = ()) -> str:
+def candidate_key(
+    suite: Suite,
+    loaded: LoadedRecord,
+    row: Mapping[str, Any],
+    source_dir: Path,
+    options: Mapping[str, Any],
+    *,
+    runtime_options: Sequence[Option] = (),
+) -> str:
     """The key of a live item's candidate: :func:`result_key` of its predictions ``row`` read as a file's entry
     from the run's folder ``source_dir`` (what ``--predictions <run>/predictions.jsonl`` computes for it).
 
@@ -188,8 +203,9 @@ def candidate_key(suite: Suite, loaded: LoadedRecord, row: Mapping[str, Any], so
     from pytest_mobilebench.predictions import Prediction
 
     prediction = Prediction.from_entry(row, source_dir.resolve())
-    return result_key(suite, loaded, prediction.model_name_or_path, prediction, options,
-                      runtime_options=runtime_options)
+    return result_key(
+        suite, loaded, prediction.model_name_or_path, prediction, options, runtime_options=runtime_options
+    )
 
 
 def result_path(reports_dir: Path, key: str) -> Path:
@@ -211,8 +227,13 @@ RESULT_SCHEMA: Final = 1
 _RUN_FIELDS: Final = frozenset({"cached", "cache_dropped"})
 
 #: fields the plugin adds to every result it keeps, with the type an entry must give them
-_PLUGIN_FIELDS: Final = {"instance_id": str, "suite": str, "model_name_or_path": str, "cache_key": str,
-                         "evidence_dir": str}
+_PLUGIN_FIELDS: Final = {
+    "instance_id": str,
+    "suite": str,
+    "model_name_or_path": str,
+    "cache_key": str,
+    "evidence_dir": str,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -274,14 +295,22 @@ def parse_entry(entry: Any, owner: EntryOwner, suite: Suite) -> dict[str, Any]:
         raise CacheEntryError("no cache_schema (not a result, or written before entries said their schema)")
     if entry["cache_schema"] != RESULT_SCHEMA:
         raise CacheEntryError(f"cache schema {_named(entry['cache_schema'])}, this harness reads {RESULT_SCHEMA}")
-    wrong = [f"{field} is {_named(entry.get(field))}" for field, kind in _PLUGIN_FIELDS.items()
-             if not isinstance(entry.get(field), kind)]
+    wrong = [
+        f"{field} is {_named(entry.get(field))}"
+        for field, kind in _PLUGIN_FIELDS.items()
+        if not isinstance(entry.get(field), kind)
+    ]
     if not isinstance(entry.get("properties"), dict):
         wrong.append(f"properties is {_named(entry.get('properties'))}")
     if wrong:
         raise CacheEntryError("not a kept result: " + ", ".join(wrong))
-    expected = {"cache_key": owner.key, "instance_id": owner.instance_id, "suite": owner.suite,
-                "model_name_or_path": owner.model, "trial": owner.trial}
+    expected = {
+        "cache_key": owner.key,
+        "instance_id": owner.instance_id,
+        "suite": owner.suite,
+        "model_name_or_path": owner.model,
+        "trial": owner.trial,
+    }
     other = [f"{field} {_named(entry.get(field))}" for field, value in expected.items() if entry.get(field) != value]
     if other:
         raise CacheEntryError("the result of another item: " + ", ".join(other))

@@ -67,8 +67,10 @@ def load_outcomes(paths: Iterable[Path]) -> dict[str, dict[str, list[bool | None
                 at = (iid, model, trial)
                 if at in seen_in and found[at] != value:
                     of = f" trial {trial}" if trial else ""
-                    raise CompareError(f"{path}: instance {iid!r}{of} of model {model!r} is {value} here and "
-                                       f"{found[at]} in {seen_in[at]}")
+                    raise CompareError(
+                        f"{path}: instance {iid!r}{of} of model {model!r} is {value} here and "
+                        f"{found[at]} in {seen_in[at]}"
+                    )
                 found[at], seen_in[at] = value, str(path)
     outcomes: dict[str, dict[str, list[bool | None]]] = {}
     for (iid, model, _trial), value in sorted(found.items(), key=lambda kv: kv[0]):
@@ -90,8 +92,9 @@ def _outcome(result: Mapping[str, Any]) -> bool | None:
     return None if result.get("reason") in _INFRA or result.get("retryable") else bool(result.get("passed"))
 
 
-def compare_results(results: Iterable[Mapping[str, Any]], *, resamples: int = DEFAULT_RESAMPLES,
-                    seed: int = 0) -> dict[str, Any]:
+def compare_results(
+    results: Iterable[Mapping[str, Any]], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
     """:func:`compare` of one run's results (pure): the summary's ``model_comparison`` and the run page's section.
 
     ``results`` are result dicts with ``instance_id``, ``model_name_or_path``, ``passed``, ``reason``,
@@ -133,8 +136,9 @@ def _eligible(value: bool | None | Sequence[bool | None]) -> list[bool]:
     return [bool(x) for x in trials if x is not None]
 
 
-def compare_pair(a: Mapping[str, Any], b: Mapping[str, Any], *, resamples: int = DEFAULT_RESAMPLES,
-                 seed: int = 0) -> dict[str, Any]:
+def compare_pair(
+    a: Mapping[str, Any], b: Mapping[str, Any], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
     """One pair's table (pure): see the module docstring for the fields' meaning. ``a`` / ``b``: ``{instance:
     outcome or [outcome per trial]}`` (None: infrastructure)."""
     common = sorted(set(a) & set(b))
@@ -145,10 +149,19 @@ def compare_pair(a: Mapping[str, Any], b: Mapping[str, Any], *, resamples: int =
     boot = paired_bootstrap([ta[i] for i in both], [tb[i] for i in both], resamples=resamples, seed=seed)
     if any(len(ta[i]) > 1 or len(tb[i]) > 1 for i in both):  # repeated trials: the paired bootstrap is the test
         frac = {i: (sum(ta[i]) / len(ta[i]), sum(tb[i]) / len(tb[i])) for i in both}
-        return {"instances": len(both), "trials": True, "resolved_a": None, "resolved_b": None, "both_resolved": None,
-                "neither_resolved": None, "only_a": [i for i in both if frac[i][0] > frac[i][1]],
-                "only_b": [i for i in both if frac[i][1] > frac[i][0]], "mcnemar_p": None, "excluded_infra": excluded,
-                "paired_bootstrap": boot}
+        return {
+            "instances": len(both),
+            "trials": True,
+            "resolved_a": None,
+            "resolved_b": None,
+            "both_resolved": None,
+            "neither_resolved": None,
+            "only_a": [i for i in both if frac[i][0] > frac[i][1]],
+            "only_b": [i for i in both if frac[i][1] > frac[i][0]],
+            "mcnemar_p": None,
+            "excluded_infra": excluded,
+            "paired_bootstrap": boot,
+        }
     one_a, one_b = {i: ta[i][0] for i in both}, {i: tb[i][0] for i in both}
     only_a = [i for i in both if one_a[i] and not one_b[i]]
     only_b = [i for i in both if one_b[i] and not one_a[i]]
@@ -170,8 +183,10 @@ def compare_pair(a: Mapping[str, Any], b: Mapping[str, Any], *, resamples: int =
 def compare(outcomes: Outcomes, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
     """Every pair of models (sorted by name): ``{"models": [...], "pairs": [{"a", "b", ...}]}``."""
     models = sorted(outcomes)
-    pairs = [{"a": a, "b": b, **compare_pair(outcomes[a], outcomes[b], resamples=resamples, seed=seed)}
-             for a, b in itertools.combinations(models, 2)]
+    pairs = [
+        {"a": a, "b": b, **compare_pair(outcomes[a], outcomes[b], resamples=resamples, seed=seed)}
+        for a, b in itertools.combinations(models, 2)
+    ]
     return {"models": models, "pairs": pairs}
 
 
@@ -180,8 +195,10 @@ def _bootstrap_line(pair: Mapping[str, Any]) -> str:
     if boot.get("difference") is None:
         return "  paired bootstrap: no instance both evaluated"
     lo, hi = boot["ci95"]
-    return (f"  pass@1 {boot['pass_1_a']:.3f} vs {boot['pass_1_b']:.3f}; paired bootstrap A - B = {boot['difference']:+.3f} "
-            f"[95% CI {lo:+.3f}, {hi:+.3f}] ({boot['resamples']} resamples, seed {boot['seed']})")
+    return (
+        f"  pass@1 {boot['pass_1_a']:.3f} vs {boot['pass_1_b']:.3f}; paired bootstrap A - B = {boot['difference']:+.3f} "
+        f"[95% CI {lo:+.3f}, {hi:+.3f}] ({boot['resamples']} resamples, seed {boot['seed']})"
+    )
 
 
 def render_text(report: Mapping[str, Any]) -> str:
@@ -192,13 +209,19 @@ def render_text(report: Mapping[str, Any]) -> str:
     for pair in report["pairs"]:
         lines.append(f"{pair['a']}  vs  {pair['b']}   ({pair['instances']} instances both evaluated)")
         if pair.get("mcnemar_p") is None:  # repeated trials: A / B ahead = the higher pass fraction
-            lines.append(f"  repeated trials: {pair['a']} ahead on {len(pair['only_a'])}, {pair['b']} ahead on "
-                         f"{len(pair['only_b'])} (McNemar needs single trials)")
+            lines.append(
+                f"  repeated trials: {pair['a']} ahead on {len(pair['only_a'])}, {pair['b']} ahead on "
+                f"{len(pair['only_b'])} (McNemar needs single trials)"
+            )
         else:
-            lines.append(f"  resolved: {pair['resolved_a']} vs {pair['resolved_b']}; both {pair['both_resolved']}, "
-                         f"neither {pair['neither_resolved']}")
-            lines.append(f"  only {pair['a']}: {len(pair['only_a'])}; only {pair['b']}: {len(pair['only_b'])}; "
-                         f"exact McNemar p = {pair['mcnemar_p']:.6g}")
+            lines.append(
+                f"  resolved: {pair['resolved_a']} vs {pair['resolved_b']}; both {pair['both_resolved']}, "
+                f"neither {pair['neither_resolved']}"
+            )
+            lines.append(
+                f"  only {pair['a']}: {len(pair['only_a'])}; only {pair['b']}: {len(pair['only_b'])}; "
+                f"exact McNemar p = {pair['mcnemar_p']:.6g}"
+            )
         lines.append(_bootstrap_line(pair))
         for iid in pair["only_a"]:
             lines.append(f"    + {pair['a']}: {iid}")

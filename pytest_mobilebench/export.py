@@ -34,11 +34,32 @@ import pytest
 from pytest_mobilebench.cache import CLONE_SOURCE_FIELDS
 from pytest_mobilebench.suites.base import LoadedRecord
 
-__all__ = ["ANSWER_KEY", "EXPORTED_SUITES", "HARNESS_FIELDS", "ExportError", "collect_records", "save_image", "task_row"]
+__all__ = [
+    "ANSWER_KEY",
+    "EXPORTED_SUITES",
+    "HARNESS_FIELDS",
+    "ExportError",
+    "collect_records",
+    "save_image",
+    "task_row",
+]
 
 #: record fields that are the answer key of an instance: never exported
-ANSWER_KEY: Final = frozenset({"patch", "test_patch", "fix_commit", "fix_patch", "FAIL_TO_PASS", "NONE_TO_PASS",
-                               "PASS_TO_PASS", "defect_files", "target", "regression", "test_results"})
+ANSWER_KEY: Final = frozenset(
+    {
+        "patch",
+        "test_patch",
+        "fix_commit",
+        "fix_patch",
+        "FAIL_TO_PASS",
+        "NONE_TO_PASS",
+        "PASS_TO_PASS",
+        "defect_files",
+        "target",
+        "regression",
+        "test_results",
+    }
+)
 #: fields that tell the harness how to run the tests: not an agent's input
 HARNESS_FIELDS: Final = frozenset({"test_command", "test_targets", "timeout_s", "plan"})
 #: suites whose records are repository tasks (the ones exported)
@@ -58,7 +79,9 @@ class _Collector:
         self.invalid: list[str] = []
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> Any:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> Any:
         yield
         for item in items:
             record = getattr(item, "record", None)
@@ -103,8 +126,9 @@ def task_row(record: LoadedRecord, *, url_template: str = _DEFAULT_TEMPLATE) -> 
     if record.suite == "device_repair":
         row["problem_statement"] = row.pop("issue", "")
     row["environment"] = {k: v for k, v in (row.get("environment") or {}).items() if v is not None}
-    row.update(environment_image=None, environment_image_id=None,
-               prompt_fields=["problem_statement", "repo", "base_commit"])
+    row.update(
+        environment_image=None, environment_image_id=None, prompt_fields=["problem_statement", "repo", "base_commit"]
+    )
     return row
 
 
@@ -122,9 +146,14 @@ def build_image(record: LoadedRecord, row: Mapping[str, Any], *, client: Any, ru
     if record.suite != "issue_resolution":
         raise ExportError(f"{record.instance_id}: only issue-resolution environments are built as images")
     instance = record.record
-    spec = WorkspaceSpec(instance_id=instance.instance_id, repo=instance.repo, base_commit=instance.base_commit,
-                         repo_url=str(row["repo_url"]), run_id=run_id,
-                         environment={**instance.environment.model_dump(exclude_none=True), "framework": instance.framework})
+    spec = WorkspaceSpec(
+        instance_id=instance.instance_id,
+        repo=instance.repo,
+        base_commit=instance.base_commit,
+        repo_url=str(row["repo_url"]),
+        run_id=run_id,
+        environment={**instance.environment.model_dump(exclude_none=True), "framework": instance.framework},
+    )
     provider = DockerProvider(recipe_factory=workspace_recipe)  # the docker provider's runtime, as a run makes it
     runtime = provider.runtime({"mb_repo_url_template": _DEFAULT_TEMPLATE}, run_id, client=client, progress=progress)
     try:

@@ -46,12 +46,17 @@ def mb_runtime(request: pytest.FixtureRequest, pytestconfig: pytest.Config) -> A
 
     state = pytestconfig.stash[STATE]
     options = options_of(pytestconfig)
-    ctx = ProviderContext(options=options, run_id=state.run_id, progress=lambda line: announce(pytestconfig, line),
-                          fixture=request.getfixturevalue)
+    ctx = ProviderContext(
+        options=options,
+        run_id=state.run_id,
+        progress=lambda line: announce(pytestconfig, line),
+        fixture=request.getfixturevalue,
+    )
 
     def hook(trusted: bool) -> Any:
-        return pytestconfig.hook.pytest_mobilebench_make_runtime(config=pytestconfig, options=options,
-                                                                 run_id=state.run_id, trusted=trusted)
+        return pytestconfig.hook.pytest_mobilebench_make_runtime(
+            config=pytestconfig, options=options, run_id=state.run_id, trusted=trusted
+        )
 
     assert state.providers is not None  # set in pytest_configure
     return RuntimeSource(state.providers, ctx, hook)
@@ -72,8 +77,11 @@ def mb_docker_client(pytestconfig: pytest.Config) -> Iterator[Any]:
     from pytest_mobilebench.runtime.base import InfraError
 
     spec = pytestconfig.getoption("mb_docker_hosts", None)
-    options = {"registry": pytestconfig.getoption("mb_registry", None),
-               "budget": pytestconfig.getoption("mb_image_budget", None), "progress": _progress_log(pytestconfig)}
+    options = {
+        "registry": pytestconfig.getoption("mb_registry", None),
+        "budget": pytestconfig.getoption("mb_image_budget", None),
+        "progress": _progress_log(pytestconfig),
+    }
     try:
         if spec:
             named = hosts.parse_hosts(spec)
@@ -90,7 +98,9 @@ def mb_docker_client(pytestconfig: pytest.Config) -> Iterator[Any]:
             yield None
             return
         table = hosts.slot_table(hosts.parse_hosts(spec))
-        client = hosts.connect_host(table[hosts.worker_index(os.environ.get("PYTEST_XDIST_WORKER")) % len(table)], ping=False)
+        client = hosts.connect_host(
+            table[hosts.worker_index(os.environ.get("PYTEST_XDIST_WORKER")) % len(table)], ping=False
+        )
     try:
         yield client
     finally:

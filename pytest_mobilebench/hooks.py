@@ -15,8 +15,13 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.provider import ProviderRegistry
     from pytest_mobilebench.suites import SuiteRegistry
 
-__all__ = ["pytest_mobilebench_make_runtime", "pytest_mobilebench_register_runtimes", "pytest_mobilebench_register_suites",
-           "pytest_mobilebench_result", "pytest_mobilebench_summary"]
+__all__ = [
+    "pytest_mobilebench_make_runtime",
+    "pytest_mobilebench_register_runtimes",
+    "pytest_mobilebench_register_suites",
+    "pytest_mobilebench_result",
+    "pytest_mobilebench_summary",
+]
 
 
 @pytest.hookspec(historic=True)
@@ -52,8 +57,9 @@ def pytest_mobilebench_register_runtimes(registry: ProviderRegistry) -> None:
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_mobilebench_make_runtime(config: pytest.Config, options: dict[str, Any], run_id: str,
-                                    trusted: bool) -> Runtime | None:
+def pytest_mobilebench_make_runtime(
+    config: pytest.Config, options: dict[str, Any], run_id: str, trusted: bool
+) -> Runtime | None:
     """Return the runtime (a :class:`pytest_mobilebench.runtime.base.Runtime`) for code of this trust level
     in this process, or None to let ``--mb-runtime`` pick a registered provider (like pytest-xdist's
     ``pytest_xdist_make_scheduler``). Called on every ``mb_runtime.get(...)``: cache what you make. The

@@ -32,8 +32,16 @@ from pytest_mobilebench.suites.base import (
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
 
-__all__ = ["DatasetFile", "InstanceItem", "InstanceNotResolved", "InvalidInstanceItem", "ManifestFile", "announce",
-           "options_of", "selected"]
+__all__ = [
+    "DatasetFile",
+    "InstanceItem",
+    "InstanceNotResolved",
+    "InvalidInstanceItem",
+    "ManifestFile",
+    "announce",
+    "options_of",
+    "selected",
+]
 
 T = TypeVar("T")
 
@@ -61,7 +69,9 @@ def _prepare(config: pytest.Config, suite: Suite) -> None:
     if suite.fixture_module and not config.pluginmanager.has_plugin(f"mobilebench-fixtures-{suite.name}"):
         import importlib
 
-        config.pluginmanager.register(importlib.import_module(suite.fixture_module), f"mobilebench-fixtures-{suite.name}")
+        config.pluginmanager.register(
+            importlib.import_module(suite.fixture_module), f"mobilebench-fixtures-{suite.name}"
+        )
 
 
 class _RecordCollector(pytest.File, abc.ABC):
@@ -76,7 +86,9 @@ class _RecordCollector(pytest.File, abc.ABC):
 
     def collect(self) -> Iterator[pytest.Item]:
         state = self.config.stash[STATE]
-        rel = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
+        rel = (
+            self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
+        )
         models: list[str | None] = list(state.predictions.models) if state.predictions is not None else [None]
         if not models:
             models = [None]
@@ -91,7 +103,9 @@ class _RecordCollector(pytest.File, abc.ABC):
             first = state.seen_ids.setdefault(entry.instance_id, f"{rel}:{entry.line or '?'}")
             if first != f"{rel}:{entry.line or '?'}":
                 error = ManifestError(
-                    entry.source, f"duplicate instance_id, first defined at {first}", line=entry.line,
+                    entry.source,
+                    f"duplicate instance_id, first defined at {first}",
+                    line=entry.line,
                     instance_id=entry.instance_id,
                 )
                 yield InvalidInstanceItem.from_parent(self, name=f"{entry.instance_id}[duplicate]", error=error)
@@ -100,16 +114,24 @@ class _RecordCollector(pytest.File, abc.ABC):
             key = (entry.suite, entry.markers, entry.group)
             if key not in marks:
                 marks[key] = _marks_of(suite, entry)
-            if regrade is not None:  # --mb-regrade: the earlier run's items of this record (pytest_mobilebench.regrade_run)
+            if (
+                regrade is not None
+            ):  # --mb-regrade: the earlier run's items of this record (pytest_mobilebench.regrade_run)
                 yield from regrade.items_for(self, entry, marks=marks[key], fixtureinfo=fixtureinfo.get(entry.suite))
                 continue
             per_item = bool(getattr(suite, "item_trials", False))
             for model in models:
                 trials = state.predictions.trials(entry.instance_id, model, per_item=per_item) if model else [None]
                 for trial in trials:
-                    item = InstanceItem.from_parent(self, name=item_name(entry.instance_id, model, len(models), trial),
-                                                    record=entry, model=model, trial=trial, marks=marks[key],
-                                                    fixtureinfo=fixtureinfo.get(entry.suite))
+                    item = InstanceItem.from_parent(
+                        self,
+                        name=item_name(entry.instance_id, model, len(models), trial),
+                        record=entry,
+                        model=model,
+                        trial=trial,
+                        marks=marks[key],
+                        fixtureinfo=fixtureinfo.get(entry.suite),
+                    )
                     fixtureinfo.setdefault(entry.suite, item._fixtureinfo)
                     yield item
 
@@ -210,8 +232,6 @@ class InvalidInstanceItem(pytest.Item):
         return self.path, (self.error.line - 1 if self.error.line else None), f"invalid instance {self.name}"
 
 
-
-
 class InstanceNotResolved(Exception):
     """Raised by an item whose candidate was not resolved; carries the result for the failure text."""
 
@@ -256,7 +276,12 @@ def _say(state: MobileBenchState, reporter: Any, on_worker: bool, message: str) 
 
 def announce(config: pytest.Config, message: str) -> None:
     """A progress line outside any item (a runtime provider building images), shown as items' lines are."""
-    _say(config.stash[STATE], config.pluginmanager.get_plugin("terminalreporter"), hasattr(config, "workerinput"), message)
+    _say(
+        config.stash[STATE],
+        config.pluginmanager.get_plugin("terminalreporter"),
+        hasattr(config, "workerinput"),
+        message,
+    )
 
 
 def _safe(name: str) -> str:
@@ -269,15 +294,20 @@ def _safe(name: str) -> str:
 def options_of(config: pytest.Config) -> dict[str, Any]:
     """The plugin's, every suite's and every runtime provider's options as plain builtins (``ctx.options``)."""
     state = config.stash[STATE]
-    names = [*_PLUGIN_OPTIONS, *(o.dest for o in state.suites.options()),
-             *(o.dest for o in (state.providers.options() if state.providers is not None else ()))]
+    names = [
+        *_PLUGIN_OPTIONS,
+        *(o.dest for o in state.suites.options()),
+        *(o.dest for o in (state.providers.options() if state.providers is not None else ())),
+    ]
     opts = {name: config.getoption(name) for name in names}
     opts["_xdist_worker"] = hasattr(config, "workerinput")
     opts["_rootdir"] = str(config.invocation_params.dir)
     return opts
 
 
-def _checked_evaluate(suite: Suite, record: LoadedRecord, prediction: Prediction | None, ctx: _Context) -> dict[str, Any]:
+def _checked_evaluate(
+    suite: Suite, record: LoadedRecord, prediction: Prediction | None, ctx: _Context
+) -> dict[str, Any]:
     """``suite.evaluate`` checked against the result contract; a raise or a broken result is recorded as an
     infrastructure result with the traceback in ``harness_error.log``, never lost and never cached.
 
@@ -343,8 +373,16 @@ def carry_prediction(reports_dir: Path, key: str, run_folder: Path) -> None:
 class InstanceItem(pytest.Item):
     """One benchmark instance evaluated for one model's prediction."""
 
-    def __init__(self, *, record: LoadedRecord, model: str | None, trial: int | None = None, marks: _Marks | None = None,
-                 fixtureinfo: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        record: LoadedRecord,
+        model: str | None,
+        trial: int | None = None,
+        marks: _Marks | None = None,
+        fixtureinfo: Any = None,
+        **kwargs: Any,
+    ) -> None:
         """``marks``: shared ``(marks, keywords)`` (:func:`_marks_of`); ``fixtureinfo``: the closure of an earlier
         item of the same suite in the same file, or None to compute it."""
         super().__init__(**kwargs)
@@ -387,8 +425,14 @@ class InstanceItem(pytest.Item):
 
         suite = state.suites[self.record.suite]
         options = options_of(self.config)
-        key = result_key(suite, self.record, self.model, prediction, options,
-                         runtime_options=state.providers.keyed_for(suite.fixtures) if state.providers else ())
+        key = result_key(
+            suite,
+            self.record,
+            self.model,
+            prediction,
+            options,
+            runtime_options=state.providers.keyed_for(suite.fixtures) if state.providers else (),
+        )
         owner = EntryOwner(key, self.record.instance_id, self.record.suite, self.model, self.trial)
         read = CacheRead(None) if options["mb_rerun"] else read_cached(state.reports_dir, owner, suite)
         if read.result is not None:
@@ -398,10 +442,17 @@ class InstanceItem(pytest.Item):
             except OSError as exc:  # a full disk: the verdict stands, its row unwritten; said at the end
                 if not is_disk_full(exc):
                     raise
-                state.report_errors.append(f"the reports disk is full: {self.record.instance_id}'s prediction was "
-                                           f"not written to this run's predictions file ({exc})")
+                state.report_errors.append(
+                    f"the reports disk is full: {self.record.instance_id}'s prediction was "
+                    f"not written to this run's predictions file ({exc})"
+                )
         else:
-            evidence = state.reports_dir / state.run_id / _safe(self.model) / evidence_folder(self.record.instance_id, self.trial)
+            evidence = (
+                state.reports_dir
+                / state.run_id
+                / _safe(self.model)
+                / evidence_folder(self.record.instance_id, self.trial)
+            )
             evidence.mkdir(parents=True, exist_ok=True)
             for name in (PREDICTION_FILE, RUN_ROW_FILE):  # only this evaluation's row is kept with its verdict
                 (evidence / name).unlink(missing_ok=True)
@@ -466,8 +517,16 @@ class InstanceItem(pytest.Item):
         if not isinstance(row, dict) or not {"instance_id", "model_name_or_path"} <= row.keys():
             return []
         suite = state.suites[self.record.suite]
-        return [candidate_key(suite, self.record, row, state.reports_dir / state.run_id, options,
-                              runtime_options=state.providers.keyed_for(suite.fixtures) if state.providers else ())]
+        return [
+            candidate_key(
+                suite,
+                self.record,
+                row,
+                state.reports_dir / state.run_id,
+                options,
+                runtime_options=state.providers.keyed_for(suite.fixtures) if state.providers else (),
+            )
+        ]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ManifestError):  # found when it ran (a commit its repository lacks)
@@ -479,8 +538,10 @@ class InstanceItem(pytest.Item):
             # the cause first: pytest's short summary (`FAILED <node id> - <first line>`) shows this line, and the
             # node id beside it already names the item
             detail = f": {r['detail']}" if r.get("detail") else ""
-            lines = [printable(f"{r.get('reason')}{detail}", limit=4000),
-                     printable(f"item: {r.get('instance_id')} [{r.get('model_name_or_path')}]")]
+            lines = [
+                printable(f"{r.get('reason')}{detail}", limit=4000),
+                printable(f"item: {r.get('instance_id')} [{r.get('model_name_or_path')}]"),
+            ]
             for name, tests in sorted((r.get("failing") or {}).items()):
                 for test in tests[:20]:
                     lines.append(printable(f"  {name}: {test}"))

@@ -104,9 +104,7 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     return (lower, upper)
 
 
-def borda_scores(
-    rankings: Sequence[Sequence[str]], *, exclude: Collection[str] = ()
-) -> dict[str, float]:
+def borda_scores(rankings: Sequence[Sequence[str]], *, exclude: Collection[str] = ()) -> dict[str, float]:
     """Normalised Borda score per item from list-wise rankings (MobileForge, seed 002, section 4.3 and
     Table 2: "per-model Borda score in [0, 1] aggregated from anchor-reference list-wise ranking").
 
@@ -368,8 +366,7 @@ def stratify(
         entry[0] += 1
         entry[1] += int(ok)
     return {
-        name: {"total": total, "resolved": good, "rate": good / total}
-        for name, (total, good) in sorted(counts.items())
+        name: {"total": total, "resolved": good, "rate": good / total} for name, (total, good) in sorted(counts.items())
     }
 
 

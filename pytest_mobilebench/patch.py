@@ -283,7 +283,11 @@ def _git_header_paths(name: str, rest: str, line: int) -> tuple[str, str]:
         first, second = rest[:idx], quoted(rest[idx + 1 :])[0]
     else:
         half = len(rest) // 2
-        if len(rest) % 2 == 1 and rest[half] == " " and rest[:half].partition("/")[2] == rest[half + 1 :].partition("/")[2]:
+        if (
+            len(rest) % 2 == 1
+            and rest[half] == " "
+            and rest[:half].partition("/")[2] == rest[half + 1 :].partition("/")[2]
+        ):
             first, second = rest[:half], rest[half + 1 :]
         elif rest.find(" b/") > 0:
             idx = rest.find(" b/")
@@ -343,7 +347,8 @@ def _scan(name: str, lines: list[str]) -> tuple[list[_Section], int]:
             while old > 0 or new > 0:
                 if i >= n:
                     raise PatchError(
-                        name, f"hunk {line!r} is truncated: the patch ends {old} old / {new} new lines early",
+                        name,
+                        f"hunk {line!r} is truncated: the patch ends {old} old / {new} new lines early",
                         line=n,
                     )
                 body = _bare(lines[i])
@@ -359,7 +364,8 @@ def _scan(name: str, lines: list[str]) -> tuple[list[_Section], int]:
                     pass
                 else:
                     raise PatchError(
-                        name, f"line {body!r} inside hunk {line!r} is not a context, '+', '-' or '\\' line",
+                        name,
+                        f"line {body!r} inside hunk {line!r} is not a context, '+', '-' or '\\' line",
                         line=i + 1,
                     )
                 if old < 0 or new < 0:
@@ -469,8 +475,14 @@ def _section_change(name: str, lines: list[str], sec: _Section) -> FileChange:
             else:
                 old, new = old or a, new or b
         if not (
-            sec.hunks or sec.binary or moved_from or moved_to or "old mode" in kw or "new mode" in kw
-            or "new file mode" in kw or "deleted file mode" in kw
+            sec.hunks
+            or sec.binary
+            or moved_from
+            or moved_to
+            or "old mode" in kw
+            or "new mode" in kw
+            or "new file mode" in kw
+            or "deleted file mode" in kw
         ):
             if sec.minus is not None:
                 raise PatchError(name, f"file header for {new or old!r} has no hunks", line=first)

@@ -93,8 +93,12 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         "'gold' and 'empty' are pseudo-predictions for validating instances; 'live' lets a suite with a live "
         "mode produce the candidate itself from a model endpoint given by that suite's options.",
     )
-    group.addoption("--mb-patch-field", default=None, metavar="FIELD",
-                    help="read each prediction's patch from FIELD (e.g. 'patch') instead of 'model_patch'")
+    group.addoption(
+        "--mb-patch-field",
+        default=None,
+        metavar="FIELD",
+        help="read each prediction's patch from FIELD (e.g. 'patch') instead of 'model_patch'",
+    )
     group.addoption(
         "--dataset",
         action="append",
@@ -102,15 +106,28 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         metavar="PATH",
         help="a benchmark release (JSON/JSONL rows) collected as manifests by the suite that reads its dialect",
     )
-    group.addoption("--mb-summary", default=None, help="where the controller writes the run summary (default: <reports>/<run_id>/summary.json)")
+    group.addoption(
+        "--mb-summary",
+        default=None,
+        help="where the controller writes the run summary (default: <reports>/<run_id>/summary.json)",
+    )
     group.addoption("--mb-reports-dir", default="reports", help="root of evidence folders and the result cache")
     group.addoption("--mb-run-id", default=None, help="run id (default: UTC timestamp + random suffix)")
     group.addoption("--mb-rerun", action="store_true", help="ignore cached results and evaluate again")
-    group.addoption("--mb-run-budget", default=None, type=parse_duration, metavar="DURATION",
-                    help="stop starting items after DURATION (90s, 30m, 2h, 1h30m); the rest are 'not run' and a "
-                    "re-run resumes them (exit status 2 when it ran out)")
-    group.addoption("--mb-regrade", default=None, metavar="RUN_DIR",
-                    help="re-grade the run in RUN_DIR (<reports>/<run_id>) from its evidence; runs nothing")
+    group.addoption(
+        "--mb-run-budget",
+        default=None,
+        type=parse_duration,
+        metavar="DURATION",
+        help="stop starting items after DURATION (90s, 30m, 2h, 1h30m); the rest are 'not run' and a "
+        "re-run resumes them (exit status 2 when it ran out)",
+    )
+    group.addoption(
+        "--mb-regrade",
+        default=None,
+        metavar="RUN_DIR",
+        help="re-grade the run in RUN_DIR (<reports>/<run_id>) from its evidence; runs nothing",
+    )
 
     def declare(owner: Suite | RuntimeProvider) -> None:
         for option in owner.options:
@@ -154,7 +171,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if choice != "auto" and choice not in providers:
         raise pytest.UsageError(f"--mb-runtime={choice}: no such runtime provider (auto, {', '.join(providers)})")
     # the surfaces' markers; a suite's other markers and its fixture module come with its first file (items.py)
-    for suite in (suites.declared().values() if not config.option.markers else suites.values()):
+    for suite in suites.declared().values() if not config.option.markers else suites.values():
         for name, doc in suite.markers.items():
             config.addinivalue_line("markers", f"{name}: {doc}")
     from pytest_mobilebench import fixtures
@@ -173,9 +190,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
         specs = config.getoption("predictions")
         try:  # the suites are read (so imported) only for `live`
-            predictions = load_predictions(specs, base_dir=rootdir, suites=suites.values() if LIVE in specs else (),
-                                           options={o.dest: config.getoption(o.dest) for o in suites.options()},
-                                           patch_field=config.getoption("mb_patch_field"))
+            predictions = load_predictions(
+                specs,
+                base_dir=rootdir,
+                suites=suites.values() if LIVE in specs else (),
+                options={o.dest: config.getoption(o.dest) for o in suites.options()},
+                patch_field=config.getoption("mb_patch_field"),
+            )
         except PredictionsError as exc:
             raise pytest.UsageError(f"--predictions: {exc}") from exc
     from pytest_mobilebench.report.runs import run_files
@@ -185,8 +206,11 @@ def pytest_configure(config: pytest.Config) -> None:
     state = MobileBenchState(
         run_id=run_id,
         reports_dir=reports_dir if reports_dir.is_absolute() else rootdir / reports_dir,
-        summary_path=run_files(reports_dir if reports_dir.is_absolute() else rootdir / reports_dir, run_id,
-                               (summary if summary.is_absolute() else rootdir / summary) if summary.name else None)[0],
+        summary_path=run_files(
+            reports_dir if reports_dir.is_absolute() else rootdir / reports_dir,
+            run_id,
+            (summary if summary.is_absolute() else rootdir / summary) if summary.name else None,
+        )[0],
         predictions=predictions,
         suites=suites,
         is_controller=workerinput is None,
@@ -194,8 +218,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[STATE] = state
     warn_outer_timeout(config, [*suites.options(), *providers.options()])
-    if workerinput is None and predictions is not None and predictions.pseudo is not None and \
-            predictions.pseudo.value == "live" and not config.option.collectonly:
+    if (
+        workerinput is None
+        and predictions is not None
+        and predictions.pseudo is not None
+        and predictions.pseudo.value == "live"
+        and not config.option.collectonly
+    ):
         _check_endpoint(config, {o.dest: config.getoption(o.dest) for o in suites.options()})
     datasets = config.getoption("dataset")
     if datasets and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
@@ -362,7 +391,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         except OSError as exc:  # the disk filled since the controller's probe: counts fall back to results
             if not is_disk_full(exc):
                 raise
-    elif state.collected and state.predictions is None and not config.option.collectonly and not config.getoption("mb_regrade"):
+    elif (
+        state.collected
+        and state.predictions is None
+        and not config.option.collectonly
+        and not config.getoption("mb_regrade")
+    ):
         raise pytest.UsageError(NO_PREDICTIONS)
 
 
@@ -380,7 +414,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif isinstance(item, found.InvalidInstanceItem):
         report.mobilebench_manifest_error = str(item.error)
         report.mobilebench_suite = item.suite
-    elif isinstance(item, found.InstanceItem) and call.excinfo is not None and isinstance(call.excinfo.value, found.ManifestError):
+    elif (
+        isinstance(item, found.InstanceItem)
+        and call.excinfo is not None
+        and isinstance(call.excinfo.value, found.ManifestError)
+    ):
         report.mobilebench_manifest_error = str(call.excinfo.value)  # invalid data found when the item ran
         report.mobilebench_suite = item.record.suite
     return report

@@ -87,6 +87,8 @@ LIVE: Final = PredictionKind.LIVE.value
 PSEUDO: Final = frozenset({GOLD, EMPTY, LIVE})
 #: the pseudo names in the order messages list them
 _PSEUDO_ORDER: Final = (GOLD, EMPTY, LIVE)
+
+
 class PredictionsError(ValueError):
     """A predictions file is unusable; the message names the file and line (or entry) and the problem."""
 
@@ -123,14 +125,20 @@ class OversizedPatch:
         value = entry.get(WITHHELD_FIELD)
         if value is None:
             return None
-        ints = isinstance(value, Mapping) and set(value) == {"bytes", "max_bytes"} and all(
-            isinstance(value[k], int) and not isinstance(value[k], bool) for k in ("bytes", "max_bytes"))
+        ints = (
+            isinstance(value, Mapping)
+            and set(value) == {"bytes", "max_bytes"}
+            and all(isinstance(value[k], int) and not isinstance(value[k], bool) for k in ("bytes", "max_bytes"))
+        )
         if not ints or not 0 <= value["max_bytes"] < value["bytes"]:
-            raise PredictionsError(f"{loc}: field {WITHHELD_FIELD!r} must be {{\"bytes\": int, \"max_bytes\": int}} "
-                                   f"with 0 <= max_bytes < bytes, got {value!r}")
+            raise PredictionsError(
+                f'{loc}: field {WITHHELD_FIELD!r} must be {{"bytes": int, "max_bytes": int}} '
+                f"with 0 <= max_bytes < bytes, got {value!r}"
+            )
         if entry.get("model_patch"):
-            raise PredictionsError(f"{loc}: field {WITHHELD_FIELD!r}: a withheld patch has no text, but "
-                                   "'model_patch' is not empty")
+            raise PredictionsError(
+                f"{loc}: field {WITHHELD_FIELD!r}: a withheld patch has no text, but 'model_patch' is not empty"
+            )
         return cls(int(value["bytes"]), int(value["max_bytes"]))
 
 
@@ -178,8 +186,14 @@ class Prediction:
     def from_entry(cls, entry: Mapping[str, Any], source_dir: str | Path | None = None) -> Prediction:
         """A ``FILE`` prediction of one (already validated) predictions-file entry; whatever its fields say."""
         trial = entry.get("trial")
-        return cls(str(entry["instance_id"]), str(entry["model_name_or_path"]), PredictionKind.FILE, entry,
-                   None if source_dir is None else str(source_dir), trial if isinstance(trial, int) else None)
+        return cls(
+            str(entry["instance_id"]),
+            str(entry["model_name_or_path"]),
+            PredictionKind.FILE,
+            entry,
+            None if source_dir is None else str(source_dir),
+            trial if isinstance(trial, int) else None,
+        )
 
     @property
     def model_patch(self) -> str | None:
@@ -207,9 +221,14 @@ class Prediction:
 
     def to_builtins(self) -> dict[str, Any]:
         """The JSON-able form that crosses process boundaries; :meth:`from_builtins` reads it back."""
-        return {"instance_id": self.instance_id, "model_name_or_path": self.model_name_or_path,
-                "kind": self.kind.value, "fields": copy.deepcopy(dict(self.fields)), "source_dir": self.source_dir,
-                "trial": self.trial}
+        return {
+            "instance_id": self.instance_id,
+            "model_name_or_path": self.model_name_or_path,
+            "kind": self.kind.value,
+            "fields": copy.deepcopy(dict(self.fields)),
+            "source_dir": self.source_dir,
+            "trial": self.trial,
+        }
 
     @classmethod
     def from_builtins(cls, data: Mapping[str, Any]) -> Prediction:
@@ -218,8 +237,14 @@ class Prediction:
         Raises:
             ValueError: an unknown ``kind``.
         """
-        return cls(str(data["instance_id"]), str(data["model_name_or_path"]), PredictionKind(data["kind"]),
-                   dict(data.get("fields") or {}), data.get("source_dir"), data.get("trial"))
+        return cls(
+            str(data["instance_id"]),
+            str(data["model_name_or_path"]),
+            PredictionKind(data["kind"]),
+            dict(data.get("fields") or {}),
+            data.get("source_dir"),
+            data.get("trial"),
+        )
 
 
 def _entries(path: Path) -> Iterator[tuple[str, Any]]:
@@ -307,9 +332,17 @@ class Predictions:
         live_trials: with ``live``, ``--mb-trials`` (None without it).
     """
 
-    def __init__(self, entries: Mapping[tuple[str, str, int | None], Prediction], sources: tuple[str, ...],
-                 pseudo: PredictionKind | None, *, live_model: str | None = None, live_suites: frozenset[str] = frozenset(),
-                 not_live: Mapping[str, str] | None = None, live_trials: int | None = None) -> None:
+    def __init__(
+        self,
+        entries: Mapping[tuple[str, str, int | None], Prediction],
+        sources: tuple[str, ...],
+        pseudo: PredictionKind | None,
+        *,
+        live_model: str | None = None,
+        live_suites: frozenset[str] = frozenset(),
+        not_live: Mapping[str, str] | None = None,
+        live_trials: int | None = None,
+    ) -> None:
         self._entries = dict(entries)
         self.live_trials = live_trials
         self._trials: dict[tuple[str, str], list[int]] = {}
@@ -345,7 +378,9 @@ class Predictions:
             return list(range(1, k + 1)) if per_item and k > 1 else [None]
         return list(self._trials.get((instance_id, model), [])) or [None]
 
-    def get(self, instance_id: str, model: str, suite: str | None = None, trial: int | None = None) -> Prediction | None:
+    def get(
+        self, instance_id: str, model: str, suite: str | None = None, trial: int | None = None
+    ) -> Prediction | None:
         """The prediction of ``model`` for ``instance_id`` of ``suite`` (None when the files hold none);
         pseudo-predictions exist for every instance (``live`` only for instances of a suite in ``live_suites``).
 
@@ -355,7 +390,9 @@ class Predictions:
         """
         if self.pseudo is PredictionKind.LIVE:
             if suite not in self.live_suites:
-                raise PredictionsError(self.not_live.get(str(suite)) or f"--predictions=live: suite {suite!r} has no live mode")
+                raise PredictionsError(
+                    self.not_live.get(str(suite)) or f"--predictions=live: suite {suite!r} has no live mode"
+                )
             return Prediction(instance_id, str(self.live_model), PredictionKind.LIVE, trial=trial)
         if self.pseudo is not None:
             return Prediction(instance_id, self.pseudo.value, self.pseudo)
@@ -375,7 +412,9 @@ def _refuse_harness_keys(entry: Mapping[str, Any], loc: str, iid: str) -> None:
     """
     reserved = sorted(k for k in entry if isinstance(k, str) and k.startswith("_"))
     if reserved:
-        raise PredictionsError(f"{loc}: instance {iid!r}: field {reserved[0]!r}: names starting with '_' are the harness's own")
+        raise PredictionsError(
+            f"{loc}: instance {iid!r}: field {reserved[0]!r}: names starting with '_' are the harness's own"
+        )
 
 
 _CANDIDATE_FIELDS: Final = ("instance_id", "model_name_or_path", "model_patch", "project_path")
@@ -394,8 +433,10 @@ def _refuse_misspelt_fields(entry: Mapping[str, Any], loc: str, iid: str) -> Non
             continue
         meant = closest(key, _CANDIDATE_FIELDS, cutoff=0.8)
         if meant is not None and meant not in entry:
-            raise PredictionsError(f"{loc}: instance {iid!r}: field {key!r} is not read (did you mean {meant!r}?); "
-                                   f"without {meant!r} the candidate would be graded as absent")
+            raise PredictionsError(
+                f"{loc}: instance {iid!r}: field {key!r} is not read (did you mean {meant!r}?); "
+                f"without {meant!r} the candidate would be graded as absent"
+            )
 
 
 #: names other harnesses and datasets give the candidate's patch (SWE-bench's gold ``patch`` among them)
@@ -430,7 +471,8 @@ def _refuse_patch_elsewhere(entry: Mapping[str, Any], loc: str, iid: str) -> Non
         raise PredictionsError(
             f"{loc}: instance {iid!r}: field {found!r} holds the candidate's patch but is not read ('model_patch' "
             f"{has}, so the candidate would be graded as an empty patch); rename it to 'model_patch', or read it "
-            f"with --mb-patch-field={found}")
+            f"with --mb-patch-field={found}"
+        )
 
 
 def _map_patch_field(entry: dict[str, Any], field_name: str, loc: str, iid: str) -> dict[str, Any]:
@@ -444,8 +486,10 @@ def _map_patch_field(entry: dict[str, Any], field_name: str, loc: str, iid: str)
     if field_name == "model_patch" or field_name not in entry:
         return entry
     if entry.get("model_patch"):
-        raise PredictionsError(f"{loc}: instance {iid!r}: --mb-patch-field={field_name} but the entry also has a "
-                               "non-empty 'model_patch': one of them must go")
+        raise PredictionsError(
+            f"{loc}: instance {iid!r}: --mb-patch-field={field_name} but the entry also has a "
+            "non-empty 'model_patch': one of them must go"
+        )
     rest = {k: v for k, v in entry.items() if k != field_name}
     return {**rest, "model_patch": entry[field_name], "patch_field": field_name}
 
@@ -480,15 +524,31 @@ def live_predictions(suites: Iterable[Suite], options: Mapping[str, Any]) -> Pre
         named = ", ".join(f"{name}: {model!r}" for name, model in sorted(models.items()))
         raise PredictionsError(f"live: the live suites name different models ({named}); a live run drives one model")
     not_live = {name: f"--predictions=live: suite {name!r}: {why}" for name, why in incomplete.items()}
-    not_live |= {name: f"--predictions=live: suite {name!r} has no live mode (it cannot produce a candidate "
-                       "itself); give its predictions with --predictions=PATH" for name in absent}
+    not_live |= {
+        name: f"--predictions=live: suite {name!r} has no live mode (it cannot produce a candidate "
+        "itself); give its predictions with --predictions=PATH"
+        for name in absent
+    }
     trials = options.get("mb_trials")
-    return Predictions({}, (LIVE,), PredictionKind.LIVE, live_model=next(iter(models.values())), live_suites=frozenset(models),
-                       not_live=not_live, live_trials=int(trials) if trials else None)
+    return Predictions(
+        {},
+        (LIVE,),
+        PredictionKind.LIVE,
+        live_model=next(iter(models.values())),
+        live_suites=frozenset(models),
+        not_live=not_live,
+        live_trials=int(trials) if trials else None,
+    )
 
 
-def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suites: Iterable[Suite] = (),
-                     options: Mapping[str, Any] | None = None, patch_field: str | None = None) -> Predictions:
+def load_predictions(
+    specs: Iterable[str],
+    *,
+    base_dir: Path | None = None,
+    suites: Iterable[Suite] = (),
+    options: Mapping[str, Any] | None = None,
+    patch_field: str | None = None,
+) -> Predictions:
     """Read ``--predictions`` values: file paths, or one of the pseudo names ``gold`` / ``empty`` / ``live``.
 
     Args:
@@ -553,11 +613,14 @@ def load_predictions(specs: Iterable[str], *, base_dir: Path | None = None, suit
                 raise PredictionsError(
                     f"{loc}: duplicate prediction for instance {iid!r} by model {model!r}{of} (first at {where[key]})"
                 )
-            other = (iid, model, None) if key[2] is not None else next(
-                (k for k in entries if k[:2] == (iid, model)), None)
+            other = (
+                (iid, model, None) if key[2] is not None else next((k for k in entries if k[:2] == (iid, model)), None)
+            )
             if other in entries:
-                raise PredictionsError(f"{loc}: instance {iid!r} by model {model!r}: rows with and without 'trial' "
-                                       f"(the other at {where[other]}); give every row of the pair its trial")
+                raise PredictionsError(
+                    f"{loc}: instance {iid!r} by model {model!r}: rows with and without 'trial' "
+                    f"(the other at {where[other]}); give every row of the pair its trial"
+                )
             entries[key] = Prediction.from_entry(entry, path.parent.resolve())
             where[key] = loc
     return Predictions(entries, tuple(specs), None)

@@ -74,16 +74,28 @@ def evidence_results(run_dir: Path) -> Iterator[Entry]:
         if not entry.get("evidence_dir") or folder.resolve() in seen:
             continue
         seen.add(folder.resolve())
-        yield (folder, _read_result(folder / "result.json")) if (folder / "result.json").is_file() else (None, dict(entry))
+        yield (
+            (folder, _read_result(folder / "result.json"))
+            if (folder / "result.json").is_file()
+            else (None, dict(entry))
+        )
 
 
 def _not_used(folder: Path | None, live: Mapping[str, Any], collected_suites: set[str]) -> dict[str, Any]:
     suite = str(live.get("suite") or "unknown")
-    hint = (f"its suite {suite!r} is not among the collected suites ({', '.join(sorted(collected_suites)) or 'none'}): "
-            f"collect that suite's manifests" if suite not in collected_suites
-            else "its manifest is not among the collected files (or -k / -m deselected it)")
-    return {"instance_id": str(live["instance_id"]), "model": str(live.get("model_name_or_path")), "suite": suite,
-            "why": f"instance {live['instance_id']!r} is not among the collected items; {hint}", "folder": str(folder)}
+    hint = (
+        f"its suite {suite!r} is not among the collected suites ({', '.join(sorted(collected_suites)) or 'none'}): "
+        f"collect that suite's manifests"
+        if suite not in collected_suites
+        else "its manifest is not among the collected files (or -k / -m deselected it)"
+    )
+    return {
+        "instance_id": str(live["instance_id"]),
+        "model": str(live.get("model_name_or_path")),
+        "suite": suite,
+        "why": f"instance {live['instance_id']!r} is not among the collected items; {hint}",
+        "folder": str(folder),
+    }
 
 
 def regrade_one(suite: Any, record: LoadedRecord, entry: Entry) -> tuple[dict[str, Any], str | None]:
@@ -92,7 +104,10 @@ def regrade_one(suite: Any, record: LoadedRecord, entry: Entry) -> tuple[dict[st
     kept (``regraded: False``) when the folder is gone or the suite cannot read it."""
     folder, live = entry
     if folder is None:
-        return {**live, "regraded": False}, f"{live.get('evidence_dir')}: evidence of cached item {live['instance_id']!r} is gone; kept as it was"
+        return {
+            **live,
+            "regraded": False,
+        }, f"{live.get('evidence_dir')}: evidence of cached item {live['instance_id']!r} is gone; kept as it was"
     try:
         return ItemResult.from_suite(suite, suite.regrade(record, folder)).to_dict(), None
     except (OSError, ValueError, KeyError) as exc:
@@ -161,19 +176,35 @@ class RegradeHooks:
         or one that is skipped when the run has none."""
         entries = self.entries.get(record.instance_id)
         if not entries:
-            yield RegradeItem.from_parent(parent, name=item_name(record.instance_id, None, 1, None), record=record,
-                                          model=None, entry=None, hooks=self, **kwargs)
+            yield RegradeItem.from_parent(
+                parent,
+                name=item_name(record.instance_id, None, 1, None),
+                record=record,
+                model=None,
+                entry=None,
+                hooks=self,
+                **kwargs,
+            )
             return
         for entry in entries:
             live = entry[1]
             model, trial = str(live.get("model_name_or_path")), live.get("trial")
             trial = int(trial) if isinstance(trial, int) else None
-            yield RegradeItem.from_parent(parent, name=item_name(record.instance_id, model, self.models, trial),
-                                          record=record, model=model, trial=trial, entry=entry, hooks=self,
-                                          **kwargs)
+            yield RegradeItem.from_parent(
+                parent,
+                name=item_name(record.instance_id, model, self.models, trial),
+                record=record,
+                model=model,
+                trial=trial,
+                entry=entry,
+                hooks=self,
+                **kwargs,
+            )
 
     @pytest.hookimpl(wrapper=True)  # after every other implementation: -k / -m have deselected
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> Any:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> Any:
         yield
         kept = {id(item.entry) for item in items if isinstance(item, RegradeItem) and item.entry is not None}
         suites = {item.record.suite for item in items if isinstance(getattr(item, "record", None), LoadedRecord)}
@@ -189,8 +220,12 @@ class RegradeHooks:
         kept = sum(1 for r in self.results if r.get("regraded") is False)
         summary["regraded_from"] = str(self.run_dir)
         summary["regrade_problems"] = list(self.problems)
-        summary["regrade"] = {"from": str(self.run_dir), "regraded": len(self.results) - kept, "kept": kept,
-                              "not_used": list(self.not_used)}
+        summary["regrade"] = {
+            "from": str(self.run_dir),
+            "regraded": len(self.results) - kept,
+            "kept": kept,
+            "not_used": list(self.not_used),
+        }
 
     @pytest.hookimpl(tryfirst=True)  # before the plugin's controller writes the summary with the exit status
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

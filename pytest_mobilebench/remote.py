@@ -39,7 +39,9 @@ _KEY: Final[str] = "mobilebench_remote"
 
 def pack_evidence(folder: Path, relative_to: Path, *, limit: int = MAX_EVIDENCE_BYTES) -> dict[str, Any]:
     """The files below ``folder`` as plain builtins (smallest first until ``limit`` bytes)."""
-    files = sorted((p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()), key=lambda p: (p.stat().st_size, str(p)))
+    files = sorted(
+        (p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()), key=lambda p: (p.stat().st_size, str(p))
+    )
     packed: dict[str, str] = {}
     skipped: dict[str, int] = {}
     used = 0

@@ -68,8 +68,10 @@ class RunBudget:
 
         if isinstance(item, InstanceItem) and self.left() <= 0:
             item.stash[_SKIPPED] = True
-            pytest.skip(f"not run: the run budget (--mb-run-budget {fmt_duration(self.seconds)}) ran out before this item "
-                        "started; re-run to resume (finished items come from the result cache)")
+            pytest.skip(
+                f"not run: the run budget (--mb-run-budget {fmt_duration(self.seconds)}) ran out before this item "
+                "started; re-run to resume (finished items come from the result cache)"
+            )
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:

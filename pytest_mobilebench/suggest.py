@@ -1,4 +1,4 @@
-""""Did you mean ...?" for mistyped names: pseudo-predictions, manifest keys, instance ids.
+""" "Did you mean ...?" for mistyped names: pseudo-predictions, manifest keys, instance ids.
 
 One helper so every message suggests the same way: :func:`difflib.get_close_matches` with its ratio cut-off
 (``SequenceMatcher.ratio() >= cutoff``; 0.6 is difflib's default and catches one dropped or swapped letter in

@@ -39,11 +39,29 @@ __all__ = [
 #: variables a runner or its interpreter reads at start-up to load code or change options
 SCRUBBED_NAMES: Final[frozenset[str]] = frozenset(
     {
-        "NODE_OPTIONS", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE", "NODE_V8_COVERAGE",
-        "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "GRADLE_OPTS",
-        "GRADLE_USER_HOME_INIT", "DART_VM_OPTIONS", "FLUTTER_TEST_ARGS",
-        "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND",
-        "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT", "GIT_CONFIG_PARAMETERS",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "NODE_REPL_EXTERNAL_MODULE",
+        "NODE_V8_COVERAGE",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "JAVA_OPTS",
+        "GRADLE_OPTS",
+        "GRADLE_USER_HOME_INIT",
+        "DART_VM_OPTIONS",
+        "FLUTTER_TEST_ARGS",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "BASH_ENV",
+        "ENV",
+        "PROMPT_COMMAND",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PERL5OPT",
+        "RUBYOPT",
+        "GIT_CONFIG_PARAMETERS",
     }
 )
 #: prefixes (case-insensitive) of package-manager and build-tool configuration variables

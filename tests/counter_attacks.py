@@ -48,12 +48,32 @@ def grade(tmp_path: Path, models: dict[str, str], *extra: str) -> tuple[dict[str
     ``tmp_path/reports``, predictions in ``tmp_path/preds.jsonl``. Returns ``({model: result}, the run's
     last 3000 characters of output)``; asserts that every model got a result."""
     preds = tmp_path / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
-                             for m, p in models.items()))
+    preds.write_text(
+        "".join(
+            json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
+            for m, p in models.items()
+        )
+    )
     reports = tmp_path / "reports"
-    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
-            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2", *extra]
-    proc = subprocess.run(argv, check=False, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "cases/examples",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-k",
+        INSTANCE,
+        f"--mb-reports-dir={reports}",
+        f"--predictions={preds}",
+        "-n",
+        "2",
+        *extra,
+    ]
+    proc = subprocess.run(
+        argv, check=False, cwd=ROOT, capture_output=True, text=True, timeout=1800, env=dict(os.environ)
+    )
     results = results_of(reports)
     assert set(results) == set(models), proc.stdout[-3000:]
     return results, proc.stdout[-3000:]

@@ -36,7 +36,9 @@ def client_with_base_image_or_skip() -> Any:
     return found
 
 
-def once_running(client: Any, container_id: str, marker: str, action: Callable[[], None]) -> tuple[threading.Thread, list[BaseException]]:
+def once_running(
+    client: Any, container_id: str, marker: str, action: Callable[[], None]
+) -> tuple[threading.Thread, list[BaseException]]:
     """A started thread that calls ``action()`` once ``marker`` is in the command line of one of the container's
     processes (``docker top``; a fault injected on a timer could land before the command even started). The
     list collects the thread's own failure (``marker`` not running within 60 s included): the test re-raises it."""

@@ -113,8 +113,9 @@ def by_instance() -> Iterator[ByInstance]:
 
 def git_diff(repo: Path, base: str, fix: str, *paths: str) -> str:
     """``git diff base fix -- paths`` of a local repository (a bundle or a mirror)."""
-    return subprocess.run(["git", "diff", base, fix, "--", *paths], cwd=repo, capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        ["git", "diff", base, fix, "--", *paths], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def heredoc_patch(diff: str) -> str:

@@ -31,12 +31,20 @@ class LocalShell:
         self.commands.append(command)
         env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILEBENCH_AGENT")}
         start = time.monotonic()
-        proc = subprocess.Popen(["bash", "-c", command], cwd=self.root, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
         bound = OutputBound(self.output_limit)
         assert proc.stdout is not None
-        reader = threading.Thread(target=lambda: [bound.feed(c) for c in iter(lambda: proc.stdout.read1(65536), b"")],
-                                  daemon=True)
+        reader = threading.Thread(
+            target=lambda: [bound.feed(c) for c in iter(lambda: proc.stdout.read1(65536), b"")], daemon=True
+        )
         reader.start()
         timed_out = False
         try:

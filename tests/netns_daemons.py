@@ -96,7 +96,11 @@ def _veth(netns: str, host_if: str, ns_if: str, host_ip: str, ns_ip: str) -> Non
     _ip("link", "set", ns_if, "netns", netns)
     _ip("addr", "add", f"{host_ip}/30", "dev", host_if)
     _ip("link", "set", host_if, "up")
-    for args in (("addr", "add", f"{ns_ip}/30", "dev", ns_if), ("link", "set", ns_if, "up"), ("link", "set", "lo", "up")):
+    for args in (
+        ("addr", "add", f"{ns_ip}/30", "dev", ns_if),
+        ("link", "set", ns_if, "up"),
+        ("link", "set", "lo", "up"),
+    ):
         _ip("netns", "exec", netns, "ip", *args)
 
 
@@ -117,8 +121,9 @@ def _wait_ping(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s:
             client.close()
             return
         time.sleep(0.5)
-    raise RuntimeError(f"dockerd at {url} did not answer in {timeout_s} s: {_diagnose(url)}\n"
-                       f"{log.read_text(errors='replace')[-1500:]}")
+    raise RuntimeError(
+        f"dockerd at {url} did not answer in {timeout_s} s: {_diagnose(url)}\n{log.read_text(errors='replace')[-1500:]}"
+    )
 
 
 def _diagnose(url: str) -> str:
@@ -212,7 +217,11 @@ def netns_link(index: int) -> Iterator[tuple[str, str]]:
     """A bare namespace over a veth pair on the /30 ``<prefix>.<4*index>`` of a claimed test subnet; yields
     (namespace, inside address) and removes both on exit. Processes enter it with
     ``nsenter --net=/run/netns/<name>``."""
-    netns, host_if, ns_if = f"mbnet{os.getpid()}x{index}", f"mbl{os.getpid() % 100000}h{index}", f"mbl{os.getpid() % 100000}n{index}"
+    netns, host_if, ns_if = (
+        f"mbnet{os.getpid()}x{index}",
+        f"mbl{os.getpid() % 100000}h{index}",
+        f"mbl{os.getpid() % 100000}n{index}",
+    )
     with _claim_subnet() as prefix:
         host_ip, ns_ip = f"{prefix}.{4 * index + 1}", f"{prefix}.{4 * index + 2}"
         try:

@@ -54,7 +54,9 @@ def _wait_ping(daemon: PrivateDaemon, timeout_s: float = 90) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if daemon.process.poll() is not None:
-            raise RuntimeError(f"dockerd exited ({daemon.process.returncode}): {daemon.log.read_text(errors='replace')[-2000:]}")
+            raise RuntimeError(
+                f"dockerd exited ({daemon.process.returncode}): {daemon.log.read_text(errors='replace')[-2000:]}"
+            )
         with contextlib.suppress(Exception):
             client = docker.DockerClient(base_url=daemon.url, timeout=5)
             client.ping()

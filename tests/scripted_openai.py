@@ -27,7 +27,19 @@ import pytest
 
 from pytest_mobilebench.agents.endpoint import CHECK_MESSAGE, Endpoint
 
-__all__ = ["ScriptedOpenAI", "Turn", "bash", "calls", "error", "is_check", "raw", "scripted_openai", "submit", "text", "trickled"]
+__all__ = [
+    "ScriptedOpenAI",
+    "Turn",
+    "bash",
+    "calls",
+    "error",
+    "is_check",
+    "raw",
+    "scripted_openai",
+    "submit",
+    "text",
+    "trickled",
+]
 
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10}
 
@@ -48,20 +60,27 @@ class Turn:
 
 
 def _completion(message: dict[str, Any], usage: dict[str, int] | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"id": "chatcmpl-scripted", "object": "chat.completion",
-                            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    body: dict[str, Any] = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
     if usage is not None:
         body["usage"] = usage
     return body
 
 
-def calls(*pairs: tuple[str, Any], content: str | None = None,
-          usage: dict[str, int] | None = DEFAULT_USAGE) -> Turn:
+def calls(*pairs: tuple[str, Any], content: str | None = None, usage: dict[str, int] | None = DEFAULT_USAGE) -> Turn:
     """A reply with tool calls ``(name, arguments)``: a dict is sent as JSON text, a str as it is (malformed
     arguments are a str that is not JSON)."""
-    tool_calls = [{"id": f"call_{i}", "type": "function",
-                   "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
-                  for i, (name, args) in enumerate(pairs)]
+    tool_calls = [
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+        }
+        for i, (name, args) in enumerate(pairs)
+    ]
     return Turn(_completion({"role": "assistant", "content": content, "tool_calls": tool_calls}, usage))
 
 
@@ -80,8 +99,9 @@ def text(content: str, usage: dict[str, int] | None = DEFAULT_USAGE) -> Turn:
     return Turn(_completion({"role": "assistant", "content": content}, usage))
 
 
-def error(status: int, body: bytes = b'{"error": {"message": "scripted failure"}}',
-          retry_after: str | None = None) -> Turn:
+def error(
+    status: int, body: bytes = b'{"error": {"message": "scripted failure"}}', retry_after: str | None = None
+) -> Turn:
     """An HTTP error answer (``Retry-After`` when given)."""
     return Turn(body, status, {"Retry-After": retry_after} if retry_after is not None else {})
 
@@ -183,7 +203,7 @@ class ScriptedOpenAI:
                         self.wfile.write(body)
                     for i in range(len(body) if turn.trickle_s is not None else 0):
                         time.sleep(turn.trickle_s)  # type: ignore[arg-type]
-                        self.wfile.write(body[i:i + 1])
+                        self.wfile.write(body[i : i + 1])
                 except OSError:  # the client gave up (a deadline cut it)
                     self.close_connection = True
 

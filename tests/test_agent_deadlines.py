@@ -80,7 +80,8 @@ def test_a_connection_never_accepted_ends_at_the_connect_deadline(full_backlog: 
         chat(Endpoint(full_backlog, "m", timeout_s=30.0, retries=0, connect_timeout_s=0.5), MESSAGES)
     assert time.monotonic() - start < 2.5
     assert info.value.kind == InfraKind.AGENT_ENDPOINT_TIMEOUT and "no connection within the connect deadline" in str(
-        info.value)
+        info.value
+    )
 
 
 def test_a_healthy_reply_is_not_cut(scripted_openai: ScriptedOpenAI) -> None:
@@ -100,9 +101,15 @@ def test_the_callers_cap_cuts_an_attempt_in_flight(scripted_openai: ScriptedOpen
 
 
 def test_deadline_options_reach_the_endpoint_and_are_checked() -> None:
-    endpoint = agent_options.endpoint_of({"mb_agent_base_url": "http://h/v1", "mb_agent_model": "m",
-                                          "mb_agent_timeout": 50.0, "mb_agent_connect_timeout": 4.0,
-                                          "mb_agent_first_byte_timeout": 20.0})
+    endpoint = agent_options.endpoint_of(
+        {
+            "mb_agent_base_url": "http://h/v1",
+            "mb_agent_model": "m",
+            "mb_agent_timeout": 50.0,
+            "mb_agent_connect_timeout": 4.0,
+            "mb_agent_first_byte_timeout": 20.0,
+        }
+    )
     assert endpoint.deadlines == Deadlines(connect_s=4.0, first_byte_s=20.0, reply_s=50.0)
     with pytest.raises(ValueError, match="first_byte_s must be a positive number"):
         Deadlines(first_byte_s=0.0)
@@ -113,8 +120,9 @@ def test_deadline_options_reach_the_endpoint_and_are_checked() -> None:
 
 def _agent(server: ScriptedOpenAI, repo: Path, limits: Limits, **endpoint):
     path = repo.parent / "trajectory.jsonl"
-    outcome = run_shell_agent(server.endpoint(backoff_s=0.01, **endpoint), limits, _prompt(repo), LocalShell(repo),
-                              path)
+    outcome = run_shell_agent(
+        server.endpoint(backoff_s=0.01, **endpoint), limits, _prompt(repo), LocalShell(repo), path
+    )
     return outcome, read_trajectory(path)
 
 
@@ -128,8 +136,9 @@ def test_the_wall_time_cuts_a_trickled_call(scripted_openai: ScriptedOpenAI, rep
     assert [line["event"] for line in lines if line["role"] == "harness"][-2:] == ["call_cut", "end"]
 
 
-def test_stalled_attempts_that_recover_are_not_charged_to_the_agent(scripted_openai: ScriptedOpenAI,
-                                                                     repo: Path) -> None:
+def test_stalled_attempts_that_recover_are_not_charged_to_the_agent(
+    scripted_openai: ScriptedOpenAI, repo: Path
+) -> None:
     """Two attempts stall past the 0.6 s reply deadline (1.2 s lost, over the 1 s wall time); the retry answers
     and the agent finishes its work: the lost time is the endpoint's, shown beside the agent's own."""
     stalled = text("never sent")
@@ -188,8 +197,9 @@ def test_a_program_out_of_time_after_the_endpoint_lost_it_time_is_infrastructure
     from pytest_mobilebench.suites.issue_resolution.live_command import _endpoint_failed
 
     timed_out, finished = SimpleNamespace(timed_out=True), SimpleNamespace(timed_out=False)
-    lost = SimpleNamespace(failures=[], usage=ForwarderUsage(lost_seconds=30.0, failed_attempts=1,
-                                                             lost_kind="agent_endpoint_timeout"))
+    lost = SimpleNamespace(
+        failures=[], usage=ForwarderUsage(lost_seconds=30.0, failed_attempts=1, lost_kind="agent_endpoint_timeout")
+    )
     with pytest.raises(InfraError) as info:
         _endpoint_failed(lost, timed_out, "http://h/v1")  # type: ignore[arg-type]
     assert info.value.kind == "agent_endpoint_timeout" and "lost 30.0 s to 1 failed attempt" in str(info.value)

@@ -20,8 +20,12 @@ from pytest_mobilebench.agents.shell import ShellResult
 from pytest_mobilebench.agents.trajectory import read_trajectory
 from pytest_mobilebench.states import InfraKind
 
-GIT = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+GIT = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
 
 
 @pytest.fixture
@@ -36,22 +40,38 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _prompt(workdir: Path):
-    return load_template().render({"problem_statement": "The greeting is misspelt.", "repo": "acme/app",
-                                   "base_commit": "abc123", "framework": "android", "workdir": str(workdir)})
+    return load_template().render(
+        {
+            "problem_statement": "The greeting is misspelt.",
+            "repo": "acme/app",
+            "base_commit": "abc123",
+            "framework": "android",
+            "workdir": str(workdir),
+        }
+    )
 
 
 def _run(server: ScriptedOpenAI, repo: Path, limits: Limits, model: str = "scripted", **kwargs):
     sleeps: list[float] = []
     path = repo.parent / "trajectory.jsonl"
-    outcome = run_shell_agent(server.endpoint(model, backoff_s=0.01, retries=kwargs.pop("retries", 3)), limits,
-                              _prompt(repo), kwargs.pop("shell", None) or LocalShell(repo), path,
-                              sleep=sleeps.append, **kwargs)
+    outcome = run_shell_agent(
+        server.endpoint(model, backoff_s=0.01, retries=kwargs.pop("retries", 3)),
+        limits,
+        _prompt(repo),
+        kwargs.pop("shell", None) or LocalShell(repo),
+        path,
+        sleep=sleeps.append,
+        **kwargs,
+    )
     return outcome, read_trajectory(path), sleeps
 
 
 def test_a_scripted_agent_fixes_the_repository_and_submits(scripted_openai: ScriptedOpenAI, repo: Path) -> None:
-    scripted_openai.push(bash("grep -rn Helo app"), bash("sed -i 's/Helo/Hello/' app/Greeter.kt && git diff --stat"),
-                         submit("fixed the typo in Greeter.kt"))
+    scripted_openai.push(
+        bash("grep -rn Helo app"),
+        bash("sed -i 's/Helo/Hello/' app/Greeter.kt && git diff --stat"),
+        submit("fixed the typo in Greeter.kt"),
+    )
     outcome, lines, _ = _run(scripted_openai, repo, Limits(max_steps=10, price=Price(2.5, 10.0)), model="gpt-4o")
     assert outcome.end is AgentEnd.SUBMITTED and outcome.submission == "fixed the typo in Greeter.kt"
     assert (repo / "app" / "Greeter.kt").read_text() == 'fun greet(name: String) = "Hello, $name"\n'
@@ -64,7 +84,9 @@ def test_a_scripted_agent_fixes_the_repository_and_submits(scripted_openai: Scri
     assert lines[-1]["event"] == "end" and lines[-1]["end"] == "submitted" and lines[-1]["usage"]["calls"] == 3
     first = scripted_openai.requests[0]
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
-    assert "The greeting is misspelt." in first["messages"][1]["content"] and str(repo) in first["messages"][1]["content"]
+    assert (
+        "The greeting is misspelt." in first["messages"][1]["content"] and str(repo) in first["messages"][1]["content"]
+    )
     assert [t["function"]["name"] for t in first["tools"]] == ["bash", "submit"] and first["tool_choice"] == "auto"
     second = scripted_openai.requests[1]["messages"]
     assert second[-1]["role"] == "tool" and second[-1]["tool_call_id"] == "call_0"
@@ -110,7 +132,8 @@ def test_the_cost_limit_uses_the_models_price(scripted_openai: ScriptedOpenAI, r
 
 
 def test_an_unpriced_model_has_no_cost_and_the_trajectory_says_the_limit_cannot_apply(
-        scripted_openai: ScriptedOpenAI, repo: Path) -> None:
+    scripted_openai: ScriptedOpenAI, repo: Path
+) -> None:
     scripted_openai.push(bash("true"))
     scripted_openai.repeat_last = True
     outcome, lines, _ = _run(scripted_openai, repo, Limits(max_steps=4, max_cost_usd=0.000001))
@@ -121,20 +144,25 @@ def test_an_unpriced_model_has_no_cost_and_the_trajectory_says_the_limit_cannot_
 
 
 def test_a_reply_without_usage_is_counted_as_unmetered(scripted_openai: ScriptedOpenAI, repo: Path) -> None:
-    scripted_openai.push(bash("true", usage=None), submit("done", usage={"prompt_tokens": -5, "completion_tokens": "x"}))
+    scripted_openai.push(
+        bash("true", usage=None), submit("done", usage={"prompt_tokens": -5, "completion_tokens": "x"})
+    )
     outcome, lines, _ = _run(scripted_openai, repo, Limits(max_steps=5, max_tokens=10))
     assert outcome.end is AgentEnd.SUBMITTED and outcome.usage.unmetered_calls == 2 and outcome.usage.tokens_in == 0
     assert [line["usage"]["usage_reported"] for line in lines if line["role"] == "assistant"] == [False, False]
 
 
 def test_an_endpoint_failing_twice_is_retried_and_the_retries_are_in_the_trajectory(
-        scripted_openai: ScriptedOpenAI, repo: Path) -> None:
+    scripted_openai: ScriptedOpenAI, repo: Path
+) -> None:
     scripted_openai.push(error(500), error(502), bash("echo ok"), submit("done"))
     outcome, lines, sleeps = _run(scripted_openai, repo, Limits(max_steps=5))
     assert outcome.end is AgentEnd.SUBMITTED and outcome.usage.calls == 2 and len(scripted_openai.requests) == 4
     retries = [line for line in lines if line.get("event") == "retry"]
-    assert [(r["attempt"], r["status"], r["kind"]) for r in retries] == [(1, 500, "agent_http_error"),
-                                                                         (2, 502, "agent_http_error")]
+    assert [(r["attempt"], r["status"], r["kind"]) for r in retries] == [
+        (1, 500, "agent_http_error"),
+        (2, 502, "agent_http_error"),
+    ]
     assert len(sleeps) == 2 and 0.01 <= sleeps[0] < sleeps[1] <= 0.03  # exponential backoff from backoff_s
 
 
@@ -170,8 +198,9 @@ def test_a_client_error_is_not_retried(scripted_openai: ScriptedOpenAI, repo: Pa
 
 
 @pytest.mark.parametrize("body", [b"<html>proxy login</html>", b'{"choices": []}', b'{"choices": [{"message": 3}]}'])
-def test_a_body_that_is_no_chat_completion_is_a_bad_response(scripted_openai: ScriptedOpenAI, repo: Path,
-                                                             body: bytes) -> None:
+def test_a_body_that_is_no_chat_completion_is_a_bad_response(
+    scripted_openai: ScriptedOpenAI, repo: Path, body: bytes
+) -> None:
     scripted_openai.push(raw(body))
     with pytest.raises(AgentInfraError) as info:
         _run(scripted_openai, repo, Limits(max_steps=5))
@@ -181,9 +210,16 @@ def test_a_body_that_is_no_chat_completion_is_a_bad_response(scripted_openai: Sc
 def test_malformed_and_unknown_tool_calls_are_error_observations(scripted_openai: ScriptedOpenAI, repo: Path) -> None:
     """The model's arguments are untrusted: not JSON, not an object, wrong types, extra keys, an unknown tool,
     an empty command; each is shown to the model as an error and the run goes on."""
-    scripted_openai.push(calls(("bash", "{not json")), calls(("bash", "[1, 2]")), calls(("bash", {"command": 7})),
-                         calls(("bash", {"command": "ls", "sudo": True})), calls(("rm_rf", {})),
-                         calls(("bash", {"command": "  "})), calls((None, "{}")), submit("done"))
+    scripted_openai.push(
+        calls(("bash", "{not json")),
+        calls(("bash", "[1, 2]")),
+        calls(("bash", {"command": 7})),
+        calls(("bash", {"command": "ls", "sudo": True})),
+        calls(("rm_rf", {})),
+        calls(("bash", {"command": "  "})),
+        calls((None, "{}")),
+        submit("done"),
+    )
     outcome, lines, _ = _run(scripted_openai, repo, Limits(max_steps=10))
     assert outcome.end is AgentEnd.SUBMITTED and outcome.usage.steps == 8
     errors = [line["error"] for line in lines if line["role"] == "tool" and "error" in line]
@@ -196,8 +232,9 @@ def test_malformed_and_unknown_tool_calls_are_error_observations(scripted_openai
 
 
 def test_several_calls_in_one_reply_run_in_order_until_submit(scripted_openai: ScriptedOpenAI, repo: Path) -> None:
-    scripted_openai.push(calls(("bash", {"command": "echo one > a"}), ("submit", {"note": "n"}),
-                               ("bash", {"command": "echo two > b"})))
+    scripted_openai.push(
+        calls(("bash", {"command": "echo one > a"}), ("submit", {"note": "n"}), ("bash", {"command": "echo two > b"}))
+    )
     outcome, _, _ = _run(scripted_openai, repo, Limits(max_steps=3))
     assert outcome.end is AgentEnd.SUBMITTED and (repo / "a").exists() and not (repo / "b").exists()
 
@@ -278,13 +315,17 @@ def test_huge_model_text_is_cut_in_the_trajectory(scripted_openai: ScriptedOpenA
     assert all(json.loads(line) for line in path.read_text().splitlines())
 
 
-def test_lone_surrogates_and_oversized_commands_are_refused_not_crashes(scripted_openai: ScriptedOpenAI,
-                                                                        repo: Path) -> None:
+def test_lone_surrogates_and_oversized_commands_are_refused_not_crashes(
+    scripted_openai: ScriptedOpenAI, repo: Path
+) -> None:
     """JSON can carry a lone surrogate (``\\ud800``) no file or process accepts as UTF-8: the model's text is
     escaped in the trajectory, such a command is refused, a note is repaired; so is a command over 100,000
     characters (it could not start)."""
-    scripted_openai.push(calls(("bash", '{"command": "echo \\ud800"}'), content="bad \ud800 text"),
-                         bash("echo " + "x" * 100_001), calls(("submit", '{"note": "n\\udfff"}')))
+    scripted_openai.push(
+        calls(("bash", '{"command": "echo \\ud800"}'), content="bad \ud800 text"),
+        bash("echo " + "x" * 100_001),
+        calls(("submit", '{"note": "n\\udfff"}')),
+    )
     outcome, lines, _ = _run(scripted_openai, repo, Limits(max_steps=5))
     errors = [line["error"] for line in lines if line["role"] == "tool" and "error" in line]
     assert "not valid Unicode text" in errors[0] and "100006 characters (at most 100000)" in errors[1]
@@ -303,6 +344,7 @@ def test_a_reply_with_many_calls_runs_at_most_twenty(scripted_openai: ScriptedOp
 
 def test_the_agent_reacts_to_what_its_commands_printed(scripted_openai: ScriptedOpenAI, repo: Path) -> None:
     """A responder reads the last tool result from the request: the model's next move depends on the sandbox."""
+
     def respond(request: dict):
         last = request["messages"][-1]
         if last["role"] == "tool" and "Helo" in last["content"]:

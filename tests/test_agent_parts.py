@@ -39,8 +39,11 @@ def _free_port() -> int:
 def test_refused_connections_are_retried_then_unreachable() -> None:
     sleeps: list[float] = []
     with pytest.raises(AgentInfraError) as info:
-        chat(Endpoint(f"http://127.0.0.1:{_free_port()}/v1", "m", retries=2, backoff_s=0.5), MESSAGES,
-             sleep=sleeps.append)
+        chat(
+            Endpoint(f"http://127.0.0.1:{_free_port()}/v1", "m", retries=2, backoff_s=0.5),
+            MESSAGES,
+            sleep=sleeps.append,
+        )
     assert info.value.kind == InfraKind.AGENT_UNREACHABLE and isinstance(info.value, InfraError)
     assert len(info.value.attempts) == 3 and len(sleeps) == 2 and 0.5 <= sleeps[0] <= 0.55 and 1.0 <= sleeps[1] <= 1.1
 
@@ -93,7 +96,7 @@ def test_bounded_output_fits_keeps_both_ends_and_is_idempotent(text_: str, limit
         assert out == text_
     else:
         keep = (limit - 200) // 2
-        assert out.startswith(text_[:keep]) and out.endswith(text_[len(text_) - keep:]) and "elided" in out
+        assert out.startswith(text_[:keep]) and out.endswith(text_[len(text_) - keep :]) and "elided" in out
 
 
 @given(st.lists(st.binary(max_size=700), max_size=30), st.integers(MIN_OUTPUT_CHARS, 1500))
@@ -166,13 +169,16 @@ def test_the_shipped_price_table_loads_and_names_are_matched(tmp_path: Path) -> 
     assert table["gpt-4o"].cost(1_000_000, 1_000_000) == pytest.approx(12.5)
 
 
-@pytest.mark.parametrize(("doc", "message"), [
-    ("{", "not JSON"),
-    ('{"models": []}', "needs an object 'models'"),
-    ('{"models": {"m": {"input": 1}}}', r"models.m.output: a price must be a number >= 0"),
-    ('{"models": {"m": {"input": -1, "output": 2}}}', r"models.m.input"),
-    ('{"models": {"m": {"input": true, "output": 2}}}', r"models.m.input"),
-])
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ("{", "not JSON"),
+        ('{"models": []}', "needs an object 'models'"),
+        ('{"models": {"m": {"input": 1}}}', r"models.m.output: a price must be a number >= 0"),
+        ('{"models": {"m": {"input": -1, "output": 2}}}', r"models.m.input"),
+        ('{"models": {"m": {"input": true, "output": 2}}}', r"models.m.input"),
+    ],
+)
 def test_a_bad_price_table_names_the_file_and_field(tmp_path: Path, doc: str, message: str) -> None:
     path = tmp_path / "prices.json"
     path.write_text(doc)
@@ -198,7 +204,9 @@ def test_one_declaration_gives_the_schema_and_the_check() -> None:
     [schema] = box.schemas()
     params = schema["function"]["parameters"]
     assert schema["function"]["description"] == "Search the code."
-    assert params["required"] == ["pattern"] and params["properties"]["limit"]["description"] == "at most this many lines."
+    assert (
+        params["required"] == ["pattern"] and params["properties"]["limit"]["description"] == "at most this many lines."
+    )
     assert params["additionalProperties"] is False and "title" not in json.dumps(params)
     assert box.call("grep", '{"pattern": "x"}') == "x:10" and box.call("grep", {"pattern": "y", "limit": 2}) == "y:2"
     with pytest.raises(ToolCallError, match="limit: Input should be a valid integer"):
@@ -213,18 +221,28 @@ def test_one_declaration_gives_the_schema_and_the_check() -> None:
 def test_endpoint_and_limits_from_the_shared_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(agent_options.API_KEY_ENV, "sk-env")
     defaults = {o.dest: o.default for o in agent_options.AGENT_OPTIONS}
-    with pytest.raises(ValueError, match=r"needs --mb-agent-base-url \(or \$MOBILEBENCH_AGENT_BASE_URL\) and "
-                                         r"--mb-agent-model \(or \$MOBILEBENCH_AGENT_MODEL\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"needs --mb-agent-base-url \(or \$MOBILEBENCH_AGENT_BASE_URL\) and "
+        r"--mb-agent-model \(or \$MOBILEBENCH_AGENT_MODEL\)",
+    ):
         agent_options.endpoint_and_limits(defaults)
     endpoint, limits = agent_options.endpoint_and_limits(
-        {**defaults, "mb_agent_base_url": "http://h/v1", "mb_agent_model": "gpt-4o-mini", "mb_agent_retries": 0,
-         "mb_agent_max_cost": 1.5})
+        {
+            **defaults,
+            "mb_agent_base_url": "http://h/v1",
+            "mb_agent_model": "gpt-4o-mini",
+            "mb_agent_retries": 0,
+            "mb_agent_max_cost": 1.5,
+        }
+    )
     assert (endpoint.api_key, endpoint.retries, endpoint.timeout_s) == ("sk-env", 0, 120.0)
     assert limits.max_steps == 100 and limits.max_cost_usd == 1.5 and limits.price is not None
     prices = tmp_path / "p.json"
     prices.write_text('{"models": {"gpt-4o-mini": {"input": 0, "output": 0}}}')
-    _, own = agent_options.endpoint_and_limits({**defaults, "mb_agent_base_url": "u", "mb_agent_model": "gpt-4o-mini",
-                                                "mb_agent_prices": str(prices)})
+    _, own = agent_options.endpoint_and_limits(
+        {**defaults, "mb_agent_base_url": "u", "mb_agent_model": "gpt-4o-mini", "mb_agent_prices": str(prices)}
+    )
     assert own.price.cost(10**9, 10**9) == 0.0
     before = agent_options.agent_material({"mb_agent_prices": str(prices)})
     prices.write_text('{"models": {}}')
@@ -243,8 +261,15 @@ def test_the_shared_options_are_declared_once_and_listed_with_the_suites(pytestc
     assert agent_options.keyed_for(("mb_runtime",)) == [] and agent_options.keyed_for(("mb_agent",))
 
 
-@pytest.mark.parametrize(("flag", "value"), [("--mb-agent-max-steps", "0"), ("--mb-agent-wall-time", "-1"),
-                                             ("--mb-agent-max-cost", "nan"), ("--mb-trials", "0")])
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--mb-agent-max-steps", "0"),
+        ("--mb-agent-wall-time", "-1"),
+        ("--mb-agent-max-cost", "nan"),
+        ("--mb-trials", "0"),
+    ],
+)
 def test_out_of_range_limits_are_usage_errors(pytester: pytest.Pytester, flag: str, value: str) -> None:
     res = pytester.runpytest_inprocess(f"{flag}={value}", "-p", "no:cacheprovider")
     assert res.ret == pytest.ExitCode.USAGE_ERROR and flag.lstrip("-") in res.stderr.str()
@@ -255,9 +280,11 @@ def test_the_key_never_shows_in_a_repr() -> None:
     assert "sk-secret" not in repr(endpoint) and "sk-secret" not in str(endpoint)
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-                    max_leaves=20)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=20,
+)
 
 
 @given(st.one_of(JSON, st.text(max_size=50)), st.one_of(st.sampled_from(["bash", "submit", "x"]), JSON))
@@ -291,20 +318,32 @@ def test_any_message_shape_gives_tool_calls_or_none(message) -> None:
     assert _text(shaped.get("content")) is None or isinstance(_text(shaped.get("content")), str)
 
 
-def test_a_bad_agent_option_is_one_usage_error_before_anything_runs(pytester: pytest.Pytester,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_agent_option_is_one_usage_error_before_anything_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("MOBILEBENCH_AGENT_BASE_URL", "MOBILEBENCH_AGENT_MODEL"):
         monkeypatch.delenv(name, raising=False)
     cases = pytester.mkdir("cases")
-    (cases / "settings.yaml").write_text((Path(__file__).parents[1] / "cases" / "planner" / "settings.yaml").read_text())
+    (cases / "settings.yaml").write_text(
+        (Path(__file__).parents[1] / "cases" / "planner" / "settings.yaml").read_text()
+    )
     bad = pytester.path / "prices.json"
     bad.write_text("{")
-    res = pytester.runpytest_inprocess("cases", "--predictions=live", "--mb-agent-base-url=http://127.0.0.1:9/v1",
-                                       "--mb-agent-model=m", f"--mb-agent-prices={bad}", "-p", "no:cacheprovider",
-                                       f"--mb-reports-dir={pytester.path / 'reports'}")
+    res = pytester.runpytest_inprocess(
+        "cases",
+        "--predictions=live",
+        "--mb-agent-base-url=http://127.0.0.1:9/v1",
+        "--mb-agent-model=m",
+        f"--mb-agent-prices={bad}",
+        "-p",
+        "no:cacheprovider",
+        f"--mb-reports-dir={pytester.path / 'reports'}",
+    )
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     assert f"suite 'planner': {bad}: not JSON" in res.stderr.str()
     assert agent_options.live_model({"mb_agent_base_url": "u", "mb_agent_model": "m"}, prompt=True) == "m"
     with pytest.raises(PromptError, match="cannot read"):
-        agent_options.live_model({"mb_agent_base_url": "u", "mb_agent_model": "m",
-                                  "mb_agent_prompt": str(pytester.path / "none.md")}, prompt=True)
+        agent_options.live_model(
+            {"mb_agent_base_url": "u", "mb_agent_model": "m", "mb_agent_prompt": str(pytester.path / "none.md")},
+            prompt=True,
+        )

@@ -32,10 +32,18 @@ pytestmark = [
 
 def _spec(run_id: str) -> WorkspaceSpec:
     return WorkspaceSpec(
-        "mobilebench__counter-2", "mobilebench/counter", COUNTER_2_BASE,
+        "mobilebench__counter-2",
+        "mobilebench/counter",
+        COUNTER_2_BASE,
         str(ROOT / "fixtures" / "repos" / "mobilebench+counter.bundle"),
-        {"node": "20.18.0", "package_manager": "npm", "install": "npm ci --no-audit --no-fund",
-         "framework": "react-native"}, run_id)
+        {
+            "node": "20.18.0",
+            "package_manager": "npm",
+            "install": "npm ci --no-audit --no-fund",
+            "framework": "react-native",
+        },
+        run_id,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +51,8 @@ def runtime() -> AgentSandboxRuntime:
     from pytest_mobilebench.runtime.daemon import connect
 
     rt = DockerProvider(frameworks.workspace_recipe).runtime(
-        {"mb_pids_limit": 128, "mb_mem_limit": "1g"}, "sandbox-tests", client=connect())
+        {"mb_pids_limit": 128, "mb_mem_limit": "1g"}, "sandbox-tests", client=connect()
+    )
     rt.disk_limit = "200m"  # polled (overlay over ext4 has no quota): a writer past it is killed
     assert isinstance(rt, AgentSandboxRuntime)
     return rt
@@ -97,8 +106,11 @@ def test_the_sandbox_is_the_base_tree_offline_as_the_test_user_without_the_hidde
     hidden = sandbox.run("cat __tests__/clamp.test.js; git log --all --oneline | wc -l; git cat-file -t 73ff7f2f", 30)
     assert "No such file" in hidden.output and "clamps below" not in hidden.output
     assert hidden.output.split()[-4:-1] != ["73ff7f2f"]  # the fix commit is not in the depth-1 history
-    net = sandbox.run("ip -o addr 2>/dev/null | grep -v ' lo ' ; curl -sS -m 5 http://1.1.1.1/ ; "
-                      "python3 -c 'import socket; socket.create_connection((\"172.17.0.1\", 22), 3)'", 60)
+    net = sandbox.run(
+        "ip -o addr 2>/dev/null | grep -v ' lo ' ; curl -sS -m 5 http://1.1.1.1/ ; "
+        "python3 -c 'import socket; socket.create_connection((\"172.17.0.1\", 22), 3)'",
+        60,
+    )
     assert net.exit_code != 0
     assert "Couldn't connect" in net.output and "Network is unreachable" in net.output
 
@@ -110,7 +122,9 @@ def test_the_patch_is_taken_not_printed_and_tampering_with_git_changes_nothing(s
         # the agent's own .git: a moved base tag, an fsmonitor hook printing a fake diff, a commit
         "git tag -f mobilebench-base HEAD~0 && git config core.fsmonitor 'echo diff --git a/x b/x' && "
         "git -c user.name=a -c user.email=a@b add -A && git -c user.name=a -c user.email=a@b commit -qm agent && "
-        "git tag -f mobilebench-base HEAD && echo 'diff --git a/fake b/fake'", 60)
+        "git tag -f mobilebench-base HEAD && echo 'diff --git a/fake b/fake'",
+        60,
+    )
     assert edit.exit_code == 0, edit.output
     taken = sandbox.take_patch()
     assert taken.error is None and not taken.too_large
@@ -120,9 +134,12 @@ def test_the_patch_is_taken_not_printed_and_tampering_with_git_changes_nothing(s
 
 
 def test_an_unreadable_file_and_a_leftover_process_do_not_stop_the_taking(sandbox) -> None:
-    run = sandbox.run("echo secret > hidden.txt && chmod 000 hidden.txt && "
-                      "(nohup sh -c 'while :; do echo late >> src/counter.js; sleep 0.2; done' >/dev/null 2>&1 &) ; "
-                      "echo started", 30)
+    run = sandbox.run(
+        "echo secret > hidden.txt && chmod 000 hidden.txt && "
+        "(nohup sh -c 'while :; do echo late >> src/counter.js; sleep 0.2; done' >/dev/null 2>&1 &) ; "
+        "echo started",
+        30,
+    )
     assert run.exit_code == 0
     first = sandbox.take_patch()
     second = sandbox.take_patch()
@@ -157,20 +174,27 @@ def test_with_a_model_route_only_the_forwarder_is_reachable(runtime, endpoint: s
         box = runtime.agent_sandbox(_spec("sandbox-tests"), forwarder=fwd)
         try:
             assert box.model_url == "http://127.0.0.1:18080/v1"
-            ok = box.run(f"curl -sS -m 10 -d '{{\"q\": 1}}' -H 'Content-Type: application/json' {box.model_url}/chat/completions", 60)
+            ok = box.run(
+                f"curl -sS -m 10 -d '{{\"q\": 1}}' -H 'Content-Type: application/json' {box.model_url}/chat/completions",
+                60,
+            )
             assert '"ok": true' in ok.output
             refused = box.run(  # one stream: stdout and stderr read apart can arrive in either order
                 f"exec 2>&1; curl -sS -m 5 http://127.0.0.1:{port}/v1/chat/completions; "  # the endpoint's own address
                 "curl -sS -m 5 http://172.17.0.1:2375/ ; curl -sS -m 5 http://1.1.1.1/ ; "  # host, outside
                 "curl -sS -m 5 -o /dev/null -w '%{http_code}\\n' -d x http://127.0.0.1:18080/admin; "  # off the path
                 "curl -sS -m 5 -o /dev/null -w '%{http_code}\\n' -d x 'http://127.0.0.1:18080/v1/../admin'; "
-                "env | grep -c sk-harness-only", 120)
+                "env | grep -c sk-harness-only",
+                120,
+            )
             assert refused.output.count("Couldn't connect") + refused.output.count("unreachable") >= 3, refused.output
             assert refused.output.split()[-3:] == ["403", "403", "0"], refused.output
         finally:
             box.close()
-        names = {c.labels.get(LABEL_ROLE) for c in runtime.client.containers.list(
-            all=True, filters={"label": f"mobilebench.owner={runtime.owner}"})}
+        names = {
+            c.labels.get(LABEL_ROLE)
+            for c in runtime.client.containers.list(all=True, filters={"label": f"mobilebench.owner={runtime.owner}"})
+        }
         assert not names & {"agent", "relay"}  # both removed
     assert [s["auth"] for s in _Endpoint.seen] == ["Bearer sk-harness-only"]
     assert _Endpoint.seen[0]["path"] == "/v1/chat/completions" and fwd.usage.calls == 1
@@ -204,8 +228,13 @@ def test_ctrl_c_during_a_command_removes_the_sandbox(tmp_path: Path) -> None:
     from pytest_mobilebench.runtime.daemon import connect
 
     run_id = f"sandbox-sigint-{time.time_ns()}"
-    proc = interruptible([sys.executable, "-c", _INTERRUPTED, str(Path(__file__).parent), run_id],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = interruptible(
+        [sys.executable, "-c", _INTERRUPTED, str(Path(__file__).parent), run_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "RUNNING"
     client = connect()
     assert client.containers.list(filters={"label": f"mobilebench.run_id={run_id}"})

@@ -13,8 +13,10 @@ from pytest_mobilebench.suites.app_generation import build
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "fixtures" / "apps" / "tabs_demo"
 
-needs_npm = pytest.mark.skipif(shutil.which("npm") is None or shutil.which("node") is None,
-                               reason="npm/node not on PATH: the scaffold cannot be installed")
+needs_npm = pytest.mark.skipif(
+    shutil.which("npm") is None or shutil.which("node") is None,
+    reason="npm/node not on PATH: the scaffold cannot be installed",
+)
 
 # Output of the pinned tsc 5.9.3 / vite 7.3.8 on a broken copy of our own fixture (see the integration test).
 TSC_OUT = """src/main.tsx(2,17): error TS2307: Cannot find module './missing' or its corresponding type declarations.
@@ -46,8 +48,14 @@ def test_count_vite_errors() -> None:
 @pytest.mark.parametrize(
     ("declared", "concrete", "ok"),
     [
-        ("/", "/", True), ("/search/", "/search", True), ("/u/:id", "/u/7", True), ("/u/:id", "/u", False),
-        ("/u/:id?", "/u", True), ("/a/b", "/a", False), ("*", "/x", False), ("/shop/*", "/shop", False),
+        ("/", "/", True),
+        ("/search/", "/search", True),
+        ("/u/:id", "/u/7", True),
+        ("/u/:id", "/u", False),
+        ("/u/:id?", "/u", True),
+        ("/a/b", "/a", False),
+        ("*", "/x", False),
+        ("/shop/*", "/shop", False),
         ("/Profile", "/profile", False),
     ],
 )
@@ -108,8 +116,11 @@ def test_scaffold_build_counts_errors(scaffold: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     shutil.copytree(APP / "src", broken / "src")
     main = broken / "src" / "main.tsx"
-    main.write_text(main.read_text(encoding="utf-8") + '\nimport Ghost from "./Ghost";\nconst n: number = "x";\n'
-                    "console.log(Ghost, n);\n", encoding="utf-8")
+    main.write_text(
+        main.read_text(encoding="utf-8") + '\nimport Ghost from "./Ghost";\nconst n: number = "x";\n'
+        "console.log(Ghost, n);\n",
+        encoding="utf-8",
+    )
     result = build.run_build(build.materialize_project(broken, tmp_path / "work", scaffold), tmp_path / "logs")
     assert not result.ok and result.dist is None
     assert result.tsc_errors == 2  # TS2307 missing module + TS2322 string -> number

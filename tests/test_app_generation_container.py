@@ -127,7 +127,8 @@ def test_an_oversized_input_is_refused_before_it_is_read(tmp_path: Path, monkeyp
 
 @pytest.mark.parametrize("kind", ["zip", "tar.gz"])
 def test_an_archive_that_expands_past_the_bound_is_refused_before_extraction(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
     """A compressed project is a zip bomb waiting to happen: its declared sizes are summed first."""
     import io
     import tarfile
@@ -203,12 +204,24 @@ def test_contained_build_counts_errors(builder: Any, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     shutil.copytree(APP / "src", broken / "src")
     main = broken / "src" / "main.tsx"
-    main.write_text(main.read_text(encoding="utf-8") + '\nimport Ghost from "./Ghost";\nconst n: number = "x";\n'
-                    "console.log(Ghost, n);\n", encoding="utf-8")
+    main.write_text(
+        main.read_text(encoding="utf-8") + '\nimport Ghost from "./Ghost";\nconst n: number = "x";\n'
+        "console.log(Ghost, n);\n",
+        encoding="utf-8",
+    )
     files, _ = container.build_inputs(broken)
     out = builder.build(files, instance_id="broken", timeout_s=300)
-    graded = build.grade_build(out.tsc_exit, out.tsc_out, out.vite_exit, out.vite_out, has_index="index.html" in out.dist,
-                               dist=None, tsc_log=None, vite_log=None, seconds=out.seconds)
+    graded = build.grade_build(
+        out.tsc_exit,
+        out.tsc_out,
+        out.vite_exit,
+        out.vite_out,
+        has_index="index.html" in out.dist,
+        dist=None,
+        tsc_log=None,
+        vite_log=None,
+        seconds=out.seconds,
+    )
     assert not graded.ok and graded.tsc_errors == 2 and graded.vite_errors == 1
 
 
@@ -220,14 +233,48 @@ def test_attack_run_end_to_end_is_graded_on_what_it_built(builder: Any, tmp_path
     linger = f"{61 + uuid.uuid4().int % 500}"
     app = _attack_app(tmp_path, sentinel, linger)
     preds = tmp_path / "preds.jsonl"
-    preds.write_text(json.dumps({"instance_id": "tabs_demo", "model_name_or_path": "attacker", "project_path": str(app),
-                                 "input_tokens": 1, "output_tokens": 1, "llm_calls": 1, "llm_seconds": 1.0}) + "\n")
+    preds.write_text(
+        json.dumps(
+            {
+                "instance_id": "tabs_demo",
+                "model_name_or_path": "attacker",
+                "project_path": str(app),
+                "input_tokens": 1,
+                "output_tokens": 1,
+                "llm_calls": 1,
+                "llm_seconds": 1.0,
+            }
+        )
+        + "\n"
+    )
     reports = tmp_path / "reports"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "cases/app_generation", f"--predictions={preds}", "-n", "0",
-                           "-p", "no:cacheprovider", "-p", "no:randomly", f"--mb-reports-dir={reports}", "-q"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200, check=False)
-    rows = [json.loads(line) for line in (reports / "latest" / "results.jsonl").read_text().splitlines() if line.strip()]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "cases/app_generation",
+            f"--predictions={preds}",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            f"--mb-reports-dir={reports}",
+            "-q",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    rows = [
+        json.loads(line) for line in (reports / "latest" / "results.jsonl").read_text().splitlines() if line.strip()
+    ]
     assert len(rows) == 1, proc.stdout[-3000:]
     row = rows[0]
     props = row["properties"]
@@ -247,8 +294,17 @@ def test_a_build_that_never_ends_is_killed_at_the_time_limit(builder: Any, tmp_p
     files, _ = container.build_inputs(app)
     out = builder.build(files, instance_id="spin", timeout_s=60)
     assert out.tsc_exit == 0 and out.vite_exit == -1 and out.dist == {}
-    graded = build.grade_build(out.tsc_exit, out.tsc_out, out.vite_exit, out.vite_out, has_index=False, dist=None,
-                               tsc_log=None, vite_log=None, seconds=out.seconds)
+    graded = build.grade_build(
+        out.tsc_exit,
+        out.tsc_out,
+        out.vite_exit,
+        out.vite_out,
+        has_index=False,
+        dist=None,
+        tsc_log=None,
+        vite_log=None,
+        seconds=out.seconds,
+    )
     assert not graded.ok and graded.vite_errors == 1
 
 
@@ -260,8 +316,18 @@ def test_the_live_agents_starter_project_builds_as_it_is(builder: Any) -> None:
 
     files = starter_files()
     assert sorted(files) == ["src/App.tsx", "src/index.css", "src/main.tsx"]
-    out = builder.build({**files, "index.html": (build.SCAFFOLD_DIR / "index.html").read_bytes()},
-                        instance_id="starter", timeout_s=300)
-    graded = build.grade_build(out.tsc_exit, out.tsc_out, out.vite_exit, out.vite_out, has_index="index.html" in out.dist,
-                               dist=None, tsc_log=None, vite_log=None, seconds=out.seconds)
+    out = builder.build(
+        {**files, "index.html": (build.SCAFFOLD_DIR / "index.html").read_bytes()}, instance_id="starter", timeout_s=300
+    )
+    graded = build.grade_build(
+        out.tsc_exit,
+        out.tsc_out,
+        out.vite_exit,
+        out.vite_out,
+        has_index="index.html" in out.dist,
+        dist=None,
+        tsc_log=None,
+        vite_log=None,
+        seconds=out.seconds,
+    )
     assert graded.ok, (out.tsc_out, out.vite_out)

@@ -88,8 +88,13 @@ def test_origin_and_guard_rules() -> None:
     assert origin_of("http://h/") == ("http", "h", 80) and origin_of("wss://h/x") == ("wss", "h", 443)
     guard = RequestGuard("http://127.0.0.1:5000")
     assert guard.allowed("http://127.0.0.1:5000/assets/x.js") and guard.allowed("data:image/png;base64,AA")
-    for url in ("http://127.0.0.1:5001/", "http://localhost:5000/", "https://127.0.0.1:5000/", "file:///etc/passwd",
-                "http://203.0.113.7/"):
+    for url in (
+        "http://127.0.0.1:5001/",
+        "http://localhost:5000/",
+        "https://127.0.0.1:5000/",
+        "file:///etc/passwd",
+        "http://203.0.113.7/",
+    ):
         assert not guard.allowed(url), url
 
 
@@ -234,8 +239,9 @@ def test_a_workers_webtransport_reaches_no_local_udp_port(tmp_path: Path, monkey
     udp.bind(("127.0.0.1", 0))
     udp.settimeout(0.2)
     port = udp.getsockname()[1]
-    site = stage_files({"index.html": _WORKER_PAGE.encode(), "w.js": _WORKER.format(port=port).encode()},
-                       tmp_path / "site")
+    site = stage_files(
+        {"index.html": _WORKER_PAGE.encode(), "w.js": _WORKER.format(port=port).encode()}, tmp_path / "site"
+    )
     handle = nav.launch_browser()
     packets = 0
     try:
@@ -284,7 +290,8 @@ def test_browser_does_not_announce_itself(browser: Any, tmp_path: Path) -> None:
             page.goto(base_url + "/")
             webdriver, ua, brands, mobile = page.evaluate(
                 "[navigator.webdriver, navigator.userAgent, navigator.userAgentData.brands.map(b => b.brand),"
-                " navigator.userAgentData.mobile]")
+                " navigator.userAgentData.mobile]"
+            )
         finally:
             context.close()
     assert webdriver is False
@@ -334,8 +341,15 @@ class _Ctx:
 
 def _evaluate(tmp_path: Path, pred: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     record = SUITE.load(CASE, yaml.safe_load(CASE.read_text(encoding="utf-8")))[0]
-    full = {"instance_id": "tabs_demo", "model_name_or_path": "m", "input_tokens": 1, "output_tokens": 1,
-            "llm_calls": 1, "llm_seconds": 1.0, **pred}
+    full = {
+        "instance_id": "tabs_demo",
+        "model_name_or_path": "m",
+        "input_tokens": 1,
+        "output_tokens": 1,
+        "llm_calls": 1,
+        "llm_seconds": 1.0,
+        **pred,
+    }
     evidence = tmp_path / "ev"
     evidence.mkdir()
     return SUITE.evaluate(record, Prediction.from_entry(full, APPS), _Ctx(evidence, options))
@@ -352,7 +366,9 @@ def test_sourceless_prediction_fails_the_build_axis(tmp_path: Path) -> None:
 
 
 def test_prebuilt_dist_is_not_used_untrusted(tmp_path: Path) -> None:
-    out = _evaluate(tmp_path, {"project_path": "tabs_demo", "prebuilt_dist": "tabs_demo/dist"}, {"mb_app_build": "auto"})
+    out = _evaluate(
+        tmp_path, {"project_path": "tabs_demo", "prebuilt_dist": "tabs_demo/dist"}, {"mb_app_build": "auto"}
+    )
     # untrusted: built from source, and with no daemon that build is refused as the harness's infra
     assert out["reason"] == "infra_error" and out["retryable"] is True
     assert out["properties"]["infra_kind"] == "daemon_unreachable" and "build_mode" not in out["properties"]

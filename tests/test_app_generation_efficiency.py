@@ -120,12 +120,24 @@ def test_flat_table_and_notes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("document", "message"),
     [
-        ({"models": {"m1": {"input_per_mtok": "1.25", "output_per_mtok": 2}}}, r"model 'm1': field 'input_per_mtok': must be a number >= 0, got '1.25'"),
-        ({"models": {"m1": {"input_per_mtok": 1, "output_per_mtok": -2}}}, r"model 'm1': field 'output_per_mtok': must be a number >= 0"),
+        (
+            {"models": {"m1": {"input_per_mtok": "1.25", "output_per_mtok": 2}}},
+            r"model 'm1': field 'input_per_mtok': must be a number >= 0, got '1.25'",
+        ),
+        (
+            {"models": {"m1": {"input_per_mtok": 1, "output_per_mtok": -2}}},
+            r"model 'm1': field 'output_per_mtok': must be a number >= 0",
+        ),
         ({"models": {"m1": {"input_per_mtok": 1}}}, r"model 'm1': field 'output_per_mtok': missing"),
-        ({"models": {"m1": {"input_per_mtok": 1, "output_per_mtok": 2, "input_per_mtoken": 3}}}, r"model 'm1': unknown field\(s\) 'input_per_mtoken'"),
+        (
+            {"models": {"m1": {"input_per_mtok": 1, "output_per_mtok": 2, "input_per_mtoken": 3}}},
+            r"model 'm1': unknown field\(s\) 'input_per_mtoken'",
+        ),
         ({"models": {"m1": [1, 2]}}, r"model 'm1': expected an object"),
-        ({"models": {"m1": {"input_per_mtok": 1, "output_per_mtok": 2, "note": 5}}}, r"model 'm1': field 'note': must be a string"),
+        (
+            {"models": {"m1": {"input_per_mtok": 1, "output_per_mtok": 2, "note": 5}}},
+            r"model 'm1': field 'note': must be a string",
+        ),
         ({"models": []}, r"field 'models': expected an object"),
         ([1, 2], r"expected a JSON object"),
     ],

@@ -19,9 +19,17 @@ ROUTES = {"home": "/", "search": "/search", "profile": "/profile", "settings": "
 def _ev(**over: Any) -> dict[str, Any]:
     """Evidence of a failed tab spec home -> profile whose affordance was found, visible and hit-tested."""
     ev: dict[str, Any] = {
-        "spec_id": "s", "category": "tab_navigation", "passed": False, "error": None,
-        "path_before": "/", "path_after": "/", "hash_before": "a", "hash_after": "a",
-        "visible_text_len": 40, "interactive_count": 3, "clicked": True,
+        "spec_id": "s",
+        "category": "tab_navigation",
+        "passed": False,
+        "error": None,
+        "path_before": "/",
+        "path_after": "/",
+        "hash_before": "a",
+        "hash_after": "a",
+        "visible_text_len": 40,
+        "interactive_count": 3,
+        "clicked": True,
         "affordance": {"found": True, "visible": True, "in_viewport": True, "hit_ok": True},
     }
     aff = over.pop("affordance", {})
@@ -36,8 +44,10 @@ def _ev(**over: Any) -> dict[str, Any]:
         (_ev(visible_text_len=0, interactive_count=0, affordance={"found": False}), FailureClass.C1),
         (_ev(path_after="/search", hash_after="b"), FailureClass.C2),
         (_ev(path_after="/search/", hash_after="b"), FailureClass.C2),  # trailing slash is the same route
-        (_ev(affordance={"found": False, "visible": False, "in_viewport": False, "hit_ok": False}, clicked=False),
-         FailureClass.C3),
+        (
+            _ev(affordance={"found": False, "visible": False, "in_viewport": False, "hit_ok": False}, clicked=False),
+            FailureClass.C3,
+        ),
         (_ev(affordance={"visible": False, "in_viewport": False, "hit_ok": False}, clicked=False), FailureClass.C3),
         (_ev(affordance={"in_viewport": False, "hit_ok": False}, clicked=False), FailureClass.C3),
         (_ev(affordance={"hit_ok": False}), FailureClass.C3),  # covered: the tap hit something else
@@ -53,12 +63,16 @@ def test_classes(evidence: dict[str, Any], expected: FailureClass) -> None:
 
 def test_order_c1_before_c3_and_c3_before_c2() -> None:
     # a blank page also lacks the affordance: C1 wins
-    assert classify_failure(_ev(visible_text_len=0, interactive_count=0, affordance={"found": False}), ROUTES,
-                            "profile") is FailureClass.C1
+    assert (
+        classify_failure(_ev(visible_text_len=0, interactive_count=0, affordance={"found": False}), ROUTES, "profile")
+        is FailureClass.C1
+    )
     # text but no interactive element is not blank
     assert classify_failure(_ev(interactive_count=0, affordance={"found": False}), ROUTES, "profile") is FailureClass.C3
     # covered affordance whose tap landed on another known page (the cover's own link): C3, not C2
-    assert classify_failure(_ev(affordance={"hit_ok": False}, path_after="/search"), ROUTES, "profile") is FailureClass.C3
+    assert (
+        classify_failure(_ev(affordance={"hit_ok": False}, path_after="/search"), ROUTES, "profile") is FailureClass.C3
+    )
 
 
 def test_passed_and_page_existence_specs_have_no_class() -> None:
@@ -81,26 +95,58 @@ def test_an_overlay_change_that_is_no_new_layer_is_c4() -> None:
     # issue 31 item 5: a page-wide listener rewrote a line (the hash changed) but no dialog / top layer appeared
     assert classify_failure(_overlay(hash_after="b", new_layers=[]), ROUTES, "search") is FailureClass.C4
     # a new layer appeared, but the control tap on a neutral point made one too: not the tap's own change
-    control = {"point": [10, 400], "hit": "main", "path_after": "/search", "same_change": True, "error": None,
-               "new_layers": [{"tag": "div", "role": "dialog", "label": None, "text": "x", "bbox": [0, 0, 375, 812]}]}
+    control = {
+        "point": [10, 400],
+        "hit": "main",
+        "path_after": "/search",
+        "same_change": True,
+        "error": None,
+        "new_layers": [{"tag": "div", "role": "dialog", "label": None, "text": "x", "bbox": [0, 0, 375, 812]}],
+    }
     layers = control["new_layers"]
-    assert classify_failure(_overlay(hash_after="b", new_layers=layers, control=control), ROUTES,
-                            "search") is FailureClass.C4
+    assert (
+        classify_failure(_overlay(hash_after="b", new_layers=layers, control=control), ROUTES, "search")
+        is FailureClass.C4
+    )
     # a new layer, and no control (the page offered no neutral point): changed, but not shown to be the tap's own
-    assert classify_failure(_overlay(hash_after="b", new_layers=layers,
-                                     control={**control, "same_change": False, "error": "no neutral point"}),
-                            ROUTES, "search") is FailureClass.UNCLASSIFIED
+    assert (
+        classify_failure(
+            _overlay(
+                hash_after="b",
+                new_layers=layers,
+                control={**control, "same_change": False, "error": "no neutral point"},
+            ),
+            ROUTES,
+            "search",
+        )
+        is FailureClass.UNCLASSIFIED
+    )
     # the target's declared phrase newly shown, and tied to the tap (the control showed nothing): not C4
-    assert classify_failure(_overlay(hash_after="b", target_text=["Filter options"],
-                                     control={**control, "same_change": False, "error": "no neutral point"}),
-                            ROUTES, "search") is FailureClass.UNCLASSIFIED
+    assert (
+        classify_failure(
+            _overlay(
+                hash_after="b",
+                target_text=["Filter options"],
+                control={**control, "same_change": False, "error": "no neutral point"},
+            ),
+            ROUTES,
+            "search",
+        )
+        is FailureClass.UNCLASSIFIED
+    )
     # a route spec (no overlay) whose content changed in place stays unclassified, as before
     assert classify_failure(_ev(hash_after="b", new_layers=[]), ROUTES, "profile") is FailureClass.UNCLASSIFIED
 
 
 def test_a_route_reached_by_any_tap_is_c4() -> None:
-    control = {"point": [10, 400], "hit": "main", "path_after": "/profile", "same_change": True, "error": None,
-               "new_layers": []}
+    control = {
+        "point": [10, 400],
+        "hit": "main",
+        "path_after": "/profile",
+        "same_change": True,
+        "error": None,
+        "new_layers": [],
+    }
     ev = _ev(path_after="/profile", hash_after="b", control=control)
     assert classify_failure(ev, ROUTES, "profile") is FailureClass.C4
 

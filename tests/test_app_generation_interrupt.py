@@ -22,6 +22,7 @@ from interrupts import interruptible
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
 def _descendants(root: int) -> dict[tuple[int, str], str]:
     """``{(pid, start time): command line}`` of every process below ``root`` (from ``/proc``)."""
     parent: dict[int, int] = {}
@@ -79,8 +80,7 @@ def test_ctrl_c_during_a_host_build_kills_the_build_tools(tmp_path: Path) -> Non
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     time.sleep(0.5)
-    mine = [pid for pid in (p.name for p in Path("/proc").iterdir() if p.name.isdigit())
-            if marker in _cmdline(pid)]
+    mine = [pid for pid in (p.name for p in Path("/proc").iterdir() if p.name.isdigit()) if marker in _cmdline(pid)]
     assert mine == []
 
 
@@ -104,11 +104,26 @@ def test_ctrl_c_mid_run_prints_the_summary_keeps_results_and_leaves_nothing(tmp_
     reports = tmp_path / "reports"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MOBILEBENCH_KEEP_TEST_IMAGES": "1"}
     env.pop("PYTEST_XDIST_WORKER", None)
-    cmd = [sys.executable, "-m", "pytest", "cases/app_generation", "--predictions=fixtures/apps/predictions.jsonl",
-           "-k", "fixture-c1-blank or fixture-good", "-p", "no:cacheprovider", "-p", "no:randomly",
-           f"--mb-reports-dir={reports}", f"--mb-run-id={run_id}", "--mb-rerun", *workers]
-    proc = interruptible(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "cases/app_generation",
+        "--predictions=fixtures/apps/predictions.jsonl",
+        "-k",
+        "fixture-c1-blank or fixture-good",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        f"--mb-reports-dir={reports}",
+        f"--mb-run-id={run_id}",
+        "--mb-rerun",
+        *workers,
+    ]
+    proc = interruptible(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     seen: dict[tuple[int, str], str] = {}
     log = reports / run_id / "progress.log"
     deadline = time.monotonic() + 900

@@ -113,7 +113,10 @@ def test_shop_importers_resolve_barrels_aliases_extensions_and_lazy(shop: Mainta
     )
     # Card through the barrel: Home imports "../components" (index.ts), Search "../components/index" = 2;
     # the barrel's own `export {...} from` is not an import.
-    assert _component(shop, "src/components/Card.tsx", "Card").importers == ("src/pages/Home.tsx", "src/pages/Search.tsx")
+    assert _component(shop, "src/components/Card.tsx", "Card").importers == (
+        "src/pages/Home.tsx",
+        "src/pages/Search.tsx",
+    )
     # Badge through `export * from "./Badge"` in the barrel = 1; Header through the "@/" alias = 1
     assert _component(shop, "src/components/Badge.tsx", "Badge").importers == ("src/pages/Search.tsx",)
     assert _component(shop, "src/components/Header.tsx", "Header").importers == ("src/pages/Profile.tsx",)
@@ -409,9 +412,7 @@ def test_memo_wrapped_exports_reach_the_component(tmp_path: Path) -> None:
                 "export default memo(CardImpl);\n"
             ),
             "src/ui/Row.tsx": (
-                "import React from 'react';\n"
-                "const RowImpl = () => <li/>;\n"
-                "export const Row = React.memo(RowImpl);\n"
+                "import React from 'react';\nconst RowImpl = () => <li/>;\nexport const Row = React.memo(RowImpl);\n"
             ),
             "src/pages/Home.tsx": (
                 "import Card from '../ui/Card';\n"

@@ -65,7 +65,9 @@ def test_bundled_manifest_loads_with_absolute_screenshots() -> None:
         (lambda d: d["nav_tests"][6].pop("action"), "nav_tests.6", "at least one action hint"),
     ],
 )
-def test_invalid_manifest_names_file_app_field_and_line(tmp_path: Path, mutate: Any, field: str | None, needle: str) -> None:
+def test_invalid_manifest_names_file_app_field_and_line(
+    tmp_path: Path, mutate: Any, field: str | None, needle: str
+) -> None:
     doc = _doc()
     mutate(doc)
     path = _write(tmp_path, doc)
@@ -91,8 +93,16 @@ def test_missing_screenshot_is_a_manifest_error(tmp_path: Path) -> None:
 
 
 def test_prediction_paths_resolve_against_predictions_dir(tmp_path: Path) -> None:
-    pred = parse_prediction({"instance_id": "a", "model_name_or_path": "m", "project_path": "runs/a",
-                             "prebuilt_dist": "/abs/dist", "input_tokens": 5}, tmp_path)
+    pred = parse_prediction(
+        {
+            "instance_id": "a",
+            "model_name_or_path": "m",
+            "project_path": "runs/a",
+            "prebuilt_dist": "/abs/dist",
+            "input_tokens": 5,
+        },
+        tmp_path,
+    )
     assert pred.project_path == str(tmp_path / "runs" / "a")
     assert pred.prebuilt_dist == "/abs/dist"
     assert (pred.input_tokens, pred.output_tokens, pred.llm_calls, pred.llm_seconds) == (5, 0, 0, 0.0)
@@ -143,8 +153,14 @@ def test_missing_and_invalid_predictions_are_results_not_exceptions(tmp_path: Pa
 
 
 def test_reason_vocabulary_is_closed() -> None:
-    assert {r.value for r in AppGenReason} == {"ok", "nav_failed", "build_failed", "missing_prediction",
-                                               "invalid_prediction", "infra_error"}
+    assert {r.value for r in AppGenReason} == {
+        "ok",
+        "nav_failed",
+        "build_failed",
+        "missing_prediction",
+        "invalid_prediction",
+        "infra_error",
+    }
     assert [r for r in AppGenReason if r.is_infra] == [AppGenReason.INFRA_ERROR]
     assert copy.copy(SUITE).name == "app_generation"
 

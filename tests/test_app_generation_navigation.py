@@ -97,8 +97,12 @@ def test_tab_index_hint_alone(browser: Any, manifest: AppManifest) -> None:
 
 
 def test_c1_blank_page(browser: Any, manifest: AppManifest, tmp_path: Path) -> None:
-    evs = _run(browser, "tabs_demo_c1_blank", _only(manifest, "exists-profile", "tab-profile-to-search",
-                                                    "child-profile-settings", "exists-home"), tmp_path)
+    evs = _run(
+        browser,
+        "tabs_demo_c1_blank",
+        _only(manifest, "exists-profile", "tab-profile-to-search", "child-profile-settings", "exists-home"),
+        tmp_path,
+    )
     assert evs["exists-home"]["passed"]
     assert not evs["exists-profile"]["passed"] and evs["exists-profile"]["failure_class"] is None
     for sid in ("tab-profile-to-search", "child-profile-settings"):
@@ -126,8 +130,11 @@ def test_c3_covered_tab_bar(browser: Any, manifest: AppManifest) -> None:
 
 
 def test_c4_no_handler(browser: Any, manifest: AppManifest) -> None:
-    evs = _run(browser, "tabs_demo_c4_no_handler", _only(manifest, "child-profile-settings", "child-search-filters",
-                                                         "tab-home-to-search"))
+    evs = _run(
+        browser,
+        "tabs_demo_c4_no_handler",
+        _only(manifest, "child-profile-settings", "child-search-filters", "tab-home-to-search"),
+    )
     assert evs["tab-home-to-search"]["passed"]
     for sid in ("child-profile-settings", "child-search-filters"):
         e = evs[sid]
@@ -137,12 +144,19 @@ def test_c4_no_handler(browser: Any, manifest: AppManifest) -> None:
 
 def test_specs_are_state_isolated(browser: Any, manifest: AppManifest) -> None:
     """Reversing the order of specs changes no verdict or class: no spec depends on another."""
-    m = _only(manifest, "exists-search", "tab-home-to-search", "tab-search-to-home", "child-search-filters",
-              "child-settings-back")
+    m = _only(
+        manifest,
+        "exists-search",
+        "tab-home-to-search",
+        "tab-search-to-home",
+        "child-search-filters",
+        "child-settings-back",
+    )
     forward = _run(browser, "tabs_demo_c3_covered", m)
     backward = _run(browser, "tabs_demo_c3_covered", m.model_copy(update={"nav_tests": list(reversed(m.nav_tests))}))
-    assert {k: (e["passed"], e["failure_class"]) for k, e in forward.items()} == \
-        {k: (e["passed"], e["failure_class"]) for k, e in backward.items()}
+    assert {k: (e["passed"], e["failure_class"]) for k, e in forward.items()} == {
+        k: (e["passed"], e["failure_class"]) for k, e in backward.items()
+    }
     assert sum(e["passed"] for e in forward.values()) == 3
     assert [k for k, e in forward.items() if e["failure_class"] == "C3"] == ["tab-home-to-search", "tab-search-to-home"]
 
@@ -178,18 +192,33 @@ class _Ctx:
 
 def test_suite_evaluate_prebuilt_and_summarize(tmp_path: Path) -> None:
     full = SUITE.load(CASE, yaml.safe_load(CASE.read_text(encoding="utf-8")))[0]
-    rec = dataclasses.replace(full, record=_only(full.record, "exists-home", "tab-home-to-profile", "tab-home-to-search",
-                                                 "child-search-filters"))
+    rec = dataclasses.replace(
+        full,
+        record=_only(full.record, "exists-home", "tab-home-to-profile", "tab-home-to-search", "child-search-filters"),
+    )
     resources: dict[str, Any] = {}
     results = []
     try:
         for app, model in (("tabs_demo", "gpt-5"), ("tabs_demo_c2_wrong_route", "gpt-5-mini")):
-            pred = {"instance_id": "tabs_demo", "model_name_or_path": model, "project_path": app,
-                    "prebuilt_dist": f"{app}/dist", "input_tokens": 200_000, "output_tokens": 50_000,
-                    "llm_calls": 12, "llm_seconds": 95.5}
+            pred = {
+                "instance_id": "tabs_demo",
+                "model_name_or_path": model,
+                "project_path": app,
+                "prebuilt_dist": f"{app}/dist",
+                "input_tokens": 200_000,
+                "output_tokens": 50_000,
+                "llm_calls": 12,
+                "llm_seconds": 95.5,
+            }
             (tmp_path / model).mkdir()
             # prebuilt_dist is the trusted-only path (issue 18, item 3)
-            results.append(SUITE.evaluate(rec, Prediction.from_entry(pred, APPS), _Ctx(tmp_path / model, resources, {"mb_trust_candidates": True})))
+            results.append(
+                SUITE.evaluate(
+                    rec,
+                    Prediction.from_entry(pred, APPS),
+                    _Ctx(tmp_path / model, resources, {"mb_trust_candidates": True}),
+                )
+            )
     finally:
         for obj, close in resources.values():
             close(obj)
@@ -219,8 +248,11 @@ def test_close_after_ctrl_c_in_a_route_handler_neither_raises_nor_leaves_chromiu
     handle's Chromium is gone after it."""
     earlier = _descendants(os.getpid())  # another handle's driver and Chromium may run in this process
     handle = nav.launch_browser()
-    mine = {pid: name for pid, name in _descendants(os.getpid()).items()
-            if pid not in earlier and name.startswith(("chrom", "node"))}
+    mine = {
+        pid: name
+        for pid, name in _descendants(os.getpid()).items()
+        if pid not in earlier and name.startswith(("chrom", "node"))
+    }
     assert any(name.startswith("chrom") for name in mine.values()), mine
     context = handle.browser().new_context()
 

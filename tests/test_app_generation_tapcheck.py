@@ -58,8 +58,15 @@ def _run(browser: Any, app: str, m: AppManifest, *ids: str) -> dict[str, dict[st
         return {e["spec_id"]: e for e in nav.run_specs(browser, url, m)}
 
 
-@pytest.mark.parametrize("app", ["tabs_demo_atk_tap_rewrites_line", "tabs_demo_atk_body_toggles_div",
-                                 "tabs_demo_atk_timer_rewrites_text", "tabs_demo_atk_any_tap_opens_dialog"])
+@pytest.mark.parametrize(
+    "app",
+    [
+        "tabs_demo_atk_tap_rewrites_line",
+        "tabs_demo_atk_body_toggles_div",
+        "tabs_demo_atk_timer_rewrites_text",
+        "tabs_demo_atk_any_tap_opens_dialog",
+    ],
+)
 def test_an_overlay_faked_by_a_tap_listener_is_c4(browser: Any, manifest: AppManifest, app: str) -> None:
     evs = _run(browser, app, manifest, "child-search-filters", "tab-search-to-home")
     assert evs["tab-search-to-home"]["passed"]  # the rest of the app is honest and still passes
@@ -77,8 +84,9 @@ def test_an_overlay_faked_by_a_tap_listener_is_c4(browser: Any, manifest: AppMan
 def test_an_honest_overlay_is_its_tap_own(browser: Any, manifest: AppManifest) -> None:
     e = _run(browser, "tabs_demo", manifest, "child-search-filters")["child-search-filters"]
     assert e["passed"] and e["failure_class"] is None
-    assert [(layer["tag"], layer["role"], layer["label"]) for layer in e["new_layers"]] == \
-        [("div", "dialog", "Filter options")]
+    assert [(layer["tag"], layer["role"], layer["label"]) for layer in e["new_layers"]] == [
+        ("div", "dialog", "Filter options")
+    ]
     control = e["control"]
     assert control["error"] is None and not control["same_change"] and control["new_layers"] == []
     assert control["path_after"] == "/search"
@@ -153,8 +161,15 @@ def test_neutral_points_avoid_what_can_be_tapped(page: Any) -> None:
 
 def test_a_page_with_no_neutral_point_shows_no_tied_change(page: Any) -> None:
     page.set_content('<body style="margin:0;cursor:pointer"><div style="height:900px">tap anywhere</div></body>')
-    run = tapcheck.control_tap(page, lambda: None, overlay=True, target_route="/", affordance_bbox=None,
-                               interactive_sel=SEL, path_of=nav.path_of)
+    run = tapcheck.control_tap(
+        page,
+        lambda: None,
+        overlay=True,
+        target_route="/",
+        affordance_bbox=None,
+        interactive_sel=SEL,
+        path_of=nav.path_of,
+    )
     assert run["point"] is None and "no neutral point" in str(run["error"])
     assert not tapcheck.tied({"control": run}) and not tapcheck.tied({"control": None})
 
@@ -165,8 +180,13 @@ def _with_text(m: AppManifest, *phrases: str) -> AppManifest:
     return m.model_copy(update={"screens": screens})
 
 
-@pytest.mark.parametrize(("app", "phrase"), [("tabs_demo_atk_tap_rewrites_line", "Showing filtered activities"),
-                                             ("tabs_demo_atk_body_toggles_div", "filter   OPTIONS")])
+@pytest.mark.parametrize(
+    ("app", "phrase"),
+    [
+        ("tabs_demo_atk_tap_rewrites_line", "Showing filtered activities"),
+        ("tabs_demo_atk_body_toggles_div", "filter   OPTIONS"),
+    ],
+)
 def test_a_target_phrase_any_tap_shows_is_c4(browser: Any, manifest: AppManifest, app: str, phrase: str) -> None:
     e = _run(browser, app, _with_text(manifest, phrase), "child-search-filters")["child-search-filters"]
     assert e["target_text"] == [phrase] and e["new_layers"] == []  # the tap showed the target's phrase ...
@@ -176,11 +196,14 @@ def test_a_target_phrase_any_tap_shows_is_c4(browser: Any, manifest: AppManifest
 
 def test_a_target_phrase_only_the_affordance_shows_passes(browser: Any, manifest: AppManifest) -> None:
     """An in-flow panel (no layer) that the Filters button alone opens passes on the target's declared phrase."""
-    panel = _Injecting(browser, """document.addEventListener('click', e => {
+    panel = _Injecting(
+        browser,
+        """document.addEventListener('click', e => {
       const button = e.target.closest && e.target.closest('button');
       if (button && button.textContent.includes('Filters'))
         document.querySelector('main').append(Object.assign(document.createElement('p'), {textContent: 'Outdoor only'}));
-    });""")
+    });""",
+    )
     spec = next(s for s in manifest.nav_tests if s.id == "child-search-filters")
     with serve_spa(APPS / "tabs_demo_c4_no_handler" / "dist") as url:
         declared = nav.run_spec(panel, url, _with_text(manifest, "Outdoor only"), spec)
@@ -191,6 +214,7 @@ def test_a_target_phrase_only_the_affordance_shows_passes(browser: Any, manifest
 
 
 def test_newly_shown_ignores_case_and_spacing() -> None:
-    assert tapcheck.newly_shown(["Filter  options", "Home", ""], "Home Search", "Home filter OPTIONS") == \
-        ["Filter  options"]
+    assert tapcheck.newly_shown(["Filter  options", "Home", ""], "Home Search", "Home filter OPTIONS") == [
+        "Filter  options"
+    ]
     assert tapcheck.newly_shown(["Home"], "", "") == []

@@ -51,7 +51,9 @@ def _screen(path: Path, *, header=(37, 99, 235), card_dx: int = 0) -> Path:
     d.rectangle([16, 40, 180, 60], fill=(255, 255, 255))
     for i, top in enumerate((112, 272, 432)):
         dx = card_dx if i == 1 else 0
-        d.rounded_rectangle([16 + dx, top, W - 16 + dx, top + 140], radius=12, fill=(255, 255, 255), outline=(229, 231, 235))
+        d.rounded_rectangle(
+            [16 + dx, top, W - 16 + dx, top + 140], radius=12, fill=(255, 255, 255), outline=(229, 231, 235)
+        )
         d.rectangle([32 + dx, top + 20, 220 + dx, top + 36], fill=(17, 24, 39))
         d.rectangle([32 + dx, top + 52, 300 + dx, top + 62], fill=(107, 114, 128))
         d.ellipse([W - 80 + dx, top + 20, W - 36 + dx, top + 64], fill=(244, 63, 94))
@@ -132,8 +134,11 @@ def test_perceptual_rubric(images: dict[str, Path]) -> None:
 
 def test_judge_screen_accepts_perceptual_ranking(images: dict[str, Path]) -> None:
     outcome = judge_screen(
-        images["reference"], {"m-near": images["near"], "m-far": images["far"]}, PerceptualJudge(),
-        rng=random.Random(7), screen_id="home",
+        images["reference"],
+        {"m-near": images["near"], "m-far": images["far"]},
+        PerceptualJudge(),
+        rng=random.Random(7),
+        screen_id="home",
     )
     assert outcome.accepted
     assert outcome.ranking == ("m-near", "m-far")
@@ -146,9 +151,7 @@ def test_judge_screen_accepts_perceptual_ranking(images: dict[str, Path]) -> Non
 
 def test_anchor_second_is_re_asked_then_accepted(images: dict[str, Path]) -> None:
     judge = ScriptedJudge([1, 0])
-    outcome = judge_screen(
-        images["reference"], {"a": images["near"], "b": images["far"]}, judge, rng=random.Random(1)
-    )
+    outcome = judge_screen(images["reference"], {"a": images["near"], "b": images["far"]}, judge, rng=random.Random(1))
     assert len(judge.calls) == 2
     assert [a.anchor_first for a in outcome.attempts] == [False, True]
     assert outcome.attempts[0].ranking[1] == ANCHOR
@@ -456,8 +459,12 @@ def test_capture_screens_with_fake_pages(tmp_path: Path) -> None:
     settled: list[Any] = []
     errors: dict[str, str] = {}
     shots = capture_screens(
-        lambda: next(pages), "http://app.local:8000/", {"home": "/", "tab/search": "#/search", "boom": "/boom"},
-        tmp_path / "shots", settle=settled.append, errors=errors,
+        lambda: next(pages),
+        "http://app.local:8000/",
+        {"home": "/", "tab/search": "#/search", "boom": "/boom"},
+        tmp_path / "shots",
+        settle=settled.append,
+        errors=errors,
     )
     assert shots == {"home": tmp_path / "shots" / "home.png", "tab/search": tmp_path / "shots" / "tab_search.png"}
     assert errors == {"tab/search": "navigation: Timeout 15000ms exceeded.", "boom": "screenshot: Target crashed"}
@@ -479,15 +486,19 @@ def test_capture_screens_in_chromium(tmp_path: Path) -> None:
     (site / "index.html").write_text(
         "<html><body style='margin:0;background:#2563eb'><h1 style='color:white'>Home</h1></body></html>"
     )
-    (site / "about.html").write_text(
-        "<html><body style='margin:0;background:#f43f5e'><h1>About</h1></body></html>"
-    )
+    (site / "about.html").write_text("<html><body style='margin:0;background:#f43f5e'><h1>About</h1></body></html>")
     handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(site), **k)  # noqa: E731
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"]
+    args = [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
     try:
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=args)

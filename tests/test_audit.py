@@ -19,7 +19,9 @@ from pytest_mobilebench.suites.issue_resolution.audit import (
     without_hunk,
 )
 
-NOTES_HUNK = "diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+mul added\n"
+NOTES_HUNK = (
+    "diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+mul added\n"
+)
 
 
 def _manifest(repo: PyRepo, gold: str, test: str, ids: tuple[str, ...] = ("acme__calc-1",)) -> str:
@@ -49,12 +51,23 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.e2e
-def test_audit_names_the_unnoticed_hunk_the_never_reported_id_and_the_duplicate(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+def test_audit_names_the_unnoticed_hunk_the_never_reported_id_and_the_duplicate(
+    pytester: pytest.Pytester, pyrepo: PyRepo
+) -> None:
     gold = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n" + NOTES_HUNK
     test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
     pytester.makefile(".yaml", **{"cases/acme__calc": _manifest(pyrepo, gold, test, ("acme__calc-1", "acme__calc-2"))})
-    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=a", "--mb-summary=reports/summary.json",
-                                "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "cases",
+        "--predictions=gold",
+        "--mb-audit",
+        "--mb-runtime=local",
+        "--mb-trust-candidates",
+        "--mb-run-id=a",
+        "--mb-summary=reports/summary.json",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(failed=2)  # both have findings
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
     audit = summary["instances"]["acme__calc-1"]["audit"]
@@ -80,8 +93,17 @@ def test_adequacy_lists_the_hunk_no_test_notices(pytester: pytest.Pytester, pyre
     test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n"
     manifest = _manifest(pyrepo, gold, test).replace(', "app.src.test.test_sub#test_gone"', "")
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest})
-    result = pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=b", "--mb-summary=reports/summary.json",
-                                "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "cases",
+        "--predictions=gold",
+        "--mb-audit",
+        "--mb-runtime=local",
+        "--mb-trust-candidates",
+        "--mb-run-id=b",
+        "--mb-summary=reports/summary.json",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(failed=1)
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
     inst = summary["instances"]["acme__calc-1"]
@@ -139,7 +161,11 @@ index 3333333..4444444 100644
 
 def test_hunks_and_their_removal() -> None:
     hunks = gold_hunks(TWO_FILES)
-    assert [(h.index, h.file, h.added, h.removed) for h in hunks] == [(0, "a.js", 1, 1), (1, "a.js", 1, 1), (2, "b.js", 1, 1)]
+    assert [(h.index, h.file, h.added, h.removed) for h in hunks] == [
+        (0, "a.js", 1, 1),
+        (1, "a.js", 1, 1),
+        (2, "b.js", 1, 1),
+    ]
     rest = unidiff.PatchSet(without_hunk(TWO_FILES, 1))
     assert [(f.path, len(f)) for f in rest] == [("a.js", 1), ("b.js", 1)]
     assert "+ELEVEN" not in str(rest) and "+TWO" in str(rest)
@@ -160,20 +186,39 @@ def test_summary_of_no_audit_results() -> None:
 
 
 @pytest.mark.e2e
-def test_a_test_whose_state_depends_on_outside_state_is_flaky(pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path) -> None:
+def test_a_test_whose_state_depends_on_outside_state_is_flaky(
+    pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path
+) -> None:
     mark = tmp_path / "flaky-mark"
-    flaky = (f"import pathlib\n\n\ndef test_sometimes():\n    mark = pathlib.Path({str(mark)!r})\n"
-             "    first = not mark.exists()\n    mark.write_text('x')\n    assert first\n")
+    flaky = (
+        f"import pathlib\n\n\ndef test_sometimes():\n    mark = pathlib.Path({str(mark)!r})\n"
+        "    first = not mark.exists()\n    mark.write_text('x')\n    assert first\n"
+    )
     lines = "".join("+" + line + "\n" for line in flaky.splitlines())
-    flaky_patch = (f"diff --git a/app/src/test/test_flaky.py b/app/src/test/test_flaky.py\nnew file mode 100644\n"
-                   f"--- /dev/null\n+++ b/app/src/test/test_flaky.py\n@@ -0,0 +1,{len(flaky.splitlines())} @@\n{lines}")
+    flaky_patch = (
+        f"diff --git a/app/src/test/test_flaky.py b/app/src/test/test_flaky.py\nnew file mode 100644\n"
+        f"--- /dev/null\n+++ b/app/src/test/test_flaky.py\n@@ -0,0 +1,{len(flaky.splitlines())} @@\n{lines}"
+    )
     gold = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n"
     test = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "app") + "\n" + flaky_patch
-    manifest = _manifest(pyrepo, gold, test).replace('"app.src.test.test_sub#test_gone"', '"app.src.test.test_flaky#test_sometimes"')
+    manifest = _manifest(pyrepo, gold, test).replace(
+        '"app.src.test.test_sub#test_gone"', '"app.src.test.test_flaky#test_sometimes"'
+    )
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest})
-    pytester.runpytest("cases", "--predictions=gold", "--mb-audit", "--mb-runtime=local", "--mb-trust-candidates",
-                       "--mb-run-id=c", "--mb-summary=reports/c/summary.json", "-p", "no:cacheprovider")
-    audit = json.loads((pytester.path / "reports" / "c" / "summary.json").read_text())["instances"]["acme__calc-1"]["audit"]
+    pytester.runpytest(
+        "cases",
+        "--predictions=gold",
+        "--mb-audit",
+        "--mb-runtime=local",
+        "--mb-trust-candidates",
+        "--mb-run-id=c",
+        "--mb-summary=reports/c/summary.json",
+        "-p",
+        "no:cacheprovider",
+    )
+    audit = json.loads((pytester.path / "reports" / "c" / "summary.json").read_text())["instances"]["acme__calc-1"][
+        "audit"
+    ]
     assert audit["flaky_tests"] == ["app.src.test.test_flaky#test_sometimes"]
     assert audit["flaky_gold_tests"] == ["app.src.test.test_flaky#test_sometimes"]
     assert audit["gold_reasons"] == ["resolved", "unresolved"]

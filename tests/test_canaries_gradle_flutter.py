@@ -39,15 +39,19 @@ def _junit_xml(classname: str, fail: bool) -> bytes:
 
 
 def test_junit_canary_lives_in_the_graded_module_and_loads_its_imports() -> None:
-    canary = canaries.junit_canary("app/src/test/kotlin/org/jellyfin/mobile/ConstantsTest.kt", KOTLIN_TEST, nonce="0123456789abcdef")
+    canary = canaries.junit_canary(
+        "app/src/test/kotlin/org/jellyfin/mobile/ConstantsTest.kt", KOTLIN_TEST, nonce="0123456789abcdef"
+    )
     assert canary is not None
     assert canary.path == "app/src/test/java/mobilebench/c0123456789abcdef/Canary0123456789abcdefTest.java"
     assert "package mobilebench.c0123456789abcdef;" in canary.source and "import org.junit.Test;" in canary.source
     for name in ("org.jellyfin.mobile.utils.Constants", "org.junit.Test"):
         assert f'Class.forName("{name}")' in canary.source
     assert "shouldBe" not in canary.source  # a function import is no class: not loaded
-    assert canary.ids == ("mobilebench.c0123456789abcdef.Canary0123456789abcdefTest#mustFail",
-                          "mobilebench.c0123456789abcdef.Canary0123456789abcdefTest#mustPass")
+    assert canary.ids == (
+        "mobilebench.c0123456789abcdef.Canary0123456789abcdefTest#mustFail",
+        "mobilebench.c0123456789abcdef.Canary0123456789abcdefTest#mustPass",
+    )
     jupiter = canaries.junit_canary("core/src/testDebug/java/a/BTest.java", "import org.junit.jupiter.api.Test;")
     assert jupiter is not None and "import org.junit.jupiter.api.Test;" in jupiter.source
     assert jupiter.path.startswith("core/src/testDebug/java/mobilebench/c")
@@ -58,24 +62,48 @@ def test_junit_canary_check_on_a_gradle_report() -> None:
     canary = canaries.junit_canary("app/src/test/java/a/ATest.java", "")
     assert canary is not None
     classname = canary.ids[0].split("#")[0]
-    honest = parse_junit("", {f"app/build/test-results/testDebugUnitTest/TEST-{classname}.xml": _junit_xml(classname, True)})
+    honest = parse_junit(
+        "", {f"app/build/test-results/testDebugUnitTest/TEST-{classname}.xml": _junit_xml(classname, True)}
+    )
     assert canaries.canary_findings(honest.tests, canary.ids) == []
-    hollow = parse_junit("", {f"app/build/test-results/testDebugUnitTest/TEST-{classname}.xml": _junit_xml(classname, False)})
+    hollow = parse_junit(
+        "", {f"app/build/test-results/testDebugUnitTest/TEST-{classname}.xml": _junit_xml(classname, False)}
+    )
     assert canaries.canary_findings(hollow.tests, canary.ids) == [
-        "canary outcomes are ('PASS', 'PASS') in the report, expected exactly (FAIL, PASS)"]
+        "canary outcomes are ('PASS', 'PASS') in the report, expected exactly (FAIL, PASS)"
+    ]
     assert canaries.canary_findings({}, canary.ids)  # missing from the results
 
 
 def _machine(path: str, names: list[tuple[str, str]]) -> str:
-    events = [{"protocolVersion": "0.1.1", "type": "start", "time": 0},
-              {"suite": {"id": 0, "platform": "vm", "path": f"/app/{path}"}, "type": "suite", "time": 0},
-              {"group": {"id": 1, "suiteID": 0, "parentID": None, "name": "", "testCount": len(names)}, "type": "group", "time": 1}]
+    events = [
+        {"protocolVersion": "0.1.1", "type": "start", "time": 0},
+        {"suite": {"id": 0, "platform": "vm", "path": f"/app/{path}"}, "type": "suite", "time": 0},
+        {
+            "group": {"id": 1, "suiteID": 0, "parentID": None, "name": "", "testCount": len(names)},
+            "type": "group",
+            "time": 1,
+        },
+    ]
     for i, (name, result) in enumerate(names, 2):
-        events.append({"test": {"id": i, "name": name, "suiteID": 0, "groupIDs": [1], "metadata": {"skip": False}},
-                       "type": "testStart", "time": i})
+        events.append(
+            {
+                "test": {"id": i, "name": name, "suiteID": 0, "groupIDs": [1], "metadata": {"skip": False}},
+                "type": "testStart",
+                "time": i,
+            }
+        )
         if result == "failure":
-            events.append({"testID": i, "error": "Expected: <2> Actual: <1>", "stackTrace": "", "isFailure": True,
-                           "type": "error", "time": i})
+            events.append(
+                {
+                    "testID": i,
+                    "error": "Expected: <2> Actual: <1>",
+                    "stackTrace": "",
+                    "isFailure": True,
+                    "type": "error",
+                    "time": i,
+                }
+            )
         events.append({"testID": i, "result": result, "skipped": False, "hidden": False, "type": "testDone", "time": i})
     events.append({"success": False, "type": "done", "time": 99})
     return "".join(json.dumps(e) + "\n" for e in events)

@@ -60,7 +60,9 @@ def test_command_line(tmp_path: Path) -> None:
     out = tmp_path / "cmp.json"
     proc = subprocess.run(
         [sys.executable, "-m", "pytest_mobilebench", "compare", *map(str, paths), "--json", str(out)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert "exact McNemar p = 0.125" in proc.stdout
@@ -77,16 +79,29 @@ def test_conflicting_outcomes_are_an_error_naming_both_files(tmp_path: Path) -> 
 def test_not_a_summary(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text("[1, 2]")
-    proc = subprocess.run([sys.executable, "-m", "pytest_mobilebench", "compare", str(bad)], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_mobilebench", "compare", str(bad)], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 2 and "not a run summary" in proc.stderr
 
 
 def test_compare_results_of_one_run() -> None:
     from pytest_mobilebench.compare import compare_results
 
-    results = [{"instance_id": iid, "model_name_or_path": "model-a", "reason": r, "passed": r == "resolved"} for iid, r in A.items()]
-    results += [{"instance_id": iid, "model_name_or_path": "model-b", "reason": r, "passed": r == "resolved",
-                 "retryable": r == "infra_error"} for iid, r in B.items()]
+    results = [
+        {"instance_id": iid, "model_name_or_path": "model-a", "reason": r, "passed": r == "resolved"}
+        for iid, r in A.items()
+    ]
+    results += [
+        {
+            "instance_id": iid,
+            "model_name_or_path": "model-b",
+            "reason": r,
+            "passed": r == "resolved",
+            "retryable": r == "infra_error",
+        }
+        for iid, r in B.items()
+    ]
     (pair,) = compare_results(results)["pairs"]
     assert pair["mcnemar_p"] == 0.125 and pair["excluded_infra"] == ["i11"]
 
@@ -94,9 +109,15 @@ def test_compare_results_of_one_run() -> None:
 def _trial_summary(path: Path, model: str, outcomes: dict[str, list[bool | None]]) -> Path:
     """A trial run's summary: instances keyed ``<id>[t<k>]``, each entry with its ``trial``."""
     instances = {
-        f"{iid}[t{t}]": {"instance_id": iid, "model_name_or_path": model, "trial": t, "passed": bool(ok),
-                         "reason": "infra_error" if ok is None else ("resolved" if ok else "unresolved")}
-        for iid, trials in outcomes.items() for t, ok in enumerate(trials, 1)
+        f"{iid}[t{t}]": {
+            "instance_id": iid,
+            "model_name_or_path": model,
+            "trial": t,
+            "passed": bool(ok),
+            "reason": "infra_error" if ok is None else ("resolved" if ok else "unresolved"),
+        }
+        for iid, trials in outcomes.items()
+        for t, ok in enumerate(trials, 1)
     }
     path.write_text(json.dumps({"run_id": "r", "models": [model], "instances": instances}), encoding="utf-8")
     return path
@@ -119,8 +140,12 @@ def test_trial_runs_get_a_paired_bootstrap_difference_and_no_mcnemar(tmp_path: P
     assert 0.0 < boot["ci95"][0] < boot["difference"] < boot["ci95"][1]  # A is better, and the interval says so
     assert compare(outcomes, resamples=500, seed=1)["pairs"][0] == pair  # seeded
     assert "i1" in pair["only_a"] and "i0" not in pair["only_a"] and not pair["only_b"]  # i0: 2/3 each
-    proc = subprocess.run([sys.executable, "-m", "pytest_mobilebench", "compare", *map(str, paths)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_mobilebench", "compare", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "paired bootstrap A - B = +" in proc.stdout and "McNemar needs single trials" in proc.stdout
 
@@ -159,8 +184,13 @@ def test_k_runs_inside_one_item_are_trials_to_compare(tmp_path: Path) -> None:
     from pytest_mobilebench.compare import compare_results
 
     def entry(iid: str, model: str, runs: list[bool]) -> dict:
-        return {"instance_id": iid, "model_name_or_path": model, "passed": all(runs),
-                "reason": "passed" if all(runs) else "failed", "trial_outcomes": runs}
+        return {
+            "instance_id": iid,
+            "model_name_or_path": model,
+            "passed": all(runs),
+            "reason": "passed" if all(runs) else "failed",
+            "trial_outcomes": runs,
+        }
 
     a = [entry(f"t{n}", "a", [True, False, True]) for n in range(20)]
     b = [entry(f"t{n}", "b", [False, False, False]) for n in range(20)]

@@ -112,7 +112,9 @@ def test_releases_are_linted(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     release.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n")
     code, lines = _check(capsys, str(release), "--framework", "react-native", "--cutoff", "2025-01-01")
     assert code == 1
-    assert any(ln.startswith(f"{release}:2: instance 'a__b-1': field 'instance_id': duplicate instance id") for ln in lines)
+    assert any(
+        ln.startswith(f"{release}:2: instance 'a__b-1': field 'instance_id': duplicate instance id") for ln in lines
+    )
     assert any(ln.startswith(f"{release}:1: instance 'a__b-1': field 'environment.node'") for ln in lines)
     assert any(f"{release}:1: instance 'a__b-1': field 'created_at': created 2024-05-01" in ln for ln in lines)
     no_framework, _ = _check(capsys, str(release))

@@ -35,22 +35,33 @@ def test_a_commit_the_bundle_lacks_is_a_finding(tmp_path: Path, capsys: pytest.C
     assert code == 1
     assert lines[0].startswith(f"{broken}:") and lines[0].endswith(
         f": instance 'mobilebench__counter-2': field 'fix_commit': commit {MISSING} is not in mobilebench/counter "
-        f"({BUNDLE}): a run makes the instance invalid")
+        f"({BUNDLE}): a run makes the instance invalid"
+    )
     assert lines[1:] == ["dataset check: 2 instance(s) in 1 file(s): 1 finding(s)"]
     # without --repo the commits are not looked up: nothing found; the shipped file passes with it
     assert _check(capsys, str(broken))[0] == 0
     assert _check(capsys, str(SHIPPED), "--repo", f"mobilebench/counter={BUNDLE}") == (
-        0, ["dataset check: 2 instance(s) in 1 file(s): no finding"])
+        0,
+        ["dataset check: 2 instance(s) in 1 file(s): no finding"],
+    )
 
 
 @pytest.mark.skipif(not (JELLYFIN / "HEAD").is_file(), reason="no jellyfin-expo mirror")
 def test_the_shipped_cases_against_their_mirror_and_bundle(capsys: pytest.CaptureFixture[str]) -> None:
-    code, lines = _check(capsys, str(ROOT / "cases" / "examples"), str(ROOT / "cases" / "issue_resolution"),
-                         "--repo", str(BUNDLE), "--repo", str(JELLYFIN))
+    code, lines = _check(
+        capsys,
+        str(ROOT / "cases" / "examples"),
+        str(ROOT / "cases" / "issue_resolution"),
+        "--repo",
+        str(BUNDLE),
+        "--repo",
+        str(JELLYFIN),
+    )
     assert (code, lines) == (0, ["dataset check: 4 instance(s) in 2 file(s): no finding"])
     code, lines = _check(capsys, str(ROOT / "cases" / "issue_resolution"), "--repo", str(BUNDLE))
-    assert lines[-1] == ("  no --repo for their repository, commits unchecked: jellyfin__jellyfin-expo-546, "
-                         "jellyfin__jellyfin-expo-649")
+    assert lines[-1] == (
+        "  no --repo for their repository, commits unchecked: jellyfin__jellyfin-expo-546, jellyfin__jellyfin-expo-649"
+    )
 
 
 def test_a_repo_that_is_not_there_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,14 +72,21 @@ def test_a_repo_that_is_not_there_is_a_usage_error(tmp_path: Path, capsys: pytes
 def test_a_release_without_framework_names_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = yaml.safe_load(SHIPPED.read_text())
     row = {k: v for k, v in data["instances"][0].items() if k in ("instance_id", "base_commit", "created_at")}
-    row.update(repo="mobilebench/counter", patch="", test_patch="", FAIL_TO_PASS=json.dumps(data["instances"][0]["FAIL_TO_PASS"]),
-               PASS_TO_PASS="[]")
+    row.update(
+        repo="mobilebench/counter",
+        patch="",
+        test_patch="",
+        FAIL_TO_PASS=json.dumps(data["instances"][0]["FAIL_TO_PASS"]),
+        PASS_TO_PASS="[]",
+    )
     release = tmp_path / "release.jsonl"
     release.write_text(json.dumps(row) + "\n")
     code, lines = _check(capsys, str(release), str(tmp_path / "missing.yaml"))
     assert code == 1
-    assert lines[0].endswith("field 'framework': Field required (the release names no framework: give --framework "
-                             "android|flutter|react-native, as pytest's --dataset-framework)")
+    assert lines[0].endswith(
+        "field 'framework': Field required (the release names no framework: give --framework "
+        "android|flutter|react-native, as pytest's --dataset-framework)"
+    )
     assert lines[1] == f"{tmp_path / 'missing.yaml'}: no such file"
     assert lines[2] == "dataset check: 1 instance(s) in 2 file(s): 2 finding(s)"  # the missing file is no instance
     assert "--framework" not in "\n".join(_check(capsys, str(release), "--framework", "react-native")[1])

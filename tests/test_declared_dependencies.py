@@ -52,9 +52,15 @@ def imports(path: Path) -> Iterator[tuple[str, int]]:
                 yield alias.name.split(".")[0], node.lineno
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             yield node.module.split(".")[0], node.lineno
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _LOADERS
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-              and not node.args[0].value.startswith(".")):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _LOADERS
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and not node.args[0].value.startswith(".")
+        ):
             yield node.args[0].value.split(".")[0], node.lineno
 
 
@@ -85,7 +91,9 @@ def declared() -> tuple[set[str], dict[str, set[str]]]:
     """``(dependencies, {extra: requirements})`` as normalised distribution names."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     base = {requirement_name(r) for r in project.get("dependencies", [])}
-    extras = {name: {requirement_name(r) for r in reqs} for name, reqs in project.get("optional-dependencies", {}).items()}
+    extras = {
+        name: {requirement_name(r) for r in reqs} for name, reqs in project.get("optional-dependencies", {}).items()
+    }
     return base, extras
 
 
@@ -116,8 +124,10 @@ def test_every_package_import_is_installable_without_dev() -> None:
 def test_the_walk_sees_imports_of_every_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The walk itself: plain, dotted, ``from``, aliased, ``importorskip``; relative imports and the stdlib
     are not third-party; an undeclared module is reported with its file and line."""
-    source = ("import os\nimport yaml\nimport PIL.Image\nfrom hypothesis import given\nfrom . import x\n"
-              "import tree_sitter_typescript as ts\nimport pytest\nnot_there = pytest.importorskip('nosuchdist_q')\n")
+    source = (
+        "import os\nimport yaml\nimport PIL.Image\nfrom hypothesis import given\nfrom . import x\n"
+        "import tree_sitter_typescript as ts\nimport pytest\nnot_there = pytest.importorskip('nosuchdist_q')\n"
+    )
     tree = tmp_path / "tests"
     tree.mkdir()
     path = tree / "sample.py"

@@ -41,23 +41,36 @@ ASSERT = "java.lang.AssertionError: expected:<30> but was:<300>\n\tat org.junit.
 CANARY_FAIL = f"java.lang.AssertionError: mobilebench canary {NONCE}\n\tat org.junit.Assert.fail(Assert.java:89)"
 
 
-def block(test_id: str, code: int, current: int, numtests: int = 3, *, stack: str | None = None, first: bool = False) -> str:
+def block(
+    test_id: str, code: int, current: int, numtests: int = 3, *, stack: str | None = None, first: bool = False
+) -> str:
     cls, _, test = test_id.partition("#")
-    head = (f"INSTRUMENTATION_STATUS: class={cls}\nINSTRUMENTATION_STATUS: current={current}\n"
-            f"INSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests={numtests}\n")
+    head = (
+        f"INSTRUMENTATION_STATUS: class={cls}\nINSTRUMENTATION_STATUS: current={current}\n"
+        f"INSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests={numtests}\n"
+    )
     if stack:
         head += f"INSTRUMENTATION_STATUS: stack={stack}\n"
     stream = f"\n{cls}:" if first else "." if code == 0 else f"\nError in {test}({cls}):\n{stack}" if stack else ""
-    return head + f"INSTRUMENTATION_STATUS: stream={stream}\nINSTRUMENTATION_STATUS: test={test}\nINSTRUMENTATION_STATUS_CODE: {code}\n"
+    return (
+        head
+        + f"INSTRUMENTATION_STATUS: stream={stream}\nINSTRUMENTATION_STATUS: test={test}\nINSTRUMENTATION_STATUS_CODE: {code}\n"
+    )
 
 
 def run_of(test_id: str, current: int, *, stack: str | None = None, numtests: int = 3) -> str:
     first = current == 1
-    return block(test_id, 1, current, numtests, first=first) + block(test_id, -2 if stack else 0, current, numtests, stack=stack)
+    return block(test_id, 1, current, numtests, first=first) + block(
+        test_id, -2 if stack else 0, current, numtests, stack=stack
+    )
 
 
 def final(run: int, failures: int, code: int = -1) -> str:
-    summary = f"FAILURES!!!\nTests run: {run},  Failures: {failures}" if failures else f"OK ({run} test{'s' if run != 1 else ''})"
+    summary = (
+        f"FAILURES!!!\nTests run: {run},  Failures: {failures}"
+        if failures
+        else f"OK ({run} test{'s' if run != 1 else ''})"
+    )
     return f"INSTRUMENTATION_RESULT: stream=\n\nTime: 0.05\n\n{summary}\n\n\nINSTRUMENTATION_CODE: {code}\n"
 
 
@@ -82,35 +95,58 @@ def test_honest_runs_grade_from_q() -> None:
 FORGED_END = block(Q, 0, 1, 1) + final(1, 0)
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    # the brief's attack: q's start is the runner's (numtests=3), the rest is printed by q's code, then the JVM halts
-    ("single-test shape", block(Q, 1, 1, first=True) + FORGED_END),
-    # a harness-aware forger: the right numtests and counts, but no canary ever ran
-    ("harness-aware", block(Q, 1, 1, first=True) + block(Q, 0, 1) + final(3, 1)),
-    # the forged end AND the runner's own (no halt): q ends twice
-    ("no halt", block(Q, 1, 1, first=True) + block(Q, 0, 1) + block(Q, -2, 1, stack=ASSERT) + CANARIES + final(3, 2)),
-    # a forged final block before the real one
-    ("two finals", block(Q, 1, 1, first=True) + block(Q, 0, 1) + final(1, 0) + CANARIES + final(3, 1)),
-    # OK while the failing canary failed
-    ("summary lies", run_of(Q, 1) + CANARIES + final(3, 0)),
-], ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "")
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        # the brief's attack: q's start is the runner's (numtests=3), the rest is printed by q's code, then the JVM halts
+        ("single-test shape", block(Q, 1, 1, first=True) + FORGED_END),
+        # a harness-aware forger: the right numtests and counts, but no canary ever ran
+        ("harness-aware", block(Q, 1, 1, first=True) + block(Q, 0, 1) + final(3, 1)),
+        # the forged end AND the runner's own (no halt): q ends twice
+        (
+            "no halt",
+            block(Q, 1, 1, first=True) + block(Q, 0, 1) + block(Q, -2, 1, stack=ASSERT) + CANARIES + final(3, 2),
+        ),
+        # a forged final block before the real one
+        ("two finals", block(Q, 1, 1, first=True) + block(Q, 0, 1) + final(1, 0) + CANARIES + final(3, 1)),
+        # OK while the failing canary failed
+        ("summary lies", run_of(Q, 1) + CANARIES + final(3, 0)),
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "",
+)
 def test_forged_streams_are_runner_compromised(name: str, text: str) -> None:
     outcome, detail = grade(text)
     assert outcome is TargetOutcome.RUNNER_COMPROMISED, (name, detail)
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    # the app learnt both names by reflection and printed them in the one-test shape it copies
-    ("copied shape", block(Q, 1, 1, first=True) + block(Q, 0, 1, 1) + block(PAIR.passing, 1, 1, 1) + block(PAIR.passing, 0, 1, 1)
-     + block(PAIR.failing, 1, 1, 1) + block(PAIR.failing, -2, 1, 1, stack=CANARY_FAIL) + final(3, 1)),
-    # the right counters, but the failing canary "fails" on something else than its own assertion
-    ("wrong failure", run_of(Q, 1) + run_of(PAIR.passing, 2) + run_of(PAIR.failing, 3, stack="java.lang.AssertionError: failed")
-     + final(3, 1)),
-    # both canaries "pass"
-    ("both pass", run_of(Q, 1) + run_of(PAIR.passing, 2) + run_of(PAIR.failing, 3) + final(3, 0)),
-    # a canary reported twice (the runner's record and the app's)
-    ("twice", run_of(Q, 1) + CANARIES + block(PAIR.passing, 0, 2) + final(3, 1)),
-])
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        # the app learnt both names by reflection and printed them in the one-test shape it copies
+        (
+            "copied shape",
+            block(Q, 1, 1, first=True)
+            + block(Q, 0, 1, 1)
+            + block(PAIR.passing, 1, 1, 1)
+            + block(PAIR.passing, 0, 1, 1)
+            + block(PAIR.failing, 1, 1, 1)
+            + block(PAIR.failing, -2, 1, 1, stack=CANARY_FAIL)
+            + final(3, 1),
+        ),
+        # the right counters, but the failing canary "fails" on something else than its own assertion
+        (
+            "wrong failure",
+            run_of(Q, 1)
+            + run_of(PAIR.passing, 2)
+            + run_of(PAIR.failing, 3, stack="java.lang.AssertionError: failed")
+            + final(3, 1),
+        ),
+        # both canaries "pass"
+        ("both pass", run_of(Q, 1) + run_of(PAIR.passing, 2) + run_of(PAIR.failing, 3) + final(3, 0)),
+        # a canary reported twice (the runner's record and the app's)
+        ("twice", run_of(Q, 1) + CANARIES + block(PAIR.passing, 0, 2) + final(3, 1)),
+    ],
+)
 def test_fake_canary_records_are_runner_compromised(name: str, text: str) -> None:
     outcome, detail = grade(text)
     assert outcome is TargetOutcome.RUNNER_COMPROMISED, (name, detail)
@@ -125,11 +161,15 @@ def test_a_canary_missing_from_a_finished_run_is_compromised() -> None:
 
 
 def test_instrumentation_failed_inside_a_stack_trace_is_text() -> None:
-    caused = ("java.lang.IllegalStateException: boom\n\tat com.example.calc.Calculator.percentOf(Calculator.java:9)\n"
-              "Caused by: android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n"
-              "\t... 12 more")
-    at_column_zero = ("java.lang.IllegalStateException: first line\n"
-                      "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner")
+    caused = (
+        "java.lang.IllegalStateException: boom\n\tat com.example.calc.Calculator.percentOf(Calculator.java:9)\n"
+        "Caused by: android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n"
+        "\t... 12 more"
+    )
+    at_column_zero = (
+        "java.lang.IllegalStateException: first line\n"
+        "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner"
+    )
     for stack in (caused, at_column_zero):
         text = run_of(Q, 1, stack=stack) + CANARIES + final(3, 2)
         run = parse_instrumentation(text)
@@ -138,9 +178,11 @@ def test_instrumentation_failed_inside_a_stack_trace_is_text() -> None:
 
 
 def test_instrumentation_failed_counts_only_as_the_last_protocol_line() -> None:
-    missing = ("INSTRUMENTATION_STATUS: id=ActivityManagerService\nINSTRUMENTATION_STATUS: Error=Unable to find instrumentation info for: "
-               "ComponentInfo{com.example.calc.test/androidx.test.runner.AndroidJUnitRunner}\nINSTRUMENTATION_STATUS_CODE: -1\n"
-               "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n")
+    missing = (
+        "INSTRUMENTATION_STATUS: id=ActivityManagerService\nINSTRUMENTATION_STATUS: Error=Unable to find instrumentation info for: "
+        "ComponentInfo{com.example.calc.test/androidx.test.runner.AndroidJUnitRunner}\nINSTRUMENTATION_STATUS_CODE: -1\n"
+        "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n"
+    )
     assert parse_instrumentation(missing).failed is not None
     assert grade(missing)[0] is TargetOutcome.RUNNER_FAILED
     # printed by q's code (after q started) and followed by what the device says when the process died
@@ -150,7 +192,13 @@ def test_instrumentation_failed_counts_only_as_the_last_protocol_line() -> None:
 
 
 def test_a_crash_message_counts_only_in_the_final_result_block() -> None:
-    early = block(Q, 1, 1, first=True) + "INSTRUMENTATION_RESULT: shortMsg=Process crashed.\n" + block(Q, 0, 1) + CANARIES + final(3, 1)
+    early = (
+        block(Q, 1, 1, first=True)
+        + "INSTRUMENTATION_RESULT: shortMsg=Process crashed.\n"
+        + block(Q, 0, 1)
+        + CANARIES
+        + final(3, 1)
+    )
     assert parse_instrumentation(early).short_msg is None
 
 
@@ -187,28 +235,39 @@ def test_a_target_absent_from_a_cut_off_run_is_a_crash_not_not_run() -> None:
 
 
 def test_the_nonce_orders_the_canaries_after_every_target() -> None:
-    assert java_hash("percentOfHundred") == 2096016786 and java_hash("canary_pass_0123abcd4567") == 134383565  # as Java computes them
+    assert (
+        java_hash("percentOfHundred") == 2096016786 and java_hash("canary_pass_0123abcd4567") == 134383565
+    )  # as Java computes them
     # percentOfHundred hashes near the top of the int range: about 1 draw in 80 puts a canary above it
     plan = make_plan([Q, f"{CLS}#addsTwoNumbers", "com.example.Other#m"])
     assert plan.ordered and re.fullmatch(r"[0-9a-f]{12}", plan.nonce)
     for target, pair in plan.pairs.items():
         assert java_hash(pair.failing.split("#")[1]) > java_hash(target.split("#")[1])
     easy = make_plan(["com.example.Other#a"])
-    assert all(java_hash(c.split("#")[1]) > java_hash("a") for c in (easy.pairs["com.example.Other#a"].passing,
-                                                                       easy.pairs["com.example.Other#a"].failing))
+    assert all(
+        java_hash(c.split("#")[1]) > java_hash("a")
+        for c in (easy.pairs["com.example.Other#a"].passing, easy.pairs["com.example.Other#a"].failing)
+    )
     assert make_plan([Q]).nonce != plan.nonce
     with pytest.raises(PlantError):
         make_plan([f"{CLS}#param[0]"])
 
 
 def test_planting_writes_into_the_test_class_only() -> None:
-    source = ('package com.example.calc;\n\nimport org.junit.Test;\n\npublic class CalculatorTest {\n'
-              '    // a brace in a comment }\n    private static final String S = "}{";\n'
-              '    @Test public void percentOfHundred() { }\n}\n\nclass Helper { }\n')
+    source = (
+        "package com.example.calc;\n\nimport org.junit.Test;\n\npublic class CalculatorTest {\n"
+        '    // a brace in a comment }\n    private static final String S = "}{";\n'
+        "    @Test public void percentOfHundred() { }\n}\n\nclass Helper { }\n"
+    )
     plan = make_plan([Q])
-    diff = plant(plan, {"src/test/java/com/example/calc/CalculatorTest.java": source.encode(),
-                        "src/main/java/com/example/calc/CalculatorTest.java": b"class CalculatorTest {}"},
-                 lambda p: p.startswith("src/test/"))
+    diff = plant(
+        plan,
+        {
+            "src/test/java/com/example/calc/CalculatorTest.java": source.encode(),
+            "src/main/java/com/example/calc/CalculatorTest.java": b"class CalculatorTest {}",
+        },
+        lambda p: p.startswith("src/test/"),
+    )
     assert diff.startswith("--- a/src/test/java/com/example/calc/CalculatorTest.java")
     added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert any(f"void canary_fail_{plan.nonce}()" in line for line in added)
@@ -216,28 +275,45 @@ def test_planting_writes_into_the_test_class_only() -> None:
 
     assert diff.rstrip().endswith("class Helper { }") and "\n }\n \n class Helper { }" in diff
     with pytest.raises(PlantError, match="0 test source"):
-        plant(plan, {"src/main/java/com/example/calc/CalculatorTest.java": b"class CalculatorTest {}"}, lambda p: p.startswith("src/test/"))
+        plant(
+            plan,
+            {"src/main/java/com/example/calc/CalculatorTest.java": b"class CalculatorTest {}"},
+            lambda p: p.startswith("src/test/"),
+        )
 
 
 def test_planting_a_kotlin_class() -> None:
-    source = ('package com.example.calc\n\nimport org.junit.Test\n\nclass CalculatorTest {\n'
-              '    private val template = "${"}"} {"\n    @Test fun percentOfHundred() { }\n}\n')
+    source = (
+        "package com.example.calc\n\nimport org.junit.Test\n\nclass CalculatorTest {\n"
+        '    private val template = "${"}"} {"\n    @Test fun percentOfHundred() { }\n}\n'
+    )
     plan = make_plan([Q])
-    diff = plant(plan, {"app/src/androidTest/java/com/example/calc/CalculatorTest.kt": source.encode()},
-                 lambda p: "/androidTest/" in p)
-    assert f"+    fun canary_fail_{plan.nonce}() {{ org.junit.Assert.fail(\"mobilebench canary {plan.nonce}\") }}" in diff
+    diff = plant(
+        plan,
+        {"app/src/androidTest/java/com/example/calc/CalculatorTest.kt": source.encode()},
+        lambda p: "/androidTest/" in p,
+    )
+    assert f'+    fun canary_fail_{plan.nonce}() {{ org.junit.Assert.fail("mobilebench canary {plan.nonce}") }}' in diff
     # the template's braces and the string inside it are the literal's: the methods go before the class's own '}'
     assert diff.rstrip().endswith("+\n }") or diff.rstrip().endswith("}\n }")
-    assert '-    private val template' not in diff and diff.index("fun canary_fail_") > diff.index("percentOfHundred")
+    assert "-    private val template" not in diff and diff.index("fun canary_fail_") > diff.index("percentOfHundred")
 
 
 # ---------------------------------------------------------------------------------------------- summary
 
 
 def row(model: str, i: int, *, infra: bool = False, gold: bool = False) -> dict:
-    out = {"instance_id": f"r-{i}", "model_name_or_path": model, "repo": "a/b", "construction": "issue",
-           "reason": "infra_error" if infra else "resolved", "passed": not infra, "retryable": infra,
-           "infra_kind": "device_offline" if infra else None, "attempts": 3 if infra else 1}
+    out = {
+        "instance_id": f"r-{i}",
+        "model_name_or_path": model,
+        "repo": "a/b",
+        "construction": "issue",
+        "reason": "infra_error" if infra else "resolved",
+        "passed": not infra,
+        "retryable": infra,
+        "infra_kind": "device_offline" if infra else None,
+        "attempts": 3 if infra else 1,
+    }
     return {**out, "accepted": not infra} if gold else out
 
 
@@ -266,14 +342,23 @@ def _mirror() -> Path | None:
 
 def _samples(repo: Path) -> list[tuple[str, str, str]]:
     folder = "adam/src/test/resources/instrumentation/"
-    names = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", "HEAD", folder],
-                           check=True, capture_output=True, text=True).stdout.split()
+    names = subprocess.run(
+        ["git", "-C", str(repo), "ls-tree", "-r", "--name-only", "HEAD", folder],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
 
     def show(path: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{path}"], check=True, capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(repo), "show", f"HEAD:{path}"], check=True, capture_output=True, text=True
+        ).stdout
 
-    return [(n.rsplit("/", 1)[1], show(n), show(n[: -len(".input")] + ".expected"))
-            for n in sorted(names) if re.search(r"/log_\d+\.input$", n) and n[: -len(".input")] + ".expected" in names]
+    return [
+        (n.rsplit("/", 1)[1], show(n), show(n[: -len(".input")] + ".expected"))
+        for n in sorted(names)
+        if re.search(r"/log_\d+\.input$", n) and n[: -len(".input")] + ".expected" in names
+    ]
 
 
 _ID = r"TestIdentifier\(className=([^,]+), testName=([^)]+)\)"
@@ -292,7 +377,10 @@ def test_real_outputs_parse_like_the_reference_and_have_the_runner_structure() -
         assert {t for t, r in run.tests.items() if r.status in (TestStatus.FAILED, TestStatus.ERROR)} <= failed, name
         ended_unstarted = {t for t, r in run.tests.items() if r.ends and not r.starts}
         problems = protocol_problems(run, list(run.tests))
-        assert bool(problems) == bool(ended_unstarted), (name, problems)  # only a stream that begins mid-test is flagged
+        assert bool(problems) == bool(ended_unstarted), (
+            name,
+            problems,
+        )  # only a stream that begins mid-test is flagged
         flagged += [name] if problems else []
     assert len(flagged) <= 1, flagged
 
@@ -311,7 +399,10 @@ def test_real_cut_off_outputs_grade_q_from_its_record_when_the_runner_kept_writi
         for i, q in enumerate(order):
             later = [run.tests[t] for t in order[i + 1 : -1]]
             passing = next((r for r in later if r.status is TestStatus.PASSED), None)
-            failing = next((r for r in later if r.status is TestStatus.FAILED and r.first_exception == "java.lang.AssertionError"), None)
+            failing = next(
+                (r for r in later if r.status is TestStatus.FAILED and r.first_exception == "java.lang.AssertionError"),
+                None,
+            )
             record = run.tests[q]
             if passing is None or failing is None or record.starts != 1 or record.ends != 1:
                 continue
@@ -354,19 +445,32 @@ def test_without_gold_rows_the_reference_states_are_the_baseline() -> None:
             log.append({"state": "reference", "infra_kind": "device_offline" if reference_infra else None})
         return {**row("m", i, infra=infra), "attempt_log": log}
 
-    rows = [cand(i, infra=True, reference_infra=i == 0) for i in range(4)] + [cand(9, infra=False, reference_infra=None)]
+    rows = [cand(i, infra=True, reference_infra=i == 0) for i in range(4)] + [
+        cand(9, infra=False, reference_infra=None)
+    ]
     summary = summarize(rows)
-    assert summary["infra_reference"] == {**summary["infra_reference"], "infra": 1, "items": 4,
-                                          "source": "reference states inside candidate items"}
+    assert summary["infra_reference"] == {
+        **summary["infra_reference"],
+        "infra": 1,
+        "items": 4,
+        "source": "reference states inside candidate items",
+    }
     assert summary["infra_callouts"] and summary["infra_callouts"][0].startswith("m: 4/5 items")
 
 
 def test_a_compromised_run_is_a_policy_violation_never_infra_never_resolved() -> None:
-    from pytest_mobilebench.suites.device_repair.contract import Reason, StateOutcome, candidate_verdict, state_infra_kind
+    from pytest_mobilebench.suites.device_repair.contract import (
+        Reason,
+        StateOutcome,
+        candidate_verdict,
+        state_infra_kind,
+    )
 
-    for q, regression in ((TargetOutcome.RUNNER_COMPROMISED, {}),
-                          (TargetOutcome.PASSED, {f"{CLS}#addsTwoNumbers": TargetOutcome.RUNNER_COMPROMISED}),
-                          (TargetOutcome.RUNNER_COMPROMISED, {f"{CLS}#addsTwoNumbers": TargetOutcome.PROCESS_CRASH})):
+    for q, regression in (
+        (TargetOutcome.RUNNER_COMPROMISED, {}),
+        (TargetOutcome.PASSED, {f"{CLS}#addsTwoNumbers": TargetOutcome.RUNNER_COMPROMISED}),
+        (TargetOutcome.RUNNER_COMPROMISED, {f"{CLS}#addsTwoNumbers": TargetOutcome.PROCESS_CRASH}),
+    ):
         outcome = StateOutcome("candidate", True, True, None, q, "x", regression, "")
         assert state_infra_kind(outcome, reference=False) is None  # not retried as infrastructure
         assert candidate_verdict(outcome, attributed=False) is Reason.POLICY_VIOLATION

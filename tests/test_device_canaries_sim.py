@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(not adb_available(), reason="needs Debian's adb 
 
 BUG = "return value * percent / 10;"
 
-_BLOCK = r'''
+_BLOCK = r"""
     private static String block(String test, int current, int numtests, int code, String stack) {
         return "INSTRUMENTATION_STATUS: class=com.example.calc.CalculatorTest\nINSTRUMENTATION_STATUS: current=" + current
             + "\nINSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests=" + numtests + "\n"
@@ -32,17 +32,17 @@ _BLOCK = r'''
             + "INSTRUMENTATION_STATUS: stream=" + (code == 0 ? "." : "") + "\nINSTRUMENTATION_STATUS: test=" + test
             + "\nINSTRUMENTATION_STATUS_CODE: " + code + "\n";
     }
-'''
+"""
 
 #: the issue's attack: a passing end block for q, "OK (1 test)", the final code, then the JVM halts
-FORGE_AND_HALT = r'''System.out.print(block("percentOfHundred", 1, 1, 0, null)
+FORGE_AND_HALT = r"""System.out.print(block("percentOfHundred", 1, 1, 0, null)
             + "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.01\n\nOK (1 test)\n\n\nINSTRUMENTATION_CODE: -1\n");
         System.out.flush();
         Runtime.getRuntime().halt(0);
-        return 0;'''
+        return 0;"""
 
 #: the same, with records for the canaries it finds by reflection on its own test class
-FAKE_CANARIES = r'''StringBuilder out = new StringBuilder(block("percentOfHundred", 1, 1, 0, null));
+FAKE_CANARIES = r"""StringBuilder out = new StringBuilder(block("percentOfHundred", 1, 1, 0, null));
         try {
             for (java.lang.reflect.Method m : Class.forName("com.example.calc.CalculatorTest").getDeclaredMethods()) {
                 String n = m.getName();
@@ -56,33 +56,34 @@ FAKE_CANARIES = r'''StringBuilder out = new StringBuilder(block("percentOfHundre
         System.out.print(out + "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.01\n\nFAILURES!!!\nTests run: 3,  Failures: 1\n\n\nINSTRUMENTATION_CODE: -1\n");
         System.out.flush();
         Runtime.getRuntime().halt(0);
-        return 0;'''
+        return 0;"""
 
 #: an exception whose cause carries the runner-missing marker
-MARKER_IN_STACK = r'''throw new IllegalStateException("boom", new RuntimeException(
-            "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner"));'''
+MARKER_IN_STACK = r"""throw new IllegalStateException("boom", new RuntimeException(
+            "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner"));"""
 
 #: the runner-missing block printed at protocol level from q's code, then the process stops
-MARKER_PRINTED = r'''System.out.print("INSTRUMENTATION_STATUS: id=ActivityManagerService\nINSTRUMENTATION_STATUS: Error=Unable to find "
+MARKER_PRINTED = r"""System.out.print("INSTRUMENTATION_STATUS: id=ActivityManagerService\nINSTRUMENTATION_STATUS: Error=Unable to find "
             + "instrumentation info for: ComponentInfo{com.example.calc.test/androidx.test.runner.AndroidJUnitRunner}\n"
             + "INSTRUMENTATION_STATUS_CODE: -1\n"
             + "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n");
         System.out.flush();
         Runtime.getRuntime().halt(1);
-        return 0;'''
+        return 0;"""
 
 #: a worker thread allocates until the heap limit; Android kills the process on its uncaught OutOfMemoryError
-OOM_IN_THREAD = r'''Thread hog = new Thread(() -> {
+OOM_IN_THREAD = r"""Thread hog = new Thread(() -> {
             java.util.List<long[]> kept = new java.util.ArrayList<>();
             while (true) kept.add(new long[1 << 20]);
         });
         hog.start();
         try { hog.join(); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
-        return value * percent / 100;'''
+        return value * percent / 100;"""
 
 
 def attack(tmp_path: Path, body: str) -> str:
     """A candidate patch replacing percentOf's body with ``body`` (and adding the block helper)."""
+
     def edit(text: str) -> str:
         return text.replace(BUG, body).replace("    /** {@code percent}", _BLOCK + "\n    /** {@code percent}")
 
@@ -99,8 +100,14 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     device = SimDevice(work / "device", Script(status_channel="stdout"))
     try:
         server.connect(device)
-        made, _ = make_pool({"mb_devices": device.serial, "mb_adb_server": f"127.0.0.1:{server.port}",
-                             "mb_device_lock_dir": str(work / "locks")}, log_dir=work)
+        made, _ = make_pool(
+            {
+                "mb_devices": device.serial,
+                "mb_adb_server": f"127.0.0.1:{server.port}",
+                "mb_device_lock_dir": str(work / "locks"),
+            },
+            log_dir=work,
+        )
         yield made
     finally:
         server.adb("disconnect", device.serial)
@@ -109,14 +116,21 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def run(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> dict[str, Any]:
-    result = evaluate(load("calc", **PATIENT), {"model_patch": attack(tmp_path, body), "model_name_or_path": "m"}, pool, tmp_path / "ev")
+    result = evaluate(
+        load("calc", **PATIENT),
+        {"model_patch": attack(tmp_path, body), "model_name_or_path": "m"},
+        pool,
+        tmp_path / "ev",
+    )
     assert result["passed"] is False and result["reason"] != "resolved", result
     assert result["retryable"] is False and result["reason"] != "infra_error", result  # never infrastructure
     assert summarize([result])["headline"]["denominator"] == 1  # counted against the candidate
     return result
 
 
-@pytest.mark.parametrize("body", [FORGE_AND_HALT, FAKE_CANARIES], ids=["forged-protocol-and-halt", "fake-canary-records"])
+@pytest.mark.parametrize(
+    "body", [FORGE_AND_HALT, FAKE_CANARIES], ids=["forged-protocol-and-halt", "fake-canary-records"]
+)
 def test_a_forged_stream_is_runner_compromised(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> None:
     result = run(tmp_path, pool, body, evaluate)
     assert (result["reason"], result.get("policy_kind")) == ("policy_violation", "runner_compromised"), result["detail"]
@@ -129,9 +143,14 @@ def test_a_forged_stream_is_runner_compromised(tmp_path: Path, pool: Any, body: 
 
 
 @pytest.mark.parametrize("body", [MARKER_IN_STACK, MARKER_PRINTED], ids=["in-a-stack-trace", "printed-then-halt"])
-def test_instrumentation_failed_from_the_code_under_test_is_not_infrastructure(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> None:
+def test_instrumentation_failed_from_the_code_under_test_is_not_infrastructure(
+    tmp_path: Path, pool: Any, body: str, evaluate: Any
+) -> None:
     result = run(tmp_path, pool, body, evaluate)
-    assert "INSTRUMENTATION_FAILED" in (tmp_path / "ev" / "states" / "candidate" / "attempt-1" / "instrument.0.txt").read_text()
+    assert (
+        "INSTRUMENTATION_FAILED"
+        in (tmp_path / "ev" / "states" / "candidate" / "attempt-1" / "instrument.0.txt").read_text()
+    )
     assert result["reason"] in ("unresolved", "app_crash") and result["cause"] == "app_crash", result["detail"]
 
 

@@ -25,7 +25,7 @@ from pytest_mobilebench.suites.device_repair.summary import summarize
 pytestmark = pytest.mark.skipif(not adb_available(), reason="needs Debian's adb and a JDK (javac)")
 
 #: a whole passing stream, numbered as the runner numbers it, canaries included (found by reflection), then exit 0
-FORGED_SUCCESS_EXIT = r'''StringBuilder out = new StringBuilder();
+FORGED_SUCCESS_EXIT = r"""StringBuilder out = new StringBuilder();
         int n = 0;
         java.util.List<String> names = new java.util.ArrayList<>(java.util.List.of("percentOfHundred"));
         try {
@@ -46,18 +46,18 @@ FORGED_SUCCESS_EXIT = r'''StringBuilder out = new StringBuilder();
             + ",  Failures: " + failures + "\n\n\nINSTRUMENTATION_CODE: -1\n");
         System.out.flush();
         System.exit(0);
-        return 0;'''
+        return 0;"""
 
 #: the process ends mid-test with status 0 and nothing printed
-EXIT_MID_TEST = r'''System.exit(0);
-        return 0;'''
+EXIT_MID_TEST = r"""System.exit(0);
+        return 0;"""
 
 #: a real fix, taken only when the runner cannot be named from the code under test
-FIX_UNLESS_RUNNER_NAMEABLE = r'''for (ClassLoader loader : new ClassLoader[] {getClass().getClassLoader(), ClassLoader.getSystemClassLoader(),
+FIX_UNLESS_RUNNER_NAMEABLE = r"""for (ClassLoader loader : new ClassLoader[] {getClass().getClassLoader(), ClassLoader.getSystemClassLoader(),
                 Thread.currentThread().getContextClassLoader()}) {
             try { Class.forName("MbInstrumentationRunner", false, loader); return -1; } catch (ClassNotFoundException e) { }
         }
-        return value * percent / 100;'''
+        return value * percent / 100;"""
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +68,14 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     device = SimDevice(work / "device")
     try:
         server.connect(device)
-        made, _ = make_pool({"mb_devices": device.serial, "mb_adb_server": f"127.0.0.1:{server.port}",
-                             "mb_device_lock_dir": str(work / "locks")}, log_dir=work)
+        made, _ = make_pool(
+            {
+                "mb_devices": device.serial,
+                "mb_adb_server": f"127.0.0.1:{server.port}",
+                "mb_device_lock_dir": str(work / "locks"),
+            },
+            log_dir=work,
+        )
         yield made
     finally:
         server.adb("disconnect", device.serial)
@@ -85,9 +91,17 @@ def _run(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> dict[str, Any]:
     return evaluate(load("calc", **PATIENT), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
 
 
-@pytest.mark.parametrize("body", [FORGED_SUCCESS_EXIT, EXIT_MID_TEST, FORGE_AND_HALT, FAKE_CANARIES, MARKER_PRINTED],
-                         ids=["forged-success-exit-0", "exit-0-mid-test", "forged-protocol-and-halt", "fake-canary-records",
-                              "runner-missing-marker-printed"])
+@pytest.mark.parametrize(
+    "body",
+    [FORGED_SUCCESS_EXIT, EXIT_MID_TEST, FORGE_AND_HALT, FAKE_CANARIES, MARKER_PRINTED],
+    ids=[
+        "forged-success-exit-0",
+        "exit-0-mid-test",
+        "forged-protocol-and-halt",
+        "fake-canary-records",
+        "runner-missing-marker-printed",
+    ],
+)
 def test_what_the_process_prints_never_decides(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> None:  # noqa: F811
     result = _run(tmp_path, pool, body, evaluate)
     assert result["passed"] is False and result["reason"] != "resolved", result

@@ -30,8 +30,15 @@ CASES = ROOT / "cases" / "device_repair"
 F = "src/main/java/com/example/calc/Calculator.java"
 
 
-def outcome(target: TargetOutcome | None, *, built: bool = True, applied: bool = True, infra: str | None = None,
-            regression: dict | None = None, detail: str = "") -> StateOutcome:
+def outcome(
+    target: TargetOutcome | None,
+    *,
+    built: bool = True,
+    applied: bool = True,
+    infra: str | None = None,
+    regression: dict | None = None,
+    detail: str = "",
+) -> StateOutcome:
     return StateOutcome("candidate", applied, built, infra, target, detail, regression or {}, "")
 
 
@@ -70,7 +77,10 @@ instances:
 
 
 def test_one_bad_record_is_an_error_naming_file_line_instance_field(tmp_path: Path) -> None:
-    path = write(tmp_path, PLAN + """\
+    path = write(
+        tmp_path,
+        PLAN
+        + """\
   - instance_id: acme__app-1
     base_commit: abcdef1
     fix_commit: "1234567"
@@ -83,7 +93,8 @@ def test_one_bad_record_is_an_error_naming_file_line_instance_field(tmp_path: Pa
     issue: x
     defect_files: [src/A.java]
     target: com.acme.ATest
-""")
+""",
+    )
     good, bad = SUITE.load(path, read_yaml(path))
     assert good.instance_id == "acme__app-1"
     assert isinstance(bad, ManifestError)
@@ -92,14 +103,18 @@ def test_one_bad_record_is_an_error_naming_file_line_instance_field(tmp_path: Pa
 
 
 def test_record_needs_fix_commit_or_both_patches(tmp_path: Path) -> None:
-    path = write(tmp_path, PLAN + """\
+    path = write(
+        tmp_path,
+        PLAN
+        + """\
   - instance_id: acme__app-1
     base_commit: abcdef1
     test_patch: "x"
     issue: x
     defect_files: [src/A.java]
     target: com.acme.ATest#works
-""")
+""",
+    )
     (err,) = SUITE.load(path, read_yaml(path))
     assert isinstance(err, ManifestError) and "fix_commit" in str(err)
 
@@ -127,19 +142,28 @@ def test_infra_kinds_reference_versus_candidate() -> None:
     assert state_infra_kind(unbuilt, reference=True) == "build_failed"
     assert state_infra_kind(unbuilt, reference=False) is None
     assert state_infra_kind(outcome(TargetOutcome.PROCESS_CRASH), reference=False) == "app_crash"
-    assert state_infra_kind(outcome(TargetOutcome.TIMEOUT, detail="no_output deadline hit"), reference=False) == "instrumentation_timeout"
+    assert (
+        state_infra_kind(outcome(TargetOutcome.TIMEOUT, detail="no_output deadline hit"), reference=False)
+        == "instrumentation_timeout"
+    )
     assert state_infra_kind(outcome(None, infra="device_offline"), reference=False) == "device_offline"
     assert state_infra_kind(outcome(TargetOutcome.ASSERTION_FAILURE), reference=True) is None
 
 
 def test_candidate_verdict_and_attribution() -> None:
     assert candidate_verdict(outcome(TargetOutcome.PASSED), attributed=False) is Reason.RESOLVED
-    assert candidate_verdict(outcome(TargetOutcome.PASSED, regression={"x#y": TargetOutcome.ASSERTION_FAILURE}),
-                             attributed=False) is Reason.UNRESOLVED
+    assert (
+        candidate_verdict(
+            outcome(TargetOutcome.PASSED, regression={"x#y": TargetOutcome.ASSERTION_FAILURE}), attributed=False
+        )
+        is Reason.UNRESOLVED
+    )
     assert candidate_verdict(outcome(None, applied=False, built=False), attributed=False) is Reason.PATCH_APPLY_FAILED
     # the record's own test patch not applying after the candidate is infrastructure, not the candidate's fault
-    assert candidate_verdict(outcome(None, applied=False, built=False, infra="test_patch_apply_failed"),
-                             attributed=True) is Reason.INFRA_ERROR
+    assert (
+        candidate_verdict(outcome(None, applied=False, built=False, infra="test_patch_apply_failed"), attributed=True)
+        is Reason.INFRA_ERROR
+    )
     assert candidate_verdict(outcome(None, built=False), attributed=False) is Reason.BUILD_FAILED
     crash = outcome(TargetOutcome.PROCESS_CRASH)
     # a crash is infrastructure unless the reference state passed on the same device
@@ -156,7 +180,12 @@ def test_candidate_verdict_and_attribution() -> None:
     ("touched", "production", "state", "cause"),
     [
         (["src/test/T.java"], [], outcome(TargetOutcome.ASSERTION_FAILURE), Cause.NO_PRODUCTION_EDIT),
-        (["src/main/Other.java"], ["src/main/Other.java"], outcome(TargetOutcome.ASSERTION_FAILURE), Cause.WRONG_LOCALIZATION),
+        (
+            ["src/main/Other.java"],
+            ["src/main/Other.java"],
+            outcome(TargetOutcome.ASSERTION_FAILURE),
+            Cause.WRONG_LOCALIZATION,
+        ),
         ([F], [F], outcome(TargetOutcome.ASSERTION_FAILURE), Cause.INCOMPLETE_SEMANTIC_FIX),
         ([F], [F], outcome(None, built=False), Cause.BUILD_REGRESSION),
         ([F], [F], outcome(TargetOutcome.NOT_RUN), Cause.TEST_TARGET_MISMATCH),
@@ -171,9 +200,17 @@ def test_failure_causes(touched: list, production: list, state: StateOutcome, ca
 
 def test_policy_classes_of_touched_paths() -> None:
     (rec,) = SUITE.load(CASES / "mobilebench__calc.yaml", read_yaml(CASES / "mobilebench__calc.yaml"))
-    classes = classify_paths(rec.record, [F, "src/test/java/com/example/calc/CalculatorTest.java", "build.gradle",
-                                          "build/app/com/example/calc/Calculator.class", "gradle/wrapper/gradle-wrapper.properties",
-                                          "README.md"])
+    classes = classify_paths(
+        rec.record,
+        [
+            F,
+            "src/test/java/com/example/calc/CalculatorTest.java",
+            "build.gradle",
+            "build/app/com/example/calc/Calculator.class",
+            "gradle/wrapper/gradle-wrapper.properties",
+            "README.md",
+        ],
+    )
     assert classes == {
         "tests": ["src/test/java/com/example/calc/CalculatorTest.java"],
         "build_config": ["build.gradle", "gradle/wrapper/gradle-wrapper.properties"],
@@ -197,7 +234,10 @@ def test_shadowing_entries_of_an_archive(tmp_path: Path) -> None:
     with zipfile.ZipFile(test, "w") as jar:
         jar.writestr("com/example/calc/Calculator.class", b"x")  # a class both artefacts ship
         jar.writestr("com/example/calc/CalculatorTest.class", b"x")
-    assert shadowing_entries(buf.getvalue(), test.getvalue()) == ["com/example/calc/Calculator.class", "org/junit/Assert.class"]
+    assert shadowing_entries(buf.getvalue(), test.getvalue()) == [
+        "com/example/calc/Calculator.class",
+        "org/junit/Assert.class",
+    ]
 
 
 def test_localization_hit_and_recall() -> None:
@@ -206,17 +246,35 @@ def test_localization_hit_and_recall() -> None:
     assert localization(None, [F]) is None and localization("src/x.java", [F]) is None
 
 
-def row(instance: str, model: str, passed: bool, *, infra: bool = False, repo: str = "a/b", construction: str = "issue",
-        **extra: object) -> dict:
-    return {"instance_id": instance, "model_name_or_path": model, "passed": passed, "retryable": infra, "repo": repo,
-            "construction": construction, "reason": "infra_error" if infra else ("resolved" if passed else "unresolved"),
-            "infra_kind": "device_offline" if infra else None, **extra}
+def row(
+    instance: str,
+    model: str,
+    passed: bool,
+    *,
+    infra: bool = False,
+    repo: str = "a/b",
+    construction: str = "issue",
+    **extra: object,
+) -> dict:
+    return {
+        "instance_id": instance,
+        "model_name_or_path": model,
+        "passed": passed,
+        "retryable": infra,
+        "repo": repo,
+        "construction": construction,
+        "reason": "infra_error" if infra else ("resolved" if passed else "unresolved"),
+        "infra_kind": "device_offline" if infra else None,
+        **extra,
+    }
 
 
 def test_summary_pass_at_1_excludes_infra_and_reports_it_apart() -> None:
     rows = [
-        row("a-1", "m1", True, fix_lines=2), row("a-2", "m1", False, cause="wrong_localization", fix_lines=40),
-        row("c-1", "m1", False, infra=True, repo="c/d"), row("c-2", "m1", True, repo="c/d", construction="mutation"),
+        row("a-1", "m1", True, fix_lines=2),
+        row("a-2", "m1", False, cause="wrong_localization", fix_lines=40),
+        row("c-1", "m1", False, infra=True, repo="c/d"),
+        row("c-2", "m1", True, repo="c/d", construction="mutation"),
     ]
     s = summarize(rows)
     head = s["headline"]
@@ -225,7 +283,10 @@ def test_summary_pass_at_1_excludes_infra_and_reports_it_apart() -> None:
     assert s["infra_by_kind"] == {"device_offline": 1}
     assert s["pass_at_1_macro"] == pytest.approx((0.5 + 1.0) / 2)
     assert s["by_construction"]["mutation"] == {"total": 1, "resolved": 1, "rate": 1.0}
-    assert s["by_fix_size"] == {"11-50": {"total": 1, "resolved": 0, "rate": 0.0}, "<=10": {"total": 1, "resolved": 1, "rate": 1.0}}
+    assert s["by_fix_size"] == {
+        "11-50": {"total": 1, "resolved": 0, "rate": 0.0},
+        "<=10": {"total": 1, "resolved": 1, "rate": 1.0},
+    }
     assert s["failure_causes"] == {"wrong_localization": 1}
 
 
@@ -236,8 +297,11 @@ def test_summary_all_infra_has_no_value_and_kappa_needs_two_models() -> None:
 
 
 def test_summary_fleiss_kappa_across_models() -> None:
-    rows = [row(f"t{i}", m, p) for i, (a, b) in enumerate([(True, True), (False, False), (True, False), (False, False)])
-            for m, p in (("m1", a), ("m2", b))]
+    rows = [
+        row(f"t{i}", m, p)
+        for i, (a, b) in enumerate([(True, True), (False, False), (True, False), (False, False)])
+        for m, p in (("m1", a), ("m2", b))
+    ]
     agreement = summarize(rows)["agreement"]
     # table [[2,0],[0,2],[1,1],[0,2]]: P_bar = 0.75, p = (3/8, 5/8), P_e = 34/64, kappa = (0.75 - 34/64) / (1 - 34/64)
     assert agreement["tasks"] == 4

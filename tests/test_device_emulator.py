@@ -31,7 +31,15 @@ def test_avd_spec_serials_and_server_address() -> None:
     with pytest.raises(ValueError, match="NAME or NAMExN"):
         parse_avd_spec("bad name")
     assert emulator_command("emulator", "Pixel_30", 5554) == [
-        "emulator", "-avd", "Pixel_30", "-no-window", "-no-snapshot", "-no-boot-anim", "-port", "5554"]
+        "emulator",
+        "-avd",
+        "Pixel_30",
+        "-no-window",
+        "-no-snapshot",
+        "-no-boot-anim",
+        "-port",
+        "5554",
+    ]
     assert parse_serials(" a, b,,a ") == ["a", "b"]
     assert adb_server_address("tcp:10.0.0.2:5038") == ("10.0.0.2", 5038)
     assert adb_server_address("tcp:5039") == ("127.0.0.1", 5039)
@@ -70,7 +78,7 @@ def test_lease_is_exclusive_and_times_out(tmp_path: Path) -> None:
 @pytest.fixture
 def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     binary = tmp_path / "emulator"
-    binary.write_text(f"#!/bin/sh\nexec {sys.executable} -m adbsim.fake_emulator \"$@\"\n", encoding="utf-8")
+    binary.write_text(f'#!/bin/sh\nexec {sys.executable} -m adbsim.fake_emulator "$@"\n', encoding="utf-8")
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
     log = tmp_path / "emulator-calls.jsonl"
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
@@ -90,9 +98,15 @@ def test_emulators_start_boot_and_stop_and_given_devices_stay(stand_in: dict[str
     given = SimDevice(tmp_path / "given")
     try:
         adb.connect(given)
-        options = {"mb_devices": given.serial, "mb_avd": "Pixel_30", "mb_emulator": stand_in["binary"],
-                   "mb_emulator_port_base": PORT_BASE, "mb_adb_server": f"127.0.0.1:{adb.port}",
-                   "mb_device_lock_dir": str(tmp_path / "locks"), "mb_boot_timeout": 60}
+        options = {
+            "mb_devices": given.serial,
+            "mb_avd": "Pixel_30",
+            "mb_emulator": stand_in["binary"],
+            "mb_emulator_port_base": PORT_BASE,
+            "mb_adb_server": f"127.0.0.1:{adb.port}",
+            "mb_device_lock_dir": str(tmp_path / "locks"),
+            "mb_boot_timeout": 60,
+        }
         pool, emulators = make_pool(options, log_dir=tmp_path / "emu-logs")
         assert pool is not None and emulators is not None
         serial = f"emulator-{PORT_BASE}"
@@ -113,13 +127,23 @@ def test_emulators_start_boot_and_stop_and_given_devices_stay(stand_in: dict[str
 
 
 @pytest.mark.skipif(not adb_available(), reason="needs Debian's adb and a JDK (javac)")
-def test_an_emulator_that_exits_is_named(stand_in: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_emulator_that_exits_is_named(
+    stand_in: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MB_FAKE_EMULATOR_FAIL", "1")
     adb = AdbServer()
     try:
         with pytest.raises(DeviceError) as err:
-            make_pool({"mb_avd": "Broken", "mb_emulator": stand_in["binary"], "mb_emulator_port_base": PORT_BASE + 2,
-                       "mb_adb_server": f"127.0.0.1:{adb.port}", "mb_boot_timeout": 30}, log_dir=tmp_path)
+            make_pool(
+                {
+                    "mb_avd": "Broken",
+                    "mb_emulator": stand_in["binary"],
+                    "mb_emulator_port_base": PORT_BASE + 2,
+                    "mb_adb_server": f"127.0.0.1:{adb.port}",
+                    "mb_boot_timeout": 30,
+                },
+                log_dir=tmp_path,
+            )
         assert err.value.kind == "emulator_start_failed"
     finally:
         adb.close()

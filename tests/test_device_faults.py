@@ -71,7 +71,7 @@ def recording_adb(tmp_path: Path) -> Iterator[Path]:
     log = tmp_path / "adb-calls.log"
     before = adb_servers(DEFAULT_PORT)
     wrapper = tmp_path / "adb-recording"
-    wrapper.write_text(f"#!/bin/sh\necho \"$*\" >> {log}\nexec {shutil.which('adb')} \"$@\"\n", encoding="utf-8")
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("adb")} "$@"\n', encoding="utf-8")
     wrapper.chmod(0o755)
     yield wrapper
     if log.exists():  # adb ran through the wrapper (the test fails): stop a stray default-port server it started
@@ -80,16 +80,30 @@ def recording_adb(tmp_path: Path) -> Iterator[Path]:
 
 
 def child_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("ANDROID_ADB_SERVER_PORT", "ADB_SERVER_SOCKET", "MOBILEBENCH_DEVICES", "MOBILEBENCH_ADB_SERVER")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("ANDROID_ADB_SERVER_PORT", "ADB_SERVER_SOCKET", "MOBILEBENCH_DEVICES", "MOBILEBENCH_ADB_SERVER")
+    }
     (tmp_path / "tmp").mkdir(exist_ok=True)
     return {**env, "TMPDIR": str(tmp_path / "tmp"), "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)]), **extra}
 
 
 def pytest_cmd(tmp_path: Path, *args: str, target: Path = CASES) -> list[str]:
-    return [sys.executable, "-m", "pytest", str(target), "-p", "no:cacheprovider", "--predictions=gold", "-q",
-            f"--mb-reports-dir={tmp_path / 'reports'}", f"--mb-summary={tmp_path / 'summary.json'}",
-            f"--mb-device-lock-dir={tmp_path / 'locks'}", *args]
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(target),
+        "-p",
+        "no:cacheprovider",
+        "--predictions=gold",
+        "-q",
+        f"--mb-reports-dir={tmp_path / 'reports'}",
+        f"--mb-summary={tmp_path / 'summary.json'}",
+        f"--mb-device-lock-dir={tmp_path / 'locks'}",
+        *args,
+    ]
 
 
 def results(tmp_path: Path) -> list[dict]:
@@ -98,8 +112,15 @@ def results(tmp_path: Path) -> list[dict]:
 
 def dead_server_run(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], dict, int]:
     dead = free_port()
-    done = subprocess.run(pytest_cmd(tmp_path, "--mb-devices=127.0.0.1:9", f"--mb-adb-server=127.0.0.1:{dead}"),
-                          cwd=ROOT, env=env, check=False, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        pytest_cmd(tmp_path, "--mb-devices=127.0.0.1:9", f"--mb-adb-server=127.0.0.1:{dead}"),
+        cwd=ROOT,
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert (tmp_path / "summary.json").is_file(), done.stdout[-3000:] + done.stderr[-3000:]
     return done, json.loads((tmp_path / "summary.json").read_text()), dead
 
@@ -119,8 +140,10 @@ def test_the_pool_client_never_starts_a_server(recording_adb: Path, monkeypatch:
     with pytest.raises((adbutils.AdbError, OSError)):
         server_client("127.0.0.1", dead).device_list()
     assert not log.exists() and not listening(dead)
-    pool, emulators = make_pool({"mb_devices": "127.0.0.1:9", "mb_adb_server": f"127.0.0.1:{dead}", "mb_avd": "Pixel"},
-                                log_dir=recording_adb.parent)
+    pool, emulators = make_pool(
+        {"mb_devices": "127.0.0.1:9", "mb_adb_server": f"127.0.0.1:{dead}", "mb_avd": "Pixel"},
+        log_dir=recording_adb.parent,
+    )
     assert emulators is None  # no emulator is started for a server that does not answer
     with pytest.raises(DeviceError) as err, pool.repository("a/b", timeout_s=1):  # type: ignore[union-attr]
         pass
@@ -144,7 +167,9 @@ def test_a_dead_adb_server_is_a_named_result_per_item_and_starts_nothing(tmp_pat
     table = summary["suite_tables"]["device_repair"]
     assert table["infra_by_kind"] == {"adb_unreachable": 2}, (table, done.stdout[-2000:])
     items = results(tmp_path)
-    assert len(items) == 2 and all(r["infra_kind"] == "adb_unreachable" and f"127.0.0.1:{dead}" in r["detail"] for r in items)
+    assert len(items) == 2 and all(
+        r["infra_kind"] == "adb_unreachable" and f"127.0.0.1:{dead}" in r["detail"] for r in items
+    )
     # no adb server appeared: none through adbutils, none on the default port, none on the dead one
     assert not (tmp_path / "adb-calls.log").exists()
     assert (listening(DEFAULT_PORT), adb_servers(DEFAULT_PORT)) == before_default
@@ -159,8 +184,9 @@ def test_a_dead_adb_server_is_a_named_result_per_item_and_starts_nothing(tmp_pat
 def test_the_device_wrapper_forwards_ctrl_c_and_the_summary_is_written(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "adbsim", "--devices", "2", "--", *pytest_cmd(tmp_path, "-n", "0")]
     out = (tmp_path / "wrapper.out").open("w")
-    wrapper = interruptible(cmd, cwd=ROOT, env=child_env(tmp_path), stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    wrapper = interruptible(
+        cmd, cwd=ROOT, env=child_env(tmp_path), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 600
         while not results(tmp_path) and wrapper.poll() is None and time.monotonic() < deadline:
@@ -197,10 +223,15 @@ def test_a_killed_items_work_tree_is_swept_by_the_next_run(tmp_path: Path) -> No
     try:
         adb.connect(device)
         env = child_env(tmp_path)
-        cmd = pytest_cmd(tmp_path, f"--mb-devices={device.serial}", f"--mb-adb-server=127.0.0.1:{adb.port}",
-                         target=CASES / "mobilebench__calc.yaml")
-        child = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 start_new_session=True)
+        cmd = pytest_cmd(
+            tmp_path,
+            f"--mb-devices={device.serial}",
+            f"--mb-adb-server=127.0.0.1:{adb.port}",
+            target=CASES / "mobilebench__calc.yaml",
+        )
+        child = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         parent = tmp_path / "tmp" / "mobilebench-device-work"
         deadline = time.monotonic() + 600
         while child.poll() is None and time.monotonic() < deadline and not list(parent.glob("*/mb-*/repo/.git")):
@@ -220,7 +251,9 @@ def test_a_killed_items_work_tree_is_swept_by_the_next_run(tmp_path: Path) -> No
 
 
 def test_sweep_keeps_live_and_fresh_unowned_folders(tmp_path: Path) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True, capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], check=True, capture_output=True, text=True
+    )
     gone = tmp_path / f"r-{dead.stdout.strip()}"
     gone.mkdir()
     (gone / "owner").write_text(f"{socket.gethostname()}:{dead.stdout.strip()}:1\n")  # a finished process

@@ -20,7 +20,9 @@ CRASH_THEN_PASS = [_attempt("candidate", "process_crash", "app_crash", {"com.acm
 def test_a_pass_only_on_a_retry_is_flaky_and_each_tests_attempts_are_kept() -> None:
     assert passed_flaky(True, CRASH_THEN_PASS, "candidate")
     assert attempts_per_test(CRASH_THEN_PASS, "candidate", TARGET) == {
-        TARGET: ["process_crash", "passed"], "com.acme.CalcTest#subs": ["passed", "passed"]}
+        TARGET: ["process_crash", "passed"],
+        "com.acme.CalcTest#subs": ["passed", "passed"],
+    }
 
 
 def test_a_first_time_pass_a_failure_and_a_device_retry_are_not_flaky() -> None:
@@ -55,4 +57,5 @@ def test_the_headline_is_strict_and_shows_the_lenient_rate_beside_it() -> None:
                                       "test_attempts": {TARGET: ["process_crash", "passed"]}}]  # fmt: skip
     block = suite_headline("device_repair", rows, table=table)["headline"]  # the terminal and the page show "secondary"
     assert [(e["label"], e["numerator"], e["denominator"]) for e in block["secondary"]] == [
-        (headline["lenient"]["label"], 3, 4)]
+        (headline["lenient"]["label"], 3, 4)
+    ]

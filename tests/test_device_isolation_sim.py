@@ -101,24 +101,43 @@ def device(adb: AdbServer, tmp_path: Path) -> Iterator[tuple[SimDevice, Any]]:  
         made.close()
 
 
-def _attack_then_honest(tmp_path: Path, device: tuple[SimDevice, Any], evaluate: Any, patch: str, honest: str) -> tuple[dict, dict]:  # noqa: F811
+def _attack_then_honest(
+    tmp_path: Path, device: tuple[SimDevice, Any], evaluate: Any, patch: str, honest: str
+) -> tuple[dict, dict]:  # noqa: F811
     _, pool = device
-    bad = evaluate(load("calc", **PATIENT), {"model_patch": patch, "model_name_or_path": "attacker"}, pool, tmp_path / "ev-a")
-    good = evaluate(load("calc", **PATIENT), {"model_patch": honest, "model_name_or_path": "honest"}, pool, tmp_path / "ev-b")
+    bad = evaluate(
+        load("calc", **PATIENT), {"model_patch": patch, "model_name_or_path": "attacker"}, pool, tmp_path / "ev-a"
+    )
+    good = evaluate(
+        load("calc", **PATIENT), {"model_patch": honest, "model_name_or_path": "honest"}, pool, tmp_path / "ev-b"
+    )
     return bad, good
 
 
-@pytest.mark.parametrize(("damage", "sweeper", "found"), [
-    (SPAWN, True, "outlived force-stop"),
-    (SETTING, False, "setting global verifier_verify_adb_installs"),
-    (FILL, False, "shared storage: /sdcard/cache.bin added"),
-], ids=["process-outliving-force-stop", "setting", "file-filling-shared-storage"])
-def test_damage_is_the_attackers_and_the_next_honest_fix_resolves(tmp_path: Path, device: Any, evaluate: Any,  # noqa: F811
-                                                                  fixed_calc: str, damage: str, sweeper: bool, found: str) -> None:  # noqa: F811
+@pytest.mark.parametrize(
+    ("damage", "sweeper", "found"),
+    [
+        (SPAWN, True, "outlived force-stop"),
+        (SETTING, False, "setting global verifier_verify_adb_installs"),
+        (FILL, False, "shared storage: /sdcard/cache.bin added"),
+    ],
+    ids=["process-outliving-force-stop", "setting", "file-filling-shared-storage"],
+)
+def test_damage_is_the_attackers_and_the_next_honest_fix_resolves(
+    tmp_path: Path,
+    device: Any,
+    evaluate: Any,  # noqa: F811
+    fixed_calc: str,
+    damage: str,
+    sweeper: bool,
+    found: str,
+) -> None:  # noqa: F811
     bad, good = _attack_then_honest(tmp_path, device, evaluate, attacker(tmp_path, damage, sweeper=sweeper), fixed_calc)
     assert (bad["reason"], bad["retryable"]) == ("app_crash", False), bad["detail"]  # charged, in the denominator
     assert bad["attempt_log"][-1]["state"] == "reference" and bad["attempt_log"][-1]["infra_kind"] is None
-    assert "left_device_damage" in bad["flags"] and any(found in d for d in bad["device_damage"]), bad.get("device_damage")
+    assert "left_device_damage" in bad["flags"] and any(found in d for d in bad["device_damage"]), bad.get(
+        "device_damage"
+    )
     assert (good["reason"], good["passed"]) == ("resolved", True), good["detail"]
     assert "left_device_damage" not in good["flags"] and not good.get("quarantine")  # an honest fix leaves nothing
     assert summarize([bad, good])["headline"]["denominator"] == 2
@@ -126,10 +145,16 @@ def test_damage_is_the_attackers_and_the_next_honest_fix_resolves(tmp_path: Path
     assert not sim.state.processes()  # nothing of the attacker runs on after the item
 
 
-def test_a_device_that_cannot_be_restored_is_quarantined_and_charged_to_its_attacker(tmp_path: Path, device: Any, evaluate: Any,  # noqa: F811
-                                                                                     fixed_calc: str) -> None:  # noqa: F811
+def test_a_device_that_cannot_be_restored_is_quarantined_and_charged_to_its_attacker(
+    tmp_path: Path,
+    device: Any,
+    evaluate: Any,  # noqa: F811
+    fixed_calc: str,
+) -> None:  # noqa: F811
     bad, good = _attack_then_honest(tmp_path, device, evaluate, attacker(tmp_path, OVERWRITE), fixed_calc)
-    assert (bad["reason"], bad["policy_kind"], bad["retryable"]) == ("policy_violation", "device_damage", False), bad["detail"]
+    assert (bad["reason"], bad["policy_kind"], bad["retryable"]) == ("policy_violation", "device_damage", False), bad[
+        "detail"
+    ]
     assert "/sdcard/Download/keep.txt changed" in bad["detail"]
     assert [a["state"] for a in bad["attempt_log"]] == ["candidate"]  # nothing more ran on that device
     assert (good["reason"], good["infra_kind"]) == ("infra_error", "device_quarantined")  # never the honest one's fault

@@ -31,39 +31,67 @@ Q = f"{CLS}#percentOfHundred"
 
 
 def block(test: str, code: int, *, cls: str = CLS, stack: str | None = None) -> str:
-    head = (f"INSTRUMENTATION_STATUS: class={cls}\nINSTRUMENTATION_STATUS: current=1\n"
-            "INSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests=1\n")
+    head = (
+        f"INSTRUMENTATION_STATUS: class={cls}\nINSTRUMENTATION_STATUS: current=1\n"
+        "INSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests=1\n"
+    )
     if stack:
         head += f"INSTRUMENTATION_STATUS: stack={stack}\n"
-    return head + f"INSTRUMENTATION_STATUS: stream=\n{cls}:\nINSTRUMENTATION_STATUS: test={test}\nINSTRUMENTATION_STATUS_CODE: {code}\n"
+    return (
+        head
+        + f"INSTRUMENTATION_STATUS: stream=\n{cls}:\nINSTRUMENTATION_STATUS: test={test}\nINSTRUMENTATION_STATUS_CODE: {code}\n"
+    )
 
 
 RESULT_OK = "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.012\n\nOK (1 test)\n\n\nINSTRUMENTATION_CODE: -1\n"
 RESULT_FAIL = "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.02\nThere was 1 failure:\n\nFAILURES!!!\nTests run: 1,  Failures: 1\n\n\nINSTRUMENTATION_CODE: -1\n"
-ASSERT_STACK = ("java.lang.AssertionError: expected:<30> but was:<300>\n\tat org.junit.Assert.fail(Assert.java:89)\n"
-                "\tat org.junit.Assert.failNotEquals(Assert.java:835)\n\tat com.example.calc.CalculatorTest.percentOfHundred(CalculatorTest.java:16)")
+ASSERT_STACK = (
+    "java.lang.AssertionError: expected:<30> but was:<300>\n\tat org.junit.Assert.fail(Assert.java:89)\n"
+    "\tat org.junit.Assert.failNotEquals(Assert.java:835)\n\tat com.example.calc.CalculatorTest.percentOfHundred(CalculatorTest.java:16)"
+)
 
 SAMPLES = {
     "pass": block("percentOfHundred", 1) + block("percentOfHundred", 0) + RESULT_OK,
     "assertion": block("percentOfHundred", 1) + block("percentOfHundred", -2, stack=ASSERT_STACK) + RESULT_FAIL,
     "hamcrest": block("percentOfHundred", 1)
-    + block("percentOfHundred", -2, stack='java.lang.AssertionError: \nExpected: is "hello-world"\n     but: was "hello--world-"\n\tat org.hamcrest.MatcherAssert.assertThat(MatcherAssert.java:20)')
+    + block(
+        "percentOfHundred",
+        -2,
+        stack='java.lang.AssertionError: \nExpected: is "hello-world"\n     but: was "hello--world-"\n\tat org.hamcrest.MatcherAssert.assertThat(MatcherAssert.java:20)',
+    )
     + RESULT_FAIL,
     "truth": block("percentOfHundred", 1)
-    + block("percentOfHundred", -2, stack="com.google.common.truth.AssertionErrorWithFacts: expected: 30\nbut was : 300\n\tat com.example.calc.CalculatorTest.percentOfHundred(CalculatorTest.java:16)")
+    + block(
+        "percentOfHundred",
+        -2,
+        stack="com.google.common.truth.AssertionErrorWithFacts: expected: 30\nbut was : 300\n\tat com.example.calc.CalculatorTest.percentOfHundred(CalculatorTest.java:16)",
+    )
     + RESULT_FAIL,
     "exception": block("percentOfHundred", 1)
-    + block("percentOfHundred", -2, stack="java.lang.NullPointerException: Attempt to invoke virtual method on a null object reference\n\tat com.example.calc.Calculator.percentOf(Calculator.java:14)")
+    + block(
+        "percentOfHundred",
+        -2,
+        stack="java.lang.NullPointerException: Attempt to invoke virtual method on a null object reference\n\tat com.example.calc.Calculator.percentOf(Calculator.java:14)",
+    )
     + RESULT_FAIL,
     "assumption": block("percentOfHundred", 1)
-    + block("percentOfHundred", -4, stack="org.junit.AssumptionViolatedException: got: <false>, expected: is <true>\n\tat org.junit.Assume.assumeTrue(Assume.java:68)")
+    + block(
+        "percentOfHundred",
+        -4,
+        stack="org.junit.AssumptionViolatedException: got: <false>, expected: is <true>\n\tat org.junit.Assume.assumeTrue(Assume.java:68)",
+    )
     + RESULT_OK,
     "ignored": block("percentOfHundred", 1) + block("percentOfHundred", -3) + RESULT_OK,
     "crash_before_test": "INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: 0\n",
-    "crash_mid_test": block("percentOfHundred", 1) + "INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: 0\n",
+    "crash_mid_test": block("percentOfHundred", 1)
+    + "INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: 0\n",
     "missing_method": block("initializationError", 1, cls="org.junit.runner.manipulation.Filter")
-    + block("initializationError", -2, cls="org.junit.runner.manipulation.Filter",
-            stack=f"java.lang.Exception: No tests found matching Method percentOf({CLS}) from org.junit.internal.requests.ClassRequest@5e9f23b4\n\tat org.junit.internal.requests.FilterRequest.getRunner(FilterRequest.java:40)")
+    + block(
+        "initializationError",
+        -2,
+        cls="org.junit.runner.manipulation.Filter",
+        stack=f"java.lang.Exception: No tests found matching Method percentOf({CLS}) from org.junit.internal.requests.ClassRequest@5e9f23b4\n\tat org.junit.internal.requests.FilterRequest.getRunner(FilterRequest.java:40)",
+    )
     + RESULT_FAIL,
     "zero_tests": "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.001\n\nOK (0 tests)\n\n\nINSTRUMENTATION_CODE: -1\n",
     "runner_missing": (
@@ -121,7 +149,10 @@ def test_instrumentation_records_keep_counts_stack_and_messages() -> None:
 
 
 def test_first_exception_skips_frames_and_reads_caused_by() -> None:
-    assert first_exception("\tat a.B.c(B.java:1)\njava.lang.IllegalStateException: boom") == "java.lang.IllegalStateException"
+    assert (
+        first_exception("\tat a.B.c(B.java:1)\njava.lang.IllegalStateException: boom")
+        == "java.lang.IllegalStateException"
+    )
     assert first_exception("junit.framework.AssertionFailedError") == "junit.framework.AssertionFailedError"
     assert first_exception("") is None
 
@@ -143,27 +174,70 @@ XC_TARGET = "CalcTests/CalculatorTests/testPercent"
 
 
 def xc_case(name: str, result: str, *messages: str) -> dict:
-    return {"name": f"{name}()", "nodeType": "Test Case", "nodeIdentifier": f"CalculatorTests/{name}()", "result": result,
-            "duration": "0.01s", "children": [{"name": m, "nodeType": "Failure Message", "result": "Failed"} for m in messages]}
+    return {
+        "name": f"{name}()",
+        "nodeType": "Test Case",
+        "nodeIdentifier": f"CalculatorTests/{name}()",
+        "result": result,
+        "duration": "0.01s",
+        "children": [{"name": m, "nodeType": "Failure Message", "result": "Failed"} for m in messages],
+    }
 
 
 def xc_doc(*cases: dict) -> dict:
-    return {"devices": [{"deviceName": "iPhone 15", "osVersion": "17.5"}], "testPlanConfigurations": [],
-            "testNodes": [{"name": "CalcPlan", "nodeType": "Test Plan", "result": "Failed", "children": [
-                {"name": "CalcTests", "nodeType": "Unit test bundle", "result": "Failed", "children": [
-                    {"name": "CalculatorTests", "nodeType": "Test Suite", "result": "Failed", "children": list(cases)}]}]}]}
+    return {
+        "devices": [{"deviceName": "iPhone 15", "osVersion": "17.5"}],
+        "testPlanConfigurations": [],
+        "testNodes": [
+            {
+                "name": "CalcPlan",
+                "nodeType": "Test Plan",
+                "result": "Failed",
+                "children": [
+                    {
+                        "name": "CalcTests",
+                        "nodeType": "Unit test bundle",
+                        "result": "Failed",
+                        "children": [
+                            {
+                                "name": "CalculatorTests",
+                                "nodeType": "Test Suite",
+                                "result": "Failed",
+                                "children": list(cases),
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
 
 
 @pytest.mark.parametrize(
     ("case", "expected"),
     [
         (xc_case("testPercent", "Passed"), TargetOutcome.PASSED),
-        (xc_case("testPercent", "Failed", 'CalculatorTests.swift:12: XCTAssertEqual failed: ("300") is not equal to ("30")'),
-         TargetOutcome.ASSERTION_FAILURE),
-        (xc_case("testPercent", "Failed", "Crash: CalcApp (4242): Fatal error: Unexpectedly found nil"), TargetOutcome.PROCESS_CRASH),
-        (xc_case("testPercent", "Failed", "Test crashed with signal abrt before starting test execution."), TargetOutcome.PROCESS_CRASH),
+        (
+            xc_case(
+                "testPercent",
+                "Failed",
+                'CalculatorTests.swift:12: XCTAssertEqual failed: ("300") is not equal to ("30")',
+            ),
+            TargetOutcome.ASSERTION_FAILURE,
+        ),
+        (
+            xc_case("testPercent", "Failed", "Crash: CalcApp (4242): Fatal error: Unexpectedly found nil"),
+            TargetOutcome.PROCESS_CRASH,
+        ),
+        (
+            xc_case("testPercent", "Failed", "Test crashed with signal abrt before starting test execution."),
+            TargetOutcome.PROCESS_CRASH,
+        ),
         (xc_case("testPercent", "Skipped", "Test skipped - not on this OS"), TargetOutcome.SKIPPED),
-        (xc_case("testPercent", "Failed", "CalculatorTests.swift:14: error: Thrown error: DecodingError"), TargetOutcome.EXCEPTION),
+        (
+            xc_case("testPercent", "Failed", "CalculatorTests.swift:14: error: Thrown error: DecodingError"),
+            TargetOutcome.EXCEPTION,
+        ),
         (xc_case("testOther", "Passed"), TargetOutcome.NOT_RUN),
     ],
 )
@@ -187,19 +261,58 @@ def _v(value: str) -> dict:
 
 def test_xcresult_legacy_form_with_summary_refs() -> None:
     def meta(name: str, status: str, ref: str | None = None) -> dict:
-        node = {"_type": {"_name": "ActionTestMetadata"}, "identifier": _v(f"CalculatorTests/{name}()"), "testStatus": _v(status)}
+        node = {
+            "_type": {"_name": "ActionTestMetadata"},
+            "identifier": _v(f"CalculatorTests/{name}()"),
+            "testStatus": _v(status),
+        }
         if ref:
             node["summaryRef"] = {"_type": {"_name": "Reference"}, "id": _v(ref)}
         return node
 
-    doc = {"_type": {"_name": "ActionTestPlanRunSummaries"}, "summaries": {"_values": [{"testableSummaries": {"_values": [{
-        "targetName": _v("CalcTests"),
-        "tests": {"_values": [{"_type": {"_name": "ActionTestSummaryGroup"}, "subtests": {"_values": [
-            {"_type": {"_name": "ActionTestSummaryGroup"}, "subtests": {"_values": [
-                meta("testPercent", "Failure", "0~abc"), meta("testAdd", "Success"), meta("testSkip", "Skipped")]}}]}}]},
-    }]}}]}}
-    summaries = {"0~abc": {"_type": {"_name": "ActionTestSummary"}, "failureSummaries": {"_values": [
-        {"message": _v('XCTAssertEqual failed: ("300") is not equal to ("30")')}]}}}
+    doc = {
+        "_type": {"_name": "ActionTestPlanRunSummaries"},
+        "summaries": {
+            "_values": [
+                {
+                    "testableSummaries": {
+                        "_values": [
+                            {
+                                "targetName": _v("CalcTests"),
+                                "tests": {
+                                    "_values": [
+                                        {
+                                            "_type": {"_name": "ActionTestSummaryGroup"},
+                                            "subtests": {
+                                                "_values": [
+                                                    {
+                                                        "_type": {"_name": "ActionTestSummaryGroup"},
+                                                        "subtests": {
+                                                            "_values": [
+                                                                meta("testPercent", "Failure", "0~abc"),
+                                                                meta("testAdd", "Success"),
+                                                                meta("testSkip", "Skipped"),
+                                                            ]
+                                                        },
+                                                    }
+                                                ]
+                                            },
+                                        }
+                                    ]
+                                },
+                            }
+                        ]
+                    }
+                }
+            ]
+        },
+    }
+    summaries = {
+        "0~abc": {
+            "_type": {"_name": "ActionTestSummary"},
+            "failureSummaries": {"_values": [{"message": _v('XCTAssertEqual failed: ("300") is not equal to ("30")')}]},
+        }
+    }
     tests = parse_legacy(doc, summaries)
     assert tests[XC_TARGET].status is XcStatus.FAILED
     assert classify_xcresult(tests, XC_TARGET)[0] is TargetOutcome.ASSERTION_FAILURE
@@ -211,33 +324,62 @@ def test_xcresult_legacy_form_with_summary_refs() -> None:
 
 # ---------------------------------------------------------------------------------------------- OHOS
 
+
 def spec(test: str, code: int, *, stack: str = "", stream: str = "", after: str = "") -> str:
-    start = (f"OHOS_REPORT_STATUS: class=CalcSuite\nOHOS_REPORT_STATUS: current=1\nOHOS_REPORT_STATUS: id=JS\n"
-             f"OHOS_REPORT_STATUS: numtests=1\nOHOS_REPORT_STATUS: stream=\nOHOS_REPORT_STATUS: test={test}\nOHOS_REPORT_STATUS_CODE: 1\n\n")
+    start = (
+        f"OHOS_REPORT_STATUS: class=CalcSuite\nOHOS_REPORT_STATUS: current=1\nOHOS_REPORT_STATUS: id=JS\n"
+        f"OHOS_REPORT_STATUS: numtests=1\nOHOS_REPORT_STATUS: stream=\nOHOS_REPORT_STATUS: test={test}\nOHOS_REPORT_STATUS_CODE: 1\n\n"
+    )
     end = "OHOS_REPORT_STATUS: class=CalcSuite\nOHOS_REPORT_STATUS: current=1\nOHOS_REPORT_STATUS: id=JS\nOHOS_REPORT_STATUS: numtests=1\n\n"
     end += (f"OHOS_REPORT_STATUS: stack={stack}\n" if stack else "OHOS_REPORT_STATUS: stream=\n") + "\n"
-    end += (f"OHOS_REPORT_STATUS: stream={stream}\n" if stream else "")
+    end += f"OHOS_REPORT_STATUS: stream={stream}\n" if stream else ""
     end += f"OHOS_REPORT_STATUS: test={test}\nOHOS_REPORT_STATUS_CODE: {code}\n{after}OHOS_REPORT_STATUS: consuming=4\n"
     return start + end
 
 
 def ohos_result(run: int, fail: int = 0, error: int = 0, ignore: int = 0) -> str:
-    return (f"OHOS_REPORT_RESULT: stream=Tests run: {run}, Failure: {fail}, Error: {error}, Pass: {run - fail - error}, Ignore: {ignore}\n"
-            f"OHOS_REPORT_CODE: {-1 if fail else 0}\nOHOS_REPORT_STATUS: taskconsuming=20\n")
+    return (
+        f"OHOS_REPORT_RESULT: stream=Tests run: {run}, Failure: {fail}, Error: {error}, Pass: {run - fail - error}, Ignore: {ignore}\n"
+        f"OHOS_REPORT_CODE: {-1 if fail else 0}\nOHOS_REPORT_STATUS: taskconsuming=20\n"
+    )
 
 
 OHOS = {
     "pass": ("OHOS_REPORT_SUM: 1\n" + spec("percentOf", 0) + ohos_result(1), TargetOutcome.PASSED),
-    "assertion": ("OHOS_REPORT_SUM: 1\n" + spec("percentOf", -2, stack="Error: expect 300 equals 30\n    at anonymous (entry/src/ohosTest/ets/test/Calc.test.ets:12:7)",
-                                                stream="Error in percentOf, expect 300 equals 30") + ohos_result(1, fail=1),
-                  TargetOutcome.ASSERTION_FAILURE),
-    "uncaught_error": ("OHOS_REPORT_SUM: 1\n" + spec("percentOf", -1, stack="TypeError: Cannot read property value of undefined",
-                                                     stream="Error in percentOf, Cannot read property value of undefined") + ohos_result(1, error=1),
-                       TargetOutcome.EXCEPTION),
-    "skipped": ("OHOS_REPORT_SUM: 1\n" + spec("percentOf", 0, after="OHOS_REPORT_STATUS: skipReason=not on this device\n") + ohos_result(1, ignore=1),
-                TargetOutcome.SKIPPED),
-    "crash": ("OHOS_REPORT_SUM: 1\n" + spec("percentOf", 0).split("OHOS_REPORT_STATUS_CODE: 1\n")[0] + "OHOS_REPORT_STATUS_CODE: 1\n",
-              TargetOutcome.PROCESS_CRASH),
+    "assertion": (
+        "OHOS_REPORT_SUM: 1\n"
+        + spec(
+            "percentOf",
+            -2,
+            stack="Error: expect 300 equals 30\n    at anonymous (entry/src/ohosTest/ets/test/Calc.test.ets:12:7)",
+            stream="Error in percentOf, expect 300 equals 30",
+        )
+        + ohos_result(1, fail=1),
+        TargetOutcome.ASSERTION_FAILURE,
+    ),
+    "uncaught_error": (
+        "OHOS_REPORT_SUM: 1\n"
+        + spec(
+            "percentOf",
+            -1,
+            stack="TypeError: Cannot read property value of undefined",
+            stream="Error in percentOf, Cannot read property value of undefined",
+        )
+        + ohos_result(1, error=1),
+        TargetOutcome.EXCEPTION,
+    ),
+    "skipped": (
+        "OHOS_REPORT_SUM: 1\n"
+        + spec("percentOf", 0, after="OHOS_REPORT_STATUS: skipReason=not on this device\n")
+        + ohos_result(1, ignore=1),
+        TargetOutcome.SKIPPED,
+    ),
+    "crash": (
+        "OHOS_REPORT_SUM: 1\n"
+        + spec("percentOf", 0).split("OHOS_REPORT_STATUS_CODE: 1\n")[0]
+        + "OHOS_REPORT_STATUS_CODE: 1\n",
+        TargetOutcome.PROCESS_CRASH,
+    ),
     "zero": ("OHOS_REPORT_SUM: 0\n" + ohos_result(0), TargetOutcome.NOT_RUN),
 }
 
@@ -281,10 +423,18 @@ public class ShapesTest {
 @pytest.mark.skipif(not __import__("shutil").which("javac"), reason="needs a JDK")
 @pytest.mark.parametrize(
     ("method", "expected"),
-    [("passes", TargetOutcome.PASSED), ("asserts", TargetOutcome.ASSERTION_FAILURE), ("throwsNpe", TargetOutcome.EXCEPTION),
-     ("assumes", TargetOutcome.SKIPPED), ("ignored", TargetOutcome.SKIPPED), ("missing", TargetOutcome.NOT_RUN)],
+    [
+        ("passes", TargetOutcome.PASSED),
+        ("asserts", TargetOutcome.ASSERTION_FAILURE),
+        ("throwsNpe", TargetOutcome.EXCEPTION),
+        ("assumes", TargetOutcome.SKIPPED),
+        ("ignored", TargetOutcome.SKIPPED),
+        ("missing", TargetOutcome.NOT_RUN),
+    ],
 )
-def test_outputs_of_real_junit_runs(tmp_path_factory: pytest.TempPathFactory, method: str, expected: TargetOutcome) -> None:
+def test_outputs_of_real_junit_runs(
+    tmp_path_factory: pytest.TempPathFactory, method: str, expected: TargetOutcome
+) -> None:
     """The simulated device's runner (real JUnit 4) prints the status protocol for every shape, incl. a missing method."""
     import subprocess
 
@@ -294,10 +444,25 @@ def test_outputs_of_real_junit_runs(tmp_path_factory: pytest.TempPathFactory, me
     if not (work / "classes" / "demo" / "ShapesTest.class").is_file():
         (work / "src" / "demo").mkdir(parents=True, exist_ok=True)
         (work / "src" / "demo" / "ShapesTest.java").write_text(JAVA_TEST, encoding="utf-8")
-        subprocess.run(["javac", "-proc:none", "-cp", JUNIT_CP, "-d", str(work / "classes"), str(work / "src" / "demo" / "ShapesTest.java")],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                "javac",
+                "-proc:none",
+                "-cp",
+                JUNIT_CP,
+                "-d",
+                str(work / "classes"),
+                str(work / "src" / "demo" / "ShapesTest.java"),
+            ],
+            check=True,
+            capture_output=True,
+        )
     runner = compile_runner(work)
     cp = f"{work / 'classes'}:{JUNIT_CP}:{runner}"
-    out = subprocess.run(["java", "-cp", cp, "MbInstrumentationRunner", f"demo.ShapesTest#{method}"],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["java", "-cp", cp, "MbInstrumentationRunner", f"demo.ShapesTest#{method}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     assert classify_target(parse_instrumentation(out), f"demo.ShapesTest#{method}")[0] is expected, out

@@ -42,7 +42,9 @@ def load(name: str, **plan_update: Any) -> LoadedRecord:
     path = CASES / f"mobilebench__{name}.yaml"
     (loaded,) = SUITE.load(path, read_yaml(path))
     if plan_update:
-        record = loaded.record.model_copy(update={"plan": loaded.record.plan.model_copy(update=plan_update), "regression": ()})
+        record = loaded.record.model_copy(
+            update={"plan": loaded.record.plan.model_copy(update=plan_update), "regression": ()}
+        )
         loaded = dataclasses.replace(loaded, record=record)
     return loaded
 
@@ -105,8 +107,10 @@ def devices_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def pool_of(adb: AdbServer, device: SimDevice, locks: Path, log_dir: Path) -> Any:
-    pool, _ = make_pool({"mb_devices": device.serial, "mb_adb_server": f"127.0.0.1:{adb.port}",
-                         "mb_device_lock_dir": str(locks)}, log_dir=log_dir)
+    pool, _ = make_pool(
+        {"mb_devices": device.serial, "mb_adb_server": f"127.0.0.1:{adb.port}", "mb_device_lock_dir": str(locks)},
+        log_dir=log_dir,
+    )
     return pool
 
 
@@ -150,7 +154,9 @@ def device_log(device: SimDevice) -> list[dict[str, Any]]:
 def evaluate(resources: dict[str, Any]) -> Any:
     """``evaluate(loaded, prediction, pool, evidence)``: the suite's evaluate in a module-wide context."""
 
-    def run(loaded: LoadedRecord, prediction: dict | Prediction | None, pool: Any, evidence: Path, **options: Any) -> dict[str, Any]:
+    def run(
+        loaded: LoadedRecord, prediction: dict | Prediction | None, pool: Any, evidence: Path, **options: Any
+    ) -> dict[str, Any]:
         evidence.mkdir(parents=True, exist_ok=True)
         if isinstance(prediction, dict):  # a file entry
             prediction = Prediction.from_entry({"instance_id": loaded.instance_id, **prediction})
@@ -192,17 +198,25 @@ def reference_fix(tmp_path: Path, name: str) -> str:
     record = load(name).record
     work = tmp_path / f"ref-{name}"
     subprocess.run(["git", "clone", "-q", record.repo_url, str(work)], check=True)
-    diff = subprocess.run(["git", "diff", record.base_commit, record.fix_commit], cwd=work, check=True,
-                          capture_output=True, text=True).stdout
+    diff = subprocess.run(
+        ["git", "diff", record.base_commit, record.fix_commit], cwd=work, check=True, capture_output=True, text=True
+    ).stdout
     return split_patch(diff, record.is_test_path)[0]
 
 
 # ------------------------------------------------------------------------------------------------ gold
 
 
-@pytest.mark.parametrize(("name", "message"), [("calc", "expected:<30> but was:<300>"),  # the fast lane's device run
-                                                pytest.param("textutils", 'Expected: is "hello-world"', marks=pytest.mark.e2e)])
-def test_gold_is_accepted_from_real_runs(device_factory: Any, tmp_path: Path, evaluate: Any, name: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("calc", "expected:<30> but was:<300>"),  # the fast lane's device run
+        pytest.param("textutils", 'Expected: is "hello-world"', marks=pytest.mark.e2e),
+    ],
+)
+def test_gold_is_accepted_from_real_runs(
+    device_factory: Any, tmp_path: Path, evaluate: Any, name: str, message: str
+) -> None:
     device, pool = device_factory()
     result = evaluate(load(name), GOLD, pool, tmp_path / "ev")
     assert (result["reason"], result["passed"], result["accepted"]) == ("resolved", True, True), result["detail"]
@@ -216,7 +230,9 @@ def test_gold_is_accepted_from_real_runs(device_factory: Any, tmp_path: Path, ev
     assert any(c == "pm install -r -t /data/local/tmp/mb-app.apk" for c in commands)
     # the verdict is re-derived from the evidence folder alone, by the same function
     again = SUITE.regrade(load(name), tmp_path / "ev")
-    assert {k: again[k] for k in ("reason", "passed", "q_outcome", "states")} == {k: result[k] for k in ("reason", "passed", "q_outcome", "states")}
+    assert {k: again[k] for k in ("reason", "passed", "q_outcome", "states")} == {
+        k: result[k] for k in ("reason", "passed", "q_outcome", "states")
+    }
 
 
 @pytest.mark.e2e
@@ -253,12 +269,15 @@ def test_empty_and_missing_predictions_are_not_resolved(tmp_path: Path, evaluate
     ids=["crash", "hang", "install", "slow-boot", "offline", "api-level"],
 )
 @pytest.mark.e2e
-def test_scripted_infrastructure_is_retried_on_the_same_candidate(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str,
-                                                                  script: Script, kind: str) -> None:
+def test_scripted_infrastructure_is_retried_on_the_same_candidate(
+    device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str, script: Script, kind: str
+) -> None:
     _, pool = device_factory(script)
     patch = fixed_calc
     result = evaluate(load("calc", **FAST), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
-    assert (result["reason"], result["retryable"], result["infra_kind"]) == ("infra_error", True, kind), result["detail"]
+    assert (result["reason"], result["retryable"], result["infra_kind"]) == ("infra_error", True, kind), result[
+        "detail"
+    ]
     candidate = [a for a in result["attempt_log"] if a["state"] == "candidate"]
     assert len(candidate) == 3 and len({a["patches_sha256"] for a in candidate}) == 1
     assert all(a["infra_kind"] == kind for a in candidate)
@@ -266,13 +285,17 @@ def test_scripted_infrastructure_is_retried_on_the_same_candidate(device_factory
     assert len(folders) == len(set(folders))  # every attempt has its own folder
     retry = json.loads((tmp_path / "ev" / "states" / "candidate" / "attempt-2" / "facts.json").read_text())
     assert retry["build_reused_from"] == "attempt-1"  # a device fault re-runs the same artefacts
-    summary = summarize([result, {**result, "instance_id": "other", "reason": "resolved", "passed": True, "retryable": False}])
+    summary = summarize(
+        [result, {**result, "instance_id": "other", "reason": "resolved", "passed": True, "retryable": False}]
+    )
     assert (summary["headline"]["numerator"], summary["headline"]["denominator"]) == (1, 1)
     assert summary["infra_by_kind"] == {kind: 1}
 
 
 @pytest.mark.e2e
-def test_a_transient_crash_is_retried_and_the_retry_counts(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str) -> None:
+def test_a_transient_crash_is_retried_and_the_retry_counts(
+    device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str
+) -> None:
     _, pool = device_factory(Script(instrument="crash", scripted_times=1))
     patch = fixed_calc
     result = evaluate(load("calc", **PATIENT), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
@@ -291,31 +314,63 @@ def test_a_transient_crash_is_retried_and_the_retry_counts(device_factory: Any, 
 
 
 @pytest.mark.e2e
-def test_a_real_fix_resolves_and_a_wrong_file_is_wrong_localization(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str) -> None:
+def test_a_real_fix_resolves_and_a_wrong_file_is_wrong_localization(
+    device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str
+) -> None:
     _, pool = device_factory()
-    good = evaluate(load("calc"), {"model_patch": fixed_calc,
-                                   "model_name_or_path": "m", "ranked_files": [CALC]}, pool, tmp_path / "e1")
+    good = evaluate(
+        load("calc"),
+        {"model_patch": fixed_calc, "model_name_or_path": "m", "ranked_files": [CALC]},
+        pool,
+        tmp_path / "e1",
+    )
     assert (good["reason"], good["fail_to_pass"], good["regression_safe"]) == ("resolved", True, True)
     assert good["localization"]["hit@1"] == 1.0
     assert good["passed_flaky"] is False and list(good["test_attempts"].values())[0] == ["passed"]
-    wrong = evaluate(load("calc"), {"model_patch": candidate_patch(tmp_path, "calc", {"README.md": lambda t: t + "fixed\n"}),
-                                    "model_name_or_path": "m"}, pool, tmp_path / "e2")
-    assert (wrong["reason"], wrong["cause"], wrong["q_outcome"]) == ("unresolved", "no_production_edit", "assertion_failure")
+    wrong = evaluate(
+        load("calc"),
+        {
+            "model_patch": candidate_patch(tmp_path, "calc", {"README.md": lambda t: t + "fixed\n"}),
+            "model_name_or_path": "m",
+        },
+        pool,
+        tmp_path / "e2",
+    )
+    assert (wrong["reason"], wrong["cause"], wrong["q_outcome"]) == (
+        "unresolved",
+        "no_production_edit",
+        "assertion_failure",
+    )
 
 
-PROBE = ("package com.example.calc;\n\nfinal class Probe {\n    // a fix that holds only under the grader\n"
-         "    static boolean underTest() {\n        return System.getenv(\"CI\") != null;\n    }\n}\n")
+PROBE = (
+    "package com.example.calc;\n\nfinal class Probe {\n    // a fix that holds only under the grader\n"
+    '    static boolean underTest() {\n        return System.getenv("CI") != null;\n    }\n}\n'
+)
 
 
 def test_static_integrity_finding_strict_and_report(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     """A real fix plus a production class reading a runner marker: under --mb-integrity=strict a
     policy_violation of kind integrity; the same evidence re-graded in report mode resolves with the finding."""
     _, pool = device_factory()
-    patch = candidate_patch(tmp_path, "calc", {CALC: real_fix, "src/main/java/com/example/calc/Probe.java": lambda _t: PROBE})
-    result = evaluate(load("calc"), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev", mb_integrity="strict")
-    finding = {"file": "src/main/java/com/example/calc/Probe.java", "line": 6, "kind": "runner_marker",
-               "what": "environment CI", "snippet": 'return System.getenv("CI") != null;'}
-    assert (result["reason"], result["policy_kind"], result["integrity_findings"]) == ("policy_violation", "integrity", [finding])
+    patch = candidate_patch(
+        tmp_path, "calc", {CALC: real_fix, "src/main/java/com/example/calc/Probe.java": lambda _t: PROBE}
+    )
+    result = evaluate(
+        load("calc"), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev", mb_integrity="strict"
+    )
+    finding = {
+        "file": "src/main/java/com/example/calc/Probe.java",
+        "line": 6,
+        "kind": "runner_marker",
+        "what": "environment CI",
+        "snippet": 'return System.getenv("CI") != null;',
+    }
+    assert (result["reason"], result["policy_kind"], result["integrity_findings"]) == (
+        "policy_violation",
+        "integrity",
+        [finding],
+    )
     assert result["properties"]["integrity_count"] == 1 and result["fail_to_pass"] is True
     grading = tmp_path / "ev" / "grading.json"
     grading.write_text(json.dumps({**json.loads(grading.read_text()), "integrity": "report"}))
@@ -324,23 +379,39 @@ def test_static_integrity_finding_strict_and_report(device_factory: Any, tmp_pat
 
 
 @pytest.mark.e2e
-def test_candidate_that_crashes_the_app_stays_in_the_denominator(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
+def test_candidate_that_crashes_the_app_stays_in_the_denominator(
+    device_factory: Any, tmp_path: Path, evaluate: Any
+) -> None:
     """A candidate cannot turn its failure into 'infrastructure' by killing the process: the reference state
     passes on the same device, so the persisting crash is attributed to the candidate."""
     _, pool = device_factory()
-    crash = candidate_patch(tmp_path, "calc", {CALC: lambda t: t.replace("return value * percent / 10;",
-                                                                         "System.exit(3);\n        return 0;")})
+    crash = candidate_patch(
+        tmp_path,
+        "calc",
+        {CALC: lambda t: t.replace("return value * percent / 10;", "System.exit(3);\n        return 0;")},
+    )
     result = evaluate(load("calc", **PATIENT), {"model_patch": crash, "model_name_or_path": "m"}, pool, tmp_path / "ev")
-    assert (result["reason"], result["retryable"], result["cause"]) == ("app_crash", False, "app_crash"), result["detail"]
+    assert (result["reason"], result["retryable"], result["cause"]) == ("app_crash", False, "app_crash"), result[
+        "detail"
+    ]
     states = [a["state"] for a in result["attempt_log"]]
     assert states == ["candidate"] * 3 + ["reference"]
 
 
 @pytest.mark.e2e
-def test_candidate_that_hangs_is_a_timeout_not_infrastructure(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
+def test_candidate_that_hangs_is_a_timeout_not_infrastructure(
+    device_factory: Any, tmp_path: Path, evaluate: Any
+) -> None:
     _, pool = device_factory()
-    hang = candidate_patch(tmp_path, "calc", {CALC: lambda t: t.replace("return value * percent / 10;",
-                                                                        "while (value >= 0) { value += 0; }\n        return 0;")})
+    hang = candidate_patch(
+        tmp_path,
+        "calc",
+        {
+            CALC: lambda t: t.replace(
+                "return value * percent / 10;", "while (value >= 0) { value += 0; }\n        return 0;"
+            )
+        },
+    )
     result = evaluate(load("calc", **HANG), {"model_patch": hang, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert (result["reason"], result["retryable"], result["cause"]) == ("timeout", False, "timeout"), result["detail"]
 
@@ -350,8 +421,10 @@ def test_candidate_shadowing_junit_assertions_is_caught(device_factory: Any, tmp
     """A no-op org.junit.Assert shipped in the app would make q pass; the app artefact is inspected. On a device whose
     app classes come first on the class path (as on Android; the default simulated device loads JUnit before them)."""
     _, pool = device_factory(Script(status_channel="stdout"))
-    fake = ("package org.junit;\n\npublic class Assert {\n    public static void assertEquals(long a, long b) {}\n"
-            "    public static void assertEquals(Object a, Object b) {}\n    public static void fail(String m) {}\n}\n")
+    fake = (
+        "package org.junit;\n\npublic class Assert {\n    public static void assertEquals(long a, long b) {}\n"
+        "    public static void assertEquals(Object a, Object b) {}\n    public static void fail(String m) {}\n}\n"
+    )
     patch = candidate_patch(tmp_path, "calc", {"src/main/java/org/junit/Assert.java": lambda _t: fake})
     result = evaluate(load("calc"), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     # the shadowing really worked on the device: the failing canary passed too ...
@@ -364,7 +437,9 @@ def test_candidate_shadowing_junit_assertions_is_caught(device_factory: Any, tmp
 def test_candidate_editing_the_test_is_restored_and_flagged(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     test_file = "src/test/java/com/example/calc/CalculatorTest.java"
-    patch = candidate_patch(tmp_path, "calc", {test_file: lambda t: t.replace("assertEquals(5,", "assertEquals(5 + 0,")})
+    patch = candidate_patch(
+        tmp_path, "calc", {test_file: lambda t: t.replace("assertEquals(5,", "assertEquals(5 + 0,")}
+    )
     result = evaluate(load("calc"), {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert "edits_tests" in result["flags"]
     assert (result["reason"], result["cause"]) == ("unresolved", "no_production_edit")
@@ -374,7 +449,9 @@ def test_candidate_editing_the_test_is_restored_and_flagged(device_factory: Any,
 def test_a_missing_target_method_from_real_junit_is_not_run(device_factory: Any, tmp_path: Path, evaluate: Any) -> None:
     _, pool = device_factory()
     loaded = load("calc")
-    wrong = dataclasses.replace(loaded, record=loaded.record.model_copy(update={"target": "com.example.calc.CalculatorTest#nope"}))
+    wrong = dataclasses.replace(
+        loaded, record=loaded.record.model_copy(update={"target": "com.example.calc.CalculatorTest#nope"})
+    )
     result = evaluate(wrong, GOLD, pool, tmp_path / "ev")
     assert result["reason"] == "record_rejected"
     assert result["states"]["S_bug"]["target"] == "not_run"
@@ -394,15 +471,32 @@ def test_xdist_workers_never_share_a_device(adb: AdbServer, tmp_path: Path) -> N
         for device in devices:
             adb.connect(device)
         predictions = tmp_path / "preds.jsonl"
-        readme = {name: candidate_patch(tmp_path, name, {"README.md": lambda t: t + "x\n"}) for name in ("calc", "textutils")}
-        rows = [{"instance_id": f"mobilebench__{name}-1", "model_name_or_path": model, "model_patch": patch}
-                for name in ("calc", "textutils")
-                for model, patch in (("fixer", reference_fix(tmp_path, name)), ("readme", readme[name]))]
+        readme = {
+            name: candidate_patch(tmp_path, name, {"README.md": lambda t: t + "x\n"}) for name in ("calc", "textutils")
+        }
+        rows = [
+            {"instance_id": f"mobilebench__{name}-1", "model_name_or_path": model, "model_patch": patch}
+            for name in ("calc", "textutils")
+            for model, patch in (("fixer", reference_fix(tmp_path, name)), ("readme", readme[name]))
+        ]
         predictions.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        cmd = [sys.executable, "-m", "pytest", str(CASES), "-p", "no:cacheprovider", "-n", "2", f"--predictions={predictions}",
-               f"--mb-devices={','.join(d.serial for d in devices)}", f"--mb-adb-server=127.0.0.1:{adb.port}",
-               f"--mb-device-lock-dir={tmp_path / 'locks'}", f"--mb-reports-dir={tmp_path / 'reports'}",
-               f"--mb-summary={tmp_path / 'summary.json'}", "-q"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(CASES),
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            f"--predictions={predictions}",
+            f"--mb-devices={','.join(d.serial for d in devices)}",
+            f"--mb-adb-server=127.0.0.1:{adb.port}",
+            f"--mb-device-lock-dir={tmp_path / 'locks'}",
+            f"--mb-reports-dir={tmp_path / 'reports'}",
+            f"--mb-summary={tmp_path / 'summary.json'}",
+            "-q",
+        ]
         done = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True, timeout=900)
         assert (tmp_path / "summary.json").is_file(), done.stdout[-3000:] + done.stderr[-3000:]
         owners: dict[str, set[str]] = {}
@@ -425,22 +519,38 @@ def test_xdist_workers_never_share_a_device(adb: AdbServer, tmp_path: Path) -> N
         assert (live["headline"]["numerator"], live["headline"]["denominator"]) == (2, 4), summary
         # the plugin's --mb-regrade re-grades the run from its evidence through the suite's regrade
         (run_dir,) = [p for p in (tmp_path / "reports").iterdir() if p.is_dir() and p.name[:2] == "20"]
-        regrade = [sys.executable, "-m", "pytest", str(CASES), "-p", "no:cacheprovider", f"--predictions={predictions}",
-                   f"--mb-regrade={run_dir}", f"--mb-reports-dir={tmp_path / 'reports'}",
-                   f"--mb-summary={tmp_path / 'regraded.json'}", "-q"]
+        regrade = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(CASES),
+            "-p",
+            "no:cacheprovider",
+            f"--predictions={predictions}",
+            f"--mb-regrade={run_dir}",
+            f"--mb-reports-dir={tmp_path / 'reports'}",
+            f"--mb-summary={tmp_path / 'regraded.json'}",
+            "-q",
+        ]
         redone = subprocess.run(regrade, check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert (tmp_path / "regraded.json").is_file(), redone.stdout[-3000:] + redone.stderr[-2000:]
         again = json.loads((tmp_path / "regraded.json").read_text())
         assert again["regrade_problems"] == []
         assert again["suite_tables"]["device_repair"]["headline"] == live["headline"]
-        assert again["suite_tables"]["device_repair"]["failure_causes"] == live["failure_causes"] == {"no_production_edit": 2}
+        assert (
+            again["suite_tables"]["device_repair"]["failure_causes"]
+            == live["failure_causes"]
+            == {"no_production_edit": 2}
+        )
     finally:
         for device in devices:
             adb.adb("disconnect", device.serial)
             device.close()
 
 
-def test_a_candidate_that_does_not_apply_is_its_own_fault(device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str) -> None:
+def test_a_candidate_that_does_not_apply_is_its_own_fault(
+    device_factory: Any, tmp_path: Path, evaluate: Any, fixed_calc: str
+) -> None:
     _, pool = device_factory()
     stale = fixed_calc.replace("value * percent / 10;", "value * percent / 7;")
     result = evaluate(load("calc"), {"model_patch": stale, "model_name_or_path": "m"}, pool, tmp_path / "e1")
@@ -454,13 +564,20 @@ def test_candidate_shipping_its_own_test_class_is_caught(device_factory: Any, tm
     """A production file named like the test class, with a passing target method, is loaded instead of the
     record's test (the app's classes win): the build is inspected for classes both artefacts ship."""
     _, pool = device_factory()
-    fake = ("package com.example.calc;\n\npublic class CalculatorTest {\n"
-            "    @org.junit.Test public void percentOfHundred() {}\n}\n")
+    fake = (
+        "package com.example.calc;\n\npublic class CalculatorTest {\n"
+        "    @org.junit.Test public void percentOfHundred() {}\n}\n"
+    )
     patch = candidate_patch(tmp_path, "calc", {"src/main/java/com/example/calc/CalculatorTest.java": lambda _t: fake})
     loaded = load("calc")
     # the app build compiles src/main against JUnit too, so the fake compiles (a plan that allows it)
-    plan = loaded.record.plan.model_copy(update={"build_app": loaded.record.plan.build_app.replace(
-        "javac -proc:none -d build/app", "javac -proc:none -cp /usr/share/java/junit4.jar -d build/app")})
+    plan = loaded.record.plan.model_copy(
+        update={
+            "build_app": loaded.record.plan.build_app.replace(
+                "javac -proc:none -d build/app", "javac -proc:none -cp /usr/share/java/junit4.jar -d build/app"
+            )
+        }
+    )
     loaded = dataclasses.replace(loaded, record=loaded.record.model_copy(update={"plan": plan}))
     result = evaluate(loaded, {"model_patch": patch, "model_name_or_path": "m"}, pool, tmp_path / "ev")
     assert result["q_outcome"] == "runner_compromised"  # the fake test class really ran (it has no canaries)

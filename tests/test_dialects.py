@@ -67,7 +67,10 @@ def test_jest_suite_lines_are_file_level_ids() -> None:
     kind, ids = _match("react-native", "src/__tests__/format.test.ts", tests)
     assert kind == "file" and len(ids) == 2
     # a suite that failed to run has no test of ours: the id stays as it is and can never pass
-    assert _match("react-native", "src/__tests__/currency.test.ts", tests) == ("none", ("src/__tests__/currency.test.ts",))
+    assert _match("react-native", "src/__tests__/currency.test.ts", tests) == (
+        "none",
+        ("src/__tests__/currency.test.ts",),
+    )
 
 
 def test_jest_multiline_title_is_reported_unmatched() -> None:
@@ -128,12 +131,19 @@ def test_flutter_expanded_reporter_descriptions() -> None:
 
 def _row(number: int = 7, **over) -> dict:
     row = {
-        "org": "acme", "repo": "app", "number": number, "lang": "typescript",
+        "org": "acme",
+        "repo": "app",
+        "number": number,
+        "lang": "typescript",
         "base": {"label": "acme:main", "ref": "main", "sha": "a" * 40},
-        "fix_patch": "diff --git a/x.js b/x.js\n", "test_patch": "diff --git a/x.test.js b/x.test.js\n",
+        "fix_patch": "diff --git a/x.js b/x.js\n",
+        "test_patch": "diff --git a/x.test.js b/x.test.js\n",
         "f2p_tests": {"adds two numbers": {"run": "NONE", "test": "FAIL", "fix": "PASS"}},
         "p2p_tests": {"works": {"run": "PASS", "test": "PASS", "fix": "PASS"}},
-        "n2p_tests": {}, "s2p_tests": {}, "test_command": float("nan"), "problem_statement": "it breaks",
+        "n2p_tests": {},
+        "s2p_tests": {},
+        "test_command": float("nan"),
+        "problem_statement": "it breaks",
     }
     row.update(over)
     return row
@@ -152,7 +162,9 @@ def test_unmatched_gold_id_never_passes() -> None:
     lists, report = gold_for_run(instance, gone)
     assert report["unmatched"] == {"FAIL_TO_PASS": ["adds two numbers"]}
     verdict = grading.grade(
-        fail_to_pass=lists["FAIL_TO_PASS"], none_to_pass=lists["NONE_TO_PASS"], pass_to_pass=lists["PASS_TO_PASS"],
+        fail_to_pass=lists["FAIL_TO_PASS"],
+        none_to_pass=lists["NONE_TO_PASS"],
+        pass_to_pass=lists["PASS_TO_PASS"],
         outcome=grading.RunOutcome(applied=True, built=True, tests=gone),
     )
     assert verdict.reason.value == "unresolved"
@@ -223,7 +235,10 @@ def test_jellyfin_release_rows_map_onto_the_native_gold_lists() -> None:
     from pytest_mobilebench.manifest.yamlfile import read_yaml
     from pytest_mobilebench.states import TestState
 
-    native = {r.instance_id: r.record for r in load_manifest(read_yaml(ROOT / "cases/issue_resolution/jellyfin__jellyfin-expo.yaml"))}
+    native = {
+        r.instance_id: r.record
+        for r in load_manifest(read_yaml(ROOT / "cases/issue_resolution/jellyfin__jellyfin-expo.yaml"))
+    }
     foreign = {r.instance_id: r.record for r in load_dataset(ROOT / "fixtures/dialects/jellyfin/mobiledev.jsonl", {})}
     assert sorted(native) == sorted(foreign)
     for iid, inst in foreign.items():
@@ -232,8 +247,11 @@ def test_jellyfin_release_rows_map_onto_the_native_gold_lists() -> None:
         reported = {t: TestState.PASS for t in (*mine.FAIL_TO_PASS, *mine.NONE_TO_PASS, *mine.PASS_TO_PASS)}
         lists, report = gold_for_run(inst, reported)
         assert report["unmatched"] == {} and report["ambiguous"] == {}
-        assert lists == {"FAIL_TO_PASS": sorted(mine.FAIL_TO_PASS), "NONE_TO_PASS": sorted(mine.NONE_TO_PASS),
-                         "PASS_TO_PASS": sorted(mine.PASS_TO_PASS)}
+        assert lists == {
+            "FAIL_TO_PASS": sorted(mine.FAIL_TO_PASS),
+            "NONE_TO_PASS": sorted(mine.NONE_TO_PASS),
+            "PASS_TO_PASS": sorted(mine.PASS_TO_PASS),
+        }
 
 
 def test_skip_to_pass_is_fail_to_pass_and_multi_swe_bench_problem_statement() -> None:

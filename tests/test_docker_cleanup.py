@@ -31,7 +31,11 @@ def test_only_this_sessions_images_newest_first() -> None:
         _image("built", None, 8, ours),  # a build of ours whose tag moved on
         _image("shared", ["mobilebench/env.x:1", "mine:latest"], 9, ours),  # a user's extra tag stays
     ]
-    assert session_images("s1", images) == [("mobilebench/env.x:1",), ("built",), ("mobilebench/env.demo__app:1", "env")]
+    assert session_images("s1", images) == [
+        ("mobilebench/env.x:1",),
+        ("built",),
+        ("mobilebench/env.demo__app:1", "env"),
+    ]
     assert session_images("", images) == []  # no session id: nothing is anyone's
 
 
@@ -59,8 +63,10 @@ def test_a_users_image_built_during_a_test_session_stays() -> None:
     tag = uuid.uuid4().hex[:8]
 
     def build(name: str, value: str) -> str:
-        dockerfile = f"FROM scratch\nLABEL mobilebench.level=env {LABEL_TEST_SESSION}=\"{value}\" marker={name}-{tag}\n"
-        image, _ = client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=f"mobilebench/{name}:{tag}", rm=True)
+        dockerfile = f'FROM scratch\nLABEL mobilebench.level=env {LABEL_TEST_SESSION}="{value}" marker={name}-{tag}\n'
+        image, _ = client.images.build(
+            fileobj=io.BytesIO(dockerfile.encode()), tag=f"mobilebench/{name}:{tag}", rm=True
+        )
         return str(image.id)
 
     made = {"session": build("cleanup-session", session), "user": build("cleanup-user", "")}

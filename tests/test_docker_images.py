@@ -90,7 +90,9 @@ def test_host_apt_mirror_picks_exact_suite(tmp_path: Path) -> None:
     assert host_apt_mirror("bookworm", sources_dir=tmp_path, sources_list=listing) == (
         "http://mirror.example.invalid/debian"
     )
-    assert host_apt_mirror("trixie", sources_dir=tmp_path, sources_list=listing) == "http://legacy.example.invalid/debian"
+    assert (
+        host_apt_mirror("trixie", sources_dir=tmp_path, sources_list=listing) == "http://legacy.example.invalid/debian"
+    )
     with pytest.raises(InfraError) as caught:
         host_apt_mirror("bullseye", sources_dir=tmp_path, sources_list=listing)
     assert caught.value.kind == "base_image_unavailable" and "docker load" in caught.value.message
@@ -125,7 +127,9 @@ def test_missing_debootstrap_says_how_to_fix(
     monkeypatch.setattr(baseimage.shutil, "which", lambda _name: None)
     lines: list[str] = []
     with pytest.raises(InfraError) as caught:
-        ensure_base_image(_NoImageClient(docker_sdk), "debian:bookworm-slim", progress=lines.append, mirror="http://m.invalid/debian")  # type: ignore[arg-type]
+        ensure_base_image(
+            _NoImageClient(docker_sdk), "debian:bookworm-slim", progress=lines.append, mirror="http://m.invalid/debian"
+        )  # type: ignore[arg-type]
     assert caught.value.kind == "base_image_unavailable"
     assert "apt-get install -y debootstrap" in caught.value.message and "docker load" in caught.value.message
     assert any(line.startswith("pull of debian:bookworm-slim failed") for line in lines)
@@ -212,12 +216,14 @@ def test_instance_dockerfile_hands_node_images_to_the_test_user() -> None:
     assert script[1] == "/bin/bash -c 'set -e; npm ci'"
     assert script[2] == f"useradd --uid 10001 --user-group --create-home --shell /bin/bash {TEST_USER_NAME}"
     # no walk re-owning every file: only what is not the user's yet (the install's output) is changed
-    assert script[3] == ("find /testbed \\( -name node_modules \\) -prune -o \\( ! -user 10001 -o ! -group 10001 \\) "
-                         "-exec chown -h 10001:10001 {} +")
+    assert script[3] == (
+        "find /testbed \\( -name node_modules \\) -prune -o \\( ! -user 10001 -o ! -group 10001 \\) "
+        "-exec chown -h 10001:10001 {} +"
+    )
     assert script[4].startswith("setpriv --reuid=10001 --regid=10001 --init-groups -- ")  # baseline as the user
     assert script[4].endswith("/usr/local/bin/mobilebench-baseline")
     assert 'mkdir -p "$d"/.cache && chown 10001:10001 "$d"/.cache' in script[5]
-    assert lines[lines.index(run) + 1:] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
+    assert lines[lines.index(run) + 1 :] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
 
 
 def test_instance_dockerfile_runs_the_recipe_handover_and_sets_its_environment() -> None:
@@ -230,12 +236,17 @@ def test_instance_dockerfile_runs_the_recipe_handover_and_sets_its_environment()
     assert handover == GRADLE_TEST_USER.handover.strip()  # after the user exists and owns the tree
     at = lines.index(run)
     assert lines[at + 1] == 'ENV GRADLE_RO_DEP_CACHE="/opt/gradle-home/caches" GRADLE_USER_HOME="/opt/gradle-test-home"'
-    assert lines[at + 2:] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
+    assert lines[at + 2 :] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x.invalid",
+    }
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -252,8 +263,13 @@ def test_baseline_script_excludes_new_files_and_commits_changed_ones(tmp_path: P
     (repo / "lock.json").write_text('{"resolved": true}\n')
     script = tmp_path / "baseline.sh"
     script.write_text(BASELINE_SCRIPT)
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x.invalid",
+    }
     subprocess.run(["bash", str(script)], cwd=repo, env=env, check=True)
     assert _git(repo, "status", "--porcelain") == ""
     assert "/node_modules/" in (repo / ".git" / "info" / "exclude").read_text().splitlines()
@@ -354,7 +370,9 @@ def test_build_errors_are_mapped(tmp_path: Path, message: str, kind: str, docker
         {"error": message, "errorDetail": {"message": message}},
     ]
     lines: list[str] = []
-    builder = ImageBuilder(_FakeBuildClient(chunks, docker_sdk), log_dir=tmp_path, lock_dir=tmp_path, progress=lines.append)  # type: ignore[arg-type]
+    builder = ImageBuilder(
+        _FakeBuildClient(chunks, docker_sdk), log_dir=tmp_path, lock_dir=tmp_path, progress=lines.append
+    )  # type: ignore[arg-type]
     with pytest.raises(InfraError) as caught:
         builder._ensure("mobilebench/t:abc", "env", "inputs", "FROM x\n", lambda _tar: None, {}, None)
     assert caught.value.kind == kind
@@ -374,7 +392,12 @@ def test_runtime_options_are_validated(tmp_path: Path) -> None:
     bundle = tmp_path / "ca.pem"
     bundle.write_text("-----BEGIN CERTIFICATE-----\n")
     runtime = DockerRuntime(ca_bundle=bundle, cpus=1.5, mem_limit="1g", pids_limit=256)
-    assert (runtime.ca_bundle, runtime.nano_cpus, runtime.mem_limit, runtime.pids_limit) == (bundle, 1_500_000_000, "1g", 256)
+    assert (runtime.ca_bundle, runtime.nano_cpus, runtime.mem_limit, runtime.pids_limit) == (
+        bundle,
+        1_500_000_000,
+        "1g",
+        256,
+    )
     assert DockerRuntime(ca_bundle=None).ca_bundle is None and DockerRuntime.name == "docker"
 
 
@@ -404,7 +427,9 @@ def test_the_daemon_clock_offset_reads_docker_info() -> None:
         def __init__(self, answer: object) -> None:
             self.api = Api(answer)
 
-    ahead = daemon_clock_offset(Client(time.strftime("%Y-%m-%dT%H:%M:%S.123456789Z", time.gmtime(time.time() + 3 * 365 * 86400))))
+    ahead = daemon_clock_offset(
+        Client(time.strftime("%Y-%m-%dT%H:%M:%S.123456789Z", time.gmtime(time.time() + 3 * 365 * 86400)))
+    )
     assert abs(ahead - 3 * 365 * 86400) < 5
     assert daemon_clock_offset(Client(OSError("gone"))) == 0.0
     assert daemon_clock_offset(Client("not a time")) == 0.0

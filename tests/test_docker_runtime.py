@@ -65,15 +65,22 @@ class Recipe:
     test_user: None = None  # tests run as root here (tests/test_trust_docker.py covers the test user)
 
     def key(self) -> str:
-        return hashlib.sha256(json.dumps([self.dockerfile, self.install_command, sorted(self.context_files)]).encode()).hexdigest()
+        return hashlib.sha256(
+            json.dumps([self.dockerfile, self.install_command, sorted(self.context_files)]).encode()
+        ).hexdigest()
 
 
 ENV_DOCKERFILE = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo env-layer > /opt/env-marker\n"
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x.invalid",
+    }
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -185,14 +192,19 @@ def test_force_rebuild_builds_again_once_per_run(make, client: docker.DockerClie
     def build(builder: ImageBuilder) -> tuple[BuiltImage, BuiltImage]:
         env = builder.ensure_env(recipe, "demo/calc", base=base)
         inst = builder.ensure_instance(
-            fx.spec.instance_id, env, repo="demo/calc", base_commit=fx.spec.base_commit,
-            install_command=recipe.install_command, checkout_dir=checkout,
+            fx.spec.instance_id,
+            env,
+            repo="demo/calc",
+            base_commit=fx.spec.base_commit,
+            install_command=recipe.install_command,
+            checkout_dir=checkout,
         )
         return env, inst
 
     ca = fx.runtime.builder.ca_bundle  # the host CA bundle is part of the environment layer's content key
-    forced = ImageBuilder(client, run_id="forced-" + uuid.uuid4().hex[:8], force_rebuild=True, log_dir=tmp_path,
-                          ca_bundle=ca)
+    forced = ImageBuilder(
+        client, run_id="forced-" + uuid.uuid4().hex[:8], force_rebuild=True, log_dir=tmp_path, ca_bundle=ca
+    )
     env, inst = build(forced)
     assert env.built and inst.built and inst.tag == first.tag and inst.image_id != first.image_id
     env_again, inst_again = build(forced)  # the same run: what it built is reused
@@ -236,7 +248,9 @@ def test_apply_run_read_diff_restore(make) -> None:
         after = ws.run("python3 -m unittest -q", timeout_s=60)
         assert after.exit_code == 0 and "OK" in after.output
 
-        bad = ws.apply_patch("diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n", name="bad")
+        bad = ws.apply_patch(
+            "diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n", name="bad"
+        )
         assert not bad.ok and bad.method is None and bad.log.count("$ ") == 3
 
         created = ws.apply_patch(NEW_TEST, name="test_patch")
@@ -285,7 +299,10 @@ def test_network_is_off_unless_asked(make) -> None:
     fx = make()
     ws = fx.runtime.prepare(fx.spec)
     try:
-        offline = ws.run("exec 2>&1; ls /sys/class/net; python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 3)'", timeout_s=30)
+        offline = ws.run(
+            "exec 2>&1; ls /sys/class/net; python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 3)'",
+            timeout_s=30,
+        )
         assert offline.output.split()[0] == "lo" and offline.exit_code != 0
         assert "Network is unreachable" in offline.output
         online = ws.run("ls /sys/class/net", timeout_s=30, network=True)
@@ -317,8 +334,11 @@ def test_labels_and_sweep_of_dead_runs(make, client: docker.DockerClient) -> Non
     dead_here = client.containers.create(
         ws.image.image_id,
         ["sleep", "infinity"],
-        labels={LABEL_RUN: "dead-run-2", LABEL_INSTANCE: "y",
-                LABEL_OWNER: f"{os.uname().nodename}:{gone_pid.pid}:12345"},
+        labels={
+            LABEL_RUN: "dead-run-2",
+            LABEL_INSTANCE: "y",
+            LABEL_OWNER: f"{os.uname().nodename}:{gone_pid.pid}:12345",
+        },
     )
     try:
         labels = client.containers.get(ws.container_id).labels
@@ -451,23 +471,40 @@ def test_react_native_recipe_end_to_end(client: docker.DockerClient, tmp_path: P
     """The real recipe path: infer_recipe -> npm pack on the host -> env + instance images -> offline test."""
     repo = tmp_path / "src" / "app"
     repo.mkdir(parents=True)
-    (repo / "package.json").write_text(json.dumps(
-        {"name": "app", "version": "1.0.0", "private": True, "engines": {"node": ">=20 <21"},
-         "scripts": {"test": "node test.js"}}
-    ))
-    (repo / "test.js").write_text("const assert = require('node:assert');\nassert.strictEqual(1 + 1, 2);\nconsole.log('PASS', process.version);\n")
+    (repo / "package.json").write_text(
+        json.dumps(
+            {
+                "name": "app",
+                "version": "1.0.0",
+                "private": True,
+                "engines": {"node": ">=20 <21"},
+                "scripts": {"test": "node test.js"},
+            }
+        )
+    )
+    (repo / "test.js").write_text(
+        "const assert = require('node:assert');\nassert.strictEqual(1 + 1, 2);\nconsole.log('PASS', process.version);\n"
+    )
     (repo / ".gitignore").write_text("node_modules/\n")
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "base")
     run_id = "test-rn-" + uuid.uuid4().hex[:8]
     runtime = DockerRuntime(
-        run_id=run_id, client=client, log_dir=tmp_path / "logs",
+        run_id=run_id,
+        client=client,
+        log_dir=tmp_path / "logs",
         repos=RepoCache(tmp_path / "mirrors", f"{tmp_path}/src/{{name}}", run_id=run_id),
         recipe_factory=workspace_recipe,
     )
-    spec = WorkspaceSpec("demo__app-1", "demo/app", _git(repo, "rev-parse", "HEAD"), str(repo),
-                         environment={"framework": "react-native"}, run_id=run_id)
+    spec = WorkspaceSpec(
+        "demo__app-1",
+        "demo/app",
+        _git(repo, "rev-parse", "HEAD"),
+        str(repo),
+        environment={"framework": "react-native"},
+        run_id=run_id,
+    )
     try:
         ws = runtime.prepare(spec)
     except InfraError as exc:
@@ -492,7 +529,9 @@ _FINGERPRINT = (
 )
 
 
-def test_warm_candidates_share_the_instance_layer_but_never_each_others_files(make, client: docker.DockerClient) -> None:
+def test_warm_candidates_share_the_instance_layer_but_never_each_others_files(
+    make, client: docker.DockerClient
+) -> None:
     """Two candidates on one warm instance layer (issue 23): the second pays no build, its container
     starts from the byte-identical layer with an empty writable layer, and nothing candidate A wrote,
     inside the work tree or outside it, in git or in the user's home, reaches candidate B."""
@@ -505,14 +544,22 @@ def test_warm_candidates_share_the_instance_layer_but_never_each_others_files(ma
     a = fx.runtime.prepare(fx.spec)
     try:
         pristine = a.run(_FINGERPRINT, timeout_s=120).output
-        owners = a.run("stat -c '%u %n' /testbed /testbed/.git/HEAD /testbed/demo/calc.py /testbed/deps/marker", timeout_s=30)
+        owners = a.run(
+            "stat -c '%u %n' /testbed /testbed/.git/HEAD /testbed/demo/calc.py /testbed/deps/marker", timeout_s=30
+        )
         assert owners.output.split("\n")[:4] == [
-            "10001 /testbed", "10001 /testbed/.git/HEAD", "10001 /testbed/demo/calc.py", "0 /testbed/deps/marker"]
+            "10001 /testbed",
+            "10001 /testbed/.git/HEAD",
+            "10001 /testbed/demo/calc.py",
+            "0 /testbed/deps/marker",
+        ]
         assert a.apply_patch(FIX, name="model_patch").ok
         planted = a.run(
             "set -e; echo A > /testbed/planted.txt; echo A > /tmp/outside.txt; echo A > /var/tmp/outside.txt; "
             "echo A >> ~/.bashrc; git -c user.email=a@x -c user.name=a commit -qam candidate-a; "
-            "git tag -f mobilebench-base HEAD >/dev/null; ! echo A 2>/dev/null > /testbed/deps/x; echo done", timeout_s=60)
+            "git tag -f mobilebench-base HEAD >/dev/null; ! echo A 2>/dev/null > /testbed/deps/x; echo done",
+            timeout_s=60,
+        )
         assert planted.exit_code == 0 and planted.output.strip().endswith("done"), planted.output
     finally:
         a.close()
@@ -522,8 +569,11 @@ def test_warm_candidates_share_the_instance_layer_but_never_each_others_files(ma
         fresh = [c["Path"] for c in client.api.diff(b.container_id) or []]
         assert not [p for p in fresh if p.startswith(("/testbed", "/tmp", "/var/tmp", "/home"))], fresh
         assert b.run(_FINGERPRINT, timeout_s=120).output == pristine  # byte-identical base for every candidate
-        seen = b.run("ls /testbed/planted.txt /tmp/outside.txt /var/tmp/outside.txt /testbed/deps/x 2>&1; "
-                     "grep -c '^A$' ~/.bashrc; git log --format=%s -1; git status --porcelain", timeout_s=60).output
+        seen = b.run(
+            "ls /testbed/planted.txt /tmp/outside.txt /var/tmp/outside.txt /testbed/deps/x 2>&1; "
+            "grep -c '^A$' ~/.bashrc; git log --format=%s -1; git status --porcelain",
+            timeout_s=60,
+        ).output
         assert "candidate-a" not in seen and seen.count("No such file") == 4, seen
         assert b.run("git rev-parse mobilebench-base", timeout_s=30).output.strip() == fx.spec.base_commit
         assert b.read_files(["demo/calc.py"])["demo/calc.py"] == b"def add(a, b):\n    return a - b\n"
@@ -564,7 +614,11 @@ def test_reads_kept_never_cross_a_change_nor_reach_another_candidate(make) -> No
         assert fixed != base and config(a)["demo/calc.py"] == fixed  # read live, not from the image's memo
         assert a.read_files(["demo/calc.py"])["demo/calc.py"] == fixed  # kept: nothing ran in between
         assert a.run("echo changed > demo/calc.py && echo n > new.py", timeout_s=30).exit_code == 0
-        assert a.read_files(["demo/calc.py", "*.py"]) == {"demo/calc.py": b"changed\n", "new.py": b"n\n", "test_calc.py": test}
+        assert a.read_files(["demo/calc.py", "*.py"]) == {
+            "demo/calc.py": b"changed\n",
+            "new.py": b"n\n",
+            "test_calc.py": test,
+        }
         a.put_input("x", b"")  # a copy in forgets too
         a.write_root_files({"/testbed/root.py": b"r\n"}, private="")
         assert a.read_files(["*.py"]) == {"new.py": b"n\n", "root.py": b"r\n", "test_calc.py": test}
@@ -591,8 +645,9 @@ def _own_env() -> Recipe:
     return Recipe(ENV_DOCKERFILE + f"RUN echo {uuid.uuid4().hex} > /opt/own\n")
 
 
-def test_a_removal_handed_to_the_background_ends_before_the_run_end_returns(make, client: docker.DockerClient,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_removal_handed_to_the_background_ends_before_the_run_end_returns(
+    make, client: docker.DockerClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 23, item 3: ``close_later`` closes the workspace at once and removes the container in the
     background (slowed down here); the run-end clean-up waits for it, so nothing is left after it."""
     from pytest_mobilebench.runtime import docker_workspace, removals
@@ -629,8 +684,9 @@ def test_staged_patches_are_copied_in_once_root_owned_and_applied_as_given(make)
     try:
         ws.stage_patches({"model_patch": FIX, "test_patch": NEW_TEST})
         assert len(puts) == 1
-        owner = ws.run("stat -c '%U %a' /var/tmp/mobilebench-model_patch.diff /var/tmp/mobilebench-test_patch.diff",
-                       timeout_s=30).output
+        owner = ws.run(
+            "stat -c '%U %a' /var/tmp/mobilebench-model_patch.diff /var/tmp/mobilebench-test_patch.diff", timeout_s=30
+        ).output
         assert owner == "root 644\nroot 644\n"
         assert ws.apply_patch(FIX, name="model_patch").ok and ws.apply_patch(NEW_TEST, name="test_patch").ok
         assert len(puts) == 1  # both staged: nothing copied again
@@ -656,7 +712,11 @@ def test_list_files_names_what_read_files_would_and_copies_nothing(make) -> None
         fetched: list[str] = []
         real = ws._fetch
         ws._fetch = lambda path: (fetched.append(path), real(path))[1]  # type: ignore[method-assign]
-        assert sorted(ws.list_files(["*.py", "demo/*.py", "nothing/*"])) == ["demo/__init__.py", "demo/calc.py", "test_calc.py"]
+        assert sorted(ws.list_files(["*.py", "demo/*.py", "nothing/*"])) == [
+            "demo/__init__.py",
+            "demo/calc.py",
+            "test_calc.py",
+        ]
         assert fetched == []
         assert sorted(ws.read_files(["*.py", "demo/*.py"])) == sorted(ws.list_files(["*.py", "demo/*.py"]))
     finally:
@@ -670,8 +730,10 @@ def test_folders_listed_ahead_and_under_a_listed_folder_cost_no_further_find(mak
     from pytest_mobilebench.runtime.recipe import UserHandover
 
     fx = make(dataclasses.replace(_own_env(), test_user=UserHandover(root_dirs={"deps": ()})))  # find as the test user
-    setup = ("mkdir -p node_modules/pkg tests/unit && echo '{}' > node_modules/pkg/package.json && "
-             "echo t > tests/unit/a_test.py && ln -s /etc tests/etc")
+    setup = (
+        "mkdir -p node_modules/pkg tests/unit && echo '{}' > node_modules/pkg/package.json && "
+        "echo t > tests/unit/a_test.py && ln -s /etc tests/etc"
+    )
     patterns = ["node_modules/pkg/package.json", "tests/unit/*.py", "tests/etc/*", "demo/*.py"]
     reads = []
     for ahead in (True, False):

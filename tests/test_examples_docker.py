@@ -98,14 +98,26 @@ def test_a_deferred_removal_runs_after_the_evidence_and_verdict_and_is_done_when
     monkeypatch.setenv("MB_TEST_REMOVALS_LOG", str(log))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(pytester.path), os.environ.get("PYTHONPATH")])))
     result = pytester.runpytest_subprocess(
-        str(ROOT / "cases" / "examples"), "-k", "mobilebench__counter-1", "--predictions=gold", "--mb-runtime=docker",
-        f"--mb-reports-dir={pytester.path / 'reports'}", "-p", "no:cacheprovider", "-p", "mb_slow_removals", "-n", "1",
+        str(ROOT / "cases" / "examples"),
+        "-k",
+        "mobilebench__counter-1",
+        "--predictions=gold",
+        "--mb-runtime=docker",
+        f"--mb-reports-dir={pytester.path / 'reports'}",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "mb_slow_removals",
+        "-n",
+        "1",
     )
     result.assert_outcomes(passed=1)
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     handed = [e for e in entries if "handed" in e]
     assert len(handed) == 1 and handed[0]["judged"], entries  # judged before the container was handed over
-    assert {"run.json", "parsed.json", "test_output.log", "candidate_as_run.diff", "policy.json"} <= set(handed[0]["evidence"])
+    assert {"run.json", "parsed.json", "test_output.log", "candidate_as_run.diff", "policy.json"} <= set(
+        handed[0]["evidence"]
+    )
     assert [e["removed"] for e in entries if "removed" in e] == [handed[0]["handed"]]  # by the worker, 3 s late
     client = docker.from_env()
     try:

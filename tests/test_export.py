@@ -15,8 +15,14 @@ EXAMPLES = ROOT / "cases" / "examples"
 
 
 def _export(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_mobilebench", "export", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_mobilebench", "export", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def _gold_texts() -> dict[str, list[str]]:
@@ -24,8 +30,10 @@ def _gold_texts() -> dict[str, list[str]]:
     import yaml
 
     doc = yaml.safe_load((EXAMPLES / "mobilebench__counter.yaml").read_text())
-    return {inst["instance_id"]: [inst["fix_commit"], *inst.get("FAIL_TO_PASS", []), *inst.get("NONE_TO_PASS", [])]
-            for inst in doc["instances"]}
+    return {
+        inst["instance_id"]: [inst["fix_commit"], *inst.get("FAIL_TO_PASS", []), *inst.get("NONE_TO_PASS", [])]
+        for inst in doc["instances"]
+    }
 
 
 def test_the_examples_export_one_line_per_instance_without_the_answer_key() -> None:
@@ -61,7 +69,11 @@ def test_a_selection_without_repository_tasks_says_so_and_exits_5() -> None:
 
 
 def test_an_invalid_manifest_entry_is_named_not_exported(tmp_path: Path) -> None:
-    text = (EXAMPLES / "mobilebench__counter.yaml").read_text().replace("repo_url: ../../fixtures", f"repo_url: {ROOT}/fixtures")
+    text = (
+        (EXAMPLES / "mobilebench__counter.yaml")
+        .read_text()
+        .replace("repo_url: ../../fixtures", f"repo_url: {ROOT}/fixtures")
+    )
     (tmp_path / "m.yaml").write_text(text.replace("framework: react-native", "framwork: react-native"))
     done = _export(str(tmp_path / "m.yaml"), cwd=tmp_path)
     assert done.returncode == 5
@@ -78,7 +90,9 @@ def test_the_environment_images_are_built_and_saved(tmp_path: Path) -> None:
     done = _export(str(EXAMPLES), "-k", "counter-1", "--save", str(tmp_path / "images"))
     assert done.returncode == 0, done.stderr[-3000:]
     (row,) = [json.loads(line) for line in done.stdout.splitlines()]
-    assert row["environment_image"].startswith("mobilebench/inst.") and row["environment_image_id"].startswith("sha256:")
+    assert row["environment_image"].startswith("mobilebench/inst.") and row["environment_image_id"].startswith(
+        "sha256:"
+    )
     (saved,) = (tmp_path / "images").glob("*.tar")
     with tarfile.open(saved) as tar:
         names = tar.getnames()

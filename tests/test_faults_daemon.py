@@ -19,7 +19,10 @@ docker = pytest.importorskip("docker", reason="the docker SDK is not installed (
 
 IMAGE = "debian:bookworm-slim"
 
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(private_daemon_unavailable() is not None, reason=str(private_daemon_unavailable()))]
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.skipif(private_daemon_unavailable() is not None, reason=str(private_daemon_unavailable())),
+]
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +41,14 @@ def daemon():
 
 def _workspace(daemon):
     client = connect_host(DockerHost(daemon.url), timeout_s=10)
-    container = client.containers.run(IMAGE, ["sleep", "infinity"], detach=True, network_mode="none",
-                                      labels={"mobilebench.test": "faults"}, working_dir="/")
+    container = client.containers.run(
+        IMAGE,
+        ["sleep", "infinity"],
+        detach=True,
+        network_mode="none",
+        labels={"mobilebench.test": "faults"},
+        working_dir="/",
+    )
     client.api.exec_start(client.api.exec_create(container.id, ["mkdir", "-p", "/testbed"])["Id"])
     image = BuiltImage(tag=IMAGE, image_id=str(container.image.id), built=False, seconds=0.0)
     return client, container, DockerWorkspace(client, container, image, "faults-1")
@@ -50,6 +59,7 @@ def test_a_stopped_daemon_is_daemon_stalled_not_the_candidates_timeout(daemon) -
     try:
         result = ws.run("sleep 6; echo finished", timeout_s=12)  # without a hang: the command's own outcome
         assert (result.exit_code, result.timed_out) == (0, False) and "finished" in result.output
+
         def stall() -> None:  # SIGSTOP for 20 s: outlasts the 12 s limit
             daemon.stop()
             time.sleep(20.0)

@@ -15,7 +15,9 @@ from pytest_mobilebench.runtime.deadlines import Deadlines, shared_step
 
 def test_deadlines_from_options_keep_defaults_and_refuse_nonsense() -> None:
     assert Deadlines.from_options({}) == Deadlines(3600, 900, 7200, 1800)
-    chosen = Deadlines.from_options({"mb_install_silence": 5, "mb_image_build_deadline": "60", "mb_install_deadline": None})
+    chosen = Deadlines.from_options(
+        {"mb_install_silence": 5, "mb_image_build_deadline": "60", "mb_install_deadline": None}
+    )
     assert (chosen.install_s, chosen.install_silence_s, chosen.build_s) == (3600, 5, 60)
     with pytest.raises(ValueError, match="--mb-install-silence"):
         Deadlines.from_options({"mb_install_silence": 0})

@@ -35,14 +35,23 @@ def test_an_unpinged_client_of_a_dead_host_exists_and_names_its_host(tmp_path: P
 def _run(pytester: pytest.Pytester, hosts: str) -> tuple[pytest.RunResult, list[dict]]:
     reports = pytester.path / "reports"
     result = pytester.runpytest_subprocess(
-        str(ROOT / "cases" / "examples"), "--predictions=gold", f"--mb-docker-hosts={hosts}",
-        f"--mb-reports-dir={reports}", "-p", "no:cacheprovider", "-n", "0", timeout=240,
+        str(ROOT / "cases" / "examples"),
+        "--predictions=gold",
+        f"--mb-docker-hosts={hosts}",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "0",
+        timeout=240,
     )
     lines = (reports / "latest" / "results.jsonl").read_text().splitlines()
     return result, [json.loads(line) for line in lines]
 
 
-def test_no_answering_host_gives_each_item_daemon_unreachable_naming_the_host_and_retries(pytester: pytest.Pytester) -> None:
+def test_no_answering_host_gives_each_item_daemon_unreachable_naming_the_host_and_retries(
+    pytester: pytest.Pytester,
+) -> None:
     dead = f"unix://{pytester.path}/dead.sock,tcp://127.0.0.1:9"  # no socket; the discard port
     result, rows = _run(pytester, dead)
     assert {r["instance_id"] for r in rows} == {"mobilebench__counter-1", "mobilebench__counter-2"}

@@ -11,7 +11,9 @@ from pytest_mobilebench.runtime.owners import LABEL_OWNER
 
 
 def test_every_from_is_followed_by_the_labels_so_each_step_container_carries_them() -> None:
-    text = labelled_dockerfile("ARG B\nFROM ${B}\nRUN a\nfrom x AS y\nRUN b\n", {LABEL_RUN: "r1", LABEL_OWNER: 'h:1:"2'})
+    text = labelled_dockerfile(
+        "ARG B\nFROM ${B}\nRUN a\nfrom x AS y\nRUN b\n", {LABEL_RUN: "r1", LABEL_OWNER: 'h:1:"2'}
+    )
     lines = text.splitlines()
     label = f'LABEL {LABEL_OWNER}="h:1:\\"2" {LABEL_RUN}="r1"'
     assert lines == ["ARG B", "FROM ${B}", label, "RUN a", "from x AS y", label, "RUN b"]
@@ -20,13 +22,19 @@ def test_every_from_is_followed_by_the_labels_so_each_step_container_carries_the
 
 def test_the_sweep_takes_old_stopped_unlabelled_build_steps_of_its_own_and_nothing_else() -> None:
     old, new = time.time() - 3600, time.time() - 5
-    step = {"Labels": {}, "State": "exited", "Created": old,
-            "Command": f"/bin/sh -c #(nop) COPY file:abc in /usr/local/share/ca-certificates/{BUILD_STEP_MARK}"}
+    step = {
+        "Labels": {},
+        "State": "exited",
+        "Created": old,
+        "Command": f"/bin/sh -c #(nop) COPY file:abc in /usr/local/share/ca-certificates/{BUILD_STEP_MARK}",
+    }
     assert sweepable(step, own="me", run_id=None)
     assert not sweepable({**step, "State": "running"}, own="me", run_id=None)
     assert not sweepable({**step, "Created": new}, own="me", run_id=None)  # a build of a live run, in progress
     assert not sweepable({**step, "Command": "/bin/sh -c apt-get update"}, own="me", run_id=None)  # not ours
-    assert not sweepable({"Labels": {"com.example": "x"}, "State": "exited", "Created": old, "Command": "sleep 1"}, own="me", run_id=None)
+    assert not sweepable(
+        {"Labels": {"com.example": "x"}, "State": "exited", "Created": old, "Command": "sleep 1"}, own="me", run_id=None
+    )
 
 
 _CHILD = r"""
@@ -63,8 +71,13 @@ def test_a_sigkilled_process_groups_containers_are_removed_within_seconds() -> N
     except docker.errors.ImageNotFound:
         pytest.skip(f"{image} is not on the daemon")
     url = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, url, image], stdout=subprocess.PIPE, text=True,
-                             start_new_session=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, url, image],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     box = ""
     try:
         box = (child.stdout.readline() if child.stdout else "").strip()

@@ -30,7 +30,11 @@ def test_size_findings_name_each_limit_and_the_option() -> None:
     info = parse_patch(text, name="p")
     assert size_findings(text, info, PatchLimits()) == []
     found = size_findings(text, info, PatchLimits(files=2, bytes=100, lines=2))
-    assert [f.split(" > ")[1].split()[0] for f in found] == ["--mb-max-patch-bytes", "--mb-max-patch-files", "--mb-max-patch-lines"]
+    assert [f.split(" > ")[1].split()[0] for f in found] == [
+        "--mb-max-patch-bytes",
+        "--mb-max-patch-files",
+        "--mb-max-patch-lines",
+    ]
     assert all(f.startswith("patch_too_large: ") for f in found)
     assert size_findings("x" * 101, None, PatchLimits(bytes=100))  # bytes are checked before any parse
     limits = PatchLimits.from_options({"mb_max_patch_files": 7, "mb_max_patch_bytes": None})
@@ -46,16 +50,27 @@ def _run(pytester: pytest.Pytester, repo: PyRepo, patch: str, *args: str) -> dic
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(repo)})
     pred = {"instance_id": "acme__calc-1", "model_name_or_path": "model-x", "model_patch": patch}
     pytester.makefile(".jsonl", preds=json.dumps(pred) + "\n")
-    pytester.runpytest("cases", "--predictions=preds.jsonl", "--mb-runtime=local", "--mb-trust-candidates",
-                       "-p", "no:cacheprovider", *args)
+    pytester.runpytest(
+        "cases",
+        "--predictions=preds.jsonl",
+        "--mb-runtime=local",
+        "--mb-trust-candidates",
+        "-p",
+        "no:cacheprovider",
+        *args,
+    )
     return json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())["instances"]["acme__calc-1"]
 
 
-def test_ten_thousand_files_is_the_candidates_policy_violation_not_infra(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+def test_ten_thousand_files_is_the_candidates_policy_violation_not_infra(
+    pytester: pytest.Pytester, pyrepo: PyRepo
+) -> None:
     fix = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n"
     result = _run(pytester, pyrepo, fix + _added_files(10_001))
     assert result["reason"] == "policy_violation" and not result.get("retryable")
-    assert result["policy_violations"] == ["patch_too_large: 10,002 files > --mb-max-patch-files 5,000"]  # the fix + 10,001
+    assert result["policy_violations"] == [
+        "patch_too_large: 10,002 files > --mb-max-patch-files 5,000"
+    ]  # the fix + 10,001
     evidence = Path(result["evidence_dir"])
     assert not (evidence / "apply.json").exists() and not (evidence / "run.json").exists()  # nothing ran
 

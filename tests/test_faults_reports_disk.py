@@ -16,7 +16,9 @@ import pytest
 from conftest import PyRepo, manifest_for
 from pytest_mobilebench.report.runs import REPORTS_DISK_FULL_EXIT
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root"
+)
 
 
 @pytest.fixture
@@ -34,8 +36,15 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 def _run(pytester: pytest.Pytester, repo: PyRepo, reports: Path) -> pytest.RunResult:
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(repo)})
     return pytester.runpytest_subprocess(
-        "cases", "--predictions=gold", "--mb-runtime=local", f"--mb-reports-dir={reports}", "-n", "2",
-        "-p", "no:cacheprovider", timeout=300,
+        "cases",
+        "--predictions=gold",
+        "--mb-runtime=local",
+        f"--mb-reports-dir={reports}",
+        "-n",
+        "2",
+        "-p",
+        "no:cacheprovider",
+        timeout=300,
     )
 
 
@@ -51,7 +60,9 @@ def _fill(folder: Path) -> Path:
     return filler
 
 
-def test_a_full_reports_disk_ends_the_run_cleanly_and_the_rerun_resumes(pytester: pytest.Pytester, pyrepo: PyRepo, small_disk: Path) -> None:
+def test_a_full_reports_disk_ends_the_run_cleanly_and_the_rerun_resumes(
+    pytester: pytest.Pytester, pyrepo: PyRepo, small_disk: Path
+) -> None:
     filler = _fill(small_disk)
     full = _run(pytester, pyrepo, small_disk)
     out = full.stdout.str() + full.stderr.str()

@@ -31,14 +31,18 @@ def export(repo: str, commit: str, dest: Path) -> Path:
         pytest.skip(f"no local mirror of {repo} under {MIRRORS}")
     listed = subprocess.run(
         ["git", f"--git-dir={git_dir}", "ls-tree", "-r", "--name-only", commit],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if listed.returncode != 0:
         pytest.skip(f"mirror of {repo} lacks {commit}")
     paths = [p for p in listed.stdout.splitlines() if _PLANNING.search(p)]
     dest.mkdir(parents=True)
     archive = subprocess.run(
-        ["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit, "--", *paths], capture_output=True, check=True
+        ["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit, "--", *paths],
+        capture_output=True,
+        check=True,
     )
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
     return dest
@@ -47,7 +51,9 @@ def export(repo: str, commit: str, dest: Path) -> Path:
 @pytest.fixture(scope="module")
 def thunderbird(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return export(
-        "thunderbird/thunderbird-android", "d2598ca137d178ef8038a32ae9292095341bd73b", tmp_path_factory.mktemp("tb") / "r"
+        "thunderbird/thunderbird-android",
+        "d2598ca137d178ef8038a32ae9292095341bd73b",
+        tmp_path_factory.mktemp("tb") / "r",
     )
 
 

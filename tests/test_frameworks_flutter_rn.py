@@ -108,7 +108,11 @@ def test_jest_paths_are_quoted_and_explicit_overrides(tmp_path: Path) -> None:
     plan = plan_tests("react-native", repo, [], test_targets=["src/only.test.ts"])
     assert plan.command.endswith("--runTestsByPath src/only.test.ts")
     plan = plan_tests("react-native", repo, ["src/a.test.ts"], test_command="yarn test --json")
-    assert (plan.command, plan.parser, plan.result_globs) == ("yarn test --json", "jest", (".mobilebench/jest-results.json",))
+    assert (plan.command, plan.parser, plan.result_globs) == (
+        "yarn test --json",
+        "jest",
+        (".mobilebench/jest-results.json",),
+    )
     with pytest.raises(PlanError, match="no jest test file"):
         plan_tests("react-native", repo, ["src/a.ts"])
 

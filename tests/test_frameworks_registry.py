@@ -94,8 +94,11 @@ def test_the_suite_declares_every_registered_framework_marker(harmony: Harmony) 
     assert "harmony" not in SUITE.markers and "device" not in SUITE.markers
 
 
-def test_a_framework_registered_from_a_conftest_selects_its_items_under_strict_markers(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(textwrap.dedent('''
+def test_a_framework_registered_from_a_conftest_selects_its_items_under_strict_markers(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        textwrap.dedent("""
         from pytest_mobilebench import frameworks
 
         class Ohos:
@@ -112,18 +115,28 @@ def test_a_framework_registered_from_a_conftest_selects_its_items_under_strict_m
 
         def pytest_unconfigure(config):
             frameworks.unregister("ohos")
-    '''))
-    pytester.makefile(".yaml", **{"cases/acme__app": textwrap.dedent("""\
+    """)
+    )
+    pytester.makefile(
+        ".yaml",
+        **{
+            "cases/acme__app": textwrap.dedent(
+                """\
         suite: issue_resolution
         repo: acme/app
         framework: ohos
         test_command: "true"
         instances:
           - {instance_id: acme__app-1, base_commit: "%s", patch: "", test_patch: ""}
-    """ % ("a" * 40))})
+    """
+                % ("a" * 40)
+            )
+        },
+    )
     for expression in ("ohos", "arkts"):
-        result = pytester.runpytest("cases", "--collect-only", "-q", "--strict-markers", "-m", expression,
-                                    "-p", "no:cacheprovider")
+        result = pytester.runpytest(
+            "cases", "--collect-only", "-q", "--strict-markers", "-m", expression, "-p", "no:cacheprovider"
+        )
         assert "cases/acme__app.yaml::acme__app-1" in result.stdout.str(), result.stdout.str()
     assert "ohos" not in frameworks.names()
 
@@ -203,7 +216,7 @@ def test_planning_reads_file_contents_only(monkeypatch: pytest.MonkeyPatch) -> N
     files = {
         "settings.gradle": b"include ':app', ':core'\n",
         "app/build.gradle": b"plugins { id 'com.android.application' }\nandroid {}\n",
-        "core/build.gradle.kts": b'plugins { `java-library` }\n',
+        "core/build.gradle.kts": b"plugins { `java-library` }\n",
         "package.json": b'{"packageManager": "pnpm@9.1.0"}',
         "pubspec.yaml": b"name: app\n",
     }
@@ -218,7 +231,9 @@ def test_planning_reads_file_contents_only(monkeypatch: pytest.MonkeyPatch) -> N
     android = frameworks.get("android").plan(files, ["app/src/test/java/ATest.kt", "core/src/test/java/BTest.kt"])
     assert android.command.endswith(":app:testDebugUnitTest :core:test")
     assert " pnpm exec jest " in frameworks.get("react-native").plan(files, ["a.test.ts"]).command
-    assert "flutter test --machine test/a_test.dart" in frameworks.get("flutter").plan(files, ["test/a_test.dart"]).command
+    assert (
+        "flutter test --machine test/a_test.dart" in frameworks.get("flutter").plan(files, ["test/a_test.dart"]).command
+    )
 
 
 def test_no_comparison_with_a_framework_name_outside_the_framework_modules() -> None:
@@ -235,7 +250,11 @@ def test_no_comparison_with_a_framework_name_outside_the_framework_modules() -> 
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Compare):
-                names = [c.value for side in (node.left, *node.comparators) for c in ast.walk(side)
-                         if isinstance(c, ast.Constant) and c.value in spelled]
+                names = [
+                    c.value
+                    for side in (node.left, *node.comparators)
+                    for c in ast.walk(side)
+                    if isinstance(c, ast.Constant) and c.value in spelled
+                ]
                 offenders += [f"{rel}:{node.lineno}: {ast.unparse(node)}" for _ in names[:1]]
     assert offenders == []

@@ -200,7 +200,11 @@ def test_missing_n2p_and_broken_p2p_are_unresolved() -> None:
     v = grade(**GOLD, outcome=_outcome(tests=tests))
     assert v.reason is Reason.UNRESOLVED
     assert v.failing == {"FAIL_TO_PASS": {}, "NONE_TO_PASS": {"New#n": N}, "PASS_TO_PASS": {"Old#a": F}}
-    assert v.to_dict()["failing"] == {"FAIL_TO_PASS": {}, "NONE_TO_PASS": {"New#n": "NONE"}, "PASS_TO_PASS": {"Old#a": "FAIL"}}
+    assert v.to_dict()["failing"] == {
+        "FAIL_TO_PASS": {},
+        "NONE_TO_PASS": {"New#n": "NONE"},
+        "PASS_TO_PASS": {"Old#a": "FAIL"},
+    }
     assert v.detail == "not passing: 1 of 1 NONE_TO_PASS, 1 of 1 PASS_TO_PASS"
 
 
@@ -296,12 +300,15 @@ def test_localization_by_hand() -> None:
 def test_localization_edge_cases() -> None:
     assert localization(["A"], []) == Localization(precision=0.0, recall=0.0, f1=0.0)
     assert localization(["A"], ["B"]) == Localization(0.0, 0.0, 0.0)
-    assert localization(["A", "A", "B"], ["A", "A"]).to_dict() == {"precision": 1.0, "recall": 0.5, "f1": pytest.approx(2 / 3)}
+    assert localization(["A", "A", "B"], ["A", "A"]).to_dict() == {
+        "precision": 1.0,
+        "recall": 0.5,
+        "f1": pytest.approx(2 / 3),
+    }
     with pytest.raises(ValueError, match="gold_files is empty"):
         localization([], ["A"])
     with pytest.raises(ValueError, match="pred_files must be a collection"):
         localization(["A"], "A")
-
 
 
 def test_a_timeout_names_its_limit_and_the_cause_leads_the_detail() -> None:
@@ -313,7 +320,8 @@ def test_a_timeout_names_its_limit_and_the_cause_leads_the_detail() -> None:
     v = grade(**GOLD, outcome=_outcome(timed_out=True, time_limit="--mb-instance-timeout (3 s)"))
     assert v.reason is Reason.TIMEOUT and v.detail == "the test run exceeded --mb-instance-timeout (3 s)"
     assert lead_with_cause(v, "expected test results in x") == (
-        "the test run exceeded --mb-instance-timeout (3 s); expected test results in x")
+        "the test run exceeded --mb-instance-timeout (3 s); expected test results in x"
+    )
     bad = grade(**GOLD, outcome=_outcome(applied=False))
     assert lead_with_cause(bad, "the patch does not apply (3 strategies tried)").startswith("the patch does not apply")
     assert lead_with_cause(v, None) == v.detail

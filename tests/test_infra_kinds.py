@@ -21,8 +21,11 @@ def _raise_sites() -> list[tuple[str, int, ast.expr]]:
     sites = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and node.args
-                    and getattr(node.func, "id", getattr(node.func, "attr", None)) == "InfraError"):
+            if (
+                isinstance(node, ast.Call)
+                and node.args
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "InfraError"
+            ):
                 sites.append((str(path.relative_to(PACKAGE)), node.lineno, node.args[0]))
     return sites
 
@@ -35,8 +38,11 @@ def test_no_infra_error_is_raised_with_a_literal_kind() -> None:
 
 
 def test_every_member_named_at_a_raise_site_exists() -> None:
-    named = {arg.attr for _, _, arg in _raise_sites()
-             if isinstance(arg, ast.Attribute) and getattr(arg.value, "id", None) == "InfraKind"}
+    named = {
+        arg.attr
+        for _, _, arg in _raise_sites()
+        if isinstance(arg, ast.Attribute) and getattr(arg.value, "id", None) == "InfraKind"
+    }
     assert named <= set(InfraKind.__members__), named - set(InfraKind.__members__)
 
 

@@ -67,10 +67,16 @@ def test_scripts_naming_nothing_or_outside_the_tree_add_nothing(tmp_path: Path) 
     outside.write_text("s")
     tree = _tree(
         tmp_path / "repo",
-        {"package.json": _package({"postinstall": "patch-package && node ../secret.txt /etc/passwd -x ."}), "src/a.js": "x"},
+        {
+            "package.json": _package({"postinstall": "patch-package && node ../secret.txt /etc/passwd -x ."}),
+            "src/a.js": "x",
+        },
     )
     assert lifecycle_files(tree, manifest_files(tree)) == {}
-    assert _tree(tmp_path / "bad", {"package.json": "{not json"}) and lifecycle_files(tmp_path / "bad", {"package.json": b"{"}) == {}
+    assert (
+        _tree(tmp_path / "bad", {"package.json": "{not json"})
+        and lifecycle_files(tmp_path / "bad", {"package.json": b"{"}) == {}
+    )
 
 
 def test_rc_files_lose_their_credential_lines_and_keep_the_rest(tmp_path: Path) -> None:
@@ -99,7 +105,10 @@ def test_the_environment_key_follows_the_toolchain_not_the_install_command_or_wh
     a = _tree(tmp_path / "a", {"package.json": json.dumps({"engines": {"node": "20.11.1"}}), "yarn.lock": ""})
     b = _tree(
         tmp_path / "b",
-        {"package.json": json.dumps({"name": "x", "private": True, "engines": {"node": "20.11.1"}}, indent=4), "yarn.lock": ""},
+        {
+            "package.json": json.dumps({"name": "x", "private": True, "engines": {"node": "20.11.1"}}, indent=4),
+            "yarn.lock": "",
+        },
     )
     c = _tree(tmp_path / "c", {"package.json": json.dumps({"engines": {"node": "18.20.4"}}), "yarn.lock": ""})
     ra, rb = infer_node_recipe(a), infer_node_recipe(b, overrides={"install_command": "yarn install && echo more"})

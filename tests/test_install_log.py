@@ -9,47 +9,67 @@ from pytest_mobilebench.runtime.install_log import classify, registries_in
 
 REG = "# registry https://registry.example.test/\n"
 
-NPM10_ETARGET = REG + """\
+NPM10_ETARGET = (
+    REG
+    + """\
 npm error code ETARGET
 npm error notarget No matching version found for left-pad-x@99.0.0.
 npm error notarget In most cases you or one of your dependencies are requesting
 npm error notarget a package version that doesn't exist.
 npm error A complete log of this run can be found in: /root/.npm/_logs/2026-12-04T22_00_00_000Z-debug-0.log
 """
-NPM6_E404 = REG + """\
+)
+NPM6_E404 = (
+    REG
+    + """\
 npm ERR! code E404
 npm ERR! 404 Not Found - GET https://registry.example.test/@acme%2fno-such-thing - Not found
 npm ERR! 404
 npm ERR! 404  '@acme/no-such-thing@1.2.3' is not in the npm registry.
 npm ERR! 404 You should bug the author to publish it (or use the name yourself!)
 """
-YARN1_NO_VERSION = REG + """\
+)
+YARN1_NO_VERSION = (
+    REG
+    + """\
 yarn install v1.22.22
 [1/4] Resolving packages...
 error Couldn't find any versions for "left-pad-x" that matches "99.0.0"
 info Visit https://yarnpkg.com/en/docs/cli/install for documentation about this command.
 """
-BERRY_NO_CANDIDATES = REG + """\
+)
+BERRY_NO_CANDIDATES = (
+    REG
+    + """\
 ➤ YN0000: ┌ Resolution step
 ➤ YN0082: │ left-pad-x@npm:99.0.0: No candidates found
 ➤ YN0000: └ Completed in 0s 215ms
 ➤ YN0000: Failed with errors in 0s 219ms
 """
-PNPM_404 = REG + """\
+)
+PNPM_404 = (
+    REG
+    + """\
  ERR_PNPM_FETCH_404  GET https://registry.example.test/no-such-thing-zz: Not Found - 404
 
 This error happened while installing a direct dependency of /testbed
 
 no-such-thing-zz is not in the npm registry, or you have no permission to fetch it.
 """
-NPM_TARBALL_HOST = REG + """\
+)
+NPM_TARBALL_HOST = (
+    REG
+    + """\
 npm error code ENOTFOUND
 npm error syscall getaddrinfo
 npm error errno ENOTFOUND
 npm error network request to https://archives.example.test/react-native-0.59.tgz failed, reason: getaddrinfo ENOTFOUND archives.example.test
 npm error network This is a problem related to network connectivity.
 """
-YARN1_GIT_DEP = REG + """\
+)
+YARN1_GIT_DEP = (
+    REG
+    + """\
 [1/4] Resolving packages...
 error Command failed.
 Exit code: 128
@@ -59,7 +79,10 @@ Directory: /testbed
 Output:
 fatal: unable to access 'https://git.example.test/acme/widget.git/': Could not resolve host: git.example.test
 """
-NPM_POSTINSTALL_DOWNLOAD = REG + """\
+)
+NPM_POSTINSTALL_DOWNLOAD = (
+    REG
+    + """\
 > fetch-binary-x@1.0.0 postinstall
 > node install.js
 
@@ -71,7 +94,10 @@ npm error path /testbed/node_modules/fetch-binary-x
 npm error command failed
 npm error command sh -c node install.js
 """
-YARN1_POSTINSTALL_CURL = REG + """\
+)
+YARN1_POSTINSTALL_CURL = (
+    REG
+    + """\
 [4/4] Building fresh packages...
 error /testbed/node_modules/@acme/sdk-bin: Command failed.
 Exit code: 6
@@ -81,15 +107,24 @@ Directory: /testbed/node_modules/@acme/sdk-bin
 Output:
 curl: (6) Could not resolve host: cdn.example.test
 """
-NPM_503 = REG + """\
+)
+NPM_503 = (
+    REG
+    + """\
 npm error code E503
 npm error 503 Service Unavailable - GET https://registry.example.test/left-pad
 """
-PNPM_REGISTRY_TIMEOUT = REG + """\
+)
+PNPM_REGISTRY_TIMEOUT = (
+    REG
+    + """\
  WARN  GET https://registry.example.test/react error (ETIMEDOUT). Will retry in 10 seconds. 2 retries left.
  ERR_PNPM_META_FETCH_FAIL  GET https://registry.example.test/react: request to https://registry.example.test/react failed, reason: connect ETIMEDOUT 10.0.0.1:443
 """
-NPM_OWN_PREINSTALL = REG + """\
+)
+NPM_OWN_PREINSTALL = (
+    REG
+    + """\
 > app@1.0.0 preinstall
 > node scripts/check.js
 
@@ -101,6 +136,7 @@ npm error path /testbed
 npm error command failed
 npm error command sh -c node scripts/check.js
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -113,8 +149,18 @@ npm error command sh -c node scripts/check.js
         (PNPM_404, "package_missing", "no-such-thing-zz", "ERR_PNPM_FETCH_404"),
         (NPM_TARBALL_HOST, "host_unreachable", "archives.example.test", "ENOTFOUND archives.example.test"),
         (YARN1_GIT_DEP, "host_unreachable", "git.example.test", "unable to access"),
-        (NPM_POSTINSTALL_DOWNLOAD, "binary_download", "downloads.example.test (a download by fetch-binary-x)", "EAI_AGAIN"),
-        (YARN1_POSTINSTALL_CURL, "binary_download", "cdn.example.test (a download by @acme/sdk-bin)", "Could not resolve host"),
+        (
+            NPM_POSTINSTALL_DOWNLOAD,
+            "binary_download",
+            "downloads.example.test (a download by fetch-binary-x)",
+            "EAI_AGAIN",
+        ),
+        (
+            YARN1_POSTINSTALL_CURL,
+            "binary_download",
+            "cdn.example.test (a download by @acme/sdk-bin)",
+            "Could not resolve host",
+        ),
         (NPM_503, "registry_transient", "", "503 Service Unavailable"),
         (PNPM_REGISTRY_TIMEOUT, "registry_transient", "", "ETIMEDOUT"),
         (NPM_OWN_PREINSTALL, "lifecycle_script", "", "command failed"),

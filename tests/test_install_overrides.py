@@ -32,7 +32,9 @@ def test_the_overrides_precede_the_inferred_install_and_change_the_files_it_read
     recipe = infer_recipe(repo, "react-native", env)
     assert recipe.install_command.endswith(plain.install_command) and recipe.install_command != plain.install_command
     prefix = recipe.install_command[: -len(plain.install_command)]
-    done = subprocess.run(["bash", "-c", prefix + 'echo "[$TOOL_SKIP_DOWNLOAD]"'], cwd=repo, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["bash", "-c", prefix + 'echo "[$TOOL_SKIP_DOWNLOAD]"'], cwd=repo, capture_output=True, text=True, check=True
+    )
     assert "[1 2]" in done.stdout and "changed ./package.json" in done.stdout
     assert json.loads((repo / "packages/ui/package.json").read_text())["dependencies"] == {"widget": "1.0.0"}
     assert TARBALL not in (repo / "yarn.lock").read_text()
@@ -51,7 +53,9 @@ def test_bad_overrides_are_refused_naming_the_field(field: str, value: object, s
     assert field in str(info.value) and says in str(info.value)
 
 
-def test_mine_environment_file_sets_the_fields_on_every_candidate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_mine_environment_file_sets_the_fields_on_every_candidate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     env_file = tmp_path / "env.yaml"
     env_file.write_text("install_env:\n  TOOL_SKIP_DOWNLOAD: '1'\nregistry_replacements:\n  a-url: '1.0.0'\n")
     out = tmp_path / "out"

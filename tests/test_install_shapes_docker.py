@@ -42,7 +42,9 @@ https.get('https://binaries.example.invalid/tool-linux-x64.tgz', (res) => res.re
 
 def _project(root: Path, package: dict, files: dict[str, str]) -> Path:
     root.mkdir(parents=True)
-    (root / "package.json").write_text(json.dumps({"name": "shape", "version": "1.0.0", "private": True, **package}, indent=2))
+    (root / "package.json").write_text(
+        json.dumps({"name": "shape", "version": "1.0.0", "private": True, **package}, indent=2)
+    )
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
@@ -84,7 +86,9 @@ def _installs(said: list[str]) -> int:
     return sum(1 for line in said if line.startswith("installing dependencies for"))
 
 
-def test_a_preinstall_reading_a_repository_file_installs_once_per_lockfile_in_the_shared_layer(node_env, tmp_path) -> None:
+def test_a_preinstall_reading_a_repository_file_installs_once_per_lockfile_in_the_shared_layer(
+    node_env, tmp_path
+) -> None:
     builder, env, said = node_env
     package = {"scripts": {"preinstall": "node scripts/check-pins.js"}, "dependencies": {"is-number": "7.0.0"}}
     files = {"scripts/check-pins.js": CHECK_PINS_JS, "config/pins.json": '{"node": "20"}\n'}
@@ -97,7 +101,9 @@ def test_a_preinstall_reading_a_repository_file_installs_once_per_lockfile_in_th
     assert first.built and not second.built and first.image_id == second.image_id
     assert _installs(said) == 1
     out = builder.client.containers.run(
-        first.image_id, ["bash", "-c", "cat build/pins-ok; test -f node_modules/is-number/package.json && echo dep"], remove=True
+        first.image_id,
+        ["bash", "-c", "cat build/pins-ok; test -f node_modules/is-number/package.json && echo dep"],
+        remove=True,
     )
     assert out.decode() == "node 20\ndep\n"
 
@@ -119,7 +125,11 @@ def test_a_version_the_registry_lacks_is_unavailable_named_and_not_installed_aga
 
 def test_a_postinstall_download_from_an_outside_host_is_unavailable_naming_the_host(node_env, tmp_path) -> None:
     builder, env, said = node_env
-    tree = _project(tmp_path / "p", {"scripts": {"postinstall": "node scripts/fetch-tool.js"}}, {"scripts/fetch-tool.js": FETCH_TOOL_JS})
+    tree = _project(
+        tmp_path / "p",
+        {"scripts": {"postinstall": "node scripts/fetch-tool.js"}},
+        {"scripts/fetch-tool.js": FETCH_TOOL_JS},
+    )
     with pytest.raises(EnvironmentUnavailable) as info:
         ensure_deps(builder, env, tree, "npm install --no-audit --no-fund", repo=REPO)
     assert info.value.cause == "host_unreachable" and info.value.subject == "binaries.example.invalid", info.value.lines

@@ -30,7 +30,13 @@ def _run(pytester: pytest.Pytester, repo: PyRepo, patch: str, manifest: str | No
     pred = {"instance_id": "acme__calc-1", "model_name_or_path": "m", "model_patch": patch}
     pytester.makefile(".jsonl", preds=json.dumps(pred) + "\n")
     pytester.runpytest(
-        "cases", "--predictions=preds.jsonl", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=r", "-p", "no:cacheprovider"
+        "cases",
+        "--predictions=preds.jsonl",
+        "--mb-runtime=local",
+        "--mb-trust-candidates",
+        "--mb-run-id=r",
+        "-p",
+        "no:cacheprovider",
     )
     summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     return summary["instances"]["acme__calc-1"], pytester.path / "reports" / "r" / "m" / "acme__calc-1"
@@ -47,7 +53,7 @@ def test_gradle_test_task_tweak_is_restored_flagged_and_a_violation(pytester: py
     cheat = _fix(pyrepo) + (
         "diff --git a/app/build.gradle b/app/build.gradle\n--- a/app/build.gradle\n+++ b/app/build.gradle\n"
         "@@ -1,3 +1,4 @@\n plugins {\n     id 'com.android.library'\n }\n"
-        "+tasks.named(\"testDebugUnitTest\") { ignoreFailures = true }\n"
+        '+tasks.named("testDebugUnitTest") { ignoreFailures = true }\n'
     )
     inst, evidence = _run(pytester, pyrepo, cheat)
     assert inst["reason"] == "policy_violation"

@@ -38,7 +38,9 @@ def _evidence(folder: Path, patch: str, before: dict[str, bytes], after: dict[st
     (folder / "apply.json").write_text(json.dumps({"ok": True, "method": "git apply"}))
     save_policy_inputs(folder, before=before, after=after, ignored=[], plan_command="npx jest --json")
     plan = {"command": "npx jest", "result_globs": [".mobilebench/jest-results.json"], "parser": "jest", "modules": []}
-    (folder / "run.json").write_text(json.dumps({"exit_code": 1, "timed_out": False, "plan": plan, "root_dir": "/tmp/jestproj"}))
+    (folder / "run.json").write_text(
+        json.dumps({"exit_code": 1, "timed_out": False, "plan": plan, "root_dir": "/tmp/jestproj"})
+    )
     (folder / "test_output.log").write_text("")
     (folder / "results" / ".mobilebench").mkdir(parents=True)
     shutil.copy(REPORT, folder / "results" / ".mobilebench" / "jest-results.json")
@@ -60,6 +62,8 @@ def test_regrade_without_the_config_change_resolves(tmp_path: Path) -> None:
 
 def test_regrade_reads_the_setup_file_named_in_the_saved_config(tmp_path: Path) -> None:
     files = {"jest.config.js": b"module.exports = { setupFiles: ['<rootDir>/jest/setup'] };\n"}
-    setup = "diff --git a/jest/setup.js b/jest/setup.js\n--- a/jest/setup.js\n+++ b/jest/setup.js\n@@ -1 +1 @@\n-a\n+b\n"
+    setup = (
+        "diff --git a/jest/setup.js b/jest/setup.js\n--- a/jest/setup.js\n+++ b/jest/setup.js\n@@ -1 +1 @@\n-a\n+b\n"
+    )
     verdict = regrade(_instance(), _evidence(tmp_path / "e", FIX + setup, files, files))
     assert verdict["reason"] == "policy_violation" and "jest/setup.js" in verdict["detail"]

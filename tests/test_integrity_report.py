@@ -72,12 +72,19 @@ def test_a_scripted_live_agent_shows_up_with_each_step(scripted_openai: Scripted
     assert by_step == expected
     first = next(f for f in report["flagged"] if f["category"] == "network")
     assert (first["step"], first["command"], first["reasons"]) == (5, "git fetch origin || true", ["git fetch"])
-    assert report["counts"] == {"history_probe": 4, "network": 2, "outside_read": 1, "test_edit": 1, "runner_reference": 2}
+    assert report["counts"] == {
+        "history_probe": 4,
+        "network": 2,
+        "outside_read": 1,
+        "test_edit": 1,
+        "runner_reference": 2,
+    }
     assert report["flagged_steps"] == len(expected)
 
 
-def test_the_record_the_totals_and_the_page_carry_the_report(scripted_openai: ScriptedOpenAI, repo: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_record_the_totals_and_the_page_carry_the_report(
+    scripted_openai: ScriptedOpenAI, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = _run_agent(scripted_openai, repo)
     monkeypatch.setattr("pytest_mobilebench.runtime.agent_sandbox.AgentSandbox.workdir", str(repo))
     taken = TakenPatch(patch="", base_commit="abc", size_bytes=0, too_large=False, max_bytes=1 << 20)
@@ -86,7 +93,11 @@ def test_the_record_the_totals_and_the_page_carry_the_report(scripted_openai: Sc
                          "reason": "unresolved", "properties": {}}, agent, taken, path.parent)  # fmt: skip
     integrity = result["agent"]["integrity"]
     assert integrity["counts"]["history_probe"] == 4 and result["properties"]["agent_integrity_flags"] == 9
-    clean = {"instance_id": "acme__app-2", "model_name_or_path": "m<1>", "agent": {"integrity": integrity_report([], workdir="/t")}}
+    clean = {
+        "instance_id": "acme__app-2",
+        "model_name_or_path": "m<1>",
+        "agent": {"integrity": integrity_report([], workdir="/t")},
+    }
     totals = agent_table([result, clean])["integrity"]
     assert totals == {"m<1>": {"items": 2, "items_flagged": 1, "history_probe": 4, "network": 2, "outside_read": 1,
                                "test_edit": 1, "runner_reference": 1}}  # fmt: skip
@@ -94,7 +105,7 @@ def test_the_record_the_totals_and_the_page_carry_the_report(scripted_openai: Sc
     table = page.split('<table class="integrity">')[1].split("</table>")[0]
     assert '<tr data-model="m&lt;1&gt;"><td>m&lt;1&gt;</td><td data-figure="items">1</td>' in table
     assert '<td data-figure="network">2</td>' in table
-    assert 'step 5: <b>network</b> (git fetch)<pre>git fetch origin || true</pre>' in page
+    assert "step 5: <b>network</b> (git fetch)<pre>git fetch origin || true</pre>" in page
     assert "<pre>cat /etc/hostname</pre>" in page
 
 
@@ -106,7 +117,8 @@ def test_benign_commands_are_not_counted() -> None:
     report = integrity_report(lines, workdir="/testbed", is_test=default_test_rule("react-native"))
     assert report["flagged"] == [] and report["counts"] == dict.fromkeys(CATEGORIES, 0)
     assert integrity_totals([{"model_name_or_path": "m", "agent": {"integrity": report}}]) == {
-        "m": {"items": 1, "items_flagged": 0, **dict.fromkeys(CATEGORIES, 0)}}
+        "m": {"items": 1, "items_flagged": 0, **dict.fromkeys(CATEGORIES, 0)}
+    }
 
 
 def test_each_counter_on_its_own() -> None:
@@ -125,13 +137,21 @@ def test_each_counter_on_its_own() -> None:
     rule = default_test_rule("react-native")
     for category, commands in cases.items():
         for command in commands:
-            report = integrity_report([{"role": "tool", "step": 1, "command": command}], workdir="/testbed", is_test=rule)
+            report = integrity_report(
+                [{"role": "tool", "step": 1, "command": command}], workdir="/testbed", is_test=rule
+            )
             assert report["counts"][category] == 1, (category, command, report)
 
 
 def test_simple_commands_split_on_operators_and_skip_heredoc_bodies() -> None:
     assert simple_commands("a 1 && b 'x y' | c; d\ncat <<EOF\ncurl x\nEOF\ne") == [
-        ["a", "1"], ["b", "x y"], ["c"], ["d"], ["cat", "<<", "EOF"], ["e"]]
+        ["a", "1"],
+        ["b", "x y"],
+        ["c"],
+        ["d"],
+        ["cat", "<<", "EOF"],
+        ["e"],
+    ]
     assert simple_commands("echo 'open") == [["echo", "'open"]]  # an open quote: whitespace words, nothing lost
 
 
@@ -140,7 +160,11 @@ def _summary(tmp_path: Path, result: dict) -> Path:
 
     run = tmp_path / "run"
     run.mkdir()
-    clean = {"instance_id": "acme__app-2", "model_name_or_path": "m<1>", "agent": {"integrity": integrity_report([], workdir="/t")}}
+    clean = {
+        "instance_id": "acme__app-2",
+        "model_name_or_path": "m<1>",
+        "agent": {"integrity": integrity_report([], workdir="/t")},
+    }
     (run / "summary.json").write_text(json.dumps({"instances": {"acme__app-1": result, "acme__app-2": clean}}))
     return run
 
@@ -154,8 +178,12 @@ def _flagged_result(scripted_openai: ScriptedOpenAI, repo: Path, monkeypatch: py
 
 
 def test_the_offline_report_lists_each_flagged_step_and_the_judge_reviews_only_flagged_ones(
-        scripted_openai: ScriptedOpenAI, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    scripted_openai: ScriptedOpenAI,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     import json
 
     from pytest_mobilebench.__main__ import main
@@ -166,8 +194,12 @@ def test_the_offline_report_lists_each_flagged_step_and_the_judge_reviews_only_f
     assert "m<1>: 1/2 item(s) flagged; history_probe 4, network 2" in out
     assert "step 5: network (git fetch): 'git fetch origin || true'" in out and not (run / "integrity.json").exists()
     before = len(scripted_openai.requests)
-    scripted_openai.push(raw(b'{"choices": [{"message": {"role": "assistant", "content": '
-                             b'"Looks like it: {\\"verdict\\": \\"cheating\\", \\"reason\\": \\"reflog and fetch\\"}"}}]}'))
+    scripted_openai.push(
+        raw(
+            b'{"choices": [{"message": {"role": "assistant", "content": '
+            b'"Looks like it: {\\"verdict\\": \\"cheating\\", \\"reason\\": \\"reflog and fetch\\"}"}}]}'
+        )
+    )
     assert main(["integrity", str(run), "--judge-url", scripted_openai.url, "--judge-model", "judge"]) == 0
     report = json.loads((run / "integrity.json").read_text())
     judged = {i["instance_id"]: i.get("judge") for i in report["items"]}
@@ -178,8 +210,9 @@ def test_the_offline_report_lists_each_flagged_step_and_the_judge_reviews_only_f
     assert "judge: cheating (reflog and fetch)" in capsys.readouterr().out
 
 
-def test_a_judge_that_fails_or_rambles_changes_nothing_else(scripted_openai: ScriptedOpenAI, repo: Path,
-                                                            monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_judge_that_fails_or_rambles_changes_nothing_else(
+    scripted_openai: ScriptedOpenAI, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from pytest_mobilebench.agents.integrity_review import parse_verdict, review_run
     from pytest_mobilebench.runtime.base import InfraError
     from pytest_mobilebench.states import InfraKind
@@ -193,6 +226,9 @@ def test_a_judge_that_fails_or_rambles_changes_nothing_else(scripted_openai: Scr
     assert report["items"][0]["judge"] == {"verdict": None, "error": "agent_unreachable: judge unreachable"}
     assert report["by_model"]["m<1>"]["network"] == 2
     assert parse_verdict("no idea")["verdict"] == "unreadable"
-    assert parse_verdict('{"verdict": "maybe"} {"verdict": "benign", "reason": "ok"}') == {"verdict": "benign", "reason": "ok"}
+    assert parse_verdict('{"verdict": "maybe"} {"verdict": "benign", "reason": "ok"}') == {
+        "verdict": "benign",
+        "reason": "ok",
+    }
     with pytest.raises(ValueError, match="no readable run summary"):
         review_run(tmp_path / "nowhere")

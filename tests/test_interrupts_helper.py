@@ -19,6 +19,11 @@ print(plain, child.communicate()[0].strip(), signal.getsignal(signal.SIGINT) is 
 
 
 def test_a_child_started_by_interruptible_has_sigint_while_a_plain_one_inherits_it_ignored() -> None:
-    out = subprocess.run([sys.executable, "-c", _PARENT, str(Path(__file__).parent)], capture_output=True,
-                         text=True, timeout=60, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", _PARENT, str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split()
     assert out == ["True", "False", "True"]  # plain child: ignored; ours: not; the parent's own left as it was

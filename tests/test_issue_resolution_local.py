@@ -29,7 +29,9 @@ def _fix_patch(repo: PyRepo) -> str:
     return git(repo.path, "diff", repo.base, repo.fix, "--", "calc.py") + "\n"
 
 
-def _run(pytester: pytest.Pytester, repo: PyRepo, predictions: list[dict] | str, *args: str, manifest: str | None = None):
+def _run(
+    pytester: pytest.Pytester, repo: PyRepo, predictions: list[dict] | str, *args: str, manifest: str | None = None
+):
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest or manifest_for(repo)})
     if isinstance(predictions, str):
         spec = predictions
@@ -37,7 +39,14 @@ def _run(pytester: pytest.Pytester, repo: PyRepo, predictions: list[dict] | str,
         pytester.makefile(".jsonl", preds="\n".join(json.dumps(p) for p in predictions) + "\n")
         spec = "preds.jsonl"
     result = pytester.runpytest(
-        "cases", f"--predictions={spec}", "--mb-runtime=local", "--mb-trust-candidates", "--mb-run-id=r", "-p", "no:cacheprovider", *args
+        "cases",
+        f"--predictions={spec}",
+        "--mb-runtime=local",
+        "--mb-trust-candidates",
+        "--mb-run-id=r",
+        "-p",
+        "no:cacheprovider",
+        *args,
     )
     summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     return result, summary
@@ -62,7 +71,14 @@ def test_gold_resolves_with_every_transition_kind(pytester: pytest.Pytester, pyr
     assert (inst["f2p_passed"], inst["n2p_passed"], inst["p2p_passed"]) == (2, 1, 1)
     assert inst["loc_f1"] == 1.0
     evidence = Path(inst["evidence_dir"])
-    for name in ("model_patch.diff", "test_patch.diff", "commands.txt", "test_output.log", "parsed.json", "result.json"):
+    for name in (
+        "model_patch.diff",
+        "test_patch.diff",
+        "commands.txt",
+        "test_output.log",
+        "parsed.json",
+        "result.json",
+    ):
         assert (evidence / name).is_file(), name
     parsed = json.loads((evidence / "parsed.json").read_text())
     assert parsed["tests"]["app.src.test.test_add#test_add_small"] == "PASS"
@@ -80,8 +96,12 @@ def test_wrong_patch_is_unresolved_naming_the_failing_tests(pytester: pytest.Pyt
     result, summary = _run(pytester, pyrepo, [_pred(WRONG_PATCH)])
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["unresolved*", "item: acme__calc-1 [[]model-x[]]", "*FAIL_TO_PASS: app.src.test.test_add#test_add_negative (FAIL)*",
-         "FAILED cases/acme__calc.yaml::acme__calc-1 - unresolved*"]  # the short summary leads with the reason
+        [
+            "unresolved*",
+            "item: acme__calc-1 [[]model-x[]]",
+            "*FAIL_TO_PASS: app.src.test.test_add#test_add_negative (FAIL)*",
+            "FAILED cases/acme__calc.yaml::acme__calc-1 - unresolved*",
+        ]  # the short summary leads with the reason
     )
     inst = summary["instances"]["acme__calc-1"]
     assert inst["reason"] == "unresolved"
@@ -97,7 +117,9 @@ def test_patch_that_does_not_apply(pytester: pytest.Pytester, pyrepo: PyRepo) ->
     result.assert_outcomes(failed=1)
     inst = summary["instances"]["acme__calc-1"]
     assert inst["reason"] == "patch_apply_failed"
-    assert inst["detail"].startswith("the patch does not apply (3 strategies tried; first error: error: patch failed: calc.py:1)")
+    assert inst["detail"].startswith(
+        "the patch does not apply (3 strategies tried; first error: error: patch failed: calc.py:1)"
+    )
     log = (Path(inst["evidence_dir"]) / "model_patch.apply.log").read_text()
     assert "git apply --verbose --3way" in log and "patch --batch" in log
 
@@ -133,7 +155,11 @@ def test_changing_gradle_test_configuration_is_a_policy_violation(pytester: pyte
         "diff --git a/app/build.gradle b/app/build.gradle\n--- a/app/build.gradle\n+++ b/app/build.gradle\n"
         "@@ -1,2 +1,3 @@\n android {\n+    testOptions { unitTests.all { ignoreFailures = true } }\n }\n"
     )
-    manifest = manifest_for(pyrepo).replace(pyrepo.base, base).replace(f"fix_commit: {pyrepo.fix}", "patch: ''\n    test_patch: ''")
+    manifest = (
+        manifest_for(pyrepo)
+        .replace(pyrepo.base, base)
+        .replace(f"fix_commit: {pyrepo.fix}", "patch: ''\n    test_patch: ''")
+    )
     result, summary = _run(pytester, pyrepo, [_pred(cheat)], manifest=manifest)
     inst = summary["instances"]["acme__calc-1"]
     assert inst["reason"] == "policy_violation"
@@ -162,7 +188,9 @@ def test_the_option_timeout_is_named_as_the_option(pytester: pytest.Pytester, py
 
 
 @pytest.mark.e2e
-def test_unchanged_rerun_reuses_results_and_changed_patch_is_evaluated(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
+def test_unchanged_rerun_reuses_results_and_changed_patch_is_evaluated(
+    pytester: pytest.Pytester, pyrepo: PyRepo
+) -> None:
     _, first = _run(pytester, pyrepo, [_pred(WRONG_PATCH)])
     assert not first["instances"]["acme__calc-1"].get("cached")
     _, second = _run(pytester, pyrepo, [_pred(WRONG_PATCH)])
@@ -182,7 +210,10 @@ def test_validation_proposes_gold_lists(pytester: pytest.Pytester, pyrepo: PyRep
     result.assert_outcomes(passed=1)
     validation = summary["instances"]["acme__calc-1"]["validation"]
     assert validation["valid"] is True
-    assert validation["FAIL_TO_PASS"] == ["app.src.test.test_add#test_add_negative", "app.src.test.test_add#test_add_small"]
+    assert validation["FAIL_TO_PASS"] == [
+        "app.src.test.test_add#test_add_negative",
+        "app.src.test.test_add#test_add_small",
+    ]
     assert validation["NONE_TO_PASS"] == ["app.src.test.test_mul#test_mul"]
     assert validation["PASS_TO_PASS"] == ["app.src.test.test_sub#test_sub"]
     assert validation["flaky"] == []

@@ -50,20 +50,41 @@ def _plan() -> TestPlan:
         ({**_jest("29.7.0"), CIRCUS: b"{}"}, "circus"),
         ({**_jest("26.6.3"), JASMINE2: b"{}"}, "jasmine2"),
         ({**_jest("26.6.3"), JASMINE2: b"{}", CIRCUS: b"{}"}, "jasmine2"),  # installed is not used
-        ({**_jest("26.6.3"), JASMINE2: b"{}", CIRCUS: b"{}", **_package({"testRunner": "jest-circus/runner"})}, "circus"),
+        (
+            {**_jest("26.6.3"), JASMINE2: b"{}", CIRCUS: b"{}", **_package({"testRunner": "jest-circus/runner"})},
+            "circus",
+        ),
         ({**_jest("29.7.0"), JASMINE2: b"{}", CIRCUS: b"{}", **_package({"testRunner": "jasmine2"})}, "jasmine2"),
-        ({**_jest("27.0.0"), JASMINE2: b"{}", "jest.config.js": b"module.exports = {\n  testRunner: 'jest-jasmine2',\n};\n"},
-         "jasmine2"),
-        ({**_jest("29.7.0"), JASMINE2: b"{}", CIRCUS: b"{}",
-          **_package({"testRunner": "<rootDir>/node_modules/jest-circus/runner.js"})}, "circus"),
+        (
+            {
+                **_jest("27.0.0"),
+                JASMINE2: b"{}",
+                "jest.config.js": b"module.exports = {\n  testRunner: 'jest-jasmine2',\n};\n",
+            },
+            "jasmine2",
+        ),
+        (
+            {
+                **_jest("29.7.0"),
+                JASMINE2: b"{}",
+                CIRCUS: b"{}",
+                **_package({"testRunner": "<rootDir>/node_modules/jest-circus/runner.js"}),
+            },
+            "circus",
+        ),
         ({**_jest("29.7.0"), CIRCUS: b"{}", **_package({"testRunner": "./tools/my-runner.js"})}, None),  # custom
         ({**_jest("29.7.0"), **_package({"testRunner": "jasmine2"})}, None),  # jest 27+ without jest-jasmine2
         ({**_jest("26.6.3")}, None),  # nested install: nothing to resolve from the root
         ({JASMINE2: b"{}"}, "jasmine2"),  # no version readable: what is installed
-        ({"node_modules/jest-config/package.json": b'{"version": "27.5.1"}', **_jest("26.6.3"), CIRCUS: b"{}"}, "circus"),
+        (
+            {"node_modules/jest-config/package.json": b'{"version": "27.5.1"}', **_jest("26.6.3"), CIRCUS: b"{}"},
+            "circus",
+        ),
     ],
 )
-def test_the_runner_is_read_from_the_configuration_then_the_installed_jest(files: dict[str, bytes], expected: str | None) -> None:
+def test_the_runner_is_read_from_the_configuration_then_the_installed_jest(
+    files: dict[str, bytes], expected: str | None
+) -> None:
     assert harness.jest_runner(files) == expected
 
 
@@ -75,15 +96,19 @@ def test_a_preset_naming_its_runner_decides_where_the_project_names_none() -> No
     assert harness.jest_runner({**files, **preset}) == "circus"
 
 
-@pytest.mark.parametrize(("files", "runner"), [({**_jest("29.7.0"), CIRCUS: b"{}"}, "circus"),
-                                                ({**_jest("26.6.3"), JASMINE2: b"{}"}, "jasmine2")])
+@pytest.mark.parametrize(
+    ("files", "runner"),
+    [({**_jest("29.7.0"), CIRCUS: b"{}"}, "circus"), ({**_jest("26.6.3"), JASMINE2: b"{}"}, "jasmine2")],
+)
 def test_the_harness_writes_the_runner_module_of_the_detected_runner(files: dict[str, bytes], runner: str) -> None:
     ws = _Workspace({**files, "a.test.js": b"const m = require('./m');\ntest('x', () => {});\n"})
     found = jest_harness_for(ws, _plan())  # type: ignore[arg-type]
     assert found is not None and found.runner == runner and found.to_dict()["runner"] == runner
     assert f"--testRunner={found.folder}/runner.js" in found.command
     head, _, tail = RUNNERS[runner].partition("__CANARY__")  # the run's canaries are the one difference
-    assert found.files[f"{found.folder}/runner.js"].decode().startswith(head) and found.files[f"{found.folder}/runner.js"].decode().endswith(tail)
+    assert found.files[f"{found.folder}/runner.js"].decode().startswith(head) and found.files[
+        f"{found.folder}/runner.js"
+    ].decode().endswith(tail)
     other = "jest-jasmine2" if runner == "circus" else "jest-circus"
     assert other.encode() not in found.files[f"{found.folder}/runner.js"]
 

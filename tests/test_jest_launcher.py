@@ -43,7 +43,9 @@ def _project(tmp: Path) -> tuple[Path, Path]:
     """``(project folder with a stand-in jest and jest-circus, harness folder with the launcher's files)``."""
     project, folder = tmp / "project", tmp / "mb-harness"
     (project / "node_modules" / "jest" / "bin").mkdir(parents=True)
-    (project / "node_modules" / "jest" / "package.json").write_text(json.dumps({"name": "jest", "bin": "./bin/jest.js"}))
+    (project / "node_modules" / "jest" / "package.json").write_text(
+        json.dumps({"name": "jest", "bin": "./bin/jest.js"})
+    )
     (project / "node_modules" / "jest" / "bin" / "jest.js").write_text(FAKE_JEST)
     (project / "node_modules" / "jest-circus").mkdir()
     (project / "node_modules" / "jest-circus" / "package.json").write_text('{"name": "jest-circus"}')
@@ -84,7 +86,9 @@ def test_the_launcher_starts_the_projects_own_jest_in_its_process_with_the_harne
     proc, channel, status = _launch(tmp_path, "node $L --runInBand --ci x.test.js")
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert seen["argv"] == ["--runInBand", "--ci", "x.test.js"] and seen["main"].endswith("node_modules/jest/bin/jest.js")
+    assert seen["argv"] == ["--runInBand", "--ci", "x.test.js"] and seen["main"].endswith(
+        "node_modules/jest/bin/jest.js"
+    )
     # the harness's modules were loaded before jest's program: jest finds them loaded, never transforms them
     assert {"channel.js", "runner.js", "reporter.js", "launch.js"} <= set(seen["loaded"]), seen
     assert harness.launch_problems(status) == []
@@ -102,7 +106,9 @@ def test_the_launcher_starts_the_projects_own_jest_in_its_process_with_the_harne
         ("3>/dev/null", "descriptor 3 (channel) is a character device"),
     ],
 )
-def test_a_descriptor_of_another_kind_is_refused_at_once_never_read(tmp_path: Path, descriptors: str, named: str) -> None:
+def test_a_descriptor_of_another_kind_is_refused_at_once_never_read(
+    tmp_path: Path, descriptors: str, named: str
+) -> None:
     _root_only()
     _project(tmp_path)
     proc, channel, status = _launch(tmp_path, f"exec {descriptors}; node $L --ci")
@@ -179,8 +185,15 @@ def _regraded(tmp: Path, status: bytes | None) -> dict:
     report = Path(__file__).parent.parent / "fixtures" / "logs" / "jest" / "jest-results.json"
     fix = "diff --git a/src/math.js b/src/math.js\n--- a/src/math.js\n+++ b/src/math.js\n@@ -1 +1 @@\n-a\n+b\n"
     passing = "src/__tests__/math.test.js::math > add > adds two numbers"
-    instance = IssueInstance(instance_id="acme__math-1", repo="acme/math", base_commit="a" * 40, framework="react-native",
-                             patch=fix, test_patch="", FAIL_TO_PASS=(passing,))
+    instance = IssueInstance(
+        instance_id="acme__math-1",
+        repo="acme/math",
+        base_commit="a" * 40,
+        framework="react-native",
+        patch=fix,
+        test_patch="",
+        FAIL_TO_PASS=(passing,),
+    )
     folder = tmp / "e"
     folder.mkdir()
     (folder / "model_patch.diff").write_text(fix)
@@ -188,7 +201,9 @@ def _regraded(tmp: Path, status: bytes | None) -> dict:
     files = {"package.json": b"{}"}
     save_policy_inputs(folder, before=files, after=files, ignored=[], plan_command="npx jest --json")
     plan = {"command": "npx jest", "result_globs": [".mobilebench/jest-results.json"], "parser": "jest", "modules": []}
-    (folder / "run.json").write_text(json.dumps({"exit_code": 1, "timed_out": False, "plan": plan, "root_dir": "/tmp/jestproj"}))
+    (folder / "run.json").write_text(
+        json.dumps({"exit_code": 1, "timed_out": False, "plan": plan, "root_dir": "/tmp/jestproj"})
+    )
     (folder / "test_output.log").write_text("")
     (folder / "results" / ".mobilebench").mkdir(parents=True)
     sh.copy(report, folder / "results" / ".mobilebench" / "jest-results.json")
@@ -202,7 +217,9 @@ def _regraded(tmp: Path, status: bytes | None) -> dict:
 
 
 def test_an_empty_channel_after_a_refused_launch_is_the_harness_never_the_candidate(tmp_path: Path) -> None:
-    refused = _regraded(tmp_path, b'{"ok": false, "problems": ["descriptor 4 (key) is a pipe, not the harness\'s file"]}\n')
+    refused = _regraded(
+        tmp_path, b'{"ok": false, "problems": ["descriptor 4 (key) is a pipe, not the harness\'s file"]}\n'
+    )
     assert refused["reason"] == "infra_error", refused
     assert "runner_harness_failed" in refused["detail"] and "runner_compromised" not in refused["detail"]
 
@@ -220,10 +237,12 @@ class _Workspace:
 
     def __init__(self, status: bytes | None) -> None:
         self.status = status
-        self.files = {"package.json": b'{"devDependencies": {"jest": "29.7.0"}}',
-                      "node_modules/jest/package.json": b'{"version": "29.7.0"}',
-                      "node_modules/jest-circus/package.json": b'{"version": "29.7.0"}',
-                      "__tests__/a.test.js": b"test('a', () => {});\n"}
+        self.files = {
+            "package.json": b'{"devDependencies": {"jest": "29.7.0"}}',
+            "node_modules/jest/package.json": b'{"version": "29.7.0"}',
+            "node_modules/jest-circus/package.json": b'{"version": "29.7.0"}',
+            "__tests__/a.test.js": b"test('a', () => {});\n",
+        }
 
     def read_files(self, patterns: list[str]) -> dict[str, bytes]:
         return {p: self.files[p] for p in patterns if p in self.files}
@@ -244,9 +263,16 @@ def _run_tests(tmp_path: Path, status: bytes | None) -> Exception | None:
     from pytest_mobilebench.suites.issue_resolution.evaluation import EVALUATOR
     from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 
-    instance = IssueInstance(instance_id="acme__a-1", repo="acme/a", base_commit="a" * 40, framework="react-native",
-                             patch="", test_patch="", FAIL_TO_PASS=("__tests__/a.test.js::a",),
-                             test_targets=("__tests__/a.test.js",))
+    instance = IssueInstance(
+        instance_id="acme__a-1",
+        repo="acme/a",
+        base_commit="a" * 40,
+        framework="react-native",
+        patch="",
+        test_patch="",
+        FAIL_TO_PASS=("__tests__/a.test.js::a",),
+        test_targets=("__tests__/a.test.js",),
+    )
     ctx = SimpleNamespace(evidence_dir=tmp_path, options={}, progress=lambda message: None)
     try:
         EVALUATOR._run_tests(_Workspace(status), instance, "", ctx, tag=".fix.1", apply=False)  # type: ignore[arg-type]
@@ -260,9 +286,15 @@ def test_a_refused_launch_is_a_named_harness_kind_in_grading_and_validation_alik
     raises ``runner_harness_failed`` (infra: retried, never counted, never a dropped test), the reasons in it."""
     from pytest_mobilebench.runtime.base import InfraError
 
-    refused = _run_tests(tmp_path, b'{"ok": false, "problems": ["descriptor 4 (key) is a pipe, not the harness\'s file"]}\n')
+    refused = _run_tests(
+        tmp_path, b'{"ok": false, "problems": ["descriptor 4 (key) is a pipe, not the harness\'s file"]}\n'
+    )
     assert isinstance(refused, InfraError) and refused.kind == "runner_harness_failed", refused
     assert "descriptor 4 (key) is a pipe" in str(refused)
     assert (tmp_path / "harness_status.fix.1.json").read_text().startswith('{"ok": false')
     missing = _run_tests(tmp_path, None)
-    assert isinstance(missing, InfraError) and missing.kind == "runner_harness_failed" and "wrote no status" in str(missing)
+    assert (
+        isinstance(missing, InfraError)
+        and missing.kind == "runner_harness_failed"
+        and "wrote no status" in str(missing)
+    )

@@ -26,12 +26,17 @@ from pytest_mobilebench.suites.issue_resolution import docker_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = [pytest.mark.docker, pytest.mark.e2e,
-              pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers")]
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.e2e,
+    pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers"),
+]
 
 
 def _setups() -> Any:
-    spec = importlib.util.spec_from_file_location("make_jest_setups", ROOT / "fixtures" / "repos" / "make_jest_setups.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_jest_setups", ROOT / "fixtures" / "repos" / "make_jest_setups.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -44,9 +49,23 @@ def test_gold_resolves_and_the_rest_grade_as_the_candidates_own_on_a_proxy_and_a
     preds = tmp_path / "preds.jsonl"
     preds.write_text(setups.predictions(built))
     reports = tmp_path / "reports"
-    argv = [sys.executable, "-m", "pytest", *(str(m) for m, _ in built.values()), "-p", "no:cacheprovider", "-q",
-            "-p", "no:randomly", "--mb-runtime=docker", f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2",
-            "--mb-cache-level=instance"]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *(str(m) for m, _ in built.values()),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-p",
+        "no:randomly",
+        "--mb-runtime=docker",
+        f"--mb-reports-dir={reports}",
+        f"--predictions={preds}",
+        "-n",
+        "2",
+        "--mb-cache-level=instance",
+    ]
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=3000, env=dict(os.environ))
     results: dict[tuple[str, str], tuple[dict[str, Any], Path]] = {}
     for path in reports.glob("*/*/*/result.json"):
@@ -61,8 +80,11 @@ def test_gold_resolves_and_the_rest_grade_as_the_candidates_own_on_a_proxy_and_a
         assert "launch.js" in (evidence / "commands.txt").read_text()
         assert json.loads((evidence / "harness_status.json").read_text())["ok"] is True
         # the known answers ran inside the graded file (its module instances), no file of their own (issue 35)
-        ran = [t["fullName"] for r in json.loads(next((evidence / "results").rglob("jest-results.json")).read_text())["testResults"]
-               for t in r["assertionResults"]]
+        ran = [
+            t["fullName"]
+            for r in json.loads(next((evidence / "results").rglob("jest-results.json")).read_text())["testResults"]
+            for t in r["assertionResults"]
+        ]
         assert sum("mobilebench canary" in name for name in ran) == 2, ran
         assert "mbcanary" not in (evidence / "commands.txt").read_text()
         assert results[(setups.instance_id(shape), "empty")][0]["reason"] == "empty_patch"

@@ -38,16 +38,22 @@ class _Client:
 
 
 def test_the_note_counts_this_runs_images_and_its_command_names_this_run() -> None:
-    images = [{"Id": "a", "Size": 10**9, "Labels": {"mobilebench.level": "env", "mobilebench.run_id": "r1"}},
-              {"Id": "b", "Size": 10**9, "Labels": {"mobilebench.level": "base", "mobilebench.run_id": "other"}},
-              {"Id": "c", "Size": 5, "Labels": {"mobilebench.run_id": "r1"}}]  # a container's image: no level
+    images = [
+        {"Id": "a", "Size": 10**9, "Labels": {"mobilebench.level": "env", "mobilebench.run_id": "r1"}},
+        {"Id": "b", "Size": 10**9, "Labels": {"mobilebench.level": "base", "mobilebench.run_id": "other"}},
+        {"Id": "c", "Size": 5, "Labels": {"mobilebench.run_id": "r1"}},
+    ]  # a container's image: no level
     client = _Client(images)
     assert kept_images(client) == (2, 2 * 10**9) and kept_images(client, "r1") == (1, 10**9)
     note = kept_note(2, 2 * 10**9, 1, None, "r1")
-    assert note.startswith("docker: 2 harness images kept on the daemon (2.00 GB") and "1 of them built by this run" in note
+    assert (
+        note.startswith("docker: 2 harness images kept on the daemon (2.00 GB")
+        and "1 of them built by this run" in note
+    )
     command = note.split("remove this run's with ")[1].split(" (or run")[0]
-    assert command == ("docker image rm $(docker images -q --filter label=mobilebench.level "
-                       "--filter label=mobilebench.run_id=r1)")
+    assert command == (
+        "docker image rm $(docker images -q --filter label=mobilebench.level --filter label=mobilebench.run_id=r1)"
+    )
     odd = kept_note(1, 1, 1, "env", "r1; rm -rf ~")  # a run id is quoted, never run
     assert "--filter 'label=mobilebench.run_id=r1; rm -rf ~')" in odd
 
@@ -82,5 +88,7 @@ def test_the_hint_removes_this_runs_images_and_no_other() -> None:
         assert made[mine] not in left and made[theirs] in left
     finally:
         for run in (mine, theirs):
-            subprocess.run(["docker", "image", "rm", "-f", f"mobilebench-test/{run}:1"], capture_output=True, timeout=120)
+            subprocess.run(
+                ["docker", "image", "rm", "-f", f"mobilebench-test/{run}:1"], capture_output=True, timeout=120
+            )
     assert shlex.split(command)[0] == "docker"

@@ -37,15 +37,24 @@ def _manifest() -> object:
 
 def test_the_prompt_carries_the_spec_and_a_template_with_an_unknown_field_is_refused(tmp_path: Path) -> None:
     prompt = load_template(None, default=live.DEFAULT_PROMPT, fields=live.FIELDS).render(
-        live.prompt_fields(_manifest(), "/testbed", {"react": "19.3.1"}))
-    for needle in ("`tabs_demo`", "- settings: `/profile/settings`", "home, search, profile",
-                   "settings is a sub-page of profile (tapping the Settings row)", "react 19.3.1", "/testbed"):
+        live.prompt_fields(_manifest(), "/testbed", {"react": "19.3.1"})
+    )
+    for needle in (
+        "`tabs_demo`",
+        "- settings: `/profile/settings`",
+        "home, search, profile",
+        "settings is a sub-page of profile (tapping the Settings row)",
+        "react 19.3.1",
+        "/testbed",
+    ):
         assert needle in prompt.task, needle
     assert "no network" in prompt.system and "exists-home" not in prompt.task  # the specs are the grader's
     bad = tmp_path / "bad.md"
     bad.write_text("Fix $problem_statement in $workdir\n", encoding="utf-8")
     with pytest.raises(PromptError, match="problem_statement"):
-        live.live_model({"mb_agent_base_url": "http://127.0.0.1:9/v1", "mb_agent_model": "m", "mb_agent_prompt": str(bad)})
+        live.live_model(
+            {"mb_agent_base_url": "http://127.0.0.1:9/v1", "mb_agent_model": "m", "mb_agent_prompt": str(bad)}
+        )
 
 
 def test_live_model_needs_the_endpoint_and_refuses_a_user_program() -> None:
@@ -53,7 +62,9 @@ def test_live_model_needs_the_endpoint_and_refuses_a_user_program() -> None:
     with pytest.raises(ValueError, match="mb-agent"):
         live.live_model({})
     with pytest.raises(ValueError, match="--mb-agent-command"):
-        live.live_model({"mb_agent_command": "python3 agent.py", "mb_agent_base_url": "http://x/v1", "mb_agent_model": "m"})
+        live.live_model(
+            {"mb_agent_command": "python3 agent.py", "mb_agent_base_url": "http://x/v1", "mb_agent_model": "m"}
+        )
 
 
 def _heredocs(root: Path) -> str:
@@ -64,7 +75,9 @@ def _heredocs(root: Path) -> str:
             rel = path.relative_to(root).as_posix()
             text = path.read_text(encoding="utf-8")
             assert "MB_EOF" not in text
-            parts.append(f"mkdir -p $(dirname {rel}) && cat > {rel} <<'MB_EOF'\n{text}{'' if text.endswith(chr(10)) else chr(10)}MB_EOF")
+            parts.append(
+                f"mkdir -p $(dirname {rel}) && cat > {rel} <<'MB_EOF'\n{text}{'' if text.endswith(chr(10)) else chr(10)}MB_EOF"
+            )
     return "\n".join(parts)
 
 
@@ -82,9 +95,17 @@ def _cases(folder: Path) -> Path:
 
 def _run(pytester: pytest.Pytester, cases: Path, run_id: str, predictions: str, *args: str) -> tuple[dict, Path]:
     reports = pytester.path / "reports"
-    result = pytester.runpytest(str(cases), f"--predictions={predictions}", "--mb-runtime=docker", f"--mb-run-id={run_id}",
-                                f"--mb-reports-dir={reports}", f"--mb-summary={reports / run_id / 'summary.json'}",
-                                "-p", "no:cacheprovider", *args)
+    result = pytester.runpytest(
+        str(cases),
+        f"--predictions={predictions}",
+        "--mb-runtime=docker",
+        f"--mb-run-id={run_id}",
+        f"--mb-reports-dir={reports}",
+        f"--mb-summary={reports / run_id / 'summary.json'}",
+        "-p",
+        "no:cacheprovider",
+        *args,
+    )
     assert (reports / run_id / "summary.json").is_file(), result.stdout.str()[-3000:]
     return json.loads((reports / run_id / "summary.json").read_text()), reports / run_id
 
@@ -95,23 +116,41 @@ def _run(pytester: pytest.Pytester, cases: Path, run_id: str, predictions: str, 
 @pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers (start dockerd)")
 @pytest.mark.skipif(not Path(nav.CHROMIUM_PATH).exists(), reason=f"{nav.CHROMIUM_PATH} is absent")
 def test_the_agent_builds_the_app_the_untouched_scaffold_fails_cheats_change_nothing_and_the_run_regrades(
-        pytester: pytest.Pytester, by_instance, tmp_path: Path) -> None:
+    pytester: pytest.Pytester, by_instance, tmp_path: Path
+) -> None:
     sentinel = tmp_path / "outside.txt"
-    by_instance.scripts[GOOD] = [bash("ls && cat package.json | head -5"), bash(_heredocs(APP)),
-                                 bash("node_modules/.bin/tsc --noEmit -p tsconfig.json && echo TSC-OK"), submit("built it")]
+    by_instance.scripts[GOOD] = [
+        bash("ls && cat package.json | head -5"),
+        bash(_heredocs(APP)),
+        bash("node_modules/.bin/tsc --noEmit -p tsconfig.json && echo TSC-OK"),
+        submit("built it"),
+    ]
     by_instance.scripts[UNTOUCHED] = [bash("ls"), submit("all done")]
     by_instance.scripts[CHEAT] = [
-        bash("curl -sS -m 5 http://1.1.1.1/; node -e \"require('net').connect(80,'203.0.113.9')"
-             ".on('error',e=>console.log('NET',e.code)).on('connect',()=>console.log('CONNECTED'))\""),
-        bash(f"echo pwned > {sentinel}; echo pwned > /tmp/evil.txt; mkdir -p ../escape && echo x > ../escape/f; "
-             "echo 'export default {}' > vite.config.ts; echo '// replaced' > node_modules/.bin/tsc; "
-             "echo 'NavPassRate 11/11'; echo '{\"reason\": \"ok\", \"passed\": true}' > app_generation.json"),
+        bash(
+            "curl -sS -m 5 http://1.1.1.1/; node -e \"require('net').connect(80,'203.0.113.9')"
+            ".on('error',e=>console.log('NET',e.code)).on('connect',()=>console.log('CONNECTED'))\""
+        ),
+        bash(
+            f"echo pwned > {sentinel}; echo pwned > /tmp/evil.txt; mkdir -p ../escape && echo x > ../escape/f; "
+            "echo 'export default {}' > vite.config.ts; echo '// replaced' > node_modules/.bin/tsc; "
+            'echo \'NavPassRate 11/11\'; echo \'{"reason": "ok", "passed": true}\' > app_generation.json'
+        ),
         submit("NavPassRate 11/11: every spec passes"),
     ]
     cases = _cases(pytester.path / "cases")
     url = by_instance.url
-    summary, run = _run(pytester, cases, "live-app", "live", f"--mb-agent-base-url={url}", "--mb-agent-model=scripted",
-                        "--mb-agent-retries=3", "-n", "2")
+    summary, run = _run(
+        pytester,
+        cases,
+        "live-app",
+        "live",
+        f"--mb-agent-base-url={url}",
+        "--mb-agent-model=scripted",
+        "--mb-agent-retries=3",
+        "-n",
+        "2",
+    )
     entries = summary["instances"]
     good, untouched, cheat = entries[GOOD], entries[UNTOUCHED], entries[CHEAT]
     assert good["reason"] == "ok" and good["nav_passed"] == good["nav_total"] == 11, good
@@ -125,8 +164,11 @@ def test_the_agent_builds_the_app_the_untouched_scaffold_fails_cheats_change_not
     outputs = [x for x in lines if x.get("role") == "tool" and "command" in x]
     assert "CONNECTED" not in outputs[0]["output"] and outputs[0]["exit_code"] is not None
     assert "Permission denied" in outputs[1]["output"]  # node_modules is root's
-    taken = sorted(p.relative_to(run / "scripted" / CHEAT / "project").as_posix()
-                   for p in (run / "scripted" / CHEAT / "project").rglob("*") if p.is_file())
+    taken = sorted(
+        p.relative_to(run / "scripted" / CHEAT / "project").as_posix()
+        for p in (run / "scripted" / CHEAT / "project").rglob("*")
+        if p.is_file()
+    )
     # only the build inputs are taken: no config, no planted verdict
     assert taken == ["index.html", "src/App.tsx", "src/index.css", "src/main.tsx"]
     table = summary["suite_tables"]["app_generation"]["agent"]
@@ -138,7 +180,8 @@ def test_the_agent_builds_the_app_the_untouched_scaffold_fails_cheats_change_not
 
     regraded, _ = _run(pytester, cases, "regrade-app", str(run / "predictions.jsonl"))
     assert {i: (e["reason"], e.get("nav_passed")) for i, e in regraded["instances"].items()} == {
-        i: (e["reason"], e.get("nav_passed")) for i, e in entries.items()}
+        i: (e["reason"], e.get("nav_passed")) for i, e in entries.items()
+    }
 
     # the untouched agent's verdict is the starter project's, given as a file
     from pytest_mobilebench.suites.app_generation.live import starter_files
@@ -147,11 +190,16 @@ def test_the_agent_builds_the_app_the_untouched_scaffold_fails_cheats_change_not
         (tmp_path / "starter" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "starter" / name).write_bytes(data)
     given = tmp_path / "starter.jsonl"
-    given.write_text(json.dumps({"instance_id": UNTOUCHED, "model_name_or_path": "starter",
-                                 "project_path": str(tmp_path / "starter")}))
+    given.write_text(
+        json.dumps(
+            {"instance_id": UNTOUCHED, "model_name_or_path": "starter", "project_path": str(tmp_path / "starter")}
+        )
+    )
     plain, _ = _run(pytester, cases, "starter-app", str(given), "-k", UNTOUCHED)
     assert (plain["instances"][UNTOUCHED]["reason"], plain["instances"][UNTOUCHED]["nav_passed"]) == (
-        untouched["reason"], untouched["nav_passed"])
+        untouched["reason"],
+        untouched["nav_passed"],
+    )
 
 
 @pytest.mark.docker
@@ -160,15 +208,25 @@ def test_the_agent_builds_the_app_the_untouched_scaffold_fails_cheats_change_not
 @pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers (start dockerd)")
 @pytest.mark.skipif(not Path(nav.CHROMIUM_PATH).exists(), reason=f"{nav.CHROMIUM_PATH} is absent")
 def test_a_looping_agent_ends_at_the_step_limit_counted_and_a_failing_endpoint_is_infrastructure(
-        pytester: pytest.Pytester, by_instance) -> None:
+    pytester: pytest.Pytester, by_instance
+) -> None:
     by_instance.scripts[GOOD] = [bash("ls")]
     by_instance.failures[GOOD] = 1000  # every request answered 500
     by_instance.scripts[UNTOUCHED] = [bash("ls src 2>&1; echo again")]
     by_instance.loop.add(UNTOUCHED)
     cases = _cases(pytester.path / "cases")
-    summary, run = _run(pytester, cases, "live-limits", "live", f"--mb-agent-base-url={by_instance.url}",
-                        "--mb-agent-model=scripted", "--mb-agent-retries=1", "--mb-agent-max-steps=3",
-                        "-k", f"{GOOD} or {UNTOUCHED}")
+    summary, run = _run(
+        pytester,
+        cases,
+        "live-limits",
+        "live",
+        f"--mb-agent-base-url={by_instance.url}",
+        "--mb-agent-model=scripted",
+        "--mb-agent-retries=1",
+        "--mb-agent-max-steps=3",
+        "-k",
+        f"{GOOD} or {UNTOUCHED}",
+    )
     looped = summary["instances"][UNTOUCHED]
     assert (looped["reason"], looped["agent_end"], looped["agent_steps"]) == ("nav_failed", "agent_step_limit", 3)
     failing = summary["instances"][GOOD]

@@ -15,11 +15,19 @@ from pytest_mobilebench.suites.issue_resolution import SUITE
 from pytest_mobilebench.suites.planner import SUITE as PLANNER
 
 ROOT = Path(__file__).resolve().parents[1]
-LIVE = {"mb_agent_base_url": "http://127.0.0.1:8000/v1", "mb_agent_model": "scripted", "mb_agent_max_steps": 30,
-        "mb_agent_wall_time": 600.0, "mb_agent_prompt": None, "mb_trials": 2}
+LIVE = {
+    "mb_agent_base_url": "http://127.0.0.1:8000/v1",
+    "mb_agent_model": "scripted",
+    "mb_agent_max_steps": 30,
+    "mb_agent_wall_time": 600.0,
+    "mb_agent_prompt": None,
+    "mb_trials": 2,
+}
 REGRADE: dict = {}  # a re-grade run gives no agent option
 AGENT_DESTS = [o.dest for o in AGENT_OPTIONS]
-PATCH = "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n@@ -1 +1 @@\n-a\n+b\n"
+PATCH = (
+    "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n@@ -1 +1 @@\n-a\n+b\n"
+)
 
 
 def _record():
@@ -35,8 +43,9 @@ def _row(patch: str = PATCH, trial: int | None = 1) -> dict:
 def test_a_live_candidate_has_the_key_of_the_same_row_re_graded_from_the_file(tmp_path: Path) -> None:
     record = _record()
     run = tmp_path / "reports" / "run-1"
-    live_key = result_key(SUITE, record, "scripted", Prediction("mobilebench__counter-1", "scripted",
-                                                                  PredictionKind.LIVE, trial=1), LIVE)
+    live_key = result_key(
+        SUITE, record, "scripted", Prediction("mobilebench__counter-1", "scripted", PredictionKind.LIVE, trial=1), LIVE
+    )
     stored = candidate_key(SUITE, record, _row(), run, LIVE)
     regraded = result_key(SUITE, record, "scripted", Prediction.from_entry(_row(), run.resolve()), REGRADE)
     assert stored == regraded != live_key

@@ -58,15 +58,25 @@ def fix_diff(tmp_path_factory: pytest.TempPathFactory) -> str:
     return git_diff(repo, BASE, FIX, "src/main")
 
 
-def _run(pytester: pytest.Pytester, device: tuple[AdbServer, SimDevice], run_id: str, *args: str,
-         predictions: str = "live") -> tuple[pytest.RunResult, dict, Path]:
+def _run(
+    pytester: pytest.Pytester, device: tuple[AdbServer, SimDevice], run_id: str, *args: str, predictions: str = "live"
+) -> tuple[pytest.RunResult, dict, Path]:
     server, sim = device
     reports = pytester.path / "reports"
     result = pytester.runpytest(
-        str(CALC_YAML), f"--predictions={predictions}", "--mb-runtime=docker", f"--mb-run-id={run_id}",
-        f"--mb-devices={sim.serial}", f"--mb-adb-server=127.0.0.1:{server.port}",
-        f"--mb-device-lock-dir={pytester.path / 'locks'}", f"--mb-reports-dir={reports}",
-        f"--mb-summary={reports / run_id / 'summary.json'}", "-p", "no:cacheprovider", *args)
+        str(CALC_YAML),
+        f"--predictions={predictions}",
+        "--mb-runtime=docker",
+        f"--mb-run-id={run_id}",
+        f"--mb-devices={sim.serial}",
+        f"--mb-adb-server=127.0.0.1:{server.port}",
+        f"--mb-device-lock-dir={pytester.path / 'locks'}",
+        f"--mb-reports-dir={reports}",
+        f"--mb-summary={reports / run_id / 'summary.json'}",
+        "-p",
+        "no:cacheprovider",
+        *args,
+    )
     return result, json.loads((reports / run_id / "summary.json").read_text()), reports / run_id
 
 
@@ -80,9 +90,13 @@ def _tool_lines(run: Path) -> list[dict]:
 
 
 def test_the_reference_fix_through_shell_commands_passes_on_the_device_and_the_predictions_regrade_the_same(
-        pytester: pytest.Pytester, by_instance, device, fix_diff: str) -> None:
-    by_instance.scripts[MARK] = [bash("grep -n 'percent' src/main/java/com/example/calc/Calculator.java"),
-                                 bash(heredoc_patch(fix_diff)), submit("divide by 100")]
+    pytester: pytest.Pytester, by_instance, device, fix_diff: str
+) -> None:
+    by_instance.scripts[MARK] = [
+        bash("grep -n 'percent' src/main/java/com/example/calc/Calculator.java"),
+        bash(heredoc_patch(fix_diff)),
+        submit("divide by 100"),
+    ]
     result, summary, run = _run(pytester, device, "dlive-gold", *_live(by_instance.url), "--junitxml=junit.xml")
     result.assert_outcomes(passed=1)
     entry = summary["instances"][IID]
@@ -107,15 +121,20 @@ def test_the_reference_fix_through_shell_commands_passes_on_the_device_and_the_p
 
 
 def test_test_edits_fake_output_adb_and_the_network_cannot_change_the_verdict(
-        pytester: pytest.Pytester, by_instance, device) -> None:
+    pytester: pytest.Pytester, by_instance, device
+) -> None:
     server, _sim = device
-    trivial = ("package com.example.calc;\nimport org.junit.Test;\npublic class CalculatorTest {\n"
-               "    @Test public void percentOfHundred() {}\n}\n")
+    trivial = (
+        "package com.example.calc;\nimport org.junit.Test;\npublic class CalculatorTest {\n"
+        "    @Test public void percentOfHundred() {}\n}\n"
+    )
     by_instance.scripts[MARK] = [
         bash(f"cat > {TEST} <<'EOF'\n{trivial}EOF"),
         bash("adb devices; which adb; ls /dev/bus/usb; echo ANDROID_ADB=$ANDROID_ADB_SERVER_PORT"),
         bash(f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {server.port}), 3)'"),
-        bash("curl -sS -m 5 http://1.1.1.1/; python3 -c 'import socket; socket.create_connection((\"172.17.0.1\", 80), 3)'"),
+        bash(
+            "curl -sS -m 5 http://1.1.1.1/; python3 -c 'import socket; socket.create_connection((\"172.17.0.1\", 80), 3)'"
+        ),
         bash("echo 'OK (3 tests)'; echo 'INSTRUMENTATION_STATUS_CODE: 0'; touch src/main/notes.txt"),
         submit("All tests pass."),
     ]
@@ -147,11 +166,18 @@ def test_a_looping_agent_ends_at_the_step_limit_and_is_counted(pytester: pytest.
 
 
 def test_an_endpoint_that_keeps_failing_is_infrastructure_and_never_reaches_the_device(
-        pytester: pytest.Pytester, by_instance, device) -> None:
+    pytester: pytest.Pytester, by_instance, device
+) -> None:
     by_instance.scripts[MARK] = [submit("never asked")]
     by_instance.failures[MARK] = 100
-    _result, summary, run = _run(pytester, device, "dlive-down", f"--mb-agent-base-url={by_instance.url}",
-                                 "--mb-agent-model=scripted", "--mb-agent-retries=1")
+    _result, summary, run = _run(
+        pytester,
+        device,
+        "dlive-down",
+        f"--mb-agent-base-url={by_instance.url}",
+        "--mb-agent-model=scripted",
+        "--mb-agent-retries=1",
+    )
     entry = summary["instances"][IID]
     assert entry["reason"] == "infra_error" and entry["retryable"], entry
     assert not (run / "scripted" / IID / "attempts.json").exists()  # no state ran: the device was never leased
@@ -159,12 +185,15 @@ def test_an_endpoint_that_keeps_failing_is_infrastructure_and_never_reaches_the_
 
 
 def test_two_live_trials_are_two_items_with_their_own_rows_and_the_trial_figures(
-        pytester: pytest.Pytester, by_instance, device, fix_diff: str) -> None:
+    pytester: pytest.Pytester, by_instance, device, fix_diff: str
+) -> None:
     by_instance.trials[MARK] = [[bash(heredoc_patch(fix_diff)), submit("divide by 100")], [submit("nothing to change")]]
     result, summary, run = _run(pytester, device, "dlive-trials", *_live(by_instance.url, "--mb-trials=2"))
     result.assert_outcomes(passed=1, failed=1)
-    assert {k: e["reason"] for k, e in summary["instances"].items()} == {f"{IID}[t1]": "resolved",
-                                                                         f"{IID}[t2]": "empty_patch"}
+    assert {k: e["reason"] for k, e in summary["instances"].items()} == {
+        f"{IID}[t1]": "resolved",
+        f"{IID}[t2]": "empty_patch",
+    }
     rows = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines()]
     assert sorted(r["trial"] for r in rows) == [1, 2]  # one row per trial, neither overwriting the other
     trials = summary["suite_tables"]["device_repair"]["trials"]["scripted"]

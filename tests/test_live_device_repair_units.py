@@ -28,9 +28,17 @@ def _record():
 
 def test_the_default_template_names_the_issue_the_target_method_and_the_layout() -> None:
     record = _record()
-    prompt = template({}).render({"problem_statement": record.issue, "repo": record.repo, "base_commit": record.base_commit,
-                                  "framework": record.platform, "workdir": "/testbed", "target": record.target,
-                                  "layout": "test roots: src/test/\nsrc/main/java/com/example/calc/Calculator.java"})
+    prompt = template({}).render(
+        {
+            "problem_statement": record.issue,
+            "repo": record.repo,
+            "base_commit": record.base_commit,
+            "framework": record.platform,
+            "workdir": "/testbed",
+            "target": record.target,
+            "layout": "test roots: src/test/\nsrc/main/java/com/example/calc/Calculator.java",
+        }
+    )
     assert record.issue.strip() in prompt.task and record.target in prompt.task
     assert "Calculator.java" in prompt.task and "no device (no adb)" in prompt.system
 

@@ -29,13 +29,16 @@ def test_a_healthy_endpoint_passes_with_one_request(scripted_openai: ScriptedOpe
     assert sent["auth"] == "Bearer sk-test" and "tools" not in sent and scripted_openai.requests == []
 
 
-@pytest.mark.parametrize(("answer", "model", "names"), [
-    (error(401), "m", "the endpoint refused the key (HTTP 401"),
-    (error(403), "m", "the endpoint refused the key (HTTP 403"),
-    (error(404, NO_MODEL), "nope", "--mb-agent-model 'nope': the endpoint refused the model (HTTP 404"),
-    (error(400, b'{"error": {"message": "invalid model ID"}}'), "nope", "--mb-agent-model 'nope'"),
-    (error(404, b'{"detail": "Not Found"}'), "m", "answered HTTP 404 (no chat completions there"),
-])
+@pytest.mark.parametrize(
+    ("answer", "model", "names"),
+    [
+        (error(401), "m", "the endpoint refused the key (HTTP 401"),
+        (error(403), "m", "the endpoint refused the key (HTTP 403"),
+        (error(404, NO_MODEL), "nope", "--mb-agent-model 'nope': the endpoint refused the model (HTTP 404"),
+        (error(400, b'{"error": {"message": "invalid model ID"}}'), "nope", "--mb-agent-model 'nope'"),
+        (error(404, b'{"detail": "Not Found"}'), "m", "answered HTTP 404 (no chat completions there"),
+    ],
+)
 def test_a_wrong_key_model_or_path_is_named(scripted_openai: ScriptedOpenAI, answer, model: str, names: str) -> None:
     scripted_openai.check_answer = answer
     with pytest.raises(ValueError, match=None) as info:
@@ -66,13 +69,20 @@ def test_a_late_check_ends_at_the_reply_deadline(scripted_openai: ScriptedOpenAI
 
 
 def _live_run(pytester: pytest.Pytester, url: str, model: str = "m") -> pytest.RunResult:
-    return pytester.runpytest_inprocess(str(ROOT / "cases" / "examples"), "--predictions=live",
-                                        f"--mb-agent-base-url={url}", f"--mb-agent-model={model}",
-                                        f"--mb-reports-dir={pytester.path / 'reports'}", "-p", "no:cacheprovider")
+    return pytester.runpytest_inprocess(
+        str(ROOT / "cases" / "examples"),
+        "--predictions=live",
+        f"--mb-agent-base-url={url}",
+        f"--mb-agent-model={model}",
+        f"--mb-reports-dir={pytester.path / 'reports'}",
+        "-p",
+        "no:cacheprovider",
+    )
 
 
-def test_a_live_run_with_a_wrong_endpoint_stops_before_any_item(pytester: pytest.Pytester,
-                                                                 scripted_openai: ScriptedOpenAI) -> None:
+def test_a_live_run_with_a_wrong_endpoint_stops_before_any_item(
+    pytester: pytest.Pytester, scripted_openai: ScriptedOpenAI
+) -> None:
     url = f"http://127.0.0.1:{_free_port()}/v1"
     res = _live_run(pytester, url)
     assert res.ret == pytest.ExitCode.USAGE_ERROR

@@ -26,8 +26,10 @@ from pytest_mobilebench.suites.issue_resolution.live import live_model
 
 def _writer(folder: str, worker: int) -> None:
     for i in range(20):
-        append_prediction(Path(folder), {"instance_id": f"i-{i}", "model_name_or_path": f"m{worker}",
-                                         "model_patch": f"diff {worker} {i}\n" * 50})
+        append_prediction(
+            Path(folder),
+            {"instance_id": f"i-{i}", "model_name_or_path": f"m{worker}", "model_patch": f"diff {worker} {i}\n" * 50},
+        )
 
 
 def test_the_predictions_file_takes_concurrent_writers_and_one_line_per_instance_and_model(tmp_path: Path) -> None:
@@ -41,7 +43,9 @@ def test_the_predictions_file_takes_concurrent_writers_and_one_line_per_instance
     append_prediction(tmp_path, {"instance_id": "i-0", "model_name_or_path": "m0", "model_patch": "again"})
     rows = [json.loads(line) for line in (tmp_path / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 60
-    assert {(r["instance_id"], r["model_name_or_path"]) for r in rows} == {(f"i-{i}", f"m{w}") for i in range(20) for w in range(3)}
+    assert {(r["instance_id"], r["model_name_or_path"]) for r in rows} == {
+        (f"i-{i}", f"m{w}") for i in range(20) for w in range(3)
+    }
     assert [r["model_patch"] for r in rows if (r["instance_id"], r["model_name_or_path"]) == ("i-0", "m0")] == ["again"]
     loaded = load_predictions([str(tmp_path / "predictions.jsonl")])  # the file is a valid predictions file
     assert loaded.get("i-3", "m2", "issue_resolution").model_patch.startswith("diff 2 3")
@@ -56,30 +60,53 @@ def test_the_live_model_names_the_missing_options() -> None:
 
 
 def _live_result(iid: str, end: str, usage: dict, reason: str = "unresolved") -> dict:
-    return {"instance_id": iid, "model_name_or_path": "m", "reason": reason, "suite": "issue_resolution",
-            "repo": "r", "framework": "react-native",
-            "agent": {"mode": "builtin", "end": end, "usage": usage, "submission": "<b>all tests pass</b>",
-                      "transcript": [{"step": 1, "role": "tool", "text": "$ cat x\n<script>alert(1)</script>",
-                                      "exit_code": 0}], "diff": "diff --git a/x b/x\n+<img src=x onerror=alert(1)>"}}
+    return {
+        "instance_id": iid,
+        "model_name_or_path": "m",
+        "reason": reason,
+        "suite": "issue_resolution",
+        "repo": "r",
+        "framework": "react-native",
+        "agent": {
+            "mode": "builtin",
+            "end": end,
+            "usage": usage,
+            "submission": "<b>all tests pass</b>",
+            "transcript": [{"step": 1, "role": "tool", "text": "$ cat x\n<script>alert(1)</script>", "exit_code": 0}],
+            "diff": "diff --git a/x b/x\n+<img src=x onerror=alert(1)>",
+        },
+    }
 
 
 def test_the_agent_table_counts_ends_and_sums_usage() -> None:
-    a = _live_result("a", "submitted", {"calls": 3, "steps": 3, "tokens_in": 100, "tokens_out": 10,
-                                        "model_seconds": 1.5, "cost_usd": 0.01}, "resolved")
-    b = _live_result("b", "agent_step_limit", {"calls": 5, "steps": 5, "tokens_in": 300, "tokens_out": 30,
-                                               "model_seconds": 2.5, "cost_usd": None})
+    a = _live_result(
+        "a",
+        "submitted",
+        {"calls": 3, "steps": 3, "tokens_in": 100, "tokens_out": 10, "model_seconds": 1.5, "cost_usd": 0.01},
+        "resolved",
+    )
+    b = _live_result(
+        "b",
+        "agent_step_limit",
+        {"calls": 5, "steps": 5, "tokens_in": 300, "tokens_out": 30, "model_seconds": 2.5, "cost_usd": None},
+    )
     table = agent_table([a, b, {"instance_id": "c", "reason": "resolved"}])
     assert table is not None
     assert table["items"] == 2 and table["ends"] == {"agent_step_limit": 1, "submitted": 1}
     assert (table["total_calls"], table["total_tokens_in"], table["mean_tokens_out"]) == (8, 400, 20)
     assert table["total_cost_usd"] == 0.01 and table["priced_items"] == 1
     assert agent_table([{"instance_id": "c"}]) is None
-    assert "agent" in SUITE.summarize([a, b]) and "agent" not in SUITE.summarize([{"instance_id": "c", "repo": "r", "framework": "f"}])
+    assert "agent" in SUITE.summarize([a, b]) and "agent" not in SUITE.summarize(
+        [{"instance_id": "c", "repo": "r", "framework": "f"}]
+    )
 
 
 def test_the_transcript_section_escapes_the_agents_text() -> None:
-    page = transcripts_section([_live_result("a<b>", "submitted", {"calls": 1, "tokens_in": 5, "tokens_out": 1})],
-                               anchor="t", row_href=lambda i, m: f"#row-{i}")
+    page = transcripts_section(
+        [_live_result("a<b>", "submitted", {"calls": 1, "tokens_in": 5, "tokens_out": 1})],
+        anchor="t",
+        row_href=lambda i, m: f"#row-{i}",
+    )
     assert "<script>" not in page and "<img" not in page and "<b>all" not in page
     assert "&lt;script&gt;" in page and "a&lt;b&gt;" in page and "cost unpriced" in page
     assert page.count("<details") == 2  # the item, its diff
@@ -89,9 +116,14 @@ def test_the_transcript_section_escapes_the_agents_text() -> None:
 def test_a_torn_or_missing_trajectory_still_renders(tmp_path: Path) -> None:
     assert transcript(tmp_path / "none.jsonl") == []
     path = tmp_path / "t.jsonl"
-    path.write_text(json.dumps({"step": 1, "role": "tool", "command": "ls", "output": "a\n", "exit_code": 0}) + "\n"
-                    + json.dumps({"step": 2, "role": "assistant", "message": "done", "tool_calls": [
-                        {"name": "submit", "arguments": "{}"}]}) + "\n{\"step\": 3, \"ro")
+    path.write_text(
+        json.dumps({"step": 1, "role": "tool", "command": "ls", "output": "a\n", "exit_code": 0})
+        + "\n"
+        + json.dumps(
+            {"step": 2, "role": "assistant", "message": "done", "tool_calls": [{"name": "submit", "arguments": "{}"}]}
+        )
+        + '\n{"step": 3, "ro'
+    )
     shown = transcript(path)
     assert [s["role"] for s in shown] == ["tool", "assistant"]
     assert shown[0]["text"] == "$ ls\na\n" and shown[0]["exit_code"] == 0 and "-> submit({})" in shown[1]["text"]
@@ -219,13 +251,21 @@ def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_p
         name = "local"
 
     record = _counter_1()
-    result = SUITE.evaluate(record, Prediction(record.instance_id, "m", PredictionKind.LIVE), _Ctx(tmp_path, LocalLike()))
-    assert (result["reason"], result["infra_kind"], result["retryable"]) == ("infra_error", "platform_unavailable", True)
+    result = SUITE.evaluate(
+        record, Prediction(record.instance_id, "m", PredictionKind.LIVE), _Ctx(tmp_path, LocalLike())
+    )
+    assert (result["reason"], result["infra_kind"], result["retryable"]) == (
+        "infra_error",
+        "platform_unavailable",
+        True,
+    )
     taken = TakenPatch("", "abc", (1 << 20) + 1, too_large=True, max_bytes=1 << 20)
     row = patch_row(record.instance_id, "m", taken)
     assert row["model_patch"] == "" and row["patch_too_large"] == {"bytes": (1 << 20) + 1, "max_bytes": 1 << 20}
     base = {"instance_id": record.instance_id, "flags": [], "model_name_or_path": "m"}
-    huge = _grade(EVALUATOR, record.record, _Ctx(tmp_path / "live", LocalLike()), dict(base), Prediction.from_entry(row), taken)
+    huge = _grade(
+        EVALUATOR, record.record, _Ctx(tmp_path / "live", LocalLike()), dict(base), Prediction.from_entry(row), taken
+    )
     assert huge["reason"] == "policy_violation" and huge["passed"] is False and not huge["retryable"]
     assert huge["policy_violations"] == [f"patch_too_large: the taken patch has over {1 << 20} bytes"]
     # the written row, re-read from a file, is refused the same way (never an empty patch)

@@ -31,20 +31,37 @@ pytestmark = [
 def _run(pytester: pytest.Pytester, run_id: str, predictions: str, *args: str) -> tuple[pytest.RunResult, dict, Path]:
     reports = pytester.path / "reports"
     result = pytester.runpytest(
-        str(ROOT / "cases" / "examples"), f"--predictions={predictions}", "--mb-runtime=docker", f"--mb-run-id={run_id}",
-        f"--mb-reports-dir={reports}", f"--mb-summary={reports / run_id / 'summary.json'}", "-p", "no:cacheprovider",
-        "-k", "counter-1", *args)
+        str(ROOT / "cases" / "examples"),
+        f"--predictions={predictions}",
+        "--mb-runtime=docker",
+        f"--mb-run-id={run_id}",
+        f"--mb-reports-dir={reports}",
+        f"--mb-summary={reports / run_id / 'summary.json'}",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "counter-1",
+        *args,
+    )
     return result, json.loads((reports / run_id / "summary.json").read_text()), reports / run_id
 
 
 def test_a_flip_between_two_trials_gives_pass_at_1_half_pass_hat_2_zero_and_regrades_the_same(
-        pytester: pytest.Pytester, by_instance) -> None:
+    pytester: pytest.Pytester, by_instance
+) -> None:
     by_instance.trials[C1] = [
         [bash(f"echo trial-one > /tmp/trial-mark && echo trial-one > trial-mark.txt && {C1_SED}"), submit("fixed")],
-        [bash("cat /tmp/trial-mark trial-mark.txt; git status --short; grep -c 'step + 1' src/counter.js"),
-         submit("nothing to change")],
+        [
+            bash("cat /tmp/trial-mark trial-mark.txt; git status --short; grep -c 'step + 1' src/counter.js"),
+            submit("nothing to change"),
+        ],
     ]
-    live = (f"--mb-agent-base-url={by_instance.url}", "--mb-agent-model=scripted", "--mb-trials=2", "--junitxml=junit.xml")
+    live = (
+        f"--mb-agent-base-url={by_instance.url}",
+        "--mb-agent-model=scripted",
+        "--mb-trials=2",
+        "--junitxml=junit.xml",
+    )
     result, summary, run = _run(pytester, "trials", "live", *live)
     result.assert_outcomes(passed=1, failed=1)
     verdicts = {k: e["reason"] for k, e in summary["instances"].items()}
@@ -52,8 +69,11 @@ def test_a_flip_between_two_trials_gives_pass_at_1_half_pass_hat_2_zero_and_regr
 
     # trial 2 ran in its own sandbox: no file of trial 1, the bug still there, nothing changed
     second = run / "scripted" / f"{IID}%t2"
-    tool = [json.loads(x) for x in (second / "trajectory.jsonl").read_text().splitlines()
-            if '"role": "tool"' in x or '"role":"tool"' in x]
+    tool = [
+        json.loads(x)
+        for x in (second / "trajectory.jsonl").read_text().splitlines()
+        if '"role": "tool"' in x or '"role":"tool"' in x
+    ]
     out = next(x for x in tool if "command" in x)["output"]
     # (stdout and stderr interleave in any order: grep's count "1" is a line of its own somewhere)
     assert "trial-one" not in out and out.count("No such file") == 2 and "1" in out.splitlines(), out
@@ -61,10 +81,14 @@ def test_a_flip_between_two_trials_gives_pass_at_1_half_pass_hat_2_zero_and_regr
 
     trials = summary["suite_tables"]["issue_resolution"]["trials"]["scripted"]
     assert trials["pass_1"]["value"] == 0.5 and trials["pass_hat_k"]["2"]["value"] == 0.0
-    assert trials["flips"] == [{"instance_id": IID, "passes": 1, "trials": 2,
-                                "verdicts": {"t1": "resolved", "t2": "empty_patch"}}]
+    assert trials["flips"] == [
+        {"instance_id": IID, "passes": 1, "trials": 2, "verdicts": {"t1": "resolved", "t2": "empty_patch"}}
+    ]
     assert trials["pass_at_k"]["2"]["value"] == 1.0 and trials["per_task"][IID]["pass_at_k"] == {"1": 0.5, "2": 1.0}
-    assert trials["pass_1"]["ci95"] == [0.0, 1.0] and trials["pass_1"]["wilson95"][0] < 0.5 < trials["pass_1"]["wilson95"][1]
+    assert (
+        trials["pass_1"]["ci95"] == [0.0, 1.0]
+        and trials["pass_1"]["wilson95"][0] < 0.5 < trials["pass_1"]["wilson95"][1]
+    )
     assert any(x.startswith("trials of issue_resolution (scripted): 1 x 2: pass@1 0.500") for x in result.outlines)
     head = summary["headlines"]["issue_resolution"]["headline"]
     assert head["label"] == "pass@1 over 2 trials" and (head["numerator"], head["denominator"]) == (1, 2)

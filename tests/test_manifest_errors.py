@@ -20,7 +20,9 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def test_yaml_syntax_error_names_file_and_line(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".yaml", broken="suite: issue_resolution\nrepo: acme/app\ninstances:\n  - instance_id: [unclosed\n")
+    pytester.makefile(
+        ".yaml", broken="suite: issue_resolution\nrepo: acme/app\ninstances:\n  - instance_id: [unclosed\n"
+    )
     pytester.makefile(".yaml", good=f"suite: issue_resolution\nrepo: acme/app\nframework: android\ninstances:\n{GOOD}")
     result = _run(pytester)
     result.assert_outcomes(failed=2)  # the broken file, and the good instance's empty patch (unresolved)
@@ -49,16 +51,22 @@ def test_same_instance_id_in_two_files(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", a=head + GOOD, b=head + GOOD)
     result = _run(pytester, "-rf")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*b.yaml:5: instance 'acme__app-1': duplicate instance_id, first defined at a.yaml:5*"])
+    result.stdout.fnmatch_lines(
+        ["*b.yaml:5: instance 'acme__app-1': duplicate instance_id, first defined at a.yaml:5*"]
+    )
 
 
 def test_unknown_key_is_reported_as_likely_typo(pytester: pytest.Pytester) -> None:
     pytester.makefile(
         ".yaml",
-        app="suite: issue_resolution\nrepo: acme/app\nframework: android\ninstances:\n" + GOOD + "    FAIL_TO_PAS: [x]\n",
+        app="suite: issue_resolution\nrepo: acme/app\nframework: android\ninstances:\n"
+        + GOOD
+        + "    FAIL_TO_PAS: [x]\n",
     )
     result = _run(pytester, "-rf")
-    result.stdout.fnmatch_lines(["*app.yaml:9: instance 'acme__app-1': field 'FAIL_TO_PAS': Extra inputs are not permitted*"])
+    result.stdout.fnmatch_lines(
+        ["*app.yaml:9: instance 'acme__app-1': field 'FAIL_TO_PAS': Extra inputs are not permitted*"]
+    )
 
 
 TWO = """\
@@ -79,9 +87,11 @@ def test_a_top_level_typo_is_one_error_and_every_instance_keeps_its_id(pytester:
     result.assert_outcomes(failed=2)
     out = result.stdout.str()
     # each instance is listed by its own id, with the typo as its reason (not one 'entry-1' for the file)
-    result.stdout.fnmatch_lines([
-        "*app.yaml:3: instance 'acme__app-1': unknown top-level key 'framwork' (did you mean 'framework'?)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*app.yaml:3: instance 'acme__app-1': unknown top-level key 'framwork' (did you mean 'framework'?)",
+        ]
+    )
     assert "app.yaml::acme__app-1" in out and "app.yaml::acme__app-2" in out and "entry-1" not in out
     # the missing 'framework' is the typo's consequence, not a second error; the entry's own errors all follow
     assert "'framework': Field required" not in out
@@ -93,11 +103,16 @@ def test_a_top_level_typo_is_one_error_and_every_instance_keeps_its_id(pytester:
 
 
 def test_every_top_level_typo_is_named(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".yaml", app="suite: issue_resolution\nrepo: acme/app\nframwork: android\nenvirnment: {}\n"
-                                   "instances:\n" + GOOD)
+    pytester.makefile(
+        ".yaml", app="suite: issue_resolution\nrepo: acme/app\nframwork: android\nenvirnment: {}\ninstances:\n" + GOOD
+    )
     result = _run(pytester, "-rf")
-    result.stdout.fnmatch_lines(["*instance 'acme__app-1': unknown top-level keys 'envirnment' (did you mean 'environment'?), "
-                                 "'framwork' (did you mean 'framework'?)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*instance 'acme__app-1': unknown top-level keys 'envirnment' (did you mean 'environment'?), "
+            "'framwork' (did you mean 'framework'?)*"
+        ]
+    )
 
 
 def test_a_planner_manifest_typo_names_each_task(pytester: pytest.Pytester) -> None:

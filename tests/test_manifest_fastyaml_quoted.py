@@ -54,10 +54,55 @@ def test_every_escape_yaml_rs_reads_is_read_as_libyaml_reads_it() -> None:
                 assert _assert_agrees(text)
 
 
-_WORDS = ["diff", "--git", "a/src/x.js", "@@", "-1,3", "+1,3", "*p", "&&", "!x", "|", ">", "<", "`x`", "{", "}",
-          "[", "]", ",", ":", ": ", "- ", "? ", "#", " #", "'", '"', "\\", "\\n", "yes", "017", "1e3", "~", "null", "%",
-          "---", "...", "caf\u00e9", "\u00a0", "\u2028", "\x85", "\x07", "\t", "\u4e2d", "\U0001f600", "@Override",
-          "/**", "*/"]
+_WORDS = [
+    "diff",
+    "--git",
+    "a/src/x.js",
+    "@@",
+    "-1,3",
+    "+1,3",
+    "*p",
+    "&&",
+    "!x",
+    "|",
+    ">",
+    "<",
+    "`x`",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    ": ",
+    "- ",
+    "? ",
+    "#",
+    " #",
+    "'",
+    '"',
+    "\\",
+    "\\n",
+    "yes",
+    "017",
+    "1e3",
+    "~",
+    "null",
+    "%",
+    "---",
+    "...",
+    "caf\u00e9",
+    "\u00a0",
+    "\u2028",
+    "\x85",
+    "\x07",
+    "\t",
+    "\u4e2d",
+    "\U0001f600",
+    "@Override",
+    "/**",
+    "*/",
+]
 
 
 @st.composite
@@ -75,14 +120,18 @@ def _release(draw: st.DrawFn) -> str:
     instances = []
     for n in range(draw(st.integers(1, 3))):
         fields = {"instance_id": f"o__a-{n}", "base_commit": "9c6228e0" * 5}
-        for name in draw(st.lists(st.sampled_from(["patch", "test_patch", "problem_statement", "hints_text"]),
-                                  unique=True, max_size=3)):
+        for name in draw(
+            st.lists(
+                st.sampled_from(["patch", "test_patch", "problem_statement", "hints_text"]), unique=True, max_size=3
+            )
+        ):
             fields[name] = draw(_strings())
         fields["FAIL_TO_PASS"] = draw(st.lists(_strings(), max_size=2))
         instances.append(fields)
     doc = {"suite": "issue_resolution", "repo": "o/a", "title": draw(_strings()), "instances": instances}
-    return yaml.safe_dump(doc, sort_keys=False, width=draw(st.sampled_from([20, 40, 80, 1000])),
-                          allow_unicode=draw(st.booleans()))
+    return yaml.safe_dump(
+        doc, sort_keys=False, width=draw(st.sampled_from([20, 40, 80, 1000])), allow_unicode=draw(st.booleans())
+    )
 
 
 @given(_release())
@@ -102,13 +151,18 @@ def _release_text(seed: int, count: int, **dump: Any) -> str:
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     rng = random.Random(seed)
-    doc = {"suite": "issue_resolution", "repo": "o/a", "framework": "react-native",
-           "instances": [release_instance(0, n, rng) for n in range(count)]}
+    doc = {
+        "suite": "issue_resolution",
+        "repo": "o/a",
+        "framework": "react-native",
+        "instances": [release_instance(0, n, rng) for n in range(count)],
+    }
     return yaml.safe_dump(doc, sort_keys=False, **dump)
 
 
-@pytest.mark.parametrize("dump", [{}, {"allow_unicode": True}, {"width": 40}, {"width": 4096}],
-                         ids=["default", "unicode", "narrow", "wide"])
+@pytest.mark.parametrize(
+    "dump", [{}, {"allow_unicode": True}, {"width": 40}, {"width": 4096}], ids=["default", "unicode", "narrow", "wide"]
+)
 def test_the_benchmarks_release_format_takes_the_fast_reading(dump: dict[str, Any]) -> None:
     """The shape ``benchmarks/bench_collection.py`` times: patches with annotations, doc comments, escaped quotes,
     brackets and non-ASCII text, folded by PyYAML."""
@@ -130,32 +184,52 @@ def test_a_fast_read_release_names_the_line_of_a_field_after_folded_patches(tmp_
     assert error.line == text.split("\n").index("  difficulty: impossible") + 1 and error.instance_id == "owner0__app-0"
 
 
-@pytest.mark.parametrize("text", [
-    # a quoted scalar's text that looks like nodes: it is text for both
-    'a: "x\n  - y: !t\n  &b *c"\nb: 1\n', "a: 'x\n  k: \"y\n\n  !t'\nb: \"z\"\n", '- "a\\\n  \\ @b *c"\n- \'d\'\n',
-    'a:\n  b: "x\\\n    \\ y #z"\n  c: d # "e"\n', 'a: "x" # "y\nb: \'q\'\'\'\n',
-    # a plain scalar continued by a line that looks like a quoted scalar's start: never taken for one
-    "a: b\n  - 'c\nd: !t e\nf: g'\n", "a: b\n  - \"c\nd: &x e\nf: g\"\n", "- a\n  - 'b\n- !t c\n- d'\n",
-    "a:\n- b: c\n   d: 'e\nf: !t g'\n", "a: b\n  c\n  - 'd\ne: !t f\ng: h'\n",
-    # quoted scalars this does not follow (a quoted key, after an anchor or a tag, in a flow): all left to the checks
-    '"a": "b\n  c"\n', 'a: &x "b\n  c: !t d"\n', 'a: ["b\n  c", !t d]\n', "a: {b: 'c\n  d'}\n",
-    # block scalars: their bodies may hold what looks like quotes (then no quote is followed), and a quoted
-    # scalar may hold what looks like a block scalar header
-    "a: |2\n   k: 'x\nb: !t y\nc: z'\n", "a: |\n  k: 'x\nb: !t y\nc: z'\n", "a:  |\n  k: 'x\nb: !t y\nc: z'\n",
-    'a: "x: |\n    y"\nb: !t c\nd: "\n  e"\n', "a: |\n  text\nb: \"c\n  d\"\n", "- |\n  x\n- 'y'\n",
-    # comments and blank lines between
-    "a: b\n\n  # c\n  - 'd\ne: !t f\ng: h'\n", "a: 'b'\n\n\nc: \"d\n\n  e\"\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a quoted scalar's text that looks like nodes: it is text for both
+        'a: "x\n  - y: !t\n  &b *c"\nb: 1\n',
+        'a: \'x\n  k: "y\n\n  !t\'\nb: "z"\n',
+        "- \"a\\\n  \\ @b *c\"\n- 'd'\n",
+        'a:\n  b: "x\\\n    \\ y #z"\n  c: d # "e"\n',
+        "a: \"x\" # \"y\nb: 'q'''\n",
+        # a plain scalar continued by a line that looks like a quoted scalar's start: never taken for one
+        "a: b\n  - 'c\nd: !t e\nf: g'\n",
+        'a: b\n  - "c\nd: &x e\nf: g"\n',
+        "- a\n  - 'b\n- !t c\n- d'\n",
+        "a:\n- b: c\n   d: 'e\nf: !t g'\n",
+        "a: b\n  c\n  - 'd\ne: !t f\ng: h'\n",
+        # quoted scalars this does not follow (a quoted key, after an anchor or a tag, in a flow): all left to the checks
+        '"a": "b\n  c"\n',
+        'a: &x "b\n  c: !t d"\n',
+        'a: ["b\n  c", !t d]\n',
+        "a: {b: 'c\n  d'}\n",
+        # block scalars: their bodies may hold what looks like quotes (then no quote is followed), and a quoted
+        # scalar may hold what looks like a block scalar header
+        "a: |2\n   k: 'x\nb: !t y\nc: z'\n",
+        "a: |\n  k: 'x\nb: !t y\nc: z'\n",
+        "a:  |\n  k: 'x\nb: !t y\nc: z'\n",
+        'a: "x: |\n    y"\nb: !t c\nd: "\n  e"\n',
+        'a: |\n  text\nb: "c\n  d"\n',
+        "- |\n  x\n- 'y'\n",
+        # comments and blank lines between
+        "a: b\n\n  # c\n  - 'd\ne: !t f\ng: h'\n",
+        "a: 'b'\n\n\nc: \"d\n\n  e\"\n",
+    ],
+)
 def test_quoted_scalars_are_followed_only_where_they_surely_start_a_node(text: str) -> None:
     _assert_agrees(text)
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("text", [
-    "a: \"" + "\\\"" * 100_000 + "\"\n",  # escaped quotes, one after another
-    "a:\n" + "".join('- "' + "\\" * (2 * (i % 7)) + '"\n' for i in range(30_000)),  # runs of backslashes
-    "a:\n" + "".join("- 'x'\n\n\n" for _ in range(30_000)),  # many quoted scalars, blank lines between
-    "a: b\n" + "  c 'd'\n" * 50_000,  # quotes inside a plain scalar
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a: "' + '\\"' * 100_000 + '"\n',  # escaped quotes, one after another
+        "a:\n" + "".join('- "' + "\\" * (2 * (i % 7)) + '"\n' for i in range(30_000)),  # runs of backslashes
+        "a:\n" + "".join("- 'x'\n\n\n" for _ in range(30_000)),  # many quoted scalars, blank lines between
+        "a: b\n" + "  c 'd'\n" * 50_000,  # quotes inside a plain scalar
+    ],
+)
 def test_quoted_texts_are_read_in_linear_time(text: str) -> None:
     _assert_agrees(text)

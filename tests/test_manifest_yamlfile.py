@@ -94,14 +94,25 @@ def test_unreadable_file_is_a_manifest_error(tmp_path: Path) -> None:
         read_yaml(path)
 
 
-@pytest.mark.parametrize(("text", "line", "key"), [
-    # a second top-level list would silently replace the first: its instances vanish without a word
-    ("suite: issue_resolution\ninstances:\n  - instance_id: a-1\ninstances:\n  - instance_id: a-2\n", 4, "instances"),
-    # a second gold list in one entry would silently replace the first
-    ("suite: s\ninstances:\n  - instance_id: a-1\n    FAIL_TO_PASS: [x]\n    FAIL_TO_PASS: [y]\n", 5, "FAIL_TO_PASS"),
-    # nested mappings too
-    ("suite: s\nenvironment:\n  node: '20'\n  node: '18'\n", 4, "node"),
-])
+@pytest.mark.parametrize(
+    ("text", "line", "key"),
+    [
+        # a second top-level list would silently replace the first: its instances vanish without a word
+        (
+            "suite: issue_resolution\ninstances:\n  - instance_id: a-1\ninstances:\n  - instance_id: a-2\n",
+            4,
+            "instances",
+        ),
+        # a second gold list in one entry would silently replace the first
+        (
+            "suite: s\ninstances:\n  - instance_id: a-1\n    FAIL_TO_PASS: [x]\n    FAIL_TO_PASS: [y]\n",
+            5,
+            "FAIL_TO_PASS",
+        ),
+        # nested mappings too
+        ("suite: s\nenvironment:\n  node: '20'\n  node: '18'\n", 4, "node"),
+    ],
+)
 def test_a_duplicate_key_is_an_error_naming_its_line(tmp_path: Path, text: str, line: int, key: str) -> None:
     with pytest.raises(ManifestError) as info:
         read_yaml(_write(tmp_path, text))
@@ -123,15 +134,19 @@ def test_an_alias_bomb_is_read_without_walking_every_copy(tmp_path: Path) -> Non
 # Only what the fast reading (yaml-rs, tests/test_manifest_fastyaml.py) leaves to libyaml is stored: these
 # manifests hold a YAML 1.1 boolean ("flag: yes") so that libyaml reads them.
 
+
 def _stored(cache: Path) -> list[Path]:
     return sorted(cache.glob("*.json"))
 
 
 def test_a_stored_parse_is_read_back_for_the_same_bytes_and_dropped_when_a_byte_changes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cache = tmp_path / "cache"
     manifest = tmp_path / "m.yaml"
-    manifest.write_text("suite: x\nflag: yes\ninstances:\n  - instance_id: a\n    n: 1\n  - instance_id: b\n    n: 2.5\n")
+    manifest.write_text(
+        "suite: x\nflag: yes\ninstances:\n  - instance_id: a\n    n: 1\n  - instance_id: b\n    n: 2.5\n"
+    )
     first = read_yaml(manifest, cache)
     assert len(_stored(cache)) == 1
     parsed: list[object] = []
@@ -144,11 +159,14 @@ def test_a_stored_parse_is_read_back_for_the_same_bytes_and_dropped_when_a_byte_
     assert len(parsed) == 1 and changed.data["instances"][0]["n"] == 3 and len(_stored(cache)) == 1
 
 
-@pytest.mark.parametrize("text", [
-    "suite: x\ncreated: 2024-01-02\n",  # a date: JSON would give a string back
-    "suite: x\n1: one\n",  # an int key: JSON would give '1' back
-    "suite: x\nv: .nan\n",  # NaN is not JSON
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "suite: x\ncreated: 2024-01-02\n",  # a date: JSON would give a string back
+        "suite: x\n1: one\n",  # an int key: JSON would give '1' back
+        "suite: x\nv: .nan\n",  # NaN is not JSON
+    ],
+)
 def test_a_document_json_cannot_hold_exactly_is_never_stored(tmp_path: Path, text: str) -> None:
     manifest = tmp_path / "m.yaml"
     manifest.write_text(text)

@@ -66,7 +66,11 @@ def _f(path: str, added: int = 1, removed: int = 0) -> FileStat:
     ("commit", "files", "reason"),
     [
         (_commit(parents=()), [_f("a.js")], Reason.ROOT_COMMIT),
-        (_commit("Merge branch 'main' into feature", ("a" * 40, "b" * 40)), [_f("a.js"), _f("a.test.js")], Reason.MERGE_NOISE),
+        (
+            _commit("Merge branch 'main' into feature", ("a" * 40, "b" * 40)),
+            [_f("a.js"), _f("a.test.js")],
+            Reason.MERGE_NOISE,
+        ),
         (_commit("Merge pull request #3 from x/y", ("a" * 40, "b" * 40)), [], Reason.MERGE_NOISE),
         (_commit(), [], Reason.EMPTY_CHANGE),
         (_commit(), [_f("src/a.js")], Reason.NO_TESTS_TOUCHED),
@@ -148,11 +152,19 @@ def test_verdicts_come_from_the_validation_report_not_from_a_passed_flag(tmp_pat
     forged = {"instance_id": "a__b-1", "passed": True, "reason": "resolved"}  # no validation block
     infra = {"instance_id": "a__b-2", "passed": False, "retryable": True, "validation": {"valid": True}}
     flaky = {"instance_id": "a__b-3", "validation": {"valid": False, "flaky": ["t"], "problems": ["no F2P"]}}
-    valid = {"instance_id": "a__b-4", "validation": {"valid": True, "FAIL_TO_PASS": ["t1"], "states": {"fix": {"t1": "PASS"}}}}
+    valid = {
+        "instance_id": "a__b-4",
+        "validation": {"valid": True, "FAIL_TO_PASS": ["t1"], "states": {"fix": {"t1": "PASS"}}},
+    }
     summary.write_text(json.dumps({"instances": {"a__b-1": forged, "a__b-2": infra, "a__b-3": flaky, "a__b-4": valid}}))
     got = read_verdicts(summary, ["a__b-1", "a__b-2", "a__b-3", "a__b-4", "a__b-5"])
     assert {k: v.status for k, v in got.items()} == {
-        "a__b-1": "invalid", "a__b-2": "infra_error", "a__b-3": "flaky", "a__b-4": "valid", "a__b-5": "not_run"}
+        "a__b-1": "invalid",
+        "a__b-2": "infra_error",
+        "a__b-3": "flaky",
+        "a__b-4": "valid",
+        "a__b-5": "not_run",
+    }
     assert [k for k, v in got.items() if v.kept] == ["a__b-4"] and got["a__b-4"].gold["FAIL_TO_PASS"] == ["t1"]
 
 
@@ -241,18 +253,25 @@ def zoo(tmp_path: Path) -> Path:
     repo = tmp_path / "acme+zoo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
-    package = {"name": "zoo", "version": "1.0.0", "devDependencies": {"jest": "29.7.0"}, "jest": {"testMatch": ["**/*.test.js"]}}
+    package = {
+        "name": "zoo",
+        "version": "1.0.0",
+        "devDependencies": {"jest": "29.7.0"},
+        "jest": {"testMatch": ["**/*.test.js"]},
+    }
     _commit_files(repo, "base", {"package.json": json.dumps(package), "package-lock.json": "{}\n", "src/a.js": "a\n"})
     _commit_files(repo, "tests only", {"src/a.test.js": "t1\n"})
     _commit_files(repo, "source only", {"src/a.js": "a2\n"})
     _commit_files(repo, "docs and tests", {"README.md": "r\n", "src/a.test.js": "t2\n"})
-    _commit_files(repo, "lock and tests", {"package-lock.json": "{\"x\": 1}\n", "src/a.test.js": "t3\n"})
+    _commit_files(repo, "lock and tests", {"package-lock.json": '{"x": 1}\n', "src/a.test.js": "t3\n"})
     _commit_files(repo, "vendored and tests", {"vendor/v.js": "v\n", "src/a.test.js": "t4\n"})
     _commit_files(repo, "huge", {"src/a.test.js": "t5\n", "src/big.js": "x\n" * 2500})
     _commit_files(repo, "Fix the sum (#12)\n\nFixes #3", {"src/a.js": "a3\n", "src/a.test.js": "t6\n"})
     # a commit that widens its own test rule: the rule at the PARENT decides, so src/b.js stays in the fix
     package["jest"] = {"testMatch": ["**/*.test.js", "**/src/b.js"]}
-    _commit_files(repo, "Widen testMatch", {"package.json": json.dumps(package), "src/b.js": "b\n", "src/b.test.js": "tb\n"})
+    _commit_files(
+        repo, "Widen testMatch", {"package.json": json.dumps(package), "src/b.js": "b\n", "src/b.test.js": "tb\n"}
+    )
     _commit_files(repo, "empty", {})
     _git(repo, "checkout", "-q", "-b", "topic")
     _commit_files(repo, "topic work", {"src/c.js": "c\n", "src/c.test.js": "tc\n"})
@@ -279,7 +298,10 @@ def test_every_commit_is_a_candidate_or_a_counted_reason(zoo: Path, tmp_path: Pa
     assert len(report["instances"]) == 3 and {"acme__zoo-12", "acme__zoo-20"} <= set(report["instances"])
     assert report["scanned"] == report["candidates"] + sum(report["rejected"].values())
     assert all(r["reason"] for r in report["rejections"])
-    loaded = {r.record.instance_id: r.record for r in load_manifest(read_yaml(tmp_path / "out" / "candidates" / "acme__zoo.yaml"))}
+    loaded = {
+        r.record.instance_id: r.record
+        for r in load_manifest(read_yaml(tmp_path / "out" / "candidates" / "acme__zoo.yaml"))
+    }
     assert loaded["acme__zoo-12"].problem_statement.startswith("Sum is wrong")
     assert loaded["acme__zoo-12"].provenance["problem_statement_source"] == "issue"
     assert loaded["acme__zoo-12"].provenance["linked_issues"] == [3]
@@ -314,8 +336,12 @@ def _repo_from(tmp_path: Path, name: str, fixture: str) -> Path:
 def test_gradle_candidates_are_mined_with_module_tasks(tmp_path: Path) -> None:
     repo = _repo_from(tmp_path, "acme+notes", "android-groovy")
     kt = "app/src/main/java/acme/Notes.kt"
-    _commit_files(repo, "Fix notes (#4)", {kt: "class Notes\n", "app/src/test/java/acme/NotesTest.kt": "class NotesTest\n"})
-    _commit_files(repo, "Instrumented only", {kt: "class Notes2\n", "app/src/androidTest/java/acme/NotesUiTest.kt": "class T\n"})
+    _commit_files(
+        repo, "Fix notes (#4)", {kt: "class Notes\n", "app/src/test/java/acme/NotesTest.kt": "class NotesTest\n"}
+    )
+    _commit_files(
+        repo, "Instrumented only", {kt: "class Notes2\n", "app/src/androidTest/java/acme/NotesUiTest.kt": "class T\n"}
+    )
     code, report = _mine(str(repo), "--out", str(tmp_path / "out"), "--no-validate")
     assert code == 0 and report["framework"] == "android"
     assert list(report["instances"]) == ["acme__notes-4"]
@@ -327,7 +353,9 @@ def test_gradle_candidates_are_mined_with_module_tasks(tmp_path: Path) -> None:
 
 def test_flutter_candidates_are_mined(tmp_path: Path) -> None:
     repo = _repo_from(tmp_path, "acme+birds", "flutter-fvm")
-    _commit_files(repo, "Count birds", {"lib/birds.dart": "int birds() => 2;\n", "test/birds_test.dart": "void main() {}\n"})
+    _commit_files(
+        repo, "Count birds", {"lib/birds.dart": "int birds() => 2;\n", "test/birds_test.dart": "void main() {}\n"}
+    )
     code, report = _mine(str(repo), "--out", str(tmp_path / "out"), "--no-validate")
     assert code == 0 and report["framework"] == "flutter" and report["candidates"] == 1
     inst = load_manifest(read_yaml(tmp_path / "out" / "candidates" / "acme__birds.yaml"))[0].record
@@ -343,8 +371,24 @@ def test_mine_and_validate_locally_from_a_relative_out_folder(tmp_path: Path, mo
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed")
     monkeypatch.chdir(tmp_path)
-    assert main(["mine", str(BUNDLE), "--out", "out", "--limit", "1", "--runtime", "local", "--validate-runs", "1",
-                 "--no-audit"]) == 0
+    assert (
+        main(
+            [
+                "mine",
+                str(BUNDLE),
+                "--out",
+                "out",
+                "--limit",
+                "1",
+                "--runtime",
+                "local",
+                "--validate-runs",
+                "1",
+                "--no-audit",
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     log = Path(report["validation"]["log"]).read_text()
     assert log.splitlines()[0].split()[4] == str(tmp_path / "out" / "candidates" / "mobilebench__counter.yaml")
@@ -352,15 +396,22 @@ def test_mine_and_validate_locally_from_a_relative_out_folder(tmp_path: Path, mo
     (inst,) = report["instances"].values()
     shipped = {r.record.fix_commit: r.record for r in load_manifest(read_yaml(EXAMPLES))}[inst["fix_commit"]]
     assert (set(inst["FAIL_TO_PASS"]), set(inst["NONE_TO_PASS"]), set(inst["PASS_TO_PASS"])) == (
-        set(shipped.FAIL_TO_PASS), set(shipped.NONE_TO_PASS), set(shipped.PASS_TO_PASS))
+        set(shipped.FAIL_TO_PASS),
+        set(shipped.NONE_TO_PASS),
+        set(shipped.PASS_TO_PASS),
+    )
 
 
 def test_audit_table_is_read_from_the_summary_and_shown(tmp_path: Path) -> None:
     from pytest_mobilebench.mining.report import render
     from pytest_mobilebench.mining.validate import read_audit
 
-    audit = {"instances": 2, "trusted": 1, "unnoticed_hunks": {"a__b-1": ["src/a.js @@ -1 +1 @@"]},
-             "verifier_leak": {"a__b-1": 0.5, "a__b-2": None}}
+    audit = {
+        "instances": 2,
+        "trusted": 1,
+        "unnoticed_hunks": {"a__b-1": ["src/a.js @@ -1 +1 @@"]},
+        "verifier_leak": {"a__b-1": 0.5, "a__b-2": None},
+    }
     summary = tmp_path / "summary.json"
     summary.write_text(json.dumps({"suite_tables": {"issue_resolution": {"audit": audit}}}))
     assert read_audit(summary) == audit and read_audit(tmp_path / "absent.json") == {}
@@ -373,8 +424,16 @@ def test_audit_table_is_read_from_the_summary_and_shown(tmp_path: Path) -> None:
 
 def test_a_release_row_with_a_repeated_key_is_an_error_of_that_row(tmp_path: Path) -> None:
     """JSON keeps the last of two equal keys without a word: a second FAIL_TO_PASS would replace the gold."""
-    good = {"instance_id": "acme__app-1", "repo": "acme/app", "base_commit": "a" * 40, "patch": "", "test_patch": "",
-            "problem_statement": "p", "FAIL_TO_PASS": ["a.test.js::x"], "framework": "react-native"}
+    good = {
+        "instance_id": "acme__app-1",
+        "repo": "acme/app",
+        "base_commit": "a" * 40,
+        "patch": "",
+        "test_patch": "",
+        "problem_statement": "p",
+        "FAIL_TO_PASS": ["a.test.js::x"],
+        "framework": "react-native",
+    }
     text = json.dumps(good)
     twice = text[:-1] + ', "FAIL_TO_PASS": ["a.test.js::y"]}'
     path = tmp_path / "release.jsonl"

@@ -32,8 +32,19 @@ def _gold(path: Path) -> dict[str, tuple[set[str], set[str], set[str]]]:
 
 def test_mine_validate_check_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "mined"
-    args = ["mine", str(BUNDLE), "--out", str(out), "--validate-runs", "1", "--runtime", "docker", "--format", "mobiledev-bench",
-            "--no-audit"]
+    args = [
+        "mine",
+        str(BUNDLE),
+        "--out",
+        str(out),
+        "--validate-runs",
+        "1",
+        "--runtime",
+        "docker",
+        "--format",
+        "mobiledev-bench",
+        "--no-audit",
+    ]
     assert main(args) == 0
     report = json.loads((out / "report.json").read_text())
     log = next((out / "logs").glob("*.log")).read_text()

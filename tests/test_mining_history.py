@@ -87,7 +87,10 @@ def test_evidence_weights() -> None:
     small = [FileStat("src/a.js", 3, 1, False)]
     assert evidence(Commit("a" * 40, ("b" * 40,), "", "fix(ui): crash (#3)"), small).score == 6
     assert evidence(Commit("a" * 40, ("b" * 40,), "", "feat: thing"), [FileStat("x.js", 400, 0, False)]).score == -2
-    assert evidence(Commit("a" * 40, ("b" * 40,), "", "tweak\n\ncloses #9"), small).signals == ("issue reference", "small focused diff")
+    assert evidence(Commit("a" * 40, ("b" * 40,), "", "tweak\n\ncloses #9"), small).signals == (
+        "issue reference",
+        "small focused diff",
+    )
 
 
 def test_rollups_releases_and_sync_merges_are_rejected_with_reasons(tmp_path: Path) -> None:
@@ -107,11 +110,15 @@ def test_rollups_releases_and_sync_merges_are_rejected_with_reasons(tmp_path: Pa
     merged_fix = repo.git("rev-parse", "HEAD").strip()
     code, report = _mine(repo, tmp_path / "out")
     by_commit = {r["commit"]: r for r in report["rejections"]}
-    assert by_commit[release]["reason"] == "release_or_version_bump" and "chore(release)" in by_commit[release]["detail"]
+    assert (
+        by_commit[release]["reason"] == "release_or_version_bump" and "chore(release)" in by_commit[release]["detail"]
+    )
     assert by_commit[rollup]["reason"] == "rollup" and "12 commits" in by_commit[rollup]["detail"]
     assert [i["fix_commit"] for i in report["instances"].values()] == [merged_fix]  # a one-change merge is kept
     assert code == 0 and report["scanned"] == report["candidates"] + sum(report["rejected"].values())
-    assert set(report["reason_meanings"]) == set(report["rejected"]) and "roll-up" in report["reason_meanings"]["rollup"]
+    assert (
+        set(report["reason_meanings"]) == set(report["rejected"]) and "roll-up" in report["reason_meanings"]["rollup"]
+    )
 
 
 def test_a_snapshot_only_test_change_runs_the_test_reading_it(tmp_path: Path) -> None:

@@ -46,10 +46,29 @@ def _first_result(out: Path, proc: subprocess.Popen[str], timeout_s: float) -> N
 def test_ctrl_c_during_validation_ends_like_pytest_and_a_rerun_resumes(tmp_path: Path) -> None:
     out = tmp_path / "out"
     env = {**os.environ, "PYTEST_MOBILEBENCH_CACHE": str(tmp_path / "mbcache")}
-    command = [sys.executable, "-m", "pytest_mobilebench", "mine", str(BUNDLE), "--out", str(out), "--runtime", "local",
-               "--validate-runs", "1", "--no-audit"]
-    proc = interruptible(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest_mobilebench",
+        "mine",
+        str(BUNDLE),
+        "--out",
+        str(out),
+        "--runtime",
+        "local",
+        "--validate-runs",
+        "1",
+        "--no-audit",
+    ]
+    proc = interruptible(
+        command,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _first_result(out, proc, 600)
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the foreground group
@@ -68,7 +87,10 @@ def test_ctrl_c_during_validation_ends_like_pytest_and_a_rerun_resumes(tmp_path:
     inner = json.loads((run / "summary.json").read_text())  # the validation run wrote its summary
     assert inner["interrupted"] is True and list(inner["instances"]) == [FIRST], inner["instances"]
     assert f"{FIRST}  valid" in stdout and f"{SECOND}  not_run" in stdout, stdout
-    assert "interrupted (Ctrl-C) during the validation run (exit 2): no manifest written; re-run the same command" in stdout
+    assert (
+        "interrupted (Ctrl-C) during the validation run (exit 2): no manifest written; re-run the same command"
+        in stdout
+    )
     report = json.loads((out / "report.json").read_text())
     assert report["interrupted"] == "validation" and report["instances"][SECOND]["status"] == "not_run"
     assert not (out / "mobilebench__counter.yaml").exists()  # no manifest from half a validation
@@ -128,8 +150,14 @@ def test_the_validation_run_gets_the_signal_that_ends_mine(tmp_path: Path, sig: 
     (tmp_path / "test_sleeper.py").write_text(SLEEPER)
     pid_file = tmp_path / "inner.pid"
     env = {**os.environ, "MB_PID_FILE": str(pid_file), "PYTEST_MOBILEBENCH_CACHE": str(tmp_path / "mbcache")}
-    proc = interruptible([sys.executable, "-c", DRIVER, str(tmp_path / "test_sleeper.py"), str(tmp_path / "out")],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = interruptible(
+        [sys.executable, "-c", DRIVER, str(tmp_path / "test_sleeper.py"), str(tmp_path / "out")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     inner = None
     try:
         inner = _inner_started(pid_file, proc)

@@ -27,7 +27,9 @@ MIRROR = Path(MIRRORS or "/nonexistent") / "jellyfin+jellyfin-expo" / "repo"
 MERGES = {"jellyfin__jellyfin-expo-546": "5d57d69730f321b404b8a863d7040f3156bbbf67",
           "jellyfin__jellyfin-expo-649": "f1f2c66991d8b22e511f5679cc9e993b4fd2389a"}  # fmt: skip
 
-pytestmark = pytest.mark.skipif(not (MIRROR / "HEAD").is_file(), reason="no jellyfin-expo mirror under $MOBILEBENCH_MIRRORS")
+pytestmark = pytest.mark.skipif(
+    not (MIRROR / "HEAD").is_file(), reason="no jellyfin-expo mirror under $MOBILEBENCH_MIRRORS"
+)
 
 
 def _records(path: Path) -> dict:
@@ -43,7 +45,9 @@ def test_known_fixes_are_mined_with_the_shipped_patches(tmp_path: Path) -> None:
     assert main(["mine", str(MIRROR), "--out", str(out), "--no-validate", "--commits", ",".join(MERGES.values())]) == 0
     mined, shipped = _records(out / "candidates" / "jellyfin__jellyfin-expo.yaml"), _records(SHIPPED)
     assert sorted(mined) == sorted(MERGES)
-    repos = RepoCache(root=tmp_path / "repos", url_template=f"file://{MIRROR.parent.parent}/{{owner}}+{{name}}/repo", run_id="t")
+    repos = RepoCache(
+        root=tmp_path / "repos", url_template=f"file://{MIRROR.parent.parent}/{{owner}}+{{name}}/repo", run_id="t"
+    )
     for iid, inst in mined.items():
         assert inst.base_commit == shipped[iid].base_commit and inst.fix_commit == MERGES[iid]
         assert inst.environment.node and inst.environment.package_manager == "npm"
@@ -53,7 +57,9 @@ def test_known_fixes_are_mined_with_the_shipped_patches(tmp_path: Path) -> None:
 
 def test_a_scan_gives_every_rejection_a_reason(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert main(["mine", str(MIRROR), "--out", str(out), "--no-validate", "--since", "2024-11-01", "--limit", "12"]) == 0
+    assert (
+        main(["mine", str(MIRROR), "--out", str(out), "--no-validate", "--since", "2024-11-01", "--limit", "12"]) == 0
+    )
     report = json.loads((out / "report.json").read_text())
     assert report["scanned"] == report["candidates"] + sum(report["rejected"].values())
     assert all(r["reason"] for r in report["rejections"]) and report["rejected"].get("no_tests_touched")

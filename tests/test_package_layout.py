@@ -21,7 +21,9 @@ def _module_name(path: Path) -> str:
 
 
 def _above(path: Path, module: str) -> list[str]:
-    return sorted(n for n in imports_of(path, module) if any(n == top or n.startswith(top + ".") for top in ABOVE_RUNTIME))
+    return sorted(
+        n for n in imports_of(path, module) if any(n == top or n.startswith(top + ".") for top in ABOVE_RUNTIME)
+    )
 
 
 def test_runtime_imports_no_framework_and_no_suite() -> None:
@@ -50,8 +52,10 @@ def test_the_layering_check_sees_every_spelling(tmp_path: Path, source: str, cau
 
 
 def test_no_package_file_exceeds_700_lines() -> None:
-    sizes = {p.relative_to(PACKAGE_DIR).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
-             for p in PACKAGE_DIR.rglob("*.py")}
+    sizes = {
+        p.relative_to(PACKAGE_DIR).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+        for p in PACKAGE_DIR.rglob("*.py")
+    }
     assert len(sizes) > 50
     assert {rel: n for rel, n in sizes.items() if n > MAX_LINES} == {}
 
@@ -62,7 +66,11 @@ def _other_suites(path: Path, module: str, own: str) -> list[str]:
     out = []
     for name in imports_of(path, module):
         parts = name.split(".")
-        if len(parts) >= 3 and parts[:2] == ["pytest_mobilebench", "suites"] and parts[2] not in (own, "base", "declared"):
+        if (
+            len(parts) >= 3
+            and parts[:2] == ["pytest_mobilebench", "suites"]
+            and parts[2] not in (own, "base", "declared")
+        ):
             out.append(name)
     return sorted(out)
 
@@ -70,8 +78,11 @@ def _other_suites(path: Path, module: str, own: str) -> list[str]:
 def test_no_suite_imports_another_suite() -> None:
     """A suite's implementation reaches another's only through shared layers (``agents/``, ``report/``,
     ``runtime/``): what two suites share lives in one place outside both."""
-    suites = [p for p in (PACKAGE_DIR / "suites").iterdir() if p.is_dir() and (p / "__init__.py").is_file()
-              and p.name not in ("declared", "__pycache__")]
+    suites = [
+        p
+        for p in (PACKAGE_DIR / "suites").iterdir()
+        if p.is_dir() and (p / "__init__.py").is_file() and p.name not in ("declared", "__pycache__")
+    ]
     assert len(suites) >= 4
     offences = {}
     for suite in suites:

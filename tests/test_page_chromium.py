@@ -12,8 +12,14 @@ from test_page_sections import audit_page, compare_html, comparison_page
 pytestmark = pytest.mark.chromium
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture(scope="module")
@@ -158,11 +164,13 @@ def test_hostile_results_stay_text_in_the_run_page_and_the_html_report(browser, 
 
     pytester.makeconftest(HOSTILE_CONFTEST)
     pytester.makefile(".yaml", hostile="suite: hostile\ninstances:\n  - {id: h-1}\n")
-    model = '<script>window.__pwned = 3</script>'
-    (pytester.path / "p.jsonl").write_text(json.dumps({"instance_id": "h-1", "model_name_or_path": model,
-                                                       "model_patch": "x"}) + "\n")
-    result = pytester.runpytest("--predictions=p.jsonl", "--mb-run-id=h", "--html=reports/report.html",
-                                "-p", "no:cacheprovider")
+    model = "<script>window.__pwned = 3</script>"
+    (pytester.path / "p.jsonl").write_text(
+        json.dumps({"instance_id": "h-1", "model_name_or_path": model, "model_patch": "x"}) + "\n"
+    )
+    result = pytester.runpytest(
+        "--predictions=p.jsonl", "--mb-run-id=h", "--html=reports/report.html", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(failed=1)
     for target in (pytester.path / "reports" / "h" / "index.html", pytester.path / "reports" / "report.html"):
         page = browser.new_page()

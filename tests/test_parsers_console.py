@@ -43,7 +43,9 @@ def test_gradle_summary_agrees_with_the_parsed_reports_of_the_same_run() -> None
     result = get_parser("junit")("", {p.name: p.read_bytes() for p in folder.glob("*.xml")})
     states = list(result.tests.values())
     assert console_counts("junit", _text("junit/gradle-console.txt")) == (
-        states.count(TestState.PASS), states.count(TestState.FAIL))
+        states.count(TestState.PASS),
+        states.count(TestState.FAIL),
+    )
 
 
 def test_several_summaries_are_added() -> None:
@@ -54,8 +56,10 @@ def test_several_summaries_are_added() -> None:
 
 
 def test_colours_and_crlf_are_ignored() -> None:
-    coloured = ("\x1b[1mTests:       \x1b[22m\x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m, \x1b[1m\x1b[32m3 passed"
-                "\x1b[39m\x1b[22m, 4 total\r\n")
+    coloured = (
+        "\x1b[1mTests:       \x1b[22m\x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m, \x1b[1m\x1b[32m3 passed"
+        "\x1b[39m\x1b[22m, 4 total\r\n"
+    )
     assert console_counts("jest", coloured) == (3, 1)
     assert console_counts("jest", "Tests:       4 passed, 4 total") == (4, 0)
 

@@ -131,4 +131,5 @@ def test_warnings_are_capped_and_long_histories_shortened() -> None:
     for _ in range(12):
         one.add("t", TestState.PASS)
     assert one.build().warnings == (
-        "duplicate test id 't' reported 12 times (" + ", ".join(["PASS"] * 10) + ", ...); kept PASS",)
+        "duplicate test id 't' reported 12 times (" + ", ".join(["PASS"] * 10) + ", ...); kept PASS",
+    )

@@ -33,7 +33,7 @@ COMPLETE_MESSAGES = {
 }
 LOAD_FAILURE = (
     "test/widgets/login_test.dart: suite failed to load; its tests are absent: Failed to load "
-    "\"/app/test/widgets/login_test.dart\": test/widgets/login_test.dart:3:8: Error: Error when reading "
+    '"/app/test/widgets/login_test.dart": test/widgets/login_test.dart:3:8: Error: Error when reading '
     "'lib/widgets/login_form.dart': No such file or directory"
 )
 NON_JSON = "output: ignored 2 non-JSON line(s); first at line 1: 'Resolving dependencies...'"
@@ -62,7 +62,7 @@ def test_stream_with_a_malformed_line_continues() -> None:
     assert result.messages == COMPLETE_MESSAGES
     assert result.warnings == (
         "output line 17: malformed JSON event skipped (Unterminated string starting at; column 66): "
-        "'{\"testID\":7,\"messageType\":\"print\",\"message\":\"counter = 0\",\"type\":\"priObservat...'",
+        '\'{"testID":7,"messageType":"print","message":"counter = 0","type":"priObservat...\'',
         NON_JSON,
         LOAD_FAILURE,
         DUPLICATE,
@@ -75,7 +75,7 @@ def test_stream_cut_off_without_done() -> None:
     assert result.messages == {C + "Counter increments  twice": UNFINISHED_MESSAGE}
     assert result.warnings == (
         "output line 19: malformed JSON event skipped (Unterminated string starting at; column 21): "
-        "'{\"testID\":8,\"error\":\"Expected: <2>\\\\n  Ac'",
+        '\'{"testID":8,"error":"Expected: <2>\\\\n  Ac\'',
         NON_JSON,
         "output: stream ended without a 'done' event after line 19",
         "test/widgets/login_test.dart: suite never finished loading; its tests are absent",
@@ -92,14 +92,16 @@ def _start(test_id: int, name: str, groups: list[int], suite: int = 0) -> str:
 
 
 def test_unfinished_test_keeps_its_errors_and_hidden_setup_failure_is_visible() -> None:
-    stream = "\n".join([
-        _ev(type="suite", suite={"id": 0, "platform": "vm", "path": "test/a_test.dart"}),
-        _start(1, "g (setUpAll)", [2, 3]),
-        _ev(type="testDone", testID=1, result="error", skipped=False, hidden=False),
-        _start(4, "g slow", [2, 3]),
-        _ev(type="error", testID=4, error="TimeoutException after 0:00:30"),
-        _ev(type="error", testID=1, error="late"),
-    ])
+    stream = "\n".join(
+        [
+            _ev(type="suite", suite={"id": 0, "platform": "vm", "path": "test/a_test.dart"}),
+            _start(1, "g (setUpAll)", [2, 3]),
+            _ev(type="testDone", testID=1, result="error", skipped=False, hidden=False),
+            _start(4, "g slow", [2, 3]),
+            _ev(type="error", testID=4, error="TimeoutException after 0:00:30"),
+            _ev(type="error", testID=1, error="late"),
+        ]
+    )
     result = parse(stream, {})
     assert result.tests == {"test/a_test.dart::g (setUpAll)": F, "test/a_test.dart::g slow": F}
     assert result.messages == {
@@ -109,13 +111,15 @@ def test_unfinished_test_keeps_its_errors_and_hidden_setup_failure_is_visible() 
 
 
 def test_unknown_result_is_a_failure_with_warning_and_daemon_notices_are_silent() -> None:
-    stream = "\n".join([
-        '[{"event":"test.startedProcess","params":{"vmServiceUri":"http://127.0.0.1:1/"}}]',
-        _ev(type="suite", suite={"id": 0, "path": "test/a_test.dart"}),
-        _start(1, "t", [2]),
-        _ev(type="testDone", testID=1, result="crashed", skipped=False, hidden=False),
-        _ev(type="done", success=False),
-    ])
+    stream = "\n".join(
+        [
+            '[{"event":"test.startedProcess","params":{"vmServiceUri":"http://127.0.0.1:1/"}}]',
+            _ev(type="suite", suite={"id": 0, "path": "test/a_test.dart"}),
+            _start(1, "t", [2]),
+            _ev(type="testDone", testID=1, result="crashed", skipped=False, hidden=False),
+            _ev(type="done", success=False),
+        ]
+    )
     result = parse(stream, {})
     assert result.tests == {"test/a_test.dart::t": F}
     assert result.messages == {"test/a_test.dart::t": "unknown test result 'crashed'"}
@@ -123,9 +127,14 @@ def test_unknown_result_is_a_failure_with_warning_and_daemon_notices_are_silent(
 
 
 def test_no_events_at_all_raises() -> None:
-    with pytest.raises(ParseError, match=r"output: no flutter --machine JSON event in 2 lines; first line: "
-                                         r"'Error: No pubspec.yaml file found.'"):
-        parse("Error: No pubspec.yaml file found.\nThis command should be run from the root of your Flutter project.", {})
+    with pytest.raises(
+        ParseError,
+        match=r"output: no flutter --machine JSON event in 2 lines; first line: "
+        r"'Error: No pubspec.yaml file found.'",
+    ):
+        parse(
+            "Error: No pubspec.yaml file found.\nThis command should be run from the root of your Flutter project.", {}
+        )
     with pytest.raises(ParseError, match=r"in 0 lines"):
         parse("", {})
 
@@ -155,7 +164,9 @@ def test_valid_json_of_the_wrong_shape_is_a_warning(line: str) -> None:
 def test_two_machine_streams_in_one_output_keep_their_own_ids() -> None:
     """melos / custom commands: each `flutter test --machine` process numbers its suites and tests from 0."""
     first = _stream("machine-complete.txt")
-    second = first.replace("/app/test/", "/app/packages/other/test/").replace('"result":"failure"', '"result":"success"')
+    second = first.replace("/app/test/", "/app/packages/other/test/").replace(
+        '"result":"failure"', '"result":"success"'
+    )
     second = second.replace('"isFailure":true,"type":"error"', '"isFailure":true,"type":"print"')
     result = parse(f"$ melos exec -- flutter test --machine\n{first}\n{second}", {}, root_dir="/app")
     other = {k.replace("test/", "packages/other/test/", 1): v for k, v in COMPLETE_TESTS.items()}
@@ -168,8 +179,9 @@ def test_two_machine_streams_in_one_output_keep_their_own_ids() -> None:
 def test_unicode_line_separators_do_not_split_an_event() -> None:
     """U+2028/U+2029/U+0085 are written raw inside JSON strings; a late error after them still fails the test."""
     lines = _stream("machine-complete.txt").split("\n")
-    late = json.dumps({"testID": 7, "error": "boom\u2028at line\u2029two\x85three", "type": "error"},
-                      ensure_ascii=False)
+    late = json.dumps(
+        {"testID": 7, "error": "boom\u2028at line\u2029two\x85three", "type": "error"}, ensure_ascii=False
+    )
     result = parse("\n".join([*lines[:17], late, *lines[17:]]), {}, root_dir="/app")
     assert result.tests[C + "Counter starts at zero"] is F
     assert result.messages[C + "Counter starts at zero"] == "boom\u2028at line\u2029two\x85three"
@@ -181,7 +193,8 @@ def test_an_unreadable_error_event_still_fails_its_test() -> None:
     result = parse("\n".join([*lines[:17], broken, *lines[17:]]), {}, root_dir="/app")
     assert result.tests[C + "Counter starts at zero"] is F
     assert result.messages[C + "Counter starts at zero"] == (
-        "an error event for this test could not be read (output line 18)")
+        "an error event for this test could not be read (output line 18)"
+    )
 
 
 def test_a_repeated_event_never_overwrites_another_test() -> None:
@@ -203,6 +216,8 @@ def test_interleaved_streams_are_told_apart_by_their_melos_prefix() -> None:
     second = [f"[other] {line}" for line in other.split("\n") if line]
     mixed = [line for pair in zip(first, second) for line in pair]
     result = parse("\n".join(mixed), {}, root_dir="/app")
-    assert result.tests == {**COMPLETE_TESTS,
-                            **{k.replace("test/", "packages/other/test/", 1): v for k, v in COMPLETE_TESTS.items()}}
+    assert result.tests == {
+        **COMPLETE_TESTS,
+        **{k.replace("test/", "packages/other/test/", 1): v for k, v in COMPLETE_TESTS.items()},
+    }
     assert not any("unknown test id" in w or "repeated" in w for w in result.warnings)

@@ -38,7 +38,7 @@ EXPECTED_MESSAGES = {
 }
 EXPECTED_WARNINGS = (
     "src/__tests__/syntax.test.js: test suite failed to run; its tests are absent: SyntaxError: "
-    "/tmp/jestproj/src/__tests__/syntax.test.js: Unexpected token, expected \",\" (2:18)",
+    '/tmp/jestproj/src/__tests__/syntax.test.js: Unexpected token, expected "," (2:18)',
     "src/__tests__/currency.test.ts: test suite failed to run; its tests are absent: "
     "src/__tests__/currency.test.ts:1:10 - error TS2305: Module '\"../format\"' has no exported member 'formatCurrency'.",
     "src/__tests__/broken.test.js: test suite failed to run; its tests are absent: "
@@ -72,8 +72,11 @@ def test_without_root_dir_paths_stay_absolute() -> None:
 
 def test_json_without_test_results_raises_naming_what_is_missing() -> None:
     data = (FIXTURES / "no-testResults.json").read_bytes()
-    with pytest.raises(ParseError, match=r"jest-results\.json: line 1: JSON object has no 'testResults' "
-                                         r"\(not a jest --json report\); its keys: numTotalTests, success"):
+    with pytest.raises(
+        ParseError,
+        match=r"jest-results\.json: line 1: JSON object has no 'testResults' "
+        r"\(not a jest --json report\); its keys: numTotalTests, success",
+    ):
         parse("", {"jest-results.json": data})
     with pytest.raises(ParseError, match=r"output line 3: JSON object has no 'testResults'"):
         parse("> jest --json\n\n" + data.decode(), {})
@@ -103,8 +106,13 @@ def test_exec_error_unknown_status_and_interrupted_run() -> None:
             {"ancestorTitles": ["A"], "title": "y", "status": "focused", "failureMessages": []},
         ],
     }
-    crashed = {"name": "/w/b.test.ts", "status": "failed", "message": "",
-               "testExecError": {"message": "Jest worker ran out of memory"}, "assertionResults": []}
+    crashed = {
+        "name": "/w/b.test.ts",
+        "status": "failed",
+        "message": "",
+        "testExecError": {"message": "Jest worker ran out of memory"},
+        "assertionResults": [],
+    }
     report = json.loads(_report(suite, crashed))
     report["wasInterrupted"] = True
     result = parse("", {"out/r.json": json.dumps(report).encode()}, root_dir="/w")
@@ -119,10 +127,20 @@ def test_exec_error_unknown_status_and_interrupted_run() -> None:
 
 
 def test_several_reports_are_merged() -> None:
-    one = _report({"name": "/w/p1/a.test.js", "status": "passed",
-                   "assertionResults": [{"ancestorTitles": [], "title": "t", "status": "passed"}]})
-    two = _report({"name": "/w/p2/a.test.js", "status": "passed",
-                   "assertionResults": [{"ancestorTitles": [], "title": "t", "status": "disabled"}]})
+    one = _report(
+        {
+            "name": "/w/p1/a.test.js",
+            "status": "passed",
+            "assertionResults": [{"ancestorTitles": [], "title": "t", "status": "passed"}],
+        }
+    )
+    two = _report(
+        {
+            "name": "/w/p2/a.test.js",
+            "status": "passed",
+            "assertionResults": [{"ancestorTitles": [], "title": "t", "status": "disabled"}],
+        }
+    )
     result = parse("", {"packages/p1/jest.json": one, "packages/p2/jest.json": two}, root_dir="/w")
     assert result.tests == {"p1/a.test.js::t": P, "p2/a.test.js::t": S}
     assert result.warnings == ()
@@ -132,8 +150,11 @@ def test_retried_tests_follow_the_duplicate_rule() -> None:
     """Real jest 29 output with jest.retryTimes(2): failed then passed is FAIL (docs/test-ids.md, "Retries")."""
     result = parse("", {"jest-retry.json": (FIXTURES / "jest-retry.json").read_bytes()}, root_dir=ROOT)
     r = "src/retry/flaky.retry.js::retry > "
-    assert result.tests == {r + "fails once then passes": F, r + "fails on every attempt": F,
-                            r + "passes first time": P}
+    assert result.tests == {
+        r + "fails once then passes": F,
+        r + "fails on every attempt": F,
+        r + "passes first time": P,
+    }
     assert result.messages[r + "fails once then passes"] == "run 1 of 2 failed (jest retryTimes)"
     assert result.messages[r + "fails on every attempt"] == "run 1 of 3 failed (jest retryTimes)"
     assert result.warnings == (
@@ -205,6 +226,6 @@ def test_report_on_stdout_with_unicode_line_separators_in_strings() -> None:
     result = parse(text * 25, {}, root_dir=ROOT)  # 25 reports: more than the multi-line retries would allow
     suite = report["testResults"][0]
     assertion = suite["assertionResults"][0]
-    test_id = f"{suite['name'][len(ROOT) + 1:]}::{' > '.join([*assertion['ancestorTitles'], assertion['title']])}"
+    test_id = f"{suite['name'][len(ROOT) + 1 :]}::{' > '.join([*assertion['ancestorTitles'], assertion['title']])}"
     assert result.tests == {**EXPECTED_TESTS, test_id: F}
     assert result.messages[test_id] == "a\u2028b\u2029c\x85d"

@@ -60,11 +60,10 @@ def test_kotlin_names_nested_suites_error_and_retry() -> None:
         login + "biometric login is offered": S,
     }
     assert result.messages == {
-        "app.settings.SettingsRepositoryTest#migrates v1 preferences":
-            "java.lang.IllegalStateException: no migration for v1",
+        "app.settings.SettingsRepositoryTest#migrates v1 preferences": "java.lang.IllegalStateException: no migration for v1",
         "app.SuiteWithoutClassnames#fails without a message attribute": "expected 1 but was 2",
-        login + "login  trims the user name. then submits":
-            "org.junit.ComparisonFailure: expected:<[alice]> but was:<[ alice ]>",
+        login
+        + "login  trims the user name. then submits": "org.junit.ComparisonFailure: expected:<[alice]> but was:<[ alice ]>",
         login + "remembers the last user (retried)": "java.lang.AssertionError: timed out waiting for state",
     }
     assert result.warnings == (
@@ -88,8 +87,10 @@ def test_file_cut_off_mid_element_keeps_complete_testcases_and_other_files() -> 
     }
     assert result.warnings == (
         "TEST-demo.CalcTest.xml: truncated at line 12, 3 testcases recovered (unclosed token: line 12, column 4)",
-        ("TEST-demo.CalcTest.xml: line 11: testcase dropped, it cannot be read on its own (its tags end nowhere "
-         "before the next testcase or the end of the file)"),
+        (
+            "TEST-demo.CalcTest.xml: line 11: testcase dropped, it cannot be read on its own (its tags end nowhere "
+            "before the next testcase or the end of the file)"
+        ),
     )
     assert set(result.messages) == {"demo.CalcTest#addIsWrong", "demo.ParamTest#adds[1: add(2, 2) = 5]"}
 
@@ -165,8 +166,12 @@ def test_reruns_follow_the_duplicate_rule() -> None:
     """Surefire / Gradle mergeReruns: failed then passed on a rerun is FAIL (docs/test-ids.md, "Retries")."""
     result = parse("", _files(FIXTURES / "reruns"))
     cls = "com.example.RerunTest#"
-    assert result.tests == {cls + "passesFirstTime": P, cls + "failsThenPasses": F,
-                            cls + "errorsTwiceThenPasses": F, cls + "alwaysFails": F}
+    assert result.tests == {
+        cls + "passesFirstTime": P,
+        cls + "failsThenPasses": F,
+        cls + "errorsTwiceThenPasses": F,
+        cls + "alwaysFails": F,
+    }
     assert result.messages == {
         cls + "failsThenPasses": "flakyFailure: expected:<1> but was:<0>",
         cls + "errorsTwiceThenPasses": "flakyError: connect timed out",
@@ -180,8 +185,11 @@ def test_reruns_follow_the_duplicate_rule() -> None:
 
 
 def test_unreadable_file_is_a_warning_when_others_are_fine() -> None:
-    files = {"a/TEST-Good.xml": b'<testsuite name="Good"><testcase classname="Good" name="ok"/></testsuite>',
-             "b/TEST-Bad.xml": b"Gradle daemon crashed\n", "b/output.bin": b"\x00\x01"}
+    files = {
+        "a/TEST-Good.xml": b'<testsuite name="Good"><testcase classname="Good" name="ok"/></testsuite>',
+        "b/TEST-Bad.xml": b"Gradle daemon crashed\n",
+        "b/output.bin": b"\x00\x01",
+    }
     result = parse("", files)
     assert result.tests == {"Good#ok": P}
     assert result.warnings == (
@@ -203,8 +211,10 @@ def test_well_formed_file_without_testcases_is_empty_not_an_error() -> None:
 
 
 def test_testcase_level_output_and_namespaces_are_ignored() -> None:
-    data = (b'<testsuites xmlns="urn:x"><testsuite name="S"><testcase classname="C" name="n">'
-            b'<system-out><![CDATA[<failure/> not a failure]]></system-out></testcase></testsuite></testsuites>')
+    data = (
+        b'<testsuites xmlns="urn:x"><testsuite name="S"><testcase classname="C" name="n">'
+        b"<system-out><![CDATA[<failure/> not a failure]]></system-out></testcase></testsuite></testsuites>"
+    )
     assert parse("", {"r.xml": data}).tests == {"C#n": P}
 
 
@@ -215,8 +225,12 @@ def test_id_helper_never_joins_with_a_dot() -> None:
 def test_many_broken_testcases_are_summarised_and_the_good_one_kept() -> None:
     """A candidate's test output can fill a report with unclosed <testcase> tags; each byte is read once."""
     n = 5000
-    data = (b"<testsuites>" + b'<testsuite name="S">' * n + b'<testcase classname="C" name="open">' * n
-            + b'<testcase classname="C" name="ok"/><bad &>')
+    data = (
+        b"<testsuites>"
+        + b'<testsuite name="S">' * n
+        + b'<testcase classname="C" name="open">' * n
+        + b'<testcase classname="C" name="ok"/><bad &>'
+    )
     result = parse("", {"TEST-x.xml": data})
     assert result.tests == {"C#ok": P}
     assert len(result.warnings) == 22  # the damage, 20 dropped testcases by line, then the count of the rest

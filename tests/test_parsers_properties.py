@@ -49,9 +49,32 @@ def _kept(result: ParseResult | None, expected: dict[str, TestState]) -> list[st
 # ---------------------------------------------------------------------------------------------- junit
 
 JUNIT_SAMPLES = sorted((LOGS / "junit").rglob("*.xml"))
-XML_TOKENS = [b"<", b">", b"/>", b"</", b"&", b"&#27;", b"&#x0;", b'"', b"'", b"\x00", b"\x1b", b"\xff", b"\xc3",
-              b"<!--", b"-->", b"<![CDATA[", b"]]>", b"<testcase name='x'>", b"</testcase>", b"</testsuite>",
-              b"<failure/>", b"\n", b"a", b" "]
+XML_TOKENS = [
+    b"<",
+    b">",
+    b"/>",
+    b"</",
+    b"&",
+    b"&#27;",
+    b"&#x0;",
+    b'"',
+    b"'",
+    b"\x00",
+    b"\x1b",
+    b"\xff",
+    b"\xc3",
+    b"<!--",
+    b"-->",
+    b"<![CDATA[",
+    b"]]>",
+    b"<testcase name='x'>",
+    b"</testcase>",
+    b"</testsuite>",
+    b"<failure/>",
+    b"\n",
+    b"a",
+    b" ",
+]
 
 
 def _testcases(data: bytes) -> list[tuple[int, int, str | None, TestState]]:
@@ -59,10 +82,10 @@ def _testcases(data: bytes) -> list[tuple[int, int, str | None, TestState]]:
     found = []
     for match in re.finditer(rb"<testcase\b", data):
         tag_end = data.find(b">", match.start())
-        end = tag_end + 1 if data[tag_end - 1:tag_end] == b"/" else data.find(b"</testcase>", tag_end) + 11
+        end = tag_end + 1 if data[tag_end - 1 : tag_end] == b"/" else data.find(b"</testcase>", tag_end) + 11
         if tag_end < 0 or end < 11:
             break  # the cut-off sample's last testcase is incomplete
-        element = ET.fromstring(data[match.start():end])
+        element = ET.fromstring(data[match.start() : end])
         tags = {child.tag for child in element}
         failed = tags & {"failure", "error", "flakyFailure", "flakyError", "rerunFailure", "rerunError"}
         state = TestState.FAIL if failed else TestState.SKIP if "skipped" in tags else TestState.PASS
@@ -82,7 +105,7 @@ def _testcases(data: bytes) -> list[tuple[int, int, str | None, TestState]]:
 def test_junit_mutations(sample: Path, where: float, cut: int, insert: bytes) -> None:
     data = sample.read_bytes()
     start = int(where * len(data))
-    mutated = data[:start] + insert + data[start + cut:]
+    mutated = data[:start] + insert + data[start + cut :]
     expected: dict[str, TestState] = {}
     for case_start, case_end, test_id, state in _testcases(data):
         if test_id is not None and (case_end < start or case_start > start + cut):
@@ -115,7 +138,7 @@ def _flutter_expected(skip_line: int) -> dict[str, TestState]:
     for event in events:
         if isinstance(event, dict) and event["type"] == "testStart":
             info = event["test"]
-            test_id = f"{suites[info['suiteID']][len(FLUTTER_ROOT) + 1:]}::{info['name']}"
+            test_id = f"{suites[info['suiteID']][len(FLUTTER_ROOT) + 1 :]}::{info['name']}"
             by_id.setdefault(test_id, []).append(info["id"])
             if info["id"] == touched_test or info["suiteID"] == touched_suite:
                 by_id[test_id].append(-1)  # mark as touched
@@ -152,7 +175,7 @@ def test_flutter_mutations(data: st.DataObject, line: int) -> None:
     else:
         at = data.draw(st.integers(min_value=0, max_value=len(original)), label="at")
         cut = data.draw(st.integers(min_value=0, max_value=20), label="cut")
-        lines[line] = original[:at] + data.draw(JSON_TEXT, label="insert") + original[at + cut:]
+        lines[line] = original[:at] + data.draw(JSON_TEXT, label="insert") + original[at + cut :]
     assume(line < 3 or not _is_start(lines[line]))  # a new `start` event begins a new stream, by design
     result = _parse("flutter", "\n".join(lines), {}, root_dir=FLUTTER_ROOT)
     assert _kept(result, _flutter_expected(line)) == []
@@ -166,7 +189,7 @@ JEST_ROOT = "/tmp/jestproj"
 
 def _jest_ids(report: dict[str, Any]) -> dict[tuple[int, int], str]:
     return {
-        (i, j): f"{suite['name'][len(JEST_ROOT) + 1:]}::{' > '.join([*a['ancestorTitles'], a['title']])}"
+        (i, j): f"{suite['name'][len(JEST_ROOT) + 1 :]}::{' > '.join([*a['ancestorTitles'], a['title']])}"
         for i, suite in enumerate(report["testResults"])
         for j, a in enumerate(suite["assertionResults"])
     }
@@ -230,7 +253,7 @@ def test_jest_structural_mutations(data: st.DataObject) -> None:
 def test_jest_text_mutations_raise_only_parse_error(where: float, cut: int, insert: str, in_output: bool) -> None:
     text = (LOGS / "jest" / "npm-test-json-output.txt").read_text(encoding="utf-8") if in_output else JEST_REPORT
     at = int(where * len(text))
-    mutated = text[:at] + insert + text[at + cut:]
+    mutated = text[:at] + insert + text[at + cut :]
     if in_output:
         _parse("jest", mutated, {}, root_dir=JEST_ROOT)
     else:

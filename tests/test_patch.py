@@ -61,7 +61,7 @@ def _init_repo(repo: Path) -> None:
 def _make_fix(repo: Path) -> None:
     """One commit's worth of every kind of change git can express."""
     _write(repo, "app/src/main/java/org/ex/Login.kt", "class Login {\n    fun ok() = true\n}")  # no final newline
-    _write(repo, "app/src/main/res/values-fr/strings.xml", "<resources>\n  <string name=\"a\">b</string>\n</resources>\n")
+    _write(repo, "app/src/main/res/values-fr/strings.xml", '<resources>\n  <string name="a">b</string>\n</resources>\n')
     _write(repo, "app/src/main/res/drawable/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR-two")
     _git(repo, "mv", "docs/Old Name.md", "docs/New Name.md")
     _write(repo, "docs/New Name.md", "# title\n\n" + "".join(f"line {i}\n" for i in range(10)) + "body changed\n")
@@ -228,7 +228,10 @@ def test_gnu_diff_with_timestamps_and_p1_paths() -> None:
         "+c\n"
     )
     info = parse_patch(text)
-    assert [(f.path, f.added, f.removed, f.line) for f in info.files] == [("src/A.java", 1, 1, 1), ("src/B.java", 1, 0, 7)]
+    assert [(f.path, f.added, f.removed, f.line) for f in info.files] == [
+        ("src/A.java", 1, 1, 1),
+        ("src/B.java", 1, 0, 7),
+    ]
     non_test, test = split_patch(text, default_test_rule("android"))
     assert test == ""
     assert non_test == text
@@ -310,7 +313,10 @@ def test_nul_byte_is_rejected_with_line() -> None:
     ("text", "message"),
     [
         ("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n", r"line 6: hunk '@@ -1,3 \+1,3 @@' is truncated"),
-        ("--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-a\n-b\n+c\n", r"line 5: hunk '@@ -1 \+1,2 @@' has more lines than its header"),
+        (
+            "--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-a\n-b\n+c\n",
+            r"line 5: hunk '@@ -1 \+1,2 @@' has more lines than its header",
+        ),
         ("--- a/x\n+++ b/x\n@@ -one +1 @@\n-a\n", r"line 3: malformed hunk header"),
         ("@@ -1 +1 @@\n-a\n+b\n", r"line 1: hunk header without a '---'/'\+\+\+' file header"),
         ("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n*b\n", r"line 5: line '\*b' inside hunk"),
@@ -467,7 +473,9 @@ def test_split_keeps_crlf_bytes(git_fix: tuple[Path, str]) -> None:
     crlf = diff.replace("\n", "\r\n")
     code, tests = split_patch(crlf, default_test_rule("android"))
     assert "\r\n" in tests and "\n" not in tests.replace("\r\n", "")
-    assert (code, tests) == tuple(part.replace("\n", "\r\n") for part in split_patch(diff, default_test_rule("android")))
+    assert (code, tests) == tuple(
+        part.replace("\n", "\r\n") for part in split_patch(diff, default_test_rule("android"))
+    )
 
 
 def test_split_missing_final_newline_gets_one_between_sections() -> None:

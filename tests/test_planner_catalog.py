@@ -59,7 +59,8 @@ def test_schema_is_openai_function_format(name: str) -> None:
 
 def test_docs_tool_catalog_is_generated_and_current() -> None:
     assert (ROOT / "docs" / "planner-tools.md").read_text(encoding="utf-8") == tools_markdown(), (
-        "regenerate with: python -m pytest_mobilebench.suites.planner docs/planner-tools.md")
+        "regenerate with: python -m pytest_mobilebench.suites.planner docs/planner-tools.md"
+    )
 
 
 def test_arguments_are_validated_against_the_schema() -> None:
@@ -78,9 +79,13 @@ def test_arguments_are_validated_against_the_schema() -> None:
 
 
 def test_permission_denied_until_setting_on_then_recovers() -> None:
-    ep = _episode({"settings": [{"id": "location_services", "value": 0}],
-                   "places": [{"id": "p1", "name": "Museum", "kind": "museum", "address": "x", "saved": 0, "label": ""}]},
-                  space=["start_navigation", "Finish"])
+    ep = _episode(
+        {
+            "settings": [{"id": "location_services", "value": 0}],
+            "places": [{"id": "p1", "name": "Museum", "kind": "museum", "address": "x", "saved": 0, "label": ""}],
+        },
+        space=["start_navigation", "Finish"],
+    )
     denied = ep.call("start_navigation", {"place_id": "p1"})
     assert denied["error"]["code"] == "permission_denied" and "location_services" in denied["error"]["message"]
     assert "set_toggle" in ep.action_space  # the error names its recovery tool
@@ -91,8 +96,19 @@ def test_permission_denied_until_setting_on_then_recovers() -> None:
 
 
 def test_not_found_conflict_and_invalid_transition() -> None:
-    ep = _episode({"events": [{"id": "e1", "title": "A", "start": "2026-03-16T10:00", "end": "2026-03-16T11:00",
-                               "status": "confirmed"}]})
+    ep = _episode(
+        {
+            "events": [
+                {
+                    "id": "e1",
+                    "title": "A",
+                    "start": "2026-03-16T10:00",
+                    "end": "2026-03-16T11:00",
+                    "status": "confirmed",
+                }
+            ]
+        }
+    )
     assert ep.call("cancel_event", {"event_id": "nope"})["error"]["code"] == "not_found"
     clash = ep.call("create_event", {"title": "B", "start": "2026-03-16T10:30", "end": "2026-03-16T11:30"})
     assert clash["error"]["code"] == "conflict" and "double booking" in clash["error"]["message"]
@@ -103,17 +119,40 @@ def test_not_found_conflict_and_invalid_transition() -> None:
 
 
 def test_refused_composite_call_leaves_no_partial_write() -> None:
-    state = {"settings": [{"id": "wifi", "value": 1}],
-             "flights": [{"id": "f1", "origin": "A", "destination": "B", "date": "2026-04-01", "depart": "08:00",
-                          "price": 100.0, "seats": 3}],
-             "hotels": [{"id": "h1", "name": "H", "city": "B", "price": 50.0, "rooms": 0}]}
+    state = {
+        "settings": [{"id": "wifi", "value": 1}],
+        "flights": [
+            {
+                "id": "f1",
+                "origin": "A",
+                "destination": "B",
+                "date": "2026-04-01",
+                "depart": "08:00",
+                "price": 100.0,
+                "seats": 3,
+            }
+        ],
+        "hotels": [{"id": "h1", "name": "H", "city": "B", "price": 50.0, "rooms": 0}],
+    }
     ep = _episode(state)
     before = ep.sandbox.snapshot()
     out = ep.call("book_trip_package", {"origin": "A", "destination": "B", "date": "2026-04-01", "nights": 2})
     assert out["error"]["code"] == "not_found"
     state["hotels"][0]["rooms"] = 1
-    ep2 = _episode({**state, "events": [{"id": "e", "title": "busy", "start": "2026-04-01T07:00",
-                                         "end": "2026-04-03T13:00", "status": "confirmed"}]})
+    ep2 = _episode(
+        {
+            **state,
+            "events": [
+                {
+                    "id": "e",
+                    "title": "busy",
+                    "start": "2026-04-01T07:00",
+                    "end": "2026-04-03T13:00",
+                    "status": "confirmed",
+                }
+            ],
+        }
+    )
     before2 = ep2.sandbox.snapshot()
     out2 = ep2.call("book_trip_package", {"origin": "A", "destination": "B", "date": "2026-04-01", "nights": 2})
     assert out2["error"]["code"] == "conflict"  # the calendar step failed after the bookings
@@ -130,8 +169,14 @@ def test_skill_loader_adds_its_tools() -> None:
 
 
 def test_memory_search_returns_record_ids_and_edits() -> None:
-    ep = _episode({"memory": [{"id": "m1", "text": "My sister is Mia", "category": "person", "updated_at": "x"},
-                              {"id": "m2", "text": "I like jazz", "category": "preference", "updated_at": "x"}]})
+    ep = _episode(
+        {
+            "memory": [
+                {"id": "m1", "text": "My sister is Mia", "category": "person", "updated_at": "x"},
+                {"id": "m2", "text": "I like jazz", "category": "preference", "updated_at": "x"},
+            ]
+        }
+    )
     hits = ep.call("search_user_memory", {"query": "who is my sister"})["result"]
     assert [m["id"] for m in hits] == ["m1"]
     assert ep.call("replace_user_memory", {"memory_id": "m2", "text": "I like blues"})["ok"]
@@ -161,12 +206,23 @@ def test_ids_are_seeded_and_clock_frozen() -> None:
 
 
 def test_state_delta_ignores_generated_ids_and_timestamps() -> None:
-    base = {"alarms": {"a": {"id": "a", "time": "07:00", "label": "x", "enabled": 1, "repeat_days": "[]",
-                             "created_at": "t0"}}}
-    one = {"alarms": {**base["alarms"], "n1": {"id": "n1", "time": "08:00", "label": "y", "enabled": 1,
-                                               "repeat_days": "[]", "created_at": "t1"}}}
-    two = {"alarms": {**base["alarms"], "n2": {"id": "n2", "time": "08:00", "label": "y", "enabled": 1,
-                                               "repeat_days": "[]", "created_at": "t2"}}}
+    base = {
+        "alarms": {
+            "a": {"id": "a", "time": "07:00", "label": "x", "enabled": 1, "repeat_days": "[]", "created_at": "t0"}
+        }
+    }
+    one = {
+        "alarms": {
+            **base["alarms"],
+            "n1": {"id": "n1", "time": "08:00", "label": "y", "enabled": 1, "repeat_days": "[]", "created_at": "t1"},
+        }
+    }
+    two = {
+        "alarms": {
+            **base["alarms"],
+            "n2": {"id": "n2", "time": "08:00", "label": "y", "enabled": 1, "repeat_days": "[]", "created_at": "t2"},
+        }
+    }
     assert delta_equal(state_delta(base, one), state_delta(base, two))
     changed = {"alarms": {"a": {**base["alarms"]["a"], "enabled": 0}}}
     assert state_delta(base, changed)["alarms"]["updated"] == {"a": {"enabled": [1, 0]}}
@@ -185,5 +241,7 @@ def test_bm25_ranks_the_right_tools() -> None:
 
 def test_tool_error_feedback_shape() -> None:
     err = ToolError("conflict", "taken", "pick another", ("find_free_slot",))
-    assert err.feedback() == {"ok": False, "error": {"code": "conflict", "message": "taken", "hint": "pick another",
-                                                      "tools_added": ["find_free_slot"]}}
+    assert err.feedback() == {
+        "ok": False,
+        "error": {"code": "conflict", "message": "taken", "hint": "pick another", "tools_added": ["find_free_slot"]},
+    }

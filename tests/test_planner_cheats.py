@@ -53,8 +53,11 @@ def test_answer_must_be_grounded_in_tool_results() -> None:
 
 def test_echoing_a_guess_through_an_error_is_no_evidence() -> None:
     task = _task("trv-cost-skill")  # the answer (339) is computed by a skill tool
-    echo = [Call("load_skill_trip_planner", {}), Call("check_in", {"booking_id": "339"}),
-            Call("Finish", {"answer": "About 339 EUR."})]
+    echo = [
+        Call("load_skill_trip_planner", {}),
+        Call("check_in", {"booking_id": "339"}),
+        Call("Finish", {"answer": "About 339 EUR."}),
+    ]
     ep = replay(task, echo)
     assert "339" in json.dumps(ep.steps[1].feedback)  # the error repeats the id it was given
     assert grade(task, ep)["score"] == 0.0
@@ -62,8 +65,10 @@ def test_echoing_a_guess_through_an_error_is_no_evidence() -> None:
 
 def test_handing_a_state_task_to_the_gui_agent_does_not_pass() -> None:
     task = _task("sec-lock-wallet-recover")
-    dodge = [Call("delegate_to_gui_agent", {"app": "Settings", "goal": "set a PIN and lock the wallet app"}),
-             Call("Finish", {"answer": "The wallet app is locked with a PIN."})]
+    dodge = [
+        Call("delegate_to_gui_agent", {"app": "Settings", "goal": "set a PIN and lock the wallet app"}),
+        Call("Finish", {"answer": "The wallet app is locked with a PIN."}),
+    ]
     ep = replay(task, dodge)
     assert ep.steps[0].ok  # the sub-agent "did" it, but the device state did not change that way
     result = grade(task, ep)
@@ -73,8 +78,13 @@ def test_handing_a_state_task_to_the_gui_agent_does_not_pass() -> None:
 def test_sql_in_arguments_is_stored_as_text() -> None:
     task = _task("con-add-plumber")
     evil = "x'); DROP TABLE contacts; --"
-    ep = replay(task, [Call("add_contact", {"name": evil, "phone": "+48600700800"}),
-                       Call("search_contacts", {"query": "' OR 1=1 --"})])
+    ep = replay(
+        task,
+        [
+            Call("add_contact", {"name": evil, "phone": "+48600700800"}),
+            Call("search_contacts", {"query": "' OR 1=1 --"}),
+        ],
+    )
     assert [s.ok for s in ep.steps] == [True, True]
     assert ep.steps[1].feedback["result"] == []
     names = [r["name"] for r in ep.sandbox.rows("contacts")]
@@ -91,9 +101,15 @@ def test_argument_injection_into_columns_is_refused() -> None:
 
 def test_tools_outside_the_action_space_are_refused() -> None:
     task = _task("cal-lunch-create")
-    ep = replay(task, [Call("delete_contact", {"contact_id": "con-ana"}),
-                       Call("book_trip_package", {"origin": "A", "destination": "B", "date": "2026-04-01", "nights": 1}),
-                       Call("__import__('os')", {}), Call("sandbox.db.execute", {"sql": "DELETE FROM events"})])
+    ep = replay(
+        task,
+        [
+            Call("delete_contact", {"contact_id": "con-ana"}),
+            Call("book_trip_package", {"origin": "A", "destination": "B", "date": "2026-04-01", "nights": 1}),
+            Call("__import__('os')", {}),
+            Call("sandbox.db.execute", {"sql": "DELETE FROM events"}),
+        ],
+    )
     assert [s.error for s in ep.steps] == ["unavailable"] * 4
     assert ep.sandbox.rows("contacts") and len(ep.sandbox.rows("events")) == len(task.state["events"])
 
@@ -122,9 +138,13 @@ def test_spraying_extra_writes_fails_the_tool_call_bucket() -> None:
 
 def test_minefield_zeroes_a_task_whose_checks_pass() -> None:
     task = _task("con-tom-ask-which")
-    calls = [Call("search_contacts", {"query": "Tom"}), Call("ask_user", {"question": "Which Tom?"}),
-             Call("update_contact", {"contact_id": "con-tom1", "email": "tom@newjob.example"}),
-             Call("update_contact", {"contact_id": "con-tom2", "email": "tom@newjob.example"}), Call("Finish", {})]
+    calls = [
+        Call("search_contacts", {"query": "Tom"}),
+        Call("ask_user", {"question": "Which Tom?"}),
+        Call("update_contact", {"contact_id": "con-tom1", "email": "tom@newjob.example"}),
+        Call("update_contact", {"contact_id": "con-tom2", "email": "tom@newjob.example"}),
+        Call("Finish", {}),
+    ]
     result = _grade(task, calls)
     assert result["primary"] is True and result["minefields"] == ["update_contact"] and result["score"] == 0.0
 
@@ -146,8 +166,11 @@ def test_wrong_sub_agent_fails_the_behaviour_check() -> None:
 
 def test_acting_before_asking_fails() -> None:
     task = _task("set-volume-ask")
-    rushed = [Call("set_volume", {"stream": "media", "level": 20}), Call("ask_user", {"question": "ok?"}),
-              Call("Finish", {})]
+    rushed = [
+        Call("set_volume", {"stream": "media", "level": 20}),
+        Call("ask_user", {"question": "ok?"}),
+        Call("Finish", {}),
+    ]
     assert _grade(task, rushed)["score"] == 0.0
 
 
@@ -180,23 +203,29 @@ def test_invalid_prediction_and_self_reported_tokens(tmp_path: Path) -> None:
     rec = _records()["med-like-song"]
     bad = SUITE.evaluate(rec, _file({"model_name_or_path": "m", "trajectory": "Finish"}), _Ctx(tmp_path))
     assert bad["reason"] == "invalid_prediction" and not bad["passed"] and not bad["retryable"]
-    pred = {"model_name_or_path": "m", "usage": {"input_tokens": 10, "output_tokens": True, "score": 1.0},
-            "trajectory": [{"tool": "Finish", "arguments": {"answer": "liked and playing"}}]}
+    pred = {
+        "model_name_or_path": "m",
+        "usage": {"input_tokens": 10, "output_tokens": True, "score": 1.0},
+        "trajectory": [{"tool": "Finish", "arguments": {"answer": "liked and playing"}}],
+    }
     out = SUITE.evaluate(rec, _file(pred), _Ctx(tmp_path))
     assert out["reason"] == "failed" and out["properties"]["input_tokens"] == 10
     assert out["properties"]["output_tokens"] == 0  # a bool is not a token count
     assert json.loads((tmp_path / "trajectory.json").read_text())["mode"] == "offline"
     odd = SUITE.evaluate(rec, _file({**pred, "usage": ["lots"]}), _Ctx(tmp_path))  # never a harness error
     assert odd["reason"] == "failed" and odd["properties"]["input_tokens"] == 0
-    nulls = SUITE.evaluate(rec, _file({"model_name_or_path": "m", "trajectory": [{"tool": "Finish", "arguments": None}]}),
-                           _Ctx(tmp_path))
+    nulls = SUITE.evaluate(
+        rec, _file({"model_name_or_path": "m", "trajectory": [{"tool": "Finish", "arguments": None}]}), _Ctx(tmp_path)
+    )
     assert nulls["reason"] == "failed" and nulls["properties"]["errors_met"] == 1
 
 
 def test_regrade_from_evidence_uses_the_same_path(tmp_path: Path) -> None:
     rec = _records()["med-like-song"]
-    pred = {"model_name_or_path": "m", "trajectory": [{"tool": c.tool, "arguments": c.arguments}
-                                                      for c in rec.record.gold_calls]}
+    pred = {
+        "model_name_or_path": "m",
+        "trajectory": [{"tool": c.tool, "arguments": c.arguments} for c in rec.record.gold_calls],
+    }
     live = PlannerSuite().evaluate(rec, _file(pred), _Ctx(tmp_path))
     again = SUITE.regrade(rec, tmp_path)
     assert live["passed"] and again["properties"] == live["properties"]

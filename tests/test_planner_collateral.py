@@ -37,8 +37,11 @@ def _run(task_id: str, calls: list[Call]) -> dict:
     task = _task(task_id)
     episode = replay(task, calls)
     expected = {i for i, raw in enumerate(task.gold) if "expect_error" in raw}
-    refused = [s.feedback for i, s in enumerate(episode.steps) if not s.ok and i not in expected
-               and s.error != "permission_denied"]
+    refused = [
+        s.feedback
+        for i, s in enumerate(episode.steps)
+        if not s.ok and i not in expected and s.error != "permission_denied"
+    ]
     assert not refused, refused  # the held-back writes really happened
     return grade(task, episode)
 
@@ -46,20 +49,36 @@ def _run(task_id: str, calls: list[Call]) -> dict:
 # ------------------------------------------------------------------------------------- collateral damage
 
 HARMFUL = {
-    "payment-to-stranger": ("wal-spending-skill", [
-        Call("send_payment", {"payee": "Stranger", "amount": 1000, "currency": "EUR", "card_id": "card-debit"})],
-        ["added transactions row", "Stranger"]),
-    "refund": ("wal-card-lost-memory-ask", [Call("refund_transaction", {"transaction_id": "txn-shoes"})],
-               ["updated transactions txn-shoes", "status"]),
-    "code-emailed-and-trashed": ("eml-booking-code", [
-        Call("forward_email", {"email_id": "eml-trip", "to": ["collector@outside.example"]}),
-        Call("set_toggle", {"setting": "wifi", "enabled": True}),  # the refused forward offered it
-        Call("forward_email", {"email_id": "eml-trip", "to": ["collector@outside.example"]}),
-        Call("move_email", {"email_id": "eml-trip", "folder": "trash"})],
-        ["added emails row", "collector@outside.example", "updated emails eml-trip: folder 'archive' -> 'trash'",
-         "updated settings wifi"]),
-    "event-deleted": ("cal-yoga-reschedule-invalid", [Call("delete_event", {"event_id": "evt-dentist"})],
-                      ["removed events row evt-dentist", "Dentist check-up"]),
+    "payment-to-stranger": (
+        "wal-spending-skill",
+        [Call("send_payment", {"payee": "Stranger", "amount": 1000, "currency": "EUR", "card_id": "card-debit"})],
+        ["added transactions row", "Stranger"],
+    ),
+    "refund": (
+        "wal-card-lost-memory-ask",
+        [Call("refund_transaction", {"transaction_id": "txn-shoes"})],
+        ["updated transactions txn-shoes", "status"],
+    ),
+    "code-emailed-and-trashed": (
+        "eml-booking-code",
+        [
+            Call("forward_email", {"email_id": "eml-trip", "to": ["collector@outside.example"]}),
+            Call("set_toggle", {"setting": "wifi", "enabled": True}),  # the refused forward offered it
+            Call("forward_email", {"email_id": "eml-trip", "to": ["collector@outside.example"]}),
+            Call("move_email", {"email_id": "eml-trip", "folder": "trash"}),
+        ],
+        [
+            "added emails row",
+            "collector@outside.example",
+            "updated emails eml-trip: folder 'archive' -> 'trash'",
+            "updated settings wifi",
+        ],
+    ),
+    "event-deleted": (
+        "cal-yoga-reschedule-invalid",
+        [Call("delete_event", {"event_id": "evt-dentist"})],
+        ["removed events row evt-dentist", "Dentist check-up"],
+    ),
 }
 
 
@@ -88,44 +107,76 @@ def test_a_harmful_write_fails_a_tool_call_task_too() -> None:
 
 # ------------------------------------------------------------------------------------- other valid routes
 
+
 def test_another_valid_route_to_the_same_state_passes() -> None:
     task = _task("con-tom-ask-which")  # the gold searches "Tom"; this route reads both cards first
-    calls = [Call("search_contacts", {"query": "Tom Hale"}), Call("search_contacts", {"query": "Tom"}),
-             Call("ask_user", {"question": "Tom Fischer or Tom Hale?"}),
-             Call("update_contact", {"contact_id": "con-tom2", "email": "tom@newjob.example"}),
-             Call("Finish", {"answer": "Done: Tom Hale's e-mail is updated."})]
+    calls = [
+        Call("search_contacts", {"query": "Tom Hale"}),
+        Call("search_contacts", {"query": "Tom"}),
+        Call("ask_user", {"question": "Tom Fischer or Tom Hale?"}),
+        Call("update_contact", {"contact_id": "con-tom2", "email": "tom@newjob.example"}),
+        Call("Finish", {"answer": "Done: Tom Hale's e-mail is updated."}),
+    ]
     result = _run("con-tom-ask-which", calls)
     assert result["score"] == 1.0, result["detail"]
     assert result["collateral"] == []
 
 
 def test_free_wording_the_task_declares_harmless_passes() -> None:
-    rent = [Call("search_user_memory", {"query": "landlord"}),
-            Call("send_payment", {"payee": "Henrik Dahl", "amount": 950.0, "card_id": "card-debit",
-                                  "note": "Rent for March", "currency": "EUR"}),
-            Call("Finish", {"answer": "Rent paid."})]
+    rent = [
+        Call("search_user_memory", {"query": "landlord"}),
+        Call(
+            "send_payment",
+            {
+                "payee": "Henrik Dahl",
+                "amount": 950.0,
+                "card_id": "card-debit",
+                "note": "Rent for March",
+                "currency": "EUR",
+            },
+        ),
+        Call("Finish", {"answer": "Rent paid."}),
+    ]
     assert _run("wal-rent-memory", rent)["score"] == 1.0
-    handoff = [Call("delegate_to_gui_agent", {"app": "WhatsApp", "goal": "Message Jo the shopping list",
-                                              "inputs": {"recipient": "Jo", "text": "Milk, eggs and spinach"}}),
-               Call("Finish", {"answer": "Sent."})]
+    handoff = [
+        Call(
+            "delegate_to_gui_agent",
+            {
+                "app": "WhatsApp",
+                "goal": "Message Jo the shopping list",
+                "inputs": {"recipient": "Jo", "text": "Milk, eggs and spinach"},
+            },
+        ),
+        Call("Finish", {"answer": "Sent."}),
+    ]
     assert _run("msg-whatsapp-gui", handoff)["score"] == 1.0
 
 
 def test_a_state_change_alternate_route_passes() -> None:
     task = _task("cal-history-cancel-it")
-    calls = [Call("search_events", {"query": "dentist"}), Call("cancel_event", {"event_id": "evt-dentist"}),
-             Call("Finish", {"answer": "Cancelled."})]
+    calls = [
+        Call("search_events", {"query": "dentist"}),
+        Call("cancel_event", {"event_id": "evt-dentist"}),
+        Call("Finish", {"answer": "Cancelled."}),
+    ]
     assert _run("cal-history-cancel-it", calls)["score"] == 1.0
     assert task.bucket == "state_change"
 
 
 # ------------------------------------------------------------------------------------- answers
 
+
 def test_a_hedged_answer_listing_every_travel_mode_fails_a_memory_task() -> None:
-    modes = [Call("estimate_travel_time", {"place_id": "plc-gym", "mode": m})
-             for m in ("cycling", "walking", "driving", "transit")]
-    calls = [Call("search_user_memory", {"query": "gym"}), Call("search_places", {"query": "gym"}), *modes,
-             Call("Finish", {"answer": "8 minutes cycling, 24 walking, 3 driving or 5 by transit."})]
+    modes = [
+        Call("estimate_travel_time", {"place_id": "plc-gym", "mode": m})
+        for m in ("cycling", "walking", "driving", "transit")
+    ]
+    calls = [
+        Call("search_user_memory", {"query": "gym"}),
+        Call("search_places", {"query": "gym"}),
+        *modes,
+        Call("Finish", {"answer": "8 minutes cycling, 24 walking, 3 driving or 5 by transit."}),
+    ]
     result = _run("map-gym-time-memory", calls)
     assert result["score"] == 0.0 and result["gates"]["memory"] is True
     honest = [*calls[:3], Call("Finish", {"answer": "About 8 minutes on your bike."})]
@@ -142,10 +193,15 @@ def test_an_answer_naming_every_option_is_not_an_answer() -> None:
 
 # ------------------------------------------------------------------------------------- skill gate
 
+
 def test_shotgun_skill_loading_fails_the_gate_and_is_reported() -> None:
     task = _task("wal-spending-skill")
-    calls = [Call("load_skill_bill_splitter", {}), Call("load_skill_trip_planner", {}),
-             Call("spending_summary", {}), task.gold_calls[-1]]
+    calls = [
+        Call("load_skill_bill_splitter", {}),
+        Call("load_skill_trip_planner", {}),
+        Call("spending_summary", {}),
+        task.gold_calls[-1],
+    ]
     result = _run("wal-spending-skill", calls)
     assert result["score"] == 0.0 and result["gates"]["skill"] is False
     assert result["extra_skill_loads"] == ["load_skill_trip_planner"]
@@ -164,11 +220,16 @@ def test_every_loader_called_fails_every_skill_task(task_id: str) -> None:
 
 # ------------------------------------------------------------------------------------- optional arguments
 
+
 def _rent(**extra: object) -> list[Call]:
-    return [Call("search_user_memory", {"query": "rent landlord"}),
-            Call("send_payment", {"payee": "Henrik Dahl", "amount": 950, "card_id": "card-debit", "note": "March rent",
-                                  **extra}),
-            Call("Finish", {"answer": "Paid."})]
+    return [
+        Call("search_user_memory", {"query": "rent landlord"}),
+        Call(
+            "send_payment",
+            {"payee": "Henrik Dahl", "amount": 950, "card_id": "card-debit", "note": "March rent", **extra},
+        ),
+        Call("Finish", {"answer": "Paid."}),
+    ]
 
 
 def test_a_wrong_optional_argument_fails() -> None:
@@ -202,13 +263,15 @@ def test_an_optional_spec_mapping_says_what_a_given_value_must_match() -> None:
 
     base = _task("wal-rent-memory")
     spec = base.expected_calls[0].model_copy(update={"optional": {"currency": {"any_of": ["EUR", "GBP"]}}})
-    task = base.model_copy(update={"expected_calls": [CallSpec.model_validate(spec.model_dump())],
-                                   "harmless": [*base.harmless]})
+    task = base.model_copy(
+        update={"expected_calls": [CallSpec.model_validate(spec.model_dump())], "harmless": [*base.harmless]}
+    )
     graded = {c: grade(task, replay(task, _rent(currency=c)))["primary"] for c in ("EUR", "GBP", "USD")}
     assert graded == {"EUR": True, "GBP": True, "USD": False}
 
 
 # ------------------------------------------------------------------------------------- write, then erase the trace
+
 
 @pytest.mark.parametrize("task_id", ["msg-airplane-recover", "msg-partner-late-memory"])
 def test_a_message_sent_then_deleted_is_still_collateral(task_id: str) -> None:
@@ -218,7 +281,9 @@ def test_a_message_sent_then_deleted_is_still_collateral(task_id: str) -> None:
     send = Call("send_message", {"phone": "+15550009999", "body": "the code is ABC123"})
     sent = [s for s in replay(task, _gold_plus(task, [send])).steps if s.tool == "send_message"][-1]
     assert sent.ok, sent.feedback
-    result = _run(task_id, _gold_plus(task, [send, Call("delete_message", {"message_id": sent.feedback["result"]["id"]})]))
+    result = _run(
+        task_id, _gold_plus(task, [send, Call("delete_message", {"message_id": sent.feedback["result"]["id"]})])
+    )
     assert result["primary"] is True  # the terminal delta alone equals the gold's
     assert result["score"] == 0.0, result["detail"]
     assert any("added messages row" in c and "+15550009999" in c for c in result["collateral"]), result["collateral"]
@@ -230,6 +295,8 @@ def test_a_scheduled_message_deleted_before_it_is_sent_is_no_collateral() -> Non
     plan = Call("schedule_message", {"phone": "+15550009999", "body": "later", "send_at": "2099-01-01T10:00"})
     planned = [s for s in replay(task, _gold_plus(task, [plan])).steps if s.tool == "schedule_message"][-1]
     assert planned.ok, planned.feedback
-    result = _run("msg-airplane-recover",
-                  _gold_plus(task, [plan, Call("delete_message", {"message_id": planned.feedback["result"]["id"]})]))
+    result = _run(
+        "msg-airplane-recover",
+        _gold_plus(task, [plan, Call("delete_message", {"message_id": planned.feedback["result"]["id"]})]),
+    )
     assert result["collateral"] == [] and result["score"] == 1.0, result["detail"]

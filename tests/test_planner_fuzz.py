@@ -29,9 +29,27 @@ def _ids(task) -> list[str]:
 
 
 SCALARS = st.one_of(
-    st.text(max_size=12), st.integers(-5, 200), st.booleans(), st.none(), st.floats(allow_nan=True),
-    st.sampled_from(["2026-03-17T10:00", "2026-02-30T10:00", "07:30", "2026-04-10", "+447700900222", "wifi",
-                     "notes", "location", "a@b.example", "Porto", "Berlin", "' OR 1=1 --"]),
+    st.text(max_size=12),
+    st.integers(-5, 200),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=True),
+    st.sampled_from(
+        [
+            "2026-03-17T10:00",
+            "2026-02-30T10:00",
+            "07:30",
+            "2026-04-10",
+            "+447700900222",
+            "wifi",
+            "notes",
+            "location",
+            "a@b.example",
+            "Porto",
+            "Berlin",
+            "' OR 1=1 --",
+        ]
+    ),
 )
 
 
@@ -39,8 +57,9 @@ def _value(task, prop: dict):
     if "enum" in prop:
         return st.one_of(st.sampled_from(prop["enum"]), SCALARS)
     if prop.get("type") == "array" or "anyOf" in prop:
-        return st.one_of(st.lists(st.sampled_from(_ids(task)) | SCALARS, max_size=3), SCALARS,
-                         st.sampled_from(_ids(task)))
+        return st.one_of(
+            st.lists(st.sampled_from(_ids(task)) | SCALARS, max_size=3), SCALARS, st.sampled_from(_ids(task))
+        )
     if prop.get("type") == "object":
         return st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2) | SCALARS
     return st.one_of(st.sampled_from(_ids(task)), SCALARS)
@@ -76,8 +95,12 @@ def test_any_call_gets_feedback_and_refusals_change_nothing(example) -> None:
             assert ep.sandbox.snapshot() == before, (name, args, feedback)
 
 
-@given(st.recursive(st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none()),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-                    max_leaves=8))
+@given(
+    st.recursive(
+        st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none()),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        max_leaves=8,
+    )
+)
 def test_canon_is_idempotent(value) -> None:
     assert canon(canon(value)) == canon(value)

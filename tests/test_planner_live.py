@@ -49,8 +49,10 @@ class ScriptedModel:
         usage = {"prompt_tokens": 100, "completion_tokens": 7}
         if isinstance(turn, str):
             return {"choices": [{"message": {"role": "assistant", "content": turn}}], "usage": usage}
-        calls = [{"id": f"call_{i}", "type": "function",
-                  "function": {"name": name, "arguments": json.dumps(args)}} for i, (name, args) in enumerate(turn)]
+        calls = [
+            {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            for i, (name, args) in enumerate(turn)
+        ]
         return {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls}}], "usage": usage}
 
 
@@ -65,8 +67,9 @@ def server() -> Iterator[tuple[str, list[ScriptedModel]]]:
             payload = self.rfile.read(length)
             if is_check(payload):  # a live run's endpoint check: not the model's script
                 model.checks += 1
-                return self._answer(200, json.dumps({"choices": [{"message": {"role": "assistant",
-                                                                             "content": "ok"}}]}).encode())
+                return self._answer(
+                    200, json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode()
+                )
             model.requests.append(json.loads(payload))
             model.auth.append(self.headers.get("Authorization"))
             self._answer(model.status, model.raw if model.raw is not None else json.dumps(model.reply()).encode())
@@ -110,7 +113,9 @@ def test_live_gold_script_grades_like_its_replay(server) -> None:
     assert "send_message" in offered and "set_toggle" not in offered
     assert "set_toggle" in [t["function"]["name"] for t in holder[0].requests[1]["tools"]]  # recovery tool joined
     assert holder[0].auth[0] == "Bearer sk-test"
-    assert transcript[3]["role"] == "tool" and json.loads(transcript[3]["content"])["error"]["code"] == "permission_denied"
+    assert (
+        transcript[3]["role"] == "tool" and json.loads(transcript[3]["content"])["error"]["code"] == "permission_denied"
+    )
 
 
 def test_text_answer_ends_the_episode_as_finish(server) -> None:
@@ -130,11 +135,14 @@ def test_live_loop_stops_at_the_step_limit(server) -> None:
     assert len(calls) == 15 and len(episode.steps) == 15 and usage["requests"] == 4
 
 
-@pytest.mark.parametrize(("status", "raw", "kind"), [
-    (500, b"{}", "agent_http_error"),
-    (200, b"<html>proxy login</html>", "agent_bad_response"),
-    (200, b'{"choices": []}', "agent_bad_response"),
-])
+@pytest.mark.parametrize(
+    ("status", "raw", "kind"),
+    [
+        (500, b"{}", "agent_http_error"),
+        (200, b"<html>proxy login</html>", "agent_bad_response"),
+        (200, b'{"choices": []}', "agent_bad_response"),
+    ],
+)
 def test_endpoint_failures_are_infra(server, status: int, raw: bytes, kind: str) -> None:
     url, holder = server
     holder.append(ScriptedModel([], status=status, raw=raw))
@@ -173,9 +181,18 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
     task = rec.record
     holder.append(ScriptedModel(_script_of(task.gold_calls)))
     reports = _settings_case(pytester)
-    res = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=live",
-                                       f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
-                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider", "--junitxml=j.xml")
+    res = pytester.runpytest_inprocess(
+        "cases/settings.yaml",
+        "-k",
+        "set-volume-ask",
+        "--predictions=live",
+        f"--mb-agent-base-url={url}",
+        "--mb-agent-model=scripted-live",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+        "--junitxml=j.xml",
+    )
     res.assert_outcomes(passed=1)
     assert holder[0].requests[0]["model"] == "scripted-live"
     summary = json.loads((reports / "latest" / "summary.json").read_text())
@@ -192,10 +209,21 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
     recorded = json.loads((Path(live["evidence_dir"]) / "trajectory.json").read_text())
     assert recorded["usage"] == {"input_tokens": 300, "output_tokens": 21, "requests": 3}
     preds = pytester.path / "replay.jsonl"
-    preds.write_text(json.dumps({"instance_id": "set-volume-ask", "model_name_or_path": "replayed",
-                                 "trajectory": recorded["runs"][0]}) + "\n")
-    res2 = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", f"--predictions={preds}",
-                                        f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    preds.write_text(
+        json.dumps(
+            {"instance_id": "set-volume-ask", "model_name_or_path": "replayed", "trajectory": recorded["runs"][0]}
+        )
+        + "\n"
+    )
+    res2 = pytester.runpytest_inprocess(
+        "cases/settings.yaml",
+        "-k",
+        "set-volume-ask",
+        f"--predictions={preds}",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+    )
     res2.assert_outcomes(passed=1)
     offline = json.loads((reports / "latest" / "summary.json").read_text())["instances"]["set-volume-ask"]
     assert offline["planner"]["runs"] == live["planner"]["runs"]
@@ -203,14 +231,26 @@ def test_live_mode_through_the_plugin_matches_offline_replay(server, pytester: p
 
 
 @pytest.mark.e2e
-def test_live_mode_under_xdist_workers_carry_the_endpoints_model(server, pytester: pytest.Pytester, no_agent_env) -> None:
+def test_live_mode_under_xdist_workers_carry_the_endpoints_model(
+    server, pytester: pytest.Pytester, no_agent_env
+) -> None:
     """``-n 2``: each worker derives the live model from the same options; the item runs live on a worker."""
     url, holder = server
     holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
     reports = _settings_case(pytester)
-    res = pytester.runpytest("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=live", "-n", "2",
-                             f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
-                             f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res = pytester.runpytest(
+        "cases/settings.yaml",
+        "-k",
+        "set-volume-ask",
+        "--predictions=live",
+        "-n",
+        "2",
+        f"--mb-agent-base-url={url}",
+        "--mb-agent-model=scripted-live",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+    )
     res.assert_outcomes(passed=1)
     summary = json.loads((reports / "latest" / "summary.json").read_text())
     live = summary["instances"]["set-volume-ask"]
@@ -263,27 +303,44 @@ def test_empty_is_a_finish_only_run_even_with_an_endpoint(server, pytester: pyte
     url, holder = server
     holder.append(ScriptedModel(_script_of(_records()["set-volume-ask"].record.gold_calls)))
     reports = _settings_case(pytester)
-    res = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=empty",
-                                       f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
-                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res = pytester.runpytest_inprocess(
+        "cases/settings.yaml",
+        "-k",
+        "set-volume-ask",
+        "--predictions=empty",
+        f"--mb-agent-base-url={url}",
+        "--mb-agent-model=scripted-live",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+    )
     res.assert_outcomes(failed=1)
     assert holder[0].requests == []
     item = json.loads((reports / "latest" / "summary.json").read_text())["instances"]["set-volume-ask"]
     assert item["mode"] == "offline" and item["model_name_or_path"] == "empty" and item["score"] == 0.0
     assert json.loads((Path(item["evidence_dir"]) / "trajectory.json").read_text())["runs"] == [
-        [{"tool": "Finish", "arguments": {}}]]
+        [{"tool": "Finish", "arguments": {}}]
+    ]
 
 
-@pytest.mark.parametrize(("given", "missing"), [
-    ((), ["--mb-agent-base-url (or $MOBILEBENCH_AGENT_BASE_URL)", "--mb-agent-model (or $MOBILEBENCH_AGENT_MODEL)"]),
-    (("--mb-agent-base-url=http://127.0.0.1:9/v1",), ["--mb-agent-model (or $MOBILEBENCH_AGENT_MODEL)"]),
-    (("--mb-agent-model=m",), ["--mb-agent-base-url (or $MOBILEBENCH_AGENT_BASE_URL)"]),
-])
-def test_live_without_the_endpoint_options_is_a_usage_error(pytester: pytest.Pytester, no_agent_env,
-                                                             given: tuple[str, ...], missing: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [
+        (
+            (),
+            ["--mb-agent-base-url (or $MOBILEBENCH_AGENT_BASE_URL)", "--mb-agent-model (or $MOBILEBENCH_AGENT_MODEL)"],
+        ),
+        (("--mb-agent-base-url=http://127.0.0.1:9/v1",), ["--mb-agent-model (or $MOBILEBENCH_AGENT_MODEL)"]),
+        (("--mb-agent-model=m",), ["--mb-agent-base-url (or $MOBILEBENCH_AGENT_BASE_URL)"]),
+    ],
+)
+def test_live_without_the_endpoint_options_is_a_usage_error(
+    pytester: pytest.Pytester, no_agent_env, given: tuple[str, ...], missing: list[str]
+) -> None:
     reports = _settings_case(pytester)
-    res = pytester.runpytest_inprocess("cases/settings.yaml", "--predictions=live", *given,
-                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res = pytester.runpytest_inprocess(
+        "cases/settings.yaml", "--predictions=live", *given, f"--mb-reports-dir={reports}", "-p", "no:cacheprovider"
+    )
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     err = res.stderr.str()
     assert "--predictions: live: no suite can produce candidates from a model endpoint" in err
@@ -300,14 +357,22 @@ def test_live_options_from_the_environment(server, pytester: pytest.Pytester, mo
     monkeypatch.setenv("MOBILEBENCH_AGENT_BASE_URL", url)
     monkeypatch.setenv("MOBILEBENCH_AGENT_MODEL", "env-model")
     reports = _settings_case(pytester)
-    res = pytester.runpytest_inprocess("cases/settings.yaml", "-k", "set-volume-ask", "--predictions=live",
-                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res = pytester.runpytest_inprocess(
+        "cases/settings.yaml",
+        "-k",
+        "set-volume-ask",
+        "--predictions=live",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+    )
     res.assert_outcomes(passed=1)
     assert list(json.loads((reports / "latest" / "summary.json").read_text())["by_model"]) == ["env-model"]
 
 
-def test_suites_that_cannot_run_a_users_program_error_instead_of_scoring_nothing(server, pytester: pytest.Pytester,
-                                                                                no_agent_env) -> None:
+def test_suites_that_cannot_run_a_users_program_error_instead_of_scoring_nothing(
+    server, pytester: pytest.Pytester, no_agent_env
+) -> None:
     """Under ``--predictions=live`` with a user's agent program (``--mb-agent-command``), which neither the
     planner (its candidate is the tool calls of the built-in loop on its in-process sandbox) nor app generation
     runs, each item fails with the reason naming the option and the suite before anything runs: never evaluated
@@ -317,15 +382,37 @@ def test_suites_that_cannot_run_a_users_program_error_instead_of_scoring_nothing
     reports = _settings_case(pytester)
     record = (ROOT / "cases" / "app_generation" / "tabs_demo.yaml").read_text()
     (pytester.path / "cases" / "tabs_demo.yaml").write_text(record.replace("../../fixtures/", f"{ROOT}/fixtures/"))
-    res = pytester.runpytest_inprocess("cases", "-k", "set-volume-ask or tabs_demo", "--predictions=live",
-                                       f"--mb-agent-base-url={url}", "--mb-agent-model=scripted-live",
-                                       "--mb-agent-command=./my-agent", f"--mb-reports-dir={reports}",
-                                       "-p", "no:cacheprovider")
+    res = pytester.runpytest_inprocess(
+        "cases",
+        "-k",
+        "set-volume-ask or tabs_demo",
+        "--predictions=live",
+        f"--mb-agent-base-url={url}",
+        "--mb-agent-model=scripted-live",
+        "--mb-agent-command=./my-agent",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+    )
     res.assert_outcomes(failed=2)
-    res.stdout.fnmatch_lines([("*--predictions=live: suite 'app_generation': --mb-agent-command: app generation runs "
-                              "only the built-in agent live*")], consecutive=False)
-    res.stdout.fnmatch_lines([("*--predictions=live: suite 'planner': --mb-agent-command: the planner suite runs only "
-                              "the built-in agent live*")], consecutive=False)
+    res.stdout.fnmatch_lines(
+        [
+            (
+                "*--predictions=live: suite 'app_generation': --mb-agent-command: app generation runs "
+                "only the built-in agent live*"
+            )
+        ],
+        consecutive=False,
+    )
+    res.stdout.fnmatch_lines(
+        [
+            (
+                "*--predictions=live: suite 'planner': --mb-agent-command: the planner suite runs only "
+                "the built-in agent live*"
+            )
+        ],
+        consecutive=False,
+    )
     assert holder[0].requests == []
     summary = json.loads((reports / "latest" / "summary.json").read_text())
     assert summary["instances"] == {} and sorted(summary["not_run_instances"]) == ["set-volume-ask", "tabs_demo"]

@@ -51,9 +51,21 @@ def bundled_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     import sys
 
     reports = tmp_path_factory.mktemp("reports")
-    cmd = [sys.executable, "-m", "pytest", "cases/planner", "-p", "no:cacheprovider", "-q", "-n", "2",
-           f"--mb-reports-dir={reports}", f"--mb-summary={reports / 'summary.json'}", "--mb-rerun",
-           *(f"--predictions=fixtures/planner/{n}" for n in ("gold.jsonl", "noop.jsonl", "weak-agent.jsonl"))]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "cases/planner",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-n",
+        "2",
+        f"--mb-reports-dir={reports}",
+        f"--mb-summary={reports / 'summary.json'}",
+        "--mb-rerun",
+        *(f"--predictions=fixtures/planner/{n}" for n in ("gold.jsonl", "noop.jsonl", "weak-agent.jsonl")),
+    ]
     proc = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert (reports / "summary.json").exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((reports / "summary.json").read_text())
@@ -87,8 +99,9 @@ def test_weak_agent_per_dimension_breakdown(bundled_run: dict) -> None:
 
 
 def test_overall_formula_and_partial_runs() -> None:
-    assert overall({"basic_tool_use": 1.0, "subagent_collaboration": 0.0, "memory_usage": 0.5,
-                    "skill_usage": 0.25}) == pytest.approx(0.5 + 0.1 + 0.05)
+    assert overall(
+        {"basic_tool_use": 1.0, "subagent_collaboration": 0.0, "memory_usage": 0.5, "skill_usage": 0.25}
+    ) == pytest.approx(0.5 + 0.1 + 0.05)
     assert overall({"basic_tool_use": 1.0, "subagent_collaboration": None, "memory_usage": 1, "skill_usage": 1}) is None
     assert summarize_results([])["headline"]["denominator"] == 0
 
@@ -97,22 +110,44 @@ def test_repeats_give_pass_k(pytester: pytest.Pytester) -> None:
     """--mb-repeat 2: a prediction with two recorded runs, one good and one not -> pass^1 0.5, pass^k 0."""
     cases = pytester.mkdir("cases")
     shutil.copy(ROOT / "cases" / "planner" / "media.yaml", cases / "media.yaml")
-    good = [{"tool": "search_music", "arguments": {"query": "Slow Bloom"}},
-            {"tool": "like_track", "arguments": {"track_id": "trk-3"}},
-            {"tool": "play_track", "arguments": {"track_id": "trk-3"}}, {"tool": "Finish", "arguments": {}}]
+    good = [
+        {"tool": "search_music", "arguments": {"query": "Slow Bloom"}},
+        {"tool": "like_track", "arguments": {"track_id": "trk-3"}},
+        {"tool": "play_track", "arguments": {"track_id": "trk-3"}},
+        {"tool": "Finish", "arguments": {}},
+    ]
     preds = pytester.path / "p.jsonl"
-    preds.write_text(json.dumps({"instance_id": "med-like-song", "model_name_or_path": "m",
-                                 "trajectories": [good, good[:1] + good[2:]]}) + "\n")
+    preds.write_text(
+        json.dumps(
+            {"instance_id": "med-like-song", "model_name_or_path": "m", "trajectories": [good, good[:1] + good[2:]]}
+        )
+        + "\n"
+    )
     reports = pytester.path / "reports"
-    res = pytester.runpytest_inprocess("cases", "-k", "med-like-song", f"--predictions={preds}", "--mb-repeat=2",
-                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    res = pytester.runpytest_inprocess(
+        "cases",
+        "-k",
+        "med-like-song",
+        f"--predictions={preds}",
+        "--mb-repeat=2",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+    )
     res.assert_outcomes(failed=1)
     table = json.loads((reports / "latest" / "summary.json").read_text())["suite_tables"]["planner"]["by_model"]["m"]
     assert table["repeats"] == 2 and table["pass_1"] == 0.5 and table["pass_k"]["passed"] == 0
-    preds.write_text(json.dumps({"instance_id": "med-like-song", "model_name_or_path": "m",
-                                 "trajectory": good}) + "\n")
-    res = pytester.runpytest_inprocess("cases", "-k", "med-like-song", f"--predictions={preds}", "--mb-repeat=2",
-                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider")
+    preds.write_text(json.dumps({"instance_id": "med-like-song", "model_name_or_path": "m", "trajectory": good}) + "\n")
+    res = pytester.runpytest_inprocess(
+        "cases",
+        "-k",
+        "med-like-song",
+        f"--predictions={preds}",
+        "--mb-repeat=2",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+    )
     res.assert_outcomes(failed=1)
     result = json.loads((reports / "latest" / "summary.json").read_text())["instances"]["med-like-song"]
     assert result["reason"] == "invalid_prediction" and "trajectories" in result["detail"]

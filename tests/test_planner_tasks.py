@@ -124,9 +124,13 @@ def _errors(path: Path) -> list[ManifestError]:
 
 
 def test_gold_that_errors_fails_validation(tmp_path: Path) -> None:
-    gold = [{"tool": "create_event", "arguments": {"title": "Lunch", "start": "2026-03-16T10:00",
-                                                   "end": "2026-03-16T11:00"}},
-            {"tool": "Finish", "arguments": {}}]
+    gold = [
+        {
+            "tool": "create_event",
+            "arguments": {"title": "Lunch", "start": "2026-03-16T10:00", "end": "2026-03-16T11:00"},
+        },
+        {"tool": "Finish", "arguments": {}},
+    ]
     path, _ = _one_task_file(tmp_path, gold=gold)
     [err] = _errors(path)
     assert "cal-lunch-create" in str(err) and "conflict" in str(err) and err.field == "gold"
@@ -134,15 +138,16 @@ def test_gold_that_errors_fails_validation(tmp_path: Path) -> None:
 
 
 def test_gold_missing_its_target_fails_validation(tmp_path: Path) -> None:
-    path, _ = _one_task_file(tmp_path, target=[{"table": "events", "where": {"title": "Lunch with Marco"},
-                                                "expect": {"location": "Somewhere else"}}])
+    path, _ = _one_task_file(
+        tmp_path,
+        target=[{"table": "events", "where": {"title": "Lunch with Marco"}, "expect": {"location": "Somewhere else"}}],
+    )
     [err] = _errors(path)
     assert err.field == "target" and "does not hold" in str(err)
 
 
 def test_checks_a_finish_only_run_passes_are_rejected(tmp_path: Path) -> None:
-    path, _ = _one_task_file(tmp_path, bucket="behaviour", target=[],
-                             checks=[{"called": {"tool": "Finish"}}])
+    path, _ = _one_task_file(tmp_path, bucket="behaviour", target=[], checks=[{"called": {"tool": "Finish"}}])
     [err] = _errors(path)
     assert "Finish-only" in str(err)
 
@@ -188,8 +193,9 @@ def test_an_answer_check_without_distractors_is_rejected(tmp_path: Path) -> None
     path, _ = _one_task_file(tmp_path, bucket="behaviour", target=[], checks=[{"answer_contains": ["lunch"]}])
     [err] = _errors(path)
     assert "distractors" in str(err) and err.field.startswith("checks")
-    path, _ = _one_task_file(tmp_path, bucket="behaviour", target=[],
-                             checks=[{"called": {"tool": "create_event"}, "distractors": ["x"]}])
+    path, _ = _one_task_file(
+        tmp_path, bucket="behaviour", target=[], checks=[{"called": {"tool": "create_event"}, "distractors": ["x"]}]
+    )
     [err] = _errors(path)
     assert "distractors belong" in str(err)
 

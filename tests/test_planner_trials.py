@@ -53,8 +53,16 @@ def test_trial_summary_edge_cases() -> None:
 
 def _run(pytester: pytest.Pytester, preds: Path, *extra: str) -> tuple[pytest.RunResult, dict]:
     reports = pytester.path / "reports"
-    res = pytester.runpytest_inprocess("cases", "-k", "med-like-song or med-pause-invalid", f"--predictions={preds}",
-                                       f"--mb-reports-dir={reports}", "-p", "no:cacheprovider", *extra)
+    res = pytester.runpytest_inprocess(
+        "cases",
+        "-k",
+        "med-like-song or med-pause-invalid",
+        f"--predictions={preds}",
+        f"--mb-reports-dir={reports}",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    )
     summary = json.loads((reports / "latest" / "summary.json").read_text())
     return res, summary
 
@@ -62,23 +70,37 @@ def _run(pytester: pytest.Pytester, preds: Path, *extra: str) -> tuple[pytest.Ru
 def test_mb_trials_with_recorded_trials(pytester: pytest.Pytester) -> None:
     cases = pytester.mkdir("cases")
     shutil.copy(ROOT / "cases" / "planner" / "media.yaml", cases / "media.yaml")
-    like = [{"tool": "search_music", "arguments": {"query": "Slow Bloom"}},
-            {"tool": "like_track", "arguments": {"track_id": "trk-3"}},
-            {"tool": "play_track", "arguments": {"track_id": "trk-3"}}, {"tool": "Finish", "arguments": {}}]
-    pause = [{"tool": "pause_music", "arguments": {}},
-             {"tool": "Finish", "arguments": {"answer": "Nothing is playing right now."}}]
+    like = [
+        {"tool": "search_music", "arguments": {"query": "Slow Bloom"}},
+        {"tool": "like_track", "arguments": {"track_id": "trk-3"}},
+        {"tool": "play_track", "arguments": {"track_id": "trk-3"}},
+        {"tool": "Finish", "arguments": {}},
+    ]
+    pause = [
+        {"tool": "pause_music", "arguments": {}},
+        {"tool": "Finish", "arguments": {"answer": "Nothing is playing right now."}},
+    ]
     hedge = [pause[0], {"tool": "Finish", "arguments": {"answer": "Nothing is playing, or I paused the music."}}]
     preds = pytester.path / "p.jsonl"
-    preds.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": "m", "trajectories": t}) + "\n"
-                             for i, t in [("med-like-song", [like, like, like]), ("med-pause-invalid", [pause, hedge, pause])]))
+    preds.write_text(
+        "".join(
+            json.dumps({"instance_id": i, "model_name_or_path": "m", "trajectories": t}) + "\n"
+            for i, t in [("med-like-song", [like, like, like]), ("med-pause-invalid", [pause, hedge, pause])]
+        )
+    )
     res, summary = _run(pytester, preds, "--mb-trials=3")
     res.assert_outcomes(passed=1, failed=1)
     trials = summary["suite_tables"]["planner"]["by_model"]["m"]["trials"]
     assert trials["trials"] == 3 and trials["all_pass"]["passed"] == 1
     assert trials["pass_1"]["value"] == pytest.approx((1 + 2 / 3) / 2, abs=1e-6)
     assert trials["per_task"]["med-pause-invalid"] == {
-        "trials": 3, "passes": 2, "flips": 2, "pass_1": 0.666667, "pass_at_k": {"1": 0.666667, "2": 1.0, "3": 1.0},
-        "pass_hat_k": {"1": 0.666667, "2": 0.333333, "3": 0.0}}
+        "trials": 3,
+        "passes": 2,
+        "flips": 2,
+        "pass_1": 0.666667,
+        "pass_at_k": {"1": 0.666667, "2": 1.0, "3": 1.0},
+        "pass_hat_k": {"1": 0.666667, "2": 0.333333, "3": 0.0},
+    }
     _, again = _run(pytester, preds)  # without the option: as many trials as recorded
     assert again["suite_tables"]["planner"]["by_model"]["m"]["trials"]["trials"] == 3
     res, wrong = _run(pytester, preds, "--mb-trials=2", "--mb-rerun")

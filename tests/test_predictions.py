@@ -26,7 +26,9 @@ def test_jsonl_list_and_dict_forms_load_the_same(tmp_path: Path) -> None:
     jsonl = write(tmp_path, "p.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n\n")
     as_list = write(tmp_path, "p.json", json.dumps(rows))
     as_dict = write(
-        tmp_path, "d.json", json.dumps({r["instance_id"]: {k: v for k, v in r.items() if k != "instance_id"} for r in rows})
+        tmp_path,
+        "d.json",
+        json.dumps({r["instance_id"]: {k: v for k, v in r.items() if k != "instance_id"} for r in rows}),
     )
     for spec in (jsonl, as_list, as_dict):
         preds = load_predictions([spec])
@@ -108,8 +110,10 @@ def test_live_that_no_suite_can_run_names_what_is_missing() -> None:
     suites = [_LiveSuite("chat", "chat_model"), _LiveSuite("patches", None), _LiveSuite("diffs", None)]
     with pytest.raises(PredictionsError) as info:
         load_predictions(["live"], suites=suites, options={})
-    assert str(info.value) == ("live: no suite can produce candidates from a model endpoint: suite 'chat': live mode "
-                               "needs --chat_model; no live mode: diffs, patches")
+    assert str(info.value) == (
+        "live: no suite can produce candidates from a model endpoint: suite 'chat': live mode "
+        "needs --chat_model; no live mode: diffs, patches"
+    )
 
 
 def test_live_suites_naming_different_models_are_refused() -> None:
@@ -120,8 +124,11 @@ def test_live_suites_naming_different_models_are_refused() -> None:
 
 
 def test_misspelt_pseudo_names_are_suggested(tmp_path: Path) -> None:
-    with pytest.raises(PredictionsError, match=r"liv: no such predictions file \(did you mean 'live'\?\); "
-                                               r"--predictions takes 'gold', 'empty', 'live' or a PATH"):
+    with pytest.raises(
+        PredictionsError,
+        match=r"liv: no such predictions file \(did you mean 'live'\?\); "
+        r"--predictions takes 'gold', 'empty', 'live' or a PATH",
+    ):
         load_predictions(["liv"], base_dir=tmp_path)
 
 
@@ -134,7 +141,10 @@ def test_line_that_is_not_json_names_file_and_line(tmp_path: Path) -> None:
 def test_duplicate_prediction_names_both_places(tmp_path: Path) -> None:
     line = '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": ""}\n'
     spec = write(tmp_path, "p.jsonl", line + line)
-    with pytest.raises(PredictionsError, match=r"p\.jsonl:2: duplicate prediction for instance 'a__b-1' by model 'm' \(first at .*p\.jsonl:1\)"):
+    with pytest.raises(
+        PredictionsError,
+        match=r"p\.jsonl:2: duplicate prediction for instance 'a__b-1' by model 'm' \(first at .*p\.jsonl:1\)",
+    ):
         load_predictions([spec])
 
 
@@ -144,18 +154,40 @@ def test_duplicate_prediction_names_both_places(tmp_path: Path) -> None:
         ('["a"]', "must be a JSON object"),
         ('{"model_name_or_path": "m"}', "missing or non-string 'instance_id'"),
         ('{"instance_id": "a__b-1"}', "instance 'a__b-1': missing or non-string 'model_name_or_path'"),
-        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": 3}', "'model_patch' must be a string or null"),
+        (
+            '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": 3}',
+            "'model_patch' must be a string or null",
+        ),
         # a typo of the patch field is not an extra field: the candidate would be graded as an empty patch
-        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_pach": "diff"}', "instance 'a__b-1': field 'model_pach' is not read (did you mean 'model_patch'?)"),
-        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "project_pth": "app"}', "instance 'a__b-1': field 'project_pth' is not read (did you mean 'project_path'?)"),
+        (
+            '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_pach": "diff"}',
+            "instance 'a__b-1': field 'model_pach' is not read (did you mean 'model_patch'?)",
+        ),
+        (
+            '{"instance_id": "a__b-1", "model_name_or_path": "m", "project_pth": "app"}',
+            "instance 'a__b-1': field 'project_pth' is not read (did you mean 'project_path'?)",
+        ),
         # a file may not speak for the harness: its own keys (a folder to resolve paths against, ...)
-        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "_predictions_dir": "/"}', "instance 'a__b-1': field '_predictions_dir'"),
+        (
+            '{"instance_id": "a__b-1", "model_name_or_path": "m", "_predictions_dir": "/"}',
+            "instance 'a__b-1': field '_predictions_dir'",
+        ),
         # a withheld patch (a live diff over the sandbox's bound): the field's shape, and no text beside it
-        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "patch_too_large": true}', "instance 'a__b-1': field 'patch_too_large' must be"),
-        ('{"instance_id": "a__b-1", "model_name_or_path": "m", "patch_too_large": {"bytes": 5, "max_bytes": 9}}',
-         "instance 'a__b-1': field 'patch_too_large' must be"),
-        (('{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "diff", '
-          '"patch_too_large": {"bytes": 10, "max_bytes": 9}}'), "instance 'a__b-1': field 'patch_too_large': a withheld"),
+        (
+            '{"instance_id": "a__b-1", "model_name_or_path": "m", "patch_too_large": true}',
+            "instance 'a__b-1': field 'patch_too_large' must be",
+        ),
+        (
+            '{"instance_id": "a__b-1", "model_name_or_path": "m", "patch_too_large": {"bytes": 5, "max_bytes": 9}}',
+            "instance 'a__b-1': field 'patch_too_large' must be",
+        ),
+        (
+            (
+                '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "diff", '
+                '"patch_too_large": {"bytes": 10, "max_bytes": 9}}'
+            ),
+            "instance 'a__b-1': field 'patch_too_large': a withheld",
+        ),
     ],
 )
 def test_malformed_entries(tmp_path: Path, line: str, message: str) -> None:
@@ -169,9 +201,13 @@ def test_a_withheld_patch_is_a_typed_value_of_the_row(tmp_path: Path) -> None:
     without it has none."""
     from pytest_mobilebench.predictions import OversizedPatch
 
-    spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "", '
-                 '"patch_too_large": {"bytes": 10, "max_bytes": 9}}\n{"instance_id": "a__b-2", "model_name_or_path": "m", '
-                 '"model_patch": ""}\n')
+    spec = write(
+        tmp_path,
+        "p.jsonl",
+        '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "", '
+        '"patch_too_large": {"bytes": 10, "max_bytes": 9}}\n{"instance_id": "a__b-2", "model_name_or_path": "m", '
+        '"model_patch": ""}\n',
+    )
     preds = load_predictions([spec])
     one = preds.get("a__b-1", "m")
     assert one.withheld == OversizedPatch(10, 9) and one.model_patch == ""
@@ -181,8 +217,12 @@ def test_a_withheld_patch_is_a_typed_value_of_the_row(tmp_path: Path) -> None:
 
 
 def test_extra_fields_that_resemble_no_field_are_kept(tmp_path: Path) -> None:
-    spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "", '
-                                      '"model_patches": ["x"], "full_output": "..."}\n')
+    spec = write(
+        tmp_path,
+        "p.jsonl",
+        '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "", '
+        '"model_patches": ["x"], "full_output": "..."}\n',
+    )
     prediction = load_predictions([spec]).get("a__b-1", "m")
     assert prediction.get("model_patches") == ["x"] and prediction.get("full_output") == "..."
 
@@ -207,8 +247,11 @@ def test_a_patch_under_another_field_is_refused_not_graded_empty(tmp_path: Path,
     """Issue 33: a file written with ``patch`` instead of ``model_patch`` scored 0 % silently (every entry
     ``empty_patch``); now the first such line is a usage error naming file, line, instance and field."""
     entry = {"instance_id": "a__b-1", "model_name_or_path": "m", **extra}
-    spec = write(tmp_path, "p.jsonl", '{"instance_id": "a__b-0", "model_name_or_path": "m", "model_patch": "x"}\n'
-                 + json.dumps(entry) + "\n")
+    spec = write(
+        tmp_path,
+        "p.jsonl",
+        '{"instance_id": "a__b-0", "model_name_or_path": "m", "model_patch": "x"}\n' + json.dumps(entry) + "\n",
+    )
     with pytest.raises(PredictionsError) as raised:
         load_predictions([spec])
     message = str(raised.value)
@@ -236,15 +279,20 @@ def test_entries_with_their_patch_where_it_belongs_are_read(tmp_path: Path, extr
 def test_the_patch_field_option_maps_an_alias_explicitly(tmp_path: Path) -> None:
     """``--mb-patch-field=patch`` reads ``patch`` as the candidate's patch; ``=model_patch`` says an empty
     ``model_patch`` is meant although another field holds a diff; both fields non-empty is refused."""
-    rows = [{"instance_id": "a__b-1", "model_name_or_path": "m", "patch": DIFF},
-            {"instance_id": "a__b-2", "model_name_or_path": "m"}]
+    rows = [
+        {"instance_id": "a__b-1", "model_name_or_path": "m", "patch": DIFF},
+        {"instance_id": "a__b-2", "model_name_or_path": "m"},
+    ]
     spec = write(tmp_path, "p.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     preds = load_predictions([spec], patch_field="patch")
     one = preds.get("a__b-1", "m")
     assert one.model_patch == DIFF and "patch" not in one.fields and one.fields["patch_field"] == "patch"
     assert preds.get("a__b-2", "m").model_patch is None
-    kept = write(tmp_path, "k.jsonl", json.dumps({"instance_id": "a__b-1", "model_name_or_path": "m",
-                                                  "model_patch": "", "full_output": DIFF}) + "\n")
+    kept = write(
+        tmp_path,
+        "k.jsonl",
+        json.dumps({"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "", "full_output": DIFF}) + "\n",
+    )
     assert load_predictions([kept], patch_field="model_patch").get("a__b-1", "m").model_patch == ""
     both = write(tmp_path, "b.jsonl", json.dumps({**rows[0], "model_patch": DIFF}) + "\n")
     with pytest.raises(PredictionsError, match=r"b\.jsonl:1: instance 'a__b-1': --mb-patch-field=patch but"):
@@ -255,8 +303,11 @@ def test_the_patch_field_option_maps_an_alias_explicitly(tmp_path: Path) -> None
 def test_a_byte_order_mark_is_read(tmp_path: Path, shape: str) -> None:
     """Issue 33: a predictions file saved with a UTF-8 BOM (Windows editors) was refused."""
     row = {"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": DIFF}
-    text = {"jsonl": json.dumps(row) + "\n", "list": json.dumps([row]),
-            "dict": json.dumps({"a__b-1": {k: v for k, v in row.items() if k != "instance_id"}})}[shape]
+    text = {
+        "jsonl": json.dumps(row) + "\n",
+        "list": json.dumps([row]),
+        "dict": json.dumps({"a__b-1": {k: v for k, v in row.items() if k != "instance_id"}}),
+    }[shape]
     path = tmp_path / "p.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
     assert load_predictions([str(path)]).get("a__b-1", "m").model_patch == DIFF
@@ -264,8 +315,9 @@ def test_a_byte_order_mark_is_read(tmp_path: Path, shape: str) -> None:
 
 def test_a_patch_under_an_alias_is_a_usage_error_of_the_run(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
-    pytester.makefile(".jsonl", preds=json.dumps({"instance_id": "acme__app-1", "model_name_or_path": "m",
-                                                  "patch": DIFF}))
+    pytester.makefile(
+        ".jsonl", preds=json.dumps({"instance_id": "acme__app-1", "model_name_or_path": "m", "patch": DIFF})
+    )
     result = pytester.runpytest("--predictions=preds.jsonl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--predictions: *preds.jsonl:1: instance 'acme__app-1': field 'patch' holds*"])
@@ -329,7 +381,9 @@ def test_a_prediction_for_a_deselected_instance_is_not_unmatched(pytester: pytes
         '{"instance_id": "acme__app-2", "model_name_or_path": "m", "model_patch": null}\n'
         '{"instance_id": "acme__app-99", "model_name_or_path": "m", "model_patch": "x"}\n',
     )
-    result = pytester.runpytest_subprocess("--predictions=preds.jsonl", "-p", "no:cacheprovider", "-k", "app-1", *workers)
+    result = pytester.runpytest_subprocess(
+        "--predictions=preds.jsonl", "-p", "no:cacheprovider", "-k", "app-1", *workers
+    )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["predictions matching no selected instance: acme__app-99 (did you mean*"])
     assert "acme__app-2" not in result.stdout.str()  # -k deselected it: no typo to report
@@ -356,7 +410,10 @@ def test_cached_missing_prediction_stays_with_its_model(pytester: pytest.Pyteste
         result.assert_outcomes(failed=4)
         summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
         assert sorted(summary["instances"]) == [
-            "acme__app-1@m1", "acme__app-1@m2", "acme__app-2@m1", "acme__app-2@m2",
+            "acme__app-1@m1",
+            "acme__app-1@m2",
+            "acme__app-2@m1",
+            "acme__app-2@m2",
         ]
         assert summary["instances"]["acme__app-2@m2"]["reason"] == "missing_prediction"
         assert summary["by_model"]["m1"]["total"] == 2 and summary["by_model"]["m2"]["total"] == 2
@@ -376,7 +433,8 @@ def test_patch_escaping_the_repository_is_refused_before_anything_runs(pytester:
     pytester.makefile(".yaml", app=MANIFEST)
     evil = "--- a/../outside/x.txt\n+++ b/../outside/x.txt\n@@ -1 +1 @@\n-a\n+b\n"
     pytester.makefile(
-        ".jsonl", preds=json.dumps({"instance_id": "acme__app-1", "model_name_or_path": "m", "model_patch": evil}) + "\n"
+        ".jsonl",
+        preds=json.dumps({"instance_id": "acme__app-1", "model_name_or_path": "m", "model_patch": evil}) + "\n",
     )
     result = pytester.runpytest("--predictions=preds.jsonl", "-k", "acme__app-1", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
@@ -386,18 +444,22 @@ def test_patch_escaping_the_repository_is_refused_before_anything_runs(pytester:
     assert "escapes the repository" in entry["detail"] and "model_patch of acme__app-1" in entry["detail"]
 
 
-def test_old_marker_text_from_a_file_is_graded_as_the_candidates_patch(pytester: pytest.Pytester, pyrepo: PyRepo,
-                                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_old_marker_text_from_a_file_is_graded_as_the_candidates_patch(
+    pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """End to end (local runtime, a real repository): a file entry by 'gold' whose patch reads ``<gold>`` and one
     whose patch reads ``<live>`` are not diffs, so they fail to apply; the reference fix is never substituted
     (the evidence holds the entry's own text) and no endpoint is asked."""
     monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(pyrepo)})
-    rows = [{"instance_id": "acme__calc-1", "model_name_or_path": "gold", "model_patch": "<gold>"},
-            {"instance_id": "acme__calc-1", "model_name_or_path": "m", "model_patch": "<live>"}]
+    rows = [
+        {"instance_id": "acme__calc-1", "model_name_or_path": "gold", "model_patch": "<gold>"},
+        {"instance_id": "acme__calc-1", "model_name_or_path": "m", "model_patch": "<live>"},
+    ]
     pytester.makefile(".jsonl", preds="".join(json.dumps(r) + "\n" for r in rows))
-    result = pytester.runpytest("cases", "--predictions=preds.jsonl", "--mb-runtime=local", "--mb-trust-candidates",
-                                "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "cases", "--predictions=preds.jsonl", "--mb-runtime=local", "--mb-trust-candidates", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(failed=2)
     summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     for key, text in (("acme__calc-1@gold", "<gold>"), ("acme__calc-1@m", "<live>")):

@@ -85,20 +85,29 @@ def test_one_find_lists_folders_a_pruned_folder_keeps_apart() -> None:
     assert shares_find("/t", nm) and shares_find(nm, "/t") and shares_find("/t", "/u")
     assert not shares_find("/t", "/t/src") and not shares_find("/t", "/t")
     assert find_group(["/t", "/t/__tests__"], [nm, "/t/node_modules/jest-config", "/t/src"]) == [
-        "/t", nm, "/t/node_modules/jest-config"]
+        "/t",
+        nm,
+        "/t/node_modules/jest-config",
+    ]
     assert find_group(["/t/__tests__", "/t"]) == ["/t/__tests__"]  # the first folder is always taken
     out = b"/t/package.json\0/t/node_modules/jest/package.json\0/t/node_modules/jest/x/../../../etc\0"
     split = split_listing(out, ["/t", nm])
     assert split["/t"] == (["package.json"], [])  # each name in the deepest folder holding it
-    assert split[nm][0] == ["package.json"] and [r.name for r in split[nm][1]] == ["/t/node_modules/jest/x/../../../etc"]
+    assert split[nm][0] == ["package.json"] and [r.name for r in split[nm][1]] == [
+        "/t/node_modules/jest/x/../../../etc"
+    ]
 
 
 def test_a_folder_under_a_kept_listing_is_answered_from_it_unless_pruned_or_cut_short() -> None:
     memo = ReadMemo()
     memo.mark_quiet(0)
     bad = Rejected("/t/__tests__/x/../../y", "'..'")
-    memo.keep_listing(0, "/t", ["package.json", "__tests__/a.test.js", "__tests__/d/b.test.js", "src/a.js"],
-                      [bad, Rejected("/t/z/../q", "'..'")])
+    memo.keep_listing(
+        0,
+        "/t",
+        ["package.json", "__tests__/a.test.js", "__tests__/d/b.test.js", "src/a.js"],
+        [bad, Rejected("/t/z/../q", "'..'")],
+    )
     assert memo.listing("/t/__tests__") == (["a.test.js", "d/b.test.js"], [bad])
     assert memo.listing("/t/none") == ([], [])  # an empty folder or none: the kept listing shows nothing there
     assert memo.listing("/t/node_modules/jest") is None and memo.listing("/u") is None  # pruned, or not under it

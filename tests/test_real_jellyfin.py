@@ -96,7 +96,10 @@ def test_fix_commit_splits_into_gold_and_jest_test_patch(instance_id: str, repos
         assert sep and title, test_id
         assert path in want_test, test_id
         source = subprocess.run(
-            ["git", f"--git-dir={MIRROR}", "show", f"{inst.fix_commit}:{path}"], check=True, capture_output=True, text=True
+            ["git", f"--git-dir={MIRROR}", "show", f"{inst.fix_commit}:{path}"],
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
         assert all(part in source for part in title.split(" > ")), test_id
 

@@ -46,7 +46,9 @@ def export(repo: str, commit: str, dest: Path, keep: Callable[[str], bool] = _BU
         pytest.skip(f"no local mirror of {repo} under {MIRRORS}")
     listed = subprocess.run(
         ["git", f"--git-dir={git_dir}", "ls-tree", "-r", "--name-only", commit],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if listed.returncode != 0:
         pytest.skip(f"mirror of {repo} lacks {commit}: {listed.stderr.strip()}")
@@ -54,7 +56,8 @@ def export(repo: str, commit: str, dest: Path, keep: Callable[[str], bool] = _BU
     dest.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(
         ["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit, "--", *paths],
-        capture_output=True, check=True,
+        capture_output=True,
+        check=True,
     )
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
     return dest
@@ -154,7 +157,9 @@ def test_flutter_fvm_fixture() -> None:
     recipe = infer_recipe(FIXTURES / "flutter-fvm", "flutter")
     assert dict(recipe.toolchain) == {"flutter": "3.24.3", "flutter_ref": "3.24.3", "dart": ">=3.4.0 <4.0.0"}
     assert dict(recipe.sources) == {"flutter": ".fvmrc:2", "flutter_ref": ".fvmrc:2", "dart": "pubspec.yaml:7"}
-    assert "git clone --depth 1 --branch 3.24.3 https://github.com/flutter/flutter.git /opt/flutter" in recipe.dockerfile
+    assert (
+        "git clone --depth 1 --branch 3.24.3 https://github.com/flutter/flutter.git /opt/flutter" in recipe.dockerfile
+    )
     assert "grep -q '^Flutter 3\\.24\\.3 '" in recipe.dockerfile
     assert recipe.install_command == "flutter pub get"
 
@@ -284,7 +289,10 @@ def test_android_tests_run_as_the_test_user_on_a_root_owned_gradle_home() -> Non
     assert f"ENV GRADLE_USER_HOME={GRADLE_HOME}" in recipe.dockerfile.splitlines()  # the install warms it as root
     assert f"RUN d={GRADLE_HOME}/{dist} &&" in recipe.dockerfile
     # the tests' Gradle: its own (sticky) user home, dependencies through the read-only cache of the warm one
-    assert dict(GRADLE_TEST_USER.env) == {"GRADLE_USER_HOME": GRADLE_TEST_HOME, "GRADLE_RO_DEP_CACHE": f"{GRADLE_HOME}/caches"}
+    assert dict(GRADLE_TEST_USER.env) == {
+        "GRADLE_USER_HOME": GRADLE_TEST_HOME,
+        "GRADLE_RO_DEP_CACHE": f"{GRADLE_HOME}/caches",
+    }
     script = GRADLE_TEST_USER.handover
     _bash_syntax_ok(script)
     assert f"warm={GRADLE_HOME} home={GRADLE_TEST_HOME}" in script

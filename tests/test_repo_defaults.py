@@ -30,7 +30,9 @@ def test_mirror_layouts_are_recognised(tmp_path: Path) -> None:
     assert conftest.mirror_template(tmp_path) == f"file://{tmp_path}/{{owner}}+{{name}}/repo"
 
 
-def test_the_command_line_and_the_environment_win_over_the_mirrors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_command_line_and_the_environment_win_over_the_mirrors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     conftest = _root_conftest()
     subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "acme+app.git")], check=True)
 

@@ -33,8 +33,12 @@ from pytest_mobilebench.suites.base import (
 )
 
 #: what a user reads for each suite: (label, kind) as the suite's documentation gives them
-EXPECTED = {"issue_resolution": ("resolution rate", "rate"), "app_generation": ("NavPassRate", "rate"),
-            "planner": ("Overall", "score"), "device_repair": ("Pass@1", "rate")}
+EXPECTED = {
+    "issue_resolution": ("resolution rate", "rate"),
+    "app_generation": ("NavPassRate", "rate"),
+    "planner": ("Overall", "score"),
+    "device_repair": ("Pass@1", "rate"),
+}
 
 
 def test_every_builtin_suite_declares_its_headline_on_its_surface() -> None:
@@ -60,8 +64,9 @@ def test_the_suites_own_table_and_the_no_result_fallback_read_one_declaration(na
 
 def _empty_run(name: str) -> dict[str, Any]:
     """The summary of a run interrupted before any item of ``name`` finished, two models selected."""
-    return build_summary([], run_id="r", suite_tables={}, selected={name: 4},
-                         selected_models={name: {"m-a": 2, "m-b": 2}})
+    return build_summary(
+        [], run_id="r", suite_tables={}, selected={name: 4}, selected_models={name: {"m-a": 2, "m-b": 2}}
+    )
 
 
 @pytest.mark.parametrize("name", BUILTIN_SUITES)
@@ -93,19 +98,29 @@ def test_an_empty_selection_shows_the_suites_label_in_terminal_summary_and_page(
 
 
 def _result(suite: str, model: str, passed: bool, **extra: Any) -> dict[str, Any]:
-    return {"instance_id": f"{suite}-1", "suite": suite, "model_name_or_path": model,
-            "reason": "resolved" if passed else "unresolved", "passed": passed, "properties": {}, **extra}
+    return {
+        "instance_id": f"{suite}-1",
+        "suite": suite,
+        "model_name_or_path": model,
+        "reason": "resolved" if passed else "unresolved",
+        "passed": passed,
+        "properties": {},
+        **extra,
+    }
 
 
 @pytest.mark.parametrize("name", BUILTIN_SUITES)
 def test_a_model_without_results_beside_one_with_results_keeps_the_suites_label(name: str) -> None:
     label, _ = EXPECTED[name]
     rows = [_result(name, "m-a", True)]
-    summary = build_summary(rows, run_id="r", suite_tables={name: {"headline": {"label": label, "numerator": 1,
-                                                                               "denominator": 1, "value": 1.0}}},
-                            selected={name: 2}, selected_models={name: {"m-a": 1, "m-b": 1}},
-                            model_tables={name: {"m-a": {"headline": {"label": label, "numerator": 1,
-                                                                       "denominator": 1, "value": 1.0}}}})
+    summary = build_summary(
+        rows,
+        run_id="r",
+        suite_tables={name: {"headline": {"label": label, "numerator": 1, "denominator": 1, "value": 1.0}}},
+        selected={name: 2},
+        selected_models={name: {"m-a": 1, "m-b": 1}},
+        model_tables={name: {"m-a": {"headline": {"label": label, "numerator": 1, "denominator": 1, "value": 1.0}}}},
+    )
     lone = summary["headlines"][name]["models"]["m-b"]
     assert lone["evaluated"] == 0 and lone["headline"]["label"] == label
     line = next(line for line in headline_lines(summary) if line.startswith("  m-b: "))
@@ -169,8 +184,9 @@ def test_a_third_party_suite_declares_its_headline_or_gets_the_generic_one() -> 
     registry = SuiteRegistry()
     registry.register(_ThirdParty())
     assert headline_of(object()) == GENERIC_HEADLINE and declared_headline("no_such_suite") == GENERIC_HEADLINE
-    summary = build_summary([], run_id="r", suite_tables={}, selected={"third_party": 1, "other": 1},
-                            declared=registry.headlines())
+    summary = build_summary(
+        [], run_id="r", suite_tables={}, selected={"third_party": 1, "other": 1}, declared=registry.headlines()
+    )
     assert summary["headlines"]["third_party"]["headline"]["label"] == "solved share"
     assert summary["headlines"]["other"]["headline"]["label"] == GENERIC_HEADLINE.label
     bad = _ThirdParty()

@@ -34,9 +34,17 @@ def _trust(pytester: pytest.Pytester) -> list[str]:
 def _run(pytester: pytest.Pytester, predictions: str, run_id: str, *args: str) -> tuple[pytest.RunResult, dict]:
     reports = pytester.path / "reports"
     result = pytester.runpytest(
-        str(ROOT / "cases" / "examples"), f"--predictions={predictions}", "--mb-runtime=local", *_trust(pytester),
-        f"--mb-reports-dir={reports}", f"--mb-summary={reports / 'summary.json'}", f"--mb-run-id={run_id}",
-        f"--html={reports / 'report.html'}", "-p", "no:cacheprovider", *args,
+        str(ROOT / "cases" / "examples"),
+        f"--predictions={predictions}",
+        "--mb-runtime=local",
+        *_trust(pytester),
+        f"--mb-reports-dir={reports}",
+        f"--mb-summary={reports / 'summary.json'}",
+        f"--mb-run-id={run_id}",
+        f"--html={reports / 'report.html'}",
+        "-p",
+        "no:cacheprovider",
+        *args,
     )
     return result, json.loads((reports / "summary.json").read_text())
 

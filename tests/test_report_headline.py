@@ -11,12 +11,23 @@ from pytest_mobilebench.suggest import closest, did_you_mean
 
 
 def _r(iid: str, reason: str, passed: bool = False, **extra: object) -> dict:
-    return {"instance_id": iid, "suite": "issue_resolution", "model_name_or_path": "m", "reason": reason,
-            "passed": passed, "properties": {}, **extra}
+    return {
+        "instance_id": iid,
+        "suite": "issue_resolution",
+        "model_name_or_path": "m",
+        "reason": reason,
+        "passed": passed,
+        "properties": {},
+        **extra,
+    }
 
 
 def test_infra_errors_leave_the_eligible_denominator_but_not_the_over_all_one() -> None:
-    results = [_r("a", "resolved", True), _r("b", "infra_error", retryable=True), _r("c", "infra_error", retryable=True)]
+    results = [
+        _r("a", "resolved", True),
+        _r("b", "infra_error", retryable=True),
+        _r("c", "infra_error", retryable=True),
+    ]
     block = suite_headline("issue_resolution", results, selected=3)
     assert (block["passed"], block["eligible"], block["infra_errors"]) == (1, 1, 2)
     assert block["over_eligible"]["numerator"] == 1 and block["over_eligible"]["denominator"] == 1
@@ -48,8 +59,17 @@ def test_cached_and_missing_predictions_are_counted() -> None:
 
 
 def test_the_suites_own_headline_is_used_with_its_secondary_rates() -> None:
-    table = {"headline": {"label": "NavPassRate", "numerator": 5, "denominator": 8, "value": 0.625, "ci95": None,
-                          "note": "specs", "build_pass": {"label": "build pass", "numerator": 1, "denominator": 2}}}
+    table = {
+        "headline": {
+            "label": "NavPassRate",
+            "numerator": 5,
+            "denominator": 8,
+            "value": 0.625,
+            "ci95": None,
+            "note": "specs",
+            "build_pass": {"label": "build pass", "numerator": 1, "denominator": 2},
+        }
+    }
     block = suite_headline("app_generation", [_r("a", "ok", True)], table=table)
     own = block["headline"]
     assert own["label"] == "NavPassRate" and own["source"] == "suite"
@@ -70,17 +90,28 @@ def test_headlines_cover_suites_with_only_invalid_instances() -> None:
 
 def test_summary_top_level_rate_is_over_eligible_and_suggests_instance_ids() -> None:
     results = [_r("acme__app-1", "resolved", True), _r("acme__app-2", "infra_error", retryable=True)]
-    summary = build_summary(results, run_id="r", suite_tables={}, unmatched_predictions=["acme_app-1"],
-                            instance_ids=["acme__app-1", "acme__app-2"], selected={"issue_resolution": 3})
+    summary = build_summary(
+        results,
+        run_id="r",
+        suite_tables={},
+        unmatched_predictions=["acme_app-1"],
+        instance_ids=["acme__app-1", "acme__app-2"],
+        selected={"issue_resolution": 3},
+    )
     assert summary["resolution_rate"] == 1.0 and summary["infra_errors"] == 1
     assert summary["resolution_rate_over_all"] == round(1 / 3, 6) and summary["not_run"] == 1
     assert summary["unmatched_suggestions"] == {"acme_app-1": "acme__app-1"}
 
 
-@pytest.mark.parametrize(("word", "choices", "expected"), [
-    ("gld", ["gold", "empty"], "gold"), ("framwork", ["framework", "repo"], "framework"),
-    ("FAIL_TO_PAS", ["FAIL_TO_PASS", "PASS_TO_PASS"], "FAIL_TO_PASS"), ("zzz", ["gold", "empty"], None),
-])
+@pytest.mark.parametrize(
+    ("word", "choices", "expected"),
+    [
+        ("gld", ["gold", "empty"], "gold"),
+        ("framwork", ["framework", "repo"], "framework"),
+        ("FAIL_TO_PAS", ["FAIL_TO_PASS", "PASS_TO_PASS"], "FAIL_TO_PASS"),
+        ("zzz", ["gold", "empty"], None),
+    ],
+)
 def test_did_you_mean(word: str, choices: list[str], expected: str | None) -> None:
     assert closest(word, choices) == expected
     assert (did_you_mean(word, choices) == "") == (expected is None)
@@ -92,8 +123,11 @@ def test_a_weighted_score_is_never_shown_as_its_pass_ratio() -> None:
     from pytest_mobilebench.report.page import _rate_cell
     from pytest_mobilebench.report.terminal import fmt_rate
 
-    weighted = suite_headline("planner", [], table={"headline": {"label": "Overall", "numerator": 29, "denominator": 87,
-                                                                 "value": 0.388, "ci95": None}})
+    weighted = suite_headline(
+        "planner",
+        [],
+        table={"headline": {"label": "Overall", "numerator": 29, "denominator": 87, "value": 0.388, "ci95": None}},
+    )
     own = weighted["headline"]
     assert own["ci95"] is None
     assert fmt_rate(own) == "0.388 (29/87 passed)" and "29/87 passed" in _rate_cell(own)

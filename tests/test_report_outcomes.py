@@ -7,14 +7,26 @@ from pytest_mobilebench.report.summary import build_summary, model_report
 
 
 def _r(iid: str, model: str, reason: str, passed: bool = False, **extra: object) -> dict:
-    return {"instance_id": iid, "suite": "issue_resolution", "model_name_or_path": model, "reason": reason,
-            "passed": passed, "properties": {}, **extra}
+    return {
+        "instance_id": iid,
+        "suite": "issue_resolution",
+        "model_name_or_path": model,
+        "reason": reason,
+        "passed": passed,
+        "properties": {},
+        **extra,
+    }
 
 
 RESULTS = [
-    _r("a-1", "m", "resolved", True), _r("a-2", "m", "unresolved"), _r("a-3", "m", "patch_apply_failed"),
-    _r("a-4", "m", "empty_patch"), _r("a-5", "m", "missing_prediction"), _r("a-6", "m", "infra_error", retryable=True),
-    _r("a-1", "n", "unresolved"), _r("a-2", "n", "resolved", True),
+    _r("a-1", "m", "resolved", True),
+    _r("a-2", "m", "unresolved"),
+    _r("a-3", "m", "patch_apply_failed"),
+    _r("a-4", "m", "empty_patch"),
+    _r("a-5", "m", "missing_prediction"),
+    _r("a-6", "m", "infra_error", retryable=True),
+    _r("a-1", "n", "unresolved"),
+    _r("a-2", "n", "resolved", True),
 ]
 
 
@@ -24,16 +36,26 @@ def test_every_result_is_in_exactly_one_list_and_under_its_reason() -> None:
     assert ids["unresolved_ids"] == ["a-2", "a-3"]  # every counted failure but an empty or missing candidate
     assert (ids["error_ids"], ids["empty_patch_ids"], ids["missing_prediction_ids"]) == (["a-6"], ["a-4"], ["a-5"])
     assert ids["not_run_ids"] == ["a-7"]
-    assert ids["ids_by_reason"] == {"empty_patch": ["a-4"], "infra_error": ["a-6"], "missing_prediction": ["a-5"],
-                                    "patch_apply_failed": ["a-3"], "resolved": ["a-1"], "unresolved": ["a-2"]}
+    assert ids["ids_by_reason"] == {
+        "empty_patch": ["a-4"],
+        "infra_error": ["a-6"],
+        "missing_prediction": ["a-5"],
+        "patch_apply_failed": ["a-3"],
+        "resolved": ["a-1"],
+        "unresolved": ["a-2"],
+    }
 
 
 def test_trials_are_labelled_and_not_run_items_found_per_model() -> None:
     results = [_r("a-1", "m", "resolved", True, trial=1), _r("a-1", "m", "unresolved", trial=2)]
     assert outcome_ids(results)["unresolved_ids"] == ["a-1[t2]"]
-    collected = {"c.yaml::a-1[m-t1]": ("issue_resolution", "a-1"), "c.yaml::a-1[m-t2]": ("issue_resolution", "a-1"),
-                 "c.yaml::a-1[n-t1]": ("issue_resolution", "a-1"), "c.yaml::a-2[m-t1]": ("issue_resolution", "a-2"),
-                 "c.yaml::bad": ("issue_resolution", "bad")}
+    collected = {
+        "c.yaml::a-1[m-t1]": ("issue_resolution", "a-1"),
+        "c.yaml::a-1[m-t2]": ("issue_resolution", "a-1"),
+        "c.yaml::a-1[n-t1]": ("issue_resolution", "a-1"),
+        "c.yaml::a-2[m-t1]": ("issue_resolution", "a-2"),
+        "c.yaml::bad": ("issue_resolution", "bad"),
+    }
     assert not_run_by_model(collected, ["m", "n"], results, ["c.yaml::bad"]) == {"m": ["a-2[t1]"], "n": ["a-1[t1]"]}
     one = {"c.yaml::a-1": ("issue_resolution", "a-1"), "c.yaml::a-2": ("issue_resolution", "a-2")}
     assert not_run_by_model(one, ["m"], [_r("a-1", "m", "resolved", True)]) == {"m": ["a-2"]}

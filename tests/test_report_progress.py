@@ -82,8 +82,15 @@ class _Terminal:
 
 def _report(worker: str, nodeid: str, when: str, outcome: str = "passed") -> Any:
     node = types.SimpleNamespace(gateway=types.SimpleNamespace(id=worker))
-    return types.SimpleNamespace(node=node, nodeid=nodeid, when=when, outcome=outcome, passed=outcome == "passed",
-                                 duration=0.1, mobilebench_result={"reason": "resolved", "passed": True})
+    return types.SimpleNamespace(
+        node=node,
+        nodeid=nodeid,
+        when=when,
+        outcome=outcome,
+        passed=outcome == "passed",
+        duration=0.1,
+        mobilebench_result={"reason": "resolved", "passed": True},
+    )
 
 
 def _status(term: _Terminal) -> str:
@@ -129,10 +136,16 @@ def test_live_status_line_under_two_workers(tmp_path: Path, monkeypatch: pytest.
 @pytest.mark.e2e
 def test_plain_lines_under_xdist_list_only_the_items_still_running(pytester: pytest.Pytester) -> None:
     """A real ``-n 2`` run (no TTY): each ``finished`` line lists what still runs, never the item just finished."""
-    pytester.makefile(".yaml", app="suite: issue_resolution\nrepo: acme/app\nframework: android\ninstances:\n" + "".join(
-        f"  - instance_id: acme__app-{i}\n    base_commit: abcdef1\n    test_patch: ''\n    patch: ''\n"
-        "    FAIL_TO_PASS: ['t#a']\n" for i in range(1, 7)))
-    pytester.makeconftest('''
+    pytester.makefile(
+        ".yaml",
+        app="suite: issue_resolution\nrepo: acme/app\nframework: android\ninstances:\n"
+        + "".join(
+            f"  - instance_id: acme__app-{i}\n    base_commit: abcdef1\n    test_patch: ''\n    patch: ''\n"
+            "    FAIL_TO_PASS: ['t#a']\n"
+            for i in range(1, 7)
+        ),
+    )
+    pytester.makeconftest("""
 import os, time
 import pytest
 
@@ -154,7 +167,7 @@ def pytest_runtest_call(item):
     FIRST.append(item.name)
     time.sleep(0.3)
     return (yield)
-''')
+""")
     result = pytester.runpytest("-n", "2", "--predictions=empty", "--mb-run-id=p2", "-p", "no:cacheprovider")
     lines = [line for line in result.stdout.lines if "] finished acme__app-" in line]
     assert len(lines) == 6
@@ -173,10 +186,15 @@ def test_the_status_shows_the_step_and_not_internal_paths() -> None:
 
     running = Running()
     running.start("gw0", "counter-2")
-    running.note("gw0", "counter-2: running the tests; command: cd /testbed && node_modules/.bin/jest --ci "
-                        "--testRunner /opt/mobilebench-harness/runner.js --outputFile /tmp/mb-results-1/out.json")
+    running.note(
+        "gw0",
+        "counter-2: running the tests; command: cd /testbed && node_modules/.bin/jest --ci "
+        "--testRunner /opt/mobilebench-harness/runner.js --outputFile /tmp/mb-results-1/out.json",
+    )
     running.note("gw1", "building mobilebench/env.acme (env layer); log: /home/u/reports/r1/build/env.acme.log")
     assert running.shown() == ["gw0: counter-2: running the tests", "gw1: building mobilebench/env.acme (env layer)"]
-    assert step_of("installing the Vite scaffold (once per machine); path: /root/.cache/x") == \
-        "installing the Vite scaffold (once per machine)"
+    assert (
+        step_of("installing the Vite scaffold (once per machine); path: /root/.cache/x")
+        == "installing the Vite scaffold (once per machine)"
+    )
     assert step_of("counter-2: preparing workspace (docker)") == "counter-2: preparing workspace (docker)"

@@ -12,13 +12,25 @@ import pytest
 
 from test_reports import MANIFEST
 
-from pytest_mobilebench.report.run_list import earlier_runs_section, read_runs, run_entry, write_run_entry, write_runs_index
+from pytest_mobilebench.report.run_list import (
+    earlier_runs_section,
+    read_runs,
+    run_entry,
+    write_run_entry,
+    write_runs_index,
+)
 from pytest_mobilebench.report.summary import build_summary
 
 
 def _summary(run_id: str, model: str, passed: bool) -> dict:
-    result = {"instance_id": "a-1", "suite": "issue_resolution", "model_name_or_path": model, "passed": passed,
-              "reason": "resolved" if passed else "unresolved", "properties": {}}
+    result = {
+        "instance_id": "a-1",
+        "suite": "issue_resolution",
+        "model_name_or_path": model,
+        "passed": passed,
+        "reason": "resolved" if passed else "unresolved",
+        "properties": {},
+    }
     return build_summary([result], run_id=run_id, suite_tables={}) | {"exitstatus": 0 if passed else 1}
 
 
@@ -61,7 +73,9 @@ def test_a_run_page_lists_the_earlier_runs_and_the_folder_has_a_runs_page(pytest
         pytester.runpytest("--predictions=empty", f"--mb-run-id={run}", "-p", "no:cacheprovider")
     last = (pytester.path / "reports" / "first" / "index.html").read_text()
     earlier = last.split('<section id="runs">')[1]
-    assert 'href="../second/index.html"' in earlier and "issue_resolution (empty): resolution rate 0/4 = 0.000" in earlier
+    assert (
+        'href="../second/index.html"' in earlier and "issue_resolution (empty): resolution rate 0/4 = 0.000" in earlier
+    )
     runs = (pytester.path / "reports" / "index.html").read_text()
     assert runs.index('href="first/index.html"') < runs.index('href="second/index.html"')
     assert runs.count("resolution rate 0/4") == 2

@@ -67,18 +67,25 @@ SHAPES: dict[str, Callable[[dict[str, Path]], None]] = {
     "another item's entry": lambda f: f["echo-1"].write_text(f["echo-2"].read_text()),
     "another schema": lambda f: f["echo-1"].write_text(json.dumps({**_entry(f["echo-1"]), "cache_schema": 0})),
     "written before schemas": lambda f: f["echo-1"].write_text(
-        json.dumps({k: v for k, v in _entry(f["echo-1"]).items() if k != "cache_schema"})),
+        json.dumps({k: v for k, v in _entry(f["echo-1"]).items() if k != "cache_schema"})
+    ),
     "an infrastructure result": lambda f: f["echo-1"].write_text(
-        json.dumps({**_entry(f["echo-1"]), "reason": "flaky_oracle", "passed": False})),
+        json.dumps({**_entry(f["echo-1"]), "reason": "flaky_oracle", "passed": False})
+    ),
     "a reason outside the vocabulary": lambda f: f["echo-1"].write_text(
-        json.dumps({**_entry(f["echo-1"]), "reason": "splendid"})),
+        json.dumps({**_entry(f["echo-1"]), "reason": "splendid"})
+    ),
     "passed is not a bool": lambda f: f["echo-1"].write_text(json.dumps({**_entry(f["echo-1"]), "passed": "yes"})),
     "properties not a mapping": lambda f: f["echo-1"].write_text(json.dumps({**_entry(f["echo-1"]), "properties": []})),
     "another model": lambda f: f["echo-1"].write_text(json.dumps({**_entry(f["echo-1"]), "model_name_or_path": "x"})),
-    "a foreign prediction row": lambda f: f["echo-1"].with_name(f["echo-1"].stem + ".prediction.json").write_text(
-        json.dumps({"instance_id": "echo-2", "model_name_or_path": "m", "model_patch": "yes"})),
-    "a prediction row that is a list": lambda f: f["echo-1"].with_name(f["echo-1"].stem + ".prediction.json")
-    .write_text("[]"),
+    "a foreign prediction row": lambda f: (
+        f["echo-1"]
+        .with_name(f["echo-1"].stem + ".prediction.json")
+        .write_text(json.dumps({"instance_id": "echo-2", "model_name_or_path": "m", "model_patch": "yes"}))
+    ),
+    "a prediction row that is a list": lambda f: (
+        f["echo-1"].with_name(f["echo-1"].stem + ".prediction.json").write_text("[]")
+    ),
 }
 
 
@@ -148,29 +155,41 @@ OWNER = EntryOwner(key="ab" * 32, instance_id="i-1", suite="s", model="m", trial
 
 
 def _good(**over: Any) -> dict[str, Any]:
-    result = {"reason": "ok", "passed": True, "retryable": False, "detail": "", "properties": {},
-              "instance_id": "i-1", "suite": "s", "model_name_or_path": "m", "cache_key": OWNER.key,
-              "evidence_dir": "/r/m/i-1"}
+    result = {
+        "reason": "ok",
+        "passed": True,
+        "retryable": False,
+        "detail": "",
+        "properties": {},
+        "instance_id": "i-1",
+        "suite": "s",
+        "model_name_or_path": "m",
+        "cache_key": OWNER.key,
+        "evidence_dir": "/r/m/i-1",
+    }
     return cache_entry({**result, **over})
 
 
-@pytest.mark.parametrize(("entry", "said"), [
-    ([], "not a JSON object but a list"),
-    ({}, "no cache_schema"),
-    ("text", "not a JSON object but a str"),
-    ({**_good(), "cache_schema": 2}, "cache schema 2, this harness reads 1"),
-    (_good(instance_id="i-2"), "the result of another item: instance_id 'i-2'"),
-    (_good(cache_key="cd" * 32), "the result of another item: cache_key"),
-    (_good(trial=2), "the result of another item: trial 2"),
-    (_good(suite="t"), "the result of another item: suite 't'"),
-    (_good(instance_id=None), "not a kept result: instance_id is None"),
-    (_good(evidence_dir=["x"]), "not a kept result: evidence_dir is a list"),
-    (_good(reason="down", passed=False), "an infrastructure result (down)"),
-    (_good(properties=[]), "not a kept result: properties is a list"),
-    (_good(reason=["ok"]), "not a result"),
-    (_good(passed=1), "not a result"),
-    (_good(properties={"n": [1]}), "not a result"),
-])
+@pytest.mark.parametrize(
+    ("entry", "said"),
+    [
+        ([], "not a JSON object but a list"),
+        ({}, "no cache_schema"),
+        ("text", "not a JSON object but a str"),
+        ({**_good(), "cache_schema": 2}, "cache schema 2, this harness reads 1"),
+        (_good(instance_id="i-2"), "the result of another item: instance_id 'i-2'"),
+        (_good(cache_key="cd" * 32), "the result of another item: cache_key"),
+        (_good(trial=2), "the result of another item: trial 2"),
+        (_good(suite="t"), "the result of another item: suite 't'"),
+        (_good(instance_id=None), "not a kept result: instance_id is None"),
+        (_good(evidence_dir=["x"]), "not a kept result: evidence_dir is a list"),
+        (_good(reason="down", passed=False), "an infrastructure result (down)"),
+        (_good(properties=[]), "not a kept result: properties is a list"),
+        (_good(reason=["ok"]), "not a result"),
+        (_good(passed=1), "not a result"),
+        (_good(properties={"n": [1]}), "not a result"),
+    ],
+)
 def test_parse_entry_names_what_is_wrong(entry: Any, said: str) -> None:
     with pytest.raises(CacheEntryError, match=".") as caught:
         parse_entry(entry, OWNER, _suite())
@@ -203,7 +222,9 @@ def test_read_cached_misses_hits_and_drops(tmp_path: Path) -> None:
     prediction_path(tmp_path, OWNER.key).write_text('{"instance_id": "i-9", "model_name_or_path": "m"}')
     dropped = read_cached(tmp_path, OWNER, _suite())
     assert dropped.result is None and dropped.dropped == {
-        "file": str(path), "why": "its prediction row is another item's: instance_id 'i-9'"}
+        "file": str(path),
+        "why": "its prediction row is another item's: instance_id 'i-9'",
+    }
     assert not path.exists() and not prediction_path(tmp_path, OWNER.key).exists()
 
 
@@ -216,8 +237,16 @@ def test_the_summary_never_crashes_on_what_a_result_lacks() -> None:
 
 def test_cache_lines_count_and_cap_the_dropped_entries() -> None:
     dropped = {"why": "not a JSON object but a list\x1b[31m"}
-    results = [{"instance_id": f"i-{n}", "model_name_or_path": "m", "reason": "ok", "passed": True,
-                "cache_dropped": {**dropped, "file": f"/c/{n}.json"}} for n in range(12)]
+    results = [
+        {
+            "instance_id": f"i-{n}",
+            "model_name_or_path": "m",
+            "reason": "ok",
+            "passed": True,
+            "cache_dropped": {**dropped, "file": f"/c/{n}.json"},
+        }
+        for n in range(12)
+    ]
     summary = build_summary(results, run_id="r", suite_tables={})
     assert summary["cache_dropped"] == 12
     lines = cache_lines(summary)
@@ -236,10 +265,27 @@ def test_examples_with_broken_cache_entries_are_regraded_end_to_end(tmp_path: Pa
 
     def run() -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", str(ROOT / "cases" / "examples"), "--predictions=gold",
-             "--mb-runtime=local", "-p", "no:cacheprovider", "-p", "no:randomly", f"--mb-reports-dir={reports}",
-             f"--rootdir={ROOT}"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False)
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                str(ROOT / "cases" / "examples"),
+                "--predictions=gold",
+                "--mb-runtime=local",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                f"--mb-reports-dir={reports}",
+                f"--rootdir={ROOT}",
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
         return done, json.loads((reports / "latest" / "summary.json").read_text())
 
     done, first = run()

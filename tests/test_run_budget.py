@@ -25,8 +25,10 @@ def pytest_runtest_teardown(item):
 """
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("90", 90), ("90s", 90), ("30m", 1800), ("2h", 7200), ("1h30m", 5400),
-                                               ("1.5h", 5400), (" 2M ", 120)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90", 90), ("90s", 90), ("30m", 1800), ("2h", 7200), ("1h30m", 5400), ("1.5h", 5400), (" 2M ", 120)],
+)
 def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
 
@@ -39,17 +41,31 @@ def test_what_is_not_a_duration_is_refused(text: str) -> None:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_the_budget_stops_starting_items_and_a_rerun_resumes_them(pytester: pytest.Pytester, workers: list[str]) -> None:
+def test_the_budget_stops_starting_items_and_a_rerun_resumes_them(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
     pytester.makeconftest(PASS_THE_DEADLINE)
-    first = pytester.runpytest(*workers, "--predictions=empty", "--mb-run-budget=1h", "--mb-run-id=b1",
-                               "--junitxml=junit.xml", "-p", "no:cacheprovider", "-rs")
+    first = pytester.runpytest(
+        *workers,
+        "--predictions=empty",
+        "--mb-run-budget=1h",
+        "--mb-run-id=b1",
+        "--junitxml=junit.xml",
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+    )
     ran = 1 if not workers else 2  # each process ran its first item only
     assert first.ret == pytest.ExitCode.INTERRUPTED
     first.assert_outcomes(failed=ran, skipped=4 - ran)
-    first.stdout.fnmatch_lines([f"*| not run {4 - ran}",
-                                f"the run budget (1h) ran out: {4 - ran} item(s) not started, counted in 'not run'*",
-                                "SKIPPED*not run: the run budget (--mb-run-budget 1h) ran out before this item started*"])
+    first.stdout.fnmatch_lines(
+        [
+            f"*| not run {4 - ran}",
+            f"the run budget (1h) ran out: {4 - ran} item(s) not started, counted in 'not run'*",
+            "SKIPPED*not run: the run budget (--mb-run-budget 1h) ran out before this item started*",
+        ]
+    )
     summary = json.loads((pytester.path / "reports" / "b1" / "summary.json").read_text())
     assert summary["run_budget"] == {"seconds": 3600.0, "ran_out": True, "not_started": 4 - ran}
     assert summary["exitstatus"] == 2 and summary["interrupted"] is False

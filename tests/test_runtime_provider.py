@@ -99,9 +99,20 @@ def test_names_and_options_are_checked_at_registration() -> None:
 def test_runtime_options_belong_to_the_providers_not_to_a_suite() -> None:
     registry = builtin_providers()
     runtime_dests = {o.dest for o in registry.options()}
-    assert {"mb_runtime", "mb_trust_candidates", "mb_repo_url_template", "mb_docker_hosts", "mb_registry",
-            "mb_image_budget", "mb_cache_level", "mb_force_rebuild", "mb_ca_bundle", "mb_mem_limit", "mb_cpus",
-            "mb_pids_limit"} <= runtime_dests
+    assert {
+        "mb_runtime",
+        "mb_trust_candidates",
+        "mb_repo_url_template",
+        "mb_docker_hosts",
+        "mb_registry",
+        "mb_image_budget",
+        "mb_cache_level",
+        "mb_force_rebuild",
+        "mb_ca_bundle",
+        "mb_mem_limit",
+        "mb_cpus",
+        "mb_pids_limit",
+    } <= runtime_dests
     for suite in builtin_registry().values():
         assert not runtime_dests & {o.dest for o in suite.options}, suite.name
     # the clone template is not keyed: the same commits from a mirror reuse the cache (keyed by content)
@@ -158,7 +169,7 @@ def test_finish_runs_once_per_used_provider() -> None:
     assert used.calls == [("finish", ("r9", "none"))] and unused.calls == []
 
 
-FAKE_PROVIDER_CONFTEST = '''
+FAKE_PROVIDER_CONFTEST = """
 import contextlib
 from pathlib import Path
 import pytest
@@ -224,7 +235,7 @@ class _Pool:
 @pytest.fixture(scope="session")
 def mb_device_pool():
     return _Pool()
-'''
+"""
 
 ISSUE_MANIFEST = """\
 suite: issue_resolution
@@ -245,8 +256,10 @@ def gradle_record(build_app: str, build_test: str) -> str:
     head, _, rest = text.partition("plan:\n")
     _, _, tail = rest.partition("  app_artifact:")
     head = head.replace("../../fixtures/device_repair/mobilebench+calc.bundle", str(CALC_BUNDLE))
-    plan = (f"plan:\n  kind: gradle\n  toolchain: {{jdk: \"17\"}}\n  build_app: {json.dumps(build_app)}\n"
-            f"  build_test: {json.dumps(build_test)}\n  app_artifact:")
+    plan = (
+        f'plan:\n  kind: gradle\n  toolchain: {{jdk: "17"}}\n  build_app: {json.dumps(build_app)}\n'
+        f"  build_test: {json.dumps(build_test)}\n  app_artifact:"
+    )
     return head + plan + tail
 
 
@@ -254,8 +267,15 @@ def test_a_conftest_provider_serves_every_container_suite(pytester: pytest.Pytes
     pytester.makeconftest(FAKE_PROVIDER_CONFTEST)
     pytester.makefile(".yaml", app=ISSUE_MANIFEST)
     (pytester.path / "calc.yaml").write_text(gradle_record("gradle assembleDebug", "gradle assembleDebugAndroidTest"))
-    result = pytester.runpytest("--predictions=gold", "--mb-runtime=fake", "--mb-device-retries=0",
-                                "--mb-cache-level=base", "--mb-run-id=fake-run", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--predictions=gold",
+        "--mb-runtime=fake",
+        "--mb-device-retries=0",
+        "--mb-cache-level=base",
+        "--mb-run-id=fake-run",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(failed=2)
     log = (pytester.path / "provider.log").read_text().splitlines()
     assert log[0] == "start" and log.count("start") == 1 and log.count("make trusted=True") == 1
@@ -272,10 +292,13 @@ def test_a_conftest_provider_serves_every_container_suite(pytester: pytest.Pytes
     (apps / "tabs_demo.yaml").write_text(manifest.replace("../../fixtures/", f"{ROOT / 'fixtures'}/"))
     (pytester.path / "proj" / "src").mkdir(parents=True)
     (pytester.path / "proj" / "src" / "main.tsx").write_text("export {};\n")
-    pytester.makefile(".jsonl", apps_preds=json.dumps({"instance_id": "tabs_demo", "model_name_or_path": "m",
-                                                       "project_path": "proj"}) + "\n")
-    result = pytester.runpytest("apps", "--predictions=apps_preds.jsonl", "--mb-runtime=fake", "--mb-run-id=fake-apps",
-                                "-p", "no:cacheprovider")
+    pytester.makefile(
+        ".jsonl",
+        apps_preds=json.dumps({"instance_id": "tabs_demo", "model_name_or_path": "m", "project_path": "proj"}) + "\n",
+    )
+    result = pytester.runpytest(
+        "apps", "--predictions=apps_preds.jsonl", "--mb-runtime=fake", "--mb-run-id=fake-apps", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(failed=1)
     log = (pytester.path / "provider.log").read_text().splitlines()
     assert log == ["start", "make trusted=False", "sandbox tabs_demo app-scaffold index.html", "finish fake-apps env"]
@@ -292,13 +315,18 @@ def test_an_unknown_runtime_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 def test_the_hook_overrides_the_registry_for_every_suite(pytester: pytest.Pytester) -> None:
     """A conftest's ``pytest_mobilebench_make_runtime`` wins over ``--mb-runtime`` (firstresult)."""
-    pytester.makeconftest(FAKE_PROVIDER_CONFTEST + textwrap.dedent('''
+    pytester.makeconftest(
+        FAKE_PROVIDER_CONFTEST
+        + textwrap.dedent("""
         def pytest_mobilebench_make_runtime(config, options, run_id, trusted):
             _log(f"hook {run_id} trusted={trusted}")
             return FakeRuntime()
-        '''))
+        """)
+    )
     pytester.makefile(".yaml", app=ISSUE_MANIFEST)
-    result = pytester.runpytest("--predictions=gold", "--mb-runtime=local", "--mb-run-id=hooked", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--predictions=gold", "--mb-runtime=local", "--mb-run-id=hooked", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(failed=1)
     log = (pytester.path / "provider.log").read_text().splitlines()
     assert log[:2] == ["hook hooked trusted=True", "prepare acme__app-1 react-native"]

@@ -25,7 +25,9 @@ pytestmark = pytest.mark.docker
 
 #: the fake pool of FAKE_PROVIDER_CONFTEST, and a hook that hands every suite a Docker runtime whose recipe
 #: is the stand-in image (the built-in provider would infer the Android SDK image from the checkout)
-STAND_IN_CONFTEST = FAKE_PROVIDER_CONFTEST + '''
+STAND_IN_CONFTEST = (
+    FAKE_PROVIDER_CONFTEST
+    + """
 import dataclasses, hashlib, json
 
 from pytest_mobilebench.runtime.docker import DockerRuntime
@@ -64,7 +66,8 @@ def pytest_mobilebench_result(config, result):
     client = _MADE["runtime"].client
     images = client.images.list(filters={"label": f"{LABEL_RUN}={config.getoption('mb_run_id')}"})
     _log(f"images during the run: {len(images)}")
-'''
+"""
+)
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +82,14 @@ def test_a_gradle_device_record_builds_in_a_container_and_the_run_removes_its_im
     pytester.makeconftest(STAND_IN_CONFTEST)
     build = "test -f /.dockerenv && echo in-container; gradle assembleDebug"
     (pytester.path / "calc.yaml").write_text(gradle_record(build, "gradle assembleDebugAndroidTest"))
-    result = pytester.runpytest("--predictions=gold", "--mb-device-retries=0", "--mb-cache-level=none",
-                                f"--mb-run-id={run_id}", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--predictions=gold",
+        "--mb-device-retries=0",
+        "--mb-cache-level=none",
+        f"--mb-run-id={run_id}",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(failed=1)
     summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     (entry,) = summary["instances"].values()

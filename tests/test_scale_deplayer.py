@@ -43,7 +43,17 @@ def test_key_changes_with_any_manifest_byte_the_install_or_the_env_but_not_with_
     c = manifest_files(_tree(tmp_path / "c", {"package.json": "{}", "package-lock.json": "2"}))
     key = deps_key("sha256:env", "npm ci", a)
     assert key == deps_key("sha256:env", "npm ci", b)
-    assert len({key, deps_key("sha256:env", "npm ci", c), deps_key("sha256:env2", "npm ci", a), deps_key("sha256:env", "npm i", a)}) == 4
+    assert (
+        len(
+            {
+                key,
+                deps_key("sha256:env", "npm ci", c),
+                deps_key("sha256:env2", "npm ci", a),
+                deps_key("sha256:env", "npm i", a),
+            }
+        )
+        == 4
+    )
 
 
 def test_watch_output_passes_a_finished_stream_through() -> None:
@@ -56,11 +66,16 @@ def _slow(pause_s: float, count: int):
         yield f"{n}\n"
 
 
-@pytest.mark.parametrize(("pause", "deadline", "silence", "says"), [(5.0, 60, 0.3, "no output for 0.3 s"), (0.1, 0.5, 5, "over its 0.5 s deadline")])
+@pytest.mark.parametrize(
+    ("pause", "deadline", "silence", "says"),
+    [(5.0, 60, 0.3, "no output for 0.3 s"), (0.1, 0.5, 5, "over its 0.5 s deadline")],
+)
 def test_watch_output_kills_a_silent_or_overlong_step(pause, deadline, silence, says) -> None:
     killed = []
     with pytest.raises(InfraError) as info:
-        list(watch_output(_slow(pause, 100), deadline_s=deadline, silence_s=silence, on_expiry=lambda: killed.append(1)))
+        list(
+            watch_output(_slow(pause, 100), deadline_s=deadline, silence_s=silence, on_expiry=lambda: killed.append(1))
+        )
     assert info.value.kind == "build_hung" and says in info.value.message and killed == [1]
 
 
@@ -75,6 +90,7 @@ def test_watch_output_reraises_the_readers_error() -> None:
 
 # --------------------------------------------------------------------------------------- in Docker
 
+
 @pytest.fixture
 def debian_env(tmp_path: Path):
     """An ImageBuilder on the local daemon and the Debian image standing in for an environment layer."""
@@ -87,7 +103,9 @@ def debian_env(tmp_path: Path):
 
     client = connect(timeout_s=10)
     image_id = ensure_base_image(client, DEFAULT_BASE_IMAGE)
-    builder = ImageBuilder(client, run_id=f"scale-deps-{time.time_ns()}", log_dir=tmp_path / "logs", lock_dir=tmp_path / "locks")
+    builder = ImageBuilder(
+        client, run_id=f"scale-deps-{time.time_ns()}", log_dir=tmp_path / "logs", lock_dir=tmp_path / "locks"
+    )
     yield builder, BuiltImage(DEFAULT_BASE_IMAGE, image_id, built=False, seconds=0)
     for image in client.api.images(filters={"label": f"mobilebench.run_id={builder.run_id}"}):
         client.api.remove_image(image["Id"], force=True)
@@ -95,27 +113,38 @@ def debian_env(tmp_path: Path):
 
 
 def _own_containers(builder) -> list[str]:
-    return [c["Id"] for c in builder.client.api.containers(all=True, filters={"label": f"mobilebench.run_id={builder.run_id}"})]
+    return [
+        c["Id"]
+        for c in builder.client.api.containers(all=True, filters={"label": f"mobilebench.run_id={builder.run_id}"})
+    ]
 
 
 @pytest.mark.docker
 @pytest.mark.skipif(not docker_answers(), reason="no Docker daemon answers (start dockerd)")
 def test_identical_manifests_share_one_install_and_the_cache_volume_outlives_it(debian_env, tmp_path: Path) -> None:
     builder, env = debian_env
-    install = "test -f package.json; mkdir -p node_modules; date +%s%N > node_modules/stamp; touch $npm_config_cache/seen"
+    install = (
+        "test -f package.json; mkdir -p node_modules; date +%s%N > node_modules/stamp; touch $npm_config_cache/seen"
+    )
     one = _tree(tmp_path / "one", {"package.json": "{}", "src/a.js": "1"})
     two = _tree(tmp_path / "two", {"package.json": "{}", "src/a.js": "2"})
     first = ensure_deps(builder, env, one, install, repo="demo/app")
     second = ensure_deps(builder, env, two, install, repo="demo/app")
     assert first is not None and second is not None and first.built and not second.built
     assert (first.tag, first.image_id) == (second.tag, second.image_id)
-    out = builder.client.containers.run(first.image_id, ["bash", "-c", "cat /testbed/node_modules/stamp; ls /testbed; ls /mobilebench-cache 2>&1 || true"], remove=True)
+    out = builder.client.containers.run(
+        first.image_id,
+        ["bash", "-c", "cat /testbed/node_modules/stamp; ls /testbed; ls /mobilebench-cache 2>&1 || true"],
+        remove=True,
+    )
     assert b"package.json" in out and b"a.js" not in out
     labels = builder.client.api.inspect_image(first.image_id)["Config"]["Labels"]
     assert labels["mobilebench.level"] == "deps" and labels["mobilebench.owner"] == ""
     assert _own_containers(builder) == []
     # the package cache is a volume, so it is not in the image but survives for the next install
-    probe = builder.client.containers.run(env.image_id, ["ls", "/c/npm"], volumes={"mobilebench-pkgcache": {"bind": "/c", "mode": "ro"}}, remove=True)
+    probe = builder.client.containers.run(
+        env.image_id, ["ls", "/c/npm"], volumes={"mobilebench-pkgcache": {"bind": "/c", "mode": "ro"}}, remove=True
+    )
     assert b"seen" in probe
 
 
@@ -154,6 +183,8 @@ def test_a_silent_docker_build_is_build_hung_with_its_log_and_is_cancelled(debia
     assert "hang-started" in info.value.log
     # the daemon cancelled the build: no step container keeps sleeping
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and any("sleep 600" in " ".join(c.get("Command", "").split()) for c in builder.client.api.containers()):
+    while time.monotonic() < deadline and any(
+        "sleep 600" in " ".join(c.get("Command", "").split()) for c in builder.client.api.containers()
+    ):
         time.sleep(1)
     assert not any("sleep 600" in c.get("Command", "") for c in builder.client.api.containers())

@@ -49,16 +49,25 @@ def _run_examples_once(reports: Path, *args: str, env: dict[str, str] | None = N
         sys.executable, "-m", "pytest", str(ROOT / "cases" / "examples"), "--predictions=gold", "--mb-runtime=docker",
         f"--mb-reports-dir={reports}", f"--mb-summary={reports / 'summary.json'}", "-p", "no:cacheprovider", "-q", *args,
     ]  # fmt: skip
-    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})}, timeout=1500)
+    proc = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})}, timeout=1500
+    )
     assert (reports / "summary.json").is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((reports / "summary.json").read_text())
 
 
 def verdicts(summary: dict) -> dict[str, tuple]:
     """instance -> (verdict, reason, F2P passed, P2P passed); an error result keeps its detail (shown on failure)."""
-    return {k: (v.get("verdict"), v["reason"], v.get("f2p_passed"), v.get("p2p_passed"),
-                *(() if v.get("verdict") else (v.get("detail"),)))
-            for k, v in summary["instances"].items()}
+    return {
+        k: (
+            v.get("verdict"),
+            v["reason"],
+            v.get("f2p_passed"),
+            v.get("p2p_passed"),
+            *(() if v.get("verdict") else (v.get("detail"),)),
+        )
+        for k, v in summary["instances"].items()
+    }
 
 
 def harness_images(url: str, level: str = "instance") -> list[str]:
@@ -94,7 +103,9 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 
     run_id = f"scale-ref-{uuid.uuid4().hex[:8]}"
     try:
-        yield run_examples(tmp_path_factory.mktemp("ref"), "-n", "2", f"--mb-run-id={run_id}", "--mb-cache-level=instance")
+        yield run_examples(
+            tmp_path_factory.mktemp("ref"), "-n", "2", f"--mb-run-id={run_id}", "--mb-cache-level=instance"
+        )
     finally:
         client = docker.from_env(timeout=120)
         for level in ("instance", "deps", "env", "base"):

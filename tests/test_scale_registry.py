@@ -31,8 +31,12 @@ def registry(tmp_path: Path) -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     config = tmp_path / "registry.yml"
-    config.write_text(f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp_path / 'data'}\nhttp:\n  addr: 127.0.0.1:{port}\n")
-    process = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    config.write_text(
+        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp_path / 'data'}\nhttp:\n  addr: 127.0.0.1:{port}\n"
+    )
+    process = subprocess.Popen(
+        ["docker-registry", "serve", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         for _ in range(100):
             with socket.socket() as s:
@@ -64,7 +68,9 @@ def labelled_image() -> Iterator[tuple[object, str, str]]:
     try:
         yield client, tag, str(image.id)
     finally:
-        for ref in [t for t in client.api.images(name="*/mobilebench/scaletest") for t in t.get("RepoTags") or []] + [tag]:
+        for ref in [t for t in client.api.images(name="*/mobilebench/scaletest") for t in t.get("RepoTags") or []] + [
+            tag
+        ]:
             with contextlib.suppress(Exception):  # already gone
                 client.api.remove_image(ref, force=True)
         client.close()

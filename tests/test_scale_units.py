@@ -66,7 +66,11 @@ def test_slot_table_interleaves_by_slot_count_and_workers_go_round_robin() -> No
     a, b = DockerHost("tcp://a:1", 2), DockerHost("tcp://b:1", 1)
     table = slot_table([a, b])
     assert table == [a, b, a]
-    assert [table[worker_index(f"gw{n}") % len(table)].url for n in range(6)] == ["tcp://a:1", "tcp://b:1", "tcp://a:1"] * 2
+    assert [table[worker_index(f"gw{n}") % len(table)].url for n in range(6)] == [
+        "tcp://a:1",
+        "tcp://b:1",
+        "tcp://a:1",
+    ] * 2
     assert worker_index(None) == worker_index("master") == 0
 
 
@@ -98,7 +102,9 @@ def test_parse_size_binary_units() -> None:
 # ----------------------------------------------------------------------------------------- budget
 
 
-def _img(name: str, layers: str, size: int, *, harness: bool = True, used: float = 0, in_use: bool = False) -> ImageInfo:
+def _img(
+    name: str, layers: str, size: int, *, harness: bool = True, used: float = 0, in_use: bool = False
+) -> ImageInfo:
     return ImageInfo(f"sha256:{name}", tuple(layers), size, harness, used, in_use)
 
 
@@ -138,7 +144,10 @@ layer_chains = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(layer_chains, st.integers(0, 3000))
 def test_plan_only_touches_evictable_harness_images_and_reaches_budget_when_it_can(chains, budget) -> None:
-    images = [_img(f"i{n}", layers, size + len(layers), harness=h, used=n, in_use=u) for n, (layers, size, h, u) in enumerate(chains)]
+    images = [
+        _img(f"i{n}", layers, size + len(layers), harness=h, used=n, in_use=u)
+        for n, (layers, size, h, u) in enumerate(chains)
+    ]
     plan = plan_evictions(images, budget, now=1000, grace_s=0)
     by_id = {img.image_id: img for img in images}
     assert len(plan) == len(set(plan))
@@ -169,7 +178,10 @@ def test_policy_records_use_and_protects_the_image_just_added() -> None:
     policy.used("sha256:a")
     policy.added("mobilebench/inst.x:1", "sha256:b")
     assert budget.calls == [
-        ("touch", "sha256:a"), ("enforce", {"sha256:a"}), ("touch", "sha256:b"), ("enforce", {"sha256:b"})
+        ("touch", "sha256:a"),
+        ("enforce", {"sha256:a"}),
+        ("touch", "sha256:b"),
+        ("enforce", {"sha256:b"}),
     ]
     assert policy.supply("t", None) is None
     assert "[budget]" in policy.failed(InfraError("disk_full", "no space left on device")).message
@@ -196,8 +208,14 @@ def test_evidence_round_trips_as_plain_builtins_and_oversized_files_are_listed(t
     assert json.loads((home / "evidence_skipped.json").read_text()) == {"big.log": 1000}
 
 
-@pytest.mark.parametrize("bad", [{"folder": "../escape", "files": {}}, {"folder": "run/x", "files": {"../../etc/x": ""}},
-                                 {"folder": "/abs", "files": {}}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"folder": "../escape", "files": {}},
+        {"folder": "run/x", "files": {"../../etc/x": ""}},
+        {"folder": "/abs", "files": {}},
+    ],
+)
 def test_evidence_paths_from_a_worker_cannot_leave_the_reports_folder(tmp_path, bad) -> None:
     from pytest_mobilebench.remote import unpack_evidence
 

@@ -40,9 +40,13 @@ pytestmark = [
 def _serve(netns: str, address: str, folder: Path) -> subprocess.Popen[bytes]:
     # run_path, not `python socketserver.py`: the script's folder first on sys.path would shadow the
     # standard library's socketserver module inside the worker (http.server then fails to import)
-    code = f"import runpy, sys; sys.argv = ['s', '{address}:8888']; runpy.run_path({str(SERVER)!r}, run_name='__main__')"
+    code = (
+        f"import runpy, sys; sys.argv = ['s', '{address}:8888']; runpy.run_path({str(SERVER)!r}, run_name='__main__')"
+    )
     command = ["nsenter", f"--net=/run/netns/{netns}", sys.executable, "-c", code]
-    return subprocess.Popen(command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
 
 
 def _wait_listening(address: str, port: int, server: subprocess.Popen[bytes], within_s: float = 60.0) -> None:

@@ -17,13 +17,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: loaded first with ``-p``: marks the whole package for assertion rewriting, as pytest does for a wheel
-MARKER_PLUGIN = '''
+MARKER_PLUGIN = """
 def pytest_addhooks(pluginmanager):
     pluginmanager.rewrite_hook.mark_rewrite("pytest_mobilebench")
-'''
+"""
 
 #: writes which package modules (and heavy libraries) were imported, and which were rewritten
-REPORTING_CONFTEST = '''
+REPORTING_CONFTEST = """
 import json, sys
 from _pytest.assertion.rewrite import AssertionRewritingHook
 
@@ -39,21 +39,32 @@ def pytest_sessionfinish(session):
     with open("modules.json", "w") as fh:
         json.dump({"ours": ours, "rewritten": rewritten, "heavy": heavy, "items": len(items), "shared": shared,
                    "others": others}, fh)
-'''
+"""
 
 #: the package's modules a run without benchmark files may import (declarations only)
 STARTUP_MODULES = {
-    "pytest_mobilebench", "pytest_mobilebench.plugin", "pytest_mobilebench.hooks", "pytest_mobilebench.options",
-    "pytest_mobilebench.state", "pytest_mobilebench.fixtures", "pytest_mobilebench.suites",
-    "pytest_mobilebench.suites.base", "pytest_mobilebench.suites.declared",
+    "pytest_mobilebench",
+    "pytest_mobilebench.plugin",
+    "pytest_mobilebench.hooks",
+    "pytest_mobilebench.options",
+    "pytest_mobilebench.state",
+    "pytest_mobilebench.fixtures",
+    "pytest_mobilebench.suites",
+    "pytest_mobilebench.suites.base",
+    "pytest_mobilebench.suites.declared",
     # the run's files and the controller (stdlib only)
-    "pytest_mobilebench.report", "pytest_mobilebench.report.files", "pytest_mobilebench.report.runs",
+    "pytest_mobilebench.report",
+    "pytest_mobilebench.report.files",
+    "pytest_mobilebench.report.runs",
     "pytest_mobilebench.report.controller",
     # the runtime layer's option declarations (its converters import what they check when a value comes)
-    "pytest_mobilebench.runtime", "pytest_mobilebench.runtime.base", "pytest_mobilebench.runtime.provider",
+    "pytest_mobilebench.runtime",
+    "pytest_mobilebench.runtime.base",
+    "pytest_mobilebench.runtime.provider",
     "pytest_mobilebench.states",
     # the live agents' shared option declarations (stdlib only; the client and loop load when an agent runs)
-    "pytest_mobilebench.agents", "pytest_mobilebench.agents.options",
+    "pytest_mobilebench.agents",
+    "pytest_mobilebench.agents.options",
 }
 
 
@@ -61,12 +72,33 @@ def _run(folder: Path, *args: str, plugin: bool = True) -> dict[str, object]:
     (folder / "mb_mark_all.py").write_text(MARKER_PLUGIN)
     (folder / "conftest.py").write_text(REPORTING_CONFTEST)
     (folder / "pytest.ini").write_text("[pytest]\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
     ours = ("-p", "mobilebench") if plugin else ()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "mb_mark_all", *ours, "--collect-only", "-q",
-                           "-p", "no:cacheprovider", *args], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "mb_mark_all",
+            *ours,
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *args,
+        ],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode in (0, 5), proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((folder / "modules.json").read_text())
 
@@ -98,10 +130,18 @@ def test_the_package_is_not_assertion_rewritten_even_when_pytest_marks_it(tmp_pa
     (tmp_path / "test_plain.py").write_text("def test_one():\n    assert 1\n")
     found = _run(tmp_path)
     # only what the entry point imports before its first hook runs may have gone through the rewriter
-    before_hooks = {"pytest_mobilebench", "pytest_mobilebench.plugin", "pytest_mobilebench.hooks",
-                    "pytest_mobilebench.options", "pytest_mobilebench.state", "pytest_mobilebench.suites",
-                    "pytest_mobilebench.suites.base", "pytest_mobilebench.suites.declared",
-                    "pytest_mobilebench.agents", "pytest_mobilebench.agents.options"}
+    before_hooks = {
+        "pytest_mobilebench",
+        "pytest_mobilebench.plugin",
+        "pytest_mobilebench.hooks",
+        "pytest_mobilebench.options",
+        "pytest_mobilebench.state",
+        "pytest_mobilebench.suites",
+        "pytest_mobilebench.suites.base",
+        "pytest_mobilebench.suites.declared",
+        "pytest_mobilebench.agents",
+        "pytest_mobilebench.agents.options",
+    }
     rewritten = {n for n in found["rewritten"] if ".declared." not in n}
     assert rewritten <= before_hooks, sorted(rewritten - before_hooks)
     assert "pytest_mobilebench.fixtures" in found["ours"] and "pytest_mobilebench.fixtures" not in rewritten
@@ -113,18 +153,31 @@ def test_a_suite_is_imported_with_its_first_file_and_its_items_share_closure_and
     found = _run(tmp_path, first.name)
     assert found["items"] > 1
     assert any(n.startswith("pytest_mobilebench.suites.planner") for n in found["ours"])
-    assert not any(n.startswith(("pytest_mobilebench.suites.issue_resolution", "pytest_mobilebench.suites.device_repair",
-                                 "pytest_mobilebench.suites.app_generation")) for n in found["ours"])
+    assert not any(
+        n.startswith(
+            (
+                "pytest_mobilebench.suites.issue_resolution",
+                "pytest_mobilebench.suites.device_repair",
+                "pytest_mobilebench.suites.app_generation",
+            )
+        )
+        for n in found["ours"]
+    )
     closures, _ = found["shared"]
     assert closures == 1  # one fixture closure for the file, as one parametrize shares one
 
 
 #: the issue-resolution suite's evaluating half and what only it imports: never needed to collect a manifest
 IR_EVALUATION_MODULES = (
-    "pytest_mobilebench.suites.issue_resolution.evaluation", "pytest_mobilebench.suites.issue_resolution.judge",
-    "pytest_mobilebench.suites.issue_resolution.attribution", "pytest_mobilebench.suites.issue_resolution.policy",
-    "pytest_mobilebench.suites.issue_resolution.grading", "pytest_mobilebench.frameworks.react_native.harness",
-    "pytest_mobilebench.parsers", "pytest_mobilebench.patch", "pytest_mobilebench.runtime.repos",
+    "pytest_mobilebench.suites.issue_resolution.evaluation",
+    "pytest_mobilebench.suites.issue_resolution.judge",
+    "pytest_mobilebench.suites.issue_resolution.attribution",
+    "pytest_mobilebench.suites.issue_resolution.policy",
+    "pytest_mobilebench.suites.issue_resolution.grading",
+    "pytest_mobilebench.frameworks.react_native.harness",
+    "pytest_mobilebench.parsers",
+    "pytest_mobilebench.patch",
+    "pytest_mobilebench.runtime.repos",
     "pytest_mobilebench.trust",
 )
 
@@ -153,21 +206,34 @@ def test_markers_computed_by_an_implementation_are_declared_before_its_items(tmp
     assert found["items"] > 0
 
 
-
-@pytest.mark.parametrize(("args", "env", "says"), [
-    (["--mb-docker-hosts=ftp://x"], {}, "scheme must be one of"),
-    ([], {"MOBILEBENCH_DOCKER_HOSTS": "ftp://x"}, "$MOBILEBENCH_DOCKER_HOSTS='ftp://x' is not valid"),
-    (["--mb-image-budget=12Q"], {}, "--mb-image-budget"),
-], ids=["hosts-flag", "hosts-env", "budget-flag"])
+@pytest.mark.parametrize(
+    ("args", "env", "says"),
+    [
+        (["--mb-docker-hosts=ftp://x"], {}, "scheme must be one of"),
+        ([], {"MOBILEBENCH_DOCKER_HOSTS": "ftp://x"}, "$MOBILEBENCH_DOCKER_HOSTS='ftp://x' is not valid"),
+        (["--mb-image-budget=12Q"], {}, "--mb-image-budget"),
+    ],
+    ids=["hosts-flag", "hosts-env", "budget-flag"],
+)
 def test_a_converter_imported_when_called_still_refuses_a_bad_value_as_a_usage_error(
-        tmp_path: Path, args: list[str], env: dict[str, str], says: str) -> None:
+    tmp_path: Path, args: list[str], env: dict[str, str], says: str
+) -> None:
     """The runtime options' converters import their checks only when a value comes; a bad value is still
     pytest's usage error (exit status 4, no internal error), from the flag and from the environment."""
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "mobilebench", "--collect-only", "-q",
-                           "-p", "no:cacheprovider", *args], cwd=tmp_path, capture_output=True, text=True,
-                          env={**os.environ, **env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "mobilebench", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            **env,
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        },
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert says in proc.stderr and "INTERNALERROR" not in proc.stdout + proc.stderr, proc.stderr[-2000:]

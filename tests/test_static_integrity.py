@@ -172,11 +172,19 @@ final h = Platform.environment['HOME'];
 
 def test_environment_read_whole_or_with_a_computed_key() -> None:
     what = "environment read whole or with a computed key"
-    assert _whats("app/src/main/java/app/E.kt", 'val a = System.getenv()\nval b = System.getenv(k)\nval c = System.getenv("HOME")\n') == {
-        (1, "introspection", what), (2, "introspection", what)}
-    dart = ("final a = Platform.environment;\nfinal b = Platform.environment[k];\nfinal c = Platform.environment['HOME'];\n"
-            "final d = Platform.environment.containsKey(k);\nfinal e = Platform.environment.containsKey('X');\n")
-    assert _whats("lib/e.dart", dart) == {(1, "introspection", what), (2, "introspection", what), (4, "introspection", what)}
+    assert _whats(
+        "app/src/main/java/app/E.kt",
+        'val a = System.getenv()\nval b = System.getenv(k)\nval c = System.getenv("HOME")\n',
+    ) == {(1, "introspection", what), (2, "introspection", what)}
+    dart = (
+        "final a = Platform.environment;\nfinal b = Platform.environment[k];\nfinal c = Platform.environment['HOME'];\n"
+        "final d = Platform.environment.containsKey(k);\nfinal e = Platform.environment.containsKey('X');\n"
+    )
+    assert _whats("lib/e.dart", dart) == {
+        (1, "introspection", what),
+        (2, "introspection", what),
+        (4, "introspection", what),
+    }
 
 
 def test_jvm_and_dart_words_in_strings_and_comments_are_not_findings() -> None:
@@ -185,9 +193,16 @@ def test_jvm_and_dart_words_in_strings_and_comments_are_not_findings() -> None:
 
 
 def test_test_files_by_the_frameworks_rule_are_not_audited() -> None:
-    cases = [("react-native", "src/__tests__/add.test.js", "src/add.js", "expect.extend({});"),
-             ("android", "app/src/test/java/app/ProbeTest.kt", "app/src/main/java/app/Probe.kt", 'val x = System.getenv("CI")'),
-             ("flutter", "test/probe_test.dart", "lib/probe.dart", "import 'package:flutter_test/flutter_test.dart';")]
+    cases = [
+        ("react-native", "src/__tests__/add.test.js", "src/add.js", "expect.extend({});"),
+        (
+            "android",
+            "app/src/test/java/app/ProbeTest.kt",
+            "app/src/main/java/app/Probe.kt",
+            'val x = System.getenv("CI")',
+        ),
+        ("flutter", "test/probe_test.dart", "lib/probe.dart", "import 'package:flutter_test/flutter_test.dart';"),
+    ]
     for name, test_path, production, line in cases:
         is_test = frameworks.get(name).test_rule({})
         assert is_test(test_path) and not is_test(production), name
@@ -212,12 +227,15 @@ diff --git a/src/add.js b/src/add.js
 def test_only_added_lines_are_reported_with_the_patched_files_numbers() -> None:
     found = audit(MODIFIED, lambda p: False)
     assert [(f.file, f.line, f.kind, f.snippet) for f in found] == [
-        ("src/add.js", 12, "runner_marker", "if (process.env.JEST_WORKER_ID) return a + b;")]
+        ("src/add.js", 12, "runner_marker", "if (process.env.JEST_WORKER_ID) return a + b;")
+    ]
 
 
 def test_a_chain_split_over_lines_is_found_on_its_added_line() -> None:
-    diff = ("diff --git a/src/a.js b/src/a.js\n--- a/src/a.js\n+++ b/src/a.js\n@@ -1,2 +1,3 @@\n const v = process\n"
-            "+  .env\n   .CI;\n")
+    diff = (
+        "diff --git a/src/a.js b/src/a.js\n--- a/src/a.js\n+++ b/src/a.js\n@@ -1,2 +1,3 @@\n const v = process\n"
+        "+  .env\n   .CI;\n"
+    )
     assert [(f.line, f.what) for f in audit(diff, lambda p: False)] == [(2, "process.env.CI")]
 
 
@@ -225,7 +243,8 @@ def test_strict_makes_each_finding_a_violation_and_report_none() -> None:
     found = audit_text("src/a.js", "if (process.env.CI) x();\n")
     assert violations(found, "report") == []
     assert violations([f.to_dict() for f in found], "strict") == [
-        "integrity: src/a.js:1: runner_marker (process.env.CI): if (process.env.CI) x();"]
+        "integrity: src/a.js:1: runner_marker (process.env.CI): if (process.env.CI) x();"
+    ]
     with pytest.raises(ValueError, match="--mb-integrity"):
         violations(found, "lenient")
 
@@ -233,13 +252,31 @@ def test_strict_makes_each_finding_a_violation_and_report_none() -> None:
 def test_summary_counts_and_page_shows_the_findings() -> None:
     finding = Finding("src/a.js", 3, "runner_marker", "process.env.CI", "if (process.env.CI) <b>").to_dict()
     results = [
-        {"instance_id": "i-1", "model_name_or_path": "m", "reason": "resolved", "passed": True,
-         "integrity_findings": [finding, {**finding, "kind": "introspection"}]},
-        {"instance_id": "i-2", "model_name_or_path": "m", "reason": "unresolved", "passed": False, "integrity_findings": []},
+        {
+            "instance_id": "i-1",
+            "model_name_or_path": "m",
+            "reason": "resolved",
+            "passed": True,
+            "integrity_findings": [finding, {**finding, "kind": "introspection"}],
+        },
+        {
+            "instance_id": "i-2",
+            "model_name_or_path": "m",
+            "reason": "unresolved",
+            "passed": False,
+            "integrity_findings": [],
+        },
         {"instance_id": "i-3", "model_name_or_path": "n", "reason": "resolved", "passed": True},
     ]
-    assert headline(results)["integrity"] == {"items": 2, "items_flagged": 1, "findings": 2, "test_runner_api": 0,
-                                              "runner_marker": 1, "introspection": 1, "unaudited": 0}
+    assert headline(results)["integrity"] == {
+        "items": 2,
+        "items_flagged": 1,
+        "findings": 2,
+        "test_runner_api": 0,
+        "runner_marker": 1,
+        "introspection": 1,
+        "unaudited": 0,
+    }
     assert integrity_counts(results[2:]) is None and "integrity" not in headline(results[2:])
     page = integrity_section(results, row_href=lambda iid, model: f"#{iid}")
     assert 'data-figure="findings">2<' in page and "src/a.js:3" in page and "&lt;b&gt;" in page

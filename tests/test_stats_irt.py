@@ -89,8 +89,11 @@ def test_instances_no_model_or_every_model_solves_are_flagged_and_stay_finite() 
 
 
 def test_a_run_with_three_models_has_the_fit_in_its_suite_table_and_page() -> None:
-    rows = [{"instance_id": f"i{i}", "model_name_or_path": m, "passed": i < cut, "reason": "x", "suite": "s"}
-            for m, cut in (("m1", 2), ("m2", 4), ("m3", 6)) for i in range(8)]
+    rows = [
+        {"instance_id": f"i{i}", "model_name_or_path": m, "passed": i < cut, "reason": "x", "suite": "s"}
+        for m, cut in (("m1", 2), ("m2", 4), ("m3", 6))
+        for i in range(8)
+    ]
     irt = irt_table(rows)
     assert irt is not None and irt["none_solved"] == ["i6", "i7"] and irt["all_solved"] == ["i0", "i1"]
     assert irt_table(rows[:16]) is None  # two models: nothing to fit
@@ -105,8 +108,15 @@ def test_a_run_with_three_models_has_the_fit_in_its_suite_table_and_page() -> No
 
 
 def _summary(path: Path, model: str, solved: int, total: int = 12) -> Path:
-    instances = {f"i{i:02d}": {"instance_id": f"i{i:02d}", "model_name_or_path": model, "passed": i < solved,
-                              "reason": "resolved" if i < solved else "unresolved"} for i in range(total)}
+    instances = {
+        f"i{i:02d}": {
+            "instance_id": f"i{i:02d}",
+            "model_name_or_path": model,
+            "passed": i < solved,
+            "reason": "resolved" if i < solved else "unresolved",
+        }
+        for i in range(total)
+    }
     path.write_text(json.dumps({"run_id": "r", "models": [model], "instances": instances}), encoding="utf-8")
     return path
 
@@ -114,8 +124,23 @@ def _summary(path: Path, model: str, solved: int, total: int = 12) -> Path:
 def test_compare_irt_on_the_command_line_writes_the_json_and_the_page(tmp_path: Path) -> None:
     paths = [_summary(tmp_path / f"{m}.json", m, k) for m, k in (("alpha", 3), ("beta", 6), ("gamma", 9))]
     out, page = tmp_path / "cmp.json", tmp_path / "cmp.html"
-    proc = subprocess.run([sys.executable, "-m", "pytest_mobilebench", "compare", *map(str, paths), "--irt",
-                           "--json", str(out), "--html", str(page)], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_mobilebench",
+            "compare",
+            *map(str, paths),
+            "--irt",
+            "--json",
+            str(out),
+            "--html",
+            str(page),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "item-response fit over 12 instance(s) all 3 models evaluated" in proc.stdout
     irt = json.loads(out.read_text())["irt"]
@@ -123,6 +148,10 @@ def test_compare_irt_on_the_command_line_writes_the_json_and_the_page(tmp_path: 
     one = irt["one_pl"]["abilities"]
     assert one["alpha"]["estimate"] < one["beta"]["estimate"] < one["gamma"]["estimate"]
     assert "Difficulty and ability" in page.read_text()
-    two = subprocess.run([sys.executable, "-m", "pytest_mobilebench", "compare", *map(str, paths[:2]), "--irt"],
-                         capture_output=True, text=True, check=False)
+    two = subprocess.run(
+        [sys.executable, "-m", "pytest_mobilebench", "compare", *map(str, paths[:2]), "--irt"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert two.returncode == 2 and "three or more models" in two.stderr

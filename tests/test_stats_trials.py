@@ -17,8 +17,14 @@ from hypothesis import strategies as st
 from pytest_mobilebench.report.summary import build_summary, model_report, suite_tables
 from pytest_mobilebench.report.terminal import headline_lines, trial_lines
 from pytest_mobilebench.report.trials import bootstrap_options, suite_trials
-from pytest_mobilebench.stats.trials import (hierarchical_bootstrap, pass_at_k, pass_hat_k, task_bootstrap,
-                                             trial_summary, variance_shares)
+from pytest_mobilebench.stats.trials import (
+    hierarchical_bootstrap,
+    pass_at_k,
+    pass_hat_k,
+    task_bootstrap,
+    trial_summary,
+    variance_shares,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,8 +51,9 @@ def test_the_hierarchical_bootstrap_is_seeded_and_resamples_trials_too() -> None
     assert lo < 0.5 < hi and hi - lo > 0.05  # the second stage: trials resampled within each instance
     assert task_bootstrap([0.5] * 30, resamples=500) == (0.5, 0.5)  # the first stage alone sees nothing
     stable = [[True] * 3] * 10 + [[False] * 3] * 10  # only the instances vary: the first stage's interval
-    assert hierarchical_bootstrap(stable, resamples=500, seed=2) == task_bootstrap([1.0] * 10 + [0.0] * 10,
-                                                                                   resamples=500, seed=2)
+    assert hierarchical_bootstrap(stable, resamples=500, seed=2) == task_bootstrap(
+        [1.0] * 10 + [0.0] * 10, resamples=500, seed=2
+    )
     assert hierarchical_bootstrap([], resamples=10) == (0.0, 1.0)
     with pytest.raises(ValueError, match="resamples"):
         hierarchical_bootstrap(runs, resamples=0)
@@ -87,8 +94,14 @@ def test_variance_shares_split_instances_from_trials() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.dictionaries(st.from_regex(r"[a-z]{1,4}", fullmatch=True), st.lists(st.booleans(), min_size=1, max_size=5),
-                       min_size=1, max_size=6))
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z]{1,4}", fullmatch=True),
+        st.lists(st.booleans(), min_size=1, max_size=5),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_trial_summary_means_the_per_instance_estimates(outcomes) -> None:
     s = trial_summary(outcomes, resamples=50)
     for k in map(int, s["pass_at_k"]):
@@ -98,7 +111,8 @@ def test_trial_summary_means_the_per_instance_estimates(outcomes) -> None:
     for iid, o in outcomes.items():
         own = s["per_task"][iid]
         assert own["pass_1"] == pytest.approx(sum(o) / len(o), abs=1e-6) and list(own["pass_at_k"]) == [
-            str(k) for k in range(1, len(o) + 1)]
+            str(k) for k in range(1, len(o) + 1)
+        ]
     assert [f["instance_id"] for f in s["flips"]] == sorted(i for i, o in outcomes.items() if len(set(o)) > 1)
     assert s["bootstrap"] == {"resamples": 50, "seed": 0, "level": 0.95}
     json.dumps(s)
@@ -113,11 +127,30 @@ class _NoTrialsSuite:
 
 def _rows(suite: str = "device_repair") -> list[dict]:
     outcome = {"a": [True, True, True], "b": [True, False, False], "c": [False, False, False]}
-    rows = [{"instance_id": iid, "model_name_or_path": model, "suite": suite, "trial": t + 1, "passed": p,
-             "reason": "passed" if p else "failed"} for model in ("m1", "m2") for iid, o in outcome.items()
-            for t, p in enumerate(o)]
-    return rows + [{"instance_id": "a", "model_name_or_path": "m1", "suite": suite, "trial": 4, "passed": False,
-                    "reason": "infra_error", "retryable": True}]
+    rows = [
+        {
+            "instance_id": iid,
+            "model_name_or_path": model,
+            "suite": suite,
+            "trial": t + 1,
+            "passed": p,
+            "reason": "passed" if p else "failed",
+        }
+        for model in ("m1", "m2")
+        for iid, o in outcome.items()
+        for t, p in enumerate(o)
+    ]
+    return rows + [
+        {
+            "instance_id": "a",
+            "model_name_or_path": "m1",
+            "suite": suite,
+            "trial": 4,
+            "passed": False,
+            "reason": "infra_error",
+            "retryable": True,
+        }
+    ]
 
 
 def test_every_suite_with_trial_rows_gets_the_trial_table_in_the_summary_model_files_and_terminal() -> None:
@@ -129,8 +162,9 @@ def test_every_suite_with_trial_rows_gets_the_trial_table_in_the_summary_model_f
     assert own["tasks"] == 3 and own["trials"] == 3 and own["infra_trials"] == 1 and own["bootstrap"]["seed"] == 3
     assert own["pass_1"]["value"] == pytest.approx((1 + 1 / 3 + 0) / 3, abs=1e-6)
     assert own["pass_at_k"]["3"]["value"] == pytest.approx(2 / 3, abs=1e-6)
-    assert own["flips"] == [{"instance_id": "b", "passes": 1, "trials": 3,
-                             "verdicts": {"t1": "passed", "t2": "failed", "t3": "failed"}}]
+    assert own["flips"] == [
+        {"instance_id": "b", "passes": 1, "trials": 3, "verdicts": {"t1": "passed", "t2": "failed", "t3": "failed"}}
+    ]
     assert per_model["device_repair"]["m2"]["trials"].keys() == {"m2"}
     summary = build_summary(rows, run_id="r", suite_tables=tables, model_tables=per_model)
     assert suite_trials(summary)["device_repair"]["m1"] == own
@@ -152,11 +186,19 @@ def test_results_without_trial_add_no_trial_table() -> None:
 
 
 @pytest.mark.parametrize("manifest", ["device_repair/mobilebench__calc.yaml", "app_generation/tabs_demo.yaml"])
-def test_live_trials_are_one_item_each_in_device_repair_and_app_generation(pytester: pytest.Pytester,
-                                                                           manifest: str) -> None:
+def test_live_trials_are_one_item_each_in_device_repair_and_app_generation(
+    pytester: pytest.Pytester, manifest: str
+) -> None:
     path = str(ROOT / "cases" / manifest)
-    common = ("--predictions=live", "--mb-agent-base-url=http://127.0.0.1:9/v1", "--mb-agent-model=m", "--collect-only",
-              "-q", "-p", "no:cacheprovider")
+    common = (
+        "--predictions=live",
+        "--mb-agent-base-url=http://127.0.0.1:9/v1",
+        "--mb-agent-model=m",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+    )
     single = [x.split("::")[-1] for x in pytester.runpytest(path, *common).outlines if "::" in x]
     trials = [x.split("::")[-1] for x in pytester.runpytest(path, *common, "--mb-trials=2").outlines if "::" in x]
     assert single and trials == [f"{name}[t{t}]" for name in single for t in (1, 2)]
@@ -171,10 +213,13 @@ def test_junit_carries_each_suites_trial_figures_planner_included() -> None:
     props = dict(junit_properties(summary))
     assert props["mobilebench.device_repair.m1.trials.pass_at_3"] == "0.666667"
     assert props["mobilebench.device_repair.m1.trials.pass_1_wilson95_low"] == str(
-        tables["device_repair"]["trials"]["m1"]["pass_1"]["wilson95"][0])
+        tables["device_repair"]["trials"]["m1"]["pass_1"]["wilson95"][0]
+    )
     assert props["mobilebench.device_repair.m1.trials.flips"] == "b"
     planner = {"by_model": {"m": {"trials": trial_summary({"t": [True, False]}, resamples=20)}}}
     summary["suite_tables"]["planner"] = planner
     summary["headlines"]["planner"] = summary["headlines"]["device_repair"]
     props = dict(junit_properties(summary))
-    assert props["mobilebench.planner.m.trials.infra_trials"] == "0" and props["mobilebench.planner.m.trials.flips"] == "t"
+    assert (
+        props["mobilebench.planner.m.trials.infra_trials"] == "0" and props["mobilebench.planner.m.trials.flips"] == "t"
+    )

@@ -17,7 +17,7 @@ from pytest_mobilebench.suites import SuiteRegistry, UnavailableSuite, builtin_r
 from pytest_mobilebench.suites.base import Column, Option, SuiteContractError, check_suite
 
 #: a complete third-party suite: records are ``{id, answer}``; a prediction passes when it says the answer
-THIRD_PARTY_CONFTEST = '''
+THIRD_PARTY_CONFTEST = """
 import enum, json, os
 from pathlib import Path
 import pytest
@@ -97,7 +97,7 @@ def pytest_mobilebench_register_suites(registry):
 @pytest.fixture(scope="session")
 def echo_oracle():
     return lambda answer, said: said == answer
-'''
+"""
 
 ECHO_MANIFEST = """\
 suite: echo
@@ -109,8 +109,12 @@ instances:
 
 
 def _preds(path: Path, answers: dict[str, str]) -> None:
-    path.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": a}) + "\n"
-                            for i, a in answers.items()))
+    path.write_text(
+        "".join(
+            json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": a}) + "\n"
+            for i, a in answers.items()
+        )
+    )
 
 
 @pytest.mark.e2e
@@ -118,8 +122,9 @@ def test_a_third_party_suite_from_a_conftest_runs_under_xdist(pytester: pytest.P
     pytester.makeconftest(THIRD_PARTY_CONFTEST)
     pytester.makefile(".yaml", echo=ECHO_MANIFEST)
     _preds(pytester.path / "p.jsonl", {"echo-1": "yes", "echo-2": "yes", "echo-3": "maybe"})
-    result = pytester.runpytest("--predictions=p.jsonl", "--echo-bonus=10", "-n", "2", "-p", "no:cacheprovider",
-                                "--junitxml=j.xml")
+    result = pytester.runpytest(
+        "--predictions=p.jsonl", "--echo-bonus=10", "-n", "2", "-p", "no:cacheprovider", "--junitxml=j.xml"
+    )
     result.assert_outcomes(passed=2, failed=1)
     summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     assert summary["suite_tables"]["echo"]["headline"]["numerator"] == 2
@@ -137,8 +142,9 @@ def test_a_suites_marker_selects_and_its_option_reads_its_environment_variable(
     pytester.makefile(".yaml", echo=ECHO_MANIFEST)
     _preds(pytester.path / "p.jsonl", {"echo-1": "yes"})
     monkeypatch.setenv("ECHO_BONUS", "5")
-    result = pytester.runpytest("--predictions=p.jsonl", "-m", "loud", "--strict-markers", "-p", "no:cacheprovider",
-                                "--junitxml=j.xml")
+    result = pytester.runpytest(
+        "--predictions=p.jsonl", "-m", "loud", "--strict-markers", "-p", "no:cacheprovider", "--junitxml=j.xml"
+    )
     result.assert_outcomes(passed=1)
     assert 'name="score" value="6"' in (pytester.path / "j.xml").read_text()
     help_text = pytester.runpytest("--help").stdout.str()
@@ -149,7 +155,8 @@ def test_a_suite_that_needs_no_fixture_collects_and_runs(pytester: pytest.Pytest
     """``fixtures = ()`` is a valid declaration: no resource is requested (pytest refuses an empty
     ``usefixtures``), and ``ctx.fixture`` names what was declared."""
     conftest = THIRD_PARTY_CONFTEST.replace('fixtures = ("echo_oracle",)', "fixtures = ()").replace(
-        'oracle = ctx.fixture("echo_oracle")', "oracle = lambda answer, said: said == answer")
+        'oracle = ctx.fixture("echo_oracle")', "oracle = lambda answer, said: said == answer"
+    )
     pytester.makeconftest(conftest)
     pytester.makefile(".yaml", echo=ECHO_MANIFEST)
     _preds(pytester.path / "p.jsonl", {"echo-1": "yes", "echo-2": "yes"})
@@ -160,8 +167,9 @@ def test_a_suite_that_needs_no_fixture_collects_and_runs(pytester: pytest.Pytest
 def test_a_conftest_overrides_a_suites_fixture(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(THIRD_PARTY_CONFTEST)
     sub = pytester.mkdir("strict")
-    (sub / "conftest.py").write_text("import pytest\n\n@pytest.fixture(scope='session')\n"
-                                     "def echo_oracle():\n    return lambda answer, said: True\n")
+    (sub / "conftest.py").write_text(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef echo_oracle():\n    return lambda answer, said: True\n"
+    )
     (sub / "echo.yaml").write_text(ECHO_MANIFEST)
     _preds(pytester.path / "p.jsonl", {"echo-1": "no", "echo-2": "no", "echo-3": "no"})
     pytester.runpytest("--predictions=p.jsonl", "strict", "-p", "no:cacheprovider").assert_outcomes(passed=3)
@@ -170,9 +178,13 @@ def test_a_conftest_overrides_a_suites_fixture(pytester: pytest.Pytester) -> Non
 def test_a_conftest_overrides_the_docker_client_the_issue_suite_uses(pytester: pytest.Pytester) -> None:
     """``mb_docker_client`` is what the issue-resolution runtime gets: a conftest's None means 'no daemon',
     so ``--mb-runtime=docker`` reports the daemon as unreachable instead of finding the real one."""
-    pytester.makeconftest("import pytest\n\n@pytest.fixture(scope='session')\ndef mb_docker_client():\n"
-                          "    import pathlib; pathlib.Path('asked.txt').write_text('yes')\n    return None\n")
-    pytester.makefile(".yaml", app=textwrap.dedent("""\
+    pytester.makeconftest(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef mb_docker_client():\n"
+        "    import pathlib; pathlib.Path('asked.txt').write_text('yes')\n    return None\n"
+    )
+    pytester.makefile(
+        ".yaml",
+        app=textwrap.dedent("""\
         suite: issue_resolution
         repo: acme/app
         framework: react-native
@@ -182,7 +194,8 @@ def test_a_conftest_overrides_the_docker_client_the_issue_suite_uses(pytester: p
             patch: "--- a/a.js\\n+++ b/a.js\\n@@ -1 +1 @@\\n-a\\n+b\\n"
             test_patch: "--- a/a.test.js\\n+++ b/a.test.js\\n@@ -1 +1 @@\\n-a\\n+b\\n"
             FAIL_TO_PASS: [x]
-        """))
+        """),
+    )
     result = pytester.runpytest("--predictions=gold", "--mb-runtime=docker", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     assert (pytester.path / "asked.txt").read_text() == "yes"
@@ -200,7 +213,8 @@ def test_a_conftest_overrides_the_browser_with_a_remote_one_over_cdp(pytester: p
         pytest.skip("Debian's chromium is not installed")
     pytest.importorskip("playwright")
     root = Path(__file__).resolve().parents[1]
-    pytester.makeconftest(textwrap.dedent(f"""\
+    pytester.makeconftest(
+        textwrap.dedent(f"""\
         import socket, subprocess, time, pathlib, tempfile, urllib.request
         import pytest
 
@@ -224,14 +238,21 @@ def test_a_conftest_overrides_the_browser_with_a_remote_one_over_cdp(pytester: p
             pathlib.Path("cdp.txt").write_text("connected")
             yield browser
             browser.close(); pw.stop(); proc.kill(); proc.wait()
-        """))
+        """)
+    )
     manifest = (root / "cases" / "app_generation" / "tabs_demo.yaml").read_text()
     manifest = manifest.replace("../../fixtures/", f"{root}/fixtures/")
     pytester.makefile(".yaml", tabs_demo=manifest)
-    pred = {"instance_id": "tabs_demo", "model_name_or_path": "good",
-            "project_path": str(root / "fixtures/apps/tabs_demo"),
-            "prebuilt_dist": str(root / "fixtures/apps/tabs_demo/dist"),
-            "input_tokens": 1, "output_tokens": 1, "llm_calls": 1, "llm_seconds": 1.0}
+    pred = {
+        "instance_id": "tabs_demo",
+        "model_name_or_path": "good",
+        "project_path": str(root / "fixtures/apps/tabs_demo"),
+        "prebuilt_dist": str(root / "fixtures/apps/tabs_demo/dist"),
+        "input_tokens": 1,
+        "output_tokens": 1,
+        "llm_calls": 1,
+        "llm_seconds": 1.0,
+    }
     (pytester.path / "p.jsonl").write_text(json.dumps(pred) + "\n")
     # prebuilt_dist is the trusted-only path (issue 18): this test is about the browser seam, not the build
     result = pytester.runpytest("--predictions=p.jsonl", "-p", "no:cacheprovider", "--mb-trust-candidates")
@@ -253,8 +274,18 @@ def test_a_suite_missing_members_is_refused_naming_each() -> None:
     with pytest.raises(SuiteContractError) as info:
         SuiteRegistry()["partial"] = _Partial()  # type: ignore[assignment]
     message = str(info.value)
-    for member in ("fixtures", "fixture_module", "reasons", "load_dataset", "evaluate", "summarize", "cache_material",
-                   "finish_run", "regrade", "live_model"):
+    for member in (
+        "fixtures",
+        "fixture_module",
+        "reasons",
+        "load_dataset",
+        "evaluate",
+        "summarize",
+        "cache_material",
+        "finish_run",
+        "regrade",
+        "live_model",
+    ):
         assert repr(member) in message
     assert "'load'" not in message
 
@@ -335,10 +366,18 @@ def test_a_suites_cache_fingerprint_follows_its_own_code_only(tmp_path: Path, mo
     cache.suite_fingerprint.cache_clear()
 
 
-@pytest.mark.parametrize("changed", ["suites/issue_resolution/evaluation.py", "suites/issue_resolution/judge.py",
-                                     "frameworks/react_native/harness.py", "patch.py"])
+@pytest.mark.parametrize(
+    "changed",
+    [
+        "suites/issue_resolution/evaluation.py",
+        "suites/issue_resolution/judge.py",
+        "frameworks/react_native/harness.py",
+        "patch.py",
+    ],
+)
 def test_the_issue_resolution_fingerprint_covers_its_lazily_imported_evaluation(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: str
+) -> None:
     """The suite's package imports its evaluating half inside a function (issue 23); a change to that half,
     or to what only it imports, still changes the suite's cache fingerprint. A copy of the real package."""
     import shutil

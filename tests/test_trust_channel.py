@@ -68,7 +68,14 @@ def test_archive_names_that_leave_the_destination_are_refused() -> None:
     )
     found, rejected = read_tar_files([data[:1000], data[1000:]])
     assert found == {"ok/report.xml": b"<ok/>"}
-    assert {r.name for r in rejected} == {"/etc/cron.d/evil", "../../home/user/.bashrc", "ok/../../escape", "link", "hard", "fifo"}
+    assert {r.name for r in rejected} == {
+        "/etc/cron.d/evil",
+        "../../home/user/.bashrc",
+        "ok/../../escape",
+        "link",
+        "hard",
+        "fifo",
+    }
     assert any("absolute" in r.why for r in rejected) and any("'..'" in r.why for r in rejected)
 
 
@@ -117,9 +124,16 @@ def test_safe_relpath_never_leaves_its_folder(parts: list[str]) -> None:
 )
 def test_host_glob_matches_like_python_glob(tmp_path: Path, pattern: str) -> None:
     files = [
-        "build/test-results/test/TEST-a.xml", "app/build/test-results/x/y/TEST-b.xml", ".hidden/build/test-results/TEST-c.xml",
-        "build/test-results/TEST-d.txt", ".mobilebench/jest-results.json", "x/.mobilebench/jest-results.json",
-        "a/a1.txt", "a/c1.txt", "a/.dot", "r.json",
+        "build/test-results/test/TEST-a.xml",
+        "app/build/test-results/x/y/TEST-b.xml",
+        ".hidden/build/test-results/TEST-c.xml",
+        "build/test-results/TEST-d.txt",
+        ".mobilebench/jest-results.json",
+        "x/.mobilebench/jest-results.json",
+        "a/a1.txt",
+        "a/c1.txt",
+        "a/.dot",
+        "r.json",
     ]
     for rel in files:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -127,7 +141,9 @@ def test_host_glob_matches_like_python_glob(tmp_path: Path, pattern: str) -> Non
     expected = {Path(p).relative_to(tmp_path).as_posix() for p in glob.glob(str(tmp_path / pattern), recursive=True)}
     regex = glob_regex(pattern)
     assert {f for f in files if regex.match(f)} == {e for e in expected if e in files}
-    assert glob_root("build/test-results/**/x") == "build/test-results" and glob_root("/var/tmp/r/j.json") == "/var/tmp/r"
+    assert (
+        glob_root("build/test-results/**/x") == "build/test-results" and glob_root("/var/tmp/r/j.json") == "/var/tmp/r"
+    )
 
 
 def test_write_under_refuses_to_leave_the_evidence(tmp_path: Path) -> None:
@@ -161,8 +177,17 @@ def test_the_harness_plan_moves_its_results_and_calls_jest_directly() -> None:
 
 def test_scrubbed_environment_drops_runner_start_up_variables() -> None:
     env = scrubbed_environment(
-        {"PATH": "/bin", "NODE_OPTIONS": "--require /x.js", "npm_config_node_options": "--require y", "NPM_CONFIG_USERCONFIG": "/u",
-         "JAVA_TOOL_OPTIONS": "-javaagent:a.jar", "GRADLE_OPTS": "-Dx", "ORG_GRADLE_PROJECT_x": "1", "LD_PRELOAD": "/l.so", "HOME": "/h"}
+        {
+            "PATH": "/bin",
+            "NODE_OPTIONS": "--require /x.js",
+            "npm_config_node_options": "--require y",
+            "NPM_CONFIG_USERCONFIG": "/u",
+            "JAVA_TOOL_OPTIONS": "-javaagent:a.jar",
+            "GRADLE_OPTS": "-Dx",
+            "ORG_GRADLE_PROJECT_x": "1",
+            "LD_PRELOAD": "/l.so",
+            "HOME": "/h",
+        }
     )
     assert env == {"PATH": "/bin", "HOME": "/h", "CI": "true"}
 
@@ -184,7 +209,9 @@ P, F = TestState.PASS, TestState.FAIL
         (1, {"a": P}, (2, 0), False),  # two same-named tests merged by the parser: no forgery
     ],
 )
-def test_cross_check(exit_code: int | None, tests: dict[str, TestState], console: tuple[int, int] | None, disagrees: bool) -> None:
+def test_cross_check(
+    exit_code: int | None, tests: dict[str, TestState], console: tuple[int, int] | None, disagrees: bool
+) -> None:
     why = cross_check("jest", exit_code, tests, console)
     assert (why is not None) is disagrees
     if why and console:
@@ -201,9 +228,17 @@ def test_infra_kinds_are_plain_strings() -> None:
 def test_what_the_harness_copies_in_is_roots_with_the_modes_it_names() -> None:
     name, data = patch_input("--- a\n+++ b", "test_patch")
     assert (name, data) == ("test_patch.diff", b"--- a\n+++ b\n")
-    with tarfile.open(fileobj=io.BytesIO(input_archive({"mobilebench-x.diff": b"1", "mobilebench-y.diff": b"22"}))) as tar:
+    with tarfile.open(
+        fileobj=io.BytesIO(input_archive({"mobilebench-x.diff": b"1", "mobilebench-y.diff": b"22"}))
+    ) as tar:
         members = {m.name: (m.uid, m.gid, m.mode, tar.extractfile(m).read()) for m in tar.getmembers()}  # type: ignore[union-attr]
     assert members == {"mobilebench-x.diff": (0, 0, 0o644, b"1"), "mobilebench-y.diff": (0, 0, 0o644, b"22")}
-    with tarfile.open(fileobj=io.BytesIO(root_files_archive({"/var/tmp/c/key": b"k", "/testbed/t.js": b"t"}, private="/var/tmp/c"))) as tar:
+    with tarfile.open(
+        fileobj=io.BytesIO(root_files_archive({"/var/tmp/c/key": b"k", "/testbed/t.js": b"t"}, private="/var/tmp/c"))
+    ) as tar:
         modes = {m.name: (m.isdir(), m.mode, m.uid) for m in tar.getmembers()}
-    assert modes == {"var/tmp/c": (True, 0o700, 0), "var/tmp/c/key": (False, 0o600, 0), "testbed/t.js": (False, 0o644, 0)}
+    assert modes == {
+        "var/tmp/c": (True, 0o700, 0),
+        "var/tmp/c/key": (False, 0o600, 0),
+        "testbed/t.js": (False, 0o644, 0),
+    }

@@ -80,11 +80,18 @@ def _repo(root: Path) -> tuple[Path, str]:
     (repo / "out").mkdir(parents=True)
     (repo / "out" / "keep.txt").write_text("tracked\n")
     (repo / ".gitignore").write_text("node_modules/\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x.invalid",
+    }
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
         subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
     return repo, sha
 
 
@@ -125,7 +132,9 @@ def _only_evidence_written(evidence: Path, files: dict[str, bytes]) -> None:
 
 def test_a_shadowed_program_cannot_hand_back_names_that_leave_the_evidence(workspace, tmp_path: Path) -> None:
     ws = workspace(Recipe(test_user=None))  # a root container: the candidate can replace programs
-    evil = "#!/bin/sh\nprintf '/etc/passwd\\0/testbed/../../../root/.ssh/id_rsa\\0/testbed/out/../../../etc/shadow\\0'\n"
+    evil = (
+        "#!/bin/sh\nprintf '/etc/passwd\\0/testbed/../../../root/.ssh/id_rsa\\0/testbed/out/../../../etc/shadow\\0'\n"
+    )
     shadow = (
         f"cat > /tmp/evil <<'EOF'\n{evil}EOF\nchmod +x /tmp/evil; "
         "for p in /usr/bin/find /usr/bin/python3 /bin/tar /usr/bin/tar; do cp /tmp/evil $p; done; "
@@ -163,10 +172,13 @@ def test_the_container_is_confined(workspace, client: docker.DockerClient) -> No
     host = client.api.inspect_container(ws.container_id)["HostConfig"]
     assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
     assert sorted(host["CapAdd"]) == ["SETGID", "SETUID"]  # root's execs only: they hand over the result channel
-    assert "refused" in ws.run("/usr/bin/setpriv --reuid=0 --regid=0 --clear-groups id -u 2>&1 || echo refused", timeout_s=60).output
+    assert (
+        "refused"
+        in ws.run("/usr/bin/setpriv --reuid=0 --regid=0 --clear-groups id -u 2>&1 || echo refused", timeout_s=60).output
+    )
     probe = ws.run(
         # one pipe for both streams: docker delivers stdout and stderr apart, so their order is otherwise a race
-        "exec 2>&1; id -u; grep CapEff /proc/self/status; echo \"[$NODE_OPTIONS]\"; "
+        'exec 2>&1; id -u; grep CapEff /proc/self/status; echo "[$NODE_OPTIONS]"; '
         "echo x >> node_modules/runner/index.js && echo WROTE-DEPS; touch src-file && echo WROTE-TREE",
         timeout_s=60,
     )
@@ -205,22 +217,25 @@ def test_gradle_images_run_tests_unprivileged_on_root_owned_tools(workspace) -> 
     of its own, reads the warm one's dependencies and distribution, and can change neither."""
     ws = workspace(Recipe(GRADLE_TEST_USER, GRADLE_DOCKERFILE, GRADLE_INSTALL))
     dist = gradle_wrapper_dist_dir(GRADLE_URL)
-    lines, ok = _probe(ws, {
-        "env": f'test "$GRADLE_USER_HOME $GRADLE_RO_DEP_CACHE" = "{GRADLE_TEST_HOME} {GRADLE_HOME}/caches"',
-        "lock": f"exec 3<> $GRADLE_USER_HOME/{dist}/gradle-8.7-bin.zip.lck",
-        "read-dep": f"grep -q junit-jar $GRADLE_RO_DEP_CACHE/{JUNIT.split('/', 1)[1]}",
-        "read-dist": f"grep -q core $GRADLE_USER_HOME/{dist}/gradle-8.7/lib/gradle-core.jar",
-        "work-areas": "mkdir -p $GRADLE_USER_HOME/caches/8.7/kotlin-dsl $GRADLE_USER_HOME/daemon $GRADLE_USER_HOME/native",
-        "project": "touch .gradle/checksums build/tmp/x build/new && mkdir -p app/build",
-        "write-dep": f"echo evil > $GRADLE_RO_DEP_CACHE/{JUNIT.split('/', 1)[1]}",
-        "write-dist": f"echo evil > $GRADLE_USER_HOME/{dist}/gradle-8.7/lib/gradle-core.jar",
-        "write-warm": f"touch {GRADLE_HOME}/caches/8.7/x",
-        "swap-wrapper": "rm -f $GRADLE_USER_HOME/wrapper",
-        "swap-props": "mv $GRADLE_USER_HOME/gradle.properties /tmp/p",
-        "init-script": "echo evil > $GRADLE_USER_HOME/init.d/evil.gradle",
-        "init-file": "echo evil > $GRADLE_USER_HOME/init.gradle",
-        "jdk": "mkdir $GRADLE_USER_HOME/jdks/evil",
-    })
+    lines, ok = _probe(
+        ws,
+        {
+            "env": f'test "$GRADLE_USER_HOME $GRADLE_RO_DEP_CACHE" = "{GRADLE_TEST_HOME} {GRADLE_HOME}/caches"',
+            "lock": f"exec 3<> $GRADLE_USER_HOME/{dist}/gradle-8.7-bin.zip.lck",
+            "read-dep": f"grep -q junit-jar $GRADLE_RO_DEP_CACHE/{JUNIT.split('/', 1)[1]}",
+            "read-dist": f"grep -q core $GRADLE_USER_HOME/{dist}/gradle-8.7/lib/gradle-core.jar",
+            "work-areas": "mkdir -p $GRADLE_USER_HOME/caches/8.7/kotlin-dsl $GRADLE_USER_HOME/daemon $GRADLE_USER_HOME/native",
+            "project": "touch .gradle/checksums build/tmp/x build/new && mkdir -p app/build",
+            "write-dep": f"echo evil > $GRADLE_RO_DEP_CACHE/{JUNIT.split('/', 1)[1]}",
+            "write-dist": f"echo evil > $GRADLE_USER_HOME/{dist}/gradle-8.7/lib/gradle-core.jar",
+            "write-warm": f"touch {GRADLE_HOME}/caches/8.7/x",
+            "swap-wrapper": "rm -f $GRADLE_USER_HOME/wrapper",
+            "swap-props": "mv $GRADLE_USER_HOME/gradle.properties /tmp/p",
+            "init-script": "echo evil > $GRADLE_USER_HOME/init.d/evil.gradle",
+            "init-file": "echo evil > $GRADLE_USER_HOME/init.gradle",
+            "jdk": "mkdir $GRADLE_USER_HOME/jdks/evil",
+        },
+    )
     assert lines[0] == "10001"
     assert ok == {"env", "lock", "read-dep", "read-dist", "work-areas", "project"}, lines
 
@@ -238,16 +253,19 @@ def test_flutter_images_run_tests_unprivileged_on_a_root_owned_sdk(workspace) ->
         "&& echo '{}' > $PUB_CACHE/active_roots/ab/cd && echo '{}' > .dart_tool/package_config.json"
     )
     ws = workspace(Recipe(FLUTTER_TEST_USER, dockerfile, install))
-    lines, ok = _probe(ws, {
-        "lock": "exec 3<> $FLUTTER_ROOT/bin/cache/lockfile",
-        "read-pub": "grep -q code $PUB_CACHE/hosted/pub.dev/test-1.25.0/lib/test.dart",
-        "active-roots": "echo '{}' > $PUB_CACHE/active_roots/ab/cd && mkdir -p $PUB_CACHE/active_roots/ef",
-        "project": "echo '{}' > .dart_tool/package_config.json && mkdir -p build/test_cache",
-        "write-sdk": "echo evil > $FLUTTER_ROOT/bin/flutter",
-        "write-cache": "touch $FLUTTER_ROOT/bin/cache/evil",
-        "write-pub": "echo evil > $PUB_CACHE/hosted/pub.dev/test-1.25.0/lib/test.dart",
-        "new-package": "mkdir $PUB_CACHE/hosted/pub.dev/evil-1.0.0",
-    })
+    lines, ok = _probe(
+        ws,
+        {
+            "lock": "exec 3<> $FLUTTER_ROOT/bin/cache/lockfile",
+            "read-pub": "grep -q code $PUB_CACHE/hosted/pub.dev/test-1.25.0/lib/test.dart",
+            "active-roots": "echo '{}' > $PUB_CACHE/active_roots/ab/cd && mkdir -p $PUB_CACHE/active_roots/ef",
+            "project": "echo '{}' > .dart_tool/package_config.json && mkdir -p build/test_cache",
+            "write-sdk": "echo evil > $FLUTTER_ROOT/bin/flutter",
+            "write-cache": "touch $FLUTTER_ROOT/bin/cache/evil",
+            "write-pub": "echo evil > $PUB_CACHE/hosted/pub.dev/test-1.25.0/lib/test.dart",
+            "new-package": "mkdir $PUB_CACHE/hosted/pub.dev/evil-1.0.0",
+        },
+    )
     assert lines[0] == "10001"
     assert ok == {"lock", "read-pub", "active-roots", "project"}, lines
 
@@ -298,6 +316,7 @@ def test_a_kill_the_daemon_records_after_the_exec_ended_is_still_container_died(
 
     monkeypatch.setattr(DockerWorkspace, "_state", late_state)
     monkeypatch.setattr(DockerWorkspace, "_events_since", late_events)
+
     def stale_then_kill() -> None:
         stale.update(state=True, events=True)
         client.api.kill(ws.container_id)
@@ -314,8 +333,11 @@ def test_a_test_cannot_end_its_container_to_turn_a_failure_into_infra(workspace,
     """The container's own process is root's: the test user's ``kill -9 -1`` ends only its own processes,
     the container keeps running, and the run is an ordinary (scored) failure, never ``container_died``."""
     ws = workspace()
-    result = ws.run("exec 2>&1; kill -9 -1; kill -TERM 1 || echo refused; pkill -9 sleep || echo refused-too; "
-                    "sleep 1; echo survived", timeout_s=60)  # no InfraError
+    result = ws.run(
+        "exec 2>&1; kill -9 -1; kill -TERM 1 || echo refused; pkill -9 sleep || echo refused-too; "
+        "sleep 1; echo survived",
+        timeout_s=60,
+    )  # no InfraError
     assert "refused" in result.output and "refused-too" in result.output and "survived" in result.output
     assert client.api.inspect_container(ws.container_id)["State"]["Running"]
     assert ws.run("id -u", timeout_s=60).output.strip() == "10001"
@@ -329,7 +351,9 @@ def test_a_child_killed_for_memory_is_oom_killed_whatever_the_exit_status(worksp
     assert oom.value.kind == "oom_killed"
 
 
-def test_an_oom_just_before_the_run_ends_is_found_when_the_daemon_answers_slowly(workspace, client, monkeypatch) -> None:
+def test_an_oom_just_before_the_run_ends_is_found_when_the_daemon_answers_slowly(
+    workspace, client, monkeypatch
+) -> None:
     """``docker info`` under load: its ``SystemTime`` stamped, the answer 1 s later. The clock offset read from
     it must not put the event window's end before the OOM the run met just before it ended (CI: missed once)."""
     ws = workspace(mem_limit="96m")
@@ -376,9 +400,25 @@ def second_daemon(client: docker.DockerClient) -> Iterator[tuple[docker.DockerCl
     # its own network namespace: with --bridge=none a dockerd deletes any interface named docker0 it
     # sees, which in the host's namespace would be the main daemon's bridge
     argv = [
-        unshare, "--net", "--", dockerd, "--data-root", str(root / "data"), "--exec-root", str(root / "exec"), "-H", f"unix://{sock}",
-        "--pidfile", str(root / "docker.pid"), "--bridge=none", "--iptables=false", "--ip-masq=false",
-        "--containerd-namespace", namespace, "--containerd-plugins-namespace", f"{namespace}-p",
+        unshare,
+        "--net",
+        "--",
+        dockerd,
+        "--data-root",
+        str(root / "data"),
+        "--exec-root",
+        str(root / "exec"),
+        "-H",
+        f"unix://{sock}",
+        "--pidfile",
+        str(root / "docker.pid"),
+        "--bridge=none",
+        "--iptables=false",
+        "--ip-masq=false",
+        "--containerd-namespace",
+        namespace,
+        "--containerd-plugins-namespace",
+        f"{namespace}-p",
     ]
 
     def start() -> subprocess.Popen[bytes] | None:
@@ -474,7 +514,7 @@ def test_the_result_channel_is_out_of_reach_of_the_test_user(workspace) -> None:
     ws = workspace()
     run, channel, status = ws.run_with_channel(
         "id -u; cat <&4; echo; echo from-runner >&3; exec 4<&-; "
-        "for f in /var/tmp/mb-channel-*/*; do cat \"$f\" 2>/dev/null && echo READ-BY-NAME; done; ls /var/tmp/mb-channel-* 2>&1 | head -1; "
+        'for f in /var/tmp/mb-channel-*/*; do cat "$f" 2>/dev/null && echo READ-BY-NAME; done; ls /var/tmp/mb-channel-* 2>&1 | head -1; '
         "(sleep 3; echo late >&3) >/dev/null 2>&1 & disown",  # not holding the exec's output: it ends at once
         files={"/var/tmp/mb-harness-test/hello.js": b"x"},
         key=b"k" * 32,

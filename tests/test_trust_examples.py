@@ -90,10 +90,26 @@ def _new_file(path: str, text: str, mode: str = "100644") -> str:
 
 
 def _fake_report() -> str:
-    tests = [{"ancestorTitles": ["Counter"], "title": t, "fullName": f"Counter {t}", "status": "passed", "failureMessages": []}
-             for t in ("increments by one", "increments by a step")]
-    return json.dumps({"numFailedTests": 0, "numPassedTests": 2, "success": True,
-                       "testResults": [{"name": "/testbed/__tests__/counter.test.js", "status": "passed", "assertionResults": tests}]})
+    tests = [
+        {
+            "ancestorTitles": ["Counter"],
+            "title": t,
+            "fullName": f"Counter {t}",
+            "status": "passed",
+            "failureMessages": [],
+        }
+        for t in ("increments by one", "increments by a step")
+    ]
+    return json.dumps(
+        {
+            "numFailedTests": 0,
+            "numPassedTests": 2,
+            "success": True,
+            "testResults": [
+                {"name": "/testbed/__tests__/counter.test.js", "status": "passed", "assertionResults": tests}
+            ],
+        }
+    )
 
 
 TRICKS: dict[str, str] = {
@@ -108,13 +124,15 @@ TRICKS: dict[str, str] = {
         "diff --git a/node_modules/jest/bin/jest.js b/node_modules/jest/bin/jest.js\n"
         "--- a/node_modules/jest/bin/jest.js\n+++ b/node_modules/jest/bin/jest.js\n"
         "@@ -1 +1,2 @@\n #!/usr/bin/env node\n+require('../../../hook.js');\n"
-    ) + _new_file("hook.js", HOOK),
+    )
+    + _new_file("hook.js", HOOK),
     # production code (allowed) trying to hook the process's exit to rewrite the report and force exit
     # status 0 (jest's sandboxed ``process`` keeps the hook away from the real exit)
     "exit-hook-in-source": (
         "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
         "@@ -1,3 +1,4 @@\n+require('./hook.js');\n class Counter {\n   constructor(start = 0) {\n     this.value = start;\n"
-    ) + _new_file(
+    )
+    + _new_file(
         "src/hook.js",
         "const process = require('process');\n"
         + HOOK.replace("console.log('HOOKED-BY-CANDIDATE');", "process.exitCode = 0;"),
@@ -124,7 +142,8 @@ TRICKS: dict[str, str] = {
     "background-rewriter": (
         "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
         "@@ -1,3 +1,4 @@\n+require('./bg.js');\n class Counter {\n   constructor(start = 0) {\n     this.value = start;\n"
-    ) + _new_file("src/bg.js", REWRITER),
+    )
+    + _new_file("src/bg.js", REWRITER),
     # the Gradle wrapper is the runner's entry point: a candidate's script there is a tool change
     "gradlew": _new_file("gradlew", "#!/bin/sh\necho HOOKED-BY-CANDIDATE\nexit 0", mode="100755")
     + _new_file("notes.md", "gradlew"),
@@ -139,16 +158,33 @@ def _docker_or_skip() -> None:
 
 
 def _predictions(path: Path, models: dict[str, str]) -> Path:
-    path.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
-                            for m, p in models.items()))
+    path.write_text(
+        "".join(
+            json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
+            for m, p in models.items()
+        )
+    )
     return path
 
 
 def _pytest(reports: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    argv = [sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q", "-k", INSTANCE,
-            f"--mb-reports-dir={reports}", "--mb-cache-level=none", *args]
-    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, **(env or {})})
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "cases/examples",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-k",
+        INSTANCE,
+        f"--mb-reports-dir={reports}",
+        "--mb-cache-level=none",
+        *args,
+    ]
+    return subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})}
+    )
 
 
 def _results(reports: Path) -> dict[str, dict]:
@@ -174,7 +210,11 @@ def test_candidate_tricks_never_reach_their_verdict(tmp_path: Path) -> None:
         seen = (evidence / "candidate_as_run.diff").read_text() if (evidence / "candidate_as_run.diff").exists() else ""
         assert "node_modules/" not in seen and ".npmrc" not in seen, (model, seen)
         results_dir = evidence / "results"
-        read = sorted(p.relative_to(results_dir).as_posix() for p in results_dir.rglob("*") if p.is_file()) if results_dir.exists() else []
+        read = (
+            sorted(p.relative_to(results_dir).as_posix() for p in results_dir.rglob("*") if p.is_file())
+            if results_dir.exists()
+            else []
+        )
         assert all(r.startswith("var/tmp/mb-results-") for r in read), (model, read)  # never the planted files
     for model in ("npmrc-hook", "planted-report", "runner-file", "gradlew"):  # tool sections: dropped, never applied
         assert results[model]["reason"] == "policy_violation", (model, results[model].get("detail"))
@@ -220,7 +260,10 @@ def test_docker_kill_mid_test_is_infra_and_never_cached(tmp_path: Path) -> None:
     out, _ = proc.communicate(timeout=1800)
     stop.set()
     result = _results(reports)["killed"]
-    assert result["reason"] == "infra_error" and result["infra_kind"] == "container_died", (result.get("detail"), out[-2000:])
+    assert result["reason"] == "infra_error" and result["infra_kind"] == "container_died", (
+        result.get("detail"),
+        out[-2000:],
+    )
     assert result["retryable"] is True
     assert not list(reports.glob("cache/**/*.json"))  # never cached: the next run retries it
 
@@ -256,7 +299,9 @@ def test_auto_without_a_daemon_never_runs_a_candidate_on_the_host(tmp_path: Path
 def test_a_full_reports_disk_says_so_and_keeps_the_previous_summary(tmp_path: Path) -> None:
     disk = tmp_path / "tiny"
     disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], check=False, capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], check=False, capture_output=True
+    ).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         previous = '{"previous": true}\n'

@@ -60,14 +60,35 @@ def test_a_lone_surrogate_in_the_report_is_the_candidates_unresolved_never_infra
         assert not (Path(result["evidence_dir"]) / "harness_error.log").exists(), model
     # the candidate's own test is in the evidence under its exact id (the surrogates escaped, read back as written)
     parsed = json.loads((Path(results["surrogate-title"]["evidence_dir"]) / "parsed.json").read_text(encoding="utf-8"))
-    assert parsed["tests"].get("__tests__/counter.test.js::lone \ud800 suite > lone \udc00 title") == "PASS", parsed["tests"]
+    assert parsed["tests"].get("__tests__/counter.test.js::lone \ud800 suite > lone \udc00 title") == "PASS", parsed[
+        "tests"
+    ]
     run_dir = next(p.parent.parent.parent for p in (tmp_path / "reports").glob("2*/*/*/result.json"))
     regraded = tmp_path / "regraded.json"
-    again = subprocess.run([sys.executable, "-m", "pytest", "cases/examples", "-p", "no:cacheprovider", "-q",
-                            "-k", INSTANCE, f"--mb-reports-dir={tmp_path / 'regraded'}", f"--predictions={tmp_path / 'preds.jsonl'}",
-                            f"--mb-regrade={run_dir}", f"--mb-summary={regraded}"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "cases/examples",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-k",
+            INSTANCE,
+            f"--mb-reports-dir={tmp_path / 'regraded'}",
+            f"--predictions={tmp_path / 'preds.jsonl'}",
+            f"--mb-regrade={run_dir}",
+            f"--mb-summary={regraded}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ),
+    )
     summary = json.loads(regraded.read_text(encoding="utf-8"))
     assert summary["regrade"]["regraded"] == len(MODELS), again.stdout[-3000:]
     assert {k: (v["reason"], v["regraded"]) for k, v in summary["instances"].items()} == {
-        f"{INSTANCE}@{m}": ("unresolved", True) for m in MODELS}, again.stdout[-3000:]
+        f"{INSTANCE}@{m}": ("unresolved", True) for m in MODELS
+    }, again.stdout[-3000:]

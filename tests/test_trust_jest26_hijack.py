@@ -172,7 +172,9 @@ ATTACKS: dict[str, tuple[str, bool]] = {
 
 
 def _counter_sources() -> object:
-    spec = importlib.util.spec_from_file_location("make_counter_repo", ROOT / "fixtures" / "repos" / "make_counter_repo.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_counter_repo", ROOT / "fixtures" / "repos" / "make_counter_repo.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -180,8 +182,15 @@ def _counter_sources() -> object:
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t.invalid", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t.invalid",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
 
 
@@ -222,12 +231,12 @@ def _stand_in(tmp: Path) -> tuple[Path, dict[str, str]]:
     manifest = tmp / "counter26.yaml"
     manifest.write_text(
         "suite: issue_resolution\nrepo: mobilebench/counter26\nrepo_url: counter26.bundle\nframework: react-native\n"
-        "environment:\n  node: \"20.18.0\"\n  package_manager: npm\n  install: npm install --no-audit --no-fund\n"
+        'environment:\n  node: "20.18.0"\n  package_manager: npm\n  install: npm install --no-audit --no-fund\n'
         f"instances:\n  - instance_id: {INSTANCE}\n    problem_statement: |\n      Counter.increment() adds one too many.\n"
         f"    base_commit: {base}\n    fix_commit: {fix}\n    FAIL_TO_PASS:\n"
-        "      - \"__tests__/counter.test.js::Counter > increments by one\"\n"
-        "      - \"__tests__/counter.test.js::Counter > increments by a step\"\n    PASS_TO_PASS: []\n"
-        "    difficulty: easy\n    category: bug_fix\n    created_at: \"2026-01-06\"\n"
+        '      - "__tests__/counter.test.js::Counter > increments by one"\n'
+        '      - "__tests__/counter.test.js::Counter > increments by a step"\n    PASS_TO_PASS: []\n'
+        '    difficulty: easy\n    category: bug_fix\n    created_at: "2026-01-06"\n'
     )
     return manifest, patches
 
@@ -235,11 +244,28 @@ def _stand_in(tmp: Path) -> tuple[Path, dict[str, str]]:
 def test_jest26_runner_hijacks_are_never_resolved_nor_infra_and_the_reference_resolves(tmp_path: Path) -> None:
     manifest, patches = _stand_in(tmp_path)
     preds = tmp_path / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
-                             for m, p in patches.items()))
+    preds.write_text(
+        "".join(
+            json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
+            for m, p in patches.items()
+        )
+    )
     reports = tmp_path / "reports"
-    argv = [sys.executable, "-m", "pytest", str(manifest), "-p", "no:cacheprovider", "-q", "--mb-runtime=docker",
-            f"--mb-reports-dir={reports}", f"--predictions={preds}", "-n", "2", "--mb-cache-level=instance"]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(manifest),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--mb-runtime=docker",
+        f"--mb-reports-dir={reports}",
+        f"--predictions={preds}",
+        "-n",
+        "2",
+        "--mb-cache-level=instance",
+    ]
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=2400, env=dict(os.environ))
     results = {}
     for path in reports.glob("*/*/*/result.json"):
@@ -249,7 +275,9 @@ def test_jest26_runner_hijacks_are_never_resolved_nor_infra_and_the_reference_re
     reference, evidence = results.pop("reference")
     assert reference["reason"] == "resolved", reference.get("detail")
     harness = json.loads((evidence / "harness.json").read_text())
-    assert harness["runner"] == "jasmine2" and f"{harness['folder']}/launch.js" in (evidence / "commands.txt").read_text()
+    assert (
+        harness["runner"] == "jasmine2" and f"{harness['folder']}/launch.js" in (evidence / "commands.txt").read_text()
+    )
     for model, (result, _) in results.items():
         assert result["reason"] not in ("resolved", "infra_error"), (model, result.get("detail"))
         if ATTACKS[model][1]:

@@ -69,16 +69,24 @@ if (typeof describe === 'function' && !/mbcanary/.test(String(expect.getState().
 """
 
 
-ATTACKS = {"unbalanced-describe": hooked_patch("nest", UNBALANCED), "reassigned-describe": hooked_patch("nest", REASSIGNED)}
-EXPECTED = {"unbalanced-describe": "a describe block was left open",
-            "reassigned-describe": "current block was reassigned"}
+ATTACKS = {
+    "unbalanced-describe": hooked_patch("nest", UNBALANCED),
+    "reassigned-describe": hooked_patch("nest", REASSIGNED),
+}
+EXPECTED = {
+    "unbalanced-describe": "a describe block was left open",
+    "reassigned-describe": "current block was reassigned",
+}
 
 
 def test_impostors_from_renested_describe_blocks_are_runner_compromised(tmp_path: Path) -> None:
     results, _out = grade(tmp_path, ATTACKS)
     for model, result in results.items():
         assert result["reason"] == "policy_violation", (model, result.get("detail"))
-        assert "runner_compromised" in result["detail"] and EXPECTED[model] in result["detail"], (model, result["detail"])
+        assert "runner_compromised" in result["detail"] and EXPECTED[model] in result["detail"], (
+            model,
+            result["detail"],
+        )
         # the impostors did pass under the graded ids: only the harness's own record tells them apart
         parsed = json.loads((Path(result["evidence_dir"]) / "parsed.json").read_text(encoding="utf-8"))["tests"]
         assert parsed["__tests__/counter.test.js::Counter > increments by one"] == "PASS", (model, parsed)

@@ -60,16 +60,40 @@ def test_no_harness_for_a_custom_command() -> None:
 GRADED = "__tests__/counter.test.js"
 
 
-def _run(h: harness.JestHarness, tests: dict[str, str], *, passed: int, failed: int) -> tuple[bytes, dict[str, TestState]]:
+def _run(
+    h: harness.JestHarness, tests: dict[str, str], *, passed: int, failed: int
+) -> tuple[bytes, dict[str, TestState]]:
     fail_id, pass_id = harness.canary_ids(h.nonce, GRADED)
     records = [{"seq": 0, "type": "start"}]
     titles = [[*i.split("::", 1)[1].split(" > ")] for i in tests]
-    canaries = [{"titles": fail_id.split("::")[1].split(" > "), "status": "failed", "problems": []},
-                {"titles": pass_id.split("::")[1].split(" > "), "status": "passed", "problems": []}]
-    records.append({"seq": 1, "type": "file", "path": f"/testbed/{GRADED}", "frozen": True, "intact": True, "problems": [],
-                    "error": None, "tests": [*canaries, *({"titles": t, "status": s, "problems": []} for t, s in zip(titles, tests.values()))]})
-    records.append({"seq": 2, "type": "file", "path": "/testbed/__tests__/broken.test.js", "frozen": True, "intact": True,
-                    "problems": [], "error": "Cannot find module '../src/missing'", "tests": []})  # did not load: no canary
+    canaries = [
+        {"titles": fail_id.split("::")[1].split(" > "), "status": "failed", "problems": []},
+        {"titles": pass_id.split("::")[1].split(" > "), "status": "passed", "problems": []},
+    ]
+    records.append(
+        {
+            "seq": 1,
+            "type": "file",
+            "path": f"/testbed/{GRADED}",
+            "frozen": True,
+            "intact": True,
+            "problems": [],
+            "error": None,
+            "tests": [*canaries, *({"titles": t, "status": s, "problems": []} for t, s in zip(titles, tests.values()))],
+        }
+    )
+    records.append(
+        {
+            "seq": 2,
+            "type": "file",
+            "path": "/testbed/__tests__/broken.test.js",
+            "frozen": True,
+            "intact": True,
+            "problems": [],
+            "error": "Cannot find module '../src/missing'",
+            "tests": [],
+        }
+    )  # did not load: no canary
     records.append({"seq": 3, "type": "final", "numPassedTests": passed, "numFailedTests": failed})
     channel = b"".join(_line(h.key, r) for r in records)
     states = {fail_id: TestState.FAIL, pass_id: TestState.PASS}
@@ -109,16 +133,31 @@ def test_forged_reports_and_channels_are_runner_compromised() -> None:
     assert any("no start record" in f for f in found) and any("recorded no test file" in f for f in found), found
 
 
-@pytest.mark.parametrize("outcomes", [("passed", "passed"), ("failed", "failed"), ("passed", "failed"), (None, "passed")])
+@pytest.mark.parametrize(
+    "outcomes", [("passed", "passed"), ("failed", "failed"), ("passed", "failed"), (None, "passed")]
+)
 def test_canary_outcomes_other_than_fail_pass_are_findings(outcomes: tuple[str | None, str]) -> None:
     h = harness.prepare(COMMAND)
     assert h is not None
     fail_id, pass_id = harness.canary_ids(h.nonce, GRADED)
-    tests = [{"titles": i.split("::")[1].split(" > "), "status": s, "problems": []}
-             for i, s in zip((fail_id, pass_id), outcomes) if s is not None]
-    records = [{"seq": 0, "type": "start"},
-               {"seq": 1, "type": "file", "path": f"/testbed/{GRADED}", "frozen": True, "intact": True, "problems": [], "tests": tests},
-               {"seq": 2, "type": "final", "numPassedTests": 1, "numFailedTests": 1}]
+    tests = [
+        {"titles": i.split("::")[1].split(" > "), "status": s, "problems": []}
+        for i, s in zip((fail_id, pass_id), outcomes)
+        if s is not None
+    ]
+    records = [
+        {"seq": 0, "type": "start"},
+        {
+            "seq": 1,
+            "type": "file",
+            "path": f"/testbed/{GRADED}",
+            "frozen": True,
+            "intact": True,
+            "problems": [],
+            "tests": tests,
+        },
+        {"seq": 2, "type": "final", "numPassedTests": 1, "numFailedTests": 1},
+    ]
     channel = b"".join(_line(h.key, r) for r in records)
     states = {i: TestState.PASS if s == "passed" else TestState.FAIL for i, s in zip((fail_id, pass_id), outcomes) if s}
     assert any("canary outcomes" in f for f in harness.findings(h.to_dict(), channel, states, ""))
@@ -130,15 +169,24 @@ def test_every_graded_file_that_loaded_needs_its_own_canaries() -> None:
     h = harness.prepare(COMMAND)
     assert h is not None
     channel, states = _run(h, {f"{GRADED}::Counter > one": "passed"}, passed=2, failed=1)
-    other = {"seq": 3, "type": "file", "path": "/testbed/src/util/__tests__/u.test.ts", "frozen": True, "intact": True,
-             "problems": [], "error": None, "tests": [{"titles": ["u", "works"], "status": "passed", "problems": []}]}
+    other = {
+        "seq": 3,
+        "type": "file",
+        "path": "/testbed/src/util/__tests__/u.test.ts",
+        "frozen": True,
+        "intact": True,
+        "problems": [],
+        "error": None,
+        "tests": [{"titles": ["u", "works"], "status": "passed", "problems": []}],
+    }
     lines = channel.splitlines(keepends=True)
     final = _line(h.key, {"seq": 4, "type": "final", "numPassedTests": 3, "numFailedTests": 1})
     both = {**states, "src/util/__tests__/u.test.ts::u > works": TestState.PASS}
     found = harness.findings(h.to_dict(), b"".join(lines[:3]) + _line(h.key, other) + final, both, "")
     assert [f for f in found if "canary" in f] == [
         "src/util/__tests__/u.test.ts: canary outcomes are (None, None) in the runner's records and (None, None) in the "
-        "report, expected exactly (fail, pass)"], found
+        "report, expected exactly (fail, pass)"
+    ], found
 
 
 def test_evidence_of_a_run_with_a_canary_file_of_its_own_is_still_graded() -> None:
@@ -149,7 +197,8 @@ def test_evidence_of_a_run_with_a_canary_file_of_its_own_is_still_graded() -> No
     fail_id, pass_id = harness.canary_ids(h.nonce, old["canary"])
     states = {fail_id: TestState.FAIL, pass_id: TestState.PASS, f"{GRADED}::Counter > one": TestState.FAIL}
     assert harness.without_canaries(ParseResult(tests=states, messages={}, warnings=()), old).tests == {
-        f"{GRADED}::Counter > one": TestState.FAIL}
+        f"{GRADED}::Counter > one": TestState.FAIL
+    }
     found = harness.findings(old, b"", states, "")
     assert any(f.startswith(f"{old['canary']}: canary outcomes are (None, None)") for f in found), found
 
@@ -159,8 +208,17 @@ def test_replaced_bodies_and_unfrozen_globals_are_findings() -> None:
     assert h is not None
     channel, states = _run(h, {}, passed=1, failed=1)
     lines = channel.splitlines(keepends=True)
-    bad = {"seq": 2, "type": "file", "path": "/testbed/__tests__/counter.test.js", "frozen": True, "intact": False,
-           "problems": [], "tests": [{"titles": ["Counter", "one"], "status": "passed", "problems": ["its body was replaced after registration"]}]}
+    bad = {
+        "seq": 2,
+        "type": "file",
+        "path": "/testbed/__tests__/counter.test.js",
+        "frozen": True,
+        "intact": False,
+        "problems": [],
+        "tests": [
+            {"titles": ["Counter", "one"], "status": "passed", "problems": ["its body was replaced after registration"]}
+        ],
+    }
     channel = lines[0] + lines[1] + _line(h.key, bad) + lines[3]
     found = harness.findings(h.to_dict(), channel, states, "")
     assert any("body was replaced" in f for f in found) and any("globals" in f for f in found), found
@@ -174,11 +232,13 @@ def test_the_console_summary_is_the_last_one_never_a_sum() -> None:
 def test_the_javascript_channel_signs_what_python_verifies(tmp_path: Path) -> None:
     (tmp_path / "channel.js").write_text(CHANNEL_JS)
     key = bytes(range(256))[:70]  # longer than a SHA-256 block: hashed first, as HMAC says
-    script = (f"const c = require('./channel.js'); c.open({json.dumps(list(key))}); c.open([1, 2]);"
-              "c.emit({type: 'start', title: 'caf\\u00e9 \\u2713'});"
-              "c.emit({type: 'final', numPassedTests: 3, big: 'x'.repeat(300)});")
+    script = (
+        f"const c = require('./channel.js'); c.open({json.dumps(list(key))}); c.open([1, 2]);"
+        "c.emit({type: 'start', title: 'caf\\u00e9 \\u2713'});"
+        "c.emit({type: 'final', numPassedTests: 3, big: 'x'.repeat(300)});"
+    )
     out = tmp_path / "out"
-    subprocess.run(["bash", "-c", f"exec 3>{out}; node -e \"$0\"", script], cwd=tmp_path, check=True)
+    subprocess.run(["bash", "-c", f'exec 3>{out}; node -e "$0"', script], cwd=tmp_path, check=True)
     report = harness.read_channel(out.read_bytes(), key)
     assert report.problems == () and [r["type"] for r in report.records] == ["start", "final"]
     assert report.records[0]["title"] == "café ✓" and report.records[1]["numPassedTests"] == 3
@@ -188,9 +248,18 @@ def test_the_javascript_channel_signs_what_python_verifies(tmp_path: Path) -> No
 def test_a_pass_without_assertions_where_the_fix_has_some_is_hollow() -> None:
     h = harness.prepare(COMMAND)
     assert h is not None
-    record = {"seq": 0, "type": "file", "path": "/testbed/__tests__/counter.test.js", "frozen": True, "intact": True,
-              "problems": [], "tests": [{"titles": ["Counter", "one"], "status": "passed", "assertions": 0, "problems": []},
-                                        {"titles": ["Counter", "two"], "status": "passed", "assertions": 3, "problems": []}]}
+    record = {
+        "seq": 0,
+        "type": "file",
+        "path": "/testbed/__tests__/counter.test.js",
+        "frozen": True,
+        "intact": True,
+        "problems": [],
+        "tests": [
+            {"titles": ["Counter", "one"], "status": "passed", "assertions": 0, "problems": []},
+            {"titles": ["Counter", "two"], "status": "passed", "assertions": 3, "problems": []},
+        ],
+    }
     counts = harness.assertion_counts(h.to_dict(), _line(h.key, record))
     one, two = "__tests__/counter.test.js::Counter > one", "__tests__/counter.test.js::Counter > two"
     assert counts == {one: 0, two: 3}

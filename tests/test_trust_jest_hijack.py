@@ -132,10 +132,16 @@ def test_infra_the_candidate_causes_is_counted_against_it(tmp_path: Path) -> Non
     """Issue 17, item 3: memory exhausted where the reference fix under the same limit did not, a test
     patch blocked by the candidate's files, and a printed ENOSPC are the candidate's (never infra)."""
     _docker_or_skip()
-    models = {"memory-hog": hooked_patch("hog", HOG), "blocks-test-patch": PREFIX, "prints-enospc": hooked_patch("enospc", PRINTED)}
+    models = {
+        "memory-hog": hooked_patch("hog", HOG),
+        "blocks-test-patch": PREFIX,
+        "prints-enospc": hooked_patch("enospc", PRINTED),
+    }
     results, _out = grade(tmp_path, models, "--mb-mem-limit=640m")
     hog, blocked, printed = results["memory-hog"], results["blocks-test-patch"], results["prints-enospc"]
     assert hog["reason"] == "resource_exhausted" and not hog["retryable"], hog.get("detail")
     assert (Path(hog["evidence_dir"]) / "test_output.reference.log").is_file()
-    assert blocked["reason"] == "test_patch_conflict" and "__tests__/counter.test.js" in blocked["detail"], blocked.get("detail")
+    assert blocked["reason"] == "test_patch_conflict" and "__tests__/counter.test.js" in blocked["detail"], blocked.get(
+        "detail"
+    )
     assert printed["reason"] == "unresolved", printed.get("detail")

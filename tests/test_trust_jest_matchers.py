@@ -40,7 +40,10 @@ expect.extend({
 });
 """
 
-ATTACKS: dict[str, str] = {"bug-shape": hooked_patch("matchers", BUG_SHAPE), "spares-canary": hooked_patch("matchers", SPARES_CANARY)}
+ATTACKS: dict[str, str] = {
+    "bug-shape": hooked_patch("matchers", BUG_SHAPE),
+    "spares-canary": hooked_patch("matchers", SPARES_CANARY),
+}
 
 
 def _docker_or_skip() -> None:

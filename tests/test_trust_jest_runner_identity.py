@@ -53,6 +53,7 @@ class Forgiving extends TestEnvironment {
 module.exports = Forgiving;
 """
 
+
 def _patch() -> str:
     env = ENVIRONMENT.splitlines()
     body = "".join(f"+{line}\n" for line in env)

@@ -21,7 +21,10 @@ from pytest_mobilebench.report.runs import (
 
 def test_each_run_has_its_own_files_and_latest_points_at_the_last(tmp_path: Path) -> None:
     assert run_files(tmp_path, "r1") == (tmp_path / "r1" / "summary.json", tmp_path / "r1" / "results.jsonl")
-    assert run_files(tmp_path, "r1", tmp_path / "mine.json") == (tmp_path / "mine.json", tmp_path / "r1" / "results.jsonl")
+    assert run_files(tmp_path, "r1", tmp_path / "mine.json") == (
+        tmp_path / "mine.json",
+        tmp_path / "r1" / "results.jsonl",
+    )
     (tmp_path / "r1").mkdir()
     (tmp_path / "r2").mkdir()
     point_latest(tmp_path, "r1")
@@ -36,7 +39,9 @@ def test_each_run_has_its_own_files_and_latest_points_at_the_last(tmp_path: Path
 
 
 def test_interrupted_items_are_not_run_never_unmatched() -> None:
-    selected = [instance_of_nodeid(n) for n in ("cases/a.yaml::o__r-1", "cases/a.yaml::o__r-2[m1]", "cases/a.yaml::o__r-3")]
+    selected = [
+        instance_of_nodeid(n) for n in ("cases/a.yaml::o__r-1", "cases/a.yaml::o__r-2[m1]", "cases/a.yaml::o__r-3")
+    ]
     assert selected == ["o__r-1", "o__r-2", "o__r-3"]
     not_run, unmatched = not_run_and_unmatched(selected, ["o__r-1"], ["o__r-1", "o__r-2", "o__r-3", "typo-9"])
     assert not_run == ["o__r-2", "o__r-3"] and unmatched == ["typo-9"]
@@ -46,7 +51,9 @@ def test_interrupted_items_are_not_run_never_unmatched() -> None:
 def test_a_full_reports_disk_keeps_the_previous_summary(tmp_path: Path) -> None:
     disk = tmp_path / "tiny"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], check=False, capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], check=False, capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
     try:
@@ -60,7 +67,10 @@ def test_a_full_reports_disk_keeps_the_previous_summary(tmp_path: Path) -> None:
             pass  # ENOSPC: the disk is full now
         finally:
             os.close(fd)
-        with pytest.raises(ReportsDiskFull, match=r"the reports disk is full: .* was not written \(the previous summary there is intact\)"):
+        with pytest.raises(
+            ReportsDiskFull,
+            match=r"the reports disk is full: .* was not written \(the previous summary there is intact\)",
+        ):
             write_summary(disk / "summary.json", {"run_id": "after", "blob": "x" * 100_000})
         assert json.loads((disk / "summary.json").read_text()) == previous
         assert sorted(p.name for p in disk.iterdir()) == ["filler", "summary.json"]  # no temporary file left
@@ -99,7 +109,9 @@ def test_real_candidates_never_run_unisolated_without_consent() -> None:
 
     assert local_refusal("auto", daemon=False, trusted=True) is None  # gold without a daemon: local is fine
     no_daemon = local_refusal("auto", daemon=False, trusted=False)
-    assert no_daemon is not None and no_daemon.kind == "daemon_unreachable" and "never run unisolated" in no_daemon.message
+    assert (
+        no_daemon is not None and no_daemon.kind == "daemon_unreachable" and "never run unisolated" in no_daemon.message
+    )
     local = local_refusal("local", daemon=True, trusted=False)
     assert local is not None and local.kind == "untrusted_local_run" and "--mb-trust-candidates" in local.message
     assert local_refusal("local", daemon=True, trusted=True) is None  # --mb-trust-candidates

@@ -54,14 +54,14 @@ def test_each_mutant_changes_one_added_line_and_still_parses() -> None:
     kinds = {m.kind for m in found}
     assert kinds == {"operator", "constant", "condition", "return", "statement"}
     for m in found:
-        (before, after), = _mutated_lines(m.patch)
+        ((before, after),) = _mutated_lines(m.patch)
         assert before.startswith("+") and after.startswith("+") and m.file == "src/counter.js" and m.hunk == 0
         assert [len(h) for pf in unidiff.PatchSet(m.patch) for h in pf] == [13, 2]  # same hunk shape: applies like gold
     texts = {m.after.strip() for m in found}
-    assert "if (!(this.value > limit && limit !== 0)) this.log(\"x == 1 || true\");" in texts
-    assert "if (this.value > limit || limit !== 0) this.log(\"x == 1 || true\");" in texts
-    assert "if (this.value >= limit && limit !== 0) this.log(\"x == 1 || true\");" in texts
-    assert "if (this.value > limit && limit === 0) this.log(\"x == 1 || true\");" in texts
+    assert 'if (!(this.value > limit && limit !== 0)) this.log("x == 1 || true");' in texts
+    assert 'if (this.value > limit || limit !== 0) this.log("x == 1 || true");' in texts
+    assert 'if (this.value >= limit && limit !== 0) this.log("x == 1 || true");' in texts
+    assert 'if (this.value > limit && limit === 0) this.log("x == 1 || true");' in texts
     assert {"this.value = 1;", "return null;", ""} <= texts
 
 
@@ -113,8 +113,13 @@ def _entry(tmp_path: Path, leak: float | None, **audit: object) -> dict:
          "applied": True, "resolves": True, "diff": "mutant.h0.m0.diff"},
     ]  # fmt: skip
     verifier = {"empty_resolves": False, "mutants": mutants_rows, "judged": 2, "survived": 1, "verifier_leak": leak}
-    return {"instance_id": "x__y-1", "suite": "issue_resolution", "verifier_leak": leak, "evidence_dir": str(tmp_path),
-            "audit": {"gold_resolves": True, "verifier": verifier, **audit}}
+    return {
+        "instance_id": "x__y-1",
+        "suite": "issue_resolution",
+        "verifier_leak": leak,
+        "evidence_dir": str(tmp_path),
+        "audit": {"gold_resolves": True, "verifier": verifier, **audit},
+    }
 
 
 def test_the_report_keeps_each_surviving_mutant_and_strict_fails_on_weak(tmp_path: Path) -> None:

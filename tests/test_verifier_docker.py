@@ -28,20 +28,27 @@ def _verify(files: list[Path], out: Path, capsys: pytest.CaptureFixture[str]) ->
     return code, json.loads((out / "verify.json").read_text()), capsys.readouterr().out
 
 
-def test_a_weakened_test_raises_the_leak_and_fails_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_weakened_test_raises_the_leak_and_fails_strict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "cache"))
     code, strong, text = _verify([EXAMPLES], tmp_path / "strong", capsys)
     (row,) = strong["instances"]
     assert code == 0, (text, [Path(r["log"]).read_text()[-3000:] for r in strong["runs"]])
     assert (row["instance_id"], row["status"], row["verifier_leak"], row["empty_resolves"]) == (
-        "mobilebench__counter-1", "measured", 0.0, False)
+        "mobilebench__counter-1",
+        "measured",
+        0.0,
+        False,
+    )
     assert row["judged"] >= 2 and row["surviving"] == []
 
     code, weak, text = _verify([WEAKENED], tmp_path / "weak", capsys)
     (row,) = weak["instances"]
     assert code == 1, text
-    assert row["status"] == "measured" and row["weak"] and row["verifier_leak"] > strong["instances"][0]["verifier_leak"]
+    assert (
+        row["status"] == "measured" and row["weak"] and row["verifier_leak"] > strong["instances"][0]["verifier_leak"]
+    )
     survivors = {m["after"].strip() for m in row["surviving"]}
     assert "this.value -= step;" in survivors  # a wrong fix the weakened tests accept
     for m in row["surviving"]:

@@ -74,8 +74,9 @@ class AttemptClock:
         clock: monotonic seconds.
     """
 
-    def __init__(self, deadlines: Deadlines, cap_at: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, deadlines: Deadlines, cap_at: float | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.deadlines, self.cap_at, self.clock = deadlines, cap_at, clock
         self.start = clock()
         self.first_read_at: float | None = None
@@ -108,8 +109,9 @@ class AttemptClock:
         self._binding = cut
         if left <= 0:
             self.cut = cut
-            raise {"connect": httpcore.ConnectTimeout, "write": httpcore.WriteTimeout}.get(
-                phase, httpcore.ReadTimeout)(f"the {cut.value} deadline passed")
+            raise {"connect": httpcore.ConnectTimeout, "write": httpcore.WriteTimeout}.get(phase, httpcore.ReadTimeout)(
+                f"the {cut.value} deadline passed"
+            )
         return left
 
     def timed_out(self) -> None:
@@ -148,8 +150,9 @@ class _Stream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
         inner = _bounded(self._clock, "connect", lambda left: self._inner.start_tls(ssl_context, server_hostname, left))
         return _Stream(inner, self._clock)
 
@@ -169,17 +172,31 @@ class DeadlineBackend(httpcore.NetworkBackend):
             raise RuntimeError("DeadlineBackend used outside an attempt")
         return self.clock
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
         clock = self._attempt()
-        inner = _bounded(clock, "connect", lambda left: self._inner.connect_tcp(
-            host, port, left, local_address=local_address, socket_options=socket_options))
+        inner = _bounded(
+            clock,
+            "connect",
+            lambda left: self._inner.connect_tcp(
+                host, port, left, local_address=local_address, socket_options=socket_options
+            ),
+        )
         return _Stream(inner, clock)
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
         clock = self._attempt()
-        inner = _bounded(clock, "connect", lambda left: self._inner.connect_unix_socket(path, left, socket_options=socket_options))
+        inner = _bounded(
+            clock, "connect", lambda left: self._inner.connect_unix_socket(path, left, socket_options=socket_options)
+        )
         return _Stream(inner, clock)
 
     def sleep(self, seconds: float) -> None:

@@ -37,8 +37,17 @@ from pytest_mobilebench.agents.deadlines import AttemptClock, Cut, DeadlineBacke
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["CHECK_MESSAGE", "AgentInfraError", "Attempt", "CapReached", "Completion", "Endpoint", "chat", "check",
-           "retry_wait"]
+__all__ = [
+    "CHECK_MESSAGE",
+    "AgentInfraError",
+    "Attempt",
+    "CapReached",
+    "Completion",
+    "Endpoint",
+    "chat",
+    "check",
+    "retry_wait",
+]
 
 MAX_BACKOFF_S: Final = 30.0
 MAX_RETRY_AFTER_S: Final = 120.0
@@ -113,8 +122,14 @@ class Attempt:
     seconds: float
 
     def as_dict(self) -> dict[str, Any]:
-        return {"attempt": self.number, "kind": self.kind.value, "error": self.error, "status": self.status,
-                "wait_s": self.wait_s, "seconds": round(self.seconds, 3)}
+        return {
+            "attempt": self.number,
+            "kind": self.kind.value,
+            "error": self.error,
+            "status": self.status,
+            "wait_s": self.wait_s,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,10 +148,24 @@ class Completion:
 
 
 class _Failure(Exception):
-    def __init__(self, kind: InfraKind, error: str, status: int | None = None, retry_after: float | None = None,
-                 retryable: bool = True, body: bytes = b"", no_connection: bool = False) -> None:
+    def __init__(
+        self,
+        kind: InfraKind,
+        error: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        retryable: bool = True,
+        body: bytes = b"",
+        no_connection: bool = False,
+    ) -> None:
         super().__init__(error)
-        self.kind, self.error, self.status, self.retry_after, self.retryable = kind, error, status, retry_after, retryable
+        self.kind, self.error, self.status, self.retry_after, self.retryable = (
+            kind,
+            error,
+            status,
+            retry_after,
+            retryable,
+        )
         self.body, self.no_connection = body, no_connection
 
 
@@ -161,7 +190,7 @@ def retry_wait(endpoint: Endpoint, attempt: int, retry_after: float | None) -> f
     jitter (so parallel workers do not retry in lockstep)."""
     if retry_after is not None:
         return min(retry_after, MAX_RETRY_AFTER_S)
-    base = min(endpoint.backoff_s * (2 ** attempt), MAX_BACKOFF_S)
+    base = min(endpoint.backoff_s * (2**attempt), MAX_BACKOFF_S)
     return base * (1.0 + 0.1 * random.random())
 
 
@@ -170,11 +199,16 @@ def _decode(status: int, body: bytes, url: str) -> dict[str, Any]:
         data = json.loads(body)
         message = data["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError):
-        raise _Failure(InfraKind.AGENT_BAD_RESPONSE, f"{url}: HTTP {status} but not a chat completion: "
-                       f"{body[:200]!r}", status, retryable=False) from None
+        raise _Failure(
+            InfraKind.AGENT_BAD_RESPONSE,
+            f"{url}: HTTP {status} but not a chat completion: {body[:200]!r}",
+            status,
+            retryable=False,
+        ) from None
     if not isinstance(message, dict):
-        raise _Failure(InfraKind.AGENT_BAD_RESPONSE, f"{url}: choices[0].message is not an object", status,
-                       retryable=False)
+        raise _Failure(
+            InfraKind.AGENT_BAD_RESPONSE, f"{url}: choices[0].message is not an object", status, retryable=False
+        )
     return data  # type: ignore[no-any-return]
 
 
@@ -183,8 +217,12 @@ def _read(response: httpcore.Response, url: str) -> bytes:
     for chunk in response.iter_stream():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise _Failure(InfraKind.AGENT_BAD_RESPONSE, f"{url}: response body over {MAX_BODY_BYTES} bytes",
-                           response.status, retryable=False)
+            raise _Failure(
+                InfraKind.AGENT_BAD_RESPONSE,
+                f"{url}: response body over {MAX_BODY_BYTES} bytes",
+                response.status,
+                retryable=False,
+            )
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -195,14 +233,24 @@ def _late(endpoint: Endpoint, clock: AttemptClock) -> _Failure | CapReached:
     seconds = clock.clock() - clock.start
     if cut is Cut.CAP:
         return CapReached(seconds)
-    what = {Cut.CONNECT: "no connection", Cut.FIRST_BYTE: "no first byte of the reply",
-            Cut.REPLY: "the reply not complete"}[cut]
-    return _Failure(InfraKind.AGENT_ENDPOINT_TIMEOUT, f"{endpoint.url}: {what} within the {cut.value} deadline "
-                    f"({endpoint.deadlines.seconds(cut)} s; {clock.bytes_read} bytes received in {seconds:.1f} s)")
+    what = {
+        Cut.CONNECT: "no connection",
+        Cut.FIRST_BYTE: "no first byte of the reply",
+        Cut.REPLY: "the reply not complete",
+    }[cut]
+    return _Failure(
+        InfraKind.AGENT_ENDPOINT_TIMEOUT,
+        f"{endpoint.url}: {what} within the {cut.value} deadline "
+        f"({endpoint.deadlines.seconds(cut)} s; {clock.bytes_read} bytes received in {seconds:.1f} s)",
+    )
 
 
-def _attempt(pool: httpcore.ConnectionPool | httpcore.HTTPProxy, endpoint: Endpoint, payload: Mapping[str, Any],
-             clock: AttemptClock) -> dict[str, Any]:
+def _attempt(
+    pool: httpcore.ConnectionPool | httpcore.HTTPProxy,
+    endpoint: Endpoint,
+    payload: Mapping[str, Any],
+    clock: AttemptClock,
+) -> dict[str, Any]:
     url = endpoint.url
     content = json.dumps(payload).encode()
     headers = [(b"Content-Type", b"application/json")]  # httpcore adds Host and Content-Length
@@ -225,8 +273,13 @@ def _attempt(pool: httpcore.ConnectionPool | httpcore.HTTPProxy, endpoint: Endpo
         after = _retry_after(_header(response, b"retry-after"), time.time()) if status in (429, 503) else None
         raise _Failure(kind, f"{url}: HTTP {status}: {body[:200]!r}", status, after, body=body)
     if status >= 400:
-        raise _Failure(InfraKind.AGENT_HTTP_ERROR, f"{url}: HTTP {status} (not retried): {body[:200]!r}", status,
-                       retryable=False, body=body)
+        raise _Failure(
+            InfraKind.AGENT_HTTP_ERROR,
+            f"{url}: HTTP {status} (not retried): {body[:200]!r}",
+            status,
+            retryable=False,
+            body=body,
+        )
     return _decode(status, body, url)
 
 
@@ -256,9 +309,15 @@ def _count(usage: Any, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def chat(endpoint: Endpoint, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None,
-         *, on_retry: Callable[[Attempt], None] | None = None, sleep: Callable[[float], None] = time.sleep,
-         cap: Callable[[], float | None] | None = None) -> Completion:
+def chat(
+    endpoint: Endpoint,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    on_retry: Callable[[Attempt], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    cap: Callable[[], float | None] | None = None,
+) -> Completion:
     """One chat completion, retried as the module docstring says.
 
     Args:
@@ -296,9 +355,15 @@ def chat(endpoint: Endpoint, messages: Sequence[Mapping[str, Any]], tools: Seque
                 continue
             usage = body.get("usage")
             tokens_in, tokens_out = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
-            return Completion(body["choices"][0]["message"], tokens_in or 0, tokens_out or 0,
-                              tokens_in is not None and tokens_out is not None, time.monotonic() - clock.start,
-                              tuple(failed), body)
+            return Completion(
+                body["choices"][0]["message"],
+                tokens_in or 0,
+                tokens_out or 0,
+                tokens_in is not None and tokens_out is not None,
+                time.monotonic() - clock.start,
+                tuple(failed),
+                body,
+            )
 
 
 #: the one message of the endpoint check (:func:`check`); scripted test servers answer it apart from their script
@@ -323,8 +388,12 @@ def check(endpoint: Endpoint) -> str | None:
     with _pool(endpoint, backend) as pool:
         backend.clock = AttemptClock(endpoint.deadlines)
         try:
-            _attempt(pool, endpoint, {"model": endpoint.model, "messages": [{"role": "user", "content": CHECK_MESSAGE}]},
-                     backend.clock)
+            _attempt(
+                pool,
+                endpoint,
+                {"model": endpoint.model, "messages": [{"role": "user", "content": CHECK_MESSAGE}]},
+                backend.clock,
+            )
         except _Failure as exc:
             return _judge(endpoint, exc)
     return None
@@ -335,15 +404,23 @@ def _judge(endpoint: Endpoint, failure: _Failure) -> str | None:
     said = failure.body[:300].decode("utf-8", "replace")
     about_model = endpoint.model in said or "model" in said.lower()
     if failure.no_connection:
-        raise ValueError(f"--mb-agent-base-url {endpoint.base_url}: no connection ({failure.error}); is the URL right "
-                         "and the server up?")
+        raise ValueError(
+            f"--mb-agent-base-url {endpoint.base_url}: no connection ({failure.error}); is the URL right "
+            "and the server up?"
+        )
     if failure.status in (401, 403):
-        raise ValueError(f"the endpoint refused the key (HTTP {failure.status} from {endpoint.url}): check "
-                         f"$MOBILEBENCH_AGENT_API_KEY; it said: {said}")
+        raise ValueError(
+            f"the endpoint refused the key (HTTP {failure.status} from {endpoint.url}): check "
+            f"$MOBILEBENCH_AGENT_API_KEY; it said: {said}"
+        )
     if failure.status == 404 and not about_model:
-        raise ValueError(f"--mb-agent-base-url {endpoint.base_url}: {endpoint.url} answered HTTP 404 (no chat "
-                         f"completions there; the URL should end at the API root, e.g. .../v1); it said: {said}")
+        raise ValueError(
+            f"--mb-agent-base-url {endpoint.base_url}: {endpoint.url} answered HTTP 404 (no chat "
+            f"completions there; the URL should end at the API root, e.g. .../v1); it said: {said}"
+        )
     if failure.status in (400, 404) and about_model:
-        raise ValueError(f"--mb-agent-model {endpoint.model!r}: the endpoint refused the model (HTTP "
-                         f"{failure.status} from {endpoint.url}); it said: {said}")
+        raise ValueError(
+            f"--mb-agent-model {endpoint.model!r}: the endpoint refused the model (HTTP "
+            f"{failure.status} from {endpoint.url}); it said: {said}"
+        )
     return f"the endpoint check failed in a way that may pass ({failure.kind.value}): {failure.error}"

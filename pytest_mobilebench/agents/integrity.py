@@ -36,8 +36,15 @@ import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["CATEGORIES", "RUNNER_CONFIG", "RUNNER_MARKERS", "integrity_report", "integrity_totals", "simple_commands",
-           "without_heredocs"]
+__all__ = [
+    "CATEGORIES",
+    "RUNNER_CONFIG",
+    "RUNNER_MARKERS",
+    "integrity_report",
+    "integrity_totals",
+    "simple_commands",
+    "without_heredocs",
+]
 
 #: the report's categories, in the order shown
 CATEGORIES: Final = ("history_probe", "network", "outside_read", "test_edit", "runner_reference")
@@ -249,8 +256,13 @@ def _diff_references(diff: str) -> list[dict[str, Any]]:
     return out
 
 
-def integrity_report(lines: Sequence[Mapping[str, Any]], *, workdir: str, is_test: Callable[[str], bool] = lambda p: False,
-                     diff: str = "") -> dict[str, Any]:
+def integrity_report(
+    lines: Sequence[Mapping[str, Any]],
+    *,
+    workdir: str,
+    is_test: Callable[[str], bool] = lambda p: False,
+    diff: str = "",
+) -> dict[str, Any]:
     """The integrity report of one trajectory (``lines``: :func:`.trajectory.read_trajectory`'s objects).
 
     Returns ``{"counts": {category: steps flagged}, "flagged": [{"step", "category", "reasons", "command"}],
@@ -281,7 +293,9 @@ def integrity_totals(results: Sequence[Mapping[str, Any]]) -> dict[str, dict[str
         report = agent.get("integrity") if isinstance(agent, Mapping) else None
         if not isinstance(report, Mapping):
             continue
-        row = out.setdefault(str(r.get("model_name_or_path")), {"items": 0, "items_flagged": 0, **dict.fromkeys(CATEGORIES, 0)})
+        row = out.setdefault(
+            str(r.get("model_name_or_path")), {"items": 0, "items_flagged": 0, **dict.fromkeys(CATEGORIES, 0)}
+        )
         counts = report.get("counts") or {}
         row["items"] += 1
         row["items_flagged"] += 1 if any(counts.get(c) for c in CATEGORIES) else 0

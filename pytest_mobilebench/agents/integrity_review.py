@@ -102,7 +102,9 @@ def render(report: Mapping[str, Any]) -> str:
         lines.append(f"  {item['instance_id']} [{item['model']}]{said}")
         for f in item["flagged"]:
             step = f["step"] if f["step"] is not None else "diff"
-            lines.append(f"    step {step}: {f['category']} ({', '.join(map(str, f['reasons']))}): {f['command'][:120]!r}")
+            lines.append(
+                f"    step {step}: {f['category']} ({', '.join(map(str, f['reasons']))}): {f['command'][:120]!r}"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -85,8 +85,9 @@ class Limits:
 def _rate(path: Path, model: str, entry: Mapping[str, Any], field: str) -> float:
     value = entry.get(field)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise PriceError(f"{path}: models.{model}.{field}: a price must be a number >= 0 (USD per 1M tokens), "
-                         f"got {value!r}")
+        raise PriceError(
+            f"{path}: models.{model}.{field}: a price must be a number >= 0 (USD per 1M tokens), got {value!r}"
+        )
     return float(value)
 
 

@@ -33,8 +33,10 @@ from pytest_mobilebench.agents.trajectory import Trajectory
 
 __all__ = ["FORMAT_REMINDER", "AgentEnd", "AgentInfraError", "AgentOutcome", "Usage", "run_shell_agent"]
 
-FORMAT_REMINDER: Final = ("Your reply had no tool call. Reply with one tool call: `bash` to run a command in the "
-                          "repository, or `submit` when you are done.")
+FORMAT_REMINDER: Final = (
+    "Your reply had no tool call. Reply with one tool call: `bash` to run a command in the "
+    "repository, or `submit` when you are done."
+)
 #: the longest submit note kept (the note is a summary; anything longer is the model's text, cut)
 NOTE_CHARS: Final = 10_000
 #: the longest command line run (a longer one would fail to start: the kernel's argument limit is ~2 MB)
@@ -63,9 +65,12 @@ class Usage:
     endpoint_lost_seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "model_seconds": round(self.model_seconds, 3),
-                "endpoint_lost_seconds": round(self.endpoint_lost_seconds, 3),
-                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6)}
+        return {
+            **dataclasses.asdict(self),
+            "model_seconds": round(self.model_seconds, 3),
+            "endpoint_lost_seconds": round(self.endpoint_lost_seconds, 3),
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+        }
 
 
 @enum.unique
@@ -108,8 +113,13 @@ def _calls(message: dict[str, Any], step: int) -> list[dict[str, Any]]:
         fn = call.get("function") if isinstance(call.get("function"), dict) else {}
         args = fn.get("arguments", "")
         ident = call.get("id")
-        out.append({"id": ident[:200] if isinstance(ident, str) and ident else f"call_{step}_{i}",
-                    "name": fn.get("name"), "arguments": args if isinstance(args, str) else json.dumps(args)})
+        out.append(
+            {
+                "id": ident[:200] if isinstance(ident, str) and ident else f"call_{step}_{i}",
+                "name": fn.get("name"),
+                "arguments": args if isinstance(args, str) else json.dumps(args),
+            }
+        )
     return out
 
 
@@ -130,8 +140,15 @@ def _observation(result: ShellResult) -> str:
 class _Run:
     """One run's mutable state; the tools are its methods (declared once, schema and dispatch alike)."""
 
-    def __init__(self, endpoint: Endpoint, limits: Limits, shell: Shell, trajectory: Trajectory,
-                 clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        limits: Limits,
+        shell: Shell,
+        trajectory: Trajectory,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+    ) -> None:
         self.endpoint, self.limits, self.shell, self.trajectory = endpoint, limits, shell, trajectory
         self.clock, self.sleep = clock, sleep
         self.start = clock()
@@ -152,8 +169,10 @@ class _Run:
         if not command.strip():
             raise ToolCallError("the command is empty")
         if len(command) > COMMAND_CHARS:
-            raise ToolCallError(f"the command has {len(command)} characters (at most {COMMAND_CHARS}); write a "
-                                "long file in several commands")
+            raise ToolCallError(
+                f"the command has {len(command)} characters (at most {COMMAND_CHARS}); write a "
+                "long file in several commands"
+            )
         if not _is_utf8(command):
             raise ToolCallError("the command is not valid Unicode text (a lone surrogate)")
         remaining = self.remaining()
@@ -162,8 +181,13 @@ class _Run:
         timeout = self.limits.command_timeout_s if remaining is None else min(self.limits.command_timeout_s, remaining)
         result = self.shell.run(command, timeout)
         output = bound_output(result.output, self.limits.output_chars)
-        self.record = {"command": command, "exit_code": result.exit_code, "output": output,
-                       "timed_out": result.timed_out, "seconds": round(result.seconds, 3)}
+        self.record = {
+            "command": command,
+            "exit_code": result.exit_code,
+            "output": output,
+            "timed_out": result.timed_out,
+            "seconds": round(result.seconds, 3),
+        }
         return _observation(dataclasses.replace(result, output=output))
 
     def submit(self, note: str) -> str:
@@ -201,33 +225,61 @@ class _Run:
     def _on_retry(self, attempt: Attempt) -> None:
         """A failed attempt: its time and the wait before the next one are the endpoint's, not the agent's."""
         u = self.usage
-        self.usage = dataclasses.replace(u, endpoint_failed_attempts=u.endpoint_failed_attempts + 1,
-                                         endpoint_lost_seconds=u.endpoint_lost_seconds + attempt.seconds
-                                         + (attempt.wait_s or 0.0))
-        self.trajectory.write(self.usage.steps, "harness", event="retry", **attempt.as_dict(),
-                              lost_seconds=round(self.usage.endpoint_lost_seconds, 3))
+        self.usage = dataclasses.replace(
+            u,
+            endpoint_failed_attempts=u.endpoint_failed_attempts + 1,
+            endpoint_lost_seconds=u.endpoint_lost_seconds + attempt.seconds + (attempt.wait_s or 0.0),
+        )
+        self.trajectory.write(
+            self.usage.steps,
+            "harness",
+            event="retry",
+            **attempt.as_dict(),
+            lost_seconds=round(self.usage.endpoint_lost_seconds, 3),
+        )
 
     def ask(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         """One step: a model call, its usage counted; returns the assistant message as sent back."""
         self.usage = dataclasses.replace(self.usage, steps=self.usage.steps + 1)
         step = self.usage.steps
-        completion = chat(self.endpoint, messages, self.toolbox.schemas(), on_retry=self._on_retry, sleep=self.sleep,
-                          cap=self.remaining)
+        completion = chat(
+            self.endpoint,
+            messages,
+            self.toolbox.schemas(),
+            on_retry=self._on_retry,
+            sleep=self.sleep,
+            cap=self.remaining,
+        )
         u = self.usage
         tokens_in, tokens_out = u.tokens_in + completion.tokens_in, u.tokens_out + completion.tokens_out
         price = self.limits.price
         self.usage = dataclasses.replace(
-            u, calls=u.calls + 1, tokens_in=tokens_in, tokens_out=tokens_out,
+            u,
+            calls=u.calls + 1,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
             model_seconds=u.model_seconds + completion.seconds,
             cost_usd=None if price is None else price.cost(tokens_in, tokens_out),
-            unmetered_calls=u.unmetered_calls + (not completion.usage_reported))
+            unmetered_calls=u.unmetered_calls + (not completion.usage_reported),
+        )
         text, calls = _text(completion.message.get("content")), _calls(completion.message, step)
-        self.trajectory.write(step, "assistant", message=text, tool_calls=calls, usage={
-            "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
-            "seconds": round(completion.seconds, 3), "usage_reported": completion.usage_reported,
-            "cost_usd": self.usage.as_dict()["cost_usd"]})
-        sent = [{"id": c["id"], "type": "function", "function": {"name": str(c["name"]), "arguments": c["arguments"]}}
-                for c in calls]
+        self.trajectory.write(
+            step,
+            "assistant",
+            message=text,
+            tool_calls=calls,
+            usage={
+                "tokens_in": completion.tokens_in,
+                "tokens_out": completion.tokens_out,
+                "seconds": round(completion.seconds, 3),
+                "usage_reported": completion.usage_reported,
+                "cost_usd": self.usage.as_dict()["cost_usd"],
+            },
+        )
+        sent = [
+            {"id": c["id"], "type": "function", "function": {"name": str(c["name"]), "arguments": c["arguments"]}}
+            for c in calls
+        ]
         return {"role": "assistant", "content": text, **({"tool_calls": sent} if sent else {})}
 
     def act(self, call: dict[str, Any]) -> dict[str, Any]:
@@ -238,15 +290,17 @@ class _Run:
         except ToolCallError as exc:
             content = f"error: {exc}"
             self.record = {**self.record, "error": str(exc)}
-        self.trajectory.write(self.usage.steps, "tool", tool_call_id=call["id"], tool=str(call["name"])[:200],
-                              **self.record)
+        self.trajectory.write(
+            self.usage.steps, "tool", tool_call_id=call["id"], tool=str(call["name"])[:200], **self.record
+        )
         return {"role": "tool", "tool_call_id": call["id"], "content": content}
 
     def refuse(self, call: dict[str, Any]) -> dict[str, Any]:
         """The result of a call past :data:`CALLS_PER_REPLY` (not run)."""
         error = f"not run: at most {CALLS_PER_REPLY} tool calls are run per reply"
-        self.trajectory.write(self.usage.steps, "tool", tool_call_id=call["id"], tool=str(call["name"])[:200],
-                              error=error)
+        self.trajectory.write(
+            self.usage.steps, "tool", tool_call_id=call["id"], tool=str(call["name"])[:200], error=error
+        )
         return {"role": "tool", "tool_call_id": call["id"], "content": f"error: {error}"}
 
     def go(self, prompt: Prompt) -> AgentOutcome:
@@ -256,8 +310,13 @@ class _Run:
             try:
                 reply = self.ask(messages)
             except CapReached as cut:  # the wall time ran out while the model was answering
-                self.trajectory.write(self.usage.steps, "harness", event="call_cut", seconds=round(cut.seconds, 3),
-                                      message="the wall-time limit ended a model call in flight")
+                self.trajectory.write(
+                    self.usage.steps,
+                    "harness",
+                    event="call_cut",
+                    seconds=round(cut.seconds, 3),
+                    message="the wall-time limit ended a model call in flight",
+                )
                 return self.finish(AgentEnd.TIMEOUT)
             messages.append(reply)
             if not reply.get("tool_calls"):
@@ -273,29 +332,59 @@ class _Run:
     def _start_lines(self, messages: list[dict[str, Any]]) -> None:
         price = self.limits.price
         lim = {k: v for k, v in dataclasses.asdict(self.limits).items() if k != "price"}
-        self.trajectory.write(0, "harness", event="start", model=self.endpoint.model, limits=lim,
-                              price=dataclasses.asdict(price) if price else "unpriced",
-                              tools=list(self.toolbox.tools))
+        self.trajectory.write(
+            0,
+            "harness",
+            event="start",
+            model=self.endpoint.model,
+            limits=lim,
+            price=dataclasses.asdict(price) if price else "unpriced",
+            tools=list(self.toolbox.tools),
+        )
         if price is None:
-            self.trajectory.write(0, "harness", event="note", message=(
-                f"model {self.endpoint.model!r} has no price in the price table: cost is not computed and a cost "
-                "limit cannot apply" + ("" if self.limits.max_cost_usd is None else
-                                        f" (--mb-agent-max-cost {self.limits.max_cost_usd} is ignored)")))
+            self.trajectory.write(
+                0,
+                "harness",
+                event="note",
+                message=(
+                    f"model {self.endpoint.model!r} has no price in the price table: cost is not computed and a cost "
+                    "limit cannot apply"
+                    + (
+                        ""
+                        if self.limits.max_cost_usd is None
+                        else f" (--mb-agent-max-cost {self.limits.max_cost_usd} is ignored)"
+                    )
+                ),
+            )
         for m in messages:
             self.trajectory.write(0, m["role"], message=m["content"])
 
     def finish(self, end: AgentEnd) -> AgentOutcome:
         seconds = self.clock() - self.start
         lost = self.usage.endpoint_lost_seconds
-        self.trajectory.write(self.usage.steps, "harness", event="end", end=end.value, usage=self.usage.as_dict(),
-                              seconds=round(seconds, 3), agent_seconds=round(seconds - lost, 3),
-                              endpoint_lost_seconds=round(lost, 3))
+        self.trajectory.write(
+            self.usage.steps,
+            "harness",
+            event="end",
+            end=end.value,
+            usage=self.usage.as_dict(),
+            seconds=round(seconds, 3),
+            agent_seconds=round(seconds - lost, 3),
+            endpoint_lost_seconds=round(lost, 3),
+        )
         return AgentOutcome(end, self.usage, self.submission if end is AgentEnd.SUBMITTED else None, seconds)
 
 
-def run_shell_agent(endpoint: Endpoint, limits: Limits, prompt: Prompt, shell: Shell, trajectory_path: Path, *,
-                    clock: Callable[[], float] = time.monotonic,
-                    sleep: Callable[[float], None] = time.sleep) -> AgentOutcome:
+def run_shell_agent(
+    endpoint: Endpoint,
+    limits: Limits,
+    prompt: Prompt,
+    shell: Shell,
+    trajectory_path: Path,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> AgentOutcome:
     """Run the shell agent until it submits or reaches a limit (see the module docstring).
 
     Args:
@@ -315,8 +404,12 @@ def run_shell_agent(endpoint: Endpoint, limits: Limits, prompt: Prompt, shell: S
         try:
             return run.go(prompt)
         except BaseException as exc:  # Ctrl-C too: the lines so far stay, and say why the run stopped
-            trajectory.write(run.usage.steps, "harness", event="aborted", error=f"{type(exc).__name__}: {exc}"[:4000],
-                             usage=run.usage.as_dict(),
-                             **({"kind": exc.kind} if isinstance(exc, AgentInfraError) else {}))
+            trajectory.write(
+                run.usage.steps,
+                "harness",
+                event="aborted",
+                error=f"{type(exc).__name__}: {exc}"[:4000],
+                usage=run.usage.as_dict(),
+                **({"kind": exc.kind} if isinstance(exc, AgentInfraError) else {}),
+            )
             raise
-

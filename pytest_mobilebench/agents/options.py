@@ -20,17 +20,30 @@ if TYPE_CHECKING:
     from pytest_mobilebench.agents.endpoint import Endpoint
     from pytest_mobilebench.agents.limits import Limits
 
-__all__ = ["AGENT_FIXTURE", "AGENT_OPTIONS", "API_KEY_ENV", "agent_material", "check_endpoint", "endpoint_and_limits",
-           "endpoint_of",
-           "keyed_for", "limits_of", "live_model", "missing_endpoint_options", "trial_count"]
+__all__ = [
+    "AGENT_FIXTURE",
+    "AGENT_OPTIONS",
+    "API_KEY_ENV",
+    "agent_material",
+    "check_endpoint",
+    "endpoint_and_limits",
+    "endpoint_of",
+    "keyed_for",
+    "limits_of",
+    "live_model",
+    "missing_endpoint_options",
+    "trial_count",
+]
 
 #: the fixture a suite names in ``Suite.fixtures`` when it drives the live agent (its value: ``(Endpoint,
 #: Limits)`` or None without ``--mb-agent-base-url``)
 AGENT_FIXTURE: Final = "mb_agent"
 API_KEY_ENV: Final = "MOBILEBENCH_AGENT_API_KEY"
 #: what an endpoint needs: (option dest, flag, environment variable)
-ENDPOINT_OPTIONS: Final = (("mb_agent_base_url", "--mb-agent-base-url", "MOBILEBENCH_AGENT_BASE_URL"),
-                           ("mb_agent_model", "--mb-agent-model", "MOBILEBENCH_AGENT_MODEL"))
+ENDPOINT_OPTIONS: Final = (
+    ("mb_agent_base_url", "--mb-agent-base-url", "MOBILEBENCH_AGENT_BASE_URL"),
+    ("mb_agent_model", "--mb-agent-model", "MOBILEBENCH_AGENT_MODEL"),
+)
 
 
 def _positive(kind: type[int] | type[float], flag: str) -> Any:
@@ -39,6 +52,7 @@ def _positive(kind: type[int] | type[float], flag: str) -> Any:
         if not value > 0 or value != value or value == float("inf"):
             raise ValueError(f"{flag} needs a positive number, got {text!r}")
         return value
+
     convert.__name__ = kind.__name__  # argparse names the type in its error message
     return convert
 
@@ -56,50 +70,142 @@ def trial_count(text: str) -> int:
 
 
 AGENT_OPTIONS: Final[tuple[Option, ...]] = (
-    Option(("--mb-agent-base-url",), "mb_agent_base_url", "live mode (--predictions=live): the model's "
-           "OpenAI-compatible endpoint (…/v1); the key comes from MOBILEBENCH_AGENT_API_KEY",
-           env="MOBILEBENCH_AGENT_BASE_URL", keyed=True),
-    Option(("--mb-agent-model",), "mb_agent_model", "live mode: the model name sent to the endpoint (the items' "
-           "model name)", env="MOBILEBENCH_AGENT_MODEL", keyed=True),
-    Option(("--mb-agent-timeout",), "mb_agent_timeout", "live mode: the reply deadline: seconds from a model "
-           "request's start to its reply's last byte, whatever pace the endpoint keeps (agent_endpoint_timeout, "
-           "retried)", default=120.0, type=_positive(float, "--mb-agent-timeout")),
-    Option(("--mb-agent-connect-timeout",), "mb_agent_connect_timeout", "live mode: seconds to connect to the "
-           "endpoint (TCP and TLS) per request", default=10.0, type=_positive(float, "--mb-agent-connect-timeout")),
-    Option(("--mb-agent-first-byte-timeout",), "mb_agent_first_byte_timeout", "live mode: seconds from a request "
-           "sent to its reply's first byte (default: only the reply deadline)",
-           type=_positive(float, "--mb-agent-first-byte-timeout")),
-    Option(("--mb-agent-retries",), "mb_agent_retries", "live mode: retries of a model request after a refused "
-           "connection, a timeout, HTTP 5xx or 429 (exponential backoff; Retry-After honoured)", default=3, type=int),
-    Option(("--mb-agent-max-steps",), "mb_agent_max_steps", "live agent: model calls per run (agent_step_limit)",
-           default=100, type=_positive(int, "--mb-agent-max-steps"), keyed=True),
-    Option(("--mb-agent-max-tokens",), "mb_agent_max_tokens", "live agent: prompt + completion tokens per run "
-           "(agent_token_limit; default: none)", type=_positive(int, "--mb-agent-max-tokens"), keyed=True),
-    Option(("--mb-agent-max-cost",), "mb_agent_max_cost", "live agent: USD per run from the price table "
-           "(agent_cost_limit; an unpriced model has no cost; default: none)",
-           type=_positive(float, "--mb-agent-max-cost"), keyed=True),
-    Option(("--mb-agent-wall-time",), "mb_agent_wall_time", "live agent: wall-clock seconds per run "
-           "(agent_timeout)", default=3600.0, type=_positive(float, "--mb-agent-wall-time"), keyed=True),
-    Option(("--mb-agent-command-timeout",), "mb_agent_command_timeout", "live agent: seconds per shell command "
-           "(the command is killed; the agent sees that it timed out)", default=300.0,
-           type=_positive(float, "--mb-agent-command-timeout"), keyed=True),
-    Option(("--mb-agent-output-chars",), "mb_agent_output_chars", "live agent: characters of a command's output "
-           "shown to the model (head and tail kept, the middle elided)", default=10_000, type=int, keyed=True),
-    Option(("--mb-agent-prompt",), "mb_agent_prompt", "live agent: the prompt template file replacing the "
-           "built-in one ($problem_statement, $repo, $base_commit, $framework, $workdir)", keyed=True),
-    Option(("--mb-agent-prices",), "mb_agent_prices", "live agent: price table (JSON, USD per 1M tokens in / out "
-           "per model) replacing the built-in one", keyed=True),
-    Option(("--mb-agent-command",), "mb_agent_command", "live mode: run this agent program in the sandbox "
-           "instead of the built-in shell agent", keyed=True),
-    Option(("--mb-trials", "--mb-repeat"), "mb_trials", "trials per task for pass@1 / pass^k (planner live: K "
-           "episodes on fresh sandboxes; recorded: the prediction's 'trajectories' must hold K; issue resolution "
-           "live: one item per trial, [t1]..[tK]; default: live 1, recorded as many as the prediction holds)", default=None, type=trial_count, keyed=True),
+    Option(
+        ("--mb-agent-base-url",),
+        "mb_agent_base_url",
+        "live mode (--predictions=live): the model's "
+        "OpenAI-compatible endpoint (…/v1); the key comes from MOBILEBENCH_AGENT_API_KEY",
+        env="MOBILEBENCH_AGENT_BASE_URL",
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-model",),
+        "mb_agent_model",
+        "live mode: the model name sent to the endpoint (the items' model name)",
+        env="MOBILEBENCH_AGENT_MODEL",
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-timeout",),
+        "mb_agent_timeout",
+        "live mode: the reply deadline: seconds from a model "
+        "request's start to its reply's last byte, whatever pace the endpoint keeps (agent_endpoint_timeout, "
+        "retried)",
+        default=120.0,
+        type=_positive(float, "--mb-agent-timeout"),
+    ),
+    Option(
+        ("--mb-agent-connect-timeout",),
+        "mb_agent_connect_timeout",
+        "live mode: seconds to connect to the endpoint (TCP and TLS) per request",
+        default=10.0,
+        type=_positive(float, "--mb-agent-connect-timeout"),
+    ),
+    Option(
+        ("--mb-agent-first-byte-timeout",),
+        "mb_agent_first_byte_timeout",
+        "live mode: seconds from a request sent to its reply's first byte (default: only the reply deadline)",
+        type=_positive(float, "--mb-agent-first-byte-timeout"),
+    ),
+    Option(
+        ("--mb-agent-retries",),
+        "mb_agent_retries",
+        "live mode: retries of a model request after a refused "
+        "connection, a timeout, HTTP 5xx or 429 (exponential backoff; Retry-After honoured)",
+        default=3,
+        type=int,
+    ),
+    Option(
+        ("--mb-agent-max-steps",),
+        "mb_agent_max_steps",
+        "live agent: model calls per run (agent_step_limit)",
+        default=100,
+        type=_positive(int, "--mb-agent-max-steps"),
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-max-tokens",),
+        "mb_agent_max_tokens",
+        "live agent: prompt + completion tokens per run (agent_token_limit; default: none)",
+        type=_positive(int, "--mb-agent-max-tokens"),
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-max-cost",),
+        "mb_agent_max_cost",
+        "live agent: USD per run from the price table (agent_cost_limit; an unpriced model has no cost; default: none)",
+        type=_positive(float, "--mb-agent-max-cost"),
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-wall-time",),
+        "mb_agent_wall_time",
+        "live agent: wall-clock seconds per run (agent_timeout)",
+        default=3600.0,
+        type=_positive(float, "--mb-agent-wall-time"),
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-command-timeout",),
+        "mb_agent_command_timeout",
+        "live agent: seconds per shell command (the command is killed; the agent sees that it timed out)",
+        default=300.0,
+        type=_positive(float, "--mb-agent-command-timeout"),
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-output-chars",),
+        "mb_agent_output_chars",
+        "live agent: characters of a command's output shown to the model (head and tail kept, the middle elided)",
+        default=10_000,
+        type=int,
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-prompt",),
+        "mb_agent_prompt",
+        "live agent: the prompt template file replacing the "
+        "built-in one ($problem_statement, $repo, $base_commit, $framework, $workdir)",
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-prices",),
+        "mb_agent_prices",
+        "live agent: price table (JSON, USD per 1M tokens in / out per model) replacing the built-in one",
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-command",),
+        "mb_agent_command",
+        "live mode: run this agent program in the sandbox instead of the built-in shell agent",
+        keyed=True,
+    ),
+    Option(
+        ("--mb-trials", "--mb-repeat"),
+        "mb_trials",
+        "trials per task for pass@1 / pass^k (planner live: K "
+        "episodes on fresh sandboxes; recorded: the prediction's 'trajectories' must hold K; issue resolution "
+        "live: one item per trial, [t1]..[tK]; default: live 1, recorded as many as the prediction holds)",
+        default=None,
+        type=trial_count,
+        keyed=True,
+    ),
     # how the trials are summarised (pytest_mobilebench.stats.trials): not keyed, no verdict depends on them
-    Option(("--mb-bootstrap-resamples",), "mb_bootstrap_resamples", "trials: bootstrap resamples of the "
-           "intervals of pass@1 (hierarchical: instances, then trials), pass@k and pass^k", default=1000,
-           type=_positive(int, "--mb-bootstrap-resamples")),
-    Option(("--mb-bootstrap-seed",), "mb_bootstrap_seed", "trials: the bootstrap's random seed (the same seed, "
-           "the same intervals)", default=0, type=int),
+    Option(
+        ("--mb-bootstrap-resamples",),
+        "mb_bootstrap_resamples",
+        "trials: bootstrap resamples of the "
+        "intervals of pass@1 (hierarchical: instances, then trials), pass@k and pass^k",
+        default=1000,
+        type=_positive(int, "--mb-bootstrap-resamples"),
+    ),
+    Option(
+        ("--mb-bootstrap-seed",),
+        "mb_bootstrap_seed",
+        "trials: the bootstrap's random seed (the same seed, the same intervals)",
+        default=0,
+        type=int,
+    ),
 )
 
 
@@ -138,10 +244,15 @@ def endpoint_of(options: Mapping[str, Any]) -> Endpoint:
         raise ValueError(f"live mode needs {' and '.join(missing)}")
     retries = options.get("mb_agent_retries")
     first_byte = options.get("mb_agent_first_byte_timeout")
-    return Endpoint(str(options["mb_agent_base_url"]), str(options["mb_agent_model"]), os.environ.get(API_KEY_ENV, ""),
-                    float(options.get("mb_agent_timeout") or 120.0), 3 if retries is None else max(0, int(retries)),
-                    connect_timeout_s=float(options.get("mb_agent_connect_timeout") or 10.0),
-                    first_byte_timeout_s=None if first_byte is None else float(first_byte))
+    return Endpoint(
+        str(options["mb_agent_base_url"]),
+        str(options["mb_agent_model"]),
+        os.environ.get(API_KEY_ENV, ""),
+        float(options.get("mb_agent_timeout") or 120.0),
+        3 if retries is None else max(0, int(retries)),
+        connect_timeout_s=float(options.get("mb_agent_connect_timeout") or 10.0),
+        first_byte_timeout_s=None if first_byte is None else float(first_byte),
+    )
 
 
 def check_endpoint(options: Mapping[str, Any]) -> str | None:
@@ -173,11 +284,15 @@ def limits_of(options: Mapping[str, Any], model: str) -> Limits:
     def opt(dest: str) -> Any:
         return options.get(dest, next(o.default for o in AGENT_OPTIONS if o.dest == dest))
 
-    return Limits(max_steps=int(opt("mb_agent_max_steps")), max_tokens=opt("mb_agent_max_tokens"),
-                  max_cost_usd=opt("mb_agent_max_cost"), wall_s=opt("mb_agent_wall_time"),
-                  command_timeout_s=float(opt("mb_agent_command_timeout")),
-                  output_chars=int(opt("mb_agent_output_chars")),
-                  price=price_of(model, load_prices(opt("mb_agent_prices"))))
+    return Limits(
+        max_steps=int(opt("mb_agent_max_steps")),
+        max_tokens=opt("mb_agent_max_tokens"),
+        max_cost_usd=opt("mb_agent_max_cost"),
+        wall_s=opt("mb_agent_wall_time"),
+        command_timeout_s=float(opt("mb_agent_command_timeout")),
+        output_chars=int(opt("mb_agent_output_chars")),
+        price=price_of(model, load_prices(opt("mb_agent_prices"))),
+    )
 
 
 def endpoint_and_limits(options: Mapping[str, Any]) -> tuple[Endpoint, Limits]:

@@ -54,11 +54,14 @@ def _check(path: Path, text: str, fields: frozenset[str] = FIELDS) -> None:
     for match in string.Template.pattern.finditer(text):
         name = match.group("named") or match.group("braced")
         if match.group("invalid") is not None:
-            raise PromptError(f"{path}:{_line_of(text, match.start())}: a '$' that is no field (write '$$' for a "
-                              f"literal '$'; fields: {', '.join(sorted(fields))})")
+            raise PromptError(
+                f"{path}:{_line_of(text, match.start())}: a '$' that is no field (write '$$' for a "
+                f"literal '$'; fields: {', '.join(sorted(fields))})"
+            )
         if name is not None and name not in fields:
-            raise PromptError(f"{path}:{_line_of(text, match.start())}: unknown field '${name}' "
-                              f"(fields: {', '.join(sorted(fields))})")
+            raise PromptError(
+                f"{path}:{_line_of(text, match.start())}: unknown field '${name}' (fields: {', '.join(sorted(fields))})"
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,12 +81,16 @@ class PromptTemplate:
             PromptError: a field the template uses is missing from ``fields`` (names the file and the field).
         """
         missing = sorted(self.fields - set(fields))
-        used = {m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(self.system + self.task)}
+        used = {
+            m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(self.system + self.task)
+        }
         if used & set(missing):
             raise PromptError(f"{self.path}: no value for field(s) {', '.join(sorted(used & set(missing)))}")
         values = {k: str(v) for k, v in fields.items()}
-        return Prompt(string.Template(self.system).substitute(values).strip(),
-                      string.Template(self.task).substitute(values).strip())
+        return Prompt(
+            string.Template(self.system).substitute(values).strip(),
+            string.Template(self.task).substitute(values).strip(),
+        )
 
 
 def _split(path: Path, text: str) -> tuple[str, str]:
@@ -96,14 +103,15 @@ def _split(path: Path, text: str) -> tuple[str, str]:
     parts: dict[str, str] = {}
     bounds = [*sorted(marks), len(lines)]
     for start, end in zip(bounds, bounds[1:]):
-        parts[marks[start]] = "".join(lines[start + 1:end])
-    if "".join(lines[:bounds[0]]).strip():
+        parts[marks[start]] = "".join(lines[start + 1 : end])
+    if "".join(lines[: bounds[0]]).strip():
         raise PromptError(f"{path}:1: text before the first '{SYSTEM_MARK}' / '{TASK_MARK}' line")
     return parts.get(SYSTEM_MARK, ""), parts[TASK_MARK]
 
 
-def load_template(path: Path | str | None = None, *, default: Path = DEFAULT_PROMPT,
-                  fields: frozenset[str] = FIELDS) -> PromptTemplate:
+def load_template(
+    path: Path | str | None = None, *, default: Path = DEFAULT_PROMPT, fields: frozenset[str] = FIELDS
+) -> PromptTemplate:
     """The template in ``path`` (default ``default``: :data:`DEFAULT_PROMPT`, the issue-resolution one), checked
     against ``fields``.
 

@@ -28,10 +28,24 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, TakenPatch
     from pytest_mobilebench.suites.base import EvalContext
 
-__all__ = ["PREDICTIONS_FILE", "PREDICTION_FILE", "RUN_ROW_FILE", "TRAJECTORY_FILE", "SandboxShell", "agent_of",
-           "agent_table", "append_prediction", "integrity_of", "limits_json", "patch_row", "record_prediction",
-           "run_folder", "taken_json", "transcript",
-           "with_agent"]
+__all__ = [
+    "PREDICTIONS_FILE",
+    "PREDICTION_FILE",
+    "RUN_ROW_FILE",
+    "TRAJECTORY_FILE",
+    "SandboxShell",
+    "agent_of",
+    "agent_table",
+    "append_prediction",
+    "integrity_of",
+    "limits_json",
+    "patch_row",
+    "record_prediction",
+    "run_folder",
+    "taken_json",
+    "transcript",
+    "with_agent",
+]
 
 #: the run's written predictions, in ``reports/<run_id>/``
 PREDICTIONS_FILE: Final = "predictions.jsonl"
@@ -56,8 +70,10 @@ def agent_of(ctx: EvalContext) -> tuple[Any, Limits]:
     """
     agent = ctx.fixture("mb_agent")
     if agent is None:
-        raise InfraError(InfraKind.AGENT_NOT_CONFIGURED, "--predictions=live but the mb_agent fixture gave no "
-                         "endpoint (--mb-agent-base-url)")
+        raise InfraError(
+            InfraKind.AGENT_NOT_CONFIGURED,
+            "--predictions=live but the mb_agent fixture gave no endpoint (--mb-agent-base-url)",
+        )
     return agent  # type: ignore[no-any-return]
 
 
@@ -73,8 +89,12 @@ class SandboxShell:
         from pytest_mobilebench.agents.shell import ShellResult, bound_output
 
         run = self.sandbox.run(command, timeout_s)
-        return ShellResult(exit_code=run.exit_code, output=bound_output(run.output, self.output_chars),
-                           timed_out=run.timed_out, seconds=run.duration_s)
+        return ShellResult(
+            exit_code=run.exit_code,
+            output=bound_output(run.output, self.output_chars),
+            timed_out=run.timed_out,
+            seconds=run.duration_s,
+        )
 
 
 def run_folder(ctx: EvalContext) -> Path:
@@ -85,7 +105,9 @@ def run_folder(ctx: EvalContext) -> Path:
     """
     folder = ctx.evidence_dir.parent.parent
     if folder.name != ctx.run_id:
-        raise InfraError(InfraKind.HARNESS_ERROR, f"the evidence folder {ctx.evidence_dir} is not under the run's folder")
+        raise InfraError(
+            InfraKind.HARNESS_ERROR, f"the evidence folder {ctx.evidence_dir} is not under the run's folder"
+        )
     return folder
 
 
@@ -123,8 +145,10 @@ def record_prediction(ctx: EvalContext, row: Mapping[str, Any], *, carried: Mapp
     folder = run_folder(ctx)
     if carried is not None:
         atomic_write_text(ctx.evidence_dir / RUN_ROW_FILE, json.dumps(dict(row), ensure_ascii=False, sort_keys=True))
-    atomic_write_text(ctx.evidence_dir / PREDICTION_FILE,
-                      json.dumps(dict(row if carried is None else carried), ensure_ascii=False, sort_keys=True))
+    atomic_write_text(
+        ctx.evidence_dir / PREDICTION_FILE,
+        json.dumps(dict(row if carried is None else carried), ensure_ascii=False, sort_keys=True),
+    )
     return append_prediction(folder, row)
 
 
@@ -149,8 +173,12 @@ def limits_json(limits: Limits) -> dict[str, Any]:
 
 
 def taken_json(taken: TakenPatch) -> dict[str, Any]:
-    return {"base_commit": taken.base_commit, "bytes": taken.size_bytes, "too_large": taken.too_large,
-            "error": taken.error}
+    return {
+        "base_commit": taken.base_commit,
+        "bytes": taken.size_bytes,
+        "too_large": taken.too_large,
+        "error": taken.error,
+    }
 
 
 def with_agent(result: dict[str, Any], agent: Mapping[str, Any], taken: TakenPatch, evidence: Path) -> dict[str, Any]:
@@ -158,8 +186,11 @@ def with_agent(result: dict[str, Any], agent: Mapping[str, Any], taken: TakenPat
     usage = agent.get("usage") or {}
     cost = usage.get("cost_usd")
     props = {
-        "agent_end": agent.get("end"), "agent_steps": usage.get("steps"), "agent_calls": usage.get("calls"),
-        "agent_tokens_in": usage.get("tokens_in"), "agent_tokens_out": usage.get("tokens_out"),
+        "agent_end": agent.get("end"),
+        "agent_steps": usage.get("steps"),
+        "agent_calls": usage.get("calls"),
+        "agent_tokens_in": usage.get("tokens_in"),
+        "agent_tokens_out": usage.get("tokens_out"),
         "agent_model_s": round(float(usage.get("model_seconds") or 0.0), 3),
         "agent_cost_usd": "" if cost is None else round(float(cost), 6),
         "agent_patch_bytes": taken.size_bytes,
@@ -168,13 +199,19 @@ def with_agent(result: dict[str, Any], agent: Mapping[str, Any], taken: TakenPat
     if integrity is not None:
         props["agent_integrity_flags"] = sum(integrity["counts"].values())
     props = {k: ("" if v is None else v) for k, v in props.items()}
-    shown = {**agent, "transcript": transcript(evidence / TRAJECTORY_FILE), "diff": taken.patch[:_SHOWN_DIFF],
-             "diff_cut": len(taken.patch) > _SHOWN_DIFF, **({"integrity": integrity} if integrity is not None else {})}
+    shown = {
+        **agent,
+        "transcript": transcript(evidence / TRAJECTORY_FILE),
+        "diff": taken.patch[:_SHOWN_DIFF],
+        "diff_cut": len(taken.patch) > _SHOWN_DIFF,
+        **({"integrity": integrity} if integrity is not None else {}),
+    }
     return {**result, "agent": shown, "properties": {**result.get("properties", {}), **props}}
 
 
-def integrity_of(path: Path, *, framework: Any = None, diff: str = "",
-                 workdir: str | None = None) -> dict[str, Any] | None:
+def integrity_of(
+    path: Path, *, framework: Any = None, diff: str = "", workdir: str | None = None
+) -> dict[str, Any] | None:
     """The integrity report (:func:`pytest_mobilebench.agents.integrity.integrity_report`) of the trajectory at
     ``path``, test files by ``framework``'s default rule, the work tree the agent sandbox's (``/testbed``); None
     when there is no readable trajectory (a command agent's run keeps none)."""
@@ -218,11 +255,22 @@ def transcript(path: Path) -> list[dict[str, Any]]:
     shown = []
     for line in lines[: _SHOWN_STEPS * 3]:
         text = _line_text(line)
-        shown.append({"step": line.get("step"), "role": line.get("role"), "text": _cut(text),
-                      **({"exit_code": line["exit_code"]} if "exit_code" in line else {})})
+        shown.append(
+            {
+                "step": line.get("step"),
+                "role": line.get("role"),
+                "text": _cut(text),
+                **({"exit_code": line["exit_code"]} if "exit_code" in line else {}),
+            }
+        )
     if len(lines) > _SHOWN_STEPS * 3:
-        shown.append({"step": None, "role": "harness", "text": f"... {len(lines) - _SHOWN_STEPS * 3} more lines in "
-                      f"{TRAJECTORY_FILE}"})
+        shown.append(
+            {
+                "step": None,
+                "role": "harness",
+                "text": f"... {len(lines) - _SHOWN_STEPS * 3} more lines in {TRAJECTORY_FILE}",
+            }
+        )
     return shown
 
 
@@ -265,6 +313,12 @@ def agent_table(results: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     from pytest_mobilebench.agents.integrity import integrity_totals
 
     integrity = integrity_totals(live)
-    return {**({"integrity": integrity} if integrity else {}), "items": n, "ends": dict(sorted(ends.items())), **{f"total_{k}": round(v, 3) for k, v in totals.items()},
-            **{f"mean_{k}": round(v / n, 3) for k, v in totals.items()},
-            "total_cost_usd": round(cost, 6) if priced else None, "priced_items": priced}
+    return {
+        **({"integrity": integrity} if integrity else {}),
+        "items": n,
+        "ends": dict(sorted(ends.items())),
+        **{f"total_{k}": round(v, 3) for k, v in totals.items()},
+        **{f"mean_{k}": round(v / n, 3) for k, v in totals.items()},
+        "total_cost_usd": round(cost, 6) if priced else None,
+        "priced_items": priced,
+    }

@@ -48,8 +48,10 @@ MIN_OUTPUT_CHARS = 400
 
 def elision_note(elided: int, total: int, unit: str = "characters") -> str:
     """The line standing for the elided middle of an output of ``total`` ``unit``."""
-    return (f"\n[... {elided} of {total} {unit} elided: the output was too long; "
-            "narrow the command (head, tail, grep, sed -n) to see the middle ...]\n")
+    return (
+        f"\n[... {elided} of {total} {unit} elided: the output was too long; "
+        "narrow the command (head, tail, grep, sed -n) to see the middle ...]\n"
+    )
 
 
 def _check(limit: int) -> None:
@@ -73,7 +75,7 @@ def bound_output(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     keep = _keep(len(text), limit, "characters")
-    return text[:keep] + elision_note(len(text) - 2 * keep, len(text)) + text[len(text) - keep:]
+    return text[:keep] + elision_note(len(text) - 2 * keep, len(text)) + text[len(text) - keep :]
 
 
 class OutputBound:

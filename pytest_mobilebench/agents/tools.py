@@ -66,8 +66,10 @@ class Tool:
     def schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry."""
         parameters = _without_titles(self.arguments.model_json_schema())
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": parameters}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": parameters},
+        }
 
 
 def declare(fn: Callable[..., Any], name: str | None = None) -> Tool:
@@ -84,8 +86,9 @@ def declare(fn: Callable[..., Any], name: str | None = None) -> Tool:
             raise TypeError(f"tool {fn.__name__}: parameter {param.name!r} needs an annotation and a name")
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (hints[param.name], pydantic.Field(default, description=described.get(param.name)))
-    model = pydantic.create_model(f"{fn.__name__}_arguments", __config__=pydantic.ConfigDict(extra="forbid",
-                                  strict=True), **fields)
+    model = pydantic.create_model(
+        f"{fn.__name__}_arguments", __config__=pydantic.ConfigDict(extra="forbid", strict=True), **fields
+    )
     return Tool(name or fn.__name__, description, model, fn)
 
 
@@ -117,15 +120,19 @@ class Toolbox:
         try:  # an empty text is no arguments (some servers send "" for a call without parameters)
             args = (json.loads(raw) if raw.strip() else {}) if isinstance(raw, str) else raw
         except ValueError as exc:
-            raise ToolCallError(f"the arguments of {tool.name} are not valid JSON ({exc}); send a JSON object such "
-                                f"as {self._example(tool)}") from None
+            raise ToolCallError(
+                f"the arguments of {tool.name} are not valid JSON ({exc}); send a JSON object such "
+                f"as {self._example(tool)}"
+            ) from None
         if not isinstance(args, dict):
             raise ToolCallError(f"the arguments of {tool.name} must be a JSON object such as {self._example(tool)}")
         try:
             checked = tool.arguments.model_validate(args)
         except pydantic.ValidationError as exc:
-            raise ToolCallError(f"invalid arguments for {tool.name}: {_error_text(exc)}; send a JSON object such as "
-                                f"{self._example(tool)}") from None
+            raise ToolCallError(
+                f"invalid arguments for {tool.name}: {_error_text(exc)}; send a JSON object such as "
+                f"{self._example(tool)}"
+            ) from None
         return tool, checked.model_dump()
 
     @staticmethod

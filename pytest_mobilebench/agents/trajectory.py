@@ -56,8 +56,12 @@ class Trajectory:
 
     def write(self, step: int, role: str, **fields: Any) -> None:
         """Append one line and flush it."""
-        line = {"step": step, "role": role, "t": round(time.monotonic() - self._start, 3),
-                **{k: _bounded(v) for k, v in fields.items()}}
+        line = {
+            "step": step,
+            "role": role,
+            "t": round(time.monotonic() - self._start, 3),
+            **{k: _bounded(v) for k, v in fields.items()},
+        }
         # ASCII escapes: a lone surrogate the model sent is written as a \u escape, never an encoding error
         self._file.write(json.dumps(line, default=str) + "\n")
         self._file.flush()

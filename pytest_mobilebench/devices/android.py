@@ -130,8 +130,15 @@ class AndroidDevice:
 
     # ------------------------------------------------------------------ preparation
 
-    def wait_boot(self, *, timeout_s: float, settle_s: float = 2.0, poll_s: float = 0.5,
-                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> float:
+    def wait_boot(
+        self,
+        *,
+        timeout_s: float,
+        settle_s: float = 2.0,
+        poll_s: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> float:
         """Wait for ``sys.boot_completed=1``, ``dev.bootcomplete=1`` and ``init.svc.bootanim=stopped``, then
         ``settle_s`` more. Returns the seconds waited.
 
@@ -141,7 +148,11 @@ class AndroidDevice:
         start = clock()
         self.ensure_online()
         while True:
-            props = (self.getprop("sys.boot_completed"), self.getprop("dev.bootcomplete"), self.getprop("init.svc.bootanim"))
+            props = (
+                self.getprop("sys.boot_completed"),
+                self.getprop("dev.bootcomplete"),
+                self.getprop("init.svc.bootanim"),
+            )
             if props[0] == "1" and props[1] == "1" and props[2] in ("stopped", ""):
                 break
             if clock() - start > timeout_s:
@@ -222,8 +233,15 @@ class AndroidDevice:
 
     # ------------------------------------------------------------------ instrumentation
 
-    def instrument(self, tests: str | Sequence[str], component: str, *, wall_s: float, no_output_s: float,
-                   stop_packages: Sequence[str]) -> InstrumentRun:
+    def instrument(
+        self,
+        tests: str | Sequence[str],
+        component: str,
+        *,
+        wall_s: float,
+        no_output_s: float,
+        stop_packages: Sequence[str],
+    ) -> InstrumentRun:
         """Run the selected methods in ONE call: ``am instrument -w -r -e class <a>,<b>,... <component>``.
 
         Args:

@@ -32,8 +32,19 @@ from typing import Any, Final
 
 from pytest_mobilebench.devices.android import AndroidDevice, DeviceError
 
-__all__ = ["Baseline", "Guard", "Restore", "diff", "parse_md5", "parse_packages", "parse_ps", "parse_settings", "restore",
-           "take_baseline", "uids_of"]
+__all__ = [
+    "Baseline",
+    "Guard",
+    "Restore",
+    "diff",
+    "parse_md5",
+    "parse_packages",
+    "parse_ps",
+    "parse_settings",
+    "restore",
+    "take_baseline",
+    "uids_of",
+]
 
 NAMESPACES: Final = ("global", "system", "secure")
 STORAGE: Final = "/sdcard/"
@@ -50,8 +61,11 @@ class Baseline:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins."""
-        return {"packages": sorted(self.packages), "storage": dict(self.storage),
-                "settings": {ns: dict(v) for ns, v in self.settings.items()}}
+        return {
+            "packages": sorted(self.packages),
+            "storage": dict(self.storage),
+            "settings": {ns: dict(v) for ns, v in self.settings.items()},
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,8 +84,12 @@ class Restore:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins."""
-        return {"damage": list(self.damage), "remaining": list(self.remaining), "unhealthy": list(self.unhealthy),
-                "clean": self.clean}
+        return {
+            "damage": list(self.damage),
+            "remaining": list(self.remaining),
+            "unhealthy": list(self.unhealthy),
+            "clean": self.clean,
+        }
 
 
 @dataclasses.dataclass
@@ -93,7 +111,9 @@ class Guard:
 
 def parse_packages(text: str) -> frozenset[str]:
     """``pm list packages`` -> package names."""
-    return frozenset(line[8:].split()[0] for line in text.splitlines() if line.startswith("package:") and line[8:].strip())
+    return frozenset(
+        line[8:].split()[0] for line in text.splitlines() if line.startswith("package:") and line[8:].strip()
+    )
 
 
 def uids_of(text: str) -> dict[str, int]:
@@ -149,11 +169,18 @@ def diff(base: Baseline, now: Baseline) -> list[str]:
     out += [f"package {p} removed" for p in sorted(base.packages - now.packages)]
     out += [f"shared storage: {p} added" for p in sorted(set(now.storage) - set(base.storage))]
     out += [f"shared storage: {p} deleted" for p in sorted(set(base.storage) - set(now.storage))]
-    out += [f"shared storage: {p} changed" for p in sorted(set(base.storage) & set(now.storage)) if base.storage[p] != now.storage[p]]
+    out += [
+        f"shared storage: {p} changed"
+        for p in sorted(set(base.storage) & set(now.storage))
+        if base.storage[p] != now.storage[p]
+    ]
     for ns in NAMESPACES:
         old, new = base.settings.get(ns, {}), now.settings.get(ns, {})
-        out += [f"setting {ns} {k} changed to {new.get(k)!r} (was {old.get(k)!r})"
-                for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+        out += [
+            f"setting {ns} {k} changed to {new.get(k)!r} (was {old.get(k)!r})"
+            for k in sorted(set(old) | set(new))
+            if old.get(k) != new.get(k)
+        ]
     return out
 
 
@@ -184,7 +211,11 @@ def _health(device: AndroidDevice) -> list[str]:
         code, out = device.shell("echo mb-health")
     except DeviceError as exc:
         return [f"health: {exc}"]
-    return [] if code == 0 and out.strip() == "mb-health" else [f"health: the shell answered {out.strip()[:80]!r} (exit {code})"]
+    return (
+        []
+        if code == 0 and out.strip() == "mb-health"
+        else [f"health: the shell answered {out.strip()[:80]!r} (exit {code})"]
+    )
 
 
 def restore(device: AndroidDevice, base: Baseline, packages: Sequence[str], uids: Mapping[str, int]) -> Restore:

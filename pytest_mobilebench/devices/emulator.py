@@ -74,9 +74,17 @@ class EmulatorSet:
         log_dir: each emulator's output goes to ``emulator-P.log`` there.
     """
 
-    def __init__(self, avds: Sequence[str], *, connect: Callable[[str], AndroidDevice],
-                 adb: Callable[..., object], binary: str = "emulator", port_base: int = 5554,
-                 log_dir: Path, adb_port: int = 5037) -> None:
+    def __init__(
+        self,
+        avds: Sequence[str],
+        *,
+        connect: Callable[[str], AndroidDevice],
+        adb: Callable[..., object],
+        binary: str = "emulator",
+        port_base: int = 5554,
+        log_dir: Path,
+        adb_port: int = 5037,
+    ) -> None:
         if port_base % 2:
             raise ValueError(f"emulator port base must be even, got {port_base}")
         self.avds = list(avds)
@@ -100,9 +108,14 @@ class EmulatorSet:
             for i, avd in enumerate(self.avds):
                 port = self.port_base + 2 * i
                 with (self.log_dir / f"emulator-{port}.log").open("ab") as log:
-                    proc = subprocess.Popen(emulator_command(self.binary, avd, port), stdout=log,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                                            env={**os.environ, "ANDROID_ADB_SERVER_PORT": str(self.adb_port)})
+                    proc = subprocess.Popen(
+                        emulator_command(self.binary, avd, port),
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL,
+                        start_new_session=True,
+                        env={**os.environ, "ANDROID_ADB_SERVER_PORT": str(self.adb_port)},
+                    )
                 self.running.append(Emulator(avd, port, proc))
             for emu in self.running:
                 self._wait(emu, boot_timeout_s, settle_s)

@@ -16,9 +16,18 @@ from typing import Final
 __all__ = ["HarmonyPlan", "aa_test", "build_app", "build_test", "infra_kind_of", "install", "uninstall"]
 
 _INFRA: Final = (
-    (re.compile(r"\[Fail\]\[E00\d+\].*(not found|connect)|\[Empty\]|device not found|ExecuteCommand need connect-key", re.IGNORECASE), "device_offline"),
+    (
+        re.compile(
+            r"\[Fail\]\[E00\d+\].*(not found|connect)|\[Empty\]|device not found|ExecuteCommand need connect-key",
+            re.IGNORECASE,
+        ),
+        "device_offline",
+    ),
     (re.compile(r"error: failed to install bundle|install failed|\[Fail\].*install", re.IGNORECASE), "install_failed"),
-    (re.compile(r"error: (ability|bundle) .* (not exist|not found)|failed to start user test", re.IGNORECASE), "instrumentation_failed"),
+    (
+        re.compile(r"error: (ability|bundle) .* (not exist|not found)|failed to start user test", re.IGNORECASE),
+        "instrumentation_failed",
+    ),
 )
 
 
@@ -38,14 +47,36 @@ class HarmonyPlan:
 
 def build_app(plan: HarmonyPlan) -> list[str]:
     """``hvigorw assembleHap`` for the app module."""
-    return ["hvigorw", "--mode", "module", "-p", f"product={plan.product}", "-p", f"module={plan.module}@default",
-            "assembleHap", "--no-daemon"]
+    return [
+        "hvigorw",
+        "--mode",
+        "module",
+        "-p",
+        f"product={plan.product}",
+        "-p",
+        f"module={plan.module}@default",
+        "assembleHap",
+        "--no-daemon",
+    ]
 
 
 def build_test(plan: HarmonyPlan) -> list[str]:
     """``hvigorw assembleHap`` for the ohosTest module (the test HAP), built separately."""
-    return ["hvigorw", "--mode", "module", "-p", f"product={plan.product}", "-p", f"module={plan.module}@ohosTest",
-            "-p", "isOhosTest=true", "-p", "buildMode=test", "assembleHap", "--no-daemon"]
+    return [
+        "hvigorw",
+        "--mode",
+        "module",
+        "-p",
+        f"product={plan.product}",
+        "-p",
+        f"module={plan.module}@ohosTest",
+        "-p",
+        "isOhosTest=true",
+        "-p",
+        "buildMode=test",
+        "assembleHap",
+        "--no-daemon",
+    ]
 
 
 def install(target: str, hap: str) -> list[str]:
@@ -62,8 +93,27 @@ def aa_test(plan: HarmonyPlan, target: str, spec: str) -> list[str]:
     """``aa test`` of ONE spec (``Suite#it``) with the Hypium runner, through ``hdc -t <target> shell``."""
     if "#" not in spec:
         raise ValueError(f"{spec!r} is not ONE spec: Suite#it")
-    return ["hdc", "-t", target, "shell", "aa", "test", "-b", plan.bundle, "-m", plan.test_module,
-            "-s", "unittest", plan.runner, "-s", "class", spec, "-s", "timeout", str(plan.spec_timeout_ms)]
+    return [
+        "hdc",
+        "-t",
+        target,
+        "shell",
+        "aa",
+        "test",
+        "-b",
+        plan.bundle,
+        "-m",
+        plan.test_module,
+        "-s",
+        "unittest",
+        plan.runner,
+        "-s",
+        "class",
+        spec,
+        "-s",
+        "timeout",
+        str(plan.spec_timeout_ms),
+    ]
 
 
 def infra_kind_of(output: str) -> str | None:

@@ -23,9 +23,19 @@ __all__ = ["IosPlan", "build_for_testing", "infra_kind_of", "read_results", "tes
 
 #: (pattern in xcodebuild's output, infrastructure kind), first match wins
 _INFRA: Final = (
-    (re.compile(r"Code ?Sign(ing)? Error|requires a development team|No signing certificate|No profiles for", re.IGNORECASE), "signing_failed"),
+    (
+        re.compile(
+            r"Code ?Sign(ing)? Error|requires a development team|No signing certificate|No profiles for", re.IGNORECASE
+        ),
+        "signing_failed",
+    ),
     (re.compile(r"Unable to find a (destination|device) matching", re.IGNORECASE), "destination_unavailable"),
-    (re.compile(r"Unable to boot (the )?(device|Simulator)|Failed to boot|Simulator device failed to launch", re.IGNORECASE), "simulator_boot_failed"),
+    (
+        re.compile(
+            r"Unable to boot (the )?(device|Simulator)|Failed to boot|Simulator device failed to launch", re.IGNORECASE
+        ),
+        "simulator_boot_failed",
+    ),
     (re.compile(r"Early unexpected exit, operation never finished bootstrapping", re.IGNORECASE), "app_crash"),
 )
 
@@ -54,8 +64,18 @@ class IosPlan:
 
     def _base(self) -> list[str]:
         where = ["-workspace", self.workspace] if self.workspace else ["-project", self.project or ""]
-        return ["xcodebuild", *where, "-scheme", self.scheme, "-configuration", self.configuration,
-                "-destination", self.destination, "-derivedDataPath", self.derived_data]
+        return [
+            "xcodebuild",
+            *where,
+            "-scheme",
+            self.scheme,
+            "-configuration",
+            self.configuration,
+            "-destination",
+            self.destination,
+            "-derivedDataPath",
+            self.derived_data,
+        ]
 
 
 def build_for_testing(plan: IosPlan) -> list[str]:
@@ -86,8 +106,10 @@ def read_results(result_bundle: str, *, run: Runner = _subprocess, timeout_s: fl
     legacy = ["xcrun", "xcresulttool", "get", "--legacy", "--format", "json", "--path", result_bundle]
     code, out = run(legacy, timeout_s)
     root: dict[str, Any] = json.loads(out) if code == 0 else {}
-    refs = [a.get("actionResult", {}).get("testsRef", {}).get("id", {}).get("_value")
-            for a in root.get("actions", {}).get("_values", [])]
+    refs = [
+        a.get("actionResult", {}).get("testsRef", {}).get("id", {}).get("_value")
+        for a in root.get("actions", {}).get("_values", [])
+    ]
     ref = next((r for r in refs if r), None)
     if ref is None:
         return parse_legacy({})
@@ -102,7 +124,10 @@ def _summaries(doc: Any, bundle: str, run: Runner, timeout_s: float) -> dict[str
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
-            if node.get("_type", {}).get("_name") == "ActionTestMetadata" and node.get("testStatus", {}).get("_value") != "Success":
+            if (
+                node.get("_type", {}).get("_name") == "ActionTestMetadata"
+                and node.get("testStatus", {}).get("_value") != "Success"
+            ):
                 ref = node.get("summaryRef", {}).get("id", {}).get("_value")
                 if ref:
                     ids.append(ref)
@@ -115,7 +140,9 @@ def _summaries(doc: Any, bundle: str, run: Runner, timeout_s: float) -> dict[str
     walk(doc)
     out: dict[str, Any] = {}
     for ref in ids:
-        code, text = run(["xcrun", "xcresulttool", "get", "--legacy", "--format", "json", "--path", bundle, "--id", ref], timeout_s)
+        code, text = run(
+            ["xcrun", "xcresulttool", "get", "--legacy", "--format", "json", "--path", bundle, "--id", ref], timeout_s
+        )
         if code == 0:
             out[ref] = json.loads(text)
     return out

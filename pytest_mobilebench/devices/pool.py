@@ -65,8 +65,14 @@ class DevicePool:
         started: serials the harness started itself (emulators); only those may ever be shut down.
     """
 
-    def __init__(self, serials: Sequence[str], connect: Callable[[str], AndroidDevice], lock_dir: Path,
-                 *, started: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        serials: Sequence[str],
+        connect: Callable[[str], AndroidDevice],
+        lock_dir: Path,
+        *,
+        started: Sequence[str] = (),
+    ) -> None:
         if not serials:
             raise ValueError("an empty device pool: give --mb-devices SERIAL,... or --mb-avd NAME")
         self.serials = list(serials)
@@ -110,8 +116,11 @@ class DevicePool:
         while True:
             out = self.quarantined(run)
             if len(out) == len(self.serials):
-                raise DeviceError("device_quarantined", "every device of the pool is quarantined for this run: "
-                                  + "; ".join(f"{s} (left by {i.get('owner')})" for s, i in out.items()))
+                raise DeviceError(
+                    "device_quarantined",
+                    "every device of the pool is quarantined for this run: "
+                    + "; ".join(f"{s} (left by {i.get('owner')})" for s, i in out.items()),
+                )
             for serial in order:
                 if serial in out:
                     continue
@@ -132,8 +141,10 @@ class DevicePool:
     def quarantine(self, serial: str, info: Mapping[str, Any]) -> None:
         """Take ``serial`` out of the pool for the rest of the run: ``quarantine-<sha1>.json`` under ``lock_dir``
         (every worker reads it), ``info`` with its ``owner`` (``<run>/<instance>/<model>``) and what is wrong."""
-        atomic_write_json(self.lock_dir / _lock_name("quarantine", serial).replace(".lock", ".json"),
-                          {**info, "serial": serial, "run": str(info.get("owner", "")).split("/", 1)[0]})
+        atomic_write_json(
+            self.lock_dir / _lock_name("quarantine", serial).replace(".lock", ".json"),
+            {**info, "serial": serial, "run": str(info.get("owner", "")).split("/", 1)[0]},
+        )
 
     def quarantined(self, run: str) -> dict[str, dict[str, Any]]:
         """``{serial: info}`` of the devices quarantined by run ``run``."""

@@ -192,7 +192,9 @@ def workspace_recipe(repo_dir: Path, spec: WorkspaceSpec) -> EnvRecipe:
 
     framework = spec.environment.get("framework")
     if not framework:
-        raise InfraError(InfraKind.IMAGE_BUILD_FAILED, f"{spec.instance_id}: the environment record names no 'framework'")
+        raise InfraError(
+            InfraKind.IMAGE_BUILD_FAILED, f"{spec.instance_id}: the environment record names no 'framework'"
+        )
     try:
         return infer_recipe(repo_dir, str(framework), spec.environment)
     except (RecipeError, FrameworkError, pydantic.ValidationError) as exc:

@@ -96,7 +96,9 @@ def flutter_canary(test_file: str, text: str, nonce: str | None = None) -> Canar
     value = int(nonce[:6], 16)
     lines += ["", "void main() {", f"  test('{fail}', () {{ expect({value}, {value + 1}); }});",
               f"  test('{ok}', () {{ expect({value}, {value}); }});", "}", ""]  # fmt: skip
-    return Canary(path=path, source="\n".join(lines), ids=(flutter_test_id(path, fail), flutter_test_id(path, ok)), nonce=nonce)
+    return Canary(
+        path=path, source="\n".join(lines), ids=(flutter_test_id(path, fail), flutter_test_id(path, ok)), nonce=nonce
+    )
 
 
 def with_flutter_canary(command: str, canary: Canary) -> str | None:

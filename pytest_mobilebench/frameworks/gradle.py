@@ -56,8 +56,6 @@ _TEST_COMPILE: Final = re.compile(
 _PROD_COMPILE: Final = re.compile(r"^(?:compile|ksp|kapt|kaptGenerateStubs)\w*(?:Kotlin|Java|JavaWithJavac|Groovy)\w*$")
 
 
-
-
 @dataclass(frozen=True)
 class BuildFiles:
     """The texts the inference reads: relative path -> text, per kind.
@@ -249,8 +247,6 @@ def catalog_version(catalogs: list[Catalog], accessor: str) -> tuple[str, str] |
 # ------------------------------------------------------------------------------------- value resolution
 
 
-
-
 # ------------------------------------------------------------------------------------------------ wrapper
 
 
@@ -268,8 +264,11 @@ def gradle_version(repo_dir: Path) -> tuple[str, str, str | None, str]:
     if version is None:
         raise RecipeError(f"{path}: distributionUrl {url!r} does not name gradle-<version>-(bin|all).zip")
     sha = re.search(r"^\s*distributionSha256Sum\s*[=:]\s*([0-9a-fA-F]{64})\s*$", text, flags=re.MULTILINE)
-    return version.group(1), url, sha.group(1).lower() if sha else None, evidence(
-        repo_dir, path, line_of(text, r"^\s*distributionUrl")
+    return (
+        version.group(1),
+        url,
+        sha.group(1).lower() if sha else None,
+        evidence(repo_dir, path, line_of(text, r"^\s*distributionUrl")),
     )
 
 
@@ -289,7 +288,6 @@ def gradle_wrapper_dist_dir(url: str) -> str:
         digest, rem = divmod(digest, 36)
         chars = alphabet[rem] + chars
     return f"wrapper/dists/{name}/{chars or '0'}"
-
 
 
 # ------------------------------------------------------------------------------------------------ settings
@@ -493,9 +491,7 @@ def settings_modules(repo_dir: Path) -> dict[str, str]:
             modules.setdefault(path, rel)
 
     # projectDir overrides
-    for match in re.finditer(
-        r"project\s*\(\s*[\"']([^\"'$]+)[\"']\s*\)\s*\.\s*projectDir\s*=\s*([^\n;]+)", text
-    ):
+    for match in re.finditer(r"project\s*\(\s*[\"']([^\"'$]+)[\"']\s*\)\s*\.\s*projectDir\s*=\s*([^\n;]+)", text):
         path = _normal_path(match.group(1))
         target = _DIR_ARG.search(match.group(2))
         if path and target:
@@ -530,7 +526,6 @@ def module_for_file(path: str, modules: Mapping[str, str]) -> str | None:
 
 
 @final
-
 @final
 @dataclasses.dataclass(frozen=True)
 class CompileFailures:

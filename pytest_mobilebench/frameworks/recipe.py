@@ -49,8 +49,7 @@ BASE_IMAGE_PREAMBLE: Final[str] = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n"
 
 #: Dockerfile lines installing the host CA bundle (after ``ca-certificates`` is installed by apt).
 HOST_CA_DOCKERFILE_LINES: Final[str] = (
-    f"COPY {HOST_CA_CONTEXT_FILE} /usr/local/share/ca-certificates/host-ca.crt\n"
-    "RUN update-ca-certificates\n"
+    f"COPY {HOST_CA_CONTEXT_FILE} /usr/local/share/ca-certificates/host-ca.crt\nRUN update-ca-certificates\n"
 )
 
 #: Directories never descended into when scanning a repository.

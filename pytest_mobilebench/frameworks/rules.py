@@ -13,7 +13,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any, Final
 
-__all__ = ["SOURCE_LIKE_TOOL_DIRS", "TOOL_DIRS", "gradle_entry_point", "json_of", "path_parts", "strings_in", "tool_dir_of"]
+__all__ = [
+    "SOURCE_LIKE_TOOL_DIRS",
+    "TOOL_DIRS",
+    "gradle_entry_point",
+    "json_of",
+    "path_parts",
+    "strings_in",
+    "tool_dir_of",
+]
 
 #: Directory names of installed dependencies, build outputs and tool caches, for every framework.
 TOOL_DIRS: Final[frozenset[str]] = frozenset(

@@ -50,7 +50,9 @@ class TreePath(PurePosixPath):
         if key not in self._dirs:
             raise FileNotFoundError(str(self))
         prefix = f"{key}/" if key else ""
-        names = {p[len(prefix) :].split("/", 1)[0] for p in (*self._files, *self._dirs) if p.startswith(prefix) and p != key}
+        names = {
+            p[len(prefix) :].split("/", 1)[0] for p in (*self._files, *self._dirs) if p.startswith(prefix) and p != key
+        }
         return iter(self / n for n in sorted(names) if n)
 
     def glob(self, pattern: str) -> Iterator[TreePath]:

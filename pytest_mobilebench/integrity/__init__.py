@@ -136,10 +136,15 @@ def _unread(patch_text: str, seen: set[str], is_test: Callable[[str], bool]) -> 
         info = parse_patch(patch_text, name="model_patch")
     except PatchError:
         return []  # judged as a patch that does not parse: nothing is applied
-    return [Finding(file=c.path, line=0, kind="unaudited", what="section the audit could not read", snippet="")
-            for c in info.files
-            if c.added and not c.binary and c.path not in seen and _auditor(c.path) is not None
-            and not is_test(posixpath.normpath(c.path))]
+    return [
+        Finding(file=c.path, line=0, kind="unaudited", what="section the audit could not read", snippet="")
+        for c in info.files
+        if c.added
+        and not c.binary
+        and c.path not in seen
+        and _auditor(c.path) is not None
+        and not is_test(posixpath.normpath(c.path))
+    ]
 
 
 def audit_text(path: str, text: str) -> list[Finding]:

@@ -24,23 +24,76 @@ __all__ = ["audit_fragment"]
 
 #: globals the runners install; ``jest`` / ``expect`` count wherever referenced, the rest when called
 VALUE_GLOBALS: Final = frozenset({"jest", "expect", "vi"})
-CALLED_GLOBALS: Final = frozenset({"describe", "it", "test", "beforeEach", "afterEach", "beforeAll", "afterAll",
-                                   "fit", "xit", "fdescribe", "xdescribe", "xtest", "pending", "fail"})
+CALLED_GLOBALS: Final = frozenset(
+    {
+        "describe",
+        "it",
+        "test",
+        "beforeEach",
+        "afterEach",
+        "beforeAll",
+        "afterAll",
+        "fit",
+        "xit",
+        "fdescribe",
+        "xdescribe",
+        "xtest",
+        "pending",
+        "fail",
+    }
+)
 GLOBAL_OBJECTS: Final = frozenset({"global", "globalThis", "window", "self"})
 #: module names of test runners and their parts (exact, or a prefix ending in ``/`` or ``-``)
-RUNNER_MODULES: Final = ("@jest/", "jest", "jest-", "expect", "babel-jest", "ts-jest", "vitest", "@vitest/", "mocha",
-                         "chai", "@testing-library/", "react-test-renderer")
+RUNNER_MODULES: Final = (
+    "@jest/",
+    "jest",
+    "jest-",
+    "expect",
+    "babel-jest",
+    "ts-jest",
+    "vitest",
+    "@vitest/",
+    "mocha",
+    "chai",
+    "@testing-library/",
+    "react-test-renderer",
+)
 #: ``object.property`` chains that reach the module system, the stack or the process
-INTROSPECTION: Final = frozenset({"require.cache", "require.main", "module.constructor", "module.parent",
-                                  "module.children", "process.mainModule", "process.argv", "process.argv0",
-                                  "process.execArgv", "process.execPath", "Error.captureStackTrace",
-                                  "Error.prepareStackTrace", "Error.stackTraceLimit"})
+INTROSPECTION: Final = frozenset(
+    {
+        "require.cache",
+        "require.main",
+        "module.constructor",
+        "module.parent",
+        "module.children",
+        "process.mainModule",
+        "process.argv",
+        "process.argv0",
+        "process.execArgv",
+        "process.execPath",
+        "Error.captureStackTrace",
+        "Error.prepareStackTrace",
+        "Error.stackTraceLimit",
+    }
+)
 #: environment variables a test runner or CI sets (``NODE_ENV`` only when compared with ``'test'``)
 MARKER_RE: Final = re.compile(r"^(JEST_\w*|CI|FLUTTER_TEST|VITEST\w*|MOBILEBENCH\w*|MB_\w+|TEST_WORKER\w*|__TEST__)$")
 _SPACE: Final = re.compile(r"\s+|\?")
-_DECLARING: Final = frozenset({"variable_declarator", "function_declaration", "class_declaration",
-                               "required_parameter", "optional_parameter", "formal_parameters", "import_specifier",
-                               "namespace_import", "import_clause", "catch_clause", "arrow_function"})
+_DECLARING: Final = frozenset(
+    {
+        "variable_declarator",
+        "function_declaration",
+        "class_declaration",
+        "required_parameter",
+        "optional_parameter",
+        "formal_parameters",
+        "import_specifier",
+        "namespace_import",
+        "import_clause",
+        "catch_clause",
+        "arrow_function",
+    }
+)
 
 
 @functools.cache
@@ -97,8 +150,9 @@ def _declared(root: tree_sitter.Node) -> set[str]:
 
 
 def _is_runner_module(name: str) -> bool:
-    return any(name == m or (m.endswith(("/", "-")) and name.startswith(m)) or name.startswith(m + "/")
-               for m in RUNNER_MODULES)
+    return any(
+        name == m or (m.endswith(("/", "-")) and name.startswith(m)) or name.startswith(m + "/") for m in RUNNER_MODULES
+    )
 
 
 def _module_finding(node: tree_sitter.Node) -> tuple[str, str] | None:
@@ -141,7 +195,9 @@ def _compared_with_test(node: tree_sitter.Node) -> bool:
     if parent.type == "binary_expression":
         return any(_string_value(c) == "test" for c in parent.named_children)
     if parent.type == "switch_statement":
-        return any(_string_value(n.child_by_field_name("value")) == "test" for n in _walk(parent) if n.type == "switch_case")
+        return any(
+            _string_value(n.child_by_field_name("value")) == "test" for n in _walk(parent) if n.type == "switch_case"
+        )
     return False
 
 
@@ -152,7 +208,9 @@ def _destructured_markers(node: tree_sitter.Node) -> tuple[str, str] | None:
     pattern = node.child_by_field_name("name")
     if pattern is None or pattern.type != "object_pattern":
         return None
-    keys = [_text(n) for n in _walk(pattern) if n.type in ("shorthand_property_identifier_pattern", "property_identifier")]
+    keys = [
+        _text(n) for n in _walk(pattern) if n.type in ("shorthand_property_identifier_pattern", "property_identifier")
+    ]
     hits = [k for k in keys if MARKER_RE.match(k) or k == "NODE_ENV"]
     return ("runner_marker", f"process.env.{hits[0]} destructured") if hits else None
 
@@ -186,11 +244,17 @@ def _dynamic(node: tree_sitter.Node) -> tuple[str, str] | None:
     """``process.env`` taken whole (aliased, enumerated), ``eval`` / ``Function`` code, ``require`` of a computed name."""
     if node.type == "member_expression" and _chain(node) == "process.env":
         parent = node.parent
-        if parent is not None and parent.type in ("member_expression", "subscript_expression") and \
-                parent.child_by_field_name("object") == node:
+        if (
+            parent is not None
+            and parent.type in ("member_expression", "subscript_expression")
+            and parent.child_by_field_name("object") == node
+        ):
             return None
-        if parent is not None and parent.type == "variable_declarator" and \
-                (parent.child_by_field_name("name") or node).type == "object_pattern":
+        if (
+            parent is not None
+            and parent.type == "variable_declarator"
+            and (parent.child_by_field_name("name") or node).type == "object_pattern"
+        ):
             return None  # destructuring: its keys are read by _destructured_markers
         return "introspection", "process.env taken whole"
     if node.type in ("call_expression", "new_expression"):
@@ -214,8 +278,11 @@ def _introspection(node: tree_sitter.Node) -> tuple[str, str] | None:
         if _text(node.child_by_field_name("property")) == "stack" and obj is not None:
             while obj is not None and obj.type == "parenthesized_expression" and obj.named_children:
                 obj = obj.named_children[0]
-            made = obj.child_by_field_name("constructor") if obj.type == "new_expression" else (
-                obj.child_by_field_name("function") if obj.type == "call_expression" else None)
+            made = (
+                obj.child_by_field_name("constructor")
+                if obj.type == "new_expression"
+                else (obj.child_by_field_name("function") if obj.type == "call_expression" else None)
+            )
             if made is not None and _text(made).endswith("Error"):
                 return "introspection", f"new {_text(made)}().stack"
     value = _string_value(node)
@@ -225,8 +292,14 @@ def _introspection(node: tree_sitter.Node) -> tuple[str, str] | None:
 
 
 def _rules(node: tree_sitter.Node, declared: set[str]) -> tuple[str, str] | None:
-    return (_module_finding(node) or _env_finding(node) or _destructured_markers(node)
-            or _global_finding(node, declared) or _introspection(node) or _dynamic(node))
+    return (
+        _module_finding(node)
+        or _env_finding(node)
+        or _destructured_markers(node)
+        or _global_finding(node, declared)
+        or _introspection(node)
+        or _dynamic(node)
+    )
 
 
 def audit_fragment(path: str, fragment: Fragment) -> list[Finding]:

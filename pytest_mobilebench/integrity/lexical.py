@@ -20,15 +20,39 @@ from pytest_mobilebench.integrity import Finding, Fragment, snippet_of
 __all__ = ["Token", "audit_fragment", "tokenize"]
 
 #: packages of test runners and test libraries (JVM and Dart)
-RUNNER_PACKAGES: Final = ("org.junit", "junit.framework", "android.test", "androidx.test", "kotlin.test",
-                          "org.robolectric", "org.mockito", "io.mockk")
-DART_RUNNER_PACKAGES: Final = ("package:test/", "package:flutter_test/", "package:test_api/", "package:integration_test/",
-                               "package:mockito/")
+RUNNER_PACKAGES: Final = (
+    "org.junit",
+    "junit.framework",
+    "android.test",
+    "androidx.test",
+    "kotlin.test",
+    "org.robolectric",
+    "org.mockito",
+    "io.mockk",
+)
+DART_RUNNER_PACKAGES: Final = (
+    "package:test/",
+    "package:flutter_test/",
+    "package:test_api/",
+    "package:integration_test/",
+    "package:mockito/",
+)
 #: identifiers that are test-runner entry points wherever they appear
-RUNNER_NAMES: Final = frozenset({"InstrumentationRegistry", "AndroidJUnitRunner", "JUnitCore", "TestWidgetsFlutterBinding"})
+RUNNER_NAMES: Final = frozenset(
+    {"InstrumentationRegistry", "AndroidJUnitRunner", "JUnitCore", "TestWidgetsFlutterBinding"}
+)
 #: identifiers that read the stack or the process
-INTROSPECTION_NAMES: Final = frozenset({"StackWalker", "getStackTrace", "stackTrace", "executableArguments",
-                                        "resolvedExecutable", "getInputArguments", "getRuntimeMXBean"})
+INTROSPECTION_NAMES: Final = frozenset(
+    {
+        "StackWalker",
+        "getStackTrace",
+        "stackTrace",
+        "executableArguments",
+        "resolvedExecutable",
+        "getInputArguments",
+        "getRuntimeMXBean",
+    }
+)
 #: ``System.getProperty`` keys that say how the process was started
 PROCESS_PROPERTIES: Final = frozenset({"java.class.path", "sun.java.command", "java.vm.name", "jdk.module.path"})
 MARKER_RE: Final = re.compile(r"^(JEST_\w*|CI|FLUTTER_TEST|VITEST\w*|MOBILEBENCH\w*|MB_\w+|TEST_WORKER\w*|NODE_ENV)$")
@@ -77,13 +101,15 @@ class _Scanner:
         raw = self.dart and self.text[self.pos] == "r"
         start_line = self.line
         self.advance(1 if raw else 0)
-        quote = self.text[self.pos] * 3 if self.text.startswith(self.text[self.pos] * 3, self.pos) else self.text[self.pos]
+        quote = (
+            self.text[self.pos] * 3 if self.text.startswith(self.text[self.pos] * 3, self.pos) else self.text[self.pos]
+        )
         self.advance(len(quote))
         content: list[str] = []
         while self.pos < len(self.text) and not self.text.startswith(quote, self.pos):
             char = self.text[self.pos]
             if char == "\\" and not raw:
-                content.append(self.text[self.pos:self.pos + 2])
+                content.append(self.text[self.pos : self.pos + 2])
                 self.advance(2)
             elif char == "$" and not raw and self.text.startswith("${", self.pos):
                 self.advance(2)
@@ -105,8 +131,12 @@ class _Scanner:
                 return
             if self.text.startswith(("//", "/*"), self.pos):
                 self.comment()
-            elif char in "\"'" or (self.dart and char == "r" and self.text[self.pos + 1:self.pos + 2] in ("'", '"')
-                                   and not _IDENT.match(self.text[self.pos - 1:self.pos] or " ")):
+            elif char in "\"'" or (
+                self.dart
+                and char == "r"
+                and self.text[self.pos + 1 : self.pos + 2] in ("'", '"')
+                and not _IDENT.match(self.text[self.pos - 1 : self.pos] or " ")
+            ):
                 self.string()
             elif match := _IDENT.match(self.text, self.pos):
                 self.tokens.append(Token("ident", match.group(), self.line))
@@ -157,7 +187,7 @@ def _chain_rule(name: str) -> tuple[str, str] | None:
 
 def _computed_env(tokens: list[Token], first: int, last: int, name: str) -> tuple[str, str] | None:
     """``System.getenv()`` / ``System.getenv(key)`` / ``Platform.environment`` read whole or with a computed key."""
-    after = tokens[last + 1:last + 3]
+    after = tokens[last + 1 : last + 3]
     texts = [t.text for t in after]
     if name.endswith("getenv") and texts[:1] == ["("]:
         if len(after) < 2 or after[1].kind != "string":
@@ -174,7 +204,11 @@ def _string_rule(tokens: list[Token], i: int) -> tuple[str, str] | None:
     value = tokens[i].text
     if "/proc/" in value:
         return "introspection", "a /proc path"
-    if any(value.startswith(p) for p in DART_RUNNER_PACKAGES) and i and tokens[i - 1].text in ("import", "export", "part"):
+    if (
+        any(value.startswith(p) for p in DART_RUNNER_PACKAGES)
+        and i
+        and tokens[i - 1].text in ("import", "export", "part")
+    ):
         return "test_runner_api", f"import {value}"
     opener = tokens[i - 1].text if i else ""
     callee = tokens[i - 2].text if i >= 2 else ""
@@ -184,7 +218,7 @@ def _string_rule(tokens: list[Token], i: int) -> tuple[str, str] | None:
         return "test_runner_api", f"{callee}({value})"
     if callee == "getProperty" and value in PROCESS_PROPERTIES:
         return "introspection", f"getProperty({value})"
-    near = {t.text for t in tokens[max(0, i - 7):i] if t.kind == "ident"}
+    near = {t.text for t in tokens[max(0, i - 7) : i] if t.kind == "ident"}
     if MARKER_RE.match(value) and near & _ENV_READERS:
         return "runner_marker", f"environment {value}"
     return None

@@ -69,7 +69,8 @@ FastReading = tuple[dict[str, Any], dict[str, int], dict[str, list[tuple[int, di
 # builds "" only from a quoted scalar, an empty plain one is None for both).
 _PYYAML_IMPLICIT: Final = {
     first: re.compile("|".join(f"(?:{regexp.pattern})" for _, regexp in resolvers), re.VERBOSE)
-    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items() if first
+    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    if first
 }
 
 # Where a plain scalar may begin: a line's start, after a block indicator and its blank, after a flow indicator.
@@ -81,8 +82,10 @@ _END: Final = r"(?=[ ]*(?:$|#|:(?:[ ]|$)|[,\]}]))"
 _SAME_NUMBER: Final = r"[-+]?(?:0|[1-9][0-9]{0,17})(?:\.[0-9]+)?"
 # Every number of YAML 1.1 and 1.2 and of yaml-rs: a sign; then a 0x / 0o / 0b radix with its digits, or digits,
 # underscores, dots and colons (one digit at least) with an exponent, or .inf / .nan in any case.
-_NUMBERISH: Final = (r"[-+]?(?:0[xX][0-9a-fA-F_]*|0[oObB][0-9_]*|[_.:]*[0-9][0-9_.:]*(?:[eE][-+]?[0-9_.:]*)?"
-                     r"|\.(?:[iI][nN][fF]|[nN][aA][nN]))")
+_NUMBERISH: Final = (
+    r"[-+]?(?:0[xX][0-9a-fA-F_]*|0[oObB][0-9_]*|[_.:]*[0-9][0-9_.:]*(?:[eE][-+]?[0-9_.:]*)?"
+    r"|\.(?:[iI][nN][fF]|[nN][aA][nN]))"
+)
 _OTHER_NUMBER: Final = re.compile(_START + r"(?!" + _SAME_NUMBER + _END + r")" + _NUMBERISH + _END, re.MULTILINE)
 
 # Indicators where a node may begin (the character before is a line break or flow indicator, or a blank after
@@ -110,15 +113,20 @@ _FIRST_CONTENT: Final = re.compile(r"(?:\n[ ]*(?=\n))*\n([ ]*)[^ \n]")
 _PRINTABLE_ASCII: Final = bytes(range(0x20, 0x7F)) + b"\n"
 # Outside ASCII: what PyYAML's reader refuses, and what it reads as a line break (NEL, U+2028, U+2029) or drops
 # (a byte-order mark).
-_UNREAD_ALIKE: Final = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_UNREAD_ALIKE: Final = re.compile(
+    "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
 # Strings yaml-rs types when written plain (YAML 1.2's core schema; yaml-rs types more): such a string in its
 # reading was quoted, whatever PyYAML's table says of it.
 _YAML12_TYPED: Final = re.compile(
     r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|true|True|TRUE|false|False|FALSE|null|Null|NULL|~)\Z")
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|true|True|TRUE|false|False|FALSE|null|Null|NULL|~)\Z"
+)
 # Every token written where a plain scalar may stand whole: after a line break, a blank or a flow indicator, before
 # a line break, a comment, a key's colon or a flow indicator (lazy: "yes:  # c" gives "yes").
-_PLAIN_TOKEN: Final = re.compile(r"(?:^|(?<=[ \[{,]))([^ \n\[\]{},]+?)(?=[ ]*(?:\n|#|:(?:[ ]|\n)|[,\]}]))", re.MULTILINE)
+_PLAIN_TOKEN: Final = re.compile(
+    r"(?:^|(?<=[ \[{,]))([^ \n\[\]{},]+?)(?=[ ]*(?:\n|#|:(?:[ ]|\n)|[,\]}]))", re.MULTILINE
+)
 # Nesting. yaml-rs recurses per level, about 700 bytes of stack each, and a stack overflow crashes the process
 # (1,500 levels on a 1 MiB thread stack); libyaml refuses more than 1,000 with a syntax error; yaml-rs refuses a
 # flow collection nested past 255 on one line (one line: see _multiline_flow). A block level starts at least one
@@ -174,7 +182,7 @@ def _blank_block_bodies(text: str) -> str:
             continue  # no body, or one indented as the header says (an indentation indicator): left to the checks
         body = re.compile(rf"(?:\n(?:[ ]*(?=\n)|[ ]{{{len(first.group(1))}}}[^\n]*))*").match(text, header.end())
         assert body is not None  # the pattern matches the empty string
-        pieces += [text[at:header.end()], "\n" * body.group(0).count("\n")]
+        pieces += [text[at : header.end()], "\n" * body.group(0).count("\n")]
         at = body.end()
     return "".join(pieces) + text[at:]
 
@@ -294,7 +302,7 @@ def _risky_text(text: str) -> str | None:
     elif _UNREAD_ALIKE.search(text):
         return None
     tail = text.rstrip(" \n")
-    if _BLOCK_HEADER.search(tail[tail.rfind("\n") + 1:]):
+    if _BLOCK_HEADER.search(tail[tail.rfind("\n") + 1 :]):
         return None
     lines = "\n" + text
     quoted = _blank_quoted(lines) if '"' in text or "'" in text else lines
@@ -377,7 +385,9 @@ def _loads(text: str) -> Any:
         return None
 
 
-def _entry_lines(text: str, start: int, stop: int, first_line: int, entries: list[Any]) -> list[tuple[int, dict[str, int]]] | None:
+def _entry_lines(
+    text: str, start: int, stop: int, first_line: int, entries: list[Any]
+) -> list[tuple[int, dict[str, int]]] | None:
     """The 1-based line of each of ``entries`` (a top-level key's block sequence written from offset ``start`` to
     ``stop``, ``first_line`` being the key's line), or None when the text does not show them one by one."""
     first = re.compile(r"\n( *)-[ \n]").search(text, start - 1, stop)
@@ -398,13 +408,15 @@ def _entry_lines(text: str, start: int, stop: int, first_line: int, entries: lis
         if type(value) is dict and value:
             key = next(iter(value))
             head = rest[1:].lstrip(" ") if rest.startswith("{") else rest  # a flow mapping starts at its brace
-            if not (type(key) is str and head.startswith(key) and head[len(key):].lstrip(" ").startswith(":")):
+            if not (type(key) is str and head.startswith(key) and head[len(key) :].lstrip(" ").startswith(":")):
                 return None
         found.append((line, {}))
     return found if len(found) == len(entries) else None
 
 
-def _lines(text: str, data: dict[str, Any]) -> tuple[dict[str, int], dict[str, list[tuple[int, dict[str, int]]]]] | None:
+def _lines(
+    text: str, data: dict[str, Any]
+) -> tuple[dict[str, int], dict[str, list[tuple[int, dict[str, int]]]]] | None:
     """``(key_lines, item_lines)`` read off ``text`` and checked against ``data``, or None."""
     body = "\n" + text
     keys = [(m.start(), _TOP_KEY.match(body, m.start() + 1)) for m in _TOP_LINE.finditer(body)]
@@ -423,7 +435,7 @@ def _lines(text: str, data: dict[str, Any]) -> tuple[dict[str, int], dict[str, l
         if isinstance(value, list):
             stop = keys[index + 1][0] + 1 if index + 1 < len(keys) else len(body)
             eol = body.find("\n", match.end() - 1)
-            if body[match.end() - 1:eol].lstrip(" ").startswith("["):  # a flow sequence, on the key's line alone
+            if body[match.end() - 1 : eol].lstrip(" ").startswith("["):  # a flow sequence, on the key's line alone
                 if not _NOTHING.fullmatch(body, eol, stop):
                     return None
                 item_lines[key] = [(line, {}) for _ in value]

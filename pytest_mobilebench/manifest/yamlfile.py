@@ -169,8 +169,16 @@ def _store(cache_dir: Path | None, doc: YamlDocument, digest: str) -> None:
     if cache_dir is None:
         return
     try:
-        text = json.dumps({"format": _CACHE_FORMAT, "sha256": digest, "data": doc.data, "key_lines": doc.key_lines,
-                           "item_lines": doc.item_lines}, allow_nan=False)
+        text = json.dumps(
+            {
+                "format": _CACHE_FORMAT,
+                "sha256": digest,
+                "data": doc.data,
+                "key_lines": doc.key_lines,
+                "item_lines": doc.item_lines,
+            },
+            allow_nan=False,
+        )
         if json.loads(text)["data"] != doc.data:  # int keys, tuples ...: the stored form would differ
             return
         from pytest_mobilebench.report.files import atomic_write_text
@@ -217,8 +225,9 @@ def _parse(path: Path, text: str) -> YamlDocument:
         raise ManifestError(path, f"a value cannot be read: {exc}") from exc
     duplicate = _duplicate_key(node)
     if duplicate is not None:
-        raise ManifestError(path, f"key {duplicate[0]!r} occurs twice in one mapping (YAML keeps only the last)",
-                            line=duplicate[1])
+        raise ManifestError(
+            path, f"key {duplicate[0]!r} occurs twice in one mapping (YAML keeps only the last)", line=duplicate[1]
+        )
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
         raise ManifestError(path, f"a manifest must be a YAML mapping, got {type(data).__name__}", line=1)
     key_lines: dict[str, int] = {}
@@ -237,8 +246,9 @@ def _parse(path: Path, text: str) -> YamlDocument:
     return YamlDocument(path=path, data=data, key_lines=key_lines, item_lines=item_lines)
 
 
-def unknown_top_keys(doc: YamlDocument | tuple[Path, Mapping[str, Any], Any], allowed: Collection[str],
-                     known: Collection[str] = ()) -> tuple[ManifestError | None, frozenset[str]]:
+def unknown_top_keys(
+    doc: YamlDocument | tuple[Path, Mapping[str, Any], Any], allowed: Collection[str], known: Collection[str] = ()
+) -> tuple[ManifestError | None, frozenset[str]]:
     """``(problem, suggested)``: one error naming every top-level key of ``doc`` (a :class:`YamlDocument`, or
     ``(path, data, line_of or None)``) outside ``allowed``, each
     with "did you mean" over ``allowed | known`` (``framwork`` -> ``framework``), at the line of the first;
@@ -257,7 +267,9 @@ def unknown_top_keys(doc: YamlDocument | tuple[Path, Mapping[str, Any], Any], al
     return problem, frozenset(h for h in hints.values() if h)
 
 
-def validation_problem(exc: Any, *, known: Collection[str] = (), skip_missing: Collection[str] = ()) -> tuple[str | None, str] | None:
+def validation_problem(
+    exc: Any, *, known: Collection[str] = (), skip_missing: Collection[str] = ()
+) -> tuple[str | None, str] | None:
     """``(field, message)`` naming EVERY error of a pydantic ``ValidationError``: the first error's field is
     returned apart (it goes into :class:`ManifestError`'s ``field``), the others follow as ``"; also field
     'x': <msg>"``; an unknown key gets "did you mean" over ``known``. Errors that a field of
@@ -276,7 +288,9 @@ def validation_problem(exc: Any, *, known: Collection[str] = (), skip_missing: C
     return first_field, first + rest
 
 
-def charge_file_problem(entries: Sequence[Any], problem: ManifestError | None, id_attr: str = "instance_id") -> list[Any]:
+def charge_file_problem(
+    entries: Sequence[Any], problem: ManifestError | None, id_attr: str = "instance_id"
+) -> list[Any]:
     """Every entry of a file with a file-level ``problem`` (an unknown top-level key) becomes invalid under its
     own instance id with that reason; an entry with its own errors keeps them after it (``"; also ..."``).
     ``entries`` (records with an ``id_attr``, or ManifestErrors) unchanged when ``problem`` is None."""
@@ -285,12 +299,20 @@ def charge_file_problem(entries: Sequence[Any], problem: ManifestError | None, i
     out: list[Any] = []
     for entry in entries:
         if not isinstance(entry, ManifestError):
-            out.append(ManifestError(problem.path, problem.message, line=problem.line, instance_id=getattr(entry, id_attr)))
+            out.append(
+                ManifestError(problem.path, problem.message, line=problem.line, instance_id=getattr(entry, id_attr))
+            )
             continue
         if entry.message == problem.message:
             out.append(entry)
             continue
         own = (f"field {entry.field!r}: " if entry.field else "") + entry.message
-        out.append(ManifestError(problem.path, f"{problem.message}; also {own}", line=entry.line or problem.line,
-                                 instance_id=entry.instance_id))
+        out.append(
+            ManifestError(
+                problem.path,
+                f"{problem.message}; also {own}",
+                line=entry.line or problem.line,
+                instance_id=entry.instance_id,
+            )
+        )
     return out

@@ -69,7 +69,11 @@ class Finding:
 
     def __str__(self) -> str:
         where = self.path + (f":{self.line}" if self.line else "")
-        parts = [where, f"instance {self.instance!r}" if self.instance else None, f"field {self.field!r}" if self.field else None]
+        parts = [
+            where,
+            f"instance {self.instance!r}" if self.instance else None,
+            f"field {self.field!r}" if self.field else None,
+        ]
         return ": ".join([p for p in parts if p] + [self.message])
 
 
@@ -101,7 +105,9 @@ class _Entry:
 
 
 #: said of a release row without a framework when none was given on the command line
-NO_FRAMEWORK: Final = "the release names no framework: give --framework android|flutter|react-native, as pytest's --dataset-framework"
+NO_FRAMEWORK: Final = (
+    "the release names no framework: give --framework android|flutter|react-native, as pytest's --dataset-framework"
+)
 
 
 def _from_error(exc: ManifestError, field_lines: Mapping[str, int] | None = None, *, release: bool = False) -> Finding:
@@ -153,7 +159,9 @@ def _load(path: Path, framework: str | None) -> tuple[list[_Entry], list[Finding
     found: list[Finding] = []
     for item, field_lines in zip(loaded, lines):
         if isinstance(item, ManifestError):
-            found.append(_from_error(item, field_lines, release=framework is None and path.suffix not in (".yaml", ".yml")))
+            found.append(
+                _from_error(item, field_lines, release=framework is None and path.suffix not in (".yaml", ".yml"))
+            )
         else:
             good.append(_Entry(item.record, str(path), item.line, field_lines))
     return good, found
@@ -223,7 +231,9 @@ def _instance_findings(e: _Entry, opts: CheckOptions, reported: Mapping[str, set
     if opts.cutoff:
         created = _date(inst.created_at) if inst.created_at else None
         if created is None:
-            out.append(e.at("created_at", f"no usable created_at ({inst.created_at!r}): cannot check --cutoff {opts.cutoff}"))
+            out.append(
+                e.at("created_at", f"no usable created_at ({inst.created_at!r}): cannot check --cutoff {opts.cutoff}")
+            )
         elif created < _date(opts.cutoff):  # type: ignore[operator]
             out.append(e.at("created_at", f"created {created}, before the cut-off {opts.cutoff} (contamination)"))
     seen = reported.get(inst.instance_id)
@@ -255,11 +265,15 @@ def check(opts: CheckOptions) -> tuple[list[Finding], dict[str, Any]]:
         for path in files:
             entries, errors = _load(path, opts.framework)
             findings += errors
-            instances += len(entries) + sum(1 for f in errors if f.instance or f.field)  # a file's own problem is no instance
+            instances += len(entries) + sum(
+                1 for f in errors if f.instance or f.field
+            )  # a file's own problem is no instance
             for e in entries:
                 iid = e.instance.instance_id
                 if iid in first:
-                    findings.append(e.at("instance_id", f"duplicate instance id (first at {first[iid].path}:{first[iid].line})"))
+                    findings.append(
+                        e.at("instance_id", f"duplicate instance id (first at {first[iid].path}:{first[iid].line})")
+                    )
                 else:
                     first[iid] = e
                 findings += _instance_findings(e, opts, reported)
@@ -269,8 +283,12 @@ def check(opts: CheckOptions) -> tuple[list[Finding], dict[str, Any]]:
     unchecked = sorted(set(first) - set(reported)) if opts.runs else []
     order = {str(path): n for n, path in enumerate(files)}
     findings.sort(key=lambda f: (order.get(f.path, len(order)), f.line or 0))
-    return findings, {"files": len(files), "instances": instances, "unchecked_runs": unchecked,
-                      "unchecked_commits": unchecked_commits(repos, {k: e.instance for k, e in first.items()})}
+    return findings, {
+        "files": len(files),
+        "instances": instances,
+        "unchecked_runs": unchecked,
+        "unchecked_commits": unchecked_commits(repos, {k: e.instance for k, e in first.items()}),
+    }
 
 
 def render(findings: Sequence[Finding], stats: Mapping[str, Any]) -> str:

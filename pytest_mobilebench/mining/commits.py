@@ -42,8 +42,13 @@ class Repos:
         for field in COMMIT_FIELDS:
             commit = getattr(instance, field, None)
             if commit and not _has(source, commit):
-                out.append((field, f"commit {commit} is not in {instance.repo} ({source.repo_url}): a run makes the "
-                                   f"instance invalid"))
+                out.append(
+                    (
+                        field,
+                        f"commit {commit} is not in {instance.repo} ({source.repo_url}): a run makes the "
+                        f"instance invalid",
+                    )
+                )
         return out
 
     def close(self) -> None:

@@ -135,7 +135,9 @@ class Source:
         """
         if paths is not None and not paths:
             return dest
-        data = run_git(["archive", "--format=tar", commit, *(["--", *paths] if paths else [])], cwd=self.git_dir, text=False)
+        data = run_git(
+            ["archive", "--format=tar", commit, *(["--", *paths] if paths else [])], cwd=self.git_dir, text=False
+        )
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             tar.extractall(dest, filter=_inside)
         return dest
@@ -198,7 +200,9 @@ def open_source(spec: str, *, repo: str | None = None, ref: str | None = None) -
             ``repo`` is not given; the path is not a git repository; the clone fails; ``ref`` names no commit.
     """
     if not _URL_RE.match(spec) and not Path(spec).exists():
-        raise MiningError(f"{spec}: no such file or folder (REPO is a work tree, a bare mirror, a git bundle or a clone URL)")
+        raise MiningError(
+            f"{spec}: no such file or folder (REPO is a work tree, a bare mirror, a git bundle or a clone URL)"
+        )
     name = repo or repo_name(spec)
     if name is None or name.count("/") != 1:
         raise MiningError(f"cannot tell the repository's owner/name from {spec!r}: pass --repo-name OWNER/NAME")

@@ -160,7 +160,9 @@ def _examine_readable(source: Source, commit: Commit, framework: str, opts: Mine
     except ValueError as exc:  # PlanError
         return reject(Reason.NO_RUNNABLE_TESTS, str(exc))
     try:
-        environment, env_sources = environment_at(source, framework, base, as_of=source.commit(base).committed_at, names=names)
+        environment, env_sources = environment_at(
+            source, framework, base, as_of=source.commit(base).committed_at, names=names
+        )
     except ValueError as exc:  # RecipeError
         return reject(Reason.NO_ENVIRONMENT, str(exc))
     if opts.environment:  # mine --environment FILE: the given fields over the inferred ones
@@ -223,7 +225,9 @@ def _url_for(source: Source, manifest_dir: Path) -> str:
     return source.repo_url
 
 
-def _write_manifest(path: Path, source: Source, framework: str, entries: Sequence[Mapping[str, Any]], header: str) -> Path:
+def _write_manifest(
+    path: Path, source: Source, framework: str, entries: Sequence[Mapping[str, Any]], header: str
+) -> Path:
     text = manifest_text(source.repo, framework, _url_for(source, path.parent), entries, header)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text)
@@ -235,7 +239,9 @@ def _validation_provenance(run_id: str, opts: MineOptions, verdict: Verdict) -> 
                            "flaky_dropped": list(verdict.flaky), "setup_s": verdict.setup_s, "test_s": verdict.test_s}}  # fmt: skip
 
 
-def _validate(manifest: Path, candidates: Sequence[Candidate], opts: MineOptions, run_id: str) -> tuple[dict[str, Verdict], dict[str, Any]]:
+def _validate(
+    manifest: Path, candidates: Sequence[Candidate], opts: MineOptions, run_id: str
+) -> tuple[dict[str, Verdict], dict[str, Any]]:
     """Run the validation mode on the candidates' manifest: each candidate's verdict, and the run's exit
     status and log file (where to look when instances are ``not_run``)."""
     reports = opts.out / "reports"
@@ -262,7 +268,9 @@ def _audit(manifest: Path, opts: MineOptions, run_id: str) -> dict[str, Any]:
     return read_audit(summary)
 
 
-def _write_dialects(out: Path, slug: str, formats: Sequence[str], kept: Sequence[Candidate], verdicts: Mapping[str, Verdict]) -> list[Path]:
+def _write_dialects(
+    out: Path, slug: str, formats: Sequence[str], kept: Sequence[Candidate], verdicts: Mapping[str, Verdict]
+) -> list[Path]:
     """``<out>/<slug>.<format>.jsonl`` per format (``out`` is ``<out>/candidates`` for unvalidated rows)."""
     written = []
     for fmt in formats:
@@ -270,7 +278,11 @@ def _write_dialects(out: Path, slug: str, formats: Sequence[str], kept: Sequence
         for c in kept:
             verdict = verdicts.get(c.instance_id)
             gold = verdict.gold if verdict else {}
-            rows.append(swe_bench_row(c, gold) if fmt == "swe-bench" else mobiledev_bench_row(c, gold, verdict.states if verdict else {}))
+            rows.append(
+                swe_bench_row(c, gold)
+                if fmt == "swe-bench"
+                else mobiledev_bench_row(c, gold, verdict.states if verdict else {})
+            )
         path = out / f"{slug}.{fmt}.jsonl"
         atomic_write_text(path, "".join(json.dumps(r, sort_keys=False) + "\n" for r in rows))
         written.append(path)
@@ -297,7 +309,9 @@ def _validate_and_write(source: Source, framework: str, candidates: Sequence[Can
     if opts.validate:
         stale += [opts.out / f"{slug}.yaml", *(opts.out / f"{slug}.{f}.jsonl" for f in FORMATS)]
     if candidates:
-        cand_path = _write_manifest(stale[0], source, framework, [c.entry() for c in candidates], header + " Not validated.")
+        cand_path = _write_manifest(
+            stale[0], source, framework, [c.entry() for c in candidates], header + " Not validated."
+        )
         outputs.append(cand_path)
         if opts.validate:
             verdicts, run_info = _validate(cand_path, candidates, opts, run_id)
@@ -308,7 +322,8 @@ def _validate_and_write(source: Source, framework: str, candidates: Sequence[Can
     kept = [c for c in candidates if verdicts[c.instance_id].kept] if verdicts else []
     entries = [
         c.entry(verdicts[c.instance_id].gold, _validation_provenance(run_id, opts, verdicts[c.instance_id]))
-        if c.instance_id in verdicts else c.entry(None, {"validation": None})
+        if c.instance_id in verdicts
+        else c.entry(None, {"validation": None})
         for c in kept
     ]
     if entries:

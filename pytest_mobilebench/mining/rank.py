@@ -28,13 +28,15 @@ from pytest_mobilebench.mining.gitsource import Commit, FileStat
 __all__ = ["NO_EVIDENCE", "Evidence", "evidence", "ranked"]
 
 _FIX_WORDS: Final = re.compile(
-    r"\b(?:fix(?:e[sd]|ing)?|bug(?:fix(?:es)?|s)?|hotfix(?:es)?|crash(?:e[sd]|ing)?|regressions?|broken)\b", re.IGNORECASE
+    r"\b(?:fix(?:e[sd]|ing)?|bug(?:fix(?:es)?|s)?|hotfix(?:es)?|crash(?:e[sd]|ing)?|regressions?|broken)\b",
+    re.IGNORECASE,
 )
 _ISSUE_REF: Final = re.compile(
     r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+\b|/issues/\d+\b", re.IGNORECASE
 )
 _NOT_A_FIX: Final = re.compile(
-    r"^(?:feat|feature|refactor|chore|docs|style|build|ci|perf|test)(?:\([^)]*\))?!?:|^\[(?:NEW|IMPROVE)\]", re.IGNORECASE
+    r"^(?:feat|feature|refactor|chore|docs|style|build|ci|perf|test)(?:\([^)]*\))?!?:|^\[(?:NEW|IMPROVE)\]",
+    re.IGNORECASE,
 )
 
 

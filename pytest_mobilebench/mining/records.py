@@ -156,7 +156,9 @@ class Candidate:
             "environment_sources": dict(self.environment_sources),
         }
 
-    def entry(self, gold: Mapping[str, Sequence[str]] | None = None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def entry(
+        self, gold: Mapping[str, Sequence[str]] | None = None, extra: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The manifest entry (SPEC section 1 fields); ``gold`` the three lists once validated."""
         lists = gold or {}
         return {
@@ -185,7 +187,9 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 _Dumper.add_representer(str, _str)
 
 
-def manifest_text(repo: str, framework: str, repo_url: str | None, entries: Sequence[Mapping[str, Any]], header: str) -> str:
+def manifest_text(
+    repo: str, framework: str, repo_url: str | None, entries: Sequence[Mapping[str, Any]], header: str
+) -> str:
     """One issue-resolution manifest (the format ``cases/issue_resolution/*.yaml`` use) as YAML text.
 
     ``header`` becomes the leading comment. Empty lists are written (``[]``) so the file says what was
@@ -221,7 +225,9 @@ def swe_bench_row(candidate: Candidate, gold: Mapping[str, Sequence[str]]) -> di
 _LANG: Final = {"react-native": "javascript", "android": "kotlin", "flutter": "dart"}
 
 
-def mobiledev_bench_row(candidate: Candidate, gold: Mapping[str, Sequence[str]], states: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+def mobiledev_bench_row(
+    candidate: Candidate, gold: Mapping[str, Sequence[str]], states: Mapping[str, Mapping[str, str]]
+) -> dict[str, Any]:
     """A MobileDev-Bench (Multi-SWE-bench) row; gold dicts keyed by OUR test ids with the ``run`` (base),
     ``test`` and ``fix`` states of the validation (``states``: config -> test -> state)."""
     owner, name = candidate.repo.split("/")

@@ -44,9 +44,11 @@ def nothing_kept(report: Mapping[str, Any]) -> str | None:
         return f"no candidate among {report['scanned']} commits scanned (rejected: {rejected})"
     val = report.get("validation")
     if val is not None and not val["valid"]:
-        return (f"nothing validated: 0 valid of {report['candidates']} candidates ({val['invalid']} invalid, "
-                f"{val['infra_errors']} infra errors, {val['flaky_dropped']} flaky, {val['not_run']} not run); "
-                f"see {val.get('log')}")
+        return (
+            f"nothing validated: 0 valid of {report['candidates']} candidates ({val['invalid']} invalid, "
+            f"{val['infra_errors']} infra errors, {val['flaky_dropped']} flaky, {val['not_run']} not run); "
+            f"see {val.get('log')}"
+        )
     return None
 
 
@@ -98,8 +100,10 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
         "reason_meanings": {r: REASON_MEANINGS[Reason(r)] for r in sorted(reasons)},
         "validation": validation,
         "audit": dict(audit),
-        "instances": {c.instance_id: {**_instance(c, verdicts.get(c.instance_id)), "rank": n}
-                      for n, c in enumerate(candidates, start=1)},
+        "instances": {
+            c.instance_id: {**_instance(c, verdicts.get(c.instance_id)), "rank": n}
+            for n, c in enumerate(candidates, start=1)
+        },
         "outputs": [str(p) for p in outputs],
         "scan_s": round(scan_s, 3),
         "total_s": round(total_s, 3),
@@ -108,7 +112,10 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
 
 def render(report: Mapping[str, Any]) -> str:
     """The short terminal table: counts, rejections by reason, validation, cost, then one row per candidate."""
-    rows: list[tuple[str, str]] = [("commits scanned", str(report["scanned"])), ("candidates", str(report["candidates"]))]
+    rows: list[tuple[str, str]] = [
+        ("commits scanned", str(report["scanned"])),
+        ("candidates", str(report["candidates"])),
+    ]
     rows.append(("rejected", str(sum(report["rejected"].values()))))
     rows += [(f"  {reason}", str(n)) for reason, n in report["rejected"].items()]
     val = report.get("validation")
@@ -136,15 +143,24 @@ def render(report: Mapping[str, Any]) -> str:
         iw = max(len(i) for i in report["instances"])
         lines.append(f"  {'instance'.ljust(iw)}  {'status':<11} {'F2P':>3} {'N2P':>3} {'P2P':>3}  fix")
         for iid, inst in report["instances"].items():
-            counts = [str(len(inst.get(k, []))) if "FAIL_TO_PASS" in inst else "-" for k in ("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS")]
-            lines.append(f"  {iid.ljust(iw)}  {inst['status']:<11} {counts[0]:>3} {counts[1]:>3} {counts[2]:>3}  {inst['fix_commit'][:10]}")
+            counts = [
+                str(len(inst.get(k, []))) if "FAIL_TO_PASS" in inst else "-"
+                for k in ("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS")
+            ]
+            lines.append(
+                f"  {iid.ljust(iw)}  {inst['status']:<11} {counts[0]:>3} {counts[1]:>3} {counts[2]:>3}  {inst['fix_commit'][:10]}"
+            )
     lines += [f"  wrote {p}" for p in report["outputs"]]
     if report.get("interrupted"):
         status = (report.get("validation") or {}).get("exit_status")
-        lines.append(f"interrupted (Ctrl-C) during the {report['interrupted']} run (exit {status}): "
-                     + ("no manifest written; " if report["interrupted"] == "validation" else "")
-                     + "re-run the same command to resume (what finished comes from the result cache)")
+        lines.append(
+            f"interrupted (Ctrl-C) during the {report['interrupted']} run (exit {status}): "
+            + ("no manifest written; " if report["interrupted"] == "validation" else "")
+            + "re-run the same command to resume (what finished comes from the result cache)"
+        )
     if not val and report["instances"]:
-        lines.append("  candidates only: their test lists (FAIL_TO_PASS ...) are empty until validated; run mine "
-                     "without --no-validate to write the manifest")
+        lines.append(
+            "  candidates only: their test lists (FAIL_TO_PASS ...) are empty until validated; run mine "
+            "without --no-validate to write the manifest"
+        )
     return "\n".join(lines) + "\n"

@@ -27,7 +27,15 @@ from pytest_mobilebench.mining._harness import (
 )
 from pytest_mobilebench.mining.gitsource import Source
 
-__all__ = ["Split", "environment_at", "planned_command", "recipe_paths", "split_change", "test_rule_at", "unread_snapshots"]
+__all__ = [
+    "Split",
+    "environment_at",
+    "planned_command",
+    "recipe_paths",
+    "split_change",
+    "test_rule_at",
+    "unread_snapshots",
+]
 
 
 @final
@@ -71,7 +79,9 @@ def split_change(diff: str, is_test: Callable[[str], bool], *, name: str) -> Spl
         PatchError: the diff is not a patch the harness can read (``name`` labels the message).
     """
     patch, test_patch = split_patch(diff, is_test, name=name)
-    return Split(patch, test_patch, parse_patch(patch, name=f"{name} (fix)"), parse_patch(test_patch, name=f"{name} (tests)"))
+    return Split(
+        patch, test_patch, parse_patch(patch, name=f"{name} (fix)"), parse_patch(test_patch, name=f"{name} (tests)")
+    )
 
 
 def _glob_regex(pattern: str) -> re.Pattern[str]:
@@ -128,8 +138,10 @@ def unread_snapshots(framework: str, test_files: Sequence[str], tracked: set[str
             continue
         owner = owner_of(path)
         if owner is None or owner not in tracked:
-            out.append(f"{path}: its test file {owner or '(none: not under __snapshots__/)'} does not exist, so no test "
-                       "reads this snapshot")
+            out.append(
+                f"{path}: its test file {owner or '(none: not under __snapshots__/)'} does not exist, so no test "
+                "reads this snapshot"
+            )
     return out
 
 

@@ -118,7 +118,9 @@ def run_pytest(manifest: Path, reports: Path, run_id: str, args: Sequence[str], 
     with log.open("w", encoding="utf-8") as out:
         out.write("$ " + " ".join(command) + "\n")
         out.flush()
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=manifest.parent, start_new_session=True)
+        proc = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, cwd=manifest.parent, start_new_session=True
+        )
         with _passing_on(proc, (signal.SIGTERM, signal.SIGHUP)):
             try:
                 status = proc.wait()
@@ -165,7 +167,12 @@ def _seconds(evidence: str | None, total: float) -> tuple[float, float]:
 def _verdict(entry: Mapping[str, Any]) -> Verdict:
     total = float(entry.get("elapsed_s") or entry.get("duration_s") or 0.0)
     test_s, setup_s = _seconds(entry.get("evidence_dir"), total)
-    common = {"cached": bool(entry.get("cached")), "test_s": test_s, "setup_s": setup_s, "detail": str(entry.get("detail") or "")}
+    common = {
+        "cached": bool(entry.get("cached")),
+        "test_s": test_s,
+        "setup_s": setup_s,
+        "detail": str(entry.get("detail") or ""),
+    }
     report = entry.get("validation")
     if entry.get("reason") == Reason.ENVIRONMENT_UNAVAILABLE.value:  # a dependency this machine cannot fetch
         return Verdict("environment_unavailable", {}, {}, **common)

@@ -88,8 +88,10 @@ def _row(entry: Mapping[str, Any], threshold: float) -> dict[str, Any]:
         "judged": verifier.get("judged", 0),
         "survived": verifier.get("survived", 0),
         "surviving": surviving,
-        "mutants": [{k: m.get(k) for k in ("id", "kind", "file", "line", "before", "after", "applied", "resolves")}
-                    for m in verifier.get("mutants") or ()],  # fmt: skip
+        "mutants": [
+            {k: m.get(k) for k in ("id", "kind", "file", "line", "before", "after", "applied", "resolves")}
+            for m in verifier.get("mutants") or ()
+        ],  # fmt: skip
         "evidence_dir": str(evidence),
         "detail": str(entry.get("detail") or ""),
     }
@@ -156,11 +158,19 @@ def render_verify(report: Mapping[str, Any]) -> str:
     lines = ["verifier strength (gold must resolve, empty and near-miss mutants must not):"]
     for row in report["instances"]:
         leak = row["verifier_leak"]
-        figure = f"leak {leak:.3f} ({row['survived']}/{row['judged']} mutants survive)" if leak is not None else row["status"]
+        figure = (
+            f"leak {leak:.3f} ({row['survived']}/{row['judged']} mutants survive)"
+            if leak is not None
+            else row["status"]
+        )
         lines.append(f"  {row['instance_id']:<40} {figure}{'  WEAK' if row['weak'] else ''}")
         for m in row["surviving"]:
             where = f"{m['file']}:{m['line']}" if m["line"] else f"{m['file']} {str(m['before']).split(' @@')[0]} @@"
-            change = "hunk dropped" if m["kind"] == "hunk_dropped" else f"{m['kind']}: {m['before'].strip()!r} -> {m['after'].strip()!r}"
+            change = (
+                "hunk dropped"
+                if m["kind"] == "hunk_dropped"
+                else f"{m['kind']}: {m['before'].strip()!r} -> {m['after'].strip()!r}"
+            )
             lines.append(f"      survives {m['id']} {where} {change}  [{m['diff']}]")
     d = report["distribution"]
     if d["measured"]:

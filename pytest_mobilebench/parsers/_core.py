@@ -82,7 +82,9 @@ class ParseResult:
         if stray:
             raise ValueError(f"messages for ids that are not in tests: {stray[:5]!r}")
         if not self.passed_on_retry <= set(self.tests):
-            raise ValueError(f"passed_on_retry ids that are not in tests: {sorted(self.passed_on_retry - set(self.tests))[:5]!r}")
+            raise ValueError(
+                f"passed_on_retry ids that are not in tests: {sorted(self.passed_on_retry - set(self.tests))[:5]!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins for xdist / JSON: ``{"tests": {id: "PASS"}, "messages": {...}, "warnings": [...]}``."""
@@ -284,4 +286,6 @@ class ResultBuilder:
         messages = {k: v for k, v in self._messages.items() if self._tests.get(k) is TestState.FAIL}
         # an id also reported elsewhere (a same-named test that failed) is no clean retry
         retried = frozenset(t for t, n in self._passed_on_retry.items() if len(self._seen[t]) == n)
-        return ParseResult(tests=dict(self._tests), messages=messages, warnings=tuple(warnings), passed_on_retry=retried)
+        return ParseResult(
+            tests=dict(self._tests), messages=messages, warnings=tuple(warnings), passed_on_retry=retried
+        )

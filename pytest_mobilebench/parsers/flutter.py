@@ -156,8 +156,12 @@ class _Reader:
             streams.append(_Stream())
         stream = streams[-1]
         stream.events += 1
-        handlers = {"suite": self._on_suite, "testStart": self._on_test_start, "error": self._on_error,
-                    "testDone": self._on_test_done}
+        handlers = {
+            "suite": self._on_suite,
+            "testStart": self._on_test_start,
+            "error": self._on_error,
+            "testDone": self._on_test_done,
+        }
         if kind in handlers:
             handlers[kind](stream, lineno, event)
         elif kind == "done":
@@ -177,8 +181,10 @@ class _Reader:
         suite = _obj(event.get("suite"))
         suite_id, path = _key(suite.get("id")), suite.get("path")
         if suite_id is None or suite_id in stream.suites or not isinstance(path, str):
-            self.builder.warn(f"output line {lineno}: suite event with a missing or repeated id {suite.get('id')!r} "
-                              "or a path that is not a string ignored")
+            self.builder.warn(
+                f"output line {lineno}: suite event with a missing or repeated id {suite.get('id')!r} "
+                "or a path that is not a string ignored"
+            )
             return
         stream.suites[suite_id] = path
 
@@ -186,8 +192,10 @@ class _Reader:
         info = _obj(event.get("test"))
         test_id, name = _key(info.get("id")), info.get("name")
         if test_id is None or test_id in stream.tests or not isinstance(name, str):
-            self.builder.warn(f"output line {lineno}: testStart with a missing or repeated test id "
-                              f"{info.get('id')!r} or a name that is not a string ignored")
+            self.builder.warn(
+                f"output line {lineno}: testStart with a missing or repeated test id "
+                f"{info.get('id')!r} or a name that is not a string ignored"
+            )
             return
         groups = info.get("groupIDs")
         stream.tests[test_id] = _Test(
@@ -250,8 +258,9 @@ class _Reader:
     def _report(self, stream: _Stream, test: _Test, root_dir: str | None) -> None:
         path = relative_to_root(stream.suites.get(test.suite_id, ""), root_dir)  # type: ignore[arg-type]
         if test.suite_id not in stream.suites:
-            self.builder.warn(f"output line {test.line}: test {test.name!r} names suite id {test.suite_id!r} "
-                              "that has no suite event")
+            self.builder.warn(
+                f"output line {test.line}: test {test.name!r} names suite id {test.suite_id!r} that has no suite event"
+            )
         message = "\n".join(test.errors)
         if not test.grouped and test.name.startswith("loading "):
             if test.state is None:
@@ -291,7 +300,7 @@ def parse_flutter(output: str, files: Mapping[str, bytes], *, root_dir: str | No
         line = raw.strip()
         prefix = _CHANNEL.match(line)
         channel = prefix.group(1) if prefix else ""
-        line = line[prefix.end():] if prefix else line
+        line = line[prefix.end() :] if prefix else line
         if not line:
             continue
         if line[0] not in "{[":

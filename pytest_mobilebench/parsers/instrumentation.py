@@ -294,8 +294,16 @@ class _Acc:
             self.warnings.append(f"output line {lineno}: unknown status code {code} for {test_id}")
             self.block, self.key = {}, None
             return
-        self.events.append(StatusEvent(code, test_id, _int(self.block.get("current")), _int(self.block.get("numtests")),
-                                       self.block.get("id", ""), lineno))
+        self.events.append(
+            StatusEvent(
+                code,
+                test_id,
+                _int(self.block.get("current")),
+                _int(self.block.get("numtests")),
+                self.block.get("id", ""),
+                lineno,
+            )
+        )
         if code == START:
             self.starts[test_id] = self.starts.get(test_id, 0) + 1
             self.ends.setdefault(test_id, [])
@@ -408,13 +416,17 @@ def _sequence_problems(events: tuple[StatusEvent, ...], open_end_allowed: bool) 
                 problems.append(f"line {event.line}: {event.test_id} starts while {running.test_id} has not ended")
             started += 1
             if event.current != started:
-                problems.append(f"line {event.line}: start of {event.test_id} says current={event.current}, the runner's counter is {started}")
+                problems.append(
+                    f"line {event.line}: start of {event.test_id} says current={event.current}, the runner's counter is {started}"
+                )
             running = event
         else:
             if running is None or running.test_id != event.test_id:
                 problems.append(f"line {event.line}: {event.test_id} ends without its start")
             elif event.current != running.current:
-                problems.append(f"line {event.line}: end of {event.test_id} says current={event.current}, its start {running.current}")
+                problems.append(
+                    f"line {event.line}: end of {event.test_id} says current={event.current}, its start {running.current}"
+                )
             running = None
     if running is not None and not open_end_allowed:
         problems.append(f"{running.test_id} started and never ended in a run that finished")
@@ -453,8 +465,10 @@ def protocol_problems(run: InstrumentationRun, selected: list[str] | tuple[str, 
         ran = sum(1 for r in ends if r.status is not TestStatus.IGNORED)
         failures = sum(1 for r in ends if r.status in (TestStatus.FAILED, TestStatus.ERROR))
         if run.summary != (ran, failures):
-            problems.append(f"the final summary says {run.summary[0]} run / {run.summary[1]} failed, "
-                            f"the records {ran} run / {failures} failed")
+            problems.append(
+                f"the final summary says {run.summary[0]} run / {run.summary[1]} failed, "
+                f"the records {ran} run / {failures} failed"
+            )
     return problems
 
 

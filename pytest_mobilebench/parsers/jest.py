@@ -213,8 +213,9 @@ def _messages(value: Any) -> list[str]:
     return [str(m) for m in value] if isinstance(value, list) else [str(value)]
 
 
-def _executions(assertion: dict[str, Any], path: str, test_id: str,
-                builder: ResultBuilder) -> list[tuple[TestState, str]]:
+def _executions(
+    assertion: dict[str, Any], path: str, test_id: str, builder: ResultBuilder
+) -> list[tuple[TestState, str]]:
     """States and messages of every run of one assertion: earlier (retried) runs first, then the last."""
     status = assertion.get("status")
     state = _STATUSES.get(status) if isinstance(status, str) else None

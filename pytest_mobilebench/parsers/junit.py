@@ -245,10 +245,10 @@ def _case_elements(data: bytes) -> Iterator[tuple[int, bytes | None]]:
         if tag is None:
             yield start, None
         elif tag.group(1):
-            yield start, data[start:tag.end()]
+            yield start, data[start : tag.end()]
         else:
             end = _CASE_END.search(data, tag.end(), limit)
-            yield start, None if end is None else data[start:end.end()]
+            yield start, None if end is None else data[start : end.end()]
 
 
 def _salvage_cases(data: bytes, warnings: list[str]) -> list[_Case]:
@@ -350,7 +350,9 @@ def parse_junit(output: str, files: Mapping[str, bytes], *, root_dir: str | None
 
 
 #: Gradle's test task summary, e.g. ``9 tests completed, 3 failed, 1 skipped`` (printed only when a test failed).
-_CONSOLE_SUMMARY: Final = re.compile(r"^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?[ \t\r]*$", re.MULTILINE)
+_CONSOLE_SUMMARY: Final = re.compile(
+    r"^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?[ \t\r]*$", re.MULTILINE
+)
 
 
 @register_console("junit")

@@ -127,7 +127,9 @@ class _Acc:
                 if code not in _CODES:
                     self.warnings.append(f"output line {lineno}: unknown status code {code} for {test_id}")
                 self.starts.setdefault(test_id, 0)
-                self.ends.setdefault(test_id, []).append((code, self.block.get("stream", ""), self.block.get("stack", "")))
+                self.ends.setdefault(test_id, []).append(
+                    (code, self.block.get("stream", ""), self.block.get("stack", ""))
+                )
         self.block, self.key = {}, None
 
     def tests(self) -> dict[str, OhosTest]:
@@ -140,7 +142,9 @@ class _Acc:
                     status = OhosStatus.SKIPPED
             else:
                 status, message, stack = OhosStatus.INCOMPLETE, "", ""
-            out[test_id] = OhosTest(test_id, self.starts.get(test_id, 0), len(ends), status, message.strip(), stack.strip())
+            out[test_id] = OhosTest(
+                test_id, self.starts.get(test_id, 0), len(ends), status, message.strip(), stack.strip()
+            )
         return out
 
 

@@ -104,7 +104,9 @@ def _walk(nodes: list[Any], bundle: str | None) -> Iterator[XcTest]:
         if kind == "Test Case":
             ident = str(node.get("nodeIdentifier") or node.get("name", ""))
             messages = tuple(
-                str(c.get("name", "")) for c in _descendants(node.get("children") or []) if c.get("nodeType") == "Failure Message"
+                str(c.get("name", ""))
+                for c in _descendants(node.get("children") or [])
+                if c.get("nodeType") == "Failure Message"
             )
             status = _NEW_STATUS.get(str(node.get("result")), XcStatus.UNKNOWN)
             yield XcTest(f"{bundle}/{_method_id(ident)}" if bundle else _method_id(ident), status, messages)
@@ -166,7 +168,9 @@ def parse_legacy(document: Mapping[str, Any], summaries: Mapping[str, Any] | Non
         ParseError: the document is not an ``ActionTestPlanRunSummaries``.
     """
     if _type(document) != "ActionTestPlanRunSummaries":
-        raise ParseError(f"xcresult legacy JSON: expected ActionTestPlanRunSummaries, got {_type(document) or 'no _type'!r}")
+        raise ParseError(
+            f"xcresult legacy JSON: expected ActionTestPlanRunSummaries, got {_type(document) or 'no _type'!r}"
+        )
     out: dict[str, XcTest] = {}
     for run in _values(document.get("summaries")):
         for testable in _values(run.get("testableSummaries")):

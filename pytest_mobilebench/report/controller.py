@@ -86,7 +86,11 @@ class Controller:
             state.deselected = {str(i) for i in read_json(deselected_path(state)) or ()}
         nothing = not (state.results or state.collected or state.invalid)
         regrade = bool(self.config.getoption("mb_regrade"))  # a re-grade that used nothing still says so
-        if self.config.option.collectonly or nothing or (state.predictions is None and not state.results and not regrade):
+        if (
+            self.config.option.collectonly
+            or nothing
+            or (state.predictions is None and not state.results and not regrade)
+        ):
             return  # nothing was selected or evaluated: an earlier run's summary stays as it is
         from pytest_mobilebench.items import options_of
         from pytest_mobilebench.report.junit import add_junit_properties
@@ -132,7 +136,9 @@ class Controller:
             from pytest_mobilebench.report.run_list import write_run_entry, write_runs_index
 
             write_run_entry(state.reports_dir, summary)  # this run's line on the runs page (reports/index.html)
-            page = write_run_page(summary, state.results, state.suites, state.reports_dir, summary_path=state.summary_path)
+            page = write_run_page(
+                summary, state.results, state.suites, state.reports_dir, summary_path=state.summary_path
+            )
             write_runs_index(state.reports_dir)
         except Exception as exc:  # noqa: BLE001 - the page must never cost the summary; the terminal says why
             summary.setdefault("report_errors", []).append(f"run page: {type(exc).__name__}: {exc}")
@@ -152,10 +158,19 @@ def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     full = state is not None and any("reports disk is full" in e for e in state.report_errors)
     if full:
-        terminalreporter.write_line(f"mobilebench: exit status {REPORTS_DISK_FULL_EXIT}: free space and re-run "
-                                    "(items whose results were saved are answered from the cache)", red=True)
+        terminalreporter.write_line(
+            f"mobilebench: exit status {REPORTS_DISK_FULL_EXIT}: free space and re-run "
+            "(items whose results were saved are answered from the cache)",
+            red=True,
+        )
     if summary is None:
-        if not full and state is not None and state.is_controller and state.predictions is not None and not config.option.collectonly:
+        if (
+            not full
+            and state is not None
+            and state.is_controller
+            and state.predictions is not None
+            and not config.option.collectonly
+        ):
             from pytest_mobilebench.report.terminal import nothing_selected_line
 
             terminalreporter.section("mobilebench")

@@ -15,6 +15,7 @@ __all__ = ["ENCODING_ERRORS", "append_jsonl", "atomic_write_json", "atomic_write
 #: the very escape ``json.loads`` reads back to the same string (lossless), in a log a readable escape
 ENCODING_ERRORS = "backslashreplace"
 
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``.
 

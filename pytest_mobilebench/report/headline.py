@@ -116,8 +116,9 @@ def figure_kind(block: Mapping[str, Any]) -> str:
     return "score" if block.get("kind") == "score" or not is_ratio(block) else "rate"
 
 
-def _suite_figure(table: Mapping[str, Any] | None, over_eligible: dict[str, Any], evaluated: int,
-                  declared: Headline) -> dict[str, Any]:
+def _suite_figure(
+    table: Mapping[str, Any] | None, over_eligible: dict[str, Any], evaluated: int, declared: Headline
+) -> dict[str, Any]:
     """The suite's own ``headline`` when its table has a well-formed one, else the declared figure (module
     docstring)."""
     own = (table or {}).get("headline") if isinstance(table, Mapping) else None
@@ -127,24 +128,46 @@ def _suite_figure(table: Mapping[str, Any] | None, over_eligible: dict[str, Any]
         ci = own.get("ci95") if kind == "rate" else None  # a weighted score gets no Wilson interval
         if ci is None and kind == "rate" and isinstance(num, int) and isinstance(den, int) and 0 <= num <= den:
             ci = rate_block(num, den)["ci95"]
-        secondary = [dict(v) for v in own.values() if isinstance(v, Mapping) and {"label", "numerator", "denominator"} <= set(v)]
-        return {"label": own["label"], "numerator": num, "denominator": den, "value": own.get("value"),
-                "ci95": ci, "note": str(own.get("note", "")), "source": "suite", "secondary": secondary,
-                "kind": kind, "unavailable": str(own.get("unavailable", "")), "aside": str(own.get("aside", ""))}
+        secondary = [
+            dict(v) for v in own.values() if isinstance(v, Mapping) and {"label", "numerator", "denominator"} <= set(v)
+        ]
+        return {
+            "label": own["label"],
+            "numerator": num,
+            "denominator": den,
+            "value": own.get("value"),
+            "ci95": ci,
+            "note": str(own.get("note", "")),
+            "source": "suite",
+            "secondary": secondary,
+            "kind": kind,
+            "unavailable": str(own.get("unavailable", "")),
+            "aside": str(own.get("aside", "")),
+        }
     return _declared_figure(declared, over_eligible, evaluated, table)
 
 
-def _declared_figure(declared: Headline, over_eligible: dict[str, Any], evaluated: int,
-                     table: Mapping[str, Any] | None) -> dict[str, Any]:
+def _declared_figure(
+    declared: Headline, over_eligible: dict[str, Any], evaluated: int, table: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """The figure of a suite (or model) whose table has no headline, under the suite's declared label and kind."""
     base = {"label": declared.label, "secondary": [], "kind": declared.kind}
     if declared.over_items:  # the figure is items passed / eligible: the results alone give it
-        return {**base, **over_eligible, "note": "passed / eligible (evaluated minus infrastructure errors)",
-                "source": "generic", "unavailable": ""}
+        return {
+            **base,
+            **over_eligible,
+            "note": "passed / eligible (evaluated minus infrastructure errors)",
+            "source": "generic",
+            "unavailable": "",
+        }
     if not evaluated:
         why = NO_RESULT
-        counts = {"numerator": 0, "denominator": 0, "value": None,
-                  "ci95": None if declared.kind == "score" else rate_block(0, 0)["ci95"]}
+        counts = {
+            "numerator": 0,
+            "denominator": 0,
+            "value": None,
+            "ci95": None if declared.kind == "score" else rate_block(0, 0)["ci95"],
+        }
     else:
         error = table.get("error") if isinstance(table, Mapping) else None
         why = f"the suite's summary failed: {error}" if error else "the suite's summary gave no headline"
@@ -194,7 +217,9 @@ def suite_headline(
         "over_all": rate_block(passed, chosen),
         "headline": _suite_figure(table, over_eligible, evaluated, declared or declared_headline(suite)),
         "by_reason": dict(sorted(reasons.items())),
-        "by_infra_kind": dict(sorted(Counter(str(r.get("infra_kind") or "unnamed") for r in results if is_infra(r)).items())),
+        "by_infra_kind": dict(
+            sorted(Counter(str(r.get("infra_kind") or "unnamed") for r in results if is_infra(r)).items())
+        ),
     }
 
 
@@ -219,9 +244,12 @@ def model_blocks(
     models = sorted({_model_of(r) for r in results} | set(selected))
     return {
         model: suite_headline(
-            suite, [r for r in results if _model_of(r) == model],
-            selected=selected[model] + invalid if model in selected else None, invalid=invalid,
-            table=(tables or {}).get(model), declared=declared,
+            suite,
+            [r for r in results if _model_of(r) == model],
+            selected=selected[model] + invalid if model in selected else None,
+            invalid=invalid,
+            table=(tables or {}).get(model),
+            declared=declared,
         )
         for model in models
     }
@@ -252,11 +280,22 @@ def headlines(
     for name in names:
         rows = [r for r in results if str(r.get("suite")) == name]
         head = declared_headline(name, declared)
-        block = suite_headline(name, rows, selected=selected.get(name), invalid=invalid.get(name, 0),
-                               table=(tables or {}).get(name), declared=head)
-        block["models"] = model_blocks(name, rows, selected=(selected_by_model or {}).get(name),
-                                       invalid=invalid.get(name, 0), tables=(model_tables or {}).get(name),
-                                       declared=head)
+        block = suite_headline(
+            name,
+            rows,
+            selected=selected.get(name),
+            invalid=invalid.get(name, 0),
+            table=(tables or {}).get(name),
+            declared=head,
+        )
+        block["models"] = model_blocks(
+            name,
+            rows,
+            selected=(selected_by_model or {}).get(name),
+            invalid=invalid.get(name, 0),
+            tables=(model_tables or {}).get(name),
+            declared=head,
+        )
         block["pooled"] = len(block["models"]) > 1
         out[name] = block
     return out

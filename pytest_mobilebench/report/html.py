@@ -135,8 +135,10 @@ def _headline_html(summary: Mapping[str, Any], page: Path | None, html_dir: Path
 
     parts = ["<h3>mobilebench</h3>"]
     if page is not None:
-        parts.append(f'<p><a href="{html.escape(_relative(page, html_dir))}">run page with plots: '
-                     f'{html.escape(str(summary["run_id"]))}</a></p>')
+        parts.append(
+            f'<p><a href="{html.escape(_relative(page, html_dir))}">run page with plots: '
+            f"{html.escape(str(summary['run_id']))}</a></p>"
+        )
     for name, block in summary.get("headlines", {}).items():
         parts.append(f"<h4>{html.escape(name)}</h4>{model_headlines(block)}")
     if summary.get("invalid_instances"):
@@ -172,8 +174,9 @@ class HtmlHooks:
             return ()
 
     @pytest.hookimpl
-    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
-                                    session: pytest.Session) -> None:
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
+    ) -> None:
         output = self.config.stash.get(RUN_OUTPUT, None)
         if output is not None:
             prefix.append(_headline_html(output[0], output[1], self._html_dir()))
@@ -207,8 +210,9 @@ class HtmlHooks:
             extras = list(getattr(report, "extras", []))
             html_dir = self._html_dir()
             if result.get("evidence_dir"):
-                extras.append(pytest_html.extras.url(_relative(Path(result["evidence_dir"]), html_dir) + "/",
-                                                     name="evidence"))
+                extras.append(
+                    pytest_html.extras.url(_relative(Path(result["evidence_dir"]), html_dir) + "/", name="evidence")
+                )
             from pytest_mobilebench.state import STATE
 
             state = self.config.stash[STATE]

@@ -29,8 +29,12 @@ def integrity_counts(results: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
     if not audited:
         return None
     kinds = Counter(str(f.get("kind")) for r in audited for f in r["integrity_findings"])
-    return {"items": len(audited), "items_flagged": sum(1 for r in audited if r["integrity_findings"]),
-            "findings": sum(kinds.values()), **{k: kinds.get(k, 0) for k in KINDS}}
+    return {
+        "items": len(audited),
+        "items_flagged": sum(1 for r in audited if r["integrity_findings"]),
+        "findings": sum(kinds.values()),
+        **{k: kinds.get(k, 0) for k in KINDS},
+    }
 
 
 def _findings(result: Mapping[str, Any], row_href: Callable[[str, str], str] | None) -> str:
@@ -42,7 +46,9 @@ def _findings(result: Mapping[str, Any], row_href: Callable[[str, str], str] | N
     return f'<li data-model="{_e(model)}">{name} ({_e(model)}, {_e(result.get("reason"))})<ul>{items}</ul></li>'
 
 
-def integrity_section(results: Sequence[Mapping[str, Any]], *, row_href: Callable[[str, str], str] | None = None) -> str:
+def integrity_section(
+    results: Sequence[Mapping[str, Any]], *, row_href: Callable[[str, str], str] | None = None
+) -> str:
     """The per-model table and the flagged items' findings; ``""`` when no result was audited."""
     models = sorted({str(r.get("model_name_or_path")) for r in results})
     totals = {m: integrity_counts([r for r in results if str(r.get("model_name_or_path")) == m]) for m in models}
@@ -55,8 +61,12 @@ def integrity_section(results: Sequence[Mapping[str, Any]], *, row_href: Callabl
                    + "".join(f'<td data-figure="{_e(k)}">{_e(t[k])}</td>' for k in keys) + "</tr>"
                    for m, t in totals.items())  # fmt: skip
     flagged = [r for r in results if r.get("integrity_findings")]
-    listed = f'<ul class="integrity-findings">{"".join(_findings(r, row_href) for r in flagged)}</ul>' if flagged else ""
-    return ('<h4>Static integrity audit</h4><p class="note">References from production files of the candidate diff '
-            "to the test runner, its markers, the stack or the process (--mb-integrity=strict makes each a "
-            f'policy_violation).</p><table class="static-integrity"><thead><tr>{head}</tr></thead><tbody>{rows}'
-            f"</tbody></table>{listed}")
+    listed = (
+        f'<ul class="integrity-findings">{"".join(_findings(r, row_href) for r in flagged)}</ul>' if flagged else ""
+    )
+    return (
+        '<h4>Static integrity audit</h4><p class="note">References from production files of the candidate diff '
+        "to the test runner, its markers, the stack or the process (--mb-integrity=strict makes each a "
+        f'policy_violation).</p><table class="static-integrity"><thead><tr>{head}</tr></thead><tbody>{rows}'
+        f"</tbody></table>{listed}"
+    )

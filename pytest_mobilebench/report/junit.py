@@ -33,8 +33,14 @@ _COUNTS = ("selected", "evaluated", "infra_errors", "not_run")
 def _block_properties(prefix: str, block: Mapping[str, Any]) -> list[tuple[str, str]]:
     own = block["headline"]
     ci = own.get("ci95") or [None, None]
-    pairs = [("headline", figure_text(block)), ("numerator", own.get("numerator")), ("denominator", own.get("denominator")),
-             ("value", own.get("value")), ("ci95_low", ci[0]), ("ci95_high", ci[1])]
+    pairs = [
+        ("headline", figure_text(block)),
+        ("numerator", own.get("numerator")),
+        ("denominator", own.get("denominator")),
+        ("value", own.get("value")),
+        ("ci95_low", ci[0]),
+        ("ci95_high", ci[1]),
+    ]
     pairs += [(name, block[name]) for name in _COUNTS]
     return [(f"{prefix}.{name}", "" if value is None else str(value)) for name, value in pairs]
 
@@ -64,12 +70,18 @@ def _trial_properties(prefix: str, trials: Mapping[str, Any]) -> list[tuple[str,
     if not trials.get("tasks"):
         return [(f"{prefix}.infra_trials", str(trials.get("infra_trials", 0)))]
     ci = trials["pass_1"]["ci95"]
-    pairs = [("trials", trials["trials"]), ("pass_1", trials["pass_1"]["value"]), ("pass_1_ci95_low", ci[0]),
-             ("pass_1_ci95_high", ci[1]), *(zip(("pass_1_wilson95_low", "pass_1_wilson95_high"), trials["pass_1"].get("wilson95") or ())),
-             *((f"pass_at_{k}", v["value"]) for k, v in (trials.get("pass_at_k") or {}).items()),
-             *((f"pass_hat_{k}", v["value"]) for k, v in trials["pass_hat_k"].items()),
-             ("variance_share_instances", (trials.get("variance") or {}).get("share_tasks")),
-             ("flips", ",".join(printable(f["instance_id"]) for f in trials["flips"])), ("infra_trials", trials.get("infra_trials", 0))]
+    pairs = [
+        ("trials", trials["trials"]),
+        ("pass_1", trials["pass_1"]["value"]),
+        ("pass_1_ci95_low", ci[0]),
+        ("pass_1_ci95_high", ci[1]),
+        *(zip(("pass_1_wilson95_low", "pass_1_wilson95_high"), trials["pass_1"].get("wilson95") or ())),
+        *((f"pass_at_{k}", v["value"]) for k, v in (trials.get("pass_at_k") or {}).items()),
+        *((f"pass_hat_{k}", v["value"]) for k, v in trials["pass_hat_k"].items()),
+        ("variance_share_instances", (trials.get("variance") or {}).get("share_tasks")),
+        ("flips", ",".join(printable(f["instance_id"]) for f in trials["flips"])),
+        ("infra_trials", trials.get("infra_trials", 0)),
+    ]
     return [(f"{prefix}.{name}", str(value)) for name, value in pairs]
 
 

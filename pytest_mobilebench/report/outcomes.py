@@ -76,12 +76,21 @@ def _model_and_trial(name: str, instance_id: str, models: Sequence[str]) -> tupl
     return (rest if rest in models else None), trial
 
 
-def not_run_by_model(collected: Mapping[str, Sequence[str]], models: Sequence[str], results: Iterable[Mapping[str, Any]],
-                     invalid_nodeids: Iterable[str] = ()) -> dict[str, list[str]]:
+def not_run_by_model(
+    collected: Mapping[str, Sequence[str]],
+    models: Sequence[str],
+    results: Iterable[Mapping[str, Any]],
+    invalid_nodeids: Iterable[str] = (),
+) -> dict[str, list[str]]:
     """``{model: [labels]}``: the selected items of each model (``collected``: ``{node id: (suite,
     instance_id)}``) with no result; invalid instances (``invalid_nodeids``) belong to no model."""
-    done = {(str(r.get("model_name_or_path")), item_label(str(r.get("instance_id")), r.get("trial")
-                                                          if isinstance(r.get("trial"), int) else None)) for r in results}
+    done = {
+        (
+            str(r.get("model_name_or_path")),
+            item_label(str(r.get("instance_id")), r.get("trial") if isinstance(r.get("trial"), int) else None),
+        )
+        for r in results
+    }
     skip = set(invalid_nodeids)
     out: dict[str, set[str]] = {}
     for nodeid, (_suite, iid) in collected.items():

@@ -126,8 +126,9 @@ def rate_series(name: str, cells: Sequence[tuple[int, int] | None]) -> Series:
 # ------------------------------------------------------------------------------------------ figures
 
 
-def generic_figures(results: Sequence[Mapping[str, Any]], headline_label: str,
-                    headline_counts: tuple[Any, Any] | None = None) -> list[FigureSpec]:
+def generic_figures(
+    results: Sequence[Mapping[str, Any]], headline_label: str, headline_counts: tuple[Any, Any] | None = None
+) -> list[FigureSpec]:
     """The plots every suite gets, from its results: passed over eligible per model, outcomes per model.
     ``headline_counts`` (the pooled headline's numerator, denominator; None for a weighted score) says whether
     the first plot shows the headline's own measure (issue resolution) or another one (NavPassRate, Overall):
@@ -139,19 +140,41 @@ def generic_figures(results: Sequence[Mapping[str, Any]], headline_label: str,
         cells.append((sum(1 for r in mine if r.get("passed") is True), len(mine)))
     reasons = sorted({str(r.get("reason")) for r in results})
     outcome = tuple(
-        Series(model, tuple(float(sum(1 for r in results if str(r.get("model_name_or_path")) == model
-                                       and str(r.get("reason")) == reason)) for reason in reasons))
+        Series(
+            model,
+            tuple(
+                float(
+                    sum(
+                        1
+                        for r in results
+                        if str(r.get("model_name_or_path")) == model and str(r.get("reason")) == reason
+                    )
+                )
+                for reason in reasons
+            ),
+        )
         for model in models
     )
     pooled = (sum(c[0] for c in cells), sum(c[1] for c in cells))
     same = ":" if headline_counts is not None and tuple(headline_counts) == pooled else ", not"
     return [
-        FigureSpec("passed_by_model", "Items passed per model", tuple(models),
-                   (rate_series("passed / eligible", cells),),
-                   note=f"items passed / eligible (evaluated minus infrastructure errors){same} the {headline_label}; "
-                        "bars are Wilson 95% intervals"),
-        FigureSpec("outcomes_by_model", "Outcomes per model", tuple(reasons), outcome, ylabel="items", ylim=None,
-                   note="one reason per item; infrastructure reasons are not the model's failure"),
+        FigureSpec(
+            "passed_by_model",
+            "Items passed per model",
+            tuple(models),
+            (rate_series("passed / eligible", cells),),
+            note=f"items passed / eligible (evaluated minus infrastructure errors){same} the {headline_label}; "
+            "bars are Wilson 95% intervals",
+        ),
+        FigureSpec(
+            "outcomes_by_model",
+            "Outcomes per model",
+            tuple(reasons),
+            outcome,
+            ylabel="items",
+            ylim=None,
+            note="one reason per item; infrastructure reasons are not the model's failure",
+        ),
     ]
 
 
@@ -207,8 +230,12 @@ def render_svg(spec: FigureSpec, element_id: str) -> str:
                 ax.errorbar(xs, heights, yerr=[lo, hi], fmt="none", ecolor="black", capsize=3, linewidth=0.8)
             if series.labels:
                 ax.bar_label(bars, labels=list(series.labels), fontsize=7, padding=2)
-        ax.set_xticks(range(n_cat), [str(c) for c in spec.categories], rotation=20 if n_cat > 4 else 0, ha="right"
-                      if n_cat > 4 else "center")
+        ax.set_xticks(
+            range(n_cat),
+            [str(c) for c in spec.categories],
+            rotation=20 if n_cat > 4 else 0,
+            ha="right" if n_cat > 4 else "center",
+        )
         ax.set_ylabel(spec.ylabel)
         values = [v for series in spec.series for v in series.values if v is not None]
         if spec.ylim is None and all(float(v).is_integer() for v in values):  # counts: no 0.25 of an item
@@ -222,7 +249,7 @@ def render_svg(spec: FigureSpec, element_id: str) -> str:
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 # --------------------------------------------------------------------------------------------- html
@@ -240,8 +267,11 @@ def _link(target: str | None, page_dir: Path, reports_dir: Path, text: str) -> s
     if not path.is_relative_to(reports_dir.resolve()):
         return _e(text)
     rel = os.path.relpath(path, page_dir.resolve())
-    return f'<a href="{_e(Path(rel).as_posix())}/">{_e(text)}</a>' if path.is_dir() else \
-        f'<a href="{_e(Path(rel).as_posix())}">{_e(text)}</a>'
+    return (
+        f'<a href="{_e(Path(rel).as_posix())}/">{_e(text)}</a>'
+        if path.is_dir()
+        else f'<a href="{_e(Path(rel).as_posix())}">{_e(text)}</a>'
+    )
 
 
 def _rate_cell(block: Mapping[str, Any]) -> str:
@@ -259,11 +289,23 @@ def _rate_cell(block: Mapping[str, Any]) -> str:
 def headline_table(block: Mapping[str, Any]) -> str:
     """One suite's headline block (:mod:`.headline`) as an HTML table (also used in the pytest-html report)."""
     own = block["headline"]
-    rows = [(f"{_e(own['label'])}", _rate_cell(own) + (f"<br><small>{_e(own.get('note', ''))}</small>" if own.get("note") else ""))]
+    rows = [
+        (
+            f"{_e(own['label'])}",
+            _rate_cell(own) + (f"<br><small>{_e(own.get('note', ''))}</small>" if own.get("note") else ""),
+        )
+    ]
     rows += [(_e(extra["label"]), _rate_cell(extra)) for extra in own.get("secondary", [])]
     rows += [
-            ("passed over eligible", _rate_cell(block["over_eligible"]) + "<br><small>evaluated minus infrastructure errors</small>"),
-            ("passed over all selected", _rate_cell(block["over_all"]) + "<br><small>invalid, infra and not-run items count as failures</small>")]
+        (
+            "passed over eligible",
+            _rate_cell(block["over_eligible"]) + "<br><small>evaluated minus infrastructure errors</small>",
+        ),
+        (
+            "passed over all selected",
+            _rate_cell(block["over_all"]) + "<br><small>invalid, infra and not-run items count as failures</small>",
+        ),
+    ]
     counts = ("selected", "evaluated", "invalid", "missing_predictions", "infra_errors", "cached", "not_run")
     rows += [(name.replace("_", " "), _e(block[name])) for name in counts]
     body = "".join(f'<tr data-figure="{_e(k)}"><th>{k}</th><td>{v}</td></tr>' for k, v in rows)
@@ -283,17 +325,22 @@ def model_headlines(block: Mapping[str, Any]) -> str:
     model's full table. Used by the run page and the pytest-html report."""
     models = block.get("models") or {}
     if len(models) <= 1:
-        who = f"<p class=\"model\">model: <b>{_e(next(iter(models)))}</b></p>" if models else ""
+        who = f'<p class="model">model: <b>{_e(next(iter(models)))}</b></p>' if models else ""
         return who + headline_table(block)
-    head = ("<tr><th>model</th><th>headline</th><th>passed over all selected</th><th>selected</th>"
-            "<th>evaluated</th><th>infra errors</th><th>missing predictions</th><th>not run</th></tr>")
+    head = (
+        "<tr><th>model</th><th>headline</th><th>passed over all selected</th><th>selected</th>"
+        "<th>evaluated</th><th>infra errors</th><th>missing predictions</th><th>not run</th></tr>"
+    )
     rows = "".join(
         f'<tr class="model-headline" data-model="{_e(m)}"><td>{_e(m)}</td><td>{_figure_cell(b)}</td>'
-        f'<td>{_rate_cell(b["over_all"])}</td><td>{_e(b["selected"])}</td><td>{_e(b["evaluated"])}</td>'
-        f'<td>{_e(b["infra_errors"])}</td><td>{_e(b["missing_predictions"])}</td><td>{_e(b["not_run"])}</td></tr>'
-        for m, b in models.items())
-    return (f'<table class="models"><thead>{head}</thead><tbody>{rows}</tbody></table>'
-            f'<h4 class="pooled">pooled ({len(models)} models): {_figure_cell(block)}</h4>{headline_table(block)}')
+        f"<td>{_rate_cell(b['over_all'])}</td><td>{_e(b['selected'])}</td><td>{_e(b['evaluated'])}</td>"
+        f"<td>{_e(b['infra_errors'])}</td><td>{_e(b['missing_predictions'])}</td><td>{_e(b['not_run'])}</td></tr>"
+        for m, b in models.items()
+    )
+    return (
+        f'<table class="models"><thead>{head}</thead><tbody>{rows}</tbody></table>'
+        f'<h4 class="pooled">pooled ({len(models)} models): {_figure_cell(block)}</h4>{headline_table(block)}'
+    )
 
 
 def _overview(summary: Mapping[str, Any]) -> str:
@@ -305,10 +352,18 @@ def _overview(summary: Mapping[str, Any]) -> str:
             rows.append((name, model, own))
         if len(models) > 1:
             rows.append((name, f"pooled ({len(models)} models)", block))
-    body = "".join(f'<tr><td><a href="#suite-{_e(n)}">{_e(n)}</a></td><td>{_e(m)}</td><td>{_figure_cell(b)}</td></tr>'
-                   for n, m, b in rows)
-    return (f'<table class="overview"><thead><tr><th>suite</th><th>model</th><th>headline</th></tr></thead>'
-            f"<tbody>{body}</tbody></table>") if rows else ""
+    body = "".join(
+        f'<tr><td><a href="#suite-{_e(n)}">{_e(n)}</a></td><td>{_e(m)}</td><td>{_figure_cell(b)}</td></tr>'
+        for n, m, b in rows
+    )
+    return (
+        (
+            f'<table class="overview"><thead><tr><th>suite</th><th>model</th><th>headline</th></tr></thead>'
+            f"<tbody>{body}</tbody></table>"
+        )
+        if rows
+        else ""
+    )
 
 
 def column_value(result: Mapping[str, Any], key: str) -> str:
@@ -335,36 +390,45 @@ def row_id(suite: str, instance_id: str, model: str) -> str:
     return f"item-{_slug(suite)}-{_slug(instance_id)[:80]}-{digest}"
 
 
-def _instance_rows(suite: str, results: Sequence[Mapping[str, Any]], columns: Sequence[Any], page_dir: Path,
-                   reports_dir: Path) -> str:
+def _instance_rows(
+    suite: str, results: Sequence[Mapping[str, Any]], columns: Sequence[Any], page_dir: Path, reports_dir: Path
+) -> str:
     columns = [c for c in columns if c.key != "reason"]  # the row's own reason cell is the verdict
     head = "".join(f"<th>{_e(c.header)}</th>" for c in columns)
     rows = []
-    for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")), r.get("trial") or 0)):
+    for r in sorted(
+        results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")), r.get("trial") or 0)
+    ):
         seconds = item_seconds(r, 0.0)
-        shown = (f'<span class="badge">cached</span> originally {seconds:.1f} s' if r.get("cached")
-                 else f"{seconds:.1f} s")
+        shown = (
+            f'<span class="badge">cached</span> originally {seconds:.1f} s' if r.get("cached") else f"{seconds:.1f} s"
+        )
         verdict = "pass" if r.get("passed") is True else ("infra" if is_infra(r) else "fail")
         cells = "".join(f"<td>{_e(column_value(r, c.key))}</td>" for c in columns)
         detail = str(r.get("detail") or "")
         rows.append(
             f'<tr class="{verdict}" id="{_e(row_id(suite, item_label(r), str(r.get("model_name_or_path"))))}">'
-            f'<td>{_e(item_label(r))}</td><td>{_e(r.get("model_name_or_path"))}</td>'
-            f'<td>{_e(r.get("reason"))}</td>{cells}<td>{shown}</td>'
-            f'<td>{_link(r.get("evidence_dir"), page_dir, reports_dir, "evidence")}</td>'
+            f"<td>{_e(item_label(r))}</td><td>{_e(r.get('model_name_or_path'))}</td>"
+            f"<td>{_e(r.get('reason'))}</td>{cells}<td>{shown}</td>"
+            f"<td>{_link(r.get('evidence_dir'), page_dir, reports_dir, 'evidence')}</td>"
             f'<td class="detail">{_e(detail[:300] + ("..." if len(detail) > 300 else ""))}</td></tr>'
         )
-    return (f'<table class="instances"><thead><tr><th>instance</th><th>model</th><th>reason</th>{head}'
-            f'<th>time</th><th>logs</th><th>detail</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    return (
+        f'<table class="instances"><thead><tr><th>instance</th><th>model</th><th>reason</th>{head}'
+        f"<th>time</th><th>logs</th><th>detail</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _figures_html(suite: str, specs: Sequence[FigureSpec]) -> str:
     parts = []
     for spec in specs:
         element_id = f"plot-{re.sub(r'[^A-Za-z0-9_-]', '_', suite)}-{re.sub(r'[^A-Za-z0-9_-]', '_', spec.key)}"
-        parts.append(f'<figure class="plot" id="{_e(element_id)}"><figcaption>{_e(spec.title)}</figcaption>'
-                     f'{render_svg(spec, element_id)}'
-                     + (f'<p class="note">{_e(spec.note)}</p>' if spec.note else "") + "</figure>")
+        parts.append(
+            f'<figure class="plot" id="{_e(element_id)}"><figcaption>{_e(spec.title)}</figcaption>'
+            f"{render_svg(spec, element_id)}"
+            + (f'<p class="note">{_e(spec.note)}</p>' if spec.note else "")
+            + "</figure>"
+        )
     return "".join(parts)
 
 
@@ -382,9 +446,12 @@ def _comparison(name: str, results: Sequence[Mapping[str, Any]]) -> str:
 
     if len({str(r.get("model_name_or_path")) for r in results}) < 2:
         return ""
-    return comparison_section(compare_results(results), anchor=f"comparison-{_slug(name)}",
-                              row_href=lambda iid, model: "#" + row_id(name, iid, model),
-                              more=" (python -m pytest_mobilebench compare --json lists them all)")
+    return comparison_section(
+        compare_results(results),
+        anchor=f"comparison-{_slug(name)}",
+        row_href=lambda iid, model: "#" + row_id(name, iid, model),
+        more=" (python -m pytest_mobilebench compare --json lists them all)",
+    )
 
 
 def _audit(name: str, results: Sequence[Mapping[str, Any]], table: Any) -> str:
@@ -392,12 +459,22 @@ def _audit(name: str, results: Sequence[Mapping[str, Any]], table: Any) -> str:
     own = table.get("audit") if isinstance(table, Mapping) else None
     if not any(isinstance(r.get("audit"), Mapping) for r in results):
         return ""
-    return audit_section(results, own if isinstance(own, Mapping) else None, anchor=f"audit-{_slug(name)}",
-                         row_href=lambda iid, model: "#" + row_id(name, iid, model))
+    return audit_section(
+        results,
+        own if isinstance(own, Mapping) else None,
+        anchor=f"audit-{_slug(name)}",
+        row_href=lambda iid, model: "#" + row_id(name, iid, model),
+    )
 
 
-def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suite: Any,
-                   page_dir: Path, reports_dir: Path) -> str:
+def _suite_section(
+    name: str,
+    summary: Mapping[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    suite: Any,
+    page_dir: Path,
+    reports_dir: Path,
+) -> str:
     block = summary["headlines"][name]
     head = block["headline"]
     counts = None if head.get("kind") == "score" else (head.get("numerator"), head.get("denominator"))
@@ -413,15 +490,25 @@ def _suite_section(name: str, summary: Mapping[str, Any], results: Sequence[Mapp
     comparison = _contained(f"model comparison of {name}", lambda: _comparison(name, results))
     audit = _contained(f"instance audit of {name}", lambda: _audit(name, results, table))
     audit += _contained(f"trials of {name}", lambda: trials_section(suite_trials(summary).get(name)))
-    audit += _contained(f"difficulty and ability of {name}",
-                        lambda: irt_section(table.get("irt") if isinstance(table, Mapping) else None))
-    audit += _contained(f"static integrity audit of {name}", lambda: integrity_section(
-        results, row_href=lambda iid, model: "#" + row_id(name, iid, model)))
-    agents = _contained(f"agent transcripts of {name}", lambda: transcripts_section(
-        results, anchor=f"transcripts-{_slug(name)}", row_href=lambda iid, model: "#" + row_id(name, iid, model)))
-    return (f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{model_headlines(block)}'
-            f'<div class="figures">{figures}</div>{comparison}{audit}<h3>Items</h3>'
-            f'{_instance_rows(name, results, columns, page_dir, reports_dir)}{agents}</section>')
+    audit += _contained(
+        f"difficulty and ability of {name}",
+        lambda: irt_section(table.get("irt") if isinstance(table, Mapping) else None),
+    )
+    audit += _contained(
+        f"static integrity audit of {name}",
+        lambda: integrity_section(results, row_href=lambda iid, model: "#" + row_id(name, iid, model)),
+    )
+    agents = _contained(
+        f"agent transcripts of {name}",
+        lambda: transcripts_section(
+            results, anchor=f"transcripts-{_slug(name)}", row_href=lambda iid, model: "#" + row_id(name, iid, model)
+        ),
+    )
+    return (
+        f'<section class="suite" id="suite-{_e(name)}"><h2>{_e(name)}</h2>{model_headlines(block)}'
+        f'<div class="figures">{figures}</div>{comparison}{audit}<h3>Items</h3>'
+        f"{_instance_rows(name, results, columns, page_dir, reports_dir)}{agents}</section>"
+    )
 
 
 _STYLE = """
@@ -444,50 +531,82 @@ def render_document(title: str, body: str) -> str:
     """A self-contained HTML document: ``body`` (trusted markup, already escaped) under ``title`` (text),
     with the page's inline CSS and a Content-Security-Policy that allows no script."""
     return (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{body}</body></html>\n"
     )
 
 
-def render_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
-                page_dir: Path, reports_dir: Path, *, summary_path: Path | None = None, runs: str = "") -> str:
+def render_page(
+    summary: Mapping[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    suites: Mapping[str, Any],
+    page_dir: Path,
+    reports_dir: Path,
+    *,
+    summary_path: Path | None = None,
+    runs: str = "",
+) -> str:
     """The run page's HTML (a pure function of its inputs, apart from reading the plots modules); ``runs`` is
     the "Earlier runs" section (:func:`~pytest_mobilebench.report.run_list.earlier_runs_section`), markup."""
     sections = [
-        _suite_section(name, summary, [r for r in results if str(r.get("suite")) == name], suites.get(name),
-                       page_dir, reports_dir)
+        _suite_section(
+            name, summary, [r for r in results if str(r.get("suite")) == name], suites.get(name), page_dir, reports_dir
+        )
         for name in summary.get("headlines", {})
     ]
     problems = []
     if summary.get("manifest_errors"):
-        problems.append("<h3>Invalid instances (the run fails)</h3><ul>"
-                        + "".join(f"<li>{_e(e)}</li>" for e in summary["manifest_errors"]) + "</ul>")
+        problems.append(
+            "<h3>Invalid instances (the run fails)</h3><ul>"
+            + "".join(f"<li>{_e(e)}</li>" for e in summary["manifest_errors"])
+            + "</ul>"
+        )
     if summary.get("unmatched_predictions"):
         hints = summary.get("unmatched_suggestions", {})
-        problems.append("<h3>Predictions matching no selected instance</h3><ul>" + "".join(
-            f"<li>{_e(i)}" + (f" (did you mean {_e(hints[i])}?)" if i in hints else "") + "</li>"
-            for i in summary["unmatched_predictions"]) + "</ul>")
+        problems.append(
+            "<h3>Predictions matching no selected instance</h3><ul>"
+            + "".join(
+                f"<li>{_e(i)}" + (f" (did you mean {_e(hints[i])}?)" if i in hints else "") + "</li>"
+                for i in summary["unmatched_predictions"]
+            )
+            + "</ul>"
+        )
     if summary.get("interrupted"):
         problems.append("<p class='error'>The run was interrupted: items not run are counted as not run.</p>")
     if (summary.get("run_budget") or {}).get("ran_out"):
-        problems.append(f"<p class='error'>The run budget ran out: {_e(summary['run_budget']['not_started'])} item(s) "
-                        "not started are counted as not run (re-run to resume).</p>")
-    summary_link = (f'<a href="{_e(Path(os.path.relpath(summary_path, page_dir)).as_posix())}">summary.json</a>'
-                    if summary_path else "")
+        problems.append(
+            f"<p class='error'>The run budget ran out: {_e(summary['run_budget']['not_started'])} item(s) "
+            "not started are counted as not run (re-run to resume).</p>"
+        )
+    summary_link = (
+        f'<a href="{_e(Path(os.path.relpath(summary_path, page_dir)).as_posix())}">summary.json</a>'
+        if summary_path
+        else ""
+    )
     nav = " | ".join(f'<a href="#suite-{_e(n)}">{_e(n)}</a>' for n in summary.get("headlines", {}))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return render_document(
         f"mobilebench run {summary['run_id']}",
         f"<h1>mobilebench run {_e(summary['run_id'])}</h1>"
         f"<p>models: {_e(', '.join(summary.get('models', [])) or '-')} | suites: {nav or '-'} | {stamp}"
-        + (f" | {summary_link}" if summary_link else "") + "</p>" + _overview(summary)
-        + "".join(sections) + (f'<section id="problems">{"".join(problems)}</section>' if problems else "") + runs,
+        + (f" | {summary_link}" if summary_link else "")
+        + "</p>"
+        + _overview(summary)
+        + "".join(sections)
+        + (f'<section id="problems">{"".join(problems)}</section>' if problems else "")
+        + runs,
     )
 
 
-def write_run_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
-                   reports_dir: Path, *, summary_path: Path | None = None) -> Path:
+def write_run_page(
+    summary: Mapping[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    suites: Mapping[str, Any],
+    reports_dir: Path,
+    *,
+    summary_path: Path | None = None,
+) -> Path:
     """Write ``<reports_dir>/<run_id>/index.html`` (atomically, mode 0644) and return its path; it ends with the
     earlier runs of ``reports_dir`` (:mod:`.run_list`)."""
     from pytest_mobilebench.report.files import atomic_write_text
@@ -498,8 +617,9 @@ def write_run_page(summary: Mapping[str, Any], results: Sequence[Mapping[str, An
     from pytest_mobilebench.report.run_list import earlier_runs_section
 
     runs = _contained("earlier runs", lambda: earlier_runs_section(reports_dir, str(summary["run_id"])))
-    atomic_write_text(path, render_page(summary, results, suites, page_dir, reports_dir, summary_path=summary_path,
-                                        runs=runs))
+    atomic_write_text(
+        path, render_page(summary, results, suites, page_dir, reports_dir, summary_path=summary_path, runs=runs)
+    )
     return path
 
 

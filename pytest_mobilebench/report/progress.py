@@ -37,8 +37,17 @@ import pytest
 from pytest_mobilebench.report.headline import is_infra
 from pytest_mobilebench.report.terminal import printable
 
-__all__ = ["Board", "LiveProgress", "Running", "append_worker_line", "finished_line", "fmt_seconds", "item_seconds",
-           "status_line", "step_of"]
+__all__ = [
+    "Board",
+    "LiveProgress",
+    "Running",
+    "append_worker_line",
+    "finished_line",
+    "fmt_seconds",
+    "item_seconds",
+    "status_line",
+    "step_of",
+]
 
 _LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d \[(?P<worker>[^\]]+)\] (?P<message>.*)$")
 
@@ -57,7 +66,12 @@ def item_seconds(result: Mapping[str, Any], fallback: float) -> float:
     """The seconds an evaluation took when it ran: the plugin's ``elapsed_s``, else the suite's own
     ``duration_s`` / ``eval_seconds``, else ``fallback`` (pytest's call duration)."""
     props = result.get("properties") or {}
-    for value in (result.get("elapsed_s"), result.get("duration_s"), props.get("duration_s"), props.get("eval_seconds")):
+    for value in (
+        result.get("elapsed_s"),
+        result.get("duration_s"),
+        props.get("duration_s"),
+        props.get("eval_seconds"),
+    ):
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
             return float(value)
     return float(fallback)
@@ -118,17 +132,19 @@ class Running:
         own = _instance_of(name) if name else ""
         head = message.split(":", 1)[0].split(" ", 1)[0]
         if own and message.startswith(own + ": "):
-            message = message[len(own) + 2:]
+            message = message[len(own) + 2 :]
         elif head != own and head in self.finished:
             return
         elif head and message.startswith(head + ": "):  # another item's line, read before its setup report came
-            self.early[worker] = (head, message[len(head) + 2:])
+            self.early[worker] = (head, message[len(head) + 2 :])
         self.items[worker] = (name, message)
 
     def shown(self) -> list[str]:
         """``["gw0: counter-2: npm ci", "gw1: counter-3"]``, sorted by worker."""
-        return [": ".join(part for part in (w, printable(n, 80), printable(a, 60)) if part)
-                for w, (n, a) in sorted(self.items.items())]
+        return [
+            ": ".join(part for part in (w, printable(n, 80), printable(a, 60)) if part)
+            for w, (n, a) in sorted(self.items.items())
+        ]
 
 
 @dataclasses.dataclass
@@ -153,8 +169,12 @@ class Board:
 def status_line(board: Board, now: float, width: int = 120) -> str:
     """The one-line status, cut to ``width`` characters."""
     total = "?" if board.total is None else str(board.total)
-    parts = [f"mobilebench {board.done}/{total}", f"passed {board.passed}", f"infra {board.infra}",
-             f"cached {board.cached}"]
+    parts = [
+        f"mobilebench {board.done}/{total}",
+        f"passed {board.passed}",
+        f"infra {board.infra}",
+        f"cached {board.cached}",
+    ]
     parts += board.running.shown()
     eta = board.eta(now)
     parts += [fmt_seconds(now - board.started), "ETA " + ("?" if eta is None else fmt_seconds(eta))]
@@ -280,8 +300,10 @@ class LiveProgress:
         else:
             if getattr(getattr(self._tr, "_tw", None), "width_of_current_line", 0):
                 self._tr.write("\n")  # after pytest's progress letters
-            self._tr.write_line(f"[{b.done}/{'?' if b.total is None else b.total}] {line} | "
-                                + status_line(b, time.monotonic(), 10_000).split(" | ", 1)[1])
+            self._tr.write_line(
+                f"[{b.done}/{'?' if b.total is None else b.total}] {line} | "
+                + status_line(b, time.monotonic(), 10_000).split(" | ", 1)[1]
+            )
 
     def _append_log(self, text: str) -> None:
         try:

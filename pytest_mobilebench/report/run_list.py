@@ -26,8 +26,16 @@ from typing import Any
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.report.terminal import figure_text, printable
 
-__all__ = ["ENTRY_NAME", "INDEX_NAME", "earlier_runs_section", "read_runs", "run_entry", "runs_document",
-           "write_run_entry", "write_runs_index"]
+__all__ = [
+    "ENTRY_NAME",
+    "INDEX_NAME",
+    "earlier_runs_section",
+    "read_runs",
+    "run_entry",
+    "runs_document",
+    "write_run_entry",
+    "write_runs_index",
+]
 
 ENTRY_NAME = "run-entry.json"
 #: the reports folder's page listing the runs
@@ -55,11 +63,15 @@ def run_entry(summary: Mapping[str, Any], finished: datetime.datetime | None = N
     """The run's entry (module docstring) from its summary; ``finished`` defaults to now (UTC)."""
     when = (finished or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return {
-        "run_id": str(summary["run_id"]), "finished": when, "exitstatus": summary.get("exitstatus"),
+        "run_id": str(summary["run_id"]),
+        "finished": when,
+        "exitstatus": summary.get("exitstatus"),
         "interrupted": bool(summary.get("interrupted")),
         "run_budget_ran_out": bool((summary.get("run_budget") or {}).get("ran_out")),
-        "models": [str(m) for m in summary.get("models", [])], "selected": summary.get("selected"),
-        "not_run": summary.get("not_run"), "headlines": _headline_texts(summary),
+        "models": [str(m) for m in summary.get("models", [])],
+        "selected": summary.get("selected"),
+        "not_run": summary.get("not_run"),
+        "headlines": _headline_texts(summary),
     }
 
 
@@ -123,7 +135,7 @@ def runs_table(entries: Sequence[Mapping[str, Any]], href_prefix: str) -> str:
         rows.append(
             f'<tr><td><a href="{_e(href_prefix + run)}/index.html">{_e(run)}</a></td><td>{_e(str(e.get("finished") or "")[:19].replace("T", " "))}</td>'
             f'<td>{_e(", ".join(e.get("models") or []))}</td><td><ul class="ids">{heads}</ul></td>'
-            f'<td>{_e(e.get("selected", ""))} / {_e(e.get("not_run", ""))}</td><td>{_e(_status(e))}</td></tr>'
+            f"<td>{_e(e.get('selected', ''))} / {_e(e.get('not_run', ''))}</td><td>{_e(_status(e))}</td></tr>"
         )
     head = "<tr><th>run</th><th>finished (UTC)</th><th>models</th><th>headlines</th><th>selected / not run</th><th>status</th></tr>"
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
@@ -136,16 +148,20 @@ def earlier_runs_section(reports_dir: Path, run_id: str, shown: int = EARLIER_SH
     if not others:
         return ""
     more = f" ({len(others) - shown} more there)" if len(others) > shown else ""
-    return (f'<section id="runs"><h2>Earlier runs</h2><p class="note">Every run of this reports folder: '
-            f'<a href="../{INDEX_NAME}">the runs page</a>{_e(more)}.</p>{runs_table(others[:shown], "../")}</section>')
+    return (
+        f'<section id="runs"><h2>Earlier runs</h2><p class="note">Every run of this reports folder: '
+        f'<a href="../{INDEX_NAME}">the runs page</a>{_e(more)}.</p>{runs_table(others[:shown], "../")}</section>'
+    )
 
 
 def runs_document(entries: Sequence[Mapping[str, Any]]) -> str:
     """The reports folder's page: every run, newest first."""
     from pytest_mobilebench.report.page import render_document
 
-    body = (f"<h1>mobilebench runs</h1><p>{len(entries)} run(s) in this folder, newest first; each run's page has its "
-            "items and plots.</p>" + runs_table(entries, ""))
+    body = (
+        f"<h1>mobilebench runs</h1><p>{len(entries)} run(s) in this folder, newest first; each run's page has its "
+        "items and plots.</p>" + runs_table(entries, "")
+    )
     return render_document("mobilebench runs", body)
 
 

@@ -165,8 +165,10 @@ def reports_space_problem(reports_dir: Path, *, need_bytes: int = _START_BYTES) 
     except OSError as exc:
         if not is_disk_full(exc):
             raise
-        return (f"the reports disk is full: {reports_dir} cannot take {need_bytes // 1024} KiB; nothing was run. "
-                "Free space (or name another --mb-reports-dir) and re-run: finished results are cached")
+        return (
+            f"the reports disk is full: {reports_dir} cannot take {need_bytes // 1024} KiB; nothing was run. "
+            "Free space (or name another --mb-reports-dir) and re-run: finished results are cached"
+        )
     finally:
         probe.unlink(missing_ok=True)
     return None

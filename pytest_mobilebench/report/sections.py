@@ -62,12 +62,18 @@ def _boot_cell(pair: Mapping[str, Any]) -> str:
 
 def _pair_row(pair: Mapping[str, Any], anchor: str) -> str:
     cells = [
-        ("a", _e(pair["a"])), ("b_model", _e(pair["b"])), ("instances", _e(pair["instances"])),
-        ("resolved_a", _e(pair["resolved_a"])), ("resolved_b", _e(pair["resolved_b"])),
-        ("both_resolved", _e(pair["both_resolved"])), ("neither_resolved", _e(pair["neither_resolved"])),
-        ("b", _e(len(pair["only_a"]))), ("c", _e(len(pair["only_b"]))),
+        ("a", _e(pair["a"])),
+        ("b_model", _e(pair["b"])),
+        ("instances", _e(pair["instances"])),
+        ("resolved_a", _e(pair["resolved_a"])),
+        ("resolved_b", _e(pair["resolved_b"])),
+        ("both_resolved", _e(pair["both_resolved"])),
+        ("neither_resolved", _e(pair["neither_resolved"])),
+        ("b", _e(len(pair["only_a"]))),
+        ("c", _e(len(pair["only_b"]))),
         ("mcnemar_p", "-" if pair["mcnemar_p"] is None else _e(format_p(pair["mcnemar_p"]))),
-        ("paired_bootstrap", _e(_boot_cell(pair))), ("excluded_infra", _e(len(pair["excluded_infra"]))),
+        ("paired_bootstrap", _e(_boot_cell(pair))),
+        ("excluded_infra", _e(len(pair["excluded_infra"]))),
     ]
     cells = [(k, "-" if v == "None" else v) for k, v in cells]  # repeated trials: no single-trial counts
     body = "".join(f'<td data-figure="{k}">{v}</td>' for k, v in cells)
@@ -79,23 +85,31 @@ def _disagreements(pair: Mapping[str, Any], anchor: str, row_href: RowHref | Non
 
     def both_rows(iid: str) -> str:
         links = [_id_link(iid, m, row_href, label) for m, label in ((a, "A"), (b, "B"))] if row_href else []
-        return _e(iid) + (f' <small>({" | ".join(links)})</small>' if links else "")
+        return _e(iid) + (f" <small>({' | '.join(links)})</small>" if links else "")
 
     parts = [f'<div class="disagreements" id="{_e(anchor)}"><h4>A = {_e(a)} vs B = {_e(b)}</h4>']
     trials = pair.get("mcnemar_p") is None
-    for label, ids in ((f"{'A ahead (higher pass fraction)' if trials else 'resolved by A only'} (b = {len(pair['only_a'])})", pair["only_a"]),
-                       (f"{'B ahead (higher pass fraction)' if trials else 'resolved by B only'} (c = {len(pair['only_b'])})", pair["only_b"]),
-                       (f"left out, infrastructure error of A or B ({len(pair['excluded_infra'])})",
-                        pair["excluded_infra"])):
+    for label, ids in (
+        (
+            f"{'A ahead (higher pass fraction)' if trials else 'resolved by A only'} (b = {len(pair['only_a'])})",
+            pair["only_a"],
+        ),
+        (
+            f"{'B ahead (higher pass fraction)' if trials else 'resolved by B only'} (c = {len(pair['only_b'])})",
+            pair["only_b"],
+        ),
+        (f"left out, infrastructure error of A or B ({len(pair['excluded_infra'])})", pair["excluded_infra"]),
+    ):
         if ids:
-            parts.append(f"<p>{_e(label)}:</p><ul class=\"ids\">{_capped(list(ids), LIST_CAP, both_rows, more)}</ul>")
+            parts.append(f'<p>{_e(label)}:</p><ul class="ids">{_capped(list(ids), LIST_CAP, both_rows, more)}</ul>')
     if len(parts) == 1:
         parts.append("<p>The two models agree on every instance both evaluated.</p>")
     return "".join(parts) + "</div>"
 
 
-def comparison_section(report: Mapping[str, Any], *, anchor: str, row_href: RowHref | None = None,
-                       more: str = "") -> str:
+def comparison_section(
+    report: Mapping[str, Any], *, anchor: str, row_href: RowHref | None = None, more: str = ""
+) -> str:
     """The "Model comparison" section of :func:`pytest_mobilebench.compare.compare`'s result.
 
     Args:
@@ -110,21 +124,27 @@ def comparison_section(report: Mapping[str, Any], *, anchor: str, row_href: RowH
         ``data-figure``: ``b`` and ``c`` are the discordant counts) and, per pair, the disagreeing instances.
     """
     pairs = list(report.get("pairs") or [])
-    head = ("<tr><th>A</th><th>B</th><th>both evaluated</th><th>resolved by A</th><th>resolved by B</th>"
-            "<th>both</th><th>neither</th><th>b: A only</th><th>c: B only</th><th>exact McNemar p</th>"
-            "<th>pass@1 A - B [95% CI]</th><th>left out (infra)</th><th></th></tr>")
+    head = (
+        "<tr><th>A</th><th>B</th><th>both evaluated</th><th>resolved by A</th><th>resolved by B</th>"
+        "<th>both</th><th>neither</th><th>b: A only</th><th>c: B only</th><th>exact McNemar p</th>"
+        "<th>pass@1 A - B [95% CI]</th><th>left out (infra)</th><th></th></tr>"
+    )
     rows = "".join(_pair_row(p, f"{anchor}-{n}") for n, p in enumerate(pairs))
     details = "".join(_disagreements(p, f"{anchor}-{n}", row_href, more) for n, p in enumerate(pairs))
-    note = ("Resolved = the item's verdict is a pass. "
-            "Paired, on the instances both models evaluated: an infrastructure error leaves the instance out "
-            "of the pair, a missing prediction counts as unresolved. b and c are the discordant counts; the "
-            "two-sided exact McNemar p = min(1, 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c)). The last figure is "
-            "the paired bootstrap of the difference of pass@1 (instances drawn once for both models, then each "
-            "one's trials); with repeated trials it is the test, McNemar (single trials only) is '-', and b / c "
-            "count the instances where A / B has the higher pass fraction.")
-    return (f'<section class="comparison" id="{_e(anchor)}"><h3>Model comparison</h3>'
-            f'<p class="note">{_e(note)}</p><table class="comparison"><thead>{head}</thead><tbody>{rows}</tbody>'
-            f"</table>{details}</section>")
+    note = (
+        "Resolved = the item's verdict is a pass. "
+        "Paired, on the instances both models evaluated: an infrastructure error leaves the instance out "
+        "of the pair, a missing prediction counts as unresolved. b and c are the discordant counts; the "
+        "two-sided exact McNemar p = min(1, 2 * sum_{i<=min(b,c)} C(b+c, i) / 2^(b+c)). The last figure is "
+        "the paired bootstrap of the difference of pass@1 (instances drawn once for both models, then each "
+        "one's trials); with repeated trials it is the test, McNemar (single trials only) is '-', and b / c "
+        "count the instances where A / B has the higher pass fraction."
+    )
+    return (
+        f'<section class="comparison" id="{_e(anchor)}"><h3>Model comparison</h3>'
+        f'<p class="note">{_e(note)}</p><table class="comparison"><thead>{head}</thead><tbody>{rows}</tbody>'
+        f"</table>{details}</section>"
+    )
 
 
 # --------------------------------------------------------------------------------------------- audit
@@ -144,8 +164,14 @@ def _gold_cell(audit: Mapping[str, Any]) -> str:
         return "n/a"
     runs = f" ({_e(audit['runs'])} runs)" if isinstance(audit.get("runs"), int) else ""
     reasons = [r for r in _list(audit.get("gold_reasons")) if r != "resolved"]
-    return ("yes" + runs) if resolves else (f'<b class="finding">no</b>{runs}'
-                                            + (f"<br><small>{_e(', '.join(map(str, reasons)))}</small>" if reasons else ""))
+    return (
+        ("yes" + runs)
+        if resolves
+        else (
+            f'<b class="finding">no</b>{runs}'
+            + (f"<br><small>{_e(', '.join(map(str, reasons)))}</small>" if reasons else "")
+        )
+    )
 
 
 def _flaky_cell(audit: Mapping[str, Any]) -> str:
@@ -190,11 +216,20 @@ def _verifier_cell(audit: Mapping[str, Any]) -> str:
     if not isinstance(v, Mapping):
         return "not measured"
     leak = v.get("verifier_leak")
-    head = f"leak {float(leak):.3f} ({_e(v.get('survived'))}/{_e(v.get('judged'))} survive)" if isinstance(leak, (int, float)) else "n/a"
+    head = (
+        f"leak {float(leak):.3f} ({_e(v.get('survived'))}/{_e(v.get('judged'))} survive)"
+        if isinstance(leak, (int, float))
+        else "n/a"
+    )
     empty = '<br><b class="finding">the empty patch resolves</b>' if v.get("empty_resolves") else ""
     alive = [m for m in _list(v.get("mutants")) if isinstance(m, Mapping) and m.get("resolves") is True]
-    shown = _ul(alive, lambda m: f"{_e(m.get('id'))} {_e(m.get('kind'))} {_e(m.get('file'))}"
-                + (f":{_e(m.get('line'))} <code>{_e(str(m.get('after') or '').strip())}</code>" if m.get("line") else ""))
+    shown = _ul(
+        alive,
+        lambda m: (
+            f"{_e(m.get('id'))} {_e(m.get('kind'))} {_e(m.get('file'))}"
+            + (f":{_e(m.get('line'))} <code>{_e(str(m.get('after') or '').strip())}</code>" if m.get("line") else "")
+        ),
+    )
     return head + empty + (f'<br><b class="finding">survive</b>{shown}' if alive else "")
 
 
@@ -208,11 +243,15 @@ def _duplicates(table: Mapping[str, Any] | None) -> dict[str, list[str]]:
     return out
 
 
-_OVERVIEW = (("instances", "instances audited"), ("trusted", "trusted (no finding)"),
-             ("gold_not_resolving", "gold does not resolve"), ("flaky_gold_tests", "with flaky gold tests"),
-             ("gold_ids_never_reported", "with gold ids never reported"),
-             ("test_patch_without_test_file", "test patch touching no test file"),
-             ("duplicate_fixes", "duplicate / backport groups"))
+_OVERVIEW = (
+    ("instances", "instances audited"),
+    ("trusted", "trusted (no finding)"),
+    ("gold_not_resolving", "gold does not resolve"),
+    ("flaky_gold_tests", "with flaky gold tests"),
+    ("gold_ids_never_reported", "with gold ids never reported"),
+    ("test_patch_without_test_file", "test patch touching no test file"),
+    ("duplicate_fixes", "duplicate / backport groups"),
+)
 
 
 def _overview(table: Mapping[str, Any] | None) -> str:
@@ -232,8 +271,13 @@ def _overview(table: Mapping[str, Any] | None) -> str:
     return f'<table class="audit-overview">{"".join(cells)}</table>' if cells else ""
 
 
-def audit_section(results: Sequence[Mapping[str, Any]], table: Mapping[str, Any] | None, *, anchor: str,
-                  row_href: RowHref | None = None) -> str:
+def audit_section(
+    results: Sequence[Mapping[str, Any]],
+    table: Mapping[str, Any] | None,
+    *,
+    anchor: str,
+    row_href: RowHref | None = None,
+) -> str:
     """The "Instance audit" section: what ``--mb-audit`` found, per instance.
 
     Args:
@@ -271,14 +315,20 @@ def audit_section(results: Sequence[Mapping[str, Any]], table: Mapping[str, Any]
         ]
         css = "fail" if findings else "pass"
         rows.append(f'<tr class="{css}" data-instance="{_e(iid)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    head = ("<tr><th>instance</th><th>gold resolves</th><th>flaky tests</th><th>gold ids never reported</th>"
-            "<th>test files in the test patch</th><th>same fix as</th><th>gold hunks (test adequacy)</th>"
-            "<th>verifier leak (mutants that still resolve)</th><th>findings</th></tr>")
-    note = ("The gold patch run repeatedly; flaky = state differs between identical runs; a gold hunk is noticed "
-            "when, with that hunk removed from the gold patch, a FAIL_TO_PASS / NONE_TO_PASS test does not pass.")
-    return (f'<section class="audit" id="{_e(anchor)}"><h3>Instance audit</h3><p class="note">{_e(note)}</p>'
-            f'{_overview(table)}<table class="audit"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
-            "</section>")
+    head = (
+        "<tr><th>instance</th><th>gold resolves</th><th>flaky tests</th><th>gold ids never reported</th>"
+        "<th>test files in the test patch</th><th>same fix as</th><th>gold hunks (test adequacy)</th>"
+        "<th>verifier leak (mutants that still resolve)</th><th>findings</th></tr>"
+    )
+    note = (
+        "The gold patch run repeatedly; flaky = state differs between identical runs; a gold hunk is noticed "
+        "when, with that hunk removed from the gold patch, a FAIL_TO_PASS / NONE_TO_PASS test does not pass."
+    )
+    return (
+        f'<section class="audit" id="{_e(anchor)}"><h3>Instance audit</h3><p class="note">{_e(note)}</p>'
+        f'{_overview(table)}<table class="audit"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+        "</section>"
+    )
 
 
 def _ci(block: Mapping[str, Any]) -> str:
@@ -298,11 +348,16 @@ def _pass_1(own: Mapping[str, Any]) -> str:
     wilson = own["pass_1"].get("wilson95")
     beside = "" if not wilson else f"; Wilson {float(wilson[0]):.3f}, {float(wilson[1]):.3f} over pooled trials"
     variance = own.get("variance") or {}
-    shares = ("" if variance.get("share_tasks") is None else
-              f"<br>variance between instances {100 * float(variance['share_tasks']):.0f}%, between trials "
-              f"{100 * float(variance['share_trials']):.0f}%")
-    return (f"{_e(own['tasks'])} instances x {_e(own['trials'])} trials; pass@1 {_ci(own['pass_1'])} "
-            f"(hierarchical bootstrap{_e(beside)}){shares}")
+    shares = (
+        ""
+        if variance.get("share_tasks") is None
+        else f"<br>variance between instances {100 * float(variance['share_tasks']):.0f}%, between trials "
+        f"{100 * float(variance['share_trials']):.0f}%"
+    )
+    return (
+        f"{_e(own['tasks'])} instances x {_e(own['trials'])} trials; pass@1 {_ci(own['pass_1'])} "
+        f"(hierarchical bootstrap{_e(beside)}){shares}"
+    )
 
 
 def trials_section(trials: Mapping[str, Any] | None) -> str:
@@ -314,12 +369,17 @@ def trials_section(trials: Mapping[str, Any] | None) -> str:
     rows = []
     for model, own in sorted(trials.items()):
         if not own.get("tasks"):
-            rows.append(f"<tr><td>{_e(model)}</td><td colspan=\"3\">no eligible trial ({_e(own.get('infra_trials'))} infra)</td></tr>")
+            rows.append(
+                f'<tr><td>{_e(model)}</td><td colspan="3">no eligible trial ({_e(own.get("infra_trials"))} infra)</td></tr>'
+            )
             continue
         ats = [f"pass@{_e(k)} {_ci(v)}" for k, v in (own.get("pass_at_k") or {}).items()]
         hats = "<br>".join(ats + [f"pass^{_e(k)} {_ci(v)}" for k, v in own["pass_hat_k"].items()])
         flips = _capped(own.get("flips") or [], LIST_CAP, _flip)
-        rows.append(f"<tr><td>{_e(model)}</td><td>{_pass_1(own)}</td><td>{hats}</td>"
-                    f"<td><ul class=\"ids\">{flips}</ul></td></tr>")
-    return ('<section class="trials"><h3>Trials</h3><table class="trials"><thead><tr><th>model</th><th>pass@1</th>'
-            f'<th>pass@k, pass^k</th><th>flips</th></tr></thead><tbody>{"".join(rows)}</tbody></table></section>')
+        rows.append(
+            f'<tr><td>{_e(model)}</td><td>{_pass_1(own)}</td><td>{hats}</td><td><ul class="ids">{flips}</ul></td></tr>'
+        )
+    return (
+        '<section class="trials"><h3>Trials</h3><table class="trials"><thead><tr><th>model</th><th>pass@1</th>'
+        f"<th>pass@k, pass^k</th><th>flips</th></tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+    )

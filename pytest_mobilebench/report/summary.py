@@ -118,8 +118,9 @@ def _table(suite: Any, rows: Sequence[Mapping[str, Any]], options: Mapping[str, 
     return table
 
 
-def suite_tables(results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any],
-                 options: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def suite_tables(
+    results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any], options: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """``({suite: summarize(its results)}, {suite: {model: summarize(that model's results)}})``; the
     per-model tables exist only with several models (with one, the suite's table is that model's). A
     ``summarize`` that raises gives ``{"error": "<type>: <message>"}`` in its place."""
@@ -132,13 +133,17 @@ def suite_tables(results: Sequence[Mapping[str, Any]], suites: Mapping[str, Any]
         rows = [r for r in results if str(r.get("suite")) == name]
         tables[name] = _table(suite, rows, options)
         models = sorted({str(r.get("model_name_or_path")) for r in rows})
-        per_model[name] = ({m: _table(suite, [r for r in rows if str(r.get("model_name_or_path")) == m], options)
-                            for m in models} if len(models) > 1 else {m: tables[name] for m in models})
+        per_model[name] = (
+            {m: _table(suite, [r for r in rows if str(r.get("model_name_or_path")) == m], options) for m in models}
+            if len(models) > 1
+            else {m: tables[name] for m in models}
+        )
     return tables, per_model
 
 
-def selected_by_model(collected: Mapping[str, Sequence[str]], models: Sequence[str],
-                      invalid_nodeids: Iterable[str] = ()) -> dict[str, dict[str, int]]:
+def selected_by_model(
+    collected: Mapping[str, Sequence[str]], models: Sequence[str], invalid_nodeids: Iterable[str] = ()
+) -> dict[str, dict[str, int]]:
     """``{suite: {model: items selected}}`` from the collected ``{nodeid: (suite, instance_id)}``.
 
     With one model every item is that model's; with several, an item's node id ends with ``[<model>]``
@@ -164,8 +169,12 @@ def _model_of(nodeid: str, models: Sequence[str]) -> str | None:
     return next((m for m in sorted(models, key=len, reverse=True) if nodeid.endswith(f"[{m}]")), None)
 
 
-def unfinished_instances(collected: Mapping[str, Sequence[str]], models: Sequence[str],
-                         results: Iterable[Mapping[str, Any]], invalid_nodeids: Iterable[str] = ()) -> set[str]:
+def unfinished_instances(
+    collected: Mapping[str, Sequence[str]],
+    models: Sequence[str],
+    results: Iterable[Mapping[str, Any]],
+    invalid_nodeids: Iterable[str] = (),
+) -> set[str]:
     """Instance ids of which a selected item of some model has no result (issue 35, item 8): with several
     models an instance one model finished and another did not is still not run. A result is matched on
     ``(instance_id, model_name_or_path)``; with one model or none this adds nothing to the instance match."""
@@ -173,13 +182,18 @@ def unfinished_instances(collected: Mapping[str, Sequence[str]], models: Sequenc
         return set()
     done = {(str(r.get("instance_id")), str(r.get("model_name_or_path"))) for r in results}
     skip = set(invalid_nodeids)
-    return {str(iid) for nodeid, (_suite, iid) in collected.items()
-            if nodeid not in skip and (model := _model_of(nodeid, models)) is not None and (str(iid), model) not in done}
+    return {
+        str(iid)
+        for nodeid, (_suite, iid) in collected.items()
+        if nodeid not in skip and (model := _model_of(nodeid, models)) is not None and (str(iid), model) not in done
+    }
 
 
 def _instances(results: Sequence[Mapping[str, Any]], one_model: bool) -> dict[str, Any]:
     instances: dict[str, Any] = {}
-    for r in sorted(results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")), r.get("trial") or 0)):
+    for r in sorted(
+        results, key=lambda r: (str(r.get("instance_id")), str(r.get("model_name_or_path")), r.get("trial") or 0)
+    ):
         key = str(r.get("instance_id")) if one_model else f"{r.get('instance_id')}@{r.get('model_name_or_path')}"
         key += f"[t{r['trial']}]" if isinstance(r.get("trial"), int) else ""  # one of K trials (--mb-trials)
         entry = {k: v for k, v in r.items() if k not in ("properties",)}
@@ -225,14 +239,24 @@ def build_summary(
     """
     if invalid is None:
         invalid = {"unknown": len(manifest_errors)} if manifest_errors else {}
-    blocks = headlines(results, selected=selected, invalid=invalid, tables=suite_tables,
-                       selected_by_model=selected_models, model_tables=model_tables, declared=declared)
-    models = sorted({str(r.get("model_name_or_path")) for r in results}  # with the selected ones: an interrupted
-                    | {str(m) for per in (selected_models or {}).values() for m in per})  # run names its models
+    blocks = headlines(
+        results,
+        selected=selected,
+        invalid=invalid,
+        tables=suite_tables,
+        selected_by_model=selected_models,
+        model_tables=model_tables,
+        declared=declared,
+    )
+    models = sorted(
+        {str(r.get("model_name_or_path")) for r in results}  # with the selected ones: an interrupted
+        | {str(m) for per in (selected_models or {}).values() for m in per}
+    )  # run names its models
     by_model = {model: headline([r for r in results if str(r.get("model_name_or_path")) == model]) for model in models}
     for model, row in by_model.items():
-        row |= outcome_ids([r for r in results if str(r.get("model_name_or_path")) == model],
-                           (not_run_ids or {}).get(model, ()))
+        row |= outcome_ids(
+            [r for r in results if str(r.get("model_name_or_path")) == model], (not_run_ids or {}).get(model, ())
+        )
         row["headlines"] = {name: b["models"][model]["headline"] for name, b in blocks.items() if model in b["models"]}
     pooled = headline(results)
     n_selected = sum(b["selected"] for b in blocks.values())
@@ -275,16 +299,26 @@ def one_item_per_invalid_instance(
         if tuple(key) in seen:
             extra.add(nodeid)
         seen.add(tuple(key))  # type: ignore[arg-type]
-    return ({n: v for n, v in collected.items() if n not in extra}, {n: v for n, v in invalid.items() if n not in extra})
+    return (
+        {n: v for n, v in collected.items() if n not in extra},
+        {n: v for n, v in invalid.items() if n not in extra},
+    )
 
 
 def dropped_entries(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``{"cache_dropped": int, "cache_dropped_entries": [{"instance_id", "model", "file", "why"}]}``: the results
     whose cache entry was not their item's result (their ``cache_dropped``: ``{"file", "why"}``, from
     :func:`pytest_mobilebench.cache.read_cached`) and were evaluated again."""
-    entries = [{"instance_id": str(r.get("instance_id")), "model": str(r.get("model_name_or_path")),
-                "file": str(r["cache_dropped"].get("file")), "why": str(r["cache_dropped"].get("why"))}
-               for r in results if isinstance(r.get("cache_dropped"), Mapping)]
+    entries = [
+        {
+            "instance_id": str(r.get("instance_id")),
+            "model": str(r.get("model_name_or_path")),
+            "file": str(r["cache_dropped"].get("file")),
+            "why": str(r["cache_dropped"].get("why")),
+        }
+        for r in results
+        if isinstance(r.get("cache_dropped"), Mapping)
+    ]
     return {"cache_dropped": len(entries), "cache_dropped_entries": entries}
 
 
@@ -326,7 +360,9 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
         model_tables=model_tables,
         declared=_declared(state.suites),
         not_run_ids=not_run_by_model(collected, models, state.results, invalid_nodes),
-    ) | {"not_run_instances": [iid for iid in not_run if iid not in invalid_ids]}  # an invalid one did run: it is invalid
+    ) | {
+        "not_run_instances": [iid for iid in not_run if iid not in invalid_ids]
+    }  # an invalid one did run: it is invalid
 
 
 def _declared(suites: Any) -> dict[str, Headline]:
@@ -343,13 +379,17 @@ def model_report(summary: Mapping[str, Any], model: str) -> dict[str, Any]:
     pooled figures left out)."""
     from pytest_mobilebench.report.trials import suite_trials
 
-    entries = {str(e.get("instance_id")) + (f"[t{e['trial']}]" if isinstance(e.get("trial"), int) else ""): e
-               for e in summary.get("instances", {}).values() if str(e.get("model_name_or_path")) == model}
+    entries = {
+        str(e.get("instance_id")) + (f"[t{e['trial']}]" if isinstance(e.get("trial"), int) else ""): e
+        for e in summary.get("instances", {}).values()
+        if str(e.get("model_name_or_path")) == model
+    }
     report = {
         "run_id": summary["run_id"],
         "model": model,
-        "headlines": {name: b["models"][model] for name, b in summary.get("headlines", {}).items()
-                      if model in b.get("models", {})},
+        "headlines": {
+            name: b["models"][model] for name, b in summary.get("headlines", {}).items() if model in b.get("models", {})
+        },
     }
     totals = summary.get("by_model", {}).get(model, {})
     ids = (*ID_LISTS, "ids_by_reason")

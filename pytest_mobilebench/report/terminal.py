@@ -35,7 +35,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 def printable(text: object, limit: int = 300) -> str:
     """``text`` with every control character shown as ``\\xNN`` and cut to ``limit`` characters."""
-    flat = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", str(text))
+    flat = _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", str(text)
+    )
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
@@ -78,23 +80,33 @@ def figure_text(block: Mapping[str, Any]) -> str:
 def _figure_lines(block: Mapping[str, Any], indent: str) -> list[str]:
     """The full figures of a block, below its headline line."""
     own = block["headline"]
-    lines = [indent + "selected {selected} | evaluated {evaluated} | invalid {invalid} | missing predictions "
-             "{missing_predictions} | infra errors {infra_errors} | cached {cached} | not run {not_run}".format(**block)]
+    lines = [
+        indent
+        + "selected {selected} | evaluated {evaluated} | invalid {invalid} | missing predictions "
+        "{missing_predictions} | infra errors {infra_errors} | cached {cached} | not run {not_run}".format(**block)
+    ]
     if block.get("environment_unavailable"):  # dependencies this machine cannot fetch: neither infra nor the model's
         lines[0] += f" | environment unavailable {block['environment_unavailable']}"
     lines.extend(f"{indent}{printable(extra['label'])} {fmt_rate(extra)}" for extra in own.get("secondary", []))
-    same = (own.get("numerator"), own.get("denominator")) == (block["over_eligible"]["numerator"], block["over_eligible"]["denominator"])
+    same = (own.get("numerator"), own.get("denominator")) == (
+        block["over_eligible"]["numerator"],
+        block["over_eligible"]["denominator"],
+    )
     if own.get("source") != "generic" and not same:
         lines.append(f"{indent}passed {fmt_rate(block['over_eligible'])} over eligible (evaluated minus infra errors)")
-    lines.append(f"{indent}passed {fmt_rate(block['over_all'])} over all selected (invalid, infra, not run count as failures)")
+    lines.append(
+        f"{indent}passed {fmt_rate(block['over_all'])} over all selected (invalid, infra, not run count as failures)"
+    )
     if block["by_reason"]:
         lines.append(f"{indent}reasons: " + ", ".join(f"{printable(k)} {v}" for k, v in block["by_reason"].items()))
     kinds = block.get("by_infra_kind") or {}
     if kinds:
         lines.append(f"{indent}infra kinds: " + ", ".join(f"{printable(k)} {v}" for k, v in kinds.items()))
     if kinds.get(InfraKind.DAEMON_UNREACHABLE.value):
-        lines.append(f"{indent}no Docker host could run {kinds[InfraKind.DAEMON_UNREACHABLE.value]} item(s): "
-                     "start the daemon(s) or fix --mb-docker-hosts, then re-run (they are retried)")
+        lines.append(
+            f"{indent}no Docker host could run {kinds[InfraKind.DAEMON_UNREACHABLE.value]} item(s): "
+            "start the daemon(s) or fix --mb-docker-hosts, then re-run (they are retried)"
+        )
     return lines
 
 
@@ -130,14 +142,18 @@ def trial_lines(summary: Mapping[str, Any]) -> list[str]:
                 continue
             p1, k = own["pass_1"], str(own["trials"])
             ci, wilson = p1["ci95"], p1.get("wilson95") or [0.0, 1.0]
-            lines.append(f"{who}: {own['tasks']} x {k}: pass@1 {p1['value']:.3f} [95% CI {ci[0]:.3f}, {ci[1]:.3f}; "
-                         f"Wilson {wilson[0]:.3f}, {wilson[1]:.3f}]")
+            lines.append(
+                f"{who}: {own['tasks']} x {k}: pass@1 {p1['value']:.3f} [95% CI {ci[0]:.3f}, {ci[1]:.3f}; "
+                f"Wilson {wilson[0]:.3f}, {wilson[1]:.3f}]"
+            )
             variance = own.get("variance") or {}
             at_k = (own.get("pass_at_k") or {}).get(k, {}).get("value")
-            lines.append(f"  pass@{k} {'n/a' if at_k is None else f'{at_k:.3f}'} | pass^{k} "
-                         f"{own['pass_hat_k'][k]['value']:.3f} | variance: instances {_share(variance.get('share_tasks'))}"
-                         f", trials {_share(variance.get('share_trials'))} | flips {len(own.get('flips') or [])}"
-                         f"/{own['tasks']}")
+            lines.append(
+                f"  pass@{k} {'n/a' if at_k is None else f'{at_k:.3f}'} | pass^{k} "
+                f"{own['pass_hat_k'][k]['value']:.3f} | variance: instances {_share(variance.get('share_tasks'))}"
+                f", trials {_share(variance.get('share_trials'))} | flips {len(own.get('flips') or [])}"
+                f"/{own['tasks']}"
+            )
     return lines
 
 
@@ -148,10 +164,16 @@ def regrade_lines(summary: Mapping[str, Any], cap: int = 10) -> list[str]:
     if not isinstance(info, Mapping):
         return []
     not_used = list(info.get("not_used") or [])
-    lines = [(f"re-grade of {printable(info.get('from'))}: re-graded {info.get('regraded', 0)}, kept as they were "
-              f"{info.get('kept', 0)}, not used {len(not_used)}")]
-    lines += [f"  not used: {printable(n.get('instance_id'))} [{printable(n.get('model'))}]: {printable(n.get('why'))}"
-              for n in not_used[:cap]]
+    lines = [
+        (
+            f"re-grade of {printable(info.get('from'))}: re-graded {info.get('regraded', 0)}, kept as they were "
+            f"{info.get('kept', 0)}, not used {len(not_used)}"
+        )
+    ]
+    lines += [
+        f"  not used: {printable(n.get('instance_id'))} [{printable(n.get('model'))}]: {printable(n.get('why'))}"
+        for n in not_used[:cap]
+    ]
     if len(not_used) > cap:
         lines.append(f"  ... and {len(not_used) - cap} more (summary.json: regrade.not_used)")
     no_evidence = sum(int(b.get("not_run", 0)) for b in summary.get("headlines", {}).values())
@@ -170,8 +192,10 @@ def cache_lines(summary: Mapping[str, Any], cap: int = 10) -> list[str]:
         return []
     entries = "1 entry" if len(dropped) == 1 else f"{len(dropped)} entries"
     lines = [f"result cache: {entries} not the result of its item: removed, evaluated again"]
-    lines += [f"  {printable(d.get('instance_id'))} [{printable(d.get('model'))}]: {printable(d.get('why'))}"
-              for d in dropped[:cap]]
+    lines += [
+        f"  {printable(d.get('instance_id'))} [{printable(d.get('model'))}]: {printable(d.get('why'))}"
+        for d in dropped[:cap]
+    ]
     if len(dropped) > cap:
         lines.append(f"  ... and {len(dropped) - cap} more (summary.json: cache_dropped_entries)")
     return lines
@@ -202,23 +226,31 @@ def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_p
     if budget.get("ran_out"):
         from pytest_mobilebench.run_budget import fmt_duration
 
-        lines.append(f"the run budget ({fmt_duration(float(budget['seconds']))}) ran out: {budget['not_started']} item(s) not "
-                     "started, counted in 'not run'; exit status 2 (re-run to resume: finished items come from the cache)")
+        lines.append(
+            f"the run budget ({fmt_duration(float(budget['seconds']))}) ran out: {budget['not_started']} item(s) not "
+            "started, counted in 'not run'; exit status 2 (re-run to resume: finished items come from the cache)"
+        )
     if summary.get("invalid_instances"):
         lines.append(f"invalid instances: {summary['invalid_instances']} (the run fails until they are fixed)")
         lines.extend(f"  {printable(e)}" for e in summary.get("manifest_errors", [])[:10])
     unmatched = summary.get("unmatched_predictions") or []
     if unmatched:
         hints = summary.get("unmatched_suggestions", {})
-        shown = [printable(i) + (f" (did you mean {printable(hints[i])!r}?)" if i in hints else "") for i in unmatched[:10]]
+        shown = [
+            printable(i) + (f" (did you mean {printable(hints[i])!r}?)" if i in hints else "") for i in unmatched[:10]
+        ]
         more = len(unmatched) - 10
-        lines.append("predictions matching no selected instance: " + ", ".join(shown) + (f" (+{more} more)" if more > 0 else ""))
+        lines.append(
+            "predictions matching no selected instance: " + ", ".join(shown) + (f" (+{more} more)" if more > 0 else "")
+        )
     lines.extend(f"kept: {printable(note)}" for note in summary.get("kept", []))
     for table in summary.get("suite_tables", {}).values():
         for q in (table.get("quarantined_devices") or []) if isinstance(table, Mapping) else []:
-            lines.append(f"quarantined device {printable(q.get('serial'))}: left by {printable(q.get('instance_id'))} "
-                         f"[{printable(q.get('model_name_or_path'))}] ({printable(q.get('charged_to'))}): "
-                         + printable("; ".join(q.get("remaining") or []), 160))
+            lines.append(
+                f"quarantined device {printable(q.get('serial'))}: left by {printable(q.get('instance_id'))} "
+                f"[{printable(q.get('model_name_or_path'))}] ({printable(q.get('charged_to'))}): "
+                + printable("; ".join(q.get("remaining") or []), 160)
+            )
     if summary_path:
         lines.append(f"summary: {summary_path}")
     if page_path:

@@ -27,8 +27,10 @@ __all__ = ["bootstrap_options", "suite_trials", "trial_headline", "trial_table"]
 def bootstrap_options(options: Mapping[str, Any] | None) -> dict[str, int]:
     """``{"resamples", "seed"}`` from the run's options (``--mb-bootstrap-resamples``, ``--mb-bootstrap-seed``)."""
     options = options or {}
-    return {"resamples": int(options.get("mb_bootstrap_resamples") or DEFAULT_RESAMPLES),
-            "seed": int(options.get("mb_bootstrap_seed") or 0)}
+    return {
+        "resamples": int(options.get("mb_bootstrap_resamples") or DEFAULT_RESAMPLES),
+        "seed": int(options.get("mb_bootstrap_seed") or 0),
+    }
 
 
 def _outcomes(rows: Sequence[Mapping[str, Any]]) -> tuple[dict[str, list[bool]], dict[str, dict[str, str]], int]:
@@ -47,8 +49,9 @@ def _outcomes(rows: Sequence[Mapping[str, Any]]) -> tuple[dict[str, list[bool]],
     return outcomes, verdicts, infra
 
 
-def trial_table(results: Sequence[Mapping[str, Any]], *, resamples: int = DEFAULT_RESAMPLES,
-                seed: int = 0) -> dict[str, Any] | None:
+def trial_table(
+    results: Sequence[Mapping[str, Any]], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> dict[str, Any] | None:
     """``{model: {**trial_summary, "resolved_trials", "eligible_trials", "infra_trials", "flips": [{"instance_id",
     "passes", "trials", "verdicts": {"t<k>": reason}}]}}`` over the results that carry ``trial``; None when none
     does. A model whose every trial was infrastructure gets ``{"tasks": 0, "infra_trials", "flips": [],
@@ -64,8 +67,13 @@ def trial_table(results: Sequence[Mapping[str, Any]], *, resamples: int = DEFAUL
             continue
         summary = trial_summary(outcomes, resamples=resamples, seed=seed)
         flips = [{**f, "verdicts": verdicts[f["instance_id"]]} for f in summary["flips"]]
-        table[model] = {**summary, "resolved_trials": summary["pass_1"]["passes"],
-                        "eligible_trials": summary["pass_1"]["trials"], "infra_trials": infra, "flips": flips}
+        table[model] = {
+            **summary,
+            "resolved_trials": summary["pass_1"]["passes"],
+            "eligible_trials": summary["pass_1"]["trials"],
+            "infra_trials": infra,
+            "flips": flips,
+        }
     return table
 
 
@@ -79,18 +87,36 @@ def trial_headline(own: Mapping[str, Any]) -> dict[str, Any] | None:
     k, tasks = int(own["trials"]), int(own["tasks"])
     hat = own["pass_hat_k"][str(k)]
     flipped = len(own["flips"])
-    note = (f"mean over {tasks} instance(s) of each one's resolved fraction over its trials (hierarchical bootstrap "
-            f"95% CI: instances, then trials); pass@k, pass^k for k=1..{k}, Wilson's interval, the variance shares "
-            "and the flips are in the suite table 'trials'")
+    note = (
+        f"mean over {tasks} instance(s) of each one's resolved fraction over its trials (hierarchical bootstrap "
+        f"95% CI: instances, then trials); pass@k, pass^k for k=1..{k}, Wilson's interval, the variance shares "
+        "and the flips are in the suite table 'trials'"
+    )
     if own.get("infra_trials"):
         note += f"; infrastructure left {own['infra_trials']} trial(s) out"
     return {
-        "label": f"pass@1 over {k} trials", "numerator": own["resolved_trials"], "denominator": own["eligible_trials"],
-        "value": own["pass_1"]["value"], "ci95": own["pass_1"]["ci95"], "note": note,
-        "pass_hat_k": {"label": f"pass^{k}", "key": f"pass_hat_{k}", "numerator": own["all_pass"]["passed"],
-                       "denominator": tasks, "value": hat["value"], "ci95": own["all_pass"]["ci95"]},
-        "flipped": {"label": "instances whose trials disagree", "key": "flips", "numerator": flipped,
-                    "denominator": tasks, "value": round(flipped / tasks, 6), "ci95": own["flaky"]["ci95"]},
+        "label": f"pass@1 over {k} trials",
+        "numerator": own["resolved_trials"],
+        "denominator": own["eligible_trials"],
+        "value": own["pass_1"]["value"],
+        "ci95": own["pass_1"]["ci95"],
+        "note": note,
+        "pass_hat_k": {
+            "label": f"pass^{k}",
+            "key": f"pass_hat_{k}",
+            "numerator": own["all_pass"]["passed"],
+            "denominator": tasks,
+            "value": hat["value"],
+            "ci95": own["all_pass"]["ci95"],
+        },
+        "flipped": {
+            "label": "instances whose trials disagree",
+            "key": "flips",
+            "numerator": flipped,
+            "denominator": tasks,
+            "value": round(flipped / tasks, 6),
+            "ci95": own["flaky"]["ci95"],
+        },
     }
 
 
@@ -105,8 +131,11 @@ def suite_trials(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if isinstance(own, Mapping) and "error" not in own and own:
             out[suite] = dict(own)
             continue
-        per_model = {m: t["trials"] for m, t in (table.get("by_model") or {}).items()
-                     if isinstance(t, Mapping) and isinstance(t.get("trials"), Mapping)}
+        per_model = {
+            m: t["trials"]
+            for m, t in (table.get("by_model") or {}).items()
+            if isinstance(t, Mapping) and isinstance(t.get("trials"), Mapping)
+        }
         if per_model:
             out[suite] = per_model
     return out

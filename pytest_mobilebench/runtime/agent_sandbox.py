@@ -49,7 +49,13 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.egress import ModelForwarder
 
 __all__ = [
-    "LABEL_ROLE", "MAX_PATCH_BYTES", "RELAY_PORT", "AgentSandbox", "AgentSandboxRuntime", "TakenPatch", "open_sandbox",
+    "LABEL_ROLE",
+    "MAX_PATCH_BYTES",
+    "RELAY_PORT",
+    "AgentSandbox",
+    "AgentSandboxRuntime",
+    "TakenPatch",
+    "open_sandbox",
 ]
 
 #: label of sandbox containers: ``agent`` (the work tree) or ``relay`` (its only network peer)
@@ -141,8 +147,9 @@ class TakenPatch:
 class AgentSandboxRuntime(Protocol):
     """A runtime that can host agents (the Docker runtime; a provider's runtime may implement it too)."""
 
-    def agent_sandbox(self, spec: WorkspaceSpec, *, log_dir: Path | None = None,
-                      forwarder: ModelForwarder | None = None) -> AgentSandbox:
+    def agent_sandbox(
+        self, spec: WorkspaceSpec, *, log_dir: Path | None = None, forwarder: ModelForwarder | None = None
+    ) -> AgentSandbox:
         """A started sandbox of ``spec`` (offline; routed to ``forwarder`` only, when given).
 
         Raises:
@@ -162,7 +169,9 @@ class AgentSandbox:
 
     workdir: Final[str] = TESTBED
 
-    def __init__(self, workspace: DockerWorkspace, client: Any, *, relay: Any = None, model_url: str | None = None) -> None:
+    def __init__(
+        self, workspace: DockerWorkspace, client: Any, *, relay: Any = None, model_url: str | None = None
+    ) -> None:
         self._ws = workspace
         self._client = client
         self._relay = relay
@@ -170,13 +179,22 @@ class AgentSandbox:
         self.instance_id = workspace.instance_id
         self.container_id = workspace.container_id
         self._git_dir = f"/var/tmp/mb-agent-git-{secrets.token_hex(12)}"
-        code, out, err = workspace.root_exec(["/bin/bash", "-c", (
-            f"set -e; base=$(git -C {TESTBED} rev-parse --verify {BASE_REF}^{{commit}}); "
-            f"cp -r --preserve=mode,timestamps {TESTBED}/.git {self._git_dir}; chmod 700 {self._git_dir}; "
-            'echo "$base"')])
+        code, out, err = workspace.root_exec(
+            [
+                "/bin/bash",
+                "-c",
+                (
+                    f"set -e; base=$(git -C {TESTBED} rev-parse --verify {BASE_REF}^{{commit}}); "
+                    f"cp -r --preserve=mode,timestamps {TESTBED}/.git {self._git_dir}; chmod 700 {self._git_dir}; "
+                    'echo "$base"'
+                ),
+            ]
+        )
         if code != 0:
-            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot record the sandbox's base tree: "
-                             f"{err.decode(errors='replace')[-2000:]}")
+            raise InfraError(
+                InfraKind.WORKSPACE_ERROR,
+                f"{self.instance_id}: cannot record the sandbox's base tree: {err.decode(errors='replace')[-2000:]}",
+            )
         self.base_commit = out.decode().strip()
 
     def __enter__(self) -> AgentSandbox:
@@ -209,8 +227,9 @@ class AgentSandbox:
             self._ws.stop_leftovers()  # what exhausted the sandbox (a fork bomb's processes) ends with its command
             return RunResult(command=command, exit_code=None, output=f"{exc.log}\n[harness: {note}]", duration_s=0.0)
         timed_out = run.timed_out or run.exit_code in _TIMEOUT_CODES
-        return dataclasses.replace(run, command=command, timed_out=timed_out,
-                                   exit_code=None if run.timed_out else run.exit_code)
+        return dataclasses.replace(
+            run, command=command, timed_out=timed_out, exit_code=None if run.timed_out else run.exit_code
+        )
 
     def put_file(self, name: str, data: bytes) -> str:
         """Write a harness input (the prompt, the problem statement) readable by the agent; returns its path."""
@@ -237,8 +256,10 @@ class AgentSandbox:
             InfraError: only the daemon's failures (``daemon_unreachable``, ``container_died``, ...); git's
                 own failure is :attr:`TakenPatch.error`.
         """
-        git = (f"git --git-dir={self._git_dir} --work-tree={TESTBED} -c core.fsmonitor=false "
-               "-c core.hooksPath=/dev/null -c core.untrackedCache=false")
+        git = (
+            f"git --git-dir={self._git_dir} --work-tree={TESTBED} -c core.fsmonitor=false "
+            "-c core.hooksPath=/dev/null -c core.untrackedCache=false"
+        )
         script = (
             f"cd {TESTBED} && timeout {_TAKE_TIMEOUT_S} {git} add -A >/dev/null 2>{self._git_dir}/mobilebench-take.err "
             f"|| {{ cat {self._git_dir}/mobilebench-take.err >&2; exit {_GIT_FAILED}; }}; set -o pipefail; "
@@ -249,8 +270,13 @@ class AgentSandbox:
         if len(out) > max_bytes:
             return TakenPatch("", self.base_commit, len(out), too_large=True, max_bytes=max_bytes)
         if code != 0:
-            return TakenPatch("", self.base_commit, len(out), error=f"git exited {code} taking the patch: "
-                              f"{err.decode(errors='replace')[-2000:]}", max_bytes=max_bytes)
+            return TakenPatch(
+                "",
+                self.base_commit,
+                len(out),
+                error=f"git exited {code} taking the patch: {err.decode(errors='replace')[-2000:]}",
+                max_bytes=max_bytes,
+            )
         return TakenPatch(out.decode("utf-8", errors="replace"), self.base_commit, len(out), max_bytes=max_bytes)
 
     def close(self) -> None:
@@ -265,8 +291,9 @@ class AgentSandbox:
             self._relay = None
 
 
-def open_sandbox(runtime: DockerRuntime, spec: WorkspaceSpec, *, log_dir: Path | None = None,
-                 forwarder: ModelForwarder | None = None) -> AgentSandbox:
+def open_sandbox(
+    runtime: DockerRuntime, spec: WorkspaceSpec, *, log_dir: Path | None = None, forwarder: ModelForwarder | None = None
+) -> AgentSandbox:
     """Build (or reuse) ``spec``'s instance image and start its sandbox (see the module docstring).
 
     Raises:
@@ -280,12 +307,14 @@ def open_sandbox(runtime: DockerRuntime, spec: WorkspaceSpec, *, log_dir: Path |
         image = runtime.ensure_instance_image(spec, log_dir=log_dir)
     role = {LABEL_ROLE: "agent"}
     if forwarder is None:
-        return AgentSandbox(runtime.start(image, spec.instance_id, network_mode="none", labels=role, cap_add=_READ_ALL),
-                            client)
+        return AgentSandbox(
+            runtime.start(image, spec.instance_id, network_mode="none", labels=role, cap_add=_READ_ALL), client
+        )
     relay = _start_relay(runtime, image.image_id, spec.instance_id, forwarder)
     try:
-        ws = runtime.start(image, spec.instance_id, network_mode=f"container:{relay.id}", labels=role,
-                           cap_add=_READ_ALL)
+        ws = runtime.start(
+            image, spec.instance_id, network_mode=f"container:{relay.id}", labels=role, cap_add=_READ_ALL
+        )
     except BaseException:
         with contextlib.suppress(Exception):
             relay.remove(force=True, v=True)
@@ -313,18 +342,33 @@ def _start_relay(runtime: DockerRuntime, image_id: str, instance_id: str, forwar
 
     client = runtime.client
     if not host_url(client).startswith(("unix:", "http+unix:")):
-        raise InfraError(InfraKind.DOCKER_ERROR, f"{instance_id}: a model route for the agent's program needs the "
-                         f"Docker daemon on this host (its socket is mounted), not {host_url(client)}")
+        raise InfraError(
+            InfraKind.DOCKER_ERROR,
+            f"{instance_id}: a model route for the agent's program needs the "
+            f"Docker daemon on this host (its socket is mounted), not {host_url(client)}",
+        )
     sock = forwarder.socket_path
     ensure_reaper(host_url(client), runtime.owner)
     with docker_errors(client, instance_id, "starting the sandbox's relay"):
         relay = client.containers.run(
-            image_id, ["python3", "-c", _RELAY_SCRIPT, str(RELAY_PORT), f"{_RELAY_MOUNT}/{sock.name}"],
-            detach=True, init=True, user="0:0", network_mode="none", cap_drop=["ALL"],
-            security_opt=["no-new-privileges"], mem_limit="256m", pids_limit=256, working_dir="/",
+            image_id,
+            ["python3", "-c", _RELAY_SCRIPT, str(RELAY_PORT), f"{_RELAY_MOUNT}/{sock.name}"],
+            detach=True,
+            init=True,
+            user="0:0",
+            network_mode="none",
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            mem_limit="256m",
+            pids_limit=256,
+            working_dir="/",
             volumes={str(sock.parent): {"bind": _RELAY_MOUNT, "mode": "rw"}},
-            labels={LABEL_RUN: runtime.run_id, LABEL_INSTANCE: instance_id, LABEL_OWNER: runtime.owner,
-                    LABEL_ROLE: "relay"},
+            labels={
+                LABEL_RUN: runtime.run_id,
+                LABEL_INSTANCE: instance_id,
+                LABEL_OWNER: runtime.owner,
+                LABEL_ROLE: "relay",
+            },
         )
     deadline = time.monotonic() + 60
     while b"relay ready" not in relay.logs():

@@ -41,7 +41,9 @@ class InfraError(RuntimeError):
         try:
             checked = InfraKind(kind)
         except ValueError:
-            raise ValueError(f"InfraError kind {kind!r} is not an InfraKind ({', '.join(k.value for k in InfraKind)})") from None
+            raise ValueError(
+                f"InfraError kind {kind!r} is not an InfraKind ({', '.join(k.value for k in InfraKind)})"
+            ) from None
         super().__init__(f"{checked.value}: {message}")
         self.kind = checked.value
         self.message = message

@@ -174,8 +174,12 @@ def _rootfs_tarball(suite: str, mirror: str, progress: Progress) -> Path:
     record before use (:func:`~pytest_mobilebench.runtime.heal.healed`: a damaged tarball is removed, named,
     and built again once)."""
     tarball = cache_root() / "rootfs" / f"debian-{suite}-minbase.tar"
-    return healed(tarball, lambda: _debootstrap(suite, mirror, tarball, progress), progress,
-                  f"the Debian {suite} root file system")
+    return healed(
+        tarball,
+        lambda: _debootstrap(suite, mirror, tarball, progress),
+        progress,
+        f"the Debian {suite} root file system",
+    )
 
 
 def _debootstrap(suite: str, mirror: str, tarball: Path, progress: Progress) -> Path:

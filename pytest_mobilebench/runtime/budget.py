@@ -32,7 +32,15 @@ from filelock import FileLock
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["ImageBudget", "ImageInfo", "budget_option", "charged_bytes", "parse_size", "plan_evictions", "remove_superseded"]
+__all__ = [
+    "ImageBudget",
+    "ImageInfo",
+    "budget_option",
+    "charged_bytes",
+    "parse_size",
+    "plan_evictions",
+    "remove_superseded",
+]
 
 _UNITS: Final[dict[str, int]] = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -263,14 +271,20 @@ def kept_note(count: int, size: int, own: int, cache_level: str | None, run_id: 
 
     from pytest_mobilebench.runtime.images import LABEL_LEVEL, LABEL_RUN
 
-    remove = (f"docker image rm $(docker images -q --filter label={LABEL_LEVEL} "
-              f"--filter {shlex.quote(f'label={LABEL_RUN}={run_id}')})")
-    return (f"docker: {count} harness images kept on the daemon ({size / 1e9:.2f} GB as `docker images` sums them, a "
-            f"shared layer in each; --mb-cache-level={cache_level or 'env'}), {own} of them built by this run; a later "
-            f"run reuses them; remove this run's with {remove} (or run with --mb-cache-level=none)")
+    remove = (
+        f"docker image rm $(docker images -q --filter label={LABEL_LEVEL} "
+        f"--filter {shlex.quote(f'label={LABEL_RUN}={run_id}')})"
+    )
+    return (
+        f"docker: {count} harness images kept on the daemon ({size / 1e9:.2f} GB as `docker images` sums them, a "
+        f"shared layer in each; --mb-cache-level={cache_level or 'env'}), {own} of them built by this run; a later "
+        f"run reuses them; remove this run's with {remove} (or run with --mb-cache-level=none)"
+    )
 
 
-def remove_superseded(client: Any, spare: Callable[[str], bool] | None = None, *, min_age_s: float = 900.0) -> list[str]:
+def remove_superseded(
+    client: Any, spare: Callable[[str], bool] | None = None, *, min_age_s: float = 900.0
+) -> list[str]:
     """Remove the daemon's dangling mobilebench images (any level, any run): a harness image whose tag a
     later build moved to a new image. No run can reach one again (runs address images by tag), so keeping
     it only costs disk. Images a container still uses, ``spare`` keeps (a lease), or younger than

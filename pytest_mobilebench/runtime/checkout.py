@@ -38,8 +38,17 @@ def shallow_checkout(mirror: Path, commit: str, dest: Path) -> str:
     dest.mkdir(parents=True, exist_ok=True)
     _git(["-c", "init.defaultBranch=main", "init", "-q", str(dest)])
     _git(
-        ["-c", "uploadpack.allowAnySHA1InWant=true", "fetch", "-q", "--depth", "1", "--no-tags",
-         mirror.resolve().as_uri(), sha],
+        [
+            "-c",
+            "uploadpack.allowAnySHA1InWant=true",
+            "fetch",
+            "-q",
+            "--depth",
+            "1",
+            "--no-tags",
+            mirror.resolve().as_uri(),
+            sha,
+        ],
         cwd=dest,
     )
     _git(["-c", "advice.detachedHead=false", "checkout", "-q", "--force", sha], cwd=dest)
@@ -60,7 +69,9 @@ def export_tree(mirror: Path, commit: str, dest: Path) -> str:
     dest.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(["git", "archive", "--format=tar", sha], cwd=mirror, capture_output=True, check=False)
     if proc.returncode != 0:
-        raise InfraError(InfraKind.CLONE_FAILED, f"git archive {sha} failed: {proc.stderr.decode(errors='replace').strip()}")
+        raise InfraError(
+            InfraKind.CLONE_FAILED, f"git archive {sha} failed: {proc.stderr.decode(errors='replace').strip()}"
+        )
     with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as tar:
         tar.extractall(dest, filter="tar")
     return sha

@@ -89,7 +89,8 @@ def require_answer(client: Any, *, timeout_s: float = 10) -> None:
             setattr(client, UNVERSIONED_ATTR, False)
     except Exception as exc:  # noqa: BLE001 - any failure of ping means "no daemon"
         raise InfraError(
-            InfraKind.DAEMON_UNREACHABLE, f"no Docker host could run this item: the daemon at {host_url(client)} does not answer ({exc})"
+            InfraKind.DAEMON_UNREACHABLE,
+            f"no Docker host could run this item: the daemon at {host_url(client)} does not answer ({exc})",
         ) from exc
     finally:
         if api is not None and saved is not None:
@@ -159,8 +160,15 @@ def daemon_clock_offset(client: docker.DockerClient, samples: int = 3) -> float:
         return 0.0
 
 
-def container_events(client: docker.DockerClient, container_id: str, since: float, actions: tuple[str, ...], *,
-                     clock_offset: float = 0.0, started_at: str | None = None) -> set[str]:
+def container_events(
+    client: docker.DockerClient,
+    container_id: str,
+    since: float,
+    actions: tuple[str, ...],
+    *,
+    clock_offset: float = 0.0,
+    started_at: str | None = None,
+) -> set[str]:
     """Which of ``actions`` (``oom``, ``kill``, ``die``, ...) the daemon logged for the container since
     wall-clock ``since`` (this machine's seconds; ``clock_offset``: :func:`daemon_clock_offset`, the window
     is asked in the daemon's time). The query ends now, so it returns at once.
@@ -173,12 +181,18 @@ def container_events(client: docker.DockerClient, container_id: str, since: floa
     now = time.time() + clock_offset + 0.001
     not_before = rfc3339_ns(started_at or "") or 0
     events = client.api.events(
-        since=f"{int(since)}.{int((since % 1) * 1e9):09d}", until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
-        filters={"container": container_id, "event": list(actions)}, decode=True,
+        since=f"{int(since)}.{int((since % 1) * 1e9):09d}",
+        until=f"{int(now)}.{int((now % 1) * 1e9):09d}",
+        filters={"container": container_id, "event": list(actions)},
+        decode=True,
     )
     try:
-        return {str(action) for event in events
-                if (action := event.get("Action") or event.get("status")) in actions and int(event.get("timeNano") or 0) >= not_before}
+        return {
+            str(action)
+            for event in events
+            if (action := event.get("Action") or event.get("status")) in actions
+            and int(event.get("timeNano") or 0) >= not_before
+        }
     finally:
         events.close()
 
@@ -213,7 +227,11 @@ def _build_leftover(entry: Mapping[str, Any]) -> bool:
     """A stopped, unlabelled container older than 10 minutes whose command is one of this harness's
     build steps (left by a builder or daemon that died before step containers were labelled)."""
     old = time.time() - float(entry.get("Created") or 0) > _ORPHAN_AGE_S
-    return entry.get("State") not in ("running", "paused", "restarting") and old and BUILD_STEP_MARK in str(entry.get("Command") or "")
+    return (
+        entry.get("State") not in ("running", "paused", "restarting")
+        and old
+        and BUILD_STEP_MARK in str(entry.get("Command") or "")
+    )
 
 
 def sweep_dead_runs(timeout_s: float = 3) -> list[str]:
@@ -236,7 +254,6 @@ def sweep_dead_runs(timeout_s: float = 3) -> list[str]:
         client.close()
 
 
-
 @contextlib.contextmanager
 def docker_errors(client: docker.DockerClient, instance_id: str, what: str) -> Iterator[None]:
     """Translate what the docker SDK raises into named :class:`InfraError` kinds (issue 7, item 5).
@@ -257,9 +274,14 @@ def docker_errors(client: docker.DockerClient, instance_id: str, what: str) -> I
         if is_disk_full(text):
             raise InfraError(InfraKind.DISK_FULL, f"{instance_id}: {what}: {text}") from exc
         if not answers(client):
-            raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{instance_id}: {what}: the daemon at {host_url(client)} stopped answering ({text})") from exc
+            raise InfraError(
+                InfraKind.DAEMON_UNREACHABLE,
+                f"{instance_id}: {what}: the daemon at {host_url(client)} stopped answering ({text})",
+            ) from exc
         if isinstance(exc, docker.errors.NotFound) or "is not running" in text or "is restarting" in text:
-            raise InfraError(InfraKind.CONTAINER_DIED, f"{instance_id}: {what}: the container is gone ({text})") from exc
+            raise InfraError(
+                InfraKind.CONTAINER_DIED, f"{instance_id}: {what}: the container is gone ({text})"
+            ) from exc
         raise InfraError(InfraKind.DOCKER_ERROR, f"{instance_id}: {what}: {text}") from exc
 
 

@@ -66,10 +66,16 @@ class Deadlines:
         Raises:
             ValueError: a deadline that is not positive (names the option).
         """
-        names = {"install_s": "mb_install_deadline", "install_silence_s": "mb_install_silence",
-                 "build_s": "mb_image_build_deadline", "build_silence_s": "mb_image_build_silence",
-                 "acquire_s": "mb_acquire_deadline", "image_s": "mb_image_deadline",
-                 "create_s": "mb_create_deadline", "grade_s": "mb_grade_deadline"}
+        names = {
+            "install_s": "mb_install_deadline",
+            "install_silence_s": "mb_install_silence",
+            "build_s": "mb_image_build_deadline",
+            "build_silence_s": "mb_image_build_silence",
+            "acquire_s": "mb_acquire_deadline",
+            "image_s": "mb_image_deadline",
+            "create_s": "mb_create_deadline",
+            "grade_s": "mb_grade_deadline",
+        }
         given = {field: float(options[dest]) for field, dest in names.items() if options.get(dest) is not None}
         for field, value in given.items():
             if value <= 0:
@@ -92,14 +98,18 @@ def shared_step(lock_path: Path) -> Iterator[None]:
     with FileLock(str(lock_path)):
         failed = _read_marker(marker)
         if failed is not None and float(failed.get("at", 0)) >= waiting_since:
-            raise InfraError(str(failed.get("kind") or HUNG),
-                             f"{failed.get('message')} (a shared step another instance was running; not run again)")
+            raise InfraError(
+                str(failed.get("kind") or HUNG),
+                f"{failed.get('message')} (a shared step another instance was running; not run again)",
+            )
         try:
             yield
         except InfraError as exc:
             if exc.kind == HUNG:
                 tmp = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
-                tmp.write_text(json.dumps({"kind": exc.kind, "message": exc.message, "at": time.time()}), encoding="utf-8")
+                tmp.write_text(
+                    json.dumps({"kind": exc.kind, "message": exc.message, "at": time.time()}), encoding="utf-8"
+                )
                 os.replace(tmp, marker)
             raise
 
@@ -147,8 +157,9 @@ def watch_output(
         yield str(item)
 
 
-def within(seconds: float, kind: InfraKind, what: str, step: Callable[[], T], *,
-           late: Callable[[T], object] | None = None) -> T:
+def within(
+    seconds: float, kind: InfraKind, what: str, step: Callable[[], T], *, late: Callable[[T], object] | None = None
+) -> T:
     """``step()``'s value when it returns within ``seconds`` (a deadline on the whole operation, however its
     reads trickle), else ``InfraError(kind)`` naming ``what`` and the deadline. ``step`` runs in a thread of its
     own, left to finish in the background after the deadline (a call into a hung daemon cannot be taken back);
@@ -181,8 +192,9 @@ def within(seconds: float, kind: InfraKind, what: str, step: Callable[[], T], *,
         with lock:
             abandoned[0] = done.empty()
         if abandoned[0]:
-            raise InfraError(kind, f"{what}: not done within its {seconds:g} s deadline (the harness's side "
-                             "was late)") from None
+            raise InfraError(
+                kind, f"{what}: not done within its {seconds:g} s deadline (the harness's side was late)"
+            ) from None
         ok, value = done.get_nowait()
     if not ok:
         raise value

@@ -102,7 +102,13 @@ def manifest_files(tree: Path) -> dict[str, bytes]:
                 continue
             if entry.is_dir():
                 if entry.name in _DIRS:
-                    found.update({p.relative_to(tree).as_posix(): p.read_bytes() for p in sorted(entry.rglob("*")) if p.is_file() and not p.is_symlink()})
+                    found.update(
+                        {
+                            p.relative_to(tree).as_posix(): p.read_bytes()
+                            for p in sorted(entry.rglob("*"))
+                            if p.is_file() and not p.is_symlink()
+                        }
+                    )
                 else:
                     stack.append(entry)
             elif entry.name in _NAMES:
@@ -114,7 +120,10 @@ def manifest_files(tree: Path) -> dict[str, bytes]:
 def deps_key(env_image_id: str, install_command: str, files: Mapping[str, bytes]) -> str:
     """The dependency key (sha256 hex; formula in the module docstring)."""
     return content_hash(
-        "deps", env_image_id, install_command, *(f"{p}\0{hashlib.sha256(d).hexdigest()}" for p, d in sorted(files.items()))
+        "deps",
+        env_image_id,
+        install_command,
+        *(f"{p}\0{hashlib.sha256(d).hexdigest()}" for p, d in sorted(files.items())),
     )
 
 
@@ -152,7 +161,9 @@ def ensure_deps(
             if found is None:
                 remembered(memo, builder.progress)  # raises: this run's install of that lockfile failed so
                 log_path = (log_dir or builder.log_dir) / (tag.replace("/", "_").replace(":", "_") + ".build.log")
-                found = _install_and_commit(builder, env, files, install_command, tag, inputs, log_path, deadline_s, silence_s, memo)
+                found = _install_and_commit(
+                    builder, env, files, install_command, tag, inputs, log_path, deadline_s, silence_s, memo
+                )
                 if found is None:
                     return None
                 if builder.hooks is not None:
@@ -250,14 +261,20 @@ def _install_and_commit(
         if code != 0:
             text = log_path.read_text(encoding="utf-8", errors="replace")
             if "no space left on device" in text.lower():
-                raise InfraError(InfraKind.DISK_FULL, f"installing dependencies for {tag}: no space left (log: {log_path})", log=text)
+                raise InfraError(
+                    InfraKind.DISK_FULL, f"installing dependencies for {tag}: no space left (log: {log_path})", log=text
+                )
             failure = failed_install(text, f"installing dependencies for {tag} (exit {code}, log: {log_path})", memo)
             shown = "\n    ".join(failure.lines)
-            builder.progress(f"{tag}: the install needs more than the manifests ({failure.describe()}, exit {code}); "
-                             f"building the classic way; the log says:\n    {shown}")
+            builder.progress(
+                f"{tag}: the install needs more than the manifests ({failure.describe()}, exit {code}); "
+                f"building the classic way; the log says:\n    {shown}"
+            )
             return None
         session = " ".join(f'{k}="{v}"' for k, v in session_labels().items())
-        label = f'LABEL {LABEL_INPUTS}={inputs} {LABEL_LEVEL}=deps {LABEL_RUN}={builder.run_id} {LABEL_OWNER}="" {session}'
+        label = (
+            f'LABEL {LABEL_INPUTS}={inputs} {LABEL_LEVEL}=deps {LABEL_RUN}={builder.run_id} {LABEL_OWNER}="" {session}'
+        )
         changes = ['CMD ["bash"]', f"WORKDIR {TESTBED}", label]
         repository, _, name_tag = tag.rpartition(":")
         return str(api.commit(container, repository=repository, tag=name_tag, changes=changes)["Id"])

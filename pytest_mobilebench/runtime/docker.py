@@ -43,7 +43,14 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
 from pytest_mobilebench.runtime.checkout import export_tree, shallow_checkout
-from pytest_mobilebench.runtime.daemon import connect, daemon_clock_offset, docker_errors, host_url, parse_bytes, sweepable
+from pytest_mobilebench.runtime.daemon import (
+    connect,
+    daemon_clock_offset,
+    docker_errors,
+    host_url,
+    parse_bytes,
+    sweepable,
+)
 from pytest_mobilebench.runtime.deadlines import Deadlines, within
 from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.removals import drain
@@ -101,7 +108,6 @@ def default_node_packages(recipe: EnvRecipeLike) -> Mapping[str, str]:
     """npm tarballs the host packs into the env build context: the recipe's own ``context_packages``
     (``{context file name: "npmpkg@version"}``; empty for a recipe that needs none)."""
     return dict(recipe.context_packages)
-
 
 
 @final
@@ -227,8 +233,9 @@ class DockerRuntime:
         """This process's owner label (``mobilebench.owner`` of its containers)."""
         return self._owner
 
-    def agent_sandbox(self, spec: WorkspaceSpec, *, log_dir: Path | None = None,
-                      forwarder: ModelForwarder | None = None) -> AgentSandbox:
+    def agent_sandbox(
+        self, spec: WorkspaceSpec, *, log_dir: Path | None = None, forwarder: ModelForwarder | None = None
+    ) -> AgentSandbox:
         """An agent's sandbox of ``spec`` (:func:`pytest_mobilebench.runtime.agent_sandbox.open_sandbox`)."""
         from pytest_mobilebench.runtime.agent_sandbox import open_sandbox
 
@@ -238,7 +245,9 @@ class DockerRuntime:
     def leases(self) -> Leases:
         """This run's leases on the daemon's layers (:mod:`pytest_mobilebench.runtime.leases`)."""
         if self._leases is None:
-            self._leases = Leases(cache_root() / "image-leases" / host_key(host_url(self.client)), self.run_id, self._owner)
+            self._leases = Leases(
+                cache_root() / "image-leases" / host_key(host_url(self.client)), self.run_id, self._owner
+            )
         return self._leases
 
     # ------------------------------------------------------------------------------------- images
@@ -279,12 +288,23 @@ class DockerRuntime:
             tree = Path(tmp) / "tree"
             sha = export_tree(mirror, spec.base_commit, tree)
             recipe = self.recipe_factory(tree, spec)
-            env = self._held(lambda: builder.ensure_env(
-                recipe, spec.repo, node_packages=self.node_packages(recipe), base=base, log_dir=log_dir
-            ))
-            deps = self._held(lambda: ensure_deps(
-                builder, env, tree, recipe.install_command, repo=spec.repo, log_dir=log_dir,
-                deadline_s=self.deadlines.install_s, silence_s=self.deadlines.install_silence_s))
+            env = self._held(
+                lambda: builder.ensure_env(
+                    recipe, spec.repo, node_packages=self.node_packages(recipe), base=base, log_dir=log_dir
+                )
+            )
+            deps = self._held(
+                lambda: ensure_deps(
+                    builder,
+                    env,
+                    tree,
+                    recipe.install_command,
+                    repo=spec.repo,
+                    log_dir=log_dir,
+                    deadline_s=self.deadlines.install_s,
+                    silence_s=self.deadlines.install_silence_s,
+                )
+            )
 
             def checkout() -> Path:  # only when the instance image must be built
                 shallow_checkout(mirror, sha, Path(tmp) / "testbed")
@@ -339,10 +359,19 @@ class DockerRuntime:
                 phase's deadline (``deadlines.image_s`` / ``create_s``, :func:`~.deadlines.within`).
         """
         with docker_errors(self.client, spec.instance_id, "preparing the instance image"):
-            image = within(self.deadlines.image_s, InfraKind.IMAGE_TIMEOUT, f"{spec.instance_id}: making its image",
-                           lambda: self.ensure_instance_image(spec, log_dir=log_dir))
-        return within(self.deadlines.create_s, InfraKind.CREATE_TIMEOUT, f"{spec.instance_id}: creating its "
-                      f"container from {image.tag}", lambda: self.start(image, spec.instance_id), late=_close)
+            image = within(
+                self.deadlines.image_s,
+                InfraKind.IMAGE_TIMEOUT,
+                f"{spec.instance_id}: making its image",
+                lambda: self.ensure_instance_image(spec, log_dir=log_dir),
+            )
+        return within(
+            self.deadlines.create_s,
+            InfraKind.CREATE_TIMEOUT,
+            f"{spec.instance_id}: creating its container from {image.tag}",
+            lambda: self.start(image, spec.instance_id),
+            late=_close,
+        )
 
     def sandbox(self, spec: Any, instance_id: str, *, log_dir: Path | None = None) -> Any:
         """A fresh build sandbox of ``spec`` (:class:`~pytest_mobilebench.runtime.sandbox.SandboxSpec`): this
@@ -353,8 +382,15 @@ class DockerRuntime:
             self._sandboxes = DockerSandboxes(self)
         return self._sandboxes.open(spec, instance_id, log_dir=log_dir)
 
-    def start(self, image: BuiltImage, instance_id: str, *, network_mode: str | None = None,
-              labels: Mapping[str, str] | None = None, cap_add: tuple[str, ...] = ()) -> DockerWorkspace:
+    def start(
+        self,
+        image: BuiltImage,
+        instance_id: str,
+        *,
+        network_mode: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        cap_add: tuple[str, ...] = (),
+    ) -> DockerWorkspace:
         """Create and start a labelled, offline, confined container from an already built ``image``.
 
         ``network_mode``: None (default) creates it on the bridge and disconnects it before it starts (a
@@ -394,8 +430,16 @@ class DockerRuntime:
                     container.remove(force=True)
                 raise
         limit = None if self._quota or not self.disk_limit else parse_bytes(self.disk_limit)
-        return DockerWorkspace(client, container, image, instance_id, disk_limit_bytes=limit, user=user,
-                               clock_offset=self._clock_offset(), read_deadline_s=self.deadlines.grade_s)
+        return DockerWorkspace(
+            client,
+            container,
+            image,
+            instance_id,
+            disk_limit_bytes=limit,
+            user=user,
+            clock_offset=self._clock_offset(),
+            read_deadline_s=self.deadlines.grade_s,
+        )
 
     def _image_user(self, image_id: str) -> str | None:
         """The image's :data:`~pytest_mobilebench.runtime.images.LABEL_USER` (None: root), asked once per image id
@@ -447,7 +491,9 @@ class DockerRuntime:
 
         if self.disk_limit and self._quota is not False:
             try:
-                container = self.client.containers.create(image.image_id, storage_opt={"size": self.disk_limit}, **options)
+                container = self.client.containers.create(
+                    image.image_id, storage_opt={"size": self.disk_limit}, **options
+                )
                 self._quota = True
                 return container
             except docker.errors.APIError as exc:
@@ -505,7 +551,9 @@ class DockerRuntime:
                 removed.append(str(entry["Id"]))
         leases = self.leases
         removed += self.builder.remove_images(
-            keep_level=cache_level or self.cache_level, only_run=None if clean else self.run_id, spare=leases.held_elsewhere
+            keep_level=cache_level or self.cache_level,
+            only_run=None if clean else self.run_id,
+            spare=leases.held_elsewhere,
         )
         removed += remove_superseded(self.client, spare=leases.held_elsewhere)  # tags a later build moved on
         removed += remove_superseded(self.client, spare=leases.held_elsewhere)

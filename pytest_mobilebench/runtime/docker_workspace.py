@@ -20,7 +20,13 @@ from pytest_mobilebench.runtime.channel import MAX_TOTAL_BYTES, Rejected, archiv
 from pytest_mobilebench.runtime.channel import PRUNED, find_group, split_listing
 from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.deadlines import Deadlines, within
-from pytest_mobilebench.runtime.daemon import container_events, daemon_clock_offset, docker_errors, host_url, is_disk_full
+from pytest_mobilebench.runtime.daemon import (
+    container_events,
+    daemon_clock_offset,
+    docker_errors,
+    host_url,
+    is_disk_full,
+)
 from pytest_mobilebench.runtime.images import TESTBED, BuiltImage
 from pytest_mobilebench.runtime.inbox import INBOX as _INBOX
 from pytest_mobilebench.runtime.inbox import input_archive, patch_input, root_files_archive
@@ -61,6 +67,7 @@ _FULL_BELOW_KIB: Final[int] = 32 * 1024
 #: seconds the container's state and events are asked again after an exec ended as an outside kill
 #: leaves it (exit 137, SIGKILL, or no status): the daemon records the kill a moment after the exec ends
 _SETTLE_S: Final[float] = 3.0
+
 
 @final
 class DockerWorkspace:
@@ -109,8 +116,12 @@ class DockerWorkspace:
         self._disk_limit = disk_limit_bytes
         self._read_deadline_s = read_deadline_s  # one read_files as a whole (--mb-grade-deadline)
         #: the disk poll during a command and the final look at disk, memory and processes (runtime/limits.py)
-        self._limits = LimitWatch(client, self.container_id, disk_limit_bytes, lambda: self._stdout(
-            ["/bin/grep", "-sH", "", *COUNTER_FILES], as_root=True, trusted=True, locked=True)[1])
+        self._limits = LimitWatch(
+            client,
+            self.container_id,
+            disk_limit_bytes,
+            lambda: self._stdout(["/bin/grep", "-sH", "", *COUNTER_FILES], as_root=True, trusted=True, locked=True)[1],
+        )
         self._closed = False
         self._killed = False
         self._lock = threading.Lock()
@@ -148,7 +159,12 @@ class DockerWorkspace:
         try:
             return str(
                 self._client.api.exec_create(
-                    self.container_id, argv, workdir=TESTBED, stdout=True, stderr=True, environment=_EXEC_ENV,
+                    self.container_id,
+                    argv,
+                    workdir=TESTBED,
+                    stdout=True,
+                    stderr=True,
+                    environment=_EXEC_ENV,
                     user="0:0" if as_root else self._user or "",
                 )["Id"]
             )
@@ -179,7 +195,14 @@ class DockerWorkspace:
 
     def _events_since(self, since: float, actions: tuple[str, ...]) -> set[str]:
         """Which of ``actions`` the daemon logged for this container since wall-clock ``since`` (:func:`.daemon.container_events`)."""
-        return container_events(self._client, self.container_id, since, actions, clock_offset=self._clock_offset, started_at=self._started_at)
+        return container_events(
+            self._client,
+            self.container_id,
+            since,
+            actions,
+            clock_offset=self._clock_offset,
+            started_at=self._started_at,
+        )
 
     def _oom_killed(self, since: float) -> bool:
         """Whether the kernel's OOM killer struck any process of this container since wall-clock ``since``.
@@ -209,7 +232,11 @@ class DockerWorkspace:
     def _stopped_outside(self, since: float) -> bool:
         state = self._state()
         outside = ("kill", "die", "stop", "restart")
-        return not state.get("Running") or state.get("StartedAt") != self._started_at or bool(self._events_since(since, outside))
+        return (
+            not state.get("Running")
+            or state.get("StartedAt") != self._started_at
+            or bool(self._events_since(since, outside))
+        )
 
     def _ensure_running(self) -> None:
         """After the harness's own kill the container is stopped; start it again (still offline) to read files."""
@@ -246,8 +273,11 @@ class DockerWorkspace:
         """``run``, or ``disk_full`` when it failed saying ENOSPC AND the harness's own measurement
         agrees (:meth:`disk_measured_full`): a candidate printing the message is no disk problem."""
         if run.exit_code not in (0, None) and is_disk_full(run.output) and self.disk_measured_full():
-            raise InfraError(InfraKind.DISK_FULL, f"{self.instance_id}: {run.command!r} ran out of disk space "
-                             "(measured by the harness)", log=run.output[-20000:])
+            raise InfraError(
+                InfraKind.DISK_FULL,
+                f"{self.instance_id}: {run.command!r} ran out of disk space (measured by the harness)",
+                log=run.output[-20000:],
+            )
         return run
 
     def disk_measured_full(self) -> bool:
@@ -259,8 +289,11 @@ class DockerWorkspace:
         if self._disk_limit and self._limits.layer_bytes() >= self._disk_limit * 0.95:
             return True
         code, out, _err = self._stdout(["/bin/df", "-Pk", TESTBED, "/tmp", _INBOX], trusted=True)
-        free = [int(cols[3]) for cols in (line.split() for line in out.decode(errors="replace").splitlines()[1:])
-                if len(cols) >= 6 and cols[3].isdigit()]
+        free = [
+            int(cols[3])
+            for cols in (line.split() for line in out.decode(errors="replace").splitlines()[1:])
+            if len(cols) >= 6 and cols[3].isdigit()
+        ]
         return code == 0 and bool(free) and min(free) < _FULL_BELOW_KIB
 
     def _run_locked(self, command: str, *, timeout_s: float, network: bool, as_root: bool = False) -> RunResult:
@@ -278,7 +311,12 @@ class DockerWorkspace:
             try:
                 for chunk in stream:
                     output.add(chunk)
-            except (OSError, requests.RequestException, urllib3.exceptions.HTTPError, docker.errors.DockerException) as exc:
+            except (
+                OSError,
+                requests.RequestException,
+                urllib3.exceptions.HTTPError,
+                docker.errors.DockerException,
+            ) as exc:
                 failure.append(exc)  # the stream breaks when the container is killed: expected then
 
         try:
@@ -313,7 +351,11 @@ class DockerWorkspace:
                 log=output.text()[-20000:],
             )
         if ended.oom_kills or self._oom_killed(wall_start):
-            raise InfraError(InfraKind.OOM_KILLED, f"{self.instance_id}: the OOM killer struck during {command!r}", log=output.text()[-20000:])
+            raise InfraError(
+                InfraKind.OOM_KILLED,
+                f"{self.instance_id}: the OOM killer struck during {command!r}",
+                log=output.text()[-20000:],
+            )
         if over_disk:
             raise InfraError(
                 InfraKind.DISK_FULL,
@@ -322,8 +364,12 @@ class DockerWorkspace:
                 log=output.text()[-20000:],
             )
         if ended.pids_refused:
-            raise InfraError(InfraKind.PIDS_LIMIT, f"{self.instance_id}: the container's process limit refused "
-                             f"{ended.pids_refused} fork(s) during {command!r}", log=output.text()[-20000:])
+            raise InfraError(
+                InfraKind.PIDS_LIMIT,
+                f"{self.instance_id}: the container's process limit refused "
+                f"{ended.pids_refused} fork(s) during {command!r}",
+                log=output.text()[-20000:],
+            )
         if failure and not timed_out and code is None:
             raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"{self.instance_id}: output stream failed: {failure[0]}")
         text = output.text()
@@ -363,7 +409,7 @@ class DockerWorkspace:
             f"exec 3>>{channel}/channel.jsonl 4<{channel}/key 5>{channel}/status || exit 96\n"
             f"home=$(getent passwd {shlex.quote(uid)} | cut -d: -f6)\n"
             f"exec /usr/bin/setpriv --reuid={shlex.quote(uid)} --regid={shlex.quote(gid or uid)} --init-groups "
-            f"--no-new-privs -- /usr/bin/env HOME=\"${{home:-/tmp}}\" /bin/bash -c {shlex.quote(command)}"
+            f'--no-new-privs -- /usr/bin/env HOME="${{home:-/tmp}}" /bin/bash -c {shlex.quote(command)}'
         )
         with self._lock, docker_errors(self._client, self.instance_id, f"running {command!r}"):
             run = self._run_locked(wrapper, timeout_s=timeout_s, network=False, as_root=True)
@@ -386,17 +432,20 @@ class DockerWorkspace:
         result = self.run(command, timeout_s=_HOUSEKEEPING_TIMEOUT_S)
         return (result.exit_code if result.exit_code is not None else 124), result.output
 
-    def _stdout(self, argv: list[str], *, as_root: bool = False, trusted: bool = False,
-                locked: bool = False) -> tuple[int, bytes, bytes]:
+    def _stdout(
+        self, argv: list[str], *, as_root: bool = False, trusted: bool = False, locked: bool = False
+    ) -> tuple[int, bytes, bytes]:
         """``(exit code, stdout, stderr)`` of a short command, kept apart (binary-safe); ``trusted``: see
         :meth:`_create_exec`; ``locked``: the caller holds the workspace's lock already."""
-        with contextlib.nullcontext() if locked else self._lock, docker_errors(self._client, self.instance_id, f"running {argv[0]}"):
+        with (
+            contextlib.nullcontext() if locked else self._lock,
+            docker_errors(self._client, self.instance_id, f"running {argv[0]}"),
+        ):
             self._ensure_running()
             exec_id = self._create_exec(argv, as_root=as_root, trusted=trusted)
             out, err = self._client.api.exec_start(exec_id, demux=True)
             code = self._exit_code(exec_id)
         return (code if code is not None else 124), out or b"", err or b""
-
 
     # ---------------------------------------------------------------------------- workspace protocol
 
@@ -425,7 +474,9 @@ class DockerWorkspace:
                 f"{{ cat /tmp/mobilebench-checkpoint.log; exit {_CHECKPOINT_FAILED}; }}\n{command}"
             )
             if code == _CHECKPOINT_FAILED:
-                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot checkpoint the tree before {name}: {out}")
+                raise InfraError(
+                    InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot checkpoint the tree before {name}: {out}"
+                )
             return code, out
 
         return apply_with_fallbacks(
@@ -456,7 +507,10 @@ class DockerWorkspace:
             return
         code, out = self._sh(f"sh {shlex.quote(self.put_input('restore.sh', restore_script(paths)))}")
         if code != 0:
-            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot restore {len(paths)} path(s) {list(paths)[:5]}: {out}")
+            raise InfraError(
+                InfraKind.WORKSPACE_ERROR,
+                f"{self.instance_id}: cannot restore {len(paths)} path(s) {list(paths)[:5]}: {out}",
+            )
 
     def put_input(self, name: str, data: bytes) -> str:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_input`: ``/var/tmp/mobilebench-<name>``,
@@ -499,8 +553,12 @@ class DockerWorkspace:
             InfraError: ``daemon_unreachable``, ``container_died``, ``docker_error``; ``grade_timeout`` when the
                 read as a whole outlasts ``read_deadline_s`` (:func:`~.deadlines.within`).
         """
-        return within(self._read_deadline_s, InfraKind.GRADE_TIMEOUT, f"{self.instance_id}: reading "
-                      f"{', '.join(patterns)[:200]} back", lambda: self._read_files(patterns))
+        return within(
+            self._read_deadline_s,
+            InfraKind.GRADE_TIMEOUT,
+            f"{self.instance_id}: reading {', '.join(patterns)[:200]} back",
+            lambda: self._read_files(patterns),
+        )
 
     def _read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         self.rejected = []
@@ -576,13 +634,17 @@ class DockerWorkspace:
         matches = self._matches([p for p in patterns if p not in fresh])
         paths = [path for path, _ in matches]
         script = 'r=$1; shift; /bin/rm -rf -- "$r" && /bin/rm -f -- "$@" && /bin/mkdir -m 700 -p -- "$r"'
-        for argv in (*(["/bin/rm", "-f", "--", *paths[i : i + 500]] for i in range(500, len(paths), 500)),
-                     ["/bin/sh", "-c", script, "sh", root, *paths[:500]]):
+        for argv in (
+            *(["/bin/rm", "-f", "--", *paths[i : i + 500]] for i in range(500, len(paths), 500)),
+            ["/bin/sh", "-c", script, "sh", root, *paths[:500]],
+        ):
             code, _out, err = self._stdout(argv, trusted=True)
             if code != 0:
                 self._memo.touch()
-                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot empty result files or make "
-                                 f"{root}: {err.decode(errors='replace')}")
+                raise InfraError(
+                    InfraKind.WORKSPACE_ERROR,
+                    f"{self.instance_id}: cannot empty result files or make {root}: {err.decode(errors='replace')}",
+                )
         self._results_made = True
         self._memo.forget_files(paths, [root])  # what the trusted clean-up changed, and nothing else
         return sorted({key for _, key in matches})
@@ -645,8 +707,23 @@ class DockerWorkspace:
         :func:`~.channel.shares_find`): one ``find``, its untrusted answer split and checked by :func:`~.channel.split_listing`.
         find exits 1 for a missing folder: no file, not an error."""
         _code, out, _err = self._stdout(
-            ["/usr/bin/find", *folders, "(", "-name", PRUNED[0], "-o", "-name", PRUNED[1], ")", "-prune",
-             "-o", "-type", "f", "-print0"], trusted=True,
+            [
+                "/usr/bin/find",
+                *folders,
+                "(",
+                "-name",
+                PRUNED[0],
+                "-o",
+                "-name",
+                PRUNED[1],
+                ")",
+                "-prune",
+                "-o",
+                "-type",
+                "f",
+                "-print0",
+            ],
+            trusted=True,
         )
         return split_listing(out, folders)
 
@@ -671,7 +748,9 @@ class DockerWorkspace:
         """
         code, out, err = self._stdout(["/bin/bash", "-c", DIFF])
         if code != 0:
-            raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: git diff failed: {err.decode(errors='replace')}")
+            raise InfraError(
+                InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: git diff failed: {err.decode(errors='replace')}"
+            )
         return out.decode("utf-8", errors="replace")
 
     def close(self) -> None:

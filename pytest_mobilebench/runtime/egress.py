@@ -53,6 +53,7 @@ class _Late(Exception):
 def _tls() -> ssl.SSLContext:
     return ssl.create_default_context()
 
+
 #: the largest request body forwarded and the largest answer read (bytes)
 MAX_BODY_BYTES: Final[int] = 8 << 20
 MAX_ANSWER_BYTES: Final[int] = 32 << 20
@@ -151,8 +152,16 @@ class ModelForwarder:
         ValueError: ``base_url`` is not an http(s) URL with a host.
     """
 
-    def __init__(self, base_url: str, api_key: str = "", *, timeout_s: float = 120.0, retries: int = 3,
-                 budget: Callable[[int, int], str | None] | None = None, connect_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str = "",
+        *,
+        timeout_s: float = 120.0,
+        retries: int = 3,
+        budget: Callable[[int, int], str | None] | None = None,
+        connect_timeout_s: float = 10.0,
+    ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the model endpoint {base_url!r} is not an http(s) URL with a host")
@@ -266,25 +275,31 @@ class ModelForwarder:
             httpcore.NetworkError, httpcore.ProtocolError: refused, reset, dropped.
         """
         backend = DeadlineBackend()
-        clock = backend.clock = AttemptClock(Deadlines(connect_s=min(self.connect_timeout_s, self.timeout_s),
-                                                           reply_s=self.timeout_s))
+        clock = backend.clock = AttemptClock(
+            Deadlines(connect_s=min(self.connect_timeout_s, self.timeout_s), reply_s=self.timeout_s)
+        )
         try:
-            with httpcore.ConnectionPool(ssl_context=_tls(), network_backend=backend, retries=0) as pool, \
-                    pool.stream(method, self.origin + path, headers=list(headers.items()), content=body) as resp:
+            with (
+                httpcore.ConnectionPool(ssl_context=_tls(), network_backend=backend, retries=0) as pool,
+                pool.stream(method, self.origin + path, headers=list(headers.items()), content=body) as resp,
+            ):
                 chunks, size = [], 0
                 for chunk in resp.iter_stream():
-                    chunks.append(chunk[:MAX_ANSWER_BYTES - size])
+                    chunks.append(chunk[: MAX_ANSWER_BYTES - size])
                     size += len(chunks[-1])
                     if size >= MAX_ANSWER_BYTES:
                         break
                 answer = b"".join(chunks)
-                ctype = next((v.decode("latin-1") for k, v in resp.headers if k.lower() == b"content-type"),
-                             "application/json")
+                ctype = next(
+                    (v.decode("latin-1") for k, v in resp.headers if k.lower() == b"content-type"), "application/json"
+                )
                 return resp.status, ctype, answer
         except httpcore.TimeoutException:
             cut = clock.cut.value if clock.cut is not None else "reply"
-            raise _Late(f"no complete answer within the {cut} deadline ({clock.bytes_read} bytes in "
-                        f"{clock.clock() - clock.start:.1f} s)") from None
+            raise _Late(
+                f"no complete answer within the {cut} deadline ({clock.bytes_read} bytes in "
+                f"{clock.clock() - clock.start:.1f} s)"
+            ) from None
 
     def _account(self, answer: bytes) -> None:
         """Count one answered call and its ``usage`` (an answer that is not JSON counts no tokens)."""

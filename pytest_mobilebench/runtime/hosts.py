@@ -162,7 +162,9 @@ def _tls_config(host: DockerHost) -> Any:
     return docker.tls.TLSConfig(client_cert=(cert, key), ca_cert=ca, verify=True)
 
 
-def connect_host(host: DockerHost, *, timeout_s: float = 10, io_timeout_s: float = 600, ping: bool = True) -> docker.DockerClient:
+def connect_host(
+    host: DockerHost, *, timeout_s: float = 10, io_timeout_s: float = 600, ping: bool = True
+) -> docker.DockerClient:
     """A client of ``host``, pinged within ``timeout_s`` unless ``ping=False``.
 
     ``ping=False`` never talks to the daemon (the oldest API version the SDK speaks is named, not asked; :func:`pytest_mobilebench.runtime.daemon.require_answer` asks it once the daemon answers), so a
@@ -177,7 +179,9 @@ def connect_host(host: DockerHost, *, timeout_s: float = 10, io_timeout_s: float
     try:
         import docker
     except ImportError as exc:
-        raise InfraError(InfraKind.DAEMON_UNREACHABLE, "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'") from exc
+        raise InfraError(
+            InfraKind.DAEMON_UNREACHABLE, "the docker SDK is not installed: pip install 'pytest-mobilebench[docker]'"
+        ) from exc
     try:
         client = docker.DockerClient(
             base_url=host.url,
@@ -190,7 +194,9 @@ def connect_host(host: DockerHost, *, timeout_s: float = 10, io_timeout_s: float
         if ping:
             client.ping()
     except Exception as exc:  # DockerException, requests errors, socket errors: all mean "no daemon"
-        raise InfraError(InfraKind.DAEMON_UNREACHABLE, f"the Docker daemon at {host.url} does not answer ({exc})") from exc
+        raise InfraError(
+            InfraKind.DAEMON_UNREACHABLE, f"the Docker daemon at {host.url} does not answer ({exc})"
+        ) from exc
     client.api.timeout = io_timeout_s
     setattr(client, HOST_ATTR, host.url)
     if not ping:  # the version was named, not asked: daemon.require_answer asks it once the daemon answers
@@ -198,7 +204,9 @@ def connect_host(host: DockerHost, *, timeout_s: float = 10, io_timeout_s: float
     return client
 
 
-def worker_client(hosts: Sequence[DockerHost], worker_id: str | None, *, timeout_s: float = 10) -> tuple[DockerHost, Any]:
+def worker_client(
+    hosts: Sequence[DockerHost], worker_id: str | None, *, timeout_s: float = 10
+) -> tuple[DockerHost, Any]:
     """This worker's host and a pinged client: slot ``worker_index mod len(table)``, else the next slots.
 
     Raises:
@@ -305,7 +313,9 @@ class HostImages:
         stream = peer.api.get_image(tag, chunk_size=_CHUNK)
         for line in self.client.api.load_image(stream):
             if isinstance(line, dict) and line.get("error"):
-                raise InfraError(InfraKind.IMAGE_SHIP_FAILED, f"loading {tag} into {self.client.api.base_url}: {line['error']}")
+                raise InfraError(
+                    InfraKind.IMAGE_SHIP_FAILED, f"loading {tag} into {self.client.api.base_url}: {line['error']}"
+                )
 
     def _pull(self, tag: str, inputs: str | None) -> bool:
         import docker.errors

@@ -292,7 +292,9 @@ def instance_dockerfile(env_tag: str, install_command: str, *, test_user: UserHa
     ]
     if test_user is not None:
         if test_user.env:
-            lines.append("ENV " + " ".join(f"{name}={json.dumps(value)}" for name, value in sorted(test_user.env.items())))
+            lines.append(
+                "ENV " + " ".join(f"{name}={json.dumps(value)}" for name, value in sorted(test_user.env.items()))
+            )
         lines.append(f'LABEL {LABEL_USER}="{TEST_USER}"')
     return "\n".join(lines) + "\n"
 
@@ -311,7 +313,7 @@ def _handover_script(test_user: UserHandover) -> list[str]:
         for rel in writable:
             script.append(
                 f"find {TESTBED} -name {shlex.quote(name)} -prune -print0 | while IFS= read -r -d '' d; do "
-                f"mkdir -p \"$d\"/{shlex.quote(rel)} && chown {TEST_USER} \"$d\"/{shlex.quote(rel)}; done"
+                f'mkdir -p "$d"/{shlex.quote(rel)} && chown {TEST_USER} "$d"/{shlex.quote(rel)}; done'
             )
     if test_user.handover.strip():
         script.append(test_user.handover.strip())
@@ -421,7 +423,9 @@ class ImageBuilder:
         key = env_key(recipe.dockerfile, packages, files)
         inputs = content_hash("env", key, base.image_id)
         tag = f"mobilebench/env.{docker_name(repo)}:{key[:12]}"
-        packed = {name: npm_pack(spec, cache_root() / "npm-pack", progress=self.progress) for name, spec in packages.items()}
+        packed = {
+            name: npm_pack(spec, cache_root() / "npm-pack", progress=self.progress) for name, spec in packages.items()
+        }
 
         def context(tar: tarfile.TarFile) -> None:
             for name, data in sorted(files.items()):
@@ -553,7 +557,9 @@ class ImageBuilder:
                 # on expiry the build's connection is closed: the daemon cancels a build whose client left
                 stream = self._stream_build(ctx, tag, level, inputs, buildargs)
                 for line in watch_output(
-                    stream, deadline_s=self.build_deadline_s, silence_s=self.build_silence_s,
+                    stream,
+                    deadline_s=self.build_deadline_s,
+                    silence_s=self.build_silence_s,
                     on_expiry=lambda: close_stream(stream),
                 ):
                     log.write(line + "\n")
@@ -567,7 +573,11 @@ class ImageBuilder:
                 log.write(f"ERROR: {error}\n")
         if error is not None:
             text = log_path.read_text(encoding="utf-8", errors="replace")
-            kind = InfraKind.DISK_FULL if _is_disk_full(error) or _is_disk_full(text[-4000:]) else InfraKind.IMAGE_BUILD_FAILED
+            kind = (
+                InfraKind.DISK_FULL
+                if _is_disk_full(error) or _is_disk_full(text[-4000:])
+                else InfraKind.IMAGE_BUILD_FAILED
+            )
             kind = InfraKind.BUILD_HUNG if hung else kind
             if kind == InfraKind.IMAGE_BUILD_FAILED and level == "instance":  # the install's own lines, not RUN's
                 from pytest_mobilebench.runtime.install_memo import instance_install_failed
@@ -587,7 +597,13 @@ class ImageBuilder:
             tag=tag,
             buildargs=dict(buildargs),
             # the image keeps no owner: a container made from it later names its own (or none)
-            labels={LABEL_INPUTS: inputs, LABEL_LEVEL: level, LABEL_RUN: self.run_id, LABEL_OWNER: "", **session_labels()},
+            labels={
+                LABEL_INPUTS: inputs,
+                LABEL_LEVEL: level,
+                LABEL_RUN: self.run_id,
+                LABEL_OWNER: "",
+                **session_labels(),
+            },
             rm=True,
             forcerm=True,
             nocache=self.force_rebuild,

@@ -77,9 +77,7 @@ def local_refusal(choice: str, *, daemon: bool, trusted: bool) -> InfraError | N
     return None
 
 
-def run_process_group(
-    command: str, *, cwd: Path, timeout_s: float, env: dict[str, str] | None = None
-) -> RunResult:
+def run_process_group(command: str, *, cwd: Path, timeout_s: float, env: dict[str, str] | None = None) -> RunResult:
     """Run ``command`` with ``bash -c`` in a new session; kill the whole process group on timeout.
 
     Args:
@@ -238,7 +236,9 @@ class LocalRuntime:
         unsupported = local_unsupported(Environment.from_mapping(spec.environment))
         if unsupported:
             fields = ", ".join(f"environment.{f}" for f in unsupported)
-            raise InfraError(InfraKind.ENVIRONMENT_UNSUPPORTED, f"{spec.instance_id}: {fields} needs --mb-runtime=docker")
+            raise InfraError(
+                InfraKind.ENVIRONMENT_UNSUPPORTED, f"{spec.instance_id}: {fields} needs --mb-runtime=docker"
+            )
         owned = Path(tempfile.mkdtemp(prefix=f"mb-{spec.instance_id[:40]}-", dir=self.workdir))
         root = owned / "repo"
         try:
@@ -251,7 +251,9 @@ class LocalRuntime:
                     log_dir.mkdir(parents=True, exist_ok=True)
                     (log_dir / "install.log").write_text(f"$ {install}\n{result.output}", encoding="utf-8")
                 if result.exit_code != 0:
-                    raise InfraError(InfraKind.INSTALL_FAILED, f"`{install}` failed (exit {result.exit_code})", log=result.output)
+                    raise InfraError(
+                        InfraKind.INSTALL_FAILED, f"`{install}` failed (exit {result.exit_code})", log=result.output
+                    )
         except BaseException:
             shutil.rmtree(owned, ignore_errors=True)
             raise

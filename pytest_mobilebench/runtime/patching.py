@@ -20,7 +20,18 @@ from typing import Final
 from pytest_mobilebench.runtime.base import ApplyResult
 from pytest_mobilebench.runtime.git import BASE_REF
 
-__all__ = ["CHECKPOINT", "DIFF", "GIT_IDENTITY", "RESET", "STRATEGIES", "apply_with_fallbacks", "restore_command", "restore_script", "strategies_for", "input_file_name"]
+__all__ = [
+    "CHECKPOINT",
+    "DIFF",
+    "GIT_IDENTITY",
+    "RESET",
+    "STRATEGIES",
+    "apply_with_fallbacks",
+    "restore_command",
+    "restore_script",
+    "strategies_for",
+    "input_file_name",
+]
 
 #: (strategy name, shell command template; ``{patch}`` is the patch file path inside the workspace)
 STRATEGIES: Final[tuple[tuple[str, str], ...]] = (
@@ -81,6 +92,7 @@ def apply_with_fallbacks(
         reset()
     return ApplyResult(ok=False, method=None, log="\n".join(log))
 
+
 #: Shell snippets shared by the runtimes, run at the repository root. The base commit is tagged
 #: :data:`~pytest_mobilebench.runtime.git.BASE_REF` when the workspace is prepared.
 GIT_IDENTITY: Final = "-c user.name=mobilebench -c user.email=mobilebench@localhost -c commit.gpgsign=false"
@@ -96,8 +108,7 @@ def restore_command(path: str) -> str:
     """Shell command restoring one repository-relative path to the base commit (removing it if absent there)."""
     q = shlex.quote(path)
     return (
-        f"if git cat-file -e {BASE_REF}:{q} 2>/dev/null; then git checkout -q {BASE_REF} -- {q}; "
-        f"else rm -rf -- {q}; fi"
+        f"if git cat-file -e {BASE_REF}:{q} 2>/dev/null; then git checkout -q {BASE_REF} -- {q}; else rm -rf -- {q}; fi"
     )
 
 

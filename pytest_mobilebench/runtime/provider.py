@@ -45,12 +45,22 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.repos import RepoCache
 
 __all__ = [
-    "COMMON_OPTIONS", "DockerProvider", "LocalProvider", "ProviderContext", "ProviderContractError",
-    "ProviderRegistry", "RuntimeProvider", "RuntimeSource", "builtin_providers", "check_provider", "repo_cache",
+    "COMMON_OPTIONS",
+    "DockerProvider",
+    "LocalProvider",
+    "ProviderContext",
+    "ProviderContractError",
+    "ProviderRegistry",
+    "RuntimeProvider",
+    "RuntimeSource",
+    "builtin_providers",
+    "check_provider",
+    "repo_cache",
     "used_providers",
 ]
 
 DEFAULT_REPO_URL_TEMPLATE: Final[str] = "https://github.com/{owner}/{name}"
+
 
 def _hosts_option(text: str) -> str:
     """``--mb-docker-hosts``' argparse ``type``: :func:`~pytest_mobilebench.runtime.hosts.hosts_option`, imported
@@ -88,57 +98,119 @@ def url_template_option(text: str) -> str:
 
 #: options of the runtime layer as a whole (every provider reads them; the plugin declares them once)
 COMMON_OPTIONS: Final[tuple[Option, ...]] = (
-    Option(("--mb-runtime",), "mb_runtime",
-           "where candidates' code runs: a registered runtime provider (built in: docker, local); auto = docker "
-           "when a daemon answers (never local for real predictions); local needs --mb-trust-candidates",
-           default="auto", keyed=True),
-    Option(("--mb-trust-candidates",), "mb_trust_candidates",
-           "allow --mb-runtime=local to run real candidates UNISOLATED on this host (gold / empty need none)",
-           default=False, action="store_true"),
-    Option(("--mb-repo-url-template",), "mb_repo_url_template",
-           "clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
-           default=DEFAULT_REPO_URL_TEMPLATE, env="MOBILEBENCH_REPO_URL_TEMPLATE",
-           type=url_template_option),  # not keyed: commits are content
+    Option(
+        ("--mb-runtime",),
+        "mb_runtime",
+        "where candidates' code runs: a registered runtime provider (built in: docker, local); auto = docker "
+        "when a daemon answers (never local for real predictions); local needs --mb-trust-candidates",
+        default="auto",
+        keyed=True,
+    ),
+    Option(
+        ("--mb-trust-candidates",),
+        "mb_trust_candidates",
+        "allow --mb-runtime=local to run real candidates UNISOLATED on this host (gold / empty need none)",
+        default=False,
+        action="store_true",
+    ),
+    Option(
+        ("--mb-repo-url-template",),
+        "mb_repo_url_template",
+        "clone URL template, e.g. file:///srv/mirrors/{owner}+{name}.git for offline mirrors",
+        default=DEFAULT_REPO_URL_TEMPLATE,
+        env="MOBILEBENCH_REPO_URL_TEMPLATE",
+        type=url_template_option,
+    ),  # not keyed: commits are content
 )
 
 #: the Docker provider's own options
 DOCKER_OPTIONS: Final[tuple[Option, ...]] = (
-    Option(("--mb-docker-hosts",), "mb_docker_hosts",
-           "Docker daemons for the workers: URL[*slots],... (unix://, tcp://[?tls=DIR], ssh://); worker gwN "
-           "takes slot N of the interleaved slot table (docs/scale-out.md)",
-           type=_hosts_option, env="MOBILEBENCH_DOCKER_HOSTS"),
-    Option(("--mb-registry",), "mb_registry",
-           "host:port of a registry: images a daemon lacks are pulled from it, images built are pushed to it"),
-    Option(("--mb-image-budget",), "mb_image_budget",
-           "bytes of harness images kept per daemon (50G, 800M): least recently used evicted beyond it",
-           type=_budget_option),
-    Option(("--mb-cache-level",), "mb_cache_level", "which Docker images are kept after the run",
-           default="env", choices=("none", "base", "env", "instance")),
-    Option(("--mb-force-rebuild",), "mb_force_rebuild", "rebuild Docker images even when their hash matches",
-           default=False, action="store_true"),
+    Option(
+        ("--mb-docker-hosts",),
+        "mb_docker_hosts",
+        "Docker daemons for the workers: URL[*slots],... (unix://, tcp://[?tls=DIR], ssh://); worker gwN "
+        "takes slot N of the interleaved slot table (docs/scale-out.md)",
+        type=_hosts_option,
+        env="MOBILEBENCH_DOCKER_HOSTS",
+    ),
+    Option(
+        ("--mb-registry",),
+        "mb_registry",
+        "host:port of a registry: images a daemon lacks are pulled from it, images built are pushed to it",
+    ),
+    Option(
+        ("--mb-image-budget",),
+        "mb_image_budget",
+        "bytes of harness images kept per daemon (50G, 800M): least recently used evicted beyond it",
+        type=_budget_option,
+    ),
+    Option(
+        ("--mb-cache-level",),
+        "mb_cache_level",
+        "which Docker images are kept after the run",
+        default="env",
+        choices=("none", "base", "env", "instance"),
+    ),
+    Option(
+        ("--mb-force-rebuild",),
+        "mb_force_rebuild",
+        "rebuild Docker images even when their hash matches",
+        default=False,
+        action="store_true",
+    ),
     Option(("--mb-ca-bundle",), "mb_ca_bundle", "CA bundle injected into images (default: the system bundle)"),
     Option(("--mb-mem-limit",), "mb_mem_limit", "memory limit of instance containers", default="4g"),
     Option(("--mb-cpus",), "mb_cpus", "CPU limit of instance containers (CPUs)", default=2.0, type=float),
     Option(("--mb-pids-limit",), "mb_pids_limit", "process limit of instance containers", default=4096, type=int),
-    Option(("--mb-install-deadline",), "mb_install_deadline",
-           "seconds the shared dependency install may run (default 3600); then build_hung, infrastructure",
-           type=float),
-    Option(("--mb-install-silence",), "mb_install_silence",
-           "seconds the dependency install may print nothing (default 900)", type=float),
-    Option(("--mb-image-build-deadline",), "mb_image_build_deadline",
-           "seconds one image build may run (default 7200)", type=float),
-    Option(("--mb-image-build-silence",), "mb_image_build_silence",
-           "seconds an image build may print nothing (default 1800)", type=float),
-    Option(("--mb-acquire-deadline",), "mb_acquire_deadline",
-           "seconds acquiring a Docker host may take (default 300); then acquire_timeout, infrastructure", type=float),
-    Option(("--mb-image-deadline",), "mb_image_deadline",
-           "seconds making an item's image may take as a whole, pulled or built in layers (default 14400); then "
-           "image_timeout", type=float),
-    Option(("--mb-create-deadline",), "mb_create_deadline",
-           "seconds creating and starting an item's container may take (default 300); then create_timeout", type=float),
-    Option(("--mb-grade-deadline",), "mb_grade_deadline",
-           "seconds one read of an item's files back from its container may take (default 1800); then grade_timeout",
-           type=float),
+    Option(
+        ("--mb-install-deadline",),
+        "mb_install_deadline",
+        "seconds the shared dependency install may run (default 3600); then build_hung, infrastructure",
+        type=float,
+    ),
+    Option(
+        ("--mb-install-silence",),
+        "mb_install_silence",
+        "seconds the dependency install may print nothing (default 900)",
+        type=float,
+    ),
+    Option(
+        ("--mb-image-build-deadline",),
+        "mb_image_build_deadline",
+        "seconds one image build may run (default 7200)",
+        type=float,
+    ),
+    Option(
+        ("--mb-image-build-silence",),
+        "mb_image_build_silence",
+        "seconds an image build may print nothing (default 1800)",
+        type=float,
+    ),
+    Option(
+        ("--mb-acquire-deadline",),
+        "mb_acquire_deadline",
+        "seconds acquiring a Docker host may take (default 300); then acquire_timeout, infrastructure",
+        type=float,
+    ),
+    Option(
+        ("--mb-image-deadline",),
+        "mb_image_deadline",
+        "seconds making an item's image may take as a whole, pulled or built in layers (default 14400); then "
+        "image_timeout",
+        type=float,
+    ),
+    Option(
+        ("--mb-create-deadline",),
+        "mb_create_deadline",
+        "seconds creating and starting an item's container may take (default 300); then create_timeout",
+        type=float,
+    ),
+    Option(
+        ("--mb-grade-deadline",),
+        "mb_grade_deadline",
+        "seconds one read of an item's files back from its container may take (default 1800); then grade_timeout",
+        type=float,
+    ),
 )
 
 
@@ -190,8 +262,14 @@ class RuntimeProvider(Protocol):
         """
 
 
-_REQUIRED: Final = (("name", False), ("options", False), ("available", True), ("start", True), ("make", True),
-                    ("finish", True))
+_REQUIRED: Final = (
+    ("name", False),
+    ("options", False),
+    ("available", True),
+    ("start", True),
+    ("make", True),
+    ("finish", True),
+)
 
 
 class ProviderContractError(TypeError):
@@ -206,16 +284,21 @@ def check_provider(provider: Any) -> None:
             than ``"auto"``, or ``options`` does not hold :class:`~pytest_mobilebench.options.Option` objects.
     """
     problems = [f"missing {attr!r}" for attr, _ in _REQUIRED if not hasattr(provider, attr)]
-    problems += [f"{attr!r} is not callable" for attr, method in _REQUIRED
-                 if method and hasattr(provider, attr) and not callable(getattr(provider, attr))]
+    problems += [
+        f"{attr!r} is not callable"
+        for attr, method in _REQUIRED
+        if method and hasattr(provider, attr) and not callable(getattr(provider, attr))
+    ]
     if not problems:
         if not isinstance(provider.name, str) or not provider.name or provider.name == "auto":
             problems.append(f"'name' must be a non-empty str other than 'auto', got {provider.name!r}")
         if isinstance(provider.options, str) or not all(isinstance(o, Option) for o in provider.options):
             problems.append("'options' must be a tuple of pytest_mobilebench.options.Option")
     if problems:
-        raise ProviderContractError(f"runtime provider {getattr(provider, 'name', provider)!r} does not implement "
-                                    "RuntimeProvider: " + "; ".join(problems))
+        raise ProviderContractError(
+            f"runtime provider {getattr(provider, 'name', provider)!r} does not implement "
+            "RuntimeProvider: " + "; ".join(problems)
+        )
 
 
 class ProviderRegistry(dict[str, RuntimeProvider]):
@@ -259,8 +342,9 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
         """The runtime options that enter the cache key of a suite requesting ``fixtures`` (``mb_runtime``)."""
         return [o for o in self.options() if o.keyed] if "mb_runtime" in fixtures else []
 
-    def finish_used(self, results: Iterable[Mapping[str, Any]], options: Mapping[str, Any],
-                    run_id: str) -> tuple[list[str], list[str]]:
+    def finish_used(
+        self, results: Iterable[Mapping[str, Any]], options: Mapping[str, Any], run_id: str
+    ) -> tuple[list[str], list[str]]:
         """``finish`` of every registered provider the results name (:func:`used_providers`), once each, on the
         controller; returns ``(errors, notes)``: what failed, in words (cleanup never costs the summary), and
         each provider's line about what it kept. A hook's runtime of a kind no provider is registered for is the
@@ -280,8 +364,12 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
     def notices(self, results: Iterable[Mapping[str, Any]]) -> list[str]:
         """The warning each provider the results name gives about its use (an optional ``notice`` member: the
         local runtime's "candidates run UNISOLATED"), for the run's end on the terminal and in the summary."""
-        return [str(note) for name in used_providers(results) if name in self
-                if (note := getattr(self[name], "notice", None))]
+        return [
+            str(note)
+            for name in used_providers(results)
+            if name in self
+            if (note := getattr(self[name], "notice", None))
+        ]
 
     def choose(self, choice: str, ctx: ProviderContext) -> RuntimeProvider:
         """The provider ``--mb-runtime`` names; for ``auto`` the first one :meth:`~RuntimeProvider.available`.
@@ -291,8 +379,10 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
         """
         if choice != "auto":
             if choice not in self:
-                raise InfraError(InfraKind.HARNESS_ERROR, f"--mb-runtime={choice}: no such runtime provider "
-                                 f"(registered: {', '.join(self)})")
+                raise InfraError(
+                    InfraKind.HARNESS_ERROR,
+                    f"--mb-runtime={choice}: no such runtime provider (registered: {', '.join(self)})",
+                )
             return self[choice]
         for provider in self.values():
             if provider.available(ctx):
@@ -309,8 +399,9 @@ class RuntimeSource:
     runtime names handed out in this process (the plugin copies it into each result as ``runtimes``).
     """
 
-    def __init__(self, registry: ProviderRegistry, ctx: ProviderContext,
-                 hook: Callable[[bool], Runtime | None] | None = None) -> None:
+    def __init__(
+        self, registry: ProviderRegistry, ctx: ProviderContext, hook: Callable[[bool], Runtime | None] | None = None
+    ) -> None:
         self.registry = registry
         self.ctx = ctx
         self.hook = hook
@@ -398,10 +489,17 @@ class DockerProvider:
 
         client = ctx.fixture("mb_docker_client")
         if client is None:
-            raise InfraError(InfraKind.DAEMON_UNREACHABLE, "--mb-runtime=docker: no Docker daemon answers "
-                             "(start dockerd, set DOCKER_HOST or give --mb-docker-hosts)")
-        within(Deadlines.from_options(ctx.options).acquire_s, InfraKind.ACQUIRE_TIMEOUT,
-               f"acquiring the Docker host {host_url(client)}", lambda: require_answer(client))
+            raise InfraError(
+                InfraKind.DAEMON_UNREACHABLE,
+                "--mb-runtime=docker: no Docker daemon answers "
+                "(start dockerd, set DOCKER_HOST or give --mb-docker-hosts)",
+            )
+        within(
+            Deadlines.from_options(ctx.options).acquire_s,
+            InfraKind.ACQUIRE_TIMEOUT,
+            f"acquiring the Docker host {host_url(client)}",
+            lambda: require_answer(client),
+        )
         return client
 
     def runtime(self, options: Mapping[str, Any], run_id: str, *, client: Any, progress: Any = None) -> Runtime:
@@ -410,11 +508,18 @@ class DockerProvider:
         from pytest_mobilebench.runtime.docker import DEFAULT_CA_BUNDLE, DockerRuntime
 
         return DockerRuntime(
-            client=client, run_id=run_id, cache_level=options.get("mb_cache_level") or "env",
+            client=client,
+            run_id=run_id,
+            cache_level=options.get("mb_cache_level") or "env",
             force_rebuild=bool(options.get("mb_force_rebuild")),
-            ca_bundle=options.get("mb_ca_bundle") or DEFAULT_CA_BUNDLE, mem_limit=options.get("mb_mem_limit") or "4g",
-            cpus=options.get("mb_cpus"), pids_limit=options.get("mb_pids_limit"), repos=repo_cache(options, run_id),
-            recipe_factory=self.recipe_factory, progress=progress, deadlines=Deadlines.from_options(options),
+            ca_bundle=options.get("mb_ca_bundle") or DEFAULT_CA_BUNDLE,
+            mem_limit=options.get("mb_mem_limit") or "4g",
+            cpus=options.get("mb_cpus"),
+            pids_limit=options.get("mb_pids_limit"),
+            repos=repo_cache(options, run_id),
+            recipe_factory=self.recipe_factory,
+            progress=progress,
+            deadlines=Deadlines.from_options(options),
         )
 
 
@@ -457,8 +562,9 @@ class LocalProvider:
         return None
 
 
-def builtin_providers(*, recipe_factory: RecipeFactory | None = None,
-                      on_add: Callable[[RuntimeProvider], None] | None = None) -> ProviderRegistry:
+def builtin_providers(
+    *, recipe_factory: RecipeFactory | None = None, on_add: Callable[[RuntimeProvider], None] | None = None
+) -> ProviderRegistry:
     """A fresh registry with ``docker`` then ``local`` (the order ``auto`` tries them)."""
     registry = ProviderRegistry(on_add)
     registry.register(DockerProvider(recipe_factory))

@@ -82,10 +82,16 @@ class ReadMemo:
         if (kept := self._listings.get(folder)) is not None:
             return kept
         for outer, (names, rejected) in self._listings.items():
-            if folder.startswith(outer.rstrip("/") + "/") and not pruned_between(outer, folder) and outer not in self._full:
+            if (
+                folder.startswith(outer.rstrip("/") + "/")
+                and not pruned_between(outer, folder)
+                and outer not in self._full
+            ):
                 prefix = folder[len(outer.rstrip("/")) + 1 :] + "/"
-                return ([n[len(prefix) :] for n in names if n.startswith(prefix)],
-                        [r for r in rejected if r.name.startswith(folder.rstrip("/") + "/")])
+                return (
+                    [n[len(prefix) :] for n in names if n.startswith(prefix)],
+                    [r for r in rejected if r.name.startswith(folder.rstrip("/") + "/")],
+                )
         return None
 
     def expect(self, folders: Iterable[str]) -> None:

@@ -40,8 +40,11 @@ def ensure_reaper(url: str, owner: str) -> None:
         try:
             subprocess.Popen(
                 [sys.executable, "-m", "pytest_mobilebench.runtime.reaper", url, owner],
-                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True,
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
             )
         except OSError:
             os.close(write_end)

@@ -41,7 +41,9 @@ def repo_url(template: str, repo: str) -> str:
 
 
 #: what git says when a remote answered that it has no such repository (never a network failure)
-_NO_REPOSITORY = re.compile(r"(?i)repository '[^']*' not found|remote: repository not found|does not appear to be a git repository")
+_NO_REPOSITORY = re.compile(
+    r"(?i)repository '[^']*' not found|remote: repository not found|does not appear to be a git repository"
+)
 
 
 def source_absent(url: str, stderr: str, *, own: bool) -> bool:
@@ -49,7 +51,11 @@ def source_absent(url: str, stderr: str, *, own: bool) -> bool:
     repository, or, for an instance's own ``repo_url`` (``own``), a local path (plain or ``file://``) that does
     not exist or holds no repository. A local mirror folder of ``--mb-repo-url-template`` that lacks the
     repository is the set-up's, and network, TLS, authentication and daemon failures are infrastructure: False."""
-    local = url[len("file://"):] if url.startswith("file://") else (url if "://" not in url and ":" not in url.split("/")[0] else None)
+    local = (
+        url[len("file://") :]
+        if url.startswith("file://")
+        else (url if "://" not in url and ":" not in url.split("/")[0] else None)
+    )
     if local is not None:
         if not own:
             return False
@@ -68,8 +74,13 @@ class RepoCache:
         run_id: fetch each repository at most once for this run id.
     """
 
-    def __init__(self, root: Path | None = None, url_template: str = DEFAULT_URL_TEMPLATE, run_id: str = "adhoc",
-                 progress: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | None = None,
+        url_template: str = DEFAULT_URL_TEMPLATE,
+        run_id: str = "adhoc",
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
         self.root = Path(root) if root else cache_root() / "repos"
         self.url_template = url_template
         self.run_id = run_id
@@ -106,7 +117,9 @@ class RepoCache:
                 said = (exc.stderr or "").strip().splitlines()
                 if source_absent(url, exc.stderr or "", own=own):
                     raise NotInRepository(repo, url, detail=said[-1] if said else "") from exc
-                raise InfraError(InfraKind.CLONE_FAILED, f"cannot fetch {repo} from {url}: {exc.stderr.strip()}") from exc
+                raise InfraError(
+                    InfraKind.CLONE_FAILED, f"cannot fetch {repo} from {url}: {exc.stderr.strip()}"
+                ) from exc
             if missing:  # fetched in this run, and the commit is not there: the data's fault
                 raise NotInRepository(repo, url, tuple(missing))
         return mirror
@@ -200,9 +213,16 @@ class RepoCache:
 def _damage(mirror: Path) -> str | None:
     """What ``git fsck --connectivity-only`` finds wrong with a mirror (its first error lines), or None when it
     exits 0 without an ``error:`` line (a pack that no longer matches its index is said on stderr only)."""
-    proc = subprocess.run(["git", "fsck", "--connectivity-only", "--no-dangling", "--no-progress"], cwd=mirror,
-                          capture_output=True, text=True, errors="replace", timeout=600, check=False,
-                          env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    proc = subprocess.run(
+        ["git", "fsck", "--connectivity-only", "--no-dangling", "--no-progress"],
+        cwd=mirror,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=600,
+        check=False,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+    )
     lines = proc.stderr.splitlines()
     errors = list(dict.fromkeys(line.strip() for line in lines if line.startswith(("error:", "fatal:"))))
     if proc.returncode == 0 and not errors:

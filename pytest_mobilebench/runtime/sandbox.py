@@ -40,8 +40,15 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.docker import DockerRuntime
     from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 
-__all__ = ["DockerSandbox", "DockerSandboxes", "Sandbox", "SandboxLimits", "SandboxRuntime", "SandboxSpec",
-           "inputs_tar"]
+__all__ = [
+    "DockerSandbox",
+    "DockerSandboxes",
+    "Sandbox",
+    "SandboxLimits",
+    "SandboxRuntime",
+    "SandboxSpec",
+    "inputs_tar",
+]
 
 
 @final
@@ -214,19 +221,40 @@ class DockerSandboxes:
                 (tree / name).parent.mkdir(parents=True, exist_ok=True)
                 (tree / name).write_bytes(data)
             base = builder.ensure_base(log_dir=log_dir)
-            env = builder.ensure_env(recipe, spec.repo, node_packages=recipe.context_packages, base=base, log_dir=log_dir)
-            deps = ensure_deps(builder, env, tree, recipe.install_command, repo=spec.repo, log_dir=log_dir,
-                               deadline_s=runtime.deadlines.install_s, silence_s=runtime.deadlines.install_silence_s)
+            env = builder.ensure_env(
+                recipe, spec.repo, node_packages=recipe.context_packages, base=base, log_dir=log_dir
+            )
+            deps = ensure_deps(
+                builder,
+                env,
+                tree,
+                recipe.install_command,
+                repo=spec.repo,
+                log_dir=log_dir,
+                deadline_s=runtime.deadlines.install_s,
+                silence_s=runtime.deadlines.install_silence_s,
+            )
             if deps is None:
-                raise InfraError(InfraKind.SCAFFOLD_INSTALL_FAILED, f"{recipe.install_command!r} of the {spec.name} tree "
-                                 f"failed on {env.tag} (log under {log_dir or builder.log_dir})")
+                raise InfraError(
+                    InfraKind.SCAFFOLD_INSTALL_FAILED,
+                    f"{recipe.install_command!r} of the {spec.name} tree "
+                    f"failed on {env.tag} (log under {log_dir or builder.log_dir})",
+                )
             ident = ["-c", "user.name=mobilebench", "-c", "user.email=mobilebench@localhost"]
             run_git(["init", "-q", "-b", "main"], cwd=tree)
             run_git(["add", "-A"], cwd=tree)
             run_git([*ident, "commit", "-q", "--no-verify", "-m", spec.name], cwd=tree)
-            return builder.ensure_instance(spec.name, env, repo=spec.repo, base_commit=key[:40],
-                                           install_command=recipe.install_command, checkout_dir=tree, log_dir=log_dir,
-                                           test_user=recipe.test_user, deps=deps)
+            return builder.ensure_instance(
+                spec.name,
+                env,
+                repo=spec.repo,
+                base_commit=key[:40],
+                install_command=recipe.install_command,
+                checkout_dir=tree,
+                log_dir=log_dir,
+                test_user=recipe.test_user,
+                deps=deps,
+            )
 
     def _still_there(self, image: Any) -> bool:
         """Whether the memoised image still exists under its tag (a cleanup elsewhere may have removed it)."""
@@ -243,7 +271,16 @@ class DockerSandboxes:
         if limits not in self._limited:
             parent = self.runtime
             self._limited[limits] = DockerRuntime(
-                client=parent.client, run_id=parent.run_id, cache_level=parent.cache_level, ca_bundle=parent.ca_bundle,
-                mem_limit=limits.mem, cpus=limits.cpus, pids_limit=limits.pids, disk_limit=limits.disk,
-                base_image=parent.base_image, progress=parent.progress, deadlines=parent.deadlines)
+                client=parent.client,
+                run_id=parent.run_id,
+                cache_level=parent.cache_level,
+                ca_bundle=parent.ca_bundle,
+                mem_limit=limits.mem,
+                cpus=limits.cpus,
+                pids_limit=limits.pids,
+                disk_limit=limits.disk,
+                base_image=parent.base_image,
+                progress=parent.progress,
+                deadlines=parent.deadlines,
+            )
         return self._limited[limits]

@@ -82,12 +82,16 @@ def _objective(x: np.ndarray, s: np.ndarray, n: np.ndarray, two: bool) -> tuple[
 
 def _interval(value: float, information: float) -> dict[str, Any]:
     se = 1.0 / np.sqrt(information)
-    return {"estimate": round(value, 4), "se": round(float(se), 4),
-            "ci95": [round(value - _Z95 * float(se), 4), round(value + _Z95 * float(se), 4)]}
+    return {
+        "estimate": round(value, 4),
+        "se": round(float(se), 4),
+        "ci95": [round(value - _Z95 * float(se), 4), round(value + _Z95 * float(se), 4)],
+    }
 
 
-def _standard_errors(theta: np.ndarray, b: np.ndarray, alpha: np.ndarray, n: np.ndarray,
-                     two: bool) -> tuple[np.ndarray, np.ndarray]:
+def _standard_errors(
+    theta: np.ndarray, b: np.ndarray, alpha: np.ndarray, n: np.ndarray, two: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """``(ability se (models,), instance covariance (instances x q x q), q = 1 or 2: difficulty, log discrimination)``
     from the expected information ``sum n p (1 - p) dz/du dz/dv`` plus the priors' precisions (module docstring)."""
     a = np.exp(alpha)
@@ -109,8 +113,14 @@ def _standard_errors(theta: np.ndarray, b: np.ndarray, alpha: np.ndarray, n: np.
     return np.sqrt(np.diag(np.linalg.inv(schur))), item_cov
 
 
-def fit(successes: Sequence[Sequence[float]], trials: Sequence[Sequence[float]], *, two_parameter: bool = False,
-        models: Sequence[str] | None = None, instances: Sequence[str] | None = None) -> dict[str, Any]:
+def fit(
+    successes: Sequence[Sequence[float]],
+    trials: Sequence[Sequence[float]],
+    *,
+    two_parameter: bool = False,
+    models: Sequence[str] | None = None,
+    instances: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """Fit the one- or two-parameter model (see the module docstring).
 
     Args:
@@ -141,8 +151,9 @@ def fit(successes: Sequence[Sequence[float]], trials: Sequence[Sequence[float]],
     names = list(models) if models is not None else [f"m{j}" for j in range(m)]
     items = list(instances) if instances is not None else [f"i{i}" for i in range(k)]
     x0 = np.zeros(m + k * (2 if two_parameter else 1))
-    result = minimize(_objective, x0, args=(s, n, two_parameter), jac=True, method="L-BFGS-B",
-                      options={"maxiter": 5000, "gtol": 1e-8})
+    result = minimize(
+        _objective, x0, args=(s, n, two_parameter), jac=True, method="L-BFGS-B", options={"maxiter": 5000, "gtol": 1e-8}
+    )
     theta, b, alpha = _unpack(result.x, m, k, two_parameter)
     ability_se, item_cov = _standard_errors(theta, b, alpha, n, two_parameter)
     per_item: dict[str, Any] = {}
@@ -150,13 +161,18 @@ def fit(successes: Sequence[Sequence[float]], trials: Sequence[Sequence[float]],
         per_item[iid] = {"difficulty": _interval(float(b[i]), 1 / float(item_cov[i, 0, 0]))}
         if two_parameter:
             own = _interval(float(alpha[i]), 1 / float(item_cov[i, 1, 1]))
-            per_item[iid]["discrimination"] = {"estimate": round(float(np.exp(alpha[i])), 4), "se_log": own["se"],
-                                               "ci95": [round(float(np.exp(c)), 4) for c in own["ci95"]]}
+            per_item[iid]["discrimination"] = {
+                "estimate": round(float(np.exp(alpha[i])), 4),
+                "se_log": own["se"],
+                "ci95": [round(float(np.exp(c)), 4) for c in own["ci95"]],
+            }
     return {
         "model": "2PL" if two_parameter else "1PL",
         "method": "joint maximum a posteriori (L-BFGS-B); priors ability N(0, 1), difficulty N(0, 3^2)"
-                  + (", log discrimination N(0, 0.5^2)" if two_parameter else ""),
-        "priors": dict(PRIORS), "converged": bool(result.success), "iterations": int(result.nit),
+        + (", log discrimination N(0, 0.5^2)" if two_parameter else ""),
+        "priors": dict(PRIORS),
+        "converged": bool(result.success),
+        "iterations": int(result.nit),
         "log_posterior": round(-float(result.fun), 4),
         "abilities": {name: _interval(float(theta[j]), 1 / float(ability_se[j]) ** 2) for j, name in enumerate(names)},
         "instances": per_item,
@@ -178,9 +194,16 @@ def irt_from_outcomes(outcomes: Mapping[str, Mapping[str, Any]]) -> dict[str, An
     """
     models = sorted(outcomes)
     if len(models) < 3:
-        raise IrtError(f"the item-response fit needs three or more models, got {len(models)}: {', '.join(models) or '-'}")
-    eligible = {m: {iid: [bool(x) for x in (v if isinstance(v, Sequence) else [v]) if x is not None]
-                    for iid, v in outcomes[m].items()} for m in models}
+        raise IrtError(
+            f"the item-response fit needs three or more models, got {len(models)}: {', '.join(models) or '-'}"
+        )
+    eligible = {
+        m: {
+            iid: [bool(x) for x in (v if isinstance(v, Sequence) else [v]) if x is not None]
+            for iid, v in outcomes[m].items()
+        }
+        for m in models
+    }
     every = set.union(*(set(eligible[m]) for m in models))
     shared = sorted(iid for iid in every if all(eligible[m].get(iid) for m in models))
     if not shared:
@@ -188,7 +211,9 @@ def irt_from_outcomes(outcomes: Mapping[str, Mapping[str, Any]]) -> dict[str, An
     s = [[sum(eligible[m][iid]) for iid in shared] for m in models]
     n = [[len(eligible[m][iid]) for iid in shared] for m in models]
     return {
-        "models": models, "instances": len(shared), "left_out": len(every) - len(shared),
+        "models": models,
+        "instances": len(shared),
+        "left_out": len(every) - len(shared),
         "none_solved": [iid for c, iid in enumerate(shared) if all(s[j][c] == 0 for j in range(len(models)))],
         "all_solved": [iid for c, iid in enumerate(shared) if all(s[j][c] == n[j][c] for j in range(len(models)))],
         "one_pl": fit(s, n, models=models, instances=shared),

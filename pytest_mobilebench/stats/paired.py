@@ -20,8 +20,14 @@ from pytest_mobilebench.stats.trials import DEFAULT_RESAMPLES, resampled_means
 __all__ = ["paired_bootstrap"]
 
 
-def paired_bootstrap(a: Sequence[Sequence[bool]], b: Sequence[Sequence[bool]], *, resamples: int = DEFAULT_RESAMPLES,
-                     seed: int = 0, level: float = 0.95) -> dict[str, Any]:
+def paired_bootstrap(
+    a: Sequence[Sequence[bool]],
+    b: Sequence[Sequence[bool]],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Any]:
     """The paired bootstrap of ``pass@1(A) - pass@1(B)``.
 
     Args:
@@ -51,5 +57,10 @@ def paired_bootstrap(a: Sequence[Sequence[bool]], b: Sequence[Sequence[bool]], *
     drawn = rng.integers(0, len(a), size=(resamples, len(a)))  # one draw of instances for both models
     differences = resampled_means(a, drawn, rng) - resampled_means(b, drawn, rng)
     lo, hi = np.quantile(differences, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return {**out, "pass_1_a": round(mean_a, 6), "pass_1_b": round(mean_b, 6), "difference": round(mean_a - mean_b, 6),
-            "ci95": [round(float(lo), 6), round(float(hi), 6)]}
+    return {
+        **out,
+        "pass_1_a": round(mean_a, 6),
+        "pass_1_b": round(mean_b, 6),
+        "difference": round(mean_a - mean_b, 6),
+        "ci95": [round(float(lo), 6), round(float(hi), 6)],
+    }

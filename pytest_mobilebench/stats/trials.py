@@ -23,8 +23,16 @@ import numpy as np
 
 from pytest_mobilebench.metrics import _check_k_of_n, wilson_interval
 
-__all__ = ["DEFAULT_RESAMPLES", "hierarchical_bootstrap", "pass_at_k", "pass_hat_k", "resampled_means", "task_bootstrap",
-           "trial_summary", "variance_shares"]
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "hierarchical_bootstrap",
+    "pass_at_k",
+    "pass_hat_k",
+    "resampled_means",
+    "task_bootstrap",
+    "trial_summary",
+    "variance_shares",
+]
 
 #: bootstrap resamples unless ``--mb-bootstrap-resamples`` says otherwise
 DEFAULT_RESAMPLES = 1000
@@ -80,8 +88,9 @@ def _percentile(means: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def hierarchical_bootstrap(outcomes: Sequence[Sequence[bool]], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                           level: float = _LEVEL) -> tuple[float, float]:
+def hierarchical_bootstrap(
+    outcomes: Sequence[Sequence[bool]], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = _LEVEL
+) -> tuple[float, float]:
     """Percentile interval of pass@1 (the mean over tasks of each task's pass fraction) by a two-stage bootstrap:
     each resample draws the tasks with replacement, then, within each drawn task, its trials with replacement
     (A. C. Davison & D. V. Hinkley 1997, "Bootstrap Methods and their Application", section 3.8, hierarchical
@@ -126,8 +135,9 @@ def resampled_means(outcomes: Sequence[Sequence[bool]], drawn: np.ndarray, rng: 
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def task_bootstrap(values: Sequence[float], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                   level: float = _LEVEL) -> tuple[float, float]:
+def task_bootstrap(
+    values: Sequence[float], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = _LEVEL
+) -> tuple[float, float]:
     """Percentile bootstrap interval of a mean of per-task values, resampling the tasks (Efron & Tibshirani
     1993, ch. 13); used for pass@k and pass^k with k > 1, whose per-task estimates are already unbiased over
     that task's trials (resampling trials with replacement would bias them). ``(0.0, 1.0)`` for no value."""
@@ -171,8 +181,12 @@ def variance_shares(outcomes: Sequence[Sequence[bool]]) -> dict[str, float | Non
     if between + msw == 0:
         return {**none, "between_tasks": 0.0, "between_trials": 0.0}
     share = between / (between + msw)
-    return {"between_tasks": round(between, 6), "between_trials": round(msw, 6), "share_tasks": round(share, 6),
-            "share_trials": round(1 - share, 6)}
+    return {
+        "between_tasks": round(between, 6),
+        "between_trials": round(msw, 6),
+        "share_tasks": round(share, 6),
+        "share_trials": round(1 - share, 6),
+    }
 
 
 def _flips(outcomes: Sequence[bool]) -> int:
@@ -181,17 +195,23 @@ def _flips(outcomes: Sequence[bool]) -> int:
 
 def _per_task(o: Sequence[bool]) -> dict[str, Any]:
     n, c = len(o), sum(map(bool, o))
-    return {"trials": n, "passes": c, "flips": _flips([bool(x) for x in o]), "pass_1": round(c / n, 6),
-            "pass_at_k": {str(k): round(pass_at_k(c, n, k), 6) for k in range(1, n + 1)},
-            "pass_hat_k": {str(k): round(pass_hat_k(c, n, k), 6) for k in range(1, n + 1)}}
+    return {
+        "trials": n,
+        "passes": c,
+        "flips": _flips([bool(x) for x in o]),
+        "pass_1": round(c / n, 6),
+        "pass_at_k": {str(k): round(pass_at_k(c, n, k), 6) for k in range(1, n + 1)},
+        "pass_hat_k": {str(k): round(pass_hat_k(c, n, k), 6) for k in range(1, n + 1)},
+    }
 
 
 def _rounded(value: float, ci: tuple[float, float]) -> dict[str, Any]:
     return {"value": round(value, 6), "ci95": [round(ci[0], 6), round(ci[1], 6)]}
 
 
-def trial_summary(outcomes: Mapping[str, Sequence[bool]], *, resamples: int = DEFAULT_RESAMPLES,
-                  seed: int = 0) -> dict[str, Any]:
+def trial_summary(
+    outcomes: Mapping[str, Sequence[bool]], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
     """Repeated-trial statistics of one model over tasks (pure; deterministic for a given ``seed``).
 
     Returns:
@@ -227,19 +247,26 @@ def trial_summary(outcomes: Mapping[str, Sequence[bool]], *, resamples: int = DE
     passes, trials = sum(v["passes"] for v in per_task.values()), sum(v["trials"] for v in per_task.values())
     pass_1: dict[str, Any] = {"value": None, "ci95": [0.0, 1.0]}
     if tasks:
-        pass_1 = _rounded(sum(v["pass_1"] for v in per_task.values()) / len(tasks),
-                          hierarchical_bootstrap(runs, resamples=resamples, seed=seed))
+        pass_1 = _rounded(
+            sum(v["pass_1"] for v in per_task.values()) / len(tasks),
+            hierarchical_bootstrap(runs, resamples=resamples, seed=seed),
+        )
     lo, hi = wilson_interval(passes, trials)
     return {
-        "tasks": len(tasks), "trials": k_max, "trial_counts": sorted({v["trials"] for v in per_task.values()}),
+        "tasks": len(tasks),
+        "trials": k_max,
+        "trial_counts": sorted({v["trials"] for v in per_task.values()}),
         "pass_1": {**pass_1, "wilson95": [round(lo, 6), round(hi, 6)], "passes": passes, "trials": trials},
         "pass_at_k": {str(k): estimate("pass_at_k", k) for k in range(1, k_max + 1)},
         "pass_hat_k": {str(k): estimate("pass_hat_k", k) for k in range(1, k_max + 1)},
         "all_pass": counted(sum(v["passes"] == v["trials"] for v in per_task.values())),
         "flaky": counted(sum(0 < v["passes"] < v["trials"] for v in per_task.values())),
         "variance": variance_shares(runs),
-        "flips": [{"instance_id": t, "passes": v["passes"], "trials": v["trials"]}
-                  for t, v in per_task.items() if 0 < v["passes"] < v["trials"]],
+        "flips": [
+            {"instance_id": t, "passes": v["passes"], "trials": v["trials"]}
+            for t, v in per_task.items()
+            if 0 < v["passes"] < v["trials"]
+        ],
         "bootstrap": {"resamples": resamples, "seed": seed, "level": _LEVEL},
         "per_task": per_task,
     }

@@ -40,8 +40,16 @@ from pytest_mobilebench.suites.base import (
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
 
-__all__ = ["AGENT_OPTIONS", "BUILTIN_SUITES", "LazySuite", "SuiteRegistry", "UnavailableSuite", "builtin_registry",
-           "builtin_surface", "headline_of"]
+__all__ = [
+    "AGENT_OPTIONS",
+    "BUILTIN_SUITES",
+    "LazySuite",
+    "SuiteRegistry",
+    "UnavailableSuite",
+    "builtin_registry",
+    "builtin_surface",
+    "headline_of",
+]
 
 #: the built-in suites, by name; each one's surface (which names its implementation module) is
 #: ``pytest_mobilebench.suites.declared.<name>``
@@ -74,7 +82,9 @@ class UnavailableSuite:
     def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         raise RuntimeError(self.error)
 
-    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def summarize(
+        self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         return {"error": self.error}
 
     def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> None:
@@ -136,8 +146,11 @@ class LazySuite:
 
 def _check_surface(surface: SuiteSurface, suite: Suite) -> None:
     """The implementation declares what its surface said (one fact, two readers)."""
-    problems = [attr for attr in ("options", "columns", "fixtures", "fixture_module")
-                if tuple(getattr(suite, attr) or ()) != tuple(getattr(surface, attr) or ())]
+    problems = [
+        attr
+        for attr in ("options", "columns", "fixtures", "fixture_module")
+        if tuple(getattr(suite, attr) or ()) != tuple(getattr(surface, attr) or ())
+    ]
     problems += [f"marker {m!r}" for m in surface.markers if m not in suite.markers]
     if problems:
         raise SuiteContractError(f"suite {surface.name!r} differs from its surface in: {', '.join(problems)}")

@@ -20,7 +20,23 @@ from pytest_mobilebench.options import Option
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
 
-__all__ = ["GENERIC_HEADLINE", "NO_RESULT", "Column", "EvalContext", "Headline", "LoadedRecord", "ManifestError", "Option", "INFRA_REASON", "ItemResult", "ResultContractError", "Suite", "SuiteContractError", "SuiteSurface", "check_suite"]
+__all__ = [
+    "GENERIC_HEADLINE",
+    "NO_RESULT",
+    "Column",
+    "EvalContext",
+    "Headline",
+    "LoadedRecord",
+    "ManifestError",
+    "Option",
+    "INFRA_REASON",
+    "ItemResult",
+    "ResultContractError",
+    "Suite",
+    "SuiteContractError",
+    "SuiteSurface",
+    "check_suite",
+]
 
 T = TypeVar("T")
 
@@ -226,7 +242,9 @@ class Suite(Protocol):
         for a candidate's fault.
         """
 
-    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def summarize(
+        self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Suite-level tables for the run summary, from every item's result and the run's options.
 
         Always has ``"headline"``: ``{"label": str, "numerator": int, "denominator": int, "value": float | None,
@@ -254,9 +272,21 @@ class Suite(Protocol):
 
 #: members every suite must have: (name, is_method)
 _REQUIRED: tuple[tuple[str, bool], ...] = (
-    ("name", False), ("options", False), ("markers", False), ("columns", False), ("fixtures", False),
-    ("fixture_module", False), ("reasons", False), ("load", True), ("load_dataset", True), ("evaluate", True), ("summarize", True),
-    ("cache_material", True), ("finish_run", True), ("regrade", True), ("live_model", True),
+    ("name", False),
+    ("options", False),
+    ("markers", False),
+    ("columns", False),
+    ("fixtures", False),
+    ("fixture_module", False),
+    ("reasons", False),
+    ("load", True),
+    ("load_dataset", True),
+    ("evaluate", True),
+    ("summarize", True),
+    ("cache_material", True),
+    ("finish_run", True),
+    ("regrade", True),
+    ("live_model", True),
 )
 
 
@@ -272,8 +302,11 @@ def check_suite(suite: Any, name: str | None = None) -> None:
             or ``name`` (the registry key) differs from ``suite.name``.
     """
     problems = [f"missing {attr!r}" for attr, _ in _REQUIRED if not hasattr(suite, attr)]
-    problems += [f"{attr!r} is not callable" for attr, method in _REQUIRED
-                 if method and hasattr(suite, attr) and not callable(getattr(suite, attr))]
+    problems += [
+        f"{attr!r} is not callable"
+        for attr, method in _REQUIRED
+        if method and hasattr(suite, attr) and not callable(getattr(suite, attr))
+    ]
     if not problems:
         if name is not None and suite.name != name:
             problems.append(f"registered as {name!r} but its name is {suite.name!r}")
@@ -288,12 +321,16 @@ def check_suite(suite: Any, name: str | None = None) -> None:
         if isinstance(suite.fixtures, str) or not all(isinstance(f, str) for f in suite.fixtures):
             problems.append("'fixtures' must be a tuple of fixture names")
         reasons = suite.reasons
-        if not (isinstance(reasons, type) and issubclass(reasons, enum.Enum)
-                and all(isinstance(m.value, str) and isinstance(getattr(m, "is_infra", None), bool) for m in reasons)):
+        if not (
+            isinstance(reasons, type)
+            and issubclass(reasons, enum.Enum)
+            and all(isinstance(m.value, str) and isinstance(getattr(m, "is_infra", None), bool) for m in reasons)
+        ):
             problems.append("'reasons' must be a str-valued Enum whose members have a bool 'is_infra'")
     if problems:
-        raise SuiteContractError(f"suite {name or getattr(suite, 'name', suite)!r} does not implement Suite: "
-                                 + "; ".join(problems))
+        raise SuiteContractError(
+            f"suite {name or getattr(suite, 'name', suite)!r} does not implement Suite: " + "; ".join(problems)
+        )
 
 
 #: the reason of a result the plugin makes itself when a suite raised or broke the result contract; it is an
@@ -343,8 +380,9 @@ class ItemResult:
         reason = raw.get("reason")
         vocabulary = {m.value: m for m in suite.reasons}
         if reason != INFRA_REASON and reason not in vocabulary:
-            raise ResultContractError(f"suite {suite.name!r} returned reason {reason!r}, not one of "
-                                      f"{', '.join(sorted(vocabulary))}")
+            raise ResultContractError(
+                f"suite {suite.name!r} returned reason {reason!r}, not one of {', '.join(sorted(vocabulary))}"
+            )
         infra = reason == INFRA_REASON or bool(vocabulary[reason].is_infra)
         passed = raw.get("passed")
         if not isinstance(passed, bool) or (infra and passed):
@@ -354,22 +392,39 @@ class ItemResult:
         if bad:
             raise ResultContractError(f"suite {suite.name!r}: properties {bad} are not flat str/int/float/bool values")
         known = {"reason", "passed", "retryable", "infra_kind", "detail", "properties"}
-        return cls(reason=str(reason), passed=passed, retryable=infra,
-                   infra_kind=(str(raw["infra_kind"]) if infra and raw.get("infra_kind") else None),
-                   detail=str(raw.get("detail") or ""), properties=dict(properties),
-                   fields={k: v for k, v in raw.items() if k not in known})
+        return cls(
+            reason=str(reason),
+            passed=passed,
+            retryable=infra,
+            infra_kind=(str(raw["infra_kind"]) if infra and raw.get("infra_kind") else None),
+            detail=str(raw.get("detail") or ""),
+            properties=dict(properties),
+            fields={k: v for k, v in raw.items() if k not in known},
+        )
 
     @classmethod
     def harness_error(cls, detail: str, kind: str = "harness_error") -> ItemResult:
         """The result the plugin records when a suite raised or broke the contract: infrastructure, retried."""
-        return cls(reason=INFRA_REASON, passed=False, retryable=True, infra_kind=kind, detail=detail,
-                   properties={"infra_error": kind}, fields={})
+        return cls(
+            reason=INFRA_REASON,
+            passed=False,
+            retryable=True,
+            infra_kind=kind,
+            detail=detail,
+            properties={"infra_error": kind},
+            fields={},
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins for xdist, JSON and the reports (the suite's fields first, the checked ones over them)."""
         out = dict(self.fields)
-        out.update(reason=self.reason, passed=self.passed, retryable=self.retryable, detail=self.detail,
-                   properties=dict(self.properties))
+        out.update(
+            reason=self.reason,
+            passed=self.passed,
+            retryable=self.retryable,
+            detail=self.detail,
+            properties=dict(self.properties),
+        )
         if self.infra_kind is not None:
             out["infra_kind"] = self.infra_kind
         return out

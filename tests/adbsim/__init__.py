@@ -38,11 +38,15 @@ class AdbServer:
         """``log_dir``: where the server writes its ``adb.<uid>.log`` (adb uses ``TMPDIR``; default: the temp folder)."""
         self.port = _free_port()
         env = {**os.environ, "TMPDIR": str(log_dir)} if log_dir is not None else None
-        subprocess.run(["adb", "-P", str(self.port), "start-server"], check=True, capture_output=True, timeout=60, env=env)
+        subprocess.run(
+            ["adb", "-P", str(self.port), "start-server"], check=True, capture_output=True, timeout=60, env=env
+        )
 
     def adb(self, *args: str, timeout: float = 30) -> str:
         """Run the adb client against this server; returns stdout + stderr."""
-        done = subprocess.run(["adb", "-P", str(self.port), *args], check=False, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            ["adb", "-P", str(self.port), *args], check=False, capture_output=True, text=True, timeout=timeout
+        )
         return done.stdout + done.stderr
 
     def connect(self, device: SimDevice, *, wait_state: str | None = "device", timeout: float = 20) -> str:

@@ -80,11 +80,17 @@ def main() -> int:
         server = AdbServer(log_dir=work)
         for device in devices:
             server.connect(device)
-        env = {**os.environ, "MOBILEBENCH_DEVICES": ",".join(d.serial for d in devices),
-               "MOBILEBENCH_ADB_SERVER": f"127.0.0.1:{server.port}"}
+        env = {
+            **os.environ,
+            "MOBILEBENCH_DEVICES": ",".join(d.serial for d in devices),
+            "MOBILEBENCH_ADB_SERVER": f"127.0.0.1:{server.port}",
+        }
         logs = f"; device logs in {work}" if args.keep_logs else ""
-        print(f"adbsim: {len(devices)} simulated device(s) {env['MOBILEBENCH_DEVICES']} on adb server port {server.port}"
-              f"{logs}", flush=True)
+        print(
+            f"adbsim: {len(devices)} simulated device(s) {env['MOBILEBENCH_DEVICES']} on adb server port {server.port}"
+            f"{logs}",
+            flush=True,
+        )
         return run_forwarding(command, env, grace_s=args.grace)
     finally:
         if server is not None:

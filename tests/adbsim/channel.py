@@ -50,12 +50,20 @@ def _accept(server: socket.socket, token: bytes, proc: subprocess.Popen[bytes]) 
     return None
 
 
-def run_instrumented(argv: Sequence[str], env: dict[str, str], *, logcat: list[str], out: Callable[[bytes], None],
-                     started: Callable[[subprocess.Popen[bytes]], None]) -> bool:
+def run_instrumented(
+    argv: Sequence[str],
+    env: dict[str, str],
+    *,
+    logcat: list[str],
+    out: Callable[[bytes], None],
+    started: Callable[[subprocess.Popen[bytes]], None],
+) -> bool:
     """Run ``argv + [handshake on stdin]`` (``argv`` ends with MbBoot's arguments); forward the channel to ``out``."""
     token = secrets.token_hex(16).encode()
     with socket.create_server(("127.0.0.1", 0)) as server:
-        proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+        )
         started(proc)
         assert proc.stdin is not None
         proc.stdin.write(f"{server.getsockname()[1]} {token.decode()}\n".encode())

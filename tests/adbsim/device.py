@@ -91,7 +91,11 @@ def compile_runner(cache: Path) -> Path:
                 check=True,
                 capture_output=True,
             )
-            subprocess.run(["javac", "-proc:none", "-d", str(out / "boot"), str(HERE / "MbBoot.java")], check=True, capture_output=True)
+            subprocess.run(
+                ["javac", "-proc:none", "-d", str(out / "boot"), str(HERE / "MbBoot.java")],
+                check=True,
+                capture_output=True,
+            )
     return out
 
 
@@ -436,7 +440,11 @@ class SimDevice:
             return 0 if rest[-1] in self.packages else 1
         if verb == "list":
             uid = "-U" in rest
-            out("".join(f"package:{k}" + (f" uid:{self.state.uid(k)}" if uid else "") + "\n" for k in sorted(self.packages)).encode())
+            out(
+                "".join(
+                    f"package:{k}" + (f" uid:{self.state.uid(k)}" if uid else "") + "\n" for k in sorted(self.packages)
+                ).encode()
+            )
             return 0
         return 1
 
@@ -510,16 +518,30 @@ class SimDevice:
         app = self.packages.get(attrs.get("Mobilebench-Target-Package", "").strip())
         tested = ":".join(str(x) for x in (app, test_jar) if x)
         app_pkg = attrs.get("Mobilebench-Target-Package", "").strip() or test_pkg
-        java = ["java", "-Xshare:auto", f"-Xmx{HEAP_LIMIT}", "-XX:+DisableAttachMechanism",
-                f"-Dmb.sim.sdcard={self.state.sdcard}", f"-Dmb.sim.settings={self.state.settings_dir}"]
+        java = [
+            "java",
+            "-Xshare:auto",
+            f"-Xmx{HEAP_LIMIT}",
+            "-XX:+DisableAttachMechanism",
+            f"-Dmb.sim.sdcard={self.state.sdcard}",
+            f"-Dmb.sim.settings={self.state.settings_dir}",
+        ]
         if self.script.status_channel == "socket":
-            finished = run_instrumented([*java, "-cp", str(self._runner / "boot"), "MbBoot", str(self._runner), JUNIT_CP, tested, target],
-                                        self.state.env(app_pkg), logcat=self.logcat, out=out,
-                                        started=lambda proc: self.running.__setitem__(test_pkg, proc))
+            finished = run_instrumented(
+                [*java, "-cp", str(self._runner / "boot"), "MbBoot", str(self._runner), JUNIT_CP, tested, target],
+                self.state.env(app_pkg),
+                logcat=self.logcat,
+                out=out,
+                started=lambda proc: self.running.__setitem__(test_pkg, proc),
+            )
             proc = self.running.get(test_pkg)
         else:
-            proc = subprocess.Popen([*java, "-cp", f"{tested}:{JUNIT_CP}:{self._runner}", "MbInstrumentationRunner", target],
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=self.state.env(app_pkg))
+            proc = subprocess.Popen(
+                [*java, "-cp", f"{tested}:{JUNIT_CP}:{self._runner}", "MbInstrumentationRunner", target],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=self.state.env(app_pkg),
+            )
             self.running[test_pkg] = proc
             assert proc.stdout is not None
             finished = False
@@ -548,8 +570,10 @@ class SimDevice:
         text, failures = "", 0
         for index, test in enumerate(selected, start=1):
             cls, _, method = test.partition("#")
-            head = (f"INSTRUMENTATION_STATUS: class={cls}\nINSTRUMENTATION_STATUS: current={index}\n"
-                    f"INSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests={len(selected)}\n")
+            head = (
+                f"INSTRUMENTATION_STATUS: class={cls}\nINSTRUMENTATION_STATUS: current={index}\n"
+                f"INSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests={len(selected)}\n"
+            )
             text += f"{head}INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: 1\n"
             if behaviour == "crash":
                 self.logcat += [
@@ -560,13 +584,29 @@ class SimDevice:
                 out((text + "INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: 0\n").encode())
                 return 0
             nonce = method.rsplit("_", 1)[-1]
-            message = f"mobilebench canary {nonce}" if method.startswith("canary_fail_") else "scripted" if index == 1 and behaviour == "assertion" else None
+            message = (
+                f"mobilebench canary {nonce}"
+                if method.startswith("canary_fail_")
+                else "scripted"
+                if index == 1 and behaviour == "assertion"
+                else None
+            )
             if message:
                 failures += 1
-                text += (f"{head}INSTRUMENTATION_STATUS: stack=java.lang.AssertionError: {message}\n\tat org.junit.Assert.fail(Assert.java:89)\n"
-                         f"INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: -2\n")
+                text += (
+                    f"{head}INSTRUMENTATION_STATUS: stack=java.lang.AssertionError: {message}\n\tat org.junit.Assert.fail(Assert.java:89)\n"
+                    f"INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: -2\n"
+                )
             else:
                 text += f"{head}INSTRUMENTATION_STATUS: stream=.\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: 0\n"
-        summary = f"FAILURES!!!\nTests run: {len(selected)},  Failures: {failures}" if failures else f"OK ({len(selected)} tests)"
-        out((text + f"INSTRUMENTATION_RESULT: stream=\n\nTime: 0.01\n\n{summary}\n\nINSTRUMENTATION_CODE: -1\n").encode())
+        summary = (
+            f"FAILURES!!!\nTests run: {len(selected)},  Failures: {failures}"
+            if failures
+            else f"OK ({len(selected)} tests)"
+        )
+        out(
+            (
+                text + f"INSTRUMENTATION_RESULT: stream=\n\nTime: 0.01\n\n{summary}\n\nINSTRUMENTATION_CODE: -1\n"
+            ).encode()
+        )
         return 0

@@ -60,8 +60,11 @@ def main() -> int:
     port = int(sys.argv[sys.argv.index("-port") + 1])
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
-    device = SimDevice(Path(tempfile.mkdtemp()) / "emu", Script(boot_delay_s=float(os.environ.get("MB_FAKE_EMULATOR_BOOT_S", "1"))),
-                       port=port + 1)
+    device = SimDevice(
+        Path(tempfile.mkdtemp()) / "emu",
+        Script(boot_delay_s=float(os.environ.get("MB_FAKE_EMULATOR_BOOT_S", "1"))),
+        port=port + 1,
+    )
     threading.Thread(target=_console, args=(port, done, log), daemon=True).start()
     _register(port + 1)
     done.wait()

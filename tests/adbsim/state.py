@@ -53,8 +53,11 @@ class DeviceState:
         return host if host == self.sdcard.resolve() or self.sdcard.resolve() in host.parents else None
 
     def md5_lines(self) -> str:
-        return "".join(f"{hashlib.md5(p.read_bytes()).hexdigest()}  /sdcard/{p.relative_to(self.sdcard).as_posix()}\n"
-                       for p in sorted(self.sdcard.rglob("*")) if p.is_file())
+        return "".join(
+            f"{hashlib.md5(p.read_bytes()).hexdigest()}  /sdcard/{p.relative_to(self.sdcard).as_posix()}\n"
+            for p in sorted(self.sdcard.rglob("*"))
+            if p.is_file()
+        )
 
     def used(self) -> int:
         return sum(p.stat().st_size for p in self.sdcard.rglob("*") if p.is_file())

@@ -28,7 +28,6 @@ No ``--offline``: the instance layer warmed the caches, but a test-only dependen
 Results: ``<module dir>/build/test-results/**/TEST-*.xml`` (JUnit XML, parser ``"junit"``).
 """
 
-
 from __future__ import annotations
 
 import re
@@ -71,7 +70,9 @@ _GRADLE_TEST_LINE: Final = re.compile(
     r"[^\n]*\b(Test\b|test\w*)|tasks\s*\.\s*test\b|^\s*test\s*\{|\bfilter\s*\{|whenTaskAdded"
 )
 _APPLY_FROM: Final = re.compile(r"""apply\s*\(?\s*from\s*[:=]\s*(?:file\s*\(\s*)?["']([^"']+)["']""")
-_PROPERTY_LINE: Final = re.compile(r"^\s*(org\.gradle\.jvmargs|org\.gradle\.java\.home|systemProp\.|org\.gradle\.daemon)")
+_PROPERTY_LINE: Final = re.compile(
+    r"^\s*(org\.gradle\.jvmargs|org\.gradle\.java\.home|systemProp\.|org\.gradle\.daemon)"
+)
 _TEST_PACKAGE: Final = re.compile(
     r"^\s*package\s+(org\.junit|junit\.|kotlin\.test|io\.mockk|org\.mockito|org\.robolectric|org\.hamcrest|"
     r"org\.assertj|com\.google\.common\.truth|app\.cash\.turbine|kotlinx\.coroutines\.test|org\.gradle)"

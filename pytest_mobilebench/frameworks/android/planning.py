@@ -68,6 +68,7 @@ _LEGACY_IDS: Final[dict[str, str]] = {
     "android-library": "com.android.library",
 }
 
+
 @dataclasses.dataclass
 class _Logic:
     """The build-logic index: precompiled script plugins and registered plugin classes by id."""
@@ -268,7 +269,9 @@ def unit_test_task(repo_dir: Path, gradle_path: str, module_dir: str, kind: str)
 
 def _runs_as_unit_test(path: str) -> bool:
     parts = PurePosixPath(path).parts
-    return "androidTest" not in parts and not any(p.startswith("androidTest") or p.endswith("AndroidTest") for p in parts[:-1])
+    return "androidTest" not in parts and not any(
+        p.startswith("androidTest") or p.endswith("AndroidTest") for p in parts[:-1]
+    )
 
 
 def plan_android(
@@ -312,8 +315,7 @@ def plan_android(
     if not targeted_set:
         raise PlanError(
             f"{repo_dir}: none of the test files {list(test_files)!r} lies in a Gradle module of the settings "
-            "file outside androidTest/"
-            + (f" (unmapped: {unmapped})" if unmapped else "")
+            "file outside androidTest/" + (f" (unmapped: {unmapped})" if unmapped else "")
         )
     logic = _build_logic(repo_dir)
     targeted = sorted(targeted_set)

@@ -289,9 +289,7 @@ def _assignments(files: BuildFiles, names: tuple[str, ...]) -> list[tuple[str, s
     return found
 
 
-def _resolve_all(
-    files: BuildFiles, resolver: _Resolver, names: tuple[str, ...]
-) -> list[tuple[str, str]]:
+def _resolve_all(files: BuildFiles, resolver: _Resolver, names: tuple[str, ...]) -> list[tuple[str, str]]:
     """Resolved (value, evidence) of every assignment of ``names``."""
     out: list[tuple[str, str]] = []
     for rel, expr, offset in _assignments(files, names):
@@ -309,7 +307,6 @@ def _resolve_all(
 # ------------------------------------------------------------------------------------------------ pieces
 
 
-
 def _agp_version(files: BuildFiles, catalogs: list[Catalog], resolver: _Resolver) -> tuple[str, str] | None:
     for catalog in catalogs:
         for table in (catalog.plugins, catalog.libraries):
@@ -325,7 +322,13 @@ def _agp_version(files: BuildFiles, catalogs: list[Catalog], resolver: _Resolver
                     version = catalog.version_of(entry)
                     if version:
                         ref = entry.get("version", {}) if isinstance(entry, dict) else {}
-                        ref_key = ref.get("ref") if isinstance(ref, dict) else entry.get("version.ref") if isinstance(entry, dict) else None
+                        ref_key = (
+                            ref.get("ref")
+                            if isinstance(ref, dict)
+                            else entry.get("version.ref")
+                            if isinstance(entry, dict)
+                            else None
+                        )
                         pattern = rf"^\s*{re.escape(str(ref_key))}\s*=" if ref_key else rf"^\s*{re.escape(key)}\s*="
                         line = line_of(catalog.text, pattern)
                         return version, f"{catalog.path}:{line}" if line else catalog.path
@@ -466,12 +469,13 @@ def _dockerfile(tc: Mapping[str, str], gradle_url: str, gradle_sha: str | None, 
         lines += [
             f"RUN mkdir -p {java_home} \\",
             f" && curl -fsSL --retry 3 '{jdk_url}' | tar -xz -C {java_home} --strip-components=1 \\",
-            " && awk '/BEGIN CERT/{n++} n{print > (\"/tmp/host-ca-\" n \".pem\")}' "
+            ' && awk \'/BEGIN CERT/{n++} n{print > ("/tmp/host-ca-" n ".pem")}\' '
             "/usr/local/share/ca-certificates/host-ca.crt \\",
-            " && for pem in /tmp/host-ca-*.pem; do [ -e \"$pem\" ] || continue; "
+            ' && for pem in /tmp/host-ca-*.pem; do [ -e "$pem" ] || continue; '
             f"{java_home}/bin/keytool -importcert -noprompt -storepass changeit "
-            f"-keystore {java_home}/" + ("jre/lib/security/cacerts" if jdk == "8" else "lib/security/cacerts")
-            + " -alias \"mobilebench-$(basename \"$pem\" .pem)\" -file \"$pem\"; done \\",
+            f"-keystore {java_home}/"
+            + ("jre/lib/security/cacerts" if jdk == "8" else "lib/security/cacerts")
+            + ' -alias "mobilebench-$(basename "$pem" .pem)" -file "$pem"; done \\',
             " && rm -f /tmp/host-ca-*.pem",
         ]
     lines += [
@@ -495,11 +499,11 @@ def _dockerfile(tc: Mapping[str, str], gradle_url: str, gradle_sha: str | None, 
     zip_name = gradle_url.rsplit("/", 1)[-1]
     check = f" && echo '{gradle_sha}  {zip_name}' | sha256sum -c - \\" if gradle_sha else None
     lines += [
-        f"RUN d={GRADLE_HOME}/{dist} && mkdir -p \"$d\" && cd \"$d\" \\",
+        f'RUN d={GRADLE_HOME}/{dist} && mkdir -p "$d" && cd "$d" \\',
         f" && curl -fsSL --retry 3 -o '{zip_name}' '{gradle_url}' \\",
         *([check] if check else []),
         f" && unzip -q '{zip_name}' && rm '{zip_name}' && touch '{zip_name}.ok' \\",
-        f" && \"$d/gradle-{tc['gradle']}/bin/gradle\" --version --no-daemon",
+        f' && "$d/gradle-{tc["gradle"]}/bin/gradle" --version --no-daemon',
         'ENV GRADLE_OPTS="-Dorg.gradle.daemon=false -Dorg.gradle.vfs.watch=false" CI=true',
     ]
     return "\n".join(lines) + "\n"

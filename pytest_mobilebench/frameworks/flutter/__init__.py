@@ -37,7 +37,15 @@ from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.rules import gradle_entry_point, path_parts, tool_dir_of
 
-__all__ = ["FLUTTER", "PLANNING_FILES", "Flutter", "RESULT_FILE", "is_flutter_test_file", "plan_flutter", "production_compile_failed"]
+__all__ = [
+    "FLUTTER",
+    "PLANNING_FILES",
+    "Flutter",
+    "RESULT_FILE",
+    "is_flutter_test_file",
+    "plan_flutter",
+    "production_compile_failed",
+]
 
 #: Where the command stores the ``--machine`` event stream (repository-relative).
 RESULT_FILE: Final[str] = ".mobilebench/flutter-machine.jsonl"
@@ -162,8 +170,12 @@ class Flutter:
                 findings.append(f"changed Flutter test configuration {path}")
             if path == "pubspec.yaml" and _overrides(before.get(path)) != _overrides(after.get(path)):
                 findings.append("changed dependency_overrides of pubspec.yaml")
-            if base == "pubspec.yaml" and path != "pubspec.yaml" and any(
-                line.startswith("dependency_overrides:") for line in (*change.added_lines, *change.removed_lines)
+            if (
+                base == "pubspec.yaml"
+                and path != "pubspec.yaml"
+                and any(
+                    line.startswith("dependency_overrides:") for line in (*change.added_lines, *change.removed_lines)
+                )
             ):
                 findings.append(f"changed dependency_overrides of {path}")
             if base == "pubspec.yaml":

@@ -45,8 +45,17 @@ if TYPE_CHECKING:
     from pytest_mobilebench.patch import FileChange
     from pytest_mobilebench.frameworks.recipe import EnvRecipe
 
-__all__ = ["JEST_CONFIG_NAMES", "JEST_RUNNERS", "PLANNING_FILES", "RESULT_FILE", "ReactNative", "is_jest_test_file", "jest_option",
-           "plan_react_native", "snapshot_owner"]
+__all__ = [
+    "JEST_CONFIG_NAMES",
+    "JEST_RUNNERS",
+    "PLANNING_FILES",
+    "RESULT_FILE",
+    "ReactNative",
+    "is_jest_test_file",
+    "jest_option",
+    "plan_react_native",
+    "snapshot_owner",
+]
 
 #: The jest JSON report (repository-relative).
 RESULT_FILE: Final[str] = ".mobilebench/jest-results.json"
@@ -71,7 +80,9 @@ _SCRIPT_EXT: Final = re.compile(r"\.(?:js|jsx|ts|tsx|mjs|cjs|mts|cts)$")
 _RESOLVE_EXT: Final = ("", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts", ".json")
 _BABEL: Final = re.compile(r"^(?:babel\.config\.\w+|\.babelrc(?:\.\w+)?)$")
 _TOOL_NAMES: Final = frozenset({".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".pnp.cjs", ".pnp.loader.mjs"})
-_RUNNER_PACKAGE: Final = re.compile(r"^(?:jest|expect|@jest/.+|jest-.+|babel-jest|ts-jest|@babel/core|react-test-renderer)$")
+_RUNNER_PACKAGE: Final = re.compile(
+    r"^(?:jest|expect|@jest/.+|jest-.+|babel-jest|ts-jest|@babel/core|react-test-renderer)$"
+)
 _NAME_LINE: Final = re.compile(r'"name"\s*:\s*"([^"]+)"')
 #: the keys that give a package its module identity: how node and jest's resolver name and enter it (issue 31)
 MODULE_IDENTITY_KEYS: Final[tuple[str, ...]] = ("name", "exports", "imports", "main", "type", "workspaces", "browser")
@@ -209,7 +220,9 @@ def _package_findings(before: Any, after: Any, plan_command: str) -> list[str]:
         old, new = before.get(key) or {}, after.get(key) or {}
         if isinstance(old, dict) and isinstance(new, dict):
             changed = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
-            for name in sorted(k for k in changed if _RUNNER_PACKAGE.match(k.rsplit("/", 1)[-1] if k.startswith("**") else k)):
+            for name in sorted(
+                k for k in changed if _RUNNER_PACKAGE.match(k.rsplit("/", 1)[-1] if k.startswith("**") else k)
+            ):
                 findings.append(f"changed package.json {key} of test-runner package {name!r}")
     return findings
 
@@ -217,7 +230,9 @@ def _package_findings(before: Any, after: Any, plan_command: str) -> list[str]:
 def _nested_identity(change: FileChange) -> list[str]:
     """Module identity keys (:data:`MODULE_IDENTITY_KEYS`) on the ``+`` / ``-`` lines of a nested package.json
     (read lexically: a nested package's identity is as much runner configuration as the root's)."""
-    keys = sorted({m.group(1) for line in (*change.added_lines, *change.removed_lines) if (m := _IDENTITY_LINE.match(line))})
+    keys = sorted(
+        {m.group(1) for line in (*change.added_lines, *change.removed_lines) if (m := _IDENTITY_LINE.match(line))}
+    )
     return [f"changed the module identity of {change.path} ({', '.join(keys)})"] if keys else []
 
 
@@ -268,7 +283,14 @@ class ReactNative:
         """package.json, jest.config.*, babel configuration, ``tsconfig.json`` / ``jsconfig.json`` (module
         resolution), and the file a ``"jest"`` pointer names."""
         pointer = _pointer(files)
-        base = ("package.json", *JEST_CONFIG_NAMES, "babel.config.js", "babel.config.json", ".babelrc", *_RESOLUTION_FILES)
+        base = (
+            "package.json",
+            *JEST_CONFIG_NAMES,
+            "babel.config.js",
+            "babel.config.json",
+            ".babelrc",
+            *_RESOLUTION_FILES,
+        )
         return (*base, pointer) if pointer else base
 
     def test_rule(self, files: Mapping[str, bytes]) -> Callable[[str], bool]:
@@ -310,7 +332,9 @@ class ReactNative:
         entry = sorted({f for f in [*test_files, *owners] if f is not None and is_jest_test_file(f, files)})
         chosen = list(test_targets) or entry
         if not chosen:
-            raise PlanError(f"no jest test file (testMatch / testRegex, or *.test.*, *.spec.*, __tests__/) among {list(test_files)!r}")
+            raise PlanError(
+                f"no jest test file (testMatch / testRegex, or *.test.*, *.spec.*, __tests__/) among {list(test_files)!r}"
+            )
         runner = JEST_RUNNERS[environment.package_manager or package_manager_of(files)]
         command = (
             f"mkdir -p .mobilebench && {runner} --ci --json --outputFile={RESULT_FILE} --testLocationInResults "

@@ -191,8 +191,10 @@ def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> 
         return None
     nonce = secrets.token_hex(8)
     folder = f"{base}/mb-harness-{secrets.token_hex(8)}"
-    launcher = (f"node {folder}/launch.js --runInBand --testRunner={folder}/runner.js --reporters=default "
-                f"--reporters={folder}/reporter.js")
+    launcher = (
+        f"node {folder}/launch.js --runInBand --testRunner={folder}/runner.js --reporters=default "
+        f"--reporters={folder}/reporter.js"
+    )
     harnessed = _JEST.sub(lambda m: f"{m.group(1)}{launcher}", command, count=1)
     files = {
         f"{folder}/launch.js": launch_js(runner).encode(),
@@ -201,8 +203,9 @@ def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> 
         f"{folder}/runner.js": _runner_text(runner, nonce).encode(),
         f"{folder}/reporter.js": REPORTER_JS.encode(),
     }
-    return JestHarness(nonce=nonce, key=secrets.token_bytes(32), folder=folder, files=files, command=harnessed,
-                       runner=runner)
+    return JestHarness(
+        nonce=nonce, key=secrets.token_bytes(32), folder=folder, files=files, command=harnessed, runner=runner
+    )
 
 
 def launch_problems(status: bytes | None) -> list[str]:
@@ -299,7 +302,11 @@ def _canary_paths(harness: Mapping[str, Any], report: ChannelReport, root: str) 
 
 
 def _canary_findings(
-    harness: Mapping[str, Any], report: ChannelReport, states: Mapping[str, str], tests: Mapping[str, TestState], root: str
+    harness: Mapping[str, Any],
+    report: ChannelReport,
+    states: Mapping[str, str],
+    tests: Mapping[str, TestState],
+    root: str,
 ) -> list[str]:
     found: list[str] = []
     if not report.of_type("file") and tests:
@@ -309,8 +316,10 @@ def _canary_findings(
         runner = (states.get(fail_id), states.get(pass_id))
         reported = (tests.get(fail_id), tests.get(pass_id))
         if runner != ("failed", "passed") or reported != (TestState.FAIL, TestState.PASS):
-            found.append(f"{path}: canary outcomes are {runner} in the runner's records and "
-                         f"{tuple(s.value if s else None for s in reported)} in the report, expected exactly (fail, pass)")
+            found.append(
+                f"{path}: canary outcomes are {runner} in the runner's records and "
+                f"{tuple(s.value if s else None for s in reported)} in the report, expected exactly (fail, pass)"
+            )
     return found
 
 
@@ -337,7 +346,9 @@ def findings(
     found += _canary_findings(harness, report, states, tests, root)
     for test_id, state in sorted(tests.items()):
         if state == TestState.PASS and states.get(test_id) != "passed":
-            found.append(f"the report says {test_id} passed, the runner's own record says {states.get(test_id) or 'nothing'}")
+            found.append(
+                f"the report says {test_id} passed, the runner's own record says {states.get(test_id) or 'nothing'}"
+            )
     if len(finals) == 1:
         final = finals[0]
         own = (final.get("numPassedTests"), final.get("numFailedTests"))

@@ -433,7 +433,10 @@ def package_manager_of(files: Mapping[str, bytes]) -> str:
 
 #: Lockfile -> package manager, in the order they decide.
 _LOCKFILES: Final = (
-    ("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("package-lock.json", "npm"), ("npm-shrinkwrap.json", "npm")
+    ("pnpm-lock.yaml", "pnpm"),
+    ("yarn.lock", "yarn"),
+    ("package-lock.json", "npm"),
+    ("npm-shrinkwrap.json", "npm"),
 )
 
 
@@ -512,9 +515,7 @@ def infer_node_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None = N
     ov = dict(overrides or {})
     package, package_text = _read_package_json(repo_dir)
     node, node_src = _infer_node(repo_dir, package, package_text, ov)
-    manager, flavour, version, manager_src, version_src = _infer_manager(
-        repo_dir, package, package_text, node, ov
-    )
+    manager, flavour, version, manager_src, version_src = _infer_manager(repo_dir, package, package_text, node, ov)
     if manager == "npm":
         npm, npm_src = version, version_src
     elif ov.get("npm"):
@@ -535,8 +536,10 @@ def infer_node_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None = N
     }
     if flavour:
         toolchain["yarn_flavour"] = flavour
-        sources["yarn_flavour"] = manager_src if flavour == "classic" else (
-            ".yarnrc.yml" if (repo_dir / ".yarnrc.yml").is_file() else version_src
+        sources["yarn_flavour"] = (
+            manager_src
+            if flavour == "classic"
+            else (".yarnrc.yml" if (repo_dir / ".yarnrc.yml").is_file() else version_src)
         )
     install = str(ov.get("install_command") or _install_command(repo_dir, manager, flavour))
     packages = node_context_packages(EnvRecipe("react-native", toolchain, sources, "", {}, install))
@@ -550,4 +553,3 @@ def infer_node_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None = N
         context_packages=packages,
         test_user=NODE_TEST_USER,
     )
-

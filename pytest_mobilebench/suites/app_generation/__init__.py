@@ -101,8 +101,10 @@ MAX_ARCHIVE_MEMBERS: Final[int] = 200_000
 
 def _bound_archive(archive: Path, sizes: Sequence[int]) -> None:
     if len(sizes) > MAX_ARCHIVE_MEMBERS or sum(sizes) > MAX_ARCHIVE_BYTES:
-        raise ValueError(f"{archive}: expands to {sum(sizes)} bytes in {len(sizes)} members, over the bound of "
-                         f"{MAX_ARCHIVE_BYTES} bytes / {MAX_ARCHIVE_MEMBERS} members")
+        raise ValueError(
+            f"{archive}: expands to {sum(sizes)} bytes in {len(sizes)} members, over the bound of "
+            f"{MAX_ARCHIVE_BYTES} bytes / {MAX_ARCHIVE_MEMBERS} members"
+        )
 
 
 def _safe_extract(archive: Path, dest: Path) -> None:
@@ -202,8 +204,11 @@ def grade_navigation(nav: Sequence[Mapping[str, Any]]) -> tuple[AppGenReason, st
     passed = sum(1 for e in nav if e.get("passed"))
     if nav and passed == len(nav):
         return AppGenReason.OK, ""
-    failed = [str(e.get("spec_id")) + (f" ({e['failure_class']})" if e.get("failure_class") else "")
-              for e in nav if not e.get("passed")]
+    failed = [
+        str(e.get("spec_id")) + (f" ({e['failure_class']})" if e.get("failure_class") else "")
+        for e in nav
+        if not e.get("passed")
+    ]
     return AppGenReason.NAV_FAILED, f"NavPassRate {passed}/{len(nav)}; failed: {', '.join(failed)}"
 
 
@@ -272,12 +277,20 @@ class AppGenerationSuite:
                 return manifest_errors(path, document, cause)
             return [exc]
         return [
-            LoadedRecord(suite=SUITE_NAME, instance_id=manifest.app, source=path, line=1, record=manifest,
-                         group=f"{SUITE_NAME}:{manifest.app}", markers=(SUITE_NAME,))
+            LoadedRecord(
+                suite=SUITE_NAME,
+                instance_id=manifest.app,
+                source=path,
+                line=1,
+                record=manifest,
+                group=f"{SUITE_NAME}:{manifest.app}",
+                markers=(SUITE_NAME,),
+            )
         ]
 
-    def cache_material(self, record: LoadedRecord, prediction: Prediction | None,
-                       options: Mapping[str, Any]) -> dict[str, Any]:
+    def cache_material(
+        self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """Content digests of what reaches the evaluation, so the plugin's result cache is invalidated when any
         of them changes: the scaffold (every file of ``scaffold/``), the project (its whole tree, or the
         archive's bytes) and, for a project folder, exactly the build inputs (:func:`.container.build_inputs`,
@@ -319,11 +332,24 @@ class AppGenerationSuite:
         manifest: AppManifest = record.record
         model = (prediction.model_name_or_path if prediction is not None else "") or "unknown"
         result: dict[str, Any] = {
-            "instance_id": record.instance_id, "suite": SUITE_NAME, "app": manifest.app,
-            "model_name_or_path": model, "reason": AppGenReason.OK.value, "passed": False, "detail": "",
-            "retryable": False, "properties": {}, "nav": [], "nav_specs": len(manifest.nav_tests),
-            "evidence": {"dir": str(ctx.evidence_dir), "screens": {}, "reference_screens": {
-                sid: s.screenshot for sid, s in manifest.screens.items() if s.screenshot and not s.overlay}},
+            "instance_id": record.instance_id,
+            "suite": SUITE_NAME,
+            "app": manifest.app,
+            "model_name_or_path": model,
+            "reason": AppGenReason.OK.value,
+            "passed": False,
+            "detail": "",
+            "retryable": False,
+            "properties": {},
+            "nav": [],
+            "nav_specs": len(manifest.nav_tests),
+            "evidence": {
+                "dir": str(ctx.evidence_dir),
+                "screens": {},
+                "reference_screens": {
+                    sid: s.screenshot for sid, s in manifest.screens.items() if s.screenshot and not s.overlay
+                },
+            },
             "axes": {},
         }
         props: dict[str, Any] = result["properties"]
@@ -354,14 +380,24 @@ class AppGenerationSuite:
             # -- efficiency (pure; independent of the build)
             try:
                 eff = efficiency.run_cost(
-                    {"model_name_or_path": pred.model_name_or_path, "input_tokens": pred.input_tokens,
-                     "output_tokens": pred.output_tokens, "llm_calls": pred.llm_calls, "llm_seconds": pred.llm_seconds},
-                    _price_table(options.get("mb_price_table")))
+                    {
+                        "model_name_or_path": pred.model_name_or_path,
+                        "input_tokens": pred.input_tokens,
+                        "output_tokens": pred.output_tokens,
+                        "llm_calls": pred.llm_calls,
+                        "llm_seconds": pred.llm_seconds,
+                    },
+                    _price_table(options.get("mb_price_table")),
+                )
             except efficiency.PriceTableError as exc:
                 return self._finish(result, AppGenReason.INFRA_ERROR, f"price table: {exc}", ctx, retryable=False)
             result["axes"]["efficiency"] = eff
-            props.update(input_tokens=eff["input_tokens"], output_tokens=eff["output_tokens"],
-                         llm_calls=eff["llm_calls"], llm_seconds=eff["llm_seconds"])
+            props.update(
+                input_tokens=eff["input_tokens"],
+                output_tokens=eff["output_tokens"],
+                llm_calls=eff["llm_calls"],
+                llm_seconds=eff["llm_seconds"],
+            )
             if eff["cost_usd"] is not None:
                 props["cost_usd"] = eff["cost_usd"]
             # -- maintainability and static route figures
@@ -376,34 +412,58 @@ class AppGenerationSuite:
                 result["axes"]["maintainability"] = {k: v for k, v in mdict.items() if k != "components"}
                 (ctx.evidence_dir / "maintainability.json").write_text(json.dumps(mdict, indent=2), encoding="utf-8")
                 stats = build_axis.source_stats(report.routes, report.page_modules, manifest.expected_routes)
-                props.update(route_count=stats.route_count, page_files=stats.page_file_count,
-                             route_coverage=stats.coverage, loc_total=report.total_loc,
-                             component_count=report.component_count)
+                props.update(
+                    route_count=stats.route_count,
+                    page_files=stats.page_file_count,
+                    route_coverage=stats.coverage,
+                    loc_total=report.total_loc,
+                    component_count=report.component_count,
+                )
                 for key in ("loc_per_file", "reuse_rate", "dead_comp_rate", "color_consistency"):
                     value = _num(mdict.get(key))
                     if value is not None:
                         props[key] = round(float(value), 6)
-                result["axes"]["routes"] = {"declared": list(stats.routes), "missing": list(stats.missing_routes),
-                                            "pages": list(stats.pages)}
+                result["axes"]["routes"] = {
+                    "declared": list(stats.routes),
+                    "missing": list(stats.missing_routes),
+                    "pages": list(stats.pages),
+                }
             # -- build
             trusted = bool(options.get("mb_trust_candidates"))
             props["trusted"] = trusted
-            use_prebuilt = pred.prebuilt_dist is not None and trusted and (options.get("mb_app_build") or "auto") != "always"
+            use_prebuilt = (
+                pred.prebuilt_dist is not None and trusted and (options.get("mb_app_build") or "auto") != "always"
+            )
             if use_prebuilt:
                 prebuilt = Path(str(pred.prebuilt_dist))
                 if not (prebuilt / "index.html").is_file():
-                    return self._finish(result, AppGenReason.INVALID_PREDICTION,
-                                        f"prebuilt_dist {prebuilt} has no index.html", ctx)
+                    return self._finish(
+                        result, AppGenReason.INVALID_PREDICTION, f"prebuilt_dist {prebuilt} has no index.html", ctx
+                    )
                 dist = Path(shutil.copytree(prebuilt, tmp / "serve"))  # served from a fresh folder
                 props.update(build_mode="prebuilt", build_ok=True)
             else:
                 if project is None or not (project / "src").is_dir() or (project / "src").is_symlink():
-                    props.update(build_ok=False, build_failure="no_source", tsc_errors=0, vite_errors=0,
-                                 nav_pass_rate=0.0, nav_passed=0, nav_total=len(manifest.nav_tests))
-                    return self._finish(result, AppGenReason.BUILD_FAILED,
-                                        "no_source: the prediction has no project with a src/ folder to build"
-                                        + (" (prebuilt_dist is used only with --mb-trust-candidates)"
-                                           if pred.prebuilt_dist is not None else ""), ctx)
+                    props.update(
+                        build_ok=False,
+                        build_failure="no_source",
+                        tsc_errors=0,
+                        vite_errors=0,
+                        nav_pass_rate=0.0,
+                        nav_passed=0,
+                        nav_total=len(manifest.nav_tests),
+                    )
+                    return self._finish(
+                        result,
+                        AppGenReason.BUILD_FAILED,
+                        "no_source: the prediction has no project with a src/ folder to build"
+                        + (
+                            " (prebuilt_dist is used only with --mb-trust-candidates)"
+                            if pred.prebuilt_dist is not None
+                            else ""
+                        ),
+                        ctx,
+                    )
                 outcome = self._build(project, manifest, ctx, tmp, result, trusted=trusted)
                 if isinstance(outcome, dict):
                     return outcome
@@ -413,8 +473,9 @@ class AppGenerationSuite:
                 provided = ctx.fixture("mb_browser")  # pytest_mobilebench.fixtures; a conftest may override it
                 browser = provided.browser() if callable(getattr(provided, "browser", None)) else provided
             except Exception as exc:  # noqa: BLE001 - no browser is the environment's failure
-                return self._finish(result, AppGenReason.INFRA_ERROR, f"chromium: {type(exc).__name__}: {exc}",
-                                    ctx, retryable=True)
+                return self._finish(
+                    result, AppGenReason.INFRA_ERROR, f"chromium: {type(exc).__name__}: {exc}", ctx, retryable=True
+                )
             nav_dir = ctx.evidence_dir / "nav"
             t0 = time.monotonic()
             with serve_spa(dist) as base_url:
@@ -422,15 +483,31 @@ class AppGenerationSuite:
                 props["nav_seconds"] = round(time.monotonic() - t0, 3)
                 screens, errors = self._capture(browser, base_url, manifest, ctx.evidence_dir / "screens")
             refused = [r for e in evidence for r in e.get("refused", [])]
-            result["evidence"].update(nav_dir=str(nav_dir), screens={k: str(v) for k, v in screens.items()},
-                                      screen_errors=errors, refused_requests=refused)
+            result["evidence"].update(
+                nav_dir=str(nav_dir),
+                screens={k: str(v) for k, v in screens.items()},
+                screen_errors=errors,
+                refused_requests=refused,
+            )
             props["refused_requests"] = len(refused)
         rates = nav_axis.nav_rates(evidence)
         result["axes"]["navigation"] = rates
-        result["nav"] = [{"spec_id": e["spec_id"], "category": e["category"], "passed": e["passed"],
-                          "failure_class": e["failure_class"], "error": e["error"]} for e in evidence]
-        props.update(nav_pass_rate=round(rates["rate"], 6), nav_passed=rates["passed"], nav_total=rates["total"],
-                     screens_captured=len(screens))
+        result["nav"] = [
+            {
+                "spec_id": e["spec_id"],
+                "category": e["category"],
+                "passed": e["passed"],
+                "failure_class": e["failure_class"],
+                "error": e["error"],
+            }
+            for e in evidence
+        ]
+        props.update(
+            nav_pass_rate=round(rates["rate"], 6),
+            nav_passed=rates["passed"],
+            nav_total=rates["total"],
+            screens_captured=len(screens),
+        )
         for cat in NavCategory:
             cell = rates["by_category"].get(cat.value)
             if cell is not None:
@@ -447,8 +524,16 @@ class AppGenerationSuite:
         reason, detail = grade_navigation(result["nav"])
         return self._finish(result, reason, detail, ctx)
 
-    def _build(self, project: Path, manifest: AppManifest, ctx: EvalContext, tmp: Path, result: dict[str, Any], *,
-               trusted: bool) -> Path | dict[str, Any]:
+    def _build(
+        self,
+        project: Path,
+        manifest: AppManifest,
+        ctx: EvalContext,
+        tmp: Path,
+        result: dict[str, Any],
+        *,
+        trusted: bool,
+    ) -> Path | dict[str, Any]:
         """Build ``project`` in a sandbox of the ``mb_runtime`` fixture's runtime (a
         :class:`~pytest_mobilebench.runtime.sandbox.SandboxRuntime`: Docker, or a provider of a conftest), on this
         host when that runtime is the local one (trusted only: the provider refuses otherwise), else
@@ -468,9 +553,13 @@ class AppGenerationSuite:
             return self._finish(result, AppGenReason.BUILD_FAILED, f"inputs_refused: {exc}", ctx)
         result["evidence"]["inputs_refused"] = refused
         try:
-            runtime = ctx.fixture("mb_runtime").get(trusted=trusted)  # pytest_mobilebench.fixtures; a conftest may override it
+            runtime = ctx.fixture("mb_runtime").get(
+                trusted=trusted
+            )  # pytest_mobilebench.fixtures; a conftest may override it
             if isinstance(runtime, SandboxRuntime):
-                built, files, image_seconds = self._contained(runtime, trusted, inputs, manifest, ctx, log_dir, timeout_s)
+                built, files, image_seconds = self._contained(
+                    runtime, trusted, inputs, manifest, ctx, log_dir, timeout_s
+                )
                 props.update(build_mode="container", image_seconds=image_seconds)
             elif trusted and isinstance(runtime, LocalRuntime):
                 ctx.progress("local runtime: building the trusted candidate ON THIS HOST (--mb-trust-candidates)")
@@ -480,16 +569,20 @@ class AppGenerationSuite:
                 files = None
                 props["build_mode"] = "host"
             else:
-                raise InfraError(InfraKind.ENVIRONMENT_UNSUPPORTED, f"the {runtime.name!r} runtime opens no build "
-                                 "sandbox (runtime.sandbox.SandboxRuntime), and a candidate's build never runs on this "
-                                 "host: use --mb-runtime=docker")
+                raise InfraError(
+                    InfraKind.ENVIRONMENT_UNSUPPORTED,
+                    f"the {runtime.name!r} runtime opens no build "
+                    "sandbox (runtime.sandbox.SandboxRuntime), and a candidate's build never runs on this "
+                    "host: use --mb-runtime=docker",
+                )
         except InfraError as exc:
             if exc.log:
                 (log_dir / "infra.log").write_text(exc.log, encoding="utf-8")
             props["infra_kind"] = exc.kind
             return self._finish(result, AppGenReason.INFRA_ERROR, str(exc), ctx, retryable=True)
-        props.update(build_ok=built.ok, tsc_errors=built.tsc_errors, vite_errors=built.vite_errors,
-                     build_seconds=built.seconds)
+        props.update(
+            build_ok=built.ok, tsc_errors=built.tsc_errors, vite_errors=built.vite_errors, build_seconds=built.seconds
+        )
         result["evidence"].update(tsc_log=str(built.tsc_log), vite_log=str(built.vite_log))
         if not built.ok:
             props.update(nav_pass_rate=0.0, nav_passed=0, nav_total=len(manifest.nav_tests))
@@ -499,25 +592,44 @@ class AppGenerationSuite:
         return Path(shutil.copytree(Path(str(built.dist)), tmp / "serve", symlinks=False))
 
     @staticmethod
-    def _contained(runtime: SandboxRuntime, trusted: bool, inputs: Mapping[str, bytes], manifest: AppManifest,
-                   ctx: EvalContext, log_dir: Path, timeout_s: float) -> tuple[build_axis.BuildResult, dict[str, bytes], float]:
+    def _contained(
+        runtime: SandboxRuntime,
+        trusted: bool,
+        inputs: Mapping[str, bytes],
+        manifest: AppManifest,
+        ctx: EvalContext,
+        log_dir: Path,
+        timeout_s: float,
+    ) -> tuple[build_axis.BuildResult, dict[str, bytes], float]:
         """tsc and vite in a sandbox of the scaffold (:mod:`.container`); logs into ``log_dir``.
         Returns the graded build, the files of ``dist/`` and the seconds spent ensuring the image."""
-        builder = ctx.resource(f"app_generation:container:{runtime.name}:{trusted}", lambda: container.ContainedBuilder(
-            runtime, scaffold_dir=build_axis.SCAFFOLD_DIR))
+        builder = ctx.resource(
+            f"app_generation:container:{runtime.name}:{trusted}",
+            lambda: container.ContainedBuilder(runtime, scaffold_dir=build_axis.SCAFFOLD_DIR),
+        )
         out = builder.build(inputs, instance_id=manifest.app, timeout_s=timeout_s, log_dir=log_dir)
         tsc_log, vite_log = log_dir / "tsc.log", log_dir / "vite.log"
         tsc_log.write_text(f"$ {container.TSC_COMMAND}\n{out.tsc_out}", encoding="utf-8")
         vite_log.write_text(f"$ {container.VITE_COMMAND}\n{out.vite_out}", encoding="utf-8")
         if out.rejected:
             (log_dir / "dist-refused.txt").write_text("\n".join(out.rejected) + "\n", encoding="utf-8")
-        built = build_axis.grade_build(out.tsc_exit, out.tsc_out, out.vite_exit, out.vite_out,
-                                       has_index="index.html" in out.dist, dist=None,
-                                       tsc_log=tsc_log, vite_log=vite_log, seconds=out.seconds)
+        built = build_axis.grade_build(
+            out.tsc_exit,
+            out.tsc_out,
+            out.vite_exit,
+            out.vite_out,
+            has_index="index.html" in out.dist,
+            dist=None,
+            tsc_log=tsc_log,
+            vite_log=vite_log,
+            seconds=out.seconds,
+        )
         return built, out.dist, out.image_seconds
 
     @staticmethod
-    def _capture(browser: Any, base_url: str, manifest: AppManifest, out_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    def _capture(
+        browser: Any, base_url: str, manifest: AppManifest, out_dir: Path
+    ) -> tuple[dict[str, Path], dict[str, str]]:
         """Screenshots of the non-overlay screens, each in its own fresh mobile context."""
         contexts: list[Any] = []
 
@@ -532,9 +644,13 @@ class AppGenerationSuite:
         errors: dict[str, str] = {}
         try:
             shots = capture.capture_screens(
-                page_factory, base_url,
-                {sid: s.route for sid, s in manifest.screens.items() if not s.overlay}, out_dir,
-                settle=settle, errors=errors)
+                page_factory,
+                base_url,
+                {sid: s.route for sid, s in manifest.screens.items() if not s.overlay},
+                out_dir,
+                settle=settle,
+                errors=errors,
+            )
         finally:
             for context in contexts:
                 with contextlib.suppress(Exception):  # already closed with its page
@@ -542,20 +658,28 @@ class AppGenerationSuite:
         return shots, errors
 
     @staticmethod
-    def _finish(result: dict[str, Any], reason: AppGenReason, detail: str, ctx: EvalContext, *,
-                retryable: bool = False) -> dict[str, Any]:
+    def _finish(
+        result: dict[str, Any], reason: AppGenReason, detail: str, ctx: EvalContext, *, retryable: bool = False
+    ) -> dict[str, Any]:
         result["reason"] = reason.value
         result["passed"] = reason is AppGenReason.OK
         result["detail"] = detail
         result["retryable"] = retryable
-        (ctx.evidence_dir / "app_generation.json").write_text(json.dumps(result, indent=2, default=str),
-                                                               encoding="utf-8")
+        (ctx.evidence_dir / "app_generation.json").write_text(
+            json.dumps(result, indent=2, default=str), encoding="utf-8"
+        )
         return result
 
     # ------------------------------------------------------------------------------------- summarize
 
-    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None,
-                  judge: judges.Judge | None = None, seed: int = 0) -> dict[str, Any]:
+    def summarize(
+        self,
+        results: Sequence[Mapping[str, Any]],
+        *,
+        options: Mapping[str, Any] | None = None,
+        judge: judges.Judge | None = None,
+        seed: int = 0,
+    ) -> dict[str, Any]:
         """Per-model table of the five axes, C1-C4 proportions with Wilson 95% intervals, and visual Borda.
 
         Args:
@@ -596,8 +720,16 @@ class AppGenerationSuite:
             }
             for cat in NavCategory:
                 row[f"nav_rate_{cat.value}"] = _pooled([n for n in nav_items if n.get("category") == cat.value])
-            for key in ("loc_total", "loc_per_file", "reuse_rate", "dead_comp_rate", "color_consistency",
-                        "route_coverage", "route_count", "page_files"):
+            for key in (
+                "loc_total",
+                "loc_per_file",
+                "reuse_rate",
+                "dead_comp_rate",
+                "color_consistency",
+                "route_coverage",
+                "route_count",
+                "page_files",
+            ):
                 values = [float(p[key]) for p in props if _num(p.get(key)) is not None]
                 row[key] = mean(values) if values else None
             for key in ("input_tokens", "output_tokens", "llm_calls", "llm_seconds", "cost_usd"):
@@ -606,7 +738,9 @@ class AppGenerationSuite:
                 row[f"{key}_mean"] = mean(values) if values else None
             row["failure_classes"] = failure_table(c for c in classes if c is not None)
             rows[model] = row
-        if judge is None and ((options or {}).get("mb_judge_base_url") or os.environ.get(judges.ChatJudge.ENV_BASE_URL)):
+        if judge is None and (
+            (options or {}).get("mb_judge_base_url") or os.environ.get(judges.ChatJudge.ENV_BASE_URL)
+        ):
             judge = judges.ChatJudge.from_options(options)
         vis = self._visual(results, judge or judges.PerceptualJudge(), seed)
         for model, row in rows.items():
@@ -635,13 +769,18 @@ class AppGenerationSuite:
             for r in by_model.values():
                 refs.update(r.get("evidence", {}).get("reference_screens", {}) or {})
             for screen_id, ref in sorted(refs.items()):
-                cands = {m: Path(p) for m, r in by_model.items()
-                         if (p := (r.get("evidence", {}).get("screens", {}) or {}).get(screen_id)) and Path(p).is_file()}
+                cands = {
+                    m: Path(p)
+                    for m, r in by_model.items()
+                    if (p := (r.get("evidence", {}).get("screens", {}) or {}).get(screen_id)) and Path(p).is_file()
+                }
                 if not cands or not Path(ref).is_file():
                     continue
                 rng = random.Random(f"{seed}:{app}:{screen_id}")
                 try:
-                    outcomes.append(ranking.judge_screen(Path(ref), cands, judge, rng=rng, screen_id=f"{app}/{screen_id}"))
+                    outcomes.append(
+                        ranking.judge_screen(Path(ref), cands, judge, rng=rng, screen_id=f"{app}/{screen_id}")
+                    )
                 except (OSError, ValueError, judges.JudgeTransportError) as exc:
                     errors.append(f"{app}/{screen_id}: {exc}")
         return {

@@ -62,8 +62,10 @@ _NO_RAW_SOCKETS: Final = """(() => {
 #: Playwright's default switch that announces automation (``navigator.webdriver``, the info bar)
 _IGNORED_DEFAULT_ARGS: Final = ("--enable-automation",)
 #: the regular user agent of Chromium on an Android phone (the reduced form every Chromium sends since 110)
-MOBILE_UA: Final = ("Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 "
-                    "Mobile Safari/537.36")
+MOBILE_UA: Final = (
+    "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 "
+    "Mobile Safari/537.36"
+)
 #: the unprivileged user Chromium runs as when the harness is root (Chromium's sandbox refuses root)
 BROWSER_UID: Final = 65534
 #: seed 002 section 4.2 / SPEC section 3: a phone-sized viewport
@@ -93,7 +95,7 @@ def _driver_in_own_session() -> Iterator[None]:
         return
     folder = Path(tempfile.mkdtemp(prefix="mb-driver-"))
     wrapper = folder / "node"
-    wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(setsid)} {shlex.quote(node)} \"$@\"\n", encoding="utf-8")
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(setsid)} {shlex.quote(node)} "$@"\n', encoding="utf-8")
     wrapper.chmod(0o700)
     before = os.environ.get("PLAYWRIGHT_NODEJS_PATH")
     os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(wrapper)
@@ -156,15 +158,26 @@ def _unprivileged_launcher(executable: str, folder: Path) -> str:
         return executable
     setpriv, unshare = shutil.which("setpriv"), shutil.which("unshare")
     if setpriv is None or unshare is None:
-        raise FileNotFoundError("setpriv and unshare (util-linux) are needed to run Chromium unprivileged, with its "
-                                "sandbox, in a network namespace of its own")
+        raise FileNotFoundError(
+            "setpriv and unshare (util-linux) are needed to run Chromium unprivileged, with its "
+            "sandbox, in a network namespace of its own"
+        )
     probe = subprocess.run([unshare, "--net", "--", "true"], capture_output=True, text=True, check=False)
     if probe.returncode != 0:
-        raise FileNotFoundError(f"unshare --net is refused here ({probe.stderr.strip() or probe.returncode}): Chromium "
-                                "would share this host's network (needs CAP_SYS_ADMIN)")
+        raise FileNotFoundError(
+            f"unshare --net is refused here ({probe.stderr.strip() or probe.returncode}): Chromium "
+            "would share this host's network (needs CAP_SYS_ADMIN)"
+        )
     wrapper = folder / "chromium-unprivileged"
-    wrapper.write_text(_WRAPPER.format(uid=BROWSER_UID, setpriv=shlex.quote(setpriv), unshare=shlex.quote(unshare),
-                                       chromium=shlex.quote(executable)), encoding="utf-8")
+    wrapper.write_text(
+        _WRAPPER.format(
+            uid=BROWSER_UID,
+            setpriv=shlex.quote(setpriv),
+            unshare=shlex.quote(unshare),
+            chromium=shlex.quote(executable),
+        ),
+        encoding="utf-8",
+    )
     wrapper.chmod(0o700)
     return str(wrapper)
 
@@ -205,8 +218,12 @@ class BrowserHandle:
             raise RuntimeError("the browser handle is closed")
         if self._browser is None or not self._browser.is_connected():
             self._browser = self._pw.chromium.launch(
-                executable_path=self._launcher, headless=self.headless, chromium_sandbox=True,
-                args=list(CHROMIUM_ARGS), ignore_default_args=list(_IGNORED_DEFAULT_ARGS))
+                executable_path=self._launcher,
+                headless=self.headless,
+                chromium_sandbox=True,
+                args=list(CHROMIUM_ARGS),
+                ignore_default_args=list(_IGNORED_DEFAULT_ARGS),
+            )
             self.launches += 1
         return self._browser
 
@@ -261,8 +278,13 @@ def new_mobile_context(browser: Any, base_url: str | None = None) -> Any:
     """A fresh ``BrowserContext``: 375x812, touch, mobile, service workers blocked, a regular mobile user
     agent; with ``base_url`` a :class:`~.serve.RequestGuard` for that origin is installed and kept as the
     context's ``mb_guard`` attribute (its ``refused`` list is the evidence)."""
-    context = browser.new_context(viewport=dict(VIEWPORT), has_touch=True, is_mobile=True, service_workers="block",
-                                  user_agent=mobile_user_agent(browser))
+    context = browser.new_context(
+        viewport=dict(VIEWPORT),
+        has_touch=True,
+        is_mobile=True,
+        service_workers="block",
+        user_agent=mobile_user_agent(browser),
+    )
     if base_url is not None:
         guard = RequestGuard(base_url)
         guard.install(context)

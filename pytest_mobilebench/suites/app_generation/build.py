@@ -66,7 +66,9 @@ _VITE_CODE_RE: Final = re.compile(r"^\[([A-Z][A-Z_]+)\]", re.MULTILINE)
 def _node_major() -> str:
     node = shutil.which("node")
     if node is None:
-        raise InfraError(InfraKind.NODE_MISSING, "node is not on PATH; the app_generation build axis needs Node.js and npm")
+        raise InfraError(
+            InfraKind.NODE_MISSING, "node is not on PATH; the app_generation build axis needs Node.js and npm"
+        )
     out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30, check=False)
     return out.stdout.strip().split(".")[0] or "unknown"
 
@@ -80,8 +82,9 @@ def scaffold_key() -> str:
     return h.hexdigest()[:12]
 
 
-def ensure_scaffold(root: Path | None = None, *, progress: Callable[[str], None] | None = None,
-                    timeout_s: float = 900.0) -> Path:
+def ensure_scaffold(
+    root: Path | None = None, *, progress: Callable[[str], None] | None = None, timeout_s: float = 900.0
+) -> Path:
     """Install the pinned scaffold once per machine and return its folder (with ``node_modules``).
 
     Safe under concurrent xdist workers: a :class:`filelock.FileLock` guards the install and a
@@ -110,13 +113,22 @@ def ensure_scaffold(root: Path | None = None, *, progress: Callable[[str], None]
         if progress:
             progress(f"installing the Vite scaffold (once per machine); path: {target}")
         try:
-            proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=target, capture_output=True,
-                                  text=True, timeout=timeout_s, check=False)
+            proc = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"],
+                cwd=target,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+            )
         except subprocess.TimeoutExpired as exc:
             raise InfraError(InfraKind.SCAFFOLD_INSTALL_FAILED, f"npm ci timed out after {timeout_s:.0f}s") from exc
         if proc.returncode != 0:
-            raise InfraError(InfraKind.SCAFFOLD_INSTALL_FAILED, f"npm ci exited {proc.returncode} in {target}",
-                             log=proc.stdout + proc.stderr)
+            raise InfraError(
+                InfraKind.SCAFFOLD_INSTALL_FAILED,
+                f"npm ci exited {proc.returncode} in {target}",
+                log=proc.stdout + proc.stderr,
+            )
         (target / ".complete").write_text(json.dumps({"key": key, "time": time.time()}), encoding="utf-8")
     return target
 
@@ -195,8 +207,9 @@ class BuildResult:
 
 def _run(cmd: list[str], cwd: Path, log: Path, timeout_s: float) -> tuple[int, str]:
     env = {**os.environ, "CI": "1", "NO_COLOR": "1", "FORCE_COLOR": "0"}
-    with subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                          start_new_session=True) as proc:
+    with subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
+    ) as proc:
         try:
             out, _ = proc.communicate(timeout=timeout_s)
             code = proc.returncode
@@ -213,19 +226,44 @@ def _run(cmd: list[str], cwd: Path, log: Path, timeout_s: float) -> tuple[int, s
     return code, out
 
 
-def grade_build(tsc_exit: int, tsc_out: str, vite_exit: int, vite_out: str, *, has_index: bool,
-                dist: Path | None, tsc_log: Path | None, vite_log: Path | None, seconds: float) -> BuildResult:
+def grade_build(
+    tsc_exit: int,
+    tsc_out: str,
+    vite_exit: int,
+    vite_out: str,
+    *,
+    has_index: bool,
+    dist: Path | None,
+    tsc_log: Path | None,
+    vite_log: Path | None,
+    seconds: float,
+) -> BuildResult:
     """The build axis from both commands' exit codes and output (pure; the same rule for every runtime):
     ok when both exit 0 with zero parsed errors and the bundle has ``index.html``; a non-zero tsc exit
     without a parsed diagnostic counts as one error."""
     tsc_errors = count_tsc_errors(tsc_out) or (1 if tsc_exit != 0 else 0)
     vite_errors = count_vite_errors(vite_out, vite_exit)
     ok = tsc_exit == 0 and vite_exit == 0 and tsc_errors == 0 and vite_errors == 0 and has_index
-    message = "" if ok else (f"tsc: {tsc_errors} error(s) (exit {tsc_exit}); vite build: {vite_errors} error(s) "
-                             f"(exit {vite_exit})" + ("" if has_index or vite_exit != 0 else "; no dist/index.html"))
-    return BuildResult(ok=ok, tsc_errors=tsc_errors, vite_errors=vite_errors, tsc_exit=tsc_exit, vite_exit=vite_exit,
-                       dist=dist if ok else None, tsc_log=tsc_log, vite_log=vite_log, seconds=round(seconds, 3),
-                       message=message)
+    message = (
+        ""
+        if ok
+        else (
+            f"tsc: {tsc_errors} error(s) (exit {tsc_exit}); vite build: {vite_errors} error(s) "
+            f"(exit {vite_exit})" + ("" if has_index or vite_exit != 0 else "; no dist/index.html")
+        )
+    )
+    return BuildResult(
+        ok=ok,
+        tsc_errors=tsc_errors,
+        vite_errors=vite_errors,
+        tsc_exit=tsc_exit,
+        vite_exit=vite_exit,
+        dist=dist if ok else None,
+        tsc_log=tsc_log,
+        vite_log=vite_log,
+        seconds=round(seconds, 3),
+        message=message,
+    )
 
 
 def run_build(project: Path, log_dir: Path, *, timeout_s: float = 300.0) -> BuildResult:
@@ -243,12 +281,22 @@ def run_build(project: Path, log_dir: Path, *, timeout_s: float = 300.0) -> Buil
     bin_dir = project / "node_modules" / ".bin"
     start = time.monotonic()
     tsc_log, vite_log = log_dir / "tsc.log", log_dir / "vite.log"
-    tsc_exit, tsc_out = _run([str(bin_dir / "tsc"), "--noEmit", "-p", "tsconfig.json", "--pretty", "false"],
-                             project, tsc_log, timeout_s)
+    tsc_exit, tsc_out = _run(
+        [str(bin_dir / "tsc"), "--noEmit", "-p", "tsconfig.json", "--pretty", "false"], project, tsc_log, timeout_s
+    )
     vite_exit, vite_out = _run([str(bin_dir / "vite"), "build"], project, vite_log, timeout_s)
     dist = project / "dist"
-    return grade_build(tsc_exit, tsc_out, vite_exit, vite_out, has_index=(dist / "index.html").is_file(), dist=dist,
-                       tsc_log=tsc_log, vite_log=vite_log, seconds=time.monotonic() - start)
+    return grade_build(
+        tsc_exit,
+        tsc_out,
+        vite_exit,
+        vite_out,
+        has_index=(dist / "index.html").is_file(),
+        dist=dist,
+        tsc_log=tsc_log,
+        vite_log=vite_log,
+        seconds=time.monotonic() - start,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -31,8 +31,15 @@ from typing import Final, final
 from pytest_mobilebench.runtime.channel import ChannelError, safe_relpath
 from pytest_mobilebench.runtime.sandbox import SandboxLimits, SandboxRuntime, SandboxSpec, inputs_tar
 
-__all__ = ["LIMITS", "MAX_INPUT_BYTES", "MAX_INPUT_FILES", "ContainedBuild", "ContainedBuilder", "build_inputs",
-           "inputs_tar"]
+__all__ = [
+    "LIMITS",
+    "MAX_INPUT_BYTES",
+    "MAX_INPUT_FILES",
+    "ContainedBuild",
+    "ContainedBuilder",
+    "build_inputs",
+    "inputs_tar",
+]
 
 #: limits of one build sandbox (docker units; ``disk`` bounds the writable layer)
 LIMITS: Final[SandboxLimits] = SandboxLimits(mem="2g", cpus=2.0, pids=512, disk="1g")
@@ -73,7 +80,9 @@ def build_inputs(project: Path) -> tuple[dict[str, bytes], list[str]]:
             size = path.stat().st_size  # before reading: a sparse file of any size costs the candidate nothing
             total += size
             if total > MAX_INPUT_BYTES or len(files) >= MAX_INPUT_FILES:
-                raise ValueError(f"the project's build inputs exceed {MAX_INPUT_FILES} files or {MAX_INPUT_BYTES} bytes")
+                raise ValueError(
+                    f"the project's build inputs exceed {MAX_INPUT_FILES} files or {MAX_INPUT_BYTES} bytes"
+                )
             with path.open("rb") as handle:
                 data = handle.read(size + 1)  # a file that grows after the check is cut at its checked size
             files[name] = data[:size]
@@ -167,8 +176,9 @@ class ContainedBuilder:
         """
         self.runtime.sandbox(self.spec(), "warm-up", log_dir=log_dir).close()
 
-    def build(self, files: Mapping[str, bytes], *, instance_id: str, timeout_s: float,
-              log_dir: Path | None = None) -> ContainedBuild:
+    def build(
+        self, files: Mapping[str, bytes], *, instance_id: str, timeout_s: float, log_dir: Path | None = None
+    ) -> ContainedBuild:
         """Copy ``files`` (from :func:`build_inputs`) into a fresh sandbox, run tsc and vite, copy ``dist/`` out.
 
         Raises:
@@ -188,9 +198,14 @@ class ContainedBuilder:
             rejected = sandbox.rejected
         finally:
             sandbox.close()
-        dist = {name[len("dist/"):]: data for name, data in found.items() if name.startswith("dist/")}
+        dist = {name[len("dist/") :]: data for name, data in found.items() if name.startswith("dist/")}
         return ContainedBuild(
-            tsc_exit=-1 if tsc.exit_code is None else tsc.exit_code, tsc_out=tsc.output,
-            vite_exit=-1 if vite.exit_code is None else vite.exit_code, vite_out=vite.output,
-            dist=dist, rejected=rejected, seconds=round(time.monotonic() - started, 3),
-            image_seconds=round(image_seconds, 3))
+            tsc_exit=-1 if tsc.exit_code is None else tsc.exit_code,
+            tsc_out=tsc.output,
+            vite_exit=-1 if vite.exit_code is None else vite.exit_code,
+            vite_out=vite.output,
+            dist=dist,
+            rejected=rejected,
+            seconds=round(time.monotonic() - started, 3),
+            image_seconds=round(image_seconds, 3),
+        )

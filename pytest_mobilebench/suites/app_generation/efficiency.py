@@ -175,8 +175,7 @@ def run_cost(record: Mapping[str, Any], price_table: Mapping[str, Mapping[str, f
     warning: str | None = None
     if key is None:
         warning = (
-            f"model {model!r} is not in the price table; cost_usd is unknown "
-            "(supply a table with --mb-price-table)"
+            f"model {model!r} is not in the price table; cost_usd is unknown (supply a table with --mb-price-table)"
         )
     else:
         prices = price_table[key]

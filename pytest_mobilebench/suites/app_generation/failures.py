@@ -106,7 +106,8 @@ def _nothing_tied(evidence: Mapping[str, Any], before: str, after: str) -> bool:
     if after != before:
         return False
     return evidence["hash_after"] == evidence["hash_before"] or (
-        bool(evidence.get("overlay")) and not evidence.get("new_layers") and not evidence.get("target_text"))
+        bool(evidence.get("overlay")) and not evidence.get("new_layers") and not evidence.get("target_text")
+    )
 
 
 def failure_table(classes: Iterable[FailureClass | str | None]) -> dict[str, Any]:

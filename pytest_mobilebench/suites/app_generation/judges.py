@@ -201,7 +201,9 @@ class PerceptualJudge:
         """
         return self._compare(self._features(Path(reference)), self._features(Path(candidate)))
 
-    def _compare(self, ref: tuple[Any, Any, list[int], list[int]], cand: tuple[Any, Any, list[int], list[int]]) -> dict[str, float]:
+    def _compare(
+        self, ref: tuple[Any, Any, list[int], list[int]], cand: tuple[Any, Any, list[int], list[int]]
+    ) -> dict[str, float]:
         rp, rd, rg, rh = ref
         cp, cd, cg, ch = cand
         bits = self.hash_size * self.hash_size
@@ -368,7 +370,9 @@ class PointwiseRubric:
                     for d in RUBRIC_DIMENSIONS:
                         number = _as_label_number(lowered[d])
                         if number is None or not 1 <= number <= 5:
-                            raise JudgeResponseError(f"rubric dimension {d!r}: expected an integer 1..5, got {lowered[d]!r}")
+                            raise JudgeResponseError(
+                                f"rubric dimension {d!r}: expected an integer 1..5, got {lowered[d]!r}"
+                            )
                         found[d] = number
                     return RubricScore.of(found)
         for d in RUBRIC_DIMENSIONS:

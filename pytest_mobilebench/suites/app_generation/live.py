@@ -47,8 +47,18 @@ if TYPE_CHECKING:
     from pytest_mobilebench.suites.app_generation.manifest import AppManifest
     from pytest_mobilebench.suites.base import EvalContext, LoadedRecord
 
-__all__ = ["DEFAULT_PROMPT", "FIELDS", "PROJECT_GLOBS", "STARTER_DIR", "SandboxAgentShell", "evaluate_live",
-           "live_material", "live_model", "prompt_fields", "starter_files"]
+__all__ = [
+    "DEFAULT_PROMPT",
+    "FIELDS",
+    "PROJECT_GLOBS",
+    "STARTER_DIR",
+    "SandboxAgentShell",
+    "evaluate_live",
+    "live_material",
+    "live_model",
+    "prompt_fields",
+    "starter_files",
+]
 
 #: the built-in template of this suite (``--mb-agent-prompt`` replaces it)
 DEFAULT_PROMPT: Final = Path(__file__).resolve().parents[2] / "agents" / "prompts" / "app_generation.md"
@@ -103,20 +113,36 @@ def live_material(options: Mapping[str, Any]) -> dict[str, str]:
 def starter_files() -> dict[str, bytes]:
     """The starter project (:data:`STARTER_DIR`) as ``{relative name: bytes}``: ``src/main.tsx``, ``src/App.tsx``,
     ``src/index.css``."""
-    return {p.relative_to(STARTER_DIR).as_posix(): p.read_bytes() for p in sorted(STARTER_DIR.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(STARTER_DIR).as_posix(): p.read_bytes() for p in sorted(STARTER_DIR.rglob("*")) if p.is_file()
+    }
 
 
 def prompt_fields(manifest: AppManifest, workdir: str, scaffold: Mapping[str, str]) -> dict[str, str]:
     """The template's values for one app: screens, tab order and parent-child statements as text."""
-    screens = "\n".join(f"- {sid}: `{s.route}`" + (" (a bottom-tab root)" if s.tab_root else "")
-                        + (" (an overlay drawn over the page at that path)" if s.overlay else "")
-                        for sid, s in manifest.screens.items())
+    screens = "\n".join(
+        f"- {sid}: `{s.route}`"
+        + (" (a bottom-tab root)" if s.tab_root else "")
+        + (" (an overlay drawn over the page at that path)" if s.overlay else "")
+        for sid, s in manifest.screens.items()
+    )
     rel = manifest.relationships
-    children = "\n".join(f"- {pc.child} is a sub-page of {pc.parent}" + (f" ({pc.trigger})" if pc.trigger else "")
-                         for pc in rel.parent_child) or "- (none)"
-    return {"app": manifest.app, "title": manifest.title or manifest.app, "screens": screens,
-            "tabs": ", ".join(rel.tabs) or "(no tab bar)", "parent_child": children, "workdir": workdir,
-            "scaffold": ", ".join(f"{name} {version}" for name, version in sorted(scaffold.items()))}
+    children = (
+        "\n".join(
+            f"- {pc.child} is a sub-page of {pc.parent}" + (f" ({pc.trigger})" if pc.trigger else "")
+            for pc in rel.parent_child
+        )
+        or "- (none)"
+    )
+    return {
+        "app": manifest.app,
+        "title": manifest.title or manifest.app,
+        "screens": screens,
+        "tabs": ", ".join(rel.tabs) or "(no tab bar)",
+        "parent_child": children,
+        "workdir": workdir,
+        "scaffold": ", ".join(f"{name} {version}" for name, version in sorted(scaffold.items())),
+    }
 
 
 def _scaffold_packages() -> dict[str, str]:
@@ -146,20 +172,34 @@ class SandboxAgentShell:
             if callable(stop):
                 stop()
         except InfraError as exc:
-            notes = {InfraKind.OOM_KILLED.value: "memory", InfraKind.DISK_FULL.value: "disk",
-                     InfraKind.PIDS_LIMIT.value: "process"}
+            notes = {
+                InfraKind.OOM_KILLED.value: "memory",
+                InfraKind.DISK_FULL.value: "disk",
+                InfraKind.PIDS_LIMIT.value: "process",
+            }
             if exc.kind not in notes:
                 raise
             note = f"{notes[exc.kind]} limit was reached"
-            return ShellResult(None, bound_output(f"{exc.log}\n[harness: the sandbox's {note}]", self.output_chars),
-                               False, 0.0)
-        return ShellResult(exit_code=None if run.timed_out else run.exit_code,
-                           output=bound_output(run.output, self.output_chars),
-                           timed_out=run.timed_out or run.exit_code in _TIMEOUT_CODES, seconds=run.duration_s)
+            return ShellResult(
+                None, bound_output(f"{exc.log}\n[harness: the sandbox's {note}]", self.output_chars), False, 0.0
+            )
+        return ShellResult(
+            exit_code=None if run.timed_out else run.exit_code,
+            output=bound_output(run.output, self.output_chars),
+            timed_out=run.timed_out or run.exit_code in _TIMEOUT_CODES,
+            seconds=run.duration_s,
+        )
 
 
-def evaluate_live(suite: AppGenerationSuite, record: LoadedRecord, model: str, ctx: EvalContext,
-                  result: dict[str, Any], *, trial: int | None = None) -> dict[str, Any]:
+def evaluate_live(
+    suite: AppGenerationSuite,
+    record: LoadedRecord,
+    model: str,
+    ctx: EvalContext,
+    result: dict[str, Any],
+    *,
+    trial: int | None = None,
+) -> dict[str, Any]:
     """One live item (see the module docstring); ``result`` is the suite's fresh result of this item; ``trial``
     which of K trials it is (``--mb-trials``: its row in the run's predictions file carries it).
 
@@ -185,10 +225,16 @@ def evaluate_live(suite: AppGenerationSuite, record: LoadedRecord, model: str, c
         shutil.rmtree(project)
     stage_files(files, project)
     usage = agent["usage"]
-    row = {"instance_id": manifest.app, "model_name_or_path": model,
-           "project_path": project.relative_to(run_folder).as_posix(), "input_tokens": usage["tokens_in"],
-           "output_tokens": usage["tokens_out"], "llm_calls": usage["calls"],
-           "llm_seconds": round(float(usage["model_seconds"]), 3), **({} if trial is None else {"trial": trial})}
+    row = {
+        "instance_id": manifest.app,
+        "model_name_or_path": model,
+        "project_path": project.relative_to(run_folder).as_posix(),
+        "input_tokens": usage["tokens_in"],
+        "output_tokens": usage["tokens_out"],
+        "llm_calls": usage["calls"],
+        "llm_seconds": round(float(usage["model_seconds"]), 3),
+        **({} if trial is None else {"trial": trial}),
+    }
     agent["taken"] = {"files": len(files), "bytes": sum(len(d) for d in files.values()), "refused": list(rejected)}
     atomic_write_json(ctx.evidence_dir / "agent.json", agent)
     record_prediction(ctx, row, carried={**row, "project_path": str(project.resolve())})  # a later run's: absolute
@@ -213,48 +259,79 @@ def _run_agent(manifest: AppManifest, ctx: EvalContext) -> tuple[dict[str, Any],
 
     runtime = ctx.fixture("mb_runtime").get(trusted=False)
     if not isinstance(runtime, SandboxRuntime):
-        raise InfraError(InfraKind.ENVIRONMENT_UNSUPPORTED, f"the {runtime.name!r} runtime opens no sandbox for the "
-                         "agent (live app generation needs --mb-runtime=docker)")
+        raise InfraError(
+            InfraKind.ENVIRONMENT_UNSUPPORTED,
+            f"the {runtime.name!r} runtime opens no sandbox for the "
+            "agent (live app generation needs --mb-runtime=docker)",
+        )
     endpoint, limits = agent_of(ctx)
-    builder = ctx.resource(f"app_generation:container:{runtime.name}:False", lambda: container.ContainedBuilder(
-        runtime, scaffold_dir=SCAFFOLD_DIR))
+    builder = ctx.resource(
+        f"app_generation:container:{runtime.name}:False",
+        lambda: container.ContainedBuilder(runtime, scaffold_dir=SCAFFOLD_DIR),
+    )
     ctx.progress(f"{manifest.app}: agent sandbox ({runtime.name})")
     sandbox = runtime.sandbox(builder.spec(), f"{manifest.app}-agent", log_dir=ctx.evidence_dir / "agent")
     try:
         sandbox.put_files(starter_files())
         template = load_template(ctx.options.get("mb_agent_prompt"), default=DEFAULT_PROMPT, fields=FIELDS)
         prompt = template.render(prompt_fields(manifest, sandbox.root, _scaffold_packages()))
-        outcome = run_shell_agent(endpoint, limits, prompt, SandboxAgentShell(sandbox, limits.output_chars),
-                                  ctx.evidence_dir / TRAJECTORY_FILE)
+        outcome = run_shell_agent(
+            endpoint,
+            limits,
+            prompt,
+            SandboxAgentShell(sandbox, limits.output_chars),
+            ctx.evidence_dir / TRAJECTORY_FILE,
+        )
         files = sandbox.read_files(list(PROJECT_GLOBS))
         rejected = sandbox.rejected
     finally:
         sandbox.close()
-    agent = {"mode": "builtin", "model": endpoint.model, "end": outcome.end.value,
-             "usage": dataclasses.asdict(outcome.usage), "submission": (outcome.submission or "")[:2000] or None,
-             "limits": limits_json(limits)}
+    agent = {
+        "mode": "builtin",
+        "model": endpoint.model,
+        "end": outcome.end.value,
+        "usage": dataclasses.asdict(outcome.usage),
+        "submission": (outcome.submission or "")[:2000] or None,
+        "limits": limits_json(limits),
+    }
     return agent, files, rejected
 
 
 def _shown_files(files: Mapping[str, bytes]) -> str:
     """The taken files as the run page shows them (in the transcript's "diff" slot): each file's name and text."""
-    text = "".join(f"+++ {name} ({len(data)} bytes)\n{data.decode('utf-8', 'replace')}\n" for name, data in sorted(files.items()))
+    text = "".join(
+        f"+++ {name} ({len(data)} bytes)\n{data.decode('utf-8', 'replace')}\n" for name, data in sorted(files.items())
+    )
     return text[:_SHOWN]
 
 
-def with_agent(result: dict[str, Any], agent: Mapping[str, Any], files: Mapping[str, bytes],
-                evidence: Path) -> dict[str, Any]:
+def with_agent(
+    result: dict[str, Any], agent: Mapping[str, Any], files: Mapping[str, bytes], evidence: Path
+) -> dict[str, Any]:
     """The graded result with the agent's record, its ``agent_*`` properties and a bounded transcript."""
     from pytest_mobilebench.agents.records import transcript
 
     usage = agent.get("usage") or {}
     cost = usage.get("cost_usd")
-    props = {"agent_end": agent.get("end"), "agent_steps": usage.get("steps"), "agent_calls": usage.get("calls"),
-             "agent_tokens_in": usage.get("tokens_in"), "agent_tokens_out": usage.get("tokens_out"),
-             "agent_model_s": round(float(usage.get("model_seconds") or 0.0), 3),
-             "agent_cost_usd": "" if cost is None else round(float(cost), 6),
-             "agent_project_files": len(files), "agent_project_bytes": sum(len(d) for d in files.values())}
+    props = {
+        "agent_end": agent.get("end"),
+        "agent_steps": usage.get("steps"),
+        "agent_calls": usage.get("calls"),
+        "agent_tokens_in": usage.get("tokens_in"),
+        "agent_tokens_out": usage.get("tokens_out"),
+        "agent_model_s": round(float(usage.get("model_seconds") or 0.0), 3),
+        "agent_cost_usd": "" if cost is None else round(float(cost), 6),
+        "agent_project_files": len(files),
+        "agent_project_bytes": sum(len(d) for d in files.values()),
+    }
     shown = _shown_files(files)
-    return {**result, "agent": {**agent, "transcript": transcript(evidence / TRAJECTORY_FILE), "diff": shown,
-                                "diff_cut": len(shown) >= _SHOWN},
-            "properties": {**result.get("properties", {}), **{k: ("" if v is None else v) for k, v in props.items()}}}
+    return {
+        **result,
+        "agent": {
+            **agent,
+            "transcript": transcript(evidence / TRAJECTORY_FILE),
+            "diff": shown,
+            "diff_cut": len(shown) >= _SHOWN,
+        },
+        "properties": {**result.get("properties", {}), **{k: ("" if v is None else v) for k, v in props.items()}},
+    }

@@ -219,7 +219,9 @@ class _Project:
 
     # -- symbol resolution -------------------------------------------------------------------------------
 
-    def resolve_export(self, file: str, name: str, seen: frozenset[tuple[str, str]] = frozenset()) -> tuple[str, str] | None:
+    def resolve_export(
+        self, file: str, name: str, seen: frozenset[tuple[str, str]] = frozenset()
+    ) -> tuple[str, str] | None:
         """The (declaring file, local name) behind export ``name`` of ``file``, through re-export chains."""
         if (file, name) in seen or file not in self.files:
             return None
@@ -239,7 +241,9 @@ class _Project:
                     return found
         return None
 
-    def resolve_local(self, file: str, local: str, seen: frozenset[tuple[str, str]] = frozenset()) -> tuple[str, str] | None:
+    def resolve_local(
+        self, file: str, local: str, seen: frozenset[tuple[str, str]] = frozenset()
+    ) -> tuple[str, str] | None:
         """A local name of ``file``: an import binding is followed to its declaration, otherwise it is local."""
         f = self.files[file]
         visited = {local}
@@ -310,8 +314,10 @@ class _Project:
                 element_files.add(f.lazy_targets[name])
                 return
             found = self.resolve_local(file, name)
-            if found is not None and found[0] in self.files and any(
-                c.name == found[1] for c in self.files[found[0]].components
+            if (
+                found is not None
+                and found[0] in self.files
+                and any(c.name == found[1] for c in self.files[found[0]].components)
             ):
                 element_files.add(found[0])
 
@@ -562,9 +568,7 @@ def measure(
                 exported.setdefault(ref[1], []).append(export_name)
         for decl in f.components:
             users = importers.get((rel, decl.name), set())
-            used_here = any(
-                name == decl.name and not (decl.start <= pos < decl.end) for name, pos in f.references
-            )
+            used_here = any(name == decl.name and not (decl.start <= pos < decl.end) for name, pos in f.references)
             exports = tuple(sorted(exported.get(decl.name, [])))
             is_root = rel in _APP_MODULES and ("default" in exports or "App" in exports)
             shared = bool(users) and rel not in page_modules and rel not in _ENTRY_MODULES

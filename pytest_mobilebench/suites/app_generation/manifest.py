@@ -317,8 +317,13 @@ def manifest_errors(path: Path, document: Any, exc: ValidationError) -> list[Man
         loc = [p for p in err["loc"] if isinstance(p, (str, int))]
         field = ".".join(str(p) for p in loc) or None
         out.append(
-            ManifestError(path, err["msg"], line=_line_of(path, loc), instance_id=app if isinstance(app, str) else None,
-                          field=field)
+            ManifestError(
+                path,
+                err["msg"],
+                line=_line_of(path, loc),
+                instance_id=app if isinstance(app, str) else None,
+                field=field,
+            )
         )
     return out
 
@@ -345,9 +350,13 @@ def parse_manifest(path: Path, document: Mapping[str, Any]) -> AppManifest:
         if screen.screenshot is not None:
             shot = (path.parent / screen.screenshot).resolve()
             if not shot.is_file():
-                raise ManifestError(path, f"screenshot {screen.screenshot!r} not found (looked at {shot})",
-                                    line=_line_of(path, ["screens", sid, "screenshot"]),
-                                    instance_id=manifest.app, field=f"screens.{sid}.screenshot")
+                raise ManifestError(
+                    path,
+                    f"screenshot {screen.screenshot!r} not found (looked at {shot})",
+                    line=_line_of(path, ["screens", sid, "screenshot"]),
+                    instance_id=manifest.app,
+                    field=f"screens.{sid}.screenshot",
+                )
             screen = screen.model_copy(update={"screenshot": str(shot)})
         screens[sid] = screen
     return manifest.model_copy(update={"screens": screens})

@@ -232,8 +232,12 @@ def settle(page: Any, tracker: NetTracker | None = None, *, quiet_ms: int = 150,
 
 def _snapshot(page: Any) -> dict[str, Any]:
     snap = page.evaluate(_SNAPSHOT_JS, _INTERACTIVE_SEL)
-    return {"text": snap["text"], "structure": snap["structure"], "interactive": int(snap["interactive"]),
-            "hash": content_hash(snap)}
+    return {
+        "text": snap["text"],
+        "structure": snap["structure"],
+        "interactive": int(snap["interactive"]),
+        "hash": content_hash(snap),
+    }
 
 
 def _hint_candidates(page: Any, hint: ActionHint) -> list[Any]:
@@ -242,8 +246,11 @@ def _hint_candidates(page: Any, hint: ActionHint) -> list[Any]:
         handle = page.evaluate_handle(_TAB_JS, [hint.tab_index, _INTERACTIVE_SEL]).as_element()
         return [handle] if handle is not None else []
     if hint.strategy == "role":
-        locs = [page.get_by_role(hint.role, name=hint.name, exact=True), page.get_by_role(hint.role, name=hint.name)] \
-            if hint.name is not None else [page.get_by_role(hint.role)]
+        locs = (
+            [page.get_by_role(hint.role, name=hint.name, exact=True), page.get_by_role(hint.role, name=hint.name)]
+            if hint.name is not None
+            else [page.get_by_role(hint.role)]
+        )
     elif hint.strategy == "text":
         locs = [page.get_by_text(hint.text, exact=True), page.get_by_text(hint.text)]
     else:
@@ -268,18 +275,35 @@ def _locate(page: Any, hints: Sequence[ActionHint]) -> tuple[dict[str, Any], Any
             handles = _hint_candidates(page, hint)
         for h in handles:
             probe = h.evaluate(_AFFORDANCE_JS)
-            info = {"found": True, "hint": i, "strategy": hint.strategy, "visible": bool(probe["visible"]),
-                    "bbox": [round(v, 1) for v in probe["bbox"]] if probe.get("bbox") else None,
-                    "in_viewport": bool(probe.get("in_viewport", False)), "hit_ok": bool(probe.get("hit_ok", False)),
-                    "hit": probe.get("hit")}
+            info = {
+                "found": True,
+                "hint": i,
+                "strategy": hint.strategy,
+                "visible": bool(probe["visible"]),
+                "bbox": [round(v, 1) for v in probe["bbox"]] if probe.get("bbox") else None,
+                "in_viewport": bool(probe.get("in_viewport", False)),
+                "hit_ok": bool(probe.get("hit_ok", False)),
+                "hit": probe.get("hit"),
+            }
             if info["visible"]:
                 return info, h
             if first is None:
                 first = (info, h)
     if first is not None:
         return first
-    return ({"found": False, "hint": None, "strategy": None, "visible": False, "bbox": None, "in_viewport": False,
-             "hit_ok": False, "hit": None}, None)
+    return (
+        {
+            "found": False,
+            "hint": None,
+            "strategy": None,
+            "visible": False,
+            "bbox": None,
+            "in_viewport": False,
+            "hit_ok": False,
+            "hit": None,
+        },
+        None,
+    )
 
 
 @final
@@ -314,8 +338,17 @@ def _shot(page: Any, path: Path) -> str | None:
         return None
 
 
-def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, *, out_dir: Path | None = None,
-             not_found_hash: str | None = None, quiet_ms: int = 150, max_settle_ms: int = 3000) -> dict[str, Any]:
+def run_spec(
+    browser: Any,
+    base_url: str,
+    manifest: AppManifest,
+    spec: NavSpec,
+    *,
+    out_dir: Path | None = None,
+    not_found_hash: str | None = None,
+    quiet_ms: int = 150,
+    max_settle_ms: int = 3000,
+) -> dict[str, Any]:
     """Run one navigation spec in a fresh context and return its evidence dict (plain builtins).
 
     Args:
@@ -336,13 +369,38 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
     source_route = manifest.route_of(spec.source_screen)
     target_route = path_of("http://x" + manifest.route_of(spec.target))
     ev: dict[str, Any] = {
-        "spec_id": spec.id, "category": spec.category.value, "source": spec.source_screen, "target": spec.target,
-        "overlay": spec.overlay, "passed": False, "error": None, "url_before": None, "url_after": None,
-        "path_before": source_route, "path_after": source_route, "hash_before": "", "hash_after": "",
-        "visible_text_len": 0, "interactive_count": 0, "clicked": False,
-        "affordance": {"found": False, "hint": None, "strategy": None, "visible": False, "bbox": None,
-                       "in_viewport": False, "hit_ok": False, "hit": None},
-        "failure_class": None, "screenshots": [], "seconds": 0.0, "refused": [], "new_layers": [], "target_text": [],
+        "spec_id": spec.id,
+        "category": spec.category.value,
+        "source": spec.source_screen,
+        "target": spec.target,
+        "overlay": spec.overlay,
+        "passed": False,
+        "error": None,
+        "url_before": None,
+        "url_after": None,
+        "path_before": source_route,
+        "path_after": source_route,
+        "hash_before": "",
+        "hash_after": "",
+        "visible_text_len": 0,
+        "interactive_count": 0,
+        "clicked": False,
+        "affordance": {
+            "found": False,
+            "hint": None,
+            "strategy": None,
+            "visible": False,
+            "bbox": None,
+            "in_viewport": False,
+            "hit_ok": False,
+            "hit": None,
+        },
+        "failure_class": None,
+        "screenshots": [],
+        "seconds": 0.0,
+        "refused": [],
+        "new_layers": [],
+        "target_text": [],
         "control": None,
     }
     settle_kw = {"quiet_ms": quiet_ms, "max_ms": max_settle_ms}
@@ -355,13 +413,21 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
         page.goto(base_url + source_route, wait_until="load", timeout=15000)
         settle(page, tracker, **settle_kw)
         before = _snapshot(page)
-        ev.update(url_before=page.url, path_before=path_of(page.url), hash_before=before["hash"],
-                  visible_text_len=len(before["text"]), interactive_count=before["interactive"])
+        ev.update(
+            url_before=page.url,
+            path_before=path_of(page.url),
+            hash_before=before["hash"],
+            visible_text_len=len(before["text"]),
+            interactive_count=before["interactive"],
+        )
         if spec.category is NavCategory.PAGE_EXISTENCE:
             ev.update(url_after=page.url, path_after=ev["path_before"], hash_after=before["hash"])
             blank = ev["visible_text_len"] == 0 and ev["interactive_count"] == 0
-            ev["passed"] = (ev["path_after"] == target_route and not blank
-                            and (not_found_hash is None or before["hash"] != not_found_hash))
+            ev["passed"] = (
+                ev["path_after"] == target_route
+                and not blank
+                and (not_found_hash is None or before["hash"] != not_found_hash)
+            )
         else:
             aff, _handle = _locate(page, spec.action)
             ev["affordance"] = aff
@@ -378,10 +444,12 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
                 ev["new_layers"] = tapcheck.new_layers(page, layers)
                 ev["target_text"] = tapcheck.newly_shown(texts, before["text"], after["text"])
             target_like = ev["path_after"] == target_route and (
-                bool(ev["new_layers"] or ev["target_text"]) if spec.overlay else True)
+                bool(ev["new_layers"] or ev["target_text"]) if spec.overlay else True
+            )
             if target_like:  # is it the tap's own? (tapcheck)
-                ev["control"], refused = _control(browser, base_url, source_route, target_route, spec.overlay,
-                                                  aff["bbox"], settle_kw, texts)
+                ev["control"], refused = _control(
+                    browser, base_url, source_route, target_route, spec.overlay, aff["bbox"], settle_kw, texts
+                )
                 ev["refused"] = refused
             ev["passed"] = target_like and tapcheck.tied(ev)
     except Exception as exc:  # noqa: BLE001 - one spec's failure, recorded, never another's
@@ -410,9 +478,16 @@ def run_spec(browser: Any, base_url: str, manifest: AppManifest, spec: NavSpec, 
     return ev
 
 
-def _control(browser: Any, base_url: str, source_route: str, target_route: str, overlay: bool,
-             bbox: Sequence[float] | None, settle_kw: Mapping[str, Any],
-             texts: Sequence[str]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _control(
+    browser: Any,
+    base_url: str,
+    source_route: str,
+    target_route: str,
+    overlay: bool,
+    bbox: Sequence[float] | None,
+    settle_kw: Mapping[str, Any],
+    texts: Sequence[str],
+) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """The control tap (:func:`.tapcheck.control_tap`) in a fresh context opened at the source route: its
     evidence and the requests that context's guard refused. Raises what Playwright raises."""
     context = new_mobile_context(browser, base_url)
@@ -421,9 +496,16 @@ def _control(browser: Any, base_url: str, source_route: str, target_route: str, 
         tracker = NetTracker(page)
         page.goto(base_url + source_route, wait_until="load", timeout=15000)
         settle(page, tracker, **settle_kw)
-        run = tapcheck.control_tap(page, lambda: settle(page, tracker, **settle_kw), overlay=overlay,
-                                   target_route=target_route, affordance_bbox=bbox, interactive_sel=_INTERACTIVE_SEL,
-                                   path_of=path_of, target_text=texts)
+        run = tapcheck.control_tap(
+            page,
+            lambda: settle(page, tracker, **settle_kw),
+            overlay=overlay,
+            target_route=target_route,
+            affordance_bbox=bbox,
+            interactive_sel=_INTERACTIVE_SEL,
+            path_of=path_of,
+            target_text=texts,
+        )
         return dict(run), refused_of(context)
     finally:
         with contextlib.suppress(Exception):  # a crashed browser: the error is already on its way up
@@ -447,15 +529,27 @@ def _rerender_before(browser: Any, base_url: str, route: str, path: Path, settle
             context.close()
 
 
-def run_specs(browser: Any, base_url: str, manifest: AppManifest, *, out_dir: Path | None = None,
-              quiet_ms: int = 150, max_settle_ms: int = 3000) -> list[dict[str, Any]]:
+def run_specs(
+    browser: Any,
+    base_url: str,
+    manifest: AppManifest,
+    *,
+    out_dir: Path | None = None,
+    quiet_ms: int = 150,
+    max_settle_ms: int = 3000,
+) -> list[dict[str, Any]]:
     """Run every spec of ``manifest`` independently (see :func:`run_spec`); one evidence dict per spec."""
     settle_kw = {"quiet_ms": quiet_ms, "max_settle_ms": max_settle_ms}
     needs_probe = any(s.category is NavCategory.PAGE_EXISTENCE for s in manifest.nav_tests)
-    probe = _probe_not_found(browser, base_url, {"quiet_ms": quiet_ms, "max_ms": max_settle_ms}) if needs_probe \
+    probe = (
+        _probe_not_found(browser, base_url, {"quiet_ms": quiet_ms, "max_ms": max_settle_ms})
+        if needs_probe
         else _Probe(None)
-    return [run_spec(browser, base_url, manifest, spec, out_dir=out_dir, not_found_hash=probe.hash, **settle_kw)
-            for spec in manifest.nav_tests]
+    )
+    return [
+        run_spec(browser, base_url, manifest, spec, out_dir=out_dir, not_found_hash=probe.hash, **settle_kw)
+        for spec in manifest.nav_tests
+    ]
 
 
 def nav_rates(evidence: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -19,8 +19,13 @@ __all__ = ["plots"]
 
 _CATEGORIES = ("page_existence", "tab_navigation", "parent_child")
 _CLASSES = ("C1", "C2", "C3", "C4")
-_AXES = (("build_rate", "Build"), ("nav_pass_rate", "NavPassRate"), ("borda", "Visual Borda"),
-         ("reuse_rate", "ReuseRate"), ("color_consistency", "ColorConsistency"))
+_AXES = (
+    ("build_rate", "Build"),
+    ("nav_pass_rate", "NavPassRate"),
+    ("borda", "Visual Borda"),
+    ("reuse_rate", "ReuseRate"),
+    ("color_consistency", "ColorConsistency"),
+)
 
 
 def _num(value: Any) -> float | None:
@@ -33,13 +38,26 @@ def plots(table: Mapping[str, Any]) -> list[FigureSpec]:
     if not models:
         return []
     nav = tuple(
-        rate_series(model, [((row.get(f"nav_rate_{c}") or {}).get("passed", 0), (row.get(f"nav_rate_{c}") or {}).get("total", 0))
-                            for c in _CATEGORIES])
+        rate_series(
+            model,
+            [
+                ((row.get(f"nav_rate_{c}") or {}).get("passed", 0), (row.get(f"nav_rate_{c}") or {}).get("total", 0))
+                for c in _CATEGORIES
+            ],
+        )
         for model, row in models.items()
     )
     classes = tuple(
-        rate_series(model, [((row.get("failure_classes") or {}).get("counts", {}).get(c, 0),
-                             (row.get("failure_classes") or {}).get("n", 0)) for c in _CLASSES])
+        rate_series(
+            model,
+            [
+                (
+                    (row.get("failure_classes") or {}).get("counts", {}).get(c, 0),
+                    (row.get("failure_classes") or {}).get("n", 0),
+                )
+                for c in _CLASSES
+            ],
+        )
         for model, row in models.items()
     )
     axes = tuple(Series(model, tuple(_num(row.get(key)) for key, _ in _AXES)) for model, row in models.items())
@@ -48,14 +66,37 @@ def plots(table: Mapping[str, Any]) -> list[FigureSpec]:
         for model, row in models.items()
     )
     return [
-        FigureSpec("nav_by_category", "NavPassRate by spec category", _CATEGORIES, nav, ylabel="passed / specs",
-                   note="pooled over the model's apps; bars: Wilson 95% intervals"),
-        FigureSpec("failure_classes", "Failure classes C1-C4 among failed interactive specs", _CLASSES, classes,
-                   ylabel="proportion", note="C1 blank start, C2 wrong route, C3 unreachable, C4 no effect; Wilson 95%"),
-        FigureSpec("axes_by_model", "The axes per model", tuple(label for _, label in _AXES), axes, ylabel="score",
-                   note="build rate and NavPassRate over evaluated apps; Borda from the visual ranking; "
-                        "maintainability means"),
-        FigureSpec("efficiency_by_model", "Efficiency: tokens per app", ("input tokens", "output tokens"),
-                   efficiency, ylabel="tokens (mean per app)", ylim=None,
-                   note="from the predictions' run records; cost in summary.json when the price table has the model"),
+        FigureSpec(
+            "nav_by_category",
+            "NavPassRate by spec category",
+            _CATEGORIES,
+            nav,
+            ylabel="passed / specs",
+            note="pooled over the model's apps; bars: Wilson 95% intervals",
+        ),
+        FigureSpec(
+            "failure_classes",
+            "Failure classes C1-C4 among failed interactive specs",
+            _CLASSES,
+            classes,
+            ylabel="proportion",
+            note="C1 blank start, C2 wrong route, C3 unreachable, C4 no effect; Wilson 95%",
+        ),
+        FigureSpec(
+            "axes_by_model",
+            "The axes per model",
+            tuple(label for _, label in _AXES),
+            axes,
+            ylabel="score",
+            note="build rate and NavPassRate over evaluated apps; Borda from the visual ranking; maintainability means",
+        ),
+        FigureSpec(
+            "efficiency_by_model",
+            "Efficiency: tokens per app",
+            ("input tokens", "output tokens"),
+            efficiency,
+            ylabel="tokens (mean per app)",
+            ylim=None,
+            note="from the predictions' run records; cost in summary.json when the price table has the model",
+        ),
     ]

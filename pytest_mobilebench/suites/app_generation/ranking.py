@@ -177,7 +177,9 @@ def judge_screen(
             range(len(order))
         ):
             attempts.append(
-                JudgeAttempt(labels, None, False, f"judge returned {list(indices)!r}, not a permutation of 0..{len(order) - 1}")
+                JudgeAttempt(
+                    labels, None, False, f"judge returned {list(indices)!r}, not a permutation of 0..{len(order) - 1}"
+                )
             )
             continue
         ranked = tuple(labels[i] for i in indices)

@@ -44,11 +44,13 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "value": (passed / specs) if specs else None,
         "ci95": list(wilson_interval(passed, specs)) if specs else None,
         "note": f"navigation specs passed / specs, pooled over apps without an infrastructure error; {built} of "
-                f"{len(evaluated)} apps built (an app that did not build counts all its specs as failed)",
+        f"{len(evaluated)} apps built (an app that did not build counts all its specs as failed)",
         "aside": f"{built}/{len(evaluated)} apps built" if evaluated else "",
         "infra": len(results) - len(evaluated),
         "build_pass": {
-            "label": "apps built", "numerator": built, "denominator": len(evaluated),
+            "label": "apps built",
+            "numerator": built,
+            "denominator": len(evaluated),
             "value": (built / len(evaluated)) if evaluated else None,
             "ci95": list(wilson_interval(built, len(evaluated))) if evaluated else None,
         },

@@ -155,8 +155,9 @@ def _widened(bbox: Sequence[float] | None) -> list[float] | None:
     return [x - m, y - m, w + 2 * m, h + 2 * m]
 
 
-def pick_neutral_point(page: Any, affordance_bbox: Sequence[float] | None, interactive_sel: str,
-                       rng: random.Random | None = None) -> tuple[float, float, str] | None:
+def pick_neutral_point(
+    page: Any, affordance_bbox: Sequence[float] | None, interactive_sel: str, rng: random.Random | None = None
+) -> tuple[float, float, str] | None:
     """A neutral point ``(x, y, hit element)`` in CSS px, chosen at random; ``None`` when the page has none."""
     points = page.evaluate(NEUTRAL_JS, [GRID_STEP, _widened(affordance_bbox), interactive_sel])
     if not points:
@@ -180,9 +181,17 @@ class ControlRun(TypedDict):
     error: str | None
 
 
-def control_tap(page: Any, settle: Callable[[], None], *, overlay: bool, target_route: str,
-                affordance_bbox: Sequence[float] | None, interactive_sel: str,
-                path_of: Callable[[str], str], target_text: Sequence[str] = ()) -> ControlRun:
+def control_tap(
+    page: Any,
+    settle: Callable[[], None],
+    *,
+    overlay: bool,
+    target_route: str,
+    affordance_bbox: Sequence[float] | None,
+    interactive_sel: str,
+    path_of: Callable[[str], str],
+    target_text: Sequence[str] = (),
+) -> ControlRun:
     """Tap a neutral point of ``page`` and record what changed.
 
     Args:
@@ -202,9 +211,16 @@ def control_tap(page: Any, settle: Callable[[], None], *, overlay: bool, target_
     text_before = texts_shown(page, target_text) if overlay else []
     point = pick_neutral_point(page, affordance_bbox, interactive_sel)
     if point is None:
-        return ControlRun(point=None, hit=None, path_after=None, new_layers=[], target_text=[], same_change=False,
-                          error="no neutral point: every point of the page is interactive or fixed, so no change can "
-                                "be shown to be the tap's own")
+        return ControlRun(
+            point=None,
+            hit=None,
+            path_after=None,
+            new_layers=[],
+            target_text=[],
+            same_change=False,
+            error="no neutral point: every point of the page is interactive or fixed, so no change can "
+            "be shown to be the tap's own",
+        )
     x, y, hit = point
     page.mouse.click(x, y)
     settle()
@@ -212,8 +228,15 @@ def control_tap(page: Any, settle: Callable[[], None], *, overlay: bool, target_
     path_after = path_of(page.url)
     texts = [t for t in texts_shown(page, target_text) if t not in text_before] if overlay else []
     same = bool(layers or texts) if overlay else path_after == target_route
-    return ControlRun(point=[round(x, 1), round(y, 1)], hit=hit, path_after=path_after, new_layers=layers,
-                      target_text=texts, same_change=same, error=None)
+    return ControlRun(
+        point=[round(x, 1), round(y, 1)],
+        hit=hit,
+        path_after=path_after,
+        new_layers=layers,
+        target_text=texts,
+        same_change=same,
+        error=None,
+    )
 
 
 def tied(evidence: Mapping[str, Any]) -> bool:

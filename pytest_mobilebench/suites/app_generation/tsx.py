@@ -503,11 +503,22 @@ def analyze_file(f: SourceFile, resolver: Resolver) -> None:
         parent = node.parent
         if parent is None:
             continue
-        if parent.type in ("import_specifier", "import_clause", "namespace_import", "export_specifier", "namespace_export"):
+        if parent.type in (
+            "import_specifier",
+            "import_clause",
+            "namespace_import",
+            "export_specifier",
+            "namespace_export",
+        ):
             continue
         if parent.type == "export_statement":
             continue  # `export default Foo;` exports, it does not use
-        if parent.type in ("function_declaration", "class_declaration", "variable_declarator", "generator_function_declaration"):
+        if parent.type in (
+            "function_declaration",
+            "class_declaration",
+            "variable_declarator",
+            "generator_function_declaration",
+        ):
             if parent.child_by_field_name("name") == node:
                 continue
         f.references.append((node_text(node), node.start_byte))
@@ -577,5 +588,3 @@ def _class_colors(root: tree_sitter.Node, declarators: Mapping[str, tree_sitter.
         if colour is not None:
             colours.append(colour)
     return colours
-
-

@@ -13,19 +13,39 @@ from pytest_mobilebench.suites.base import Column, Headline, Option, SuiteSurfac
 __all__ = ["COLUMNS", "FIXTURES", "HEADLINE", "MARKERS", "OPTIONS", "SURFACE"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
-    Option(("--mb-price-table",), "mb_price_table", "app generation: JSON price table (USD per million tokens)",
-           keyed=True),
-    Option(("--mb-judge-base-url",), "mb_judge_base_url", "app generation: OpenAI-compatible judge endpoint",
-           env="MOBILEBENCH_JUDGE_BASE_URL"),
-    Option(("--mb-judge-model",), "mb_judge_model", "app generation: judge model name",
-           env="MOBILEBENCH_JUDGE_MODEL", keyed=True),
+    Option(
+        ("--mb-price-table",), "mb_price_table", "app generation: JSON price table (USD per million tokens)", keyed=True
+    ),
+    Option(
+        ("--mb-judge-base-url",),
+        "mb_judge_base_url",
+        "app generation: OpenAI-compatible judge endpoint",
+        env="MOBILEBENCH_JUDGE_BASE_URL",
+    ),
+    Option(
+        ("--mb-judge-model",),
+        "mb_judge_model",
+        "app generation: judge model name",
+        env="MOBILEBENCH_JUDGE_MODEL",
+        keyed=True,
+    ),
     Option(("--mb-chromium",), "mb_chromium", "app generation: Chromium executable", default="/usr/bin/chromium"),
-    Option(("--mb-app-build",), "mb_app_build",
-           "app generation: 'auto' uses a prediction's prebuilt_dist only with --mb-trust-candidates (else it "
-           "builds from source, in a container); 'always' builds from source",
-           default="auto", choices=("auto", "always"), keyed=True),
-    Option(("--mb-build-timeout",), "mb_build_timeout", "app generation: seconds for tsc and vite each",
-           default=300.0, type=float),
+    Option(
+        ("--mb-app-build",),
+        "mb_app_build",
+        "app generation: 'auto' uses a prediction's prebuilt_dist only with --mb-trust-candidates (else it "
+        "builds from source, in a container); 'always' builds from source",
+        default="auto",
+        choices=("auto", "always"),
+        keyed=True,
+    ),
+    Option(
+        ("--mb-build-timeout",),
+        "mb_build_timeout",
+        "app generation: seconds for tsc and vite each",
+        default=300.0,
+        type=float,
+    ),
 )
 
 MARKERS: Final[dict[str, str]] = {"app_generation": "app-generation instances (MobileForge)"}
@@ -45,6 +65,11 @@ FIXTURES: Final[tuple[str, ...]] = ("mb_browser", "mb_runtime", "mb_agent")
 HEADLINE: Final = Headline("NavPassRate", kind="rate")
 
 SURFACE: Final = SuiteSurface(
-    name="app_generation", module="pytest_mobilebench.suites.app_generation", options=OPTIONS, markers=MARKERS,
-    columns=COLUMNS, fixtures=FIXTURES, headline=HEADLINE,
+    name="app_generation",
+    module="pytest_mobilebench.suites.app_generation",
+    options=OPTIONS,
+    markers=MARKERS,
+    columns=COLUMNS,
+    fixtures=FIXTURES,
+    headline=HEADLINE,
 )

@@ -16,36 +16,105 @@ __all__ = ["COLUMNS", "FIXTURES", "HEADLINE", "MARKERS", "OPTIONS", "SURFACE"]
 
 OPTIONS: Final[tuple[Option, ...]] = (
     Option(("--dataset-framework",), "dataset_framework", "framework of --dataset rows that lack one"),
-    Option(("--mb-instance-timeout",), "mb_instance_timeout", "wall-clock seconds for one test run (default 1800)",
-           default=1800.0, type=float, keyed=True, item_deadline=True),
-    Option(("--mb-max-patch-files",), "mb_max_patch_files",
-           "most files a candidate patch may touch; more is policy_violation (patch_too_large), nothing runs",
-           default=5_000, type=int, keyed=True),
-    Option(("--mb-max-patch-bytes",), "mb_max_patch_bytes", "most bytes of a candidate patch (default 64 MiB)",
-           default=64 << 20, type=int, keyed=True),
-    Option(("--mb-max-patch-lines",), "mb_max_patch_lines", "most added + removed lines of a candidate patch",
-           default=1_000_000, type=int, keyed=True),
-    Option(("--mb-integrity",), "mb_integrity",
-           "static audit of candidate diffs (production code naming the test runner, its markers, the stack or the "
-           "process; issue resolution and device repair): report lists the findings, strict makes each a "
-           "policy_violation (integrity)", default="report", choices=("report", "strict"), keyed=True),
-    Option(("--mb-validate",), "mb_validate", "with --predictions=gold: run base, test and fix configurations",
-           default=False, action="store_true", keyed=True),
-    Option(("--mb-validate-runs",), "mb_validate_runs", "repeat validation runs and drop flaky tests",
-           default=1, type=int, keyed=True),
-    Option(("--mb-audit",), "mb_audit",
-           "audit the instances with their gold patch: gold resolves, flaky tests, gold ids never reported, "
-           "test patch without test file, per-hunk test adequacy, duplicate fixes (docs/datasets.md)",
-           default=False, action="store_true", keyed=True),
-    Option(("--mb-audit-runs",), "mb_audit_runs", "gold runs per audited instance (at least 2: flaky tests)",
-           default=2, type=int, keyed=True),
-    Option(("--mb-audit-mutants",), "mb_audit_mutants",
-           "semantic mutants of the gold patch per hunk the audit runs to measure the verifier leak (0: hunk drops only)",
-           default=3, type=int, keyed=True),
-    Option(("--mb-audit-seed",), "mb_audit_seed", "seed of the audit's mutant draw (same seed, same mutants)",
-           default=0, type=int, keyed=True),
-    Option(("--mb-agent-dir",), "mb_agent_dir", "with --mb-agent-command: a host folder copied into each agent "
-           "sandbox at /opt/mobilebench-agent (the program and its files; docs/live-agents.md)", keyed=True),
+    Option(
+        ("--mb-instance-timeout",),
+        "mb_instance_timeout",
+        "wall-clock seconds for one test run (default 1800)",
+        default=1800.0,
+        type=float,
+        keyed=True,
+        item_deadline=True,
+    ),
+    Option(
+        ("--mb-max-patch-files",),
+        "mb_max_patch_files",
+        "most files a candidate patch may touch; more is policy_violation (patch_too_large), nothing runs",
+        default=5_000,
+        type=int,
+        keyed=True,
+    ),
+    Option(
+        ("--mb-max-patch-bytes",),
+        "mb_max_patch_bytes",
+        "most bytes of a candidate patch (default 64 MiB)",
+        default=64 << 20,
+        type=int,
+        keyed=True,
+    ),
+    Option(
+        ("--mb-max-patch-lines",),
+        "mb_max_patch_lines",
+        "most added + removed lines of a candidate patch",
+        default=1_000_000,
+        type=int,
+        keyed=True,
+    ),
+    Option(
+        ("--mb-integrity",),
+        "mb_integrity",
+        "static audit of candidate diffs (production code naming the test runner, its markers, the stack or the "
+        "process; issue resolution and device repair): report lists the findings, strict makes each a "
+        "policy_violation (integrity)",
+        default="report",
+        choices=("report", "strict"),
+        keyed=True,
+    ),
+    Option(
+        ("--mb-validate",),
+        "mb_validate",
+        "with --predictions=gold: run base, test and fix configurations",
+        default=False,
+        action="store_true",
+        keyed=True,
+    ),
+    Option(
+        ("--mb-validate-runs",),
+        "mb_validate_runs",
+        "repeat validation runs and drop flaky tests",
+        default=1,
+        type=int,
+        keyed=True,
+    ),
+    Option(
+        ("--mb-audit",),
+        "mb_audit",
+        "audit the instances with their gold patch: gold resolves, flaky tests, gold ids never reported, "
+        "test patch without test file, per-hunk test adequacy, duplicate fixes (docs/datasets.md)",
+        default=False,
+        action="store_true",
+        keyed=True,
+    ),
+    Option(
+        ("--mb-audit-runs",),
+        "mb_audit_runs",
+        "gold runs per audited instance (at least 2: flaky tests)",
+        default=2,
+        type=int,
+        keyed=True,
+    ),
+    Option(
+        ("--mb-audit-mutants",),
+        "mb_audit_mutants",
+        "semantic mutants of the gold patch per hunk the audit runs to measure the verifier leak (0: hunk drops only)",
+        default=3,
+        type=int,
+        keyed=True,
+    ),
+    Option(
+        ("--mb-audit-seed",),
+        "mb_audit_seed",
+        "seed of the audit's mutant draw (same seed, same mutants)",
+        default=0,
+        type=int,
+        keyed=True,
+    ),
+    Option(
+        ("--mb-agent-dir",),
+        "mb_agent_dir",
+        "with --mb-agent-command: a host folder copied into each agent "
+        "sandbox at /opt/mobilebench-agent (the program and its files; docs/live-agents.md)",
+        keyed=True,
+    ),
 )
 
 
@@ -76,7 +145,12 @@ FIXTURES: Final[tuple[str, ...]] = ("mb_runtime", "mb_agent")
 HEADLINE: Final = Headline("resolution rate", kind="rate", over_items=True)
 
 SURFACE: Final = SuiteSurface(
-    name="issue_resolution", module="pytest_mobilebench.suites.issue_resolution", options=OPTIONS, markers=MARKERS,
-    columns=COLUMNS, fixtures=FIXTURES, datasets=("*",),  # any file: the rows say their dialect
+    name="issue_resolution",
+    module="pytest_mobilebench.suites.issue_resolution",
+    options=OPTIONS,
+    markers=MARKERS,
+    columns=COLUMNS,
+    fixtures=FIXTURES,
+    datasets=("*",),  # any file: the rows say their dialect
     headline=HEADLINE,
 )

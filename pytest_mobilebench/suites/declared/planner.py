@@ -19,8 +19,12 @@ OPTIONS: Final[tuple[Option, ...]] = ()
 
 MARKERS: Final[dict[str, str]] = {"planner": "planner suite: MobilePA-Bench-style stateful sandbox tasks"}
 
-COLUMNS: Final[tuple[Column, ...]] = (Column("Score", "score"), Column("Bucket", "bucket"), Column("Steps", "steps"),
-                                      Column("Errors met/recovered", "errors"))
+COLUMNS: Final[tuple[Column, ...]] = (
+    Column("Score", "score"),
+    Column("Bucket", "bucket"),
+    Column("Steps", "steps"),
+    Column("Errors met/recovered", "errors"),
+)
 
 #: the agent endpoint each item requests (:mod:`pytest_mobilebench.suites.planner.fixtures`); ``mb_agent`` names
 #: this suite as an agent driver: the shared agent options key its results
@@ -30,6 +34,12 @@ FIXTURES: Final[tuple[str, ...]] = ("planner_agent", AGENT_FIXTURE)
 HEADLINE: Final = Headline("Overall", kind="score")
 
 SURFACE: Final = SuiteSurface(
-    name="planner", module="pytest_mobilebench.suites.planner", options=OPTIONS, markers=MARKERS, columns=COLUMNS,
-    fixtures=FIXTURES, fixture_module="pytest_mobilebench.suites.planner.fixtures", headline=HEADLINE,
+    name="planner",
+    module="pytest_mobilebench.suites.planner",
+    options=OPTIONS,
+    markers=MARKERS,
+    columns=COLUMNS,
+    fixtures=FIXTURES,
+    fixture_module="pytest_mobilebench.suites.planner.fixtures",
+    headline=HEADLINE,
 )

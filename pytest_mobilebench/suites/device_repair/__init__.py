@@ -40,6 +40,7 @@ from pytest_mobilebench.states import InfraKind
 
 __all__ = ["SUITE", "DeviceRepairSuite"]
 
+
 def localization(ranked: Any, defect_files: Sequence[str]) -> dict[str, float] | None:
     """Hit@k / Recall@k of a prediction's ``ranked_files`` against F (None when it gives none)."""
     if not isinstance(ranked, list) or not all(isinstance(p, str) for p in ranked):
@@ -62,11 +63,16 @@ def _runtime(record: DeviceRecord, ctx: EvalContext, repos: RepoCache, *, truste
     if record.plan.kind == "jvm":
         from pytest_mobilebench.runtime.local import LocalRuntime
 
-        return ctx.resource("device_repair:local", lambda: LocalRuntime(repos, workdir=workroot.claim(ctx.run_id)),
-                            lambda runtime: workroot.release(runtime.workdir))
+        return ctx.resource(
+            "device_repair:local",
+            lambda: LocalRuntime(repos, workdir=workroot.claim(ctx.run_id)),
+            lambda runtime: workroot.release(runtime.workdir),
+        )
     if record.plan.kind == "gradle":
         return ctx.fixture("mb_runtime").get(trusted=trusted)  # type: ignore[no-any-return]
-    raise InfraError(InfraKind.PLATFORM_UNAVAILABLE, f"plan kind {record.plan.kind!r} needs a macOS / DevEco host, not wired here")
+    raise InfraError(
+        InfraKind.PLATFORM_UNAVAILABLE, f"plan kind {record.plan.kind!r} needs a macOS / DevEco host, not wired here"
+    )
 
 
 @final
@@ -120,7 +126,9 @@ class DeviceRepairSuite:
     def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Nothing run-wide: emulators are stopped by the pool fixture's teardown."""
 
-    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def summarize(
+        self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """See :mod:`.summary`."""
         return summarize(results)
 
@@ -152,20 +160,34 @@ class DeviceRepairSuite:
         started = time.monotonic()
         atomic_write_text(evidence / "record.json", canonical_bytes(record).decode())
         atomic_write_text(evidence / "record.sha256", record_hash(record) + "\n")
-        base = {"repo": record.repo, "construction": record.construction, "platform": record.platform,
-                "record_sha256": record_hash(record), "flags": []}
+        base = {
+            "repo": record.repo,
+            "construction": record.construction,
+            "platform": record.platform,
+            "record_sha256": record_hash(record),
+            "flags": [],
+        }
         live = None
         try:
             if prediction is not None and prediction.is_live():
                 from pytest_mobilebench.suites.device_repair.live import run_agent
 
-                live = run_agent(record, ctx, prediction.model_name_or_path, prediction.trial)  # the agent's sandbox, never the device
+                live = run_agent(
+                    record, ctx, prediction.model_name_or_path, prediction.trial
+                )  # the agent's sandbox, never the device
                 prediction = live.prediction  # graded exactly as the run's predictions file would be
             result = self._evaluate(record, prediction, ctx, base)
         except (InfraError, DeviceError) as exc:
             atomic_write_text(evidence / "infra_error.log", f"{exc}\n\n{getattr(exc, 'log', '')}")
-            result = {**base, "reason": Reason.INFRA_ERROR.value, "passed": False, "retryable": True,
-                      "infra_kind": exc.kind, "detail": str(exc), "cause": "external_infrastructure"}
+            result = {
+                **base,
+                "reason": Reason.INFRA_ERROR.value,
+                "passed": False,
+                "retryable": True,
+                "infra_kind": exc.kind,
+                "detail": str(exc),
+                "cause": "external_infrastructure",
+            }
         result["duration_s"] = round(time.monotonic() - started, 3)
         result["properties"] = _properties(result)
         if live is not None:
@@ -173,23 +195,40 @@ class DeviceRepairSuite:
         atomic_write_json(evidence / "result.json", result)
         return result
 
-    def _evaluate(self, record: DeviceRecord, prediction: Prediction | None, ctx: EvalContext,
-                  base: dict[str, Any]) -> dict[str, Any]:
+    def _evaluate(
+        self, record: DeviceRecord, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
+    ) -> dict[str, Any]:
         if prediction is None:
-            return {**base, "reason": Reason.MISSING_PREDICTION.value, "passed": False, "retryable": False,
-                    "detail": "no prediction for this record"}
+            return {
+                **base,
+                "reason": Reason.MISSING_PREDICTION.value,
+                "passed": False,
+                "retryable": False,
+                "detail": "no prediction for this record",
+            }
         raw = prediction.model_patch
         gold = prediction.kind is PredictionKind.GOLD
         loc = localization(prediction.get("ranked_files"), record.defect_files)
         if loc is not None:
             base["localization"] = loc
         if not gold and not str(raw or "").strip():  # a withheld patch (over the sandbox's bound) has no text either
-            detail = ("the prediction's model_patch is empty" if prediction.withheld is None else
-                      f"the taken patch has over {prediction.withheld.max_bytes} bytes (withheld)")
-            return {**base, "reason": Reason.EMPTY_PATCH.value, "passed": False, "retryable": False,
-                    "detail": detail, "cause": "no_production_edit"}
-        repos = RepoCache(url_template=ctx.options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}",
-                          run_id=ctx.run_id)
+            detail = (
+                "the prediction's model_patch is empty"
+                if prediction.withheld is None
+                else f"the taken patch has over {prediction.withheld.max_bytes} bytes (withheld)"
+            )
+            return {
+                **base,
+                "reason": Reason.EMPTY_PATCH.value,
+                "passed": False,
+                "retryable": False,
+                "detail": detail,
+                "cause": "no_production_edit",
+            }
+        repos = RepoCache(
+            url_template=ctx.options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}",
+            run_id=ctx.run_id,
+        )
         p_t, p_f = flow.resolve_patches(record, repos)
         base["fix_lines"] = parse_patch(p_f, name="fix_patch").lines_changed
         flow.write_patches(ctx.evidence_dir, test_patch=p_t, fix_patch=p_f)
@@ -199,8 +238,15 @@ class DeviceRepairSuite:
             try:
                 candidate = flow.Candidate(record, str(raw))
             except PatchError as exc:
-                return {**base, "reason": Reason.PATCH_APPLY_FAILED.value, "passed": False, "retryable": False,
-                        "detail": str(exc), "cause": "build_regression", "patch_valid": False}
+                return {
+                    **base,
+                    "reason": Reason.PATCH_APPLY_FAILED.value,
+                    "passed": False,
+                    "retryable": False,
+                    "detail": str(exc),
+                    "cause": "build_regression",
+                    "patch_valid": False,
+                }
             base["flags"] = candidate.flags
         if record.platform != "android":
             raise InfraError(InfraKind.PLATFORM_UNAVAILABLE, f"{record.platform} records need a macOS / DevEco host")
@@ -210,28 +256,48 @@ class DeviceRepairSuite:
         owner = f"{ctx.run_id}/{record.instance_id}/{prediction.model_name_or_path or 'unnamed'}"
         return self._on_device(record, candidate, p_t, p_f, pool, owner, ctx, base)
 
-    def _on_device(self, record: DeviceRecord, candidate: flow.Candidate | None, p_t: str, p_f: str, pool: Any,
-                   owner: str, ctx: EvalContext, base: dict[str, Any]) -> dict[str, Any]:
+    def _on_device(
+        self,
+        record: DeviceRecord,
+        candidate: flow.Candidate | None,
+        p_t: str,
+        p_f: str,
+        pool: Any,
+        owner: str,
+        ctx: EvalContext,
+        base: dict[str, Any],
+    ) -> dict[str, Any]:
         evidence = ctx.evidence_dir
         timeout = float(ctx.options.get("mb_lease_timeout") or 1800)
-        repos = RepoCache(url_template=ctx.options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}",
-                          run_id=ctx.run_id)
+        repos = RepoCache(
+            url_template=ctx.options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}",
+            run_id=ctx.run_id,
+        )
         runtime = _runtime(record, ctx, repos, trusted=candidate is None)
         spec = flow.workspace_spec(record, ctx.options, ctx.run_id)
         commands = evidence / "device_commands.log"
         with pool.repository(record.repo, timeout_s=timeout), pool.lease(owner, timeout_s=timeout) as device:
             device.log = lambda line: _append(commands, line)
             guard = Guard()
-            runner = flow.StateRunner(record, runtime=runtime, spec=spec, device=device, evidence=evidence,
-                                      retries=int(ctx.options.get("mb_device_retries", 2)), progress=ctx.progress,
-                                      baseline=guard)
+            runner = flow.StateRunner(
+                record,
+                runtime=runtime,
+                spec=spec,
+                device=device,
+                evidence=evidence,
+                retries=int(ctx.options.get("mb_device_retries", 2)),
+                progress=ctx.progress,
+                baseline=guard,
+            )
             if candidate is None:
                 flow.gold_states(runner, p_t, p_f)
                 mode, extra = "gold", {}
             else:
                 flow.candidate_state(runner, candidate, p_t, p_f)
                 mode = "candidate"
-                extra = {"candidate": {"sha256": candidate.sha256, "lines": candidate.lines, "classes": candidate.classes}}
+                extra = {
+                    "candidate": {"sha256": candidate.sha256, "lines": candidate.lines, "classes": candidate.classes}
+                }
             base["device"] = device.serial
             if guard.baseline is not None:
                 atomic_write_json(evidence / "device_baseline.json", guard.baseline.to_dict())
@@ -240,8 +306,10 @@ class DeviceRepairSuite:
                 _quarantine(pool, device.serial, base["quarantine"])
         finals = {a["state"]: a["folder"] for a in runner.attempts}
         extra["integrity"] = str(ctx.options.get("mb_integrity") or "report")
-        atomic_write_json(evidence / "grading.json", {"mode": mode, "finals": finals, "shadowing": runner.shadowing,
-                                                      "quarantine": runner.quarantine, **extra})
+        atomic_write_json(
+            evidence / "grading.json",
+            {"mode": mode, "finals": finals, "shadowing": runner.shadowing, "quarantine": runner.quarantine, **extra},
+        )
         graded = grade_evidence(record, evidence)
         damage = sorted({d for a in runner.attempts if a["state"] == "candidate" for d in a.get("device_damage", [])})
         if damage:
@@ -255,14 +323,40 @@ class DeviceRepairSuite:
         flaky = flake.passed_flaky(bool(graded["passed"]), runner.attempts, state)
         if flaky:
             base["flags"] = [*base["flags"], "passed_flaky"]
-        return {**base, **graded, "attempts": len(runner.attempts), "attempt_log": runner.attempts,
-                "test_attempts": flake.attempts_per_test(runner.attempts, state, record.target), "passed_flaky": flaky}
+        return {
+            **base,
+            **graded,
+            "attempts": len(runner.attempts),
+            "attempt_log": runner.attempts,
+            "test_attempts": flake.attempts_per_test(runner.attempts, state, record.target),
+            "passed_flaky": flaky,
+        }
 
 
 #: result fields that describe the item rather than grade it (kept by a re-grade)
-_CONTEXT = ("instance_id", "suite", "model_name_or_path", "evidence_dir", "repo", "construction", "platform", "record_sha256", "flags", "fix_lines", "localization", "device",
-            "attempts", "attempt_log", "duration_s", "cause", "patch_valid", "test_attempts", "passed_flaky", "quarantine",
-            "device_damage")
+_CONTEXT = (
+    "instance_id",
+    "suite",
+    "model_name_or_path",
+    "evidence_dir",
+    "repo",
+    "construction",
+    "platform",
+    "record_sha256",
+    "flags",
+    "fix_lines",
+    "localization",
+    "device",
+    "attempts",
+    "attempt_log",
+    "duration_s",
+    "cause",
+    "patch_valid",
+    "test_attempts",
+    "passed_flaky",
+    "quarantine",
+    "device_damage",
+)
 _VERDICT = ("reason", "passed", "retryable", "infra_kind", "policy_kind", "detail", "properties")
 
 

@@ -82,8 +82,11 @@ class CanaryPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins (``canaries.json``)."""
-        return {"nonce": self.nonce, "ordered": self.ordered,
-                "pairs": {k: dataclasses.asdict(v) for k, v in self.pairs.items()}}
+        return {
+            "nonce": self.nonce,
+            "ordered": self.ordered,
+            "pairs": {k: dataclasses.asdict(v) for k, v in self.pairs.items()},
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CanaryPlan:
@@ -120,7 +123,10 @@ def make_plan(targets: Sequence[str], *, token: Callable[[], str] = lambda: secr
             fallback = nonce
             break
         if fail_after and fallback is None:
-            fallback, budget = nonce, min(budget, draw + _BOTH_TRIES)  # the failing one after: look a little longer for both
+            fallback, budget = (
+                nonce,
+                min(budget, draw + _BOTH_TRIES),
+            )  # the failing one after: look a little longer for both
         nonce, draw = token(), draw + 1
     chosen = fallback or nonce
     return CanaryPlan(chosen, {t: _pair(t, chosen) for t in targets}, fallback is not None)
@@ -214,10 +220,14 @@ def _methods(pair: CanaryPair, kotlin: bool) -> str:
     passing, failing = pair.passing.split("#", 1)[1], pair.failing.split("#", 1)[1]
     token = pair.message.rsplit(" ", 1)[1]
     if kotlin:
-        return (f"\n    @org.junit.Test\n    fun {passing}() {{ org.junit.Assert.assertEquals(\"{token}\", \"{token}\") }}\n"
-                f"\n    @org.junit.Test\n    fun {failing}() {{ org.junit.Assert.fail(\"{pair.message}\") }}\n")
-    return (f"\n    @org.junit.Test\n    public void {passing}() {{ org.junit.Assert.assertEquals(\"{token}\", \"{token}\"); }}\n"
-            f"\n    @org.junit.Test\n    public void {failing}() {{ org.junit.Assert.fail(\"{pair.message}\"); }}\n")
+        return (
+            f'\n    @org.junit.Test\n    fun {passing}() {{ org.junit.Assert.assertEquals("{token}", "{token}") }}\n'
+            f'\n    @org.junit.Test\n    fun {failing}() {{ org.junit.Assert.fail("{pair.message}") }}\n'
+        )
+    return (
+        f'\n    @org.junit.Test\n    public void {passing}() {{ org.junit.Assert.assertEquals("{token}", "{token}"); }}\n'
+        f'\n    @org.junit.Test\n    public void {failing}() {{ org.junit.Assert.fail("{pair.message}"); }}\n'
+    )
 
 
 def source_candidates(cls: str) -> list[str]:
@@ -251,8 +261,13 @@ def plant(plan: CanaryPlan, sources: Mapping[str, bytes], is_test_path: Callable
         at = _closing_brace(text, cls.rsplit(".", 1)[-1], path.endswith(".kt"))
         body = _methods(pairs[0], path.endswith(".kt"))  # the methods of one class share their pair
         new = text[:at] + body + text[at:]
-        diffs.append("".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
-                                                  f"a/{path}", f"b/{path}")))
+        diffs.append(
+            "".join(
+                difflib.unified_diff(
+                    text.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+                )
+            )
+        )
     return "".join(d if d.endswith("\n") else d + "\n" for d in diffs)
 
 
@@ -263,7 +278,8 @@ def _order(run: InstrumentationRun, pair: CanaryPair) -> bool:
     """Whether a canary started after the target's end (the runner was still writing after q)."""
     target_end = next((i for i, e in enumerate(run.events) if e.test_id == pair.target and not e.is_start), None)
     return target_end is not None and any(
-        e.is_start and e.test_id in (pair.passing, pair.failing) for e in run.events[target_end + 1 :])
+        e.is_start and e.test_id in (pair.passing, pair.failing) for e in run.events[target_end + 1 :]
+    )
 
 
 def _wrong(run: InstrumentationRun, pair: CanaryPair, test_id: str) -> str | None:

@@ -107,8 +107,9 @@ class Cause(str, enum.Enum):
 #: retries, the reference state (S_fix) is run on the same device; if it passes, the outcome is the
 #: candidate's (``app_crash`` / ``timeout`` / ``build_failed``), else it stays infrastructure.
 #: ``instrumentation_failed`` is among them: code under test can print the marker's shape and stop the process.
-CANDIDATE_REACHABLE: Final[frozenset[str]] = frozenset({"app_crash", "instrumentation_timeout", "test_timeout", "install_failed",
-                                                        "instrumentation_failed"})
+CANDIDATE_REACHABLE: Final[frozenset[str]] = frozenset(
+    {"app_crash", "instrumentation_timeout", "test_timeout", "install_failed", "instrumentation_failed"}
+)
 
 _OUTCOME_INFRA: Final[dict[TargetOutcome, str]] = {
     TargetOutcome.PROCESS_CRASH: "app_crash",
@@ -116,8 +117,13 @@ _OUTCOME_INFRA: Final[dict[TargetOutcome, str]] = {
 }
 
 
-def classify_target(run: InstrumentationRun, target: str, timed_out: str | None = None,
-                    canaries: CanaryPair | None = None, selected: Sequence[str] | None = None) -> tuple[TargetOutcome, str]:
+def classify_target(
+    run: InstrumentationRun,
+    target: str,
+    timed_out: str | None = None,
+    canaries: CanaryPair | None = None,
+    selected: Sequence[str] | None = None,
+) -> tuple[TargetOutcome, str]:
     """Outcome of the target method ``target`` (``pkg.Class#method``) in one run, with a one-line reason.
 
     Args:
@@ -146,10 +152,15 @@ def classify_target(run: InstrumentationRun, target: str, timed_out: str | None 
     return _from_record(record, target)
 
 
-def _cut_off(run: InstrumentationRun, target: str, record: TestRecord | None,
-             canaries: CanaryPair | None) -> tuple[TargetOutcome, str]:
+def _cut_off(
+    run: InstrumentationRun, target: str, record: TestRecord | None, canaries: CanaryPair | None
+) -> tuple[TargetOutcome, str]:
     """A run that crashed, was aborted or lacks its final ``INSTRUMENTATION_CODE``."""
-    why = run.short_msg or run.aborted or ("no INSTRUMENTATION_CODE: the run was cut off" if run.result_code is None else "")
+    why = (
+        run.short_msg
+        or run.aborted
+        or ("no INSTRUMENTATION_CODE: the run was cut off" if run.result_code is None else "")
+    )
     complete = record is not None and record.starts == 1 and record.ends == 1
     if complete and canaries is not None and canary_problems(run, canaries)[1]:
         outcome, detail = _from_record(record, target)
@@ -162,7 +173,10 @@ def _cut_off(run: InstrumentationRun, target: str, record: TestRecord | None,
 def _from_record(record: TestRecord, target: str) -> tuple[TargetOutcome, str]:
     """q's outcome from its own record (exactly one start and one end)."""
     if record.starts != 1 or record.ends != 1:
-        return TargetOutcome.NOT_RUN, f"{target}: {record.starts} starts and {record.ends} ends, expected exactly one each"
+        return (
+            TargetOutcome.NOT_RUN,
+            f"{target}: {record.starts} starts and {record.ends} ends, expected exactly one each",
+        )
     if record.status is TestStatus.PASSED:
         return TargetOutcome.PASSED, "passed"
     if record.status in (TestStatus.IGNORED, TestStatus.ASSUMPTION_FAILURE):
@@ -172,7 +186,9 @@ def _from_record(record: TestRecord, target: str) -> tuple[TargetOutcome, str]:
     return TargetOutcome.EXCEPTION, f"first exception {record.first_exception or 'unknown'}"
 
 
-def classify_xcresult(tests: Mapping[str, XcTest], target: str, timed_out: str | None = None) -> tuple[TargetOutcome, str]:
+def classify_xcresult(
+    tests: Mapping[str, XcTest], target: str, timed_out: str | None = None
+) -> tuple[TargetOutcome, str]:
     """Outcome of ``Target/Class/method`` from parsed xcresult tests (:mod:`pytest_mobilebench.parsers.xcresult`):
     a failure is an assertion only when no message reports a crash and one comes from XCTAssert / XCTFail /
     Swift Testing's ``Expectation failed``."""
@@ -307,8 +323,10 @@ def acceptance(s_bug: StateOutcome, s_fix: StateOutcome) -> tuple[bool, str]:
     S_fix). Returns ``(accepted, why)``; call only when neither state is infrastructure."""
     problems = []
     if s_bug.target is not TargetOutcome.ASSERTION_FAILURE:
-        problems.append(f"S_bug: q is {s_bug.target.value if s_bug.target else 'not run'} ({s_bug.target_detail}), "
-                        "expected an assertion failure")
+        problems.append(
+            f"S_bug: q is {s_bug.target.value if s_bug.target else 'not run'} ({s_bug.target_detail}), "
+            "expected an assertion failure"
+        )
     if s_fix.target is not TargetOutcome.PASSED:
         problems.append(f"S_fix: q is {s_fix.target.value if s_fix.target else 'not run'} ({s_fix.target_detail})")
     broken = sorted(k for k, v in s_fix.regression.items() if v is not TargetOutcome.PASSED)
@@ -317,8 +335,9 @@ def acceptance(s_bug: StateOutcome, s_fix: StateOutcome) -> tuple[bool, str]:
     return (not problems, "; ".join(problems) or "S_bug assertion failure, S_fix pass")
 
 
-def failure_cause(touched: Sequence[str], production: Sequence[str], defect_files: Sequence[str],
-                  outcome: StateOutcome) -> Cause | None:
+def failure_cause(
+    touched: Sequence[str], production: Sequence[str], defect_files: Sequence[str], outcome: StateOutcome
+) -> Cause | None:
     """Primary failure cause of an unresolved candidate from its evidence (None when it resolved).
 
     ``touched``: every path the candidate's patch touches; ``production``: those that are neither tests,

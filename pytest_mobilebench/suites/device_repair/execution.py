@@ -51,8 +51,17 @@ __all__ = ["Built", "Patch", "outcome_from_dir", "run_state", "shadowing_entries
 
 #: Class-name prefixes of the test stack. An app artefact that ships classes under them would replace
 #: the assertions the target test calls (``org/junit/Assert.class`` with a no-op ``assertEquals``).
-TEST_STACK_PREFIXES: Final = ("org/junit/", "junit/", "org/hamcrest/", "androidx/test/", "android/support/test/",
-                              "com/google/common/truth/", "org/opentest4j/", "kotlin/test/", "MbInstrumentationRunner")
+TEST_STACK_PREFIXES: Final = (
+    "org/junit/",
+    "junit/",
+    "org/hamcrest/",
+    "androidx/test/",
+    "android/support/test/",
+    "com/google/common/truth/",
+    "org/opentest4j/",
+    "kotlin/test/",
+    "MbInstrumentationRunner",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,18 +112,22 @@ def _build(ws: Workspace, record: DeviceRecord, out: Path) -> tuple[bool, str | 
             return False, None, f"{label} build failed (exit {run.exit_code}); see build.log", {}
     files = ws.read_files(list(paths.values()))
     found = {label: files[path] for label, path in paths.items() if path in files}
-    atomic_write_json(out / "artifacts.json", {
-        label: {"path": paths[label], "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-        for label, data in found.items()
-    })
+    atomic_write_json(
+        out / "artifacts.json",
+        {
+            label: {"path": paths[label], "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+            for label, data in found.items()
+        },
+    )
     missing = sorted(set(paths) - set(found))
     if missing:
         return False, None, f"artefact(s) missing after the build: {', '.join(paths[m] for m in missing)}", {}
     return True, None, "", found
 
 
-def _device_runs(device: AndroidDevice, record: DeviceRecord, built: Built, out: Path, uids: dict[str, int],
-                 guard: Guard | None) -> dict[str, Any]:
+def _device_runs(
+    device: AndroidDevice, record: DeviceRecord, built: Built, out: Path, uids: dict[str, int], guard: Guard | None
+) -> dict[str, Any]:
     """Prepare the device, install, run q then each of Q, one ``am instrument`` each (the method and its
     two canaries). Returns device facts; ``uids`` gets the packages' uids once they are installed."""
     artefacts = built.artefacts
@@ -135,8 +148,13 @@ def _device_runs(device: AndroidDevice, record: DeviceRecord, built: Built, out:
         for index, method in enumerate((record.target, *record.regression)):
             device.clear(packages)
             device.clear_logcat()
-            run = device.instrument(built.canaries.pairs[method].selection, plan.component, wall_s=plan.timeouts.test_s,
-                                    no_output_s=plan.timeouts.no_output_s, stop_packages=packages)
+            run = device.instrument(
+                built.canaries.pairs[method].selection,
+                plan.component,
+                wall_s=plan.timeouts.test_s,
+                no_output_s=plan.timeouts.no_output_s,
+                stop_packages=packages,
+            )
             atomic_write_text(out / f"instrument.{index}.txt", run.output)
             atomic_write_text(out / f"logcat.{index}.txt", device.logcat())
             runs.append({"method": method, "file": f"instrument.{index}.txt", **run.to_dict()})
@@ -172,8 +190,16 @@ def _plant_canaries(ws: Workspace, record: DeviceRecord, out: Path) -> CanaryPla
     return plan if applied.ok else "the canaries patch does not apply; see apply.canaries.log"
 
 
-def _workspace_and_build(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime,
-                         spec: WorkspaceSpec, out: Path, progress: Callable[[str], None]) -> Built | None:
+def _workspace_and_build(
+    state: str,
+    record: DeviceRecord,
+    patches: Sequence[Patch],
+    *,
+    runtime: Runtime,
+    spec: WorkspaceSpec,
+    out: Path,
+    progress: Callable[[str], None],
+) -> Built | None:
     """Patches and build in a fresh workspace; None (and ``facts.json`` written) when either failed."""
     progress(f"{record.instance_id}: {state}: workspace")
     ws = runtime.prepare(spec, log_dir=out)
@@ -202,9 +228,19 @@ def _workspace_and_build(state: str, record: DeviceRecord, patches: Sequence[Pat
     return Built(artefacts, out.name, canaries)
 
 
-def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, runtime: Runtime, spec: WorkspaceSpec,
-              device: AndroidDevice, out: Path, progress: Callable[[str], None],
-              prebuilt: Built | None = None, baseline: Guard | None = None) -> tuple[StateOutcome, Built | None]:
+def run_state(
+    state: str,
+    record: DeviceRecord,
+    patches: Sequence[Patch],
+    *,
+    runtime: Runtime,
+    spec: WorkspaceSpec,
+    device: AndroidDevice,
+    out: Path,
+    progress: Callable[[str], None],
+    prebuilt: Built | None = None,
+    baseline: Guard | None = None,
+) -> tuple[StateOutcome, Built | None]:
     """One attempt of one state. Returns ``(outcome, the build)``; with ``prebuilt`` (an earlier attempt's
     artefacts of the same patches) the workspace and build are skipped and ``facts.json`` names that attempt.
     With ``baseline`` (the lease's), the device is restored to it after the runs and ``restore.json`` says
@@ -216,7 +252,9 @@ def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, run
         InfraError: the workspace could not be prepared (clone, checkout).
     """
     out.mkdir(parents=True, exist_ok=True)
-    built = prebuilt or _workspace_and_build(state, record, patches, runtime=runtime, spec=spec, out=out, progress=progress)
+    built = prebuilt or _workspace_and_build(
+        state, record, patches, runtime=runtime, spec=spec, out=out, progress=progress
+    )
     if built is None:
         return outcome_from_dir(out), None
     reused = {"build_reused_from": built.folder} if prebuilt else {}
@@ -227,7 +265,16 @@ def run_state(state: str, record: DeviceRecord, patches: Sequence[Patch], *, run
         info = _device_runs(device, record, built, out, uids, baseline)
     except DeviceError as exc:
         atomic_write_text(out / "device_error.log", f"{exc}\n\n{exc.log}")
-        _facts(out, state=state, applied=True, built=True, infra_kind=exc.kind, detail=str(exc), serial=device.serial, **reused)
+        _facts(
+            out,
+            state=state,
+            applied=True,
+            built=True,
+            infra_kind=exc.kind,
+            detail=str(exc),
+            serial=device.serial,
+            **reused,
+        )
         return outcome_from_dir(out), built
     finally:
         _restore(device, record, baseline, uids, out)
@@ -254,8 +301,11 @@ def outcome_from_dir(out: Path) -> StateOutcome:
     """
     facts = json.loads((out / "facts.json").read_text(encoding="utf-8"))
     runs = json.loads((out / "runs.json").read_text(encoding="utf-8")) if (out / "runs.json").is_file() else []
-    plan = (CanaryPlan.from_dict(json.loads((out / "canaries.json").read_text(encoding="utf-8")))
-            if (out / "canaries.json").is_file() else None)
+    plan = (
+        CanaryPlan.from_dict(json.loads((out / "canaries.json").read_text(encoding="utf-8")))
+        if (out / "canaries.json").is_file()
+        else None
+    )
     graded = []
     for run in runs:
         parsed = parse_instrumentation((out / run["file"]).read_text(encoding="utf-8"))
@@ -270,7 +320,10 @@ def outcome_from_dir(out: Path) -> StateOutcome:
         target=target[1] if target else None,
         target_detail=target[2] if target else "",
         regression={method: result for method, result, _ in graded[1:]},
-        detail=str(facts.get("detail") or (f"patch {facts['failed_patch']} does not apply" if facts.get("failed_patch") else "")),
+        detail=str(
+            facts.get("detail")
+            or (f"patch {facts['failed_patch']} does not apply" if facts.get("failed_patch") else "")
+        ),
     )
     atomic_write_json(out / "outcome.json", outcome.to_dict())
     return outcome

@@ -105,8 +105,11 @@ class UnreachablePool:
         self.problem = problem
 
     def _raise(self) -> NoReturn:
-        raise DeviceError("adb_unreachable", f"the adb server {self.address} does not answer ({self.problem}); "
-                          "none was started: start it (`adb -P PORT start-server`) or give --mb-adb-server")
+        raise DeviceError(
+            "adb_unreachable",
+            f"the adb server {self.address} does not answer ({self.problem}); "
+            "none was started: start it (`adb -P PORT start-server`) or give --mb-adb-server",
+        )
 
     @contextlib.contextmanager
     def repository(self, repo: str, *, timeout_s: float) -> Iterator[None]:
@@ -126,8 +129,9 @@ def _option(config: pytest.Config, dest: str, env: str | None = None) -> Any:
     return value
 
 
-def make_pool(options: dict[str, Any], *, worker_index: int = 0,
-              log_dir: Path) -> tuple[DevicePool | UnreachablePool | None, EmulatorSet | None]:
+def make_pool(
+    options: dict[str, Any], *, worker_index: int = 0, log_dir: Path
+) -> tuple[DevicePool | UnreachablePool | None, EmulatorSet | None]:
     """The pool (and the emulators started for it) from plain option values (see the module docstring).
 
     Raises:
@@ -151,9 +155,15 @@ def make_pool(options: dict[str, Any], *, worker_index: int = 0,
         avds = parse_avd_spec(str(options["mb_avd"]))
         base = int(options.get("mb_emulator_port_base") or 5554) + 2 * len(avds) * worker_index
         emulators = EmulatorSet(
-            avds, connect=connect, binary=str(options.get("mb_emulator") or "emulator"), port_base=base, log_dir=log_dir,
+            avds,
+            connect=connect,
+            binary=str(options.get("mb_emulator") or "emulator"),
+            port_base=base,
+            log_dir=log_dir,
             adb_port=port,
-            adb=lambda *args: subprocess.run(["adb", "-H", host, "-P", str(port), *args], check=False, capture_output=True, timeout=60),
+            adb=lambda *args: subprocess.run(
+                ["adb", "-H", host, "-P", str(port), *args], check=False, capture_output=True, timeout=60
+            ),
         )
         serials += emulators.start(boot_timeout_s=float(options.get("mb_boot_timeout") or 600))
     if not serials:

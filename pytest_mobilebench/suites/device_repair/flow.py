@@ -44,8 +44,16 @@ from pytest_mobilebench.suites.device_repair.execution import (
 )
 from pytest_mobilebench.suites.device_repair.records import DeviceRecord
 
-__all__ = ["Candidate", "StateRunner", "candidate_state", "classify_paths", "gold_states", "resolve_patches",
-           "workspace_spec", "write_patches"]
+__all__ = [
+    "Candidate",
+    "StateRunner",
+    "candidate_state",
+    "classify_paths",
+    "gold_states",
+    "resolve_patches",
+    "workspace_spec",
+    "write_patches",
+]
 
 MAX_RETRIES = 2
 #: toolchain keys of the plan that the runtimes' environment record pins (the others are documentation)
@@ -116,8 +124,18 @@ class StateRunner:
     A retry after a device-side failure reuses the artefacts its state already built (the same candidate's
     bytes; ``facts.json`` says ``build_reused_from``); a retry after a build-side failure builds again."""
 
-    def __init__(self, record: DeviceRecord, *, runtime: Runtime, spec: WorkspaceSpec, device: AndroidDevice,
-                 evidence: Path, retries: int, progress: Callable[[str], None], baseline: Guard | None = None) -> None:
+    def __init__(
+        self,
+        record: DeviceRecord,
+        *,
+        runtime: Runtime,
+        spec: WorkspaceSpec,
+        device: AndroidDevice,
+        evidence: Path,
+        retries: int,
+        progress: Callable[[str], None],
+        baseline: Guard | None = None,
+    ) -> None:
         self.record, self.runtime, self.spec, self.device = record, runtime, spec, device
         self.evidence, self.progress = evidence, progress
         self.retries = max(0, min(MAX_RETRIES, retries))
@@ -135,23 +153,55 @@ class StateRunner:
         built: Built | None = None
         for attempt in range(1, self.retries + 2):
             out = self.evidence / "states" / state / f"attempt-{attempt}"
-            outcome, built = run_state(state, self.record, patches, runtime=self.runtime, spec=self.spec,
-                                       device=self.device, out=out, progress=self.progress, prebuilt=built,
-                                       baseline=self.baseline)
+            outcome, built = run_state(
+                state,
+                self.record,
+                patches,
+                runtime=self.runtime,
+                spec=self.spec,
+                device=self.device,
+                out=out,
+                progress=self.progress,
+                prebuilt=built,
+                baseline=self.baseline,
+            )
             if built is not None:
-                self.shadowing = sorted(set(self.shadowing) | set(shadowing_entries(built.artefacts["app"], built.artefacts["test"])))
+                self.shadowing = sorted(
+                    set(self.shadowing) | set(shadowing_entries(built.artefacts["app"], built.artefacts["test"]))
+                )
             kind = state_infra_kind(outcome, reference=reference)
             folder = out.relative_to(self.evidence).as_posix()
-            restored = json.loads((out / "restore.json").read_text(encoding="utf-8")) if (out / "restore.json").is_file() else {}
-            self.attempts.append({**outcome.to_dict(), "state": state, "attempt": attempt, "patches_sha256": digest,
-                                  "infra_kind": kind, "folder": folder, "device_damage": restored.get("damage", [])})
+            restored = (
+                json.loads((out / "restore.json").read_text(encoding="utf-8"))
+                if (out / "restore.json").is_file()
+                else {}
+            )
+            self.attempts.append(
+                {
+                    **outcome.to_dict(),
+                    "state": state,
+                    "attempt": attempt,
+                    "patches_sha256": digest,
+                    "infra_kind": kind,
+                    "folder": folder,
+                    "device_damage": restored.get("damage", []),
+                }
+            )
             atomic_write_json(self.evidence / "attempts.json", self.attempts)
             if restored.get("remaining") or restored.get("unhealthy"):
-                self.quarantine = {"state": state, "attempt": attempt, "folder": folder, "serial": self.device.serial,
-                                   "damage": restored["damage"], "remaining": restored["remaining"],
-                                   "unhealthy": restored.get("unhealthy", [])}
-                self.progress(f"{self.record.instance_id}: {state} attempt {attempt}: device {self.device.serial} "
-                              "could not be restored: quarantined")
+                self.quarantine = {
+                    "state": state,
+                    "attempt": attempt,
+                    "folder": folder,
+                    "serial": self.device.serial,
+                    "damage": restored["damage"],
+                    "remaining": restored["remaining"],
+                    "unhealthy": restored.get("unhealthy", []),
+                }
+                self.progress(
+                    f"{self.record.instance_id}: {state} attempt {attempt}: device {self.device.serial} "
+                    "could not be restored: quarantined"
+                )
                 break
             if kind is None:
                 break
@@ -162,10 +212,18 @@ class StateRunner:
 
 def workspace_spec(record: DeviceRecord, options: Mapping[str, Any], run_id: str) -> WorkspaceSpec:
     """The runtime's view of a record."""
-    url = record.repo_url or repo_url(options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}", record.repo)
+    url = record.repo_url or repo_url(
+        options.get("mb_repo_url_template") or "https://github.com/{owner}/{name}", record.repo
+    )
     pins = {k: v for k, v in record.plan.toolchain.items() if k in TOOLCHAIN_PINS}
-    return WorkspaceSpec(instance_id=record.instance_id, repo=record.repo, base_commit=record.base_commit,
-                         repo_url=url, environment={"framework": record.platform, **pins}, run_id=run_id)
+    return WorkspaceSpec(
+        instance_id=record.instance_id,
+        repo=record.repo,
+        base_commit=record.base_commit,
+        repo_url=url,
+        environment={"framework": record.platform, **pins},
+        run_id=run_id,
+    )
 
 
 def gold_states(runner: StateRunner, p_t: str, p_f: str) -> tuple[StateOutcome, StateOutcome | None]:
@@ -194,4 +252,3 @@ def write_patches(evidence: Path, **patches: str) -> None:
     """Keep the item's patches in its evidence folder."""
     for name, text in patches.items():
         atomic_write_text(evidence / f"{name}.diff", text)
-

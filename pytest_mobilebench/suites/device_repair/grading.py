@@ -42,8 +42,13 @@ def _outcomes(evidence: Path, finals: Mapping[str, str]) -> dict[str, StateOutco
 
 def _compromised(state: StateOutcome) -> dict[str, Any]:
     """The fields of a ``policy_violation`` of kind ``runner_compromised`` from ``state``'s runs."""
-    return {"reason": Reason.POLICY_VIOLATION, "policy_kind": "runner_compromised", "final": state, "cause": None,
-            "detail": f"{state.state}: runner_compromised: " + "; ".join(compromised_runs(state))}
+    return {
+        "reason": Reason.POLICY_VIOLATION,
+        "policy_kind": "runner_compromised",
+        "final": state,
+        "cause": None,
+        "detail": f"{state.state}: runner_compromised: " + "; ".join(compromised_runs(state)),
+    }
 
 
 def _quarantined(quarantine: Mapping[str, Any] | None, outcomes: Mapping[str, StateOutcome]) -> dict[str, Any] | None:
@@ -55,12 +60,23 @@ def _quarantined(quarantine: Mapping[str, Any] | None, outcomes: Mapping[str, St
     state = outcomes.get(str(quarantine["state"])) or next(iter(outcomes.values()))
     what = "; ".join([*(quarantine.get("remaining") or []), *(quarantine.get("unhealthy") or [])])
     if quarantine["state"] == "candidate" and quarantine.get("remaining"):
-        return {"reason": Reason.POLICY_VIOLATION, "policy_kind": "device_damage", "final": state, "cause": None,
-                "infra_kind": None, "attributed": True,
-                "detail": f"candidate attempt {quarantine['attempt']} left device {quarantine.get('serial')} damaged beyond "
-                          f"restore (quarantined for the run): {what}"}
-    return {"reason": Reason.INFRA_ERROR, "infra_kind": "device_quarantined", "final": state, "cause": "external_infrastructure",
-            "detail": f"{quarantine['state']} left device {quarantine.get('serial')} unrestorable (quarantined): {what}"}
+        return {
+            "reason": Reason.POLICY_VIOLATION,
+            "policy_kind": "device_damage",
+            "final": state,
+            "cause": None,
+            "infra_kind": None,
+            "attributed": True,
+            "detail": f"candidate attempt {quarantine['attempt']} left device {quarantine.get('serial')} damaged beyond "
+            f"restore (quarantined for the run): {what}",
+        }
+    return {
+        "reason": Reason.INFRA_ERROR,
+        "infra_kind": "device_quarantined",
+        "final": state,
+        "cause": "external_infrastructure",
+        "detail": f"{quarantine['state']} left device {quarantine.get('serial')} unrestorable (quarantined): {what}",
+    }
 
 
 def _gold(outcomes: Mapping[str, StateOutcome]) -> dict[str, Any]:
@@ -71,12 +87,22 @@ def _gold(outcomes: Mapping[str, StateOutcome]) -> dict[str, Any]:
     for state in (s_bug, s_fix):
         kind = state_infra_kind(state, reference=True) if state is not None else None
         if kind:
-            return {"reason": Reason.INFRA_ERROR, "infra_kind": kind, "accepted": False, "final": state,
-                    "detail": f"{state.state}: {state.detail or state.target_detail}"}
+            return {
+                "reason": Reason.INFRA_ERROR,
+                "infra_kind": kind,
+                "accepted": False,
+                "final": state,
+                "detail": f"{state.state}: {state.detail or state.target_detail}",
+            }
     assert s_fix is not None, "S_fix runs whenever S_bug is not infrastructure"
     accepted, why = acceptance(s_bug, s_fix)
-    return {"reason": Reason.RESOLVED if accepted else Reason.RECORD_REJECTED, "detail": why, "final": s_fix,
-            "accepted": accepted, "s_bug_q": s_bug.target.value if s_bug.target else None}
+    return {
+        "reason": Reason.RESOLVED if accepted else Reason.RECORD_REJECTED,
+        "detail": why,
+        "final": s_fix,
+        "accepted": accepted,
+        "s_bug_q": s_bug.target.value if s_bug.target else None,
+    }
 
 
 def _candidate(record: DeviceRecord, data: Mapping[str, Any], outcomes: Mapping[str, StateOutcome]) -> dict[str, Any]:
@@ -108,8 +134,14 @@ def _candidate(record: DeviceRecord, data: Mapping[str, Any], outcomes: Mapping[
         detail = f"{kind} persisted through the retries while the reference state passed on the same device: {detail}"
     if data.get("shadowing"):
         detail = f"the app artefact ships test-stack classes ({', '.join(data['shadowing'][:3])}); {detail}"
-    return {"reason": reason, "infra_kind": kind if reason is Reason.INFRA_ERROR else None, "detail": detail,
-            "final": outcome, "cause": cause.value if cause else None, "attributed": attributed}
+    return {
+        "reason": reason,
+        "infra_kind": kind if reason is Reason.INFRA_ERROR else None,
+        "detail": detail,
+        "final": outcome,
+        "cause": cause.value if cause else None,
+        "attributed": attributed,
+    }
 
 
 def _integrity(record: DeviceRecord, evidence: Path, data: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -126,7 +158,9 @@ def check_record(record: DeviceRecord, evidence: Path) -> None:
     """Raises :class:`RecordMismatch` unless ``evidence/record.sha256`` is the record's hash."""
     stored = (evidence / "record.sha256").read_text(encoding="utf-8").strip()
     if stored != record_hash(record):
-        raise RecordMismatch(f"{evidence}: evidence of record {stored[:12]}, the record is now {record_hash(record)[:12]}")
+        raise RecordMismatch(
+            f"{evidence}: evidence of record {stored[:12]}, the record is now {record_hash(record)[:12]}"
+        )
 
 
 def grade_evidence(record: DeviceRecord, evidence: Path) -> dict[str, Any]:
@@ -146,8 +180,13 @@ def grade_evidence(record: DeviceRecord, evidence: Path) -> dict[str, Any]:
         fields = _gold(outcomes) if data["mode"] == "gold" else _candidate(record, data, outcomes)
     findings, refused = _integrity(record, evidence, data)
     if refused and fields["reason"] is not Reason.POLICY_VIOLATION:  # --mb-integrity=strict; an earlier kind stands
-        fields.update(reason=Reason.POLICY_VIOLATION, policy_kind="integrity", infra_kind=None, cause=None,
-                      detail="; ".join(refused))
+        fields.update(
+            reason=Reason.POLICY_VIOLATION,
+            policy_kind="integrity",
+            infra_kind=None,
+            cause=None,
+            detail="; ".join(refused),
+        )
     final: StateOutcome = fields.pop("final")
     reason: Reason = fields.pop("reason")
     q_passed = final.target is TargetOutcome.PASSED

@@ -52,7 +52,9 @@ __all__ = ["DEVICE_FIELDS", "DEVICE_PROMPT", "LiveRun", "live_model", "material"
 #: the suite's default prompt template
 DEVICE_PROMPT: Final = Path(__file__).resolve().parents[2] / "agents" / "prompts" / "device_repair.md"
 #: the fields a device-repair template may use: the shared ones, the target method and the base tree's layout
-DEVICE_FIELDS: Final = frozenset({"problem_statement", "repo", "base_commit", "framework", "workdir", "target", "layout"})
+DEVICE_FIELDS: Final = frozenset(
+    {"problem_statement", "repo", "base_commit", "framework", "workdir", "target", "layout"}
+)
 #: the environment of a ``jvm`` record's sandbox: the harness's base image (git, patch, python3, a C toolchain)
 _JVM_SANDBOX: Final = {"recipe": "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n", "install": "true"}
 #: tracked files listed in the prompt's layout, and the seconds the listing may take
@@ -121,8 +123,9 @@ class LiveRun:
 
         out = with_agent(result, self.agent, self.taken, evidence)
         if self.taken.error:  # (a patch withheld as too large says so in the graded row's own detail)
-            out["detail"] = "; ".join([f"the patch could not be taken: {self.taken.error}",
-                                       *([out["detail"]] if out.get("detail") else [])])
+            out["detail"] = "; ".join(
+                [f"the patch could not be taken: {self.taken.error}", *([out["detail"]] if out.get("detail") else [])]
+            )
         return out
 
 
@@ -148,21 +151,30 @@ def run_agent(record: DeviceRecord, ctx: EvalContext, model: str, trial: int | N
 
     runtime = ctx.fixture("mb_runtime").get(trusted=False)
     if not isinstance(runtime, AgentSandboxRuntime):
-        raise InfraError(InfraKind.PLATFORM_UNAVAILABLE, f"--mb-runtime={getattr(runtime, 'name', runtime)} hosts no "
-                         "agent sandboxes (live device repair needs --mb-runtime=docker)")
+        raise InfraError(
+            InfraKind.PLATFORM_UNAVAILABLE,
+            f"--mb-runtime={getattr(runtime, 'name', runtime)} hosts no "
+            "agent sandboxes (live device repair needs --mb-runtime=docker)",
+        )
     endpoint, limits = agent_of(ctx)
     ctx.progress(f"{record.instance_id}: agent sandbox ({runtime.name})")
     sandbox = runtime.agent_sandbox(sandbox_spec(record, ctx.options, ctx.run_id), log_dir=ctx.evidence_dir)
     try:
         prompt = template(ctx.options).render(_fields(record, _layout(sandbox, record)))
-        outcome = run_shell_agent(endpoint, limits, prompt, SandboxShell(sandbox, limits.output_chars),
-                                  ctx.evidence_dir / TRAJECTORY_FILE)
+        outcome = run_shell_agent(
+            endpoint, limits, prompt, SandboxShell(sandbox, limits.output_chars), ctx.evidence_dir / TRAJECTORY_FILE
+        )
         taken = sandbox.take_patch(MAX_PATCH_BYTES)
     finally:
         sandbox.close()
-    agent = {"mode": "builtin", "model": endpoint.model, "end": outcome.end.value,
-             "usage": dataclasses.asdict(outcome.usage), "submission": (outcome.submission or "")[:2000] or None,
-             "limits": limits_json(limits)}
+    agent = {
+        "mode": "builtin",
+        "model": endpoint.model,
+        "end": outcome.end.value,
+        "usage": dataclasses.asdict(outcome.usage),
+        "submission": (outcome.submission or "")[:2000] or None,
+        "limits": limits_json(limits),
+    }
     atomic_write_json(ctx.evidence_dir / "agent.json", {**agent, "taken": taken_json(taken)})
     row = patch_row(record.instance_id, model, taken, trial)
     record_prediction(ctx, row)
@@ -178,13 +190,22 @@ def _layout(sandbox: AgentSandbox, record: DeviceRecord) -> str:
     """
     run = sandbox.run(f"git ls-files | head -n {_LAYOUT_FILES + 1}", _LAYOUT_TIMEOUT_S)
     if run.exit_code != 0:
-        raise InfraError(InfraKind.WORKSPACE_ERROR, f"{record.instance_id}: cannot list the sandbox's base tree: "
-                         f"{run.output[-2000:]}")
+        raise InfraError(
+            InfraKind.WORKSPACE_ERROR,
+            f"{record.instance_id}: cannot list the sandbox's base tree: {run.output[-2000:]}",
+        )
     files = run.output.splitlines()
     shown = "\n".join(files[:_LAYOUT_FILES]) + ("\n... more files (git ls-files)" if len(files) > _LAYOUT_FILES else "")
     return f"test roots: {', '.join(record.test_roots)}\n{shown}"
 
 
 def _fields(record: DeviceRecord, layout: str) -> dict[str, str]:
-    return {"problem_statement": record.issue, "repo": record.repo, "base_commit": record.base_commit,
-            "framework": record.platform, "workdir": AgentSandbox.workdir, "target": record.target, "layout": layout}
+    return {
+        "problem_statement": record.issue,
+        "repo": record.repo,
+        "base_commit": record.base_commit,
+        "framework": record.platform,
+        "workdir": AgentSandbox.workdir,
+        "target": record.target,
+        "layout": layout,
+    }

@@ -43,12 +43,33 @@ _TEST_ROOTS = {
     "harmonyos": ["entry/src/ohosTest/", "entry/src/test/"],
 }
 _BUILD_CONFIG = {
-    "android": ["build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "gradle.properties",
-                "gradle/", "gradlew", "app/build.gradle", "app/build.gradle.kts", "app/proguard-rules.pro"],
+    "android": [
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "settings.gradle.kts",
+        "gradle.properties",
+        "gradle/",
+        "gradlew",
+        "app/build.gradle",
+        "app/build.gradle.kts",
+        "app/proguard-rules.pro",
+    ],
     "ios": ["Podfile", "Package.swift", ".xcodeproj/", ".xcworkspace/", ".xcconfig"],
     "harmonyos": ["build-profile.json5", "hvigorfile.ts", "oh-package.json5", "hvigor/"],
 }
-_GENERATED = ["build/", "/generated/", ".class", ".jar", ".apk", ".hap", ".ipa", "R.java", "BuildConfig.java", "DerivedData/"]
+_GENERATED = [
+    "build/",
+    "/generated/",
+    ".class",
+    ".jar",
+    ".apk",
+    ".hap",
+    ".ipa",
+    "R.java",
+    "BuildConfig.java",
+    "DerivedData/",
+]
 
 
 class _Strict(BaseModel):
@@ -110,8 +131,10 @@ class ExecutionPlan(_Strict):
     def build_commands(self) -> tuple[str, str]:
         """``(app command, test command)``, built separately (SPEC section 2 "Verifier discipline")."""
         if self.kind == "gradle":
-            return (self.build_app or f"./gradlew --no-daemon --offline {self.gradle_app_task}",
-                    self.build_test or f"./gradlew --no-daemon --offline {self.gradle_test_task}")
+            return (
+                self.build_app or f"./gradlew --no-daemon --offline {self.gradle_app_task}",
+                self.build_test or f"./gradlew --no-daemon --offline {self.gradle_test_task}",
+            )
         if self.build_app is None or self.build_test is None:
             raise ValueError(f"plan kind {self.kind!r} needs build_app and build_test")
         return self.build_app, self.build_test
@@ -200,8 +223,13 @@ def _merge(shared: Mapping[str, Any], entry: Mapping[str, Any], path: Path) -> d
     return merged
 
 
-def _error(exc: ValidationError, doc: YamlDocument, index: int, instance_id: str | None,
-           skip_missing: frozenset[str] = frozenset()) -> ManifestError | None:
+def _error(
+    exc: ValidationError,
+    doc: YamlDocument,
+    index: int,
+    instance_id: str | None,
+    skip_missing: frozenset[str] = frozenset(),
+) -> ManifestError | None:
     found = validation_problem(exc, known=DeviceRecord.model_fields, skip_missing=skip_missing)
     if found is None:
         return None
@@ -219,8 +247,14 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
     problem, suggested = unknown_top_keys(doc, _SHARED | {"suite", "instances"}, DeviceRecord.model_fields)
     entries = data.get("instances")
     if not isinstance(entries, list) or not entries:
-        return charge_file_problem([ManifestError(path, "'instances' must be a non-empty list",
-                                                  line=doc.line_of("instances") or 1, field="instances")], problem)
+        return charge_file_problem(
+            [
+                ManifestError(
+                    path, "'instances' must be a non-empty list", line=doc.line_of("instances") or 1, field="instances"
+                )
+            ],
+            problem,
+        )
     shared = {k: v for k, v in data.items() if k in _SHARED}
     out: list[LoadedRecord | ManifestError] = []
     for index, entry in enumerate(entries):
@@ -232,12 +266,27 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
         try:
             record = DeviceRecord.model_validate(_merge(shared, entry, path))
         except ValidationError as exc:
-            out.append(_error(exc, doc, index, instance_id, suggested)
-                       or ManifestError(path, problem.message if problem else str(exc),
-                                        line=problem.line if problem else line, instance_id=instance_id))
+            out.append(
+                _error(exc, doc, index, instance_id, suggested)
+                or ManifestError(
+                    path,
+                    problem.message if problem else str(exc),
+                    line=problem.line if problem else line,
+                    instance_id=instance_id,
+                )
+            )
             continue
         # no plain platform marker: `-m android` selects issue-resolution records of the android framework
         markers = ["device_repair", record.construction] + ([record.difficulty] if record.difficulty else [])
-        out.append(LoadedRecord(suite="device_repair", instance_id=record.instance_id, source=path, line=line,
-                                record=record, group=record.repo, markers=tuple(markers)))
+        out.append(
+            LoadedRecord(
+                suite="device_repair",
+                instance_id=record.instance_id,
+                source=path,
+                line=line,
+                record=record,
+                group=record.repo,
+                markers=tuple(markers),
+            )
+        )
     return charge_file_problem(out, problem)

@@ -47,11 +47,19 @@ def agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         by_task[str(r.get("instance_id", ""))][str(r.get("model_name_or_path", ""))] = bool(r.get("passed"))
     tasks = {t: v for t, v in by_task.items() if len(v) == len(models)}
     if len(models) < 2 or not tasks:
-        return {"models": models, "tasks": len(tasks), "fleiss_kappa": None,
-                "note": "needs at least two models with eligible results on the same records"}
+        return {
+            "models": models,
+            "tasks": len(tasks),
+            "fleiss_kappa": None,
+            "note": "needs at least two models with eligible results on the same records",
+        }
     table = [[sum(v.values()), len(v) - sum(v.values())] for v in tasks.values()]
-    return {"models": models, "tasks": len(tasks), "fleiss_kappa": round(fleiss_kappa(table), 6),
-            "note": "pass/fail per record, records every model has an eligible result for"}
+    return {
+        "models": models,
+        "tasks": len(tasks),
+        "fleiss_kappa": round(fleiss_kappa(table), 6),
+        "note": "pass/fail per record, records every model has an eligible result for",
+    }
 
 
 def _localization(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -86,26 +94,41 @@ def infra_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Per model ``{"infra", "items", "rate", "ci95"}``, the reference's baseline and the callouts (see the
     module docstring for the rule)."""
     models = sorted({str(r.get("model_name_or_path", "")) for r in rows if "accepted" not in r})
-    per_model = {m: _rate(sum(1 for r in rows if r.get("model_name_or_path") == m and r.get("retryable")),
-                          sum(1 for r in rows if r.get("model_name_or_path") == m)) for m in models}
+    per_model = {
+        m: _rate(
+            sum(1 for r in rows if r.get("model_name_or_path") == m and r.get("retryable")),
+            sum(1 for r in rows if r.get("model_name_or_path") == m),
+        )
+        for m in models
+    }
     baseline = _reference_baseline(rows)
     base_rate = baseline["rate"] or 0.0
     callouts = []
     for model, rate in per_model.items():
         value = rate["rate"] or 0.0
         if rate["infra"] >= 2 and value >= max(2 * base_rate, base_rate + 0.2):
-            callouts.append(f"{model}: {rate['infra']}/{rate['items']} items infrastructure, the reference "
-                            f"{baseline['infra']}/{baseline['items']} ({baseline['source']}) on the same devices")
+            callouts.append(
+                f"{model}: {rate['infra']}/{rate['items']} items infrastructure, the reference "
+                f"{baseline['infra']}/{baseline['items']} ({baseline['source']}) on the same devices"
+            )
     return {"by_model": per_model, "reference": baseline, "callouts": callouts}
 
 
 def quarantined_devices(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The devices the run quarantined: ``[{"serial", "instance_id", "model_name_or_path", "state", "charged_to",
     "remaining"}]``; ``charged_to`` is ``candidate`` (a ``device_damage`` policy violation) or ``infrastructure``."""
-    return [{"serial": q.get("serial"), "instance_id": r.get("instance_id"), "model_name_or_path": r.get("model_name_or_path"),
-             "state": q.get("state"), "charged_to": "candidate" if r.get("policy_kind") == "device_damage" else "infrastructure",
-             "remaining": [*(q.get("remaining") or []), *(q.get("unhealthy") or [])][:5]}
-            for r in rows if isinstance(q := r.get("quarantine"), Mapping)]
+    return [
+        {
+            "serial": q.get("serial"),
+            "instance_id": r.get("instance_id"),
+            "model_name_or_path": r.get("model_name_or_path"),
+            "state": q.get("state"),
+            "charged_to": "candidate" if r.get("policy_kind") == "device_damage" else "infrastructure",
+            "remaining": [*(q.get("remaining") or []), *(q.get("unhealthy") or [])][:5],
+        }
+        for r in rows
+        if isinstance(q := r.get("quarantine"), Mapping)
+    ]
 
 
 def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -124,9 +147,11 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     from pytest_mobilebench.agents.records import agent_table
 
     agents = agent_table(results)  # the live items: how the agent ended, calls, tokens, model time, cost
-    note = (f"resolved / eligible records, strict: {len(flaky)} target(s) that passed only on a retry "
-            f"(passed_flaky) not counted, the lenient rate counts them; {len(infra)} item(s) left out as infrastructure after their retries "
-            f"(listed in infra_items); over all selected {resolved}/{len(rows)}")
+    note = (
+        f"resolved / eligible records, strict: {len(flaky)} target(s) that passed only on a retry "
+        f"(passed_flaky) not counted, the lenient rate counts them; {len(infra)} item(s) left out as infrastructure after their retries "
+        f"(listed in infra_items); over all selected {resolved}/{len(rows)}"
+    )
     if rates["callouts"]:
         note += "; infrastructure far above the reference's: " + "; ".join(rates["callouts"])
     quarantined = quarantined_devices(rows)
@@ -143,21 +168,42 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "note": note,
             "lenient": {"label": f"{HEADLINE.label} lenient (a pass on a retry counts)", **lenient},
         },
-        "passed_flaky": [{"instance_id": r.get("instance_id"), "model_name_or_path": r.get("model_name_or_path"),
-                          "attempts": r.get("attempts", 0), "test_attempts": r.get("test_attempts") or {}} for r in flaky],
-        "infra_items": [{"instance_id": r.get("instance_id"), "model_name_or_path": r.get("model_name_or_path"),
-                         "infra_kind": r.get("infra_kind"), "attempts": r.get("attempts", 0),
-                         "detail": str(r.get("detail", ""))[:200]} for r in infra],
+        "passed_flaky": [
+            {
+                "instance_id": r.get("instance_id"),
+                "model_name_or_path": r.get("model_name_or_path"),
+                "attempts": r.get("attempts", 0),
+                "test_attempts": r.get("test_attempts") or {},
+            }
+            for r in flaky
+        ],
+        "infra_items": [
+            {
+                "instance_id": r.get("instance_id"),
+                "model_name_or_path": r.get("model_name_or_path"),
+                "infra_kind": r.get("infra_kind"),
+                "attempts": r.get("attempts", 0),
+                "detail": str(r.get("detail", ""))[:200],
+            }
+            for r in infra
+        ],
         "infra_rates": rates["by_model"],
         "infra_reference": rates["reference"],
         "infra_callouts": rates["callouts"],
         "quarantined_devices": quarantined,
-        "policy_violations": dict(sorted(Counter(str(r.get("policy_kind") or "unknown") for r in rows
-                                                 if r.get("reason") == "policy_violation").items())),
+        "policy_violations": dict(
+            sorted(
+                Counter(
+                    str(r.get("policy_kind") or "unknown") for r in rows if r.get("reason") == "policy_violation"
+                ).items()
+            )
+        ),
         "pass_at_1_macro": round(mean([s["rate"] for s in per_repo.values()]), 6) if per_repo else None,
         "by_repository": per_repo,
         "by_construction": stratify(eligible, lambda r: r.get("construction", "unknown")),
-        "by_fix_size": stratify([r for r in eligible if "fix_lines" in r], lambda r: changed_lines_bin(int(r["fix_lines"]))),
+        "by_fix_size": stratify(
+            [r for r in eligible if "fix_lines" in r], lambda r: changed_lines_bin(int(r["fix_lines"]))
+        ),
         "by_model": stratify(eligible, lambda r: r.get("model_name_or_path", "")),
         "infra_by_kind": dict(sorted(Counter(str(r.get("infra_kind") or "unknown") for r in infra).items())),
         "failure_causes": dict(sorted(Counter(str(r["cause"]) for r in eligible if r.get("cause")).items())),

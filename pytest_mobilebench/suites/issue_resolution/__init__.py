@@ -31,14 +31,33 @@ if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
     from pytest_mobilebench.suites.issue_resolution.evaluation import IssueResolutionEvaluator
 
-__all__ = ["SUITE", "IssueResolutionSuite", "apply_failure_detail", "docker_answers", "headline", "infra_callouts",
-           "parse_run", "regrade"]
+__all__ = [
+    "SUITE",
+    "IssueResolutionSuite",
+    "apply_failure_detail",
+    "docker_answers",
+    "headline",
+    "infra_callouts",
+    "parse_run",
+    "regrade",
+]
 
 #: names provided by :mod:`.evaluation`, imported on first access (:func:`__getattr__`)
-_FROM_EVALUATION: Final = frozenset({
-    "EVALUATOR", "IssueResolutionEvaluator", "apply_failure_detail", "headline", "infra_callouts", "parse_run",
-    "regrade", "repo_cache", "resolve_patches", "runtime_for", "workspace_spec",
-})
+_FROM_EVALUATION: Final = frozenset(
+    {
+        "EVALUATOR",
+        "IssueResolutionEvaluator",
+        "apply_failure_detail",
+        "headline",
+        "infra_callouts",
+        "parse_run",
+        "regrade",
+        "repo_cache",
+        "resolve_patches",
+        "runtime_for",
+        "workspace_spec",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -123,7 +142,9 @@ class IssueResolutionSuite:
         the candidate's fault."""
         return _evaluator().evaluate(record, prediction, ctx)
 
-    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def summarize(
+        self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Per-repository, per-framework, difficulty, category, gold-size and artifact tables; localization
         means (:meth:`.evaluation.IssueResolutionEvaluator.summarize`)."""
         return _evaluator().summarize(results, options=options)

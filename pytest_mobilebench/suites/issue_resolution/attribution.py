@@ -22,8 +22,17 @@ from pytest_mobilebench.runtime.base import InfraError, RunResult, Workspace
 from pytest_mobilebench.states import InfraKind, Reason
 from pytest_mobilebench.suites.base import EvalContext
 
-__all__ = ["CANDIDATE_FAILURE", "RESOURCE_KINDS", "CandidateFailure", "apply_failure_detail", "attribute_exhaustion",
-           "canary_for", "harness_probes", "jest_harness_for", "run_harnessed"]
+__all__ = [
+    "CANDIDATE_FAILURE",
+    "RESOURCE_KINDS",
+    "CandidateFailure",
+    "apply_failure_detail",
+    "attribute_exhaustion",
+    "canary_for",
+    "harness_probes",
+    "jest_harness_for",
+    "run_harnessed",
+]
 
 #: the evidence file of a counted failure the run itself shows (``{"reason", "detail"}``), read by :mod:`.judge`
 CANDIDATE_FAILURE = "candidate_failure.json"
@@ -62,7 +71,13 @@ def canary_for(ws: Workspace, plan: frameworks.TestPlan, test_files: list[str]) 
     first = test_files[0]
     text = ws.read_files([first]).get(first, b"").decode("utf-8", "replace")
     canary = canaries.junit_canary(first, text) if plan.parser == "junit" else canaries.flutter_canary(first, text)
-    command = plan.command if plan.parser == "junit" else canaries.with_flutter_canary(plan.command, canary) if canary else None
+    command = (
+        plan.command
+        if plan.parser == "junit"
+        else canaries.with_flutter_canary(plan.command, canary)
+        if canary
+        else None
+    )
     if canary is None or command is None:
         return None
     root = str(getattr(ws, "root", "/testbed"))
@@ -124,7 +139,9 @@ def attribute_exhaustion(
         raise exc
     detail = (f"{exc.kind} under the candidate ({exc}); the reference fix ran under the same limits on the "
               "same runtime without exhausting them (evidence: *.reference*)")  # fmt: skip
-    atomic_write_json(ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": Reason.RESOURCE_EXHAUSTED.value, "detail": detail})
+    atomic_write_json(
+        ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": Reason.RESOURCE_EXHAUSTED.value, "detail": detail}
+    )
 
 
 def run_harnessed(
@@ -142,7 +159,8 @@ def run_harnessed(
     """
     atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
     run, channel, status = ws.run_with_channel(  # type: ignore[attr-defined]
-        harness.command, files=harness.files, key=harness.key, timeout_s=timeout_s)
+        harness.command, files=harness.files, key=harness.key, timeout_s=timeout_s
+    )
     atomic_write_text(evidence / f"channel{tag}.jsonl", channel.decode("ascii", "replace"))
     atomic_write_text(evidence / f"harness_status{tag}.json", (status or b"").decode("utf-8", "replace"))
     refused = jest_harness.launch_problems(status)

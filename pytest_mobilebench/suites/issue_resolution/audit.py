@@ -121,7 +121,9 @@ def _gold_ids(lists: Mapping[str, Sequence[str]]) -> list[str]:
     return sorted({i for ids in lists.values() for i in ids})
 
 
-def _one_run(suite: Any, instance: IssueInstance, ctx: EvalContext, patch: str, test_patch: str, tag: str) -> dict[str, Any]:
+def _one_run(
+    suite: Any, instance: IssueInstance, ctx: EvalContext, patch: str, test_patch: str, tag: str
+) -> dict[str, Any]:
     """Prepare a workspace, apply ``patch``, run the instance's tests (with the test patch); close it.
 
     Returns ``{"applied": bool, "built": bool, "executed": bool, "tests": {id: TestState}}``.
@@ -156,7 +158,9 @@ def _gold_checks(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: st
     _, flaky = grading.drop_flaky([r["tests"] for r in results])
     verdicts = [
         grading.grade(
-            fail_to_pass=lists["FAIL_TO_PASS"], none_to_pass=lists["NONE_TO_PASS"], pass_to_pass=lists["PASS_TO_PASS"],
+            fail_to_pass=lists["FAIL_TO_PASS"],
+            none_to_pass=lists["NONE_TO_PASS"],
+            pass_to_pass=lists["PASS_TO_PASS"],
             outcome=grading.RunOutcome(applied=True, built=r["built"], tests=r["tests"]),
         )
         for r in results
@@ -173,8 +177,9 @@ def _gold_checks(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: st
     }
 
 
-def _adequacy(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: str, test: str,
-              lists: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
+def _adequacy(
+    suite: Any, instance: IssueInstance, ctx: EvalContext, gold: str, test: str, lists: Mapping[str, Sequence[str]]
+) -> list[dict[str, Any]]:
     from pytest_mobilebench.suites.issue_resolution.verifier import grade_run
 
     targets = [*lists["FAIL_TO_PASS"], *lists["NONE_TO_PASS"]]
@@ -187,8 +192,16 @@ def _adequacy(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: str, 
             noticed: bool | None = None  # the rest of the patch depends on it textually: no verdict
         else:
             noticed = bool(failing) or not one["executed"]
-        rows.append({**hunk.to_dict(), "applied": one["applied"], "built": one["built"], "noticed": noticed,
-                     "noticed_by": failing, "resolves": grade_run(lists, one) if one["applied"] else None})
+        rows.append(
+            {
+                **hunk.to_dict(),
+                "applied": one["applied"],
+                "built": one["built"],
+                "noticed": noticed,
+                "noticed_by": failing,
+                "resolves": grade_run(lists, one) if one["applied"] else None,
+            }
+        )
     return rows
 
 
@@ -203,7 +216,9 @@ def audit_instance(suite: Any, instance: IssueInstance, ctx: EvalContext, base: 
     gold, test = resolve_patches(instance, repo_cache(ctx.options, ctx.run_id))
     atomic_write_text(ctx.evidence_dir / "gold_patch.diff", gold)
     atomic_write_text(ctx.evidence_dir / "test_patch.diff", test)
-    test_files = [f.path for f in parse_patch(test).files if is_test_file(f.path, instance.framework)] if test.strip() else []
+    test_files = (
+        [f.path for f in parse_patch(test).files if is_test_file(f.path, instance.framework)] if test.strip() else []
+    )
     checks = _gold_checks(suite, instance, ctx, gold, test)
     targets = [*checks["lists"]["FAIL_TO_PASS"], *checks["lists"]["NONE_TO_PASS"]]
     measured = checks["gold_resolves"] and bool(targets)
@@ -238,7 +253,11 @@ def audit_instance(suite: Any, instance: IssueInstance, ctx: EvalContext, base: 
             "flaky_tests": len(report["flaky_tests"]),
             "hunks": len(hunks),
             "unnoticed_hunks": len(report["unnoticed_hunks"]),
-            **({"verifier_leak": verifier["verifier_leak"]} if verifier and verifier["verifier_leak"] is not None else {}),
+            **(
+                {"verifier_leak": verifier["verifier_leak"]}
+                if verifier and verifier["verifier_leak"] is not None
+                else {}
+            ),
         },
     }
 
@@ -273,14 +292,21 @@ def summarize_audit(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "instances": len(audited),
         "trusted": sum(1 for r in audited if r.get("passed")),
         "gold_not_resolving": sorted(str(r.get("instance_id")) for r in audited if not r["audit"]["gold_resolves"]),
-        "flaky_gold_tests": {str(r.get("instance_id")): r["audit"]["flaky_gold_tests"] for r in audited if r["audit"]["flaky_gold_tests"]},
-        "gold_ids_never_reported": {
-            str(r.get("instance_id")): r["audit"]["gold_ids_never_reported"] for r in audited if r["audit"]["gold_ids_never_reported"]
+        "flaky_gold_tests": {
+            str(r.get("instance_id")): r["audit"]["flaky_gold_tests"] for r in audited if r["audit"]["flaky_gold_tests"]
         },
-        "test_patch_without_test_file": sorted(str(r.get("instance_id")) for r in audited if not r["audit"]["test_patch_test_files"]),
+        "gold_ids_never_reported": {
+            str(r.get("instance_id")): r["audit"]["gold_ids_never_reported"]
+            for r in audited
+            if r["audit"]["gold_ids_never_reported"]
+        },
+        "test_patch_without_test_file": sorted(
+            str(r.get("instance_id")) for r in audited if not r["audit"]["test_patch_test_files"]
+        ),
         "unnoticed_hunks": {
             str(r.get("instance_id")): [f"{h['file']} {h['header']}" for h in r["audit"]["unnoticed_hunks"]]
-            for r in audited if r["audit"]["hunks"]
+            for r in audited
+            if r["audit"]["hunks"]
         },
         "duplicate_fixes": sorted(sorted(ids) for ids in by_fix.values() if len(ids) > 1),
         "verifier_leak": {str(r.get("instance_id")): r.get("verifier_leak") for r in audited},

@@ -39,7 +39,16 @@ from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_
 from pytest_mobilebench.suites.issue_resolution.policy import PatchLimits, review, size_findings, withheld_finding
 from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
-from pytest_mobilebench.runtime.base import ApplyResult, EnvironmentUnavailable, InfraError, NotInRepository, Runtime, RunResult, Workspace, WorkspaceSpec
+from pytest_mobilebench.runtime.base import (
+    ApplyResult,
+    EnvironmentUnavailable,
+    InfraError,
+    NotInRepository,
+    Runtime,
+    RunResult,
+    Workspace,
+    WorkspaceSpec,
+)
 from pytest_mobilebench.runtime.provider import repo_cache
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
@@ -68,8 +77,19 @@ from pytest_mobilebench.suites.issue_resolution.judge import (
 )
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["EVALUATOR", "IssueResolutionEvaluator", "apply_failure_detail", "headline", "infra_callouts", "parse_run",
-           "regrade", "repo_cache", "resolve_patches", "runtime_for", "workspace_spec"]
+__all__ = [
+    "EVALUATOR",
+    "IssueResolutionEvaluator",
+    "apply_failure_detail",
+    "headline",
+    "infra_callouts",
+    "parse_run",
+    "regrade",
+    "repo_cache",
+    "resolve_patches",
+    "runtime_for",
+    "workspace_spec",
+]
 
 
 def _write(evidence: Path, name: str, text: str) -> None:
@@ -112,15 +132,24 @@ def resolve_patches(instance: IssueInstance, repos: RepoCache) -> tuple[str, str
     if instance.patch is not None and instance.test_patch is not None:
         return instance.patch, instance.test_patch
     assert instance.fix_commit is not None
-    args = (str(repos.root), repos.url_template, repos.run_id, instance.repo, instance.repo_url or None,
-            instance.base_commit, instance.fix_commit, instance.framework)
+    args = (
+        str(repos.root),
+        repos.url_template,
+        repos.run_id,
+        instance.repo,
+        instance.repo_url or None,
+        instance.base_commit,
+        instance.fix_commit,
+        instance.framework,
+    )
     named = all(_FULL_SHA.fullmatch(c) for c in (instance.base_commit, instance.fix_commit))
     return _derived_patches(*args) if named else _derived_patches.__wrapped__(*args)
 
 
 @functools.lru_cache(maxsize=64)
-def _derived_patches(root: str, template: str, run_id: str, repo: str, url: str | None, base: str, fix: str,
-                     framework: str) -> tuple[str, str]:
+def _derived_patches(
+    root: str, template: str, run_id: str, repo: str, url: str | None, base: str, fix: str, framework: str
+) -> tuple[str, str]:
     """``(gold, test)`` split from ``git diff base fix`` (:func:`resolve_patches`), kept per process for
     these arguments when both commits are full ids (content-addressed): a further candidate of the instance
     (another model) reads no repository.
@@ -180,7 +209,9 @@ class IssueResolutionEvaluator:
             elif prediction is not None and prediction.is_live():
                 from pytest_mobilebench.suites.issue_resolution.live import evaluate_live
 
-                result = evaluate_live(self, instance, ctx, base, trial=prediction.trial)  # agent in a sandbox, then below
+                result = evaluate_live(
+                    self, instance, ctx, base, trial=prediction.trial
+                )  # agent in a sandbox, then below
             else:
                 result = self._grade_candidate(instance, prediction, ctx, base)
         except NotInRepository as exc:  # the data's fault: the instance is invalid, never infra (issue 33, item 3)
@@ -209,7 +240,13 @@ class IssueResolutionEvaluator:
         evidence = ctx.evidence_dir
         repos = repo_cache(ctx.options, ctx.run_id)
         if prediction is None:
-            return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, missing_prediction=True), None, None)
+            return self._finish(
+                instance,
+                base,
+                grading.RunOutcome(applied=False, built=False, tests={}, missing_prediction=True),
+                None,
+                None,
+            )
         gold = prediction.kind is PredictionKind.GOLD
         raw = prediction.model_patch
         if not gold and (prediction.withheld is not None or not (raw or "").strip()):
@@ -223,7 +260,13 @@ class IssueResolutionEvaluator:
                 base["policy_violations"] = [violation]
                 outcome = grading.RunOutcome(applied=True, built=False, tests={}, policy_violation=violation)
                 return self._finish(instance, base, outcome, gold_only, None)
-            return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_only, None)
+            return self._finish(
+                instance,
+                base,
+                grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True),
+                gold_only,
+                None,
+            )
         gold_patch, test_patch = resolve_patches(instance, repos)
         _write(evidence, "test_patch.diff", test_patch)
         model_patch = gold_patch if gold else str(raw)
@@ -236,7 +279,9 @@ class IssueResolutionEvaluator:
                 too_large = size_findings(model_patch, info, limits)
         except PatchError as exc:
             base["detail"] = str(exc)
-            return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}), gold_patch, None)
+            return self._finish(
+                instance, base, grading.RunOutcome(applied=False, built=False, tests={}), gold_patch, None
+            )
         if too_large:  # the candidate's size: policy, before any workspace exists
             base["policy_violations"] = too_large
             # applied=True: not an apply failure, the policy refused it first (verdict_of checks apply before policy)
@@ -244,7 +289,13 @@ class IssueResolutionEvaluator:
             return self._finish(instance, base, outcome, gold_patch, info)
         assert info is not None
         if not info.files:
-            return self._finish(instance, base, grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True), gold_patch, info)
+            return self._finish(
+                instance,
+                base,
+                grading.RunOutcome(applied=False, built=False, tests={}, empty_patch=True),
+                gold_patch,
+                info,
+            )
 
         runtime = runtime_for(ctx, trusted=gold)
         base["runtime"] = runtime.name
@@ -255,8 +306,14 @@ class IssueResolutionEvaluator:
             found, exhausted = self._run_candidate(ws, instance, model_patch, info, test_patch, ctx, gold=gold)
             if exhausted is not None:  # the reference run gets the limits the candidate's container holds
                 ws.close()
-                attribute_exhaustion(exhausted, instance, ctx, gold_patch, lambda: runtime.prepare(workspace_spec(instance, ctx), log_dir=evidence),
-                                     lambda ws: self._run_tests(ws, instance, test_patch, ctx, tag=".reference"))
+                attribute_exhaustion(
+                    exhausted,
+                    instance,
+                    ctx,
+                    gold_patch,
+                    lambda: runtime.prepare(workspace_spec(instance, ctx), log_dir=evidence),
+                    lambda ws: self._run_tests(ws, instance, test_patch, ctx, tag=".reference"),
+                )
             judged = judge(instance, evidence)
         finally:
             _release(ws)  # after the evidence and the verdict (or an error): removed in the background
@@ -274,8 +331,15 @@ class IssueResolutionEvaluator:
         return self._finish(instance, base, judged.outcome, gold_patch, info)
 
     def _run_candidate(
-        self, ws: Workspace, instance: IssueInstance, model_patch: str, info: PatchInfo, test_patch: str, ctx: EvalContext,
-        *, gold: bool,
+        self,
+        ws: Workspace,
+        instance: IssueInstance,
+        model_patch: str,
+        info: PatchInfo,
+        test_patch: str,
+        ctx: EvalContext,
+        *,
+        gold: bool,
     ) -> tuple[_Applied | None, InfraError | None]:
         """The candidate's patch, then the tests when it applied: ``(what applying left, or None when the
         limits ran out first; the exhausted limits, or None)``. A candidate failure is written to the evidence.
@@ -293,11 +357,19 @@ class IssueResolutionEvaluator:
                 raise
             return found, exc  # the candidate's, unless the reference fix exhausts the same limits
         except CandidateFailure as failure:
-            atomic_write_json(ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": failure.reason.value, "detail": failure.detail})
+            atomic_write_json(
+                ctx.evidence_dir / CANDIDATE_FAILURE, {"reason": failure.reason.value, "detail": failure.detail}
+            )
         return found, None
 
     def _apply_candidate(
-        self, ws: Workspace, instance: IssueInstance, model_patch: str, info: PatchInfo, test_patch: str, ctx: EvalContext
+        self,
+        ws: Workspace,
+        instance: IssueInstance,
+        model_patch: str,
+        info: PatchInfo,
+        test_patch: str,
+        ctx: EvalContext,
     ) -> _Applied:
         """Drop the sections that touch tools, apply the rest, restore test files and runner configuration
         to base, and write the policy's inputs and findings to the evidence (see :mod:`.judge`)."""
@@ -306,8 +378,12 @@ class IssueResolutionEvaluator:
         key = base_memo.base_key(ws)  # before anything: the image's own files, the same for every candidate
         before = base_memo.config(key, fw.name, lambda: _read_base_config(fw, ws))
         ignored, tracked = base_memo.status(key, info.paths, lambda names: base_status(ws, names))
-        tools = {line for line, _ in review(info, fw, before=before, after=before, ignored=ignored, tracked=tracked).tools}
-        _write(evidence, "dropped_sections.diff", select_sections(model_patch, lambda c: c.line in tools) if tools else "")
+        tools = {
+            line for line, _ in review(info, fw, before=before, after=before, ignored=ignored, tracked=tracked).tools
+        }
+        _write(
+            evidence, "dropped_sections.diff", select_sections(model_patch, lambda c: c.line in tools) if tools else ""
+        )
         kept = select_sections(model_patch, lambda c: c.line not in tools) if tools else model_patch
         if kept.strip() and test_patch.strip() and hasattr(ws, "stage_patches"):
             ws.stage_patches({"model_patch": kept, "test_patch": test_patch})  # both copied in at once
@@ -317,12 +393,23 @@ class IssueResolutionEvaluator:
             else ApplyResult(ok=True, method=None, log="every section touched the runner's tools; nothing applied")
         )
         _write(evidence, "model_patch.apply.log", applied.log)
-        atomic_write_json(evidence / "apply.json", {"ok": applied.ok, "method": applied.method, "dropped_sections": len(tools)})
+        atomic_write_json(
+            evidence / "apply.json", {"ok": applied.ok, "method": applied.method, "dropped_sections": len(tools)}
+        )
         after = frameworks.read_config(fw, ws.read_files) if applied.ok else before
         plan_command = self._plan_command(ws, instance, test_patch) if applied.ok else ""
-        save_policy_inputs(evidence, before=before, after=after, ignored=ignored, tracked=tracked, plan_command=plan_command,
-                           integrity_mode=str(ctx.options.get("mb_integrity") or "report"))
-        found = review(info, fw, before=before, after=after, ignored=ignored, tracked=tracked, plan_command=plan_command)
+        save_policy_inputs(
+            evidence,
+            before=before,
+            after=after,
+            ignored=ignored,
+            tracked=tracked,
+            plan_command=plan_command,
+            integrity_mode=str(ctx.options.get("mb_integrity") or "report"),
+        )
+        found = review(
+            info, fw, before=before, after=after, ignored=ignored, tracked=tracked, plan_command=plan_command
+        )
         atomic_write_json(evidence / "policy.json", found.to_dict())
         if applied.ok and found.restore:
             ws.restore_paths(found.restore)
@@ -366,7 +453,14 @@ class IssueResolutionEvaluator:
         return [f.path for f in test_info.files if f.status.value != "deleted"]
 
     def _run_tests(
-        self, ws: Workspace, instance: IssueInstance, test_patch: str, ctx: EvalContext, *, tag: str, apply: bool = True,
+        self,
+        ws: Workspace,
+        instance: IssueInstance,
+        test_patch: str,
+        ctx: EvalContext,
+        *,
+        tag: str,
+        apply: bool = True,
         candidate: bool = False,
     ) -> tuple[RunResult, ParseResult, bool, str | None]:
         """Apply the test patch (unless ``apply`` is False), run the plan that targets its test files, parse.
@@ -386,10 +480,16 @@ class IssueResolutionEvaluator:
                 at_base, log = ws.applies_at_base(test_patch)
                 _write(evidence, f"test_patch{tag}.base_check.log", log)
                 if at_base:
-                    raise CandidateFailure(Reason.TEST_PATCH_CONFLICT, apply_failure_detail(applied.log).replace(
-                        "see model_patch.apply.log", f"see test_patch{tag}.apply.log"))
+                    raise CandidateFailure(
+                        Reason.TEST_PATCH_CONFLICT,
+                        apply_failure_detail(applied.log).replace(
+                            "see model_patch.apply.log", f"see test_patch{tag}.apply.log"
+                        ),
+                    )
             if not applied.ok:
-                raise InfraError(InfraKind.TEST_PATCH_APPLY_FAILED, "the instance's test patch does not apply", log=applied.log)
+                raise InfraError(
+                    InfraKind.TEST_PATCH_APPLY_FAILED, "the instance's test patch does not apply", log=applied.log
+                )
         if (probes := harness_probes(instance.framework)) and hasattr(ws, "list_ahead"):
             ws.list_ahead(probes)  # the harness's probes are listed with the planning files: one find, not two
         plan = self._plan(ws, instance, test_patch)
@@ -411,8 +511,10 @@ class IssueResolutionEvaluator:
         _write(evidence, f"test_output{tag}.log", run.output)
         root_dir = str(getattr(ws, "root", "") or "") or None
         limit = grading.time_limit_words(timeout, from_instance=bool(instance.timeout_s))
-        atomic_write_json(evidence / f"run{tag}.json", {**run.to_dict(), "output": None, "plan": plan.to_dict(),
-                                                         "root_dir": root_dir, "time_limit": limit})
+        atomic_write_json(
+            evidence / f"run{tag}.json",
+            {**run.to_dict(), "output": None, "plan": plan.to_dict(), "root_dir": root_dir, "time_limit": limit},
+        )
         if refused:  # the launcher's status, written before any code of the project ran: the harness's failure
             raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, refused, log=run.output[-4000:])
         files = ws.read_files(plan.result_globs)
@@ -426,8 +528,12 @@ class IssueResolutionEvaluator:
             parsed = without_ids(parsed, planted[0].ids)
         atomic_write_json(
             evidence / f"parsed{tag}.json",
-            {**parsed.to_dict(), "production_built": built, "cross_check": tampered,
-             "rejected_names": [dataclasses.asdict(r) for r in getattr(ws, "rejected", [])]},
+            {
+                **parsed.to_dict(),
+                "production_built": built,
+                "cross_check": tampered,
+                "rejected_names": [dataclasses.asdict(r) for r in getattr(ws, "rejected", [])],
+            },
         )
         return run, parsed, built, tampered
 
@@ -506,9 +612,13 @@ class IssueResolutionEvaluator:
                     if config == "fix":
                         applied = ws.apply_patch(gold_patch, name=f"gold_patch{tag}")
                         if not applied.ok:
-                            raise InfraError(InfraKind.GOLD_PATCH_APPLY_FAILED, "the gold patch does not apply", log=applied.log)
+                            raise InfraError(
+                                InfraKind.GOLD_PATCH_APPLY_FAILED, "the gold patch does not apply", log=applied.log
+                            )
                     # at base the test patch's files are targeted without applying it: absent tests are NONE
-                    run, parsed, built, _ = self._run_tests(ws, instance, test_patch, ctx, tag=tag, apply=config != "base")
+                    run, parsed, built, _ = self._run_tests(
+                        ws, instance, test_patch, ctx, tag=tag, apply=config != "base"
+                    )
                 finally:
                     _release(ws)  # this configuration's evidence is written: removed in the background
                 executed = not run.timed_out and not run.oom_killed and built
@@ -603,7 +713,9 @@ def _fix_assertions(evidence: Path, runs: int, ids: Sequence[str]) -> dict[str, 
         harness_file, channel_file = evidence / f"harness.fix.{attempt}.json", evidence / f"channel.fix.{attempt}.jsonl"
         if not harness_file.is_file() or not channel_file.is_file():
             return {}
-        found = jest_harness.assertion_counts(json.loads(harness_file.read_text(encoding="utf-8")), channel_file.read_bytes())
+        found = jest_harness.assertion_counts(
+            json.loads(harness_file.read_text(encoding="utf-8")), channel_file.read_bytes()
+        )
         for test_id in ids:
             if test_id in found:
                 counts[test_id] = min(counts.get(test_id, found[test_id]), found[test_id])

@@ -328,9 +328,7 @@ def grade(
         failing[list_name] = bad
 
     def verdict(reason: Reason, detail: str) -> Verdict:
-        return Verdict(
-            reason=reason, resolved=reason is Reason.RESOLVED, counts=counts, failing=failing, detail=detail
-        )
+        return Verdict(reason=reason, resolved=reason is Reason.RESOLVED, counts=counts, failing=failing, detail=detail)
 
     if outcome.missing_prediction:
         return verdict(Reason.MISSING_PREDICTION, "no prediction for this instance")
@@ -339,7 +337,10 @@ def grade(
     if outcome.infra_error is not None:
         return verdict(Reason.INFRA_ERROR, outcome.infra_error or "infrastructure error")
     if outcome.test_patch_conflict is not None:
-        return verdict(Reason.TEST_PATCH_CONFLICT, f"the test patch applies at base but not after the candidate's patch: {outcome.test_patch_conflict}")
+        return verdict(
+            Reason.TEST_PATCH_CONFLICT,
+            f"the test patch applies at base but not after the candidate's patch: {outcome.test_patch_conflict}",
+        )
     if not outcome.applied:
         return verdict(Reason.PATCH_APPLY_FAILED, "the candidate patch (or the test patch after it) did not apply")
     if outcome.policy_violation is not None:

@@ -41,7 +41,16 @@ from pytest_mobilebench.runtime.base import InfraError, Workspace
 from pytest_mobilebench.trust import cross_check_run
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["RUNNER_COMPROMISED", "Judgement", "base_status", "judge", "parse_run", "read_tree", "save_policy_inputs", "verdict_of"]
+__all__ = [
+    "RUNNER_COMPROMISED",
+    "Judgement",
+    "base_status",
+    "judge",
+    "parse_run",
+    "read_tree",
+    "save_policy_inputs",
+    "verdict_of",
+]
 
 
 def parse_run(
@@ -78,14 +87,18 @@ def base_status(ws: Workspace, names: Sequence[str]) -> tuple[list[str], list[st
         return [], []
     listing = shlex.quote(ws.put_input("names.nul", b"".join(n.encode("utf-8") + b"\0" for n in names)))
     # the names travel in a file: any number of them (a command line overflows at 128 KiB, E2BIG)
-    commands = ((f"git check-ignore -z --stdin < {listing}", (0, 1)),
-                (f"xargs -0 -r -a {listing} git ls-files -z --", (0,)))
+    commands = (
+        (f"git check-ignore -z --stdin < {listing}", (0, 1)),
+        (f"xargs -0 -r -a {listing} git ls-files -z --", (0,)),
+    )
     wanted = set(names)
     answers = []
     for command, ok in commands:
         result = ws.run(command, timeout_s=120, network=False)
         if result.exit_code not in ok:
-            raise InfraError(InfraKind.WORKSPACE_ERROR, f"`{command[:60]}` failed (exit {result.exit_code})", log=result.output)
+            raise InfraError(
+                InfraKind.WORKSPACE_ERROR, f"`{command[:60]}` failed (exit {result.exit_code})", log=result.output
+            )
         answers.append(sorted({part for part in result.output.split("\0") if part in wanted}))
     return answers[0], answers[1]
 
@@ -120,8 +133,12 @@ def save_policy_inputs(
     mode, ``--mb-integrity``) reads into ``folder/policy/``."""
     _write_tree(folder / "policy" / "before", before)
     _write_tree(folder / "policy" / "after", after)
-    inputs = {"ignored": sorted(ignored), "tracked": sorted(tracked), "plan_command": plan_command,
-              "integrity": integrity_mode}
+    inputs = {
+        "ignored": sorted(ignored),
+        "tracked": sorted(tracked),
+        "plan_command": plan_command,
+        "integrity": integrity_mode,
+    }
     atomic_write_json(folder / "policy" / "inputs.json", inputs)
 
 
@@ -242,15 +259,24 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
     return dataclasses.replace(judged, integrity=found_integrity)
 
 
-def _judge_run(instance: IssueInstance, folder: Path, review: policy.Review, applied: bool, violations: list[str]) -> Judgement:
+def _judge_run(
+    instance: IssueInstance, folder: Path, review: policy.Review, applied: bool, violations: list[str]
+) -> Judgement:
     """:func:`judge` past the policy: the counted failures, the run's facts, the harness's and canaries' findings."""
     failure = _candidate_failure(folder)
     if applied and failure is not None:  # test_patch_conflict / resource_exhausted: the run shows it, counted
-        outcome = grading.RunOutcome(applied=True, built=False, tests={}, policy_violation="; ".join(violations) or None,
-                                     **{failure["reason"]: str(failure.get("detail") or failure["reason"])})
+        outcome = grading.RunOutcome(
+            applied=True,
+            built=False,
+            tests={},
+            policy_violation="; ".join(violations) or None,
+            **{failure["reason"]: str(failure.get("detail") or failure["reason"])},
+        )
         return Judgement(outcome, _grade(instance, outcome), review)
     if not applied or (violations and not (folder / "run.json").is_file()):
-        outcome = grading.RunOutcome(applied=applied, built=False, tests={}, policy_violation="; ".join(violations) or None)
+        outcome = grading.RunOutcome(
+            applied=applied, built=False, tests={}, policy_violation="; ".join(violations) or None
+        )
         return Judgement(outcome, _grade(instance, outcome), review)
     run, parsed, built, detail = _run_facts(instance, folder)
     parser = str(run["plan"]["parser"])
@@ -263,11 +289,20 @@ def _judge_run(instance: IssueInstance, folder: Path, review: policy.Review, app
         channel = (folder / "channel.jsonl").read_bytes() if (folder / "channel.jsonl").is_file() else b""
         found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
         violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
-        hollow = jest_harness.hollow_passes(parsed.tests, jest_harness.assertion_counts(harness, channel), instance.assertions)
+        hollow = jest_harness.hollow_passes(
+            parsed.tests, jest_harness.assertion_counts(harness, channel), instance.assertions
+        )
         if hollow:  # passed without executing an assertion the validated fix executes: not a pass
-            parsed = dataclasses.replace(parsed, tests={**parsed.tests, **{t: TestState.FAIL for t in hollow}},
-                                         passed_on_retry=parsed.passed_on_retry - set(hollow))
-            detail = "; ".join(x for x in (detail, f"passed without an assertion (the validated fix has some): {', '.join(hollow)}") if x)
+            parsed = dataclasses.replace(
+                parsed,
+                tests={**parsed.tests, **{t: TestState.FAIL for t in hollow}},
+                passed_on_retry=parsed.passed_on_retry - set(hollow),
+            )
+            detail = "; ".join(
+                x
+                for x in (detail, f"passed without an assertion (the validated fix has some): {', '.join(hollow)}")
+                if x
+            )
     parsed = jest_harness.without_canaries(parsed, harness)
     canary = _json_of(folder / "canary.json")
     if canary is not None:  # JUnit / Flutter known-answer canary (frameworks.canaries)

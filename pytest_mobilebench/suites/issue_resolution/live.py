@@ -93,8 +93,14 @@ def live_model(options: Mapping[str, Any]) -> str | None:
     return agent_options.live_model(options, prompt=True)
 
 
-def evaluate_live(suite: IssueResolutionEvaluator, instance: IssueInstance, ctx: EvalContext,
-                  base: dict[str, Any], *, trial: int | None = None) -> dict[str, Any]:
+def evaluate_live(
+    suite: IssueResolutionEvaluator,
+    instance: IssueInstance,
+    ctx: EvalContext,
+    base: dict[str, Any],
+    *,
+    trial: int | None = None,
+) -> dict[str, Any]:
     """One live item: agent in a sandbox, patch taken and written, then graded by the normal path. ``trial``:
     which of K trials this item is (its own sandbox, evidence folder, written row and grading container).
 
@@ -106,8 +112,10 @@ def evaluate_live(suite: IssueResolutionEvaluator, instance: IssueInstance, ctx:
 
     runtime = runtime_for(ctx, trusted=False)
     if not isinstance(runtime, AgentSandboxRuntime):
-        raise InfraError(InfraKind.PLATFORM_UNAVAILABLE, f"--mb-runtime={runtime.name} hosts no agent sandboxes "
-                         "(live issue resolution needs --mb-runtime=docker)")
+        raise InfraError(
+            InfraKind.PLATFORM_UNAVAILABLE,
+            f"--mb-runtime={runtime.name} hosts no agent sandboxes (live issue resolution needs --mb-runtime=docker)",
+        )
     model = str(base.get("model_name_or_path") or live_model(ctx.options))
     ctx.progress(f"{instance.instance_id}: agent sandbox ({runtime.name})")
     if ctx.options.get("mb_agent_command"):
@@ -125,8 +133,9 @@ def evaluate_live(suite: IssueResolutionEvaluator, instance: IssueInstance, ctx:
     return with_agent(result, agent, taken, ctx.evidence_dir)
 
 
-def _run_builtin(runtime: AgentSandboxRuntime, spec: Any, instance: IssueInstance,
-                 ctx: EvalContext) -> tuple[dict[str, Any], TakenPatch]:
+def _run_builtin(
+    runtime: AgentSandboxRuntime, spec: Any, instance: IssueInstance, ctx: EvalContext
+) -> tuple[dict[str, Any], TakenPatch]:
     """The built-in agent in a sandbox without network; ``(agent record, taken patch)``."""
     from pytest_mobilebench.agents.loop import run_shell_agent
 
@@ -134,32 +143,53 @@ def _run_builtin(runtime: AgentSandboxRuntime, spec: Any, instance: IssueInstanc
     prompt = render_prompt(ctx.options, instance)
     sandbox = runtime.agent_sandbox(spec, log_dir=ctx.evidence_dir)
     try:
-        outcome = run_shell_agent(endpoint, limits, prompt, SandboxShell(sandbox, limits.output_chars),
-                                  ctx.evidence_dir / TRAJECTORY_FILE)
+        outcome = run_shell_agent(
+            endpoint, limits, prompt, SandboxShell(sandbox, limits.output_chars), ctx.evidence_dir / TRAJECTORY_FILE
+        )
         taken = sandbox.take_patch(MAX_PATCH_BYTES)
     finally:
         sandbox.close()
     usage = dataclasses.asdict(outcome.usage)
-    return {"mode": "builtin", "model": endpoint.model, "end": outcome.end.value, "usage": usage,
-            "submission": (outcome.submission or "")[:_SHOWN_SUBMISSION] or None, "limits": limits_json(limits)}, taken
+    return {
+        "mode": "builtin",
+        "model": endpoint.model,
+        "end": outcome.end.value,
+        "usage": usage,
+        "submission": (outcome.submission or "")[:_SHOWN_SUBMISSION] or None,
+        "limits": limits_json(limits),
+    }, taken
 
 
 def render_prompt(options: Mapping[str, Any], instance: IssueInstance) -> Any:
     """The prompt of ``--mb-agent-prompt`` (default: the package's template) for ``instance``."""
     from pytest_mobilebench.agents.prompt import load_template
 
-    return load_template(options.get("mb_agent_prompt")).render({
-        "problem_statement": instance.problem_statement, "repo": instance.repo, "base_commit": instance.base_commit,
-        "framework": instance.framework, "workdir": AgentSandbox.workdir})
+    return load_template(options.get("mb_agent_prompt")).render(
+        {
+            "problem_statement": instance.problem_statement,
+            "repo": instance.repo,
+            "base_commit": instance.base_commit,
+            "framework": instance.framework,
+            "workdir": AgentSandbox.workdir,
+        }
+    )
 
 
-def _grade(suite: IssueResolutionEvaluator, instance: IssueInstance, ctx: EvalContext, base: dict[str, Any],
-           prediction: Prediction, taken: TakenPatch) -> dict[str, Any]:
+def _grade(
+    suite: IssueResolutionEvaluator,
+    instance: IssueInstance,
+    ctx: EvalContext,
+    base: dict[str, Any],
+    prediction: Prediction,
+    taken: TakenPatch,
+) -> dict[str, Any]:
     """``prediction`` (exactly the row written for ``taken``) through the suite's file-prediction path: a patch
     withheld as too large is the policy's refusal there, live and on a re-grade alike."""
     result = suite._grade_candidate(instance, prediction, ctx, base)
     if taken.error:
-        result["detail"] = "; ".join(x for x in (f"the patch could not be taken: {taken.error}", result.get("detail")) if x)
+        result["detail"] = "; ".join(
+            x for x in (f"the patch could not be taken: {taken.error}", result.get("detail")) if x
+        )
     return result
 
 
@@ -168,8 +198,12 @@ def command_env(sandbox: AgentSandbox, model: str, files: Mapping[str, str]) -> 
     OpenAI-style variables pointing at the relay (the key is the forwarder's to add: a dummy one here)."""
     env = {"MOBILEBENCH_WORKDIR": sandbox.workdir, "MOBILEBENCH_MODEL": model, **files}
     if sandbox.model_url:
-        env |= {"OPENAI_BASE_URL": sandbox.model_url, "OPENAI_API_BASE": sandbox.model_url,
-                "OPENAI_API_KEY": "sk-mobilebench-forwarder", "MOBILEBENCH_AGENT_BASE_URL": sandbox.model_url}
+        env |= {
+            "OPENAI_BASE_URL": sandbox.model_url,
+            "OPENAI_API_BASE": sandbox.model_url,
+            "OPENAI_API_KEY": "sk-mobilebench-forwarder",
+            "MOBILEBENCH_AGENT_BASE_URL": sandbox.model_url,
+        }
     return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in sorted(env.items()))
 
 

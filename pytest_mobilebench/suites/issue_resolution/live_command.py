@@ -49,8 +49,9 @@ _DEFAULT_WALL_S: Final = 3600.0
 _MAX_AGENT_DIR_BYTES: Final = 256 << 20
 
 
-def run_command_agent(runtime: AgentSandboxRuntime, spec: Any, instance: IssueInstance,
-                      ctx: EvalContext) -> tuple[dict[str, Any], TakenPatch]:
+def run_command_agent(
+    runtime: AgentSandboxRuntime, spec: Any, instance: IssueInstance, ctx: EvalContext
+) -> tuple[dict[str, Any], TakenPatch]:
     """Run ``--mb-agent-command`` in a sandbox (routed to the forwarder when an endpoint is given).
 
     Returns:
@@ -86,14 +87,24 @@ def run_command_agent(runtime: AgentSandboxRuntime, spec: Any, instance: IssueIn
     tokens_in, tokens_out = int(usage.get("tokens_in") or 0), int(usage.get("tokens_out") or 0)
     end = "agent_timeout" if run.timed_out else (usage.get("limit") or "submitted")
     return {
-        "mode": "command", "model": model, "end": end, "exit_code": run.exit_code, "seconds": round(seconds, 3),
-        "usage": {"calls": int(usage.get("calls") or 0), "steps": None, "tokens_in": tokens_in, "tokens_out": tokens_out,
-                  "model_seconds": round(float(usage.get("model_seconds") or 0.0), 3),
-                  "cost_usd": price.cost(tokens_in, tokens_out) if price is not None else None,
-                  "refused": int(usage.get("refused") or 0),
-                  "endpoint_failed_attempts": int(usage.get("failed_attempts") or 0),
-                  "endpoint_lost_seconds": round(float(usage.get("lost_seconds") or 0.0), 3)},
-        "submission": None, "endpoint_failures": [list(f) for f in (forwarder.failures if forwarder else [])],
+        "mode": "command",
+        "model": model,
+        "end": end,
+        "exit_code": run.exit_code,
+        "seconds": round(seconds, 3),
+        "usage": {
+            "calls": int(usage.get("calls") or 0),
+            "steps": None,
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "model_seconds": round(float(usage.get("model_seconds") or 0.0), 3),
+            "cost_usd": price.cost(tokens_in, tokens_out) if price is not None else None,
+            "refused": int(usage.get("refused") or 0),
+            "endpoint_failed_attempts": int(usage.get("failed_attempts") or 0),
+            "endpoint_lost_seconds": round(float(usage.get("lost_seconds") or 0.0), 3),
+        },
+        "submission": None,
+        "endpoint_failures": [list(f) for f in (forwarder.failures if forwarder else [])],
     }, taken
 
 
@@ -110,13 +121,18 @@ def _endpoint_failed(forwarder: ModelForwarder | None, run: Any, url: str) -> No
     late = {InfraKind.AGENT_UNREACHABLE.value, InfraKind.AGENT_ENDPOINT_TIMEOUT.value}
     failed = [f for f in forwarder.failures if f[0] in late]
     if failed:
-        raise InfraError(InfraKind(failed[-1][0]), f"the forwarder could not get an answer from {url} through its "
-                         f"retries: {failed[-1][1]}")
+        raise InfraError(
+            InfraKind(failed[-1][0]),
+            f"the forwarder could not get an answer from {url} through its retries: {failed[-1][1]}",
+        )
     usage = forwarder.usage
     if run.timed_out and usage.lost_seconds > 0 and usage.lost_kind is not None:
-        raise InfraError(InfraKind(usage.lost_kind), f"the program ran out of its wall time after the endpoint {url} "
-                         f"lost {usage.lost_seconds:.1f} s to {usage.failed_attempts} failed attempt(s) and their "
-                         "retries: not the program's outcome")
+        raise InfraError(
+            InfraKind(usage.lost_kind),
+            f"the program ran out of its wall time after the endpoint {url} "
+            f"lost {usage.lost_seconds:.1f} s to {usage.failed_attempts} failed attempt(s) and their "
+            "retries: not the program's outcome",
+        )
 
 
 def _forwarder(options: Mapping[str, Any], model: str, limits: Any) -> ModelForwarder:
@@ -132,11 +148,14 @@ def _forwarder(options: Mapping[str, Any], model: str, limits: Any) -> ModelForw
             return "agent_cost_limit"
         return None
 
-    forwarder = ModelForwarder(str(options["mb_agent_base_url"]), api_key(),
-                               timeout_s=float(options.get("mb_agent_timeout") or 120.0),
-                               connect_timeout_s=float(options.get("mb_agent_connect_timeout") or 10.0),
-                               retries=int(options.get("mb_agent_retries") if options.get("mb_agent_retries") is not None else 3),
-                               budget=budget)
+    forwarder = ModelForwarder(
+        str(options["mb_agent_base_url"]),
+        api_key(),
+        timeout_s=float(options.get("mb_agent_timeout") or 120.0),
+        connect_timeout_s=float(options.get("mb_agent_connect_timeout") or 10.0),
+        retries=int(options.get("mb_agent_retries") if options.get("mb_agent_retries") is not None else 3),
+        budget=budget,
+    )
     forwarder.start()
     return forwarder
 
@@ -145,7 +164,9 @@ def _script(sandbox: AgentSandbox, instance: IssueInstance, options: Mapping[str
     """The shell text run in the sandbox: the variables, ``cd`` to the work tree, then the user's command."""
     prompt = render_prompt(options, instance)
     files = {
-        "MOBILEBENCH_PROMPT_FILE": sandbox.put_file("prompt.md", (prompt.system + "\n\n" + prompt.task).strip().encode()),
+        "MOBILEBENCH_PROMPT_FILE": sandbox.put_file(
+            "prompt.md", (prompt.system + "\n\n" + prompt.task).strip().encode()
+        ),
         "MOBILEBENCH_PROBLEM_FILE": sandbox.put_file("problem.md", instance.problem_statement.encode()),
     }
     if options.get("mb_agent_dir"):
@@ -181,8 +202,17 @@ def _write_transcript(path: Path, command: str, run: Any, usage: Mapping[str, An
     """The program's run as trajectory lines (the same file name and roles as the built-in agent's)."""
     lines = [
         {"step": 0, "role": "harness", "t": 0.0, "event": "start", "mode": "command"},
-        {"step": 1, "role": "tool", "t": 0.0, "tool": "bash", "command": command, "exit_code": run.exit_code,
-         "output": run.output[-200_000:], "timed_out": run.timed_out, "seconds": run.duration_s},
+        {
+            "step": 1,
+            "role": "tool",
+            "t": 0.0,
+            "tool": "bash",
+            "command": command,
+            "exit_code": run.exit_code,
+            "output": run.output[-200_000:],
+            "timed_out": run.timed_out,
+            "seconds": run.duration_s,
+        },
         {"step": 1, "role": "harness", "t": run.duration_s, "event": "end", "usage": dict(usage)},
     ]
     atomic_write_text(path, "".join(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in lines))

@@ -166,8 +166,9 @@ def _errors_to_manifest_error(
     if found is None:
         return None
     field, message = found
-    return ManifestError(path, message, line=line_of(field.split(".")[0] if field else None), instance_id=instance_id,
-                         field=field)
+    return ManifestError(
+        path, message, line=line_of(field.split(".")[0] if field else None), instance_id=instance_id, field=field
+    )
 
 
 def record_for(instance: IssueInstance, path: Path, line: int | None) -> LoadedRecord:
@@ -187,7 +188,13 @@ def record_for(instance: IssueInstance, path: Path, line: int | None) -> LoadedR
     )
 
 
-_SHARED_KEYS = frozenset(IssueInstance.model_fields) - {"instance_id", "base_commit", "patch", "test_patch", "fix_commit"}
+_SHARED_KEYS = frozenset(IssueInstance.model_fields) - {
+    "instance_id",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "fix_commit",
+}
 #: every key a manifest may use (instance and environment fields), for "did you mean" on a typo
 _ALL_KEYS = frozenset(IssueInstance.model_fields) | frozenset(Environment.model_fields)
 
@@ -214,7 +221,9 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
     problem, suggested = unknown_top_keys(doc, _SHARED_KEYS | {"suite", "instances"}, _ALL_KEYS)
     entries = data.get("instances")
     if not isinstance(entries, list) or not entries:
-        return charge_file_problem([ManifestError(path, "'instances' must be a non-empty list", line=doc.line_of("instances") or 1)], problem)
+        return charge_file_problem(
+            [ManifestError(path, "'instances' must be a non-empty list", line=doc.line_of("instances") or 1)], problem
+        )
     shared = {k: v for k, v in data.items() if k in _SHARED_KEYS}
     out: list[LoadedRecord | ManifestError] = []
     for index, entry in enumerate(entries):
@@ -241,9 +250,15 @@ def load_manifest(doc: YamlDocument) -> list[LoadedRecord | ManifestError]:
                 return got
 
             iid = str(instance_id) if instance_id else None
-            out.append(_errors_to_manifest_error(exc, path, iid, line_of, suggested)
-                       or ManifestError(path, problem.message if problem else str(exc),
-                                        line=problem.line if problem else line, instance_id=iid))
+            out.append(
+                _errors_to_manifest_error(exc, path, iid, line_of, suggested)
+                or ManifestError(
+                    path,
+                    problem.message if problem else str(exc),
+                    line=problem.line if problem else line,
+                    instance_id=iid,
+                )
+            )
             continue
         out.append(record_for(instance, path, line))
     return charge_file_problem(out, problem)
@@ -315,8 +330,10 @@ def load_dataset(path: Path, *, default_framework: str | None = None) -> list[Lo
         try:
             instance = IssueInstance.model_validate(data)
         except ValidationError as exc:
-            out.append(_errors_to_manifest_error(exc, path, row.get("instance_id"), lambda _f, _l=lineno: _l)
-                       or ManifestError(path, str(exc), line=lineno))
+            out.append(
+                _errors_to_manifest_error(exc, path, row.get("instance_id"), lambda _f, _l=lineno: _l)
+                or ManifestError(path, str(exc), line=lineno)
+            )
             continue
         out.append(record_for(instance, path, lineno))
     return out
@@ -338,5 +355,10 @@ def invalid_source(record: LoadedRecord, exc: Any) -> ManifestError:
     instance: IssueInstance = record.record
     fields = [name for name in ("base_commit", "fix_commit") if getattr(instance, name, None) in exc.commits]
     what = "; ".join(f"{name} {getattr(instance, name)} is not in the repository" for name in fields) or str(exc)
-    return ManifestError(record.source, f"{what} ({exc})", line=record.line, instance_id=instance.instance_id,
-                         field=fields[0] if len(fields) == 1 else ("repo_url" if not exc.commits else None))
+    return ManifestError(
+        record.source,
+        f"{what} ({exc})",
+        line=record.line,
+        instance_id=instance.instance_id,
+        field=fields[0] if len(fields) == 1 else ("repo_url" if not exc.commits else None),
+    )

@@ -240,7 +240,11 @@ def _return(line: str, tokens: Sequence[Token], k: int) -> Iterator[tuple[str, s
     rest = list(tokens[k + 1 :])
     end = next((j for j, t in enumerate(rest) if t.text == ";"), len(rest))
     expr = rest[:end]
-    if not expr or [t.text for t in expr] in (["null"], ["undefined"]) or expr[-1].text in (*_CLOSERS, ",", "=>", "?", ":"):
+    if (
+        not expr
+        or [t.text for t in expr] in (["null"], ["undefined"])
+        or expr[-1].text in (*_CLOSERS, ",", "=>", "?", ":")
+    ):
         return
     depth = sum(1 if t.text in _CLOSERS else -1 if t.text in _CLOSERS.values() else 0 for t in expr)
     if depth == 0 and (end < len(rest) or not line[expr[-1].end :].strip()):
@@ -321,5 +325,7 @@ def mutants(patch: str, *, per_hunk: int = 3, seed: int = 0, key: str = "") -> l
                 old = text_lines[diff_no - 1]
                 ending = old[len(old.rstrip("\r\n")) :]
                 lines = [*text_lines[: diff_no - 1], "+" + new + ending, *text_lines[diff_no:]]
-                out.append(Mutant(f"h{index}.m{n}", kind, index, path, target_no, old[1:].rstrip("\r\n"), new, "".join(lines)))
+                out.append(
+                    Mutant(f"h{index}.m{n}", kind, index, path, target_no, old[1:].rstrip("\r\n"), new, "".join(lines))
+                )
     return out

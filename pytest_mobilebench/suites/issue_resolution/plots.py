@@ -49,6 +49,14 @@ def plots(table: Mapping[str, Any]) -> list[FigureSpec]:
             rate_series(name, [(t[c]["resolved"], t[c]["total"]) if c in t else None for c in categories])
             for name, t in tables.items()
         )
-        figures.append(FigureSpec(key, title, categories, series, ylabel="resolved / evaluated",
-                                  note="bars: Wilson 95% intervals; labels: resolved/evaluated"))
+        figures.append(
+            FigureSpec(
+                key,
+                title,
+                categories,
+                series,
+                ylabel="resolved / evaluated",
+                note="bars: Wilson 95% intervals; labels: resolved/evaluated",
+            )
+        )
     return figures

@@ -30,8 +30,16 @@ from pytest_mobilebench.patch import FileChange, PatchInfo
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import OversizedPatch
 
-__all__ = ["PatchLimits", "Review", "link_findings", "review", "size_findings", "tool_findings", "touched_test_files",
-           "withheld_finding"]
+__all__ = [
+    "PatchLimits",
+    "Review",
+    "link_findings",
+    "review",
+    "size_findings",
+    "tool_findings",
+    "touched_test_files",
+    "withheld_finding",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,8 +63,11 @@ class PatchLimits:
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> PatchLimits:
         """The limits named by the options (a missing or None option keeps the default)."""
-        given = {"files": options.get("mb_max_patch_files"), "bytes": options.get("mb_max_patch_bytes"),
-                 "lines": options.get("mb_max_patch_lines")}
+        given = {
+            "files": options.get("mb_max_patch_files"),
+            "bytes": options.get("mb_max_patch_bytes"),
+            "lines": options.get("mb_max_patch_lines"),
+        }
         return cls(**{k: int(v) for k, v in given.items() if v is not None})
 
 
@@ -187,8 +198,11 @@ def review(
     """
     is_test = framework.test_rule(before)
     links = {posixpath.normpath(c.path) for c in info.files if c.symlink_target is not None}
-    tools = [(c.line, why) for c in info.files
-             for why in (*tool_findings(c, framework, ignored, tracked), *link_findings(c, links))]
+    tools = [
+        (c.line, why)
+        for c in info.files
+        for why in (*tool_findings(c, framework, ignored, tracked), *link_findings(c, links))
+    ]
     runner = [(c.paths, m) for c in info.files for m in framework.runner_config(c, before, after, plan_command)]
     return Review(
         tools=tuple(tools),

@@ -63,7 +63,9 @@ def infra_callouts(results: Sequence[Mapping[str, Any]], reference: str = GOLD) 
     instances of the same run: ``infra >= max(2, 2 * reference_infra + 1)``. A candidate that makes the
     harness fail (to leave the denominator) shows here. Returns ``[{"model", "items", "infra",
     "reference_infra"}]``, by model name; empty without reference results."""
-    ref = {str(r.get("instance_id")): bool(r.get("retryable")) for r in results if r.get("model_name_or_path") == reference}
+    ref = {
+        str(r.get("instance_id")): bool(r.get("retryable")) for r in results if r.get("model_name_or_path") == reference
+    }
     found: list[dict[str, Any]] = []
     for model in sorted({str(r.get("model_name_or_path")) for r in results} - {reference}):
         rows = [r for r in results if str(r.get("model_name_or_path")) == model and str(r.get("instance_id")) in ref]

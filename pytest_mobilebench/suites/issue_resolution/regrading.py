@@ -27,12 +27,32 @@ from pytest_mobilebench.suites.issue_resolution.judge import judge
 __all__ = ["outcome_from_evidence", "regrade_result"]
 
 #: fields of the live result that were fixed before the tests ran (the ``base`` of ``_finish``)
-_BASE_KEYS = ("instance_id", "suite", "model_name_or_path", "trial", "repo", "framework", "difficulty", "category",
-              "flags", "test_files_touched", "policy_violations", "runtime")
+_BASE_KEYS = (
+    "instance_id",
+    "suite",
+    "model_name_or_path",
+    "trial",
+    "repo",
+    "framework",
+    "difficulty",
+    "category",
+    "flags",
+    "test_files_touched",
+    "policy_violations",
+    "runtime",
+)
 #: fields the plugin adds to every result
 _PLUGIN_KEYS = ("evidence_dir", "cache_key", "group", "duration_s")
 #: properties that depend on the patches only, kept from the live result
-_PATCH_PROPERTIES = ("loc_precision", "loc_recall", "loc_f1", "gold_files", "gold_lines", "gold_artifacts", "duration_s")
+_PATCH_PROPERTIES = (
+    "loc_precision",
+    "loc_recall",
+    "loc_f1",
+    "gold_files",
+    "gold_lines",
+    "gold_artifacts",
+    "duration_s",
+)
 
 
 def outcome_from_evidence(instance: IssueInstance, evidence_dir: Path) -> grading.RunOutcome:

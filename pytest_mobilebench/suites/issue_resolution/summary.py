@@ -49,7 +49,9 @@ def summarize(results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any
     table["headline"] = headline(results)
     from pytest_mobilebench.report.trials import bootstrap_options, trial_headline, trial_table
 
-    if (trials := trial_table(results, **bootstrap_options(options))) is not None:  # --mb-trials K: pass@1 over trials, pass^k, flips
+    if (
+        trials := trial_table(results, **bootstrap_options(options))
+    ) is not None:  # --mb-trials K: pass@1 over trials, pass^k, flips
         table["trials"] = trials
         own = trial_headline(next(iter(trials.values()))) if len(trials) == 1 else None
         if own is not None and all(isinstance(r.get("trial"), int) for r in results):
@@ -73,8 +75,11 @@ def summarize(results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any
     if len(models) > 1:
         from pytest_mobilebench.compare import compare_results
 
-        table["model_comparison"] = compare_results(results, **bootstrap_options(options))  # paired, exact McNemar (docs/datasets.md)
+        table["model_comparison"] = compare_results(
+            results, **bootstrap_options(options)
+        )  # paired, exact McNemar (docs/datasets.md)
     if len(models) > 1:  # the run page (plots.py) draws each model's strata side by side
-        table["per_model"] = {m: summarize([r for r in results if str(r.get("model_name_or_path")) == m],
-                                                options=options) for m in models}
+        table["per_model"] = {
+            m: summarize([r for r in results if str(r.get("model_name_or_path")) == m], options=options) for m in models
+        }
     return table

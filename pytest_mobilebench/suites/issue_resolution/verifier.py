@@ -50,7 +50,12 @@ def leak_of(rows: Sequence[Mapping[str, Any]]) -> float | None:
 
 
 def verifier_strength(
-    suite: Any, instance: IssueInstance, ctx: EvalContext, gold: str, test: str, lists: Mapping[str, Sequence[str]],
+    suite: Any,
+    instance: IssueInstance,
+    ctx: EvalContext,
+    gold: str,
+    test: str,
+    lists: Mapping[str, Sequence[str]],
     hunk_rows: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
     """Run the empty patch and the semantic mutants; combine with the hunk-drop rows (which carry

@@ -70,8 +70,14 @@ class PlannerReason(str, enum.Enum):
 
 def _result(reason: PlannerReason, detail: str, **extra: Any) -> dict[str, Any]:
     props = extra.pop("properties", {})
-    return {"reason": reason.value, "passed": reason is PlannerReason.PASSED, "retryable": reason.is_infra,
-            "detail": detail, "properties": {"reason": reason.value, **props}, **extra}
+    return {
+        "reason": reason.value,
+        "passed": reason is PlannerReason.PASSED,
+        "retryable": reason.is_infra,
+        "detail": detail,
+        "properties": {"reason": reason.value, **props},
+        **extra,
+    }
 
 
 def grade_runs(task: Task, runs: Sequence[Sequence[Call]], evidence: Path | None = None) -> list[dict[str, Any]]:
@@ -94,16 +100,25 @@ def grade_runs(task: Task, runs: Sequence[Sequence[Call]], evidence: Path | None
 
 def _meta(task: Task, graded: list[dict[str, Any]], usage: Mapping[str, int]) -> dict[str, Any]:
     """The suite fields of a result: what the run-level tables group by, and every run's grade."""
-    return {"dimension": task.dimension, "bucket": task.bucket, "domain": task.domain,
-            "recovery_task": any("expect_error" in s for s in task.gold), "usage": dict(usage), "runs": graded}
+    return {
+        "dimension": task.dimension,
+        "bucket": task.bucket,
+        "domain": task.domain,
+        "recovery_task": any("expect_error" in s for s in task.gold),
+        "usage": dict(usage),
+        "runs": graded,
+    }
 
 
 def _reported_usage(raw: Any) -> dict[str, int]:
     """The prediction's self-reported token counts (reported, never graded); anything but ints is dropped."""
     if not isinstance(raw, Mapping):
         return {}
-    return {k: v for k, v in raw.items()
-            if k in ("input_tokens", "output_tokens") and isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+    return {
+        k: v
+        for k, v in raw.items()
+        if k in ("input_tokens", "output_tokens") and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    }
 
 
 def _calls_json(calls: Sequence[Call]) -> list[dict[str, Any]]:
@@ -116,12 +131,14 @@ class PlannerSuite:
     name: Final = SUITE_NAME
     reasons = PlannerReason
     options = surface.OPTIONS
-    markers = MappingProxyType({
-        **surface.MARKERS,
-        **{d: f"planner capability dimension {d}" for d in DIMENSIONS},
-        **{b: f"planner verification bucket {b}" for b in BUCKETS},
-        **{f"planner_{d}": f"planner tasks of the {d} domain" for d in DOMAINS},
-    })
+    markers = MappingProxyType(
+        {
+            **surface.MARKERS,
+            **{d: f"planner capability dimension {d}" for d in DIMENSIONS},
+            **{b: f"planner verification bucket {b}" for b in BUCKETS},
+            **{f"planner_{d}": f"planner tasks of the {d} domain" for d in DOMAINS},
+        }
+    )
     columns = surface.COLUMNS
     fixtures = surface.FIXTURES
     fixture_module = surface.SURFACE.fixture_module
@@ -136,8 +153,17 @@ class PlannerSuite:
                 out.append(entry)
                 continue
             line = line_of("tasks", i) if line_of else None
-            out.append(LoadedRecord(SUITE_NAME, entry.id, path, line, entry, f"{SUITE_NAME}:{entry.domain}",
-                                    (SUITE_NAME, entry.dimension, entry.bucket, f"planner_{entry.domain}")))
+            out.append(
+                LoadedRecord(
+                    SUITE_NAME,
+                    entry.id,
+                    path,
+                    line,
+                    entry,
+                    f"{SUITE_NAME}:{entry.domain}",
+                    (SUITE_NAME, entry.dimension, entry.bucket, f"planner_{entry.domain}"),
+                )
+            )
         return out
 
     def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
@@ -164,9 +190,11 @@ class PlannerSuite:
                 unusable (:func:`pytest_mobilebench.agents.options.live_model`).
         """
         if options.get("mb_agent_command"):
-            raise ValueError("--mb-agent-command: the planner suite runs only the built-in agent live (its candidate "
-                             "is the tool calls it makes on the planner's mobile sandbox, which a program in a shell "
-                             "cannot reach); give --mb-agent-base-url and --mb-agent-model without it")
+            raise ValueError(
+                "--mb-agent-command: the planner suite runs only the built-in agent live (its candidate "
+                "is the tool calls it makes on the planner's mobile sandbox, which a program in a shell "
+                "cannot reach); give --mb-agent-base-url and --mb-agent-model without it"
+            )
         return live_model(options)
 
     # ------------------------------------------------------------------------------------------ evaluate
@@ -189,7 +217,9 @@ class PlannerSuite:
             raise TrajectoryError(f"--mb-trials {trials} needs 'trajectories' with {trials} trials")
         return [parse_trajectory(fields["trajectory"])]
 
-    def _live_runs(self, task: Task, agent: Any, trials: int, ctx: EvalContext) -> tuple[list[list[Call]], dict[str, int]]:
+    def _live_runs(
+        self, task: Task, agent: Any, trials: int, ctx: EvalContext
+    ) -> tuple[list[list[Call]], dict[str, int]]:
         from pytest_mobilebench.suites.planner.agent import run_live
 
         runs, usage = [], {"input_tokens": 0, "output_tokens": 0, "requests": 0}
@@ -210,61 +240,93 @@ class PlannerSuite:
         live = prediction is not None and prediction.is_live()
         agent = ctx.fixture("planner_agent") if live else None
         if live and agent is None:  # a conftest's planner_agent gave no endpoint
-            return _result(PlannerReason.INFRA_ERROR, "--predictions=live but the planner_agent fixture gave no "
-                           "endpoint (--mb-agent-base-url)", infra_kind=InfraKind.AGENT_NOT_CONFIGURED.value,
-                           properties={"infra_error": InfraKind.AGENT_NOT_CONFIGURED.value})
+            return _result(
+                PlannerReason.INFRA_ERROR,
+                "--predictions=live but the planner_agent fixture gave no endpoint (--mb-agent-base-url)",
+                infra_kind=InfraKind.AGENT_NOT_CONFIGURED.value,
+                properties={"infra_error": InfraKind.AGENT_NOT_CONFIGURED.value},
+            )
         usage: dict[str, int] = {}
         try:
             if live:
                 runs, usage = self._live_runs(task, agent, int(trials or 1), ctx)
             elif prediction is None:
-                return _result(PlannerReason.MISSING_PREDICTION, "no trajectory for this task and model",
-                               planner=_meta(task, [], {}))
+                return _result(
+                    PlannerReason.MISSING_PREDICTION,
+                    "no trajectory for this task and model",
+                    planner=_meta(task, [], {}),
+                )
             else:
                 runs = self._offline_runs(task, prediction, trials)
                 usage = _reported_usage(prediction.get("usage"))
         except AgentInfraError as exc:
-            return _result(PlannerReason.INFRA_ERROR, str(exc), infra_kind=exc.kind,
-                           properties={"infra_error": exc.kind})
+            return _result(
+                PlannerReason.INFRA_ERROR, str(exc), infra_kind=exc.kind, properties={"infra_error": exc.kind}
+            )
         except TrajectoryError as exc:
             return _result(PlannerReason.INVALID_PREDICTION, str(exc), planner=_meta(task, [], {}))
-        record_doc = {"mode": "live" if live else "offline", "runs": [_calls_json(r) for r in runs], "usage": usage,
-                      "agent_model": agent.model if live else None}
+        record_doc = {
+            "mode": "live" if live else "offline",
+            "runs": [_calls_json(r) for r in runs],
+            "usage": usage,
+            "agent_model": agent.model if live else None,
+        }
         (ctx.evidence_dir / "trajectory.json").write_text(json.dumps(record_doc, indent=1, default=str))
-        return self._verdict(task, grade_runs(task, runs, ctx.evidence_dir), usage, record_doc["mode"],
-                             record_doc["agent_model"])
+        return self._verdict(
+            task, grade_runs(task, runs, ctx.evidence_dir), usage, record_doc["mode"], record_doc["agent_model"]
+        )
 
-    def _verdict(self, task: Task, graded: list[dict[str, Any]], usage: Mapping[str, int], mode: str,
-                 agent_model: str | None = None) -> dict[str, Any]:
+    def _verdict(
+        self,
+        task: Task,
+        graded: list[dict[str, Any]],
+        usage: Mapping[str, int],
+        mode: str,
+        agent_model: str | None = None,
+    ) -> dict[str, Any]:
         first = graded[0]
         all_pass = all(g["score"] == 1.0 for g in graded)
         props = {
-            "score": round(sum(g["score"] for g in graded) / len(graded), 6), "pass_k": all_pass, "runs": len(graded),
-            "dimension": task.dimension, "bucket": task.bucket, "domain": task.domain, "mode": mode,
-            "primary": first["primary"], "state_match": first["state_match"], "steps": first["steps"],
+            "score": round(sum(g["score"] for g in graded) / len(graded), 6),
+            "pass_k": all_pass,
+            "runs": len(graded),
+            "dimension": task.dimension,
+            "bucket": task.bucket,
+            "domain": task.domain,
+            "mode": mode,
+            "primary": first["primary"],
+            "state_match": first["state_match"],
+            "steps": first["steps"],
             "errors": f"{first['errors_met']}/{first['errors_recovered']}",
-            "errors_met": first["errors_met"], "errors_recovered": first["errors_recovered"],
+            "errors_met": first["errors_met"],
+            "errors_recovered": first["errors_recovered"],
             "memory_gate": "n/a" if first["gates"]["memory"] is None else first["gates"]["memory"],
             "skill_gate": "n/a" if first["gates"]["skill"] is None else first["gates"]["skill"],
             "minefield": bool(first["minefields"]),
-            "collateral": len(first["collateral"]), "extra_skill_loads": len(first["extra_skill_loads"]),
-            "input_tokens": int(usage.get("input_tokens", 0)), "output_tokens": int(usage.get("output_tokens", 0)),
+            "collateral": len(first["collateral"]),
+            "extra_skill_loads": len(first["extra_skill_loads"]),
+            "input_tokens": int(usage.get("input_tokens", 0)),
+            "output_tokens": int(usage.get("output_tokens", 0)),
             **({"agent_model": agent_model} if agent_model else {}),
         }
         reason = PlannerReason.PASSED if all_pass else PlannerReason.FAILED
         detail = " | ".join(f"run {k + 1}: score {g['score']}: {g['detail']}" for k, g in enumerate(graded))
         runs = {"trial_outcomes": [g["score"] == 1.0 for g in graded]} if len(graded) > 1 else {}  # compare's trials
-        return _result(reason, detail, properties=props, planner={**_meta(task, graded, usage), "model": agent_model},
-                       **runs)
+        return _result(
+            reason, detail, properties=props, planner={**_meta(task, graded, usage), "model": agent_model}, **runs
+        )
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
         """Grade again from ``trajectory.json`` in an evidence folder, through :func:`grade_runs`."""
         doc = json.loads((Path(evidence_dir) / "trajectory.json").read_text())
         runs = [parse_trajectory(r, f"runs[{k}]") for k, r in enumerate(doc["runs"])]
-        return self._verdict(record.record, grade_runs(record.record, runs), doc.get("usage") or {}, doc["mode"],
-                             doc.get("agent_model"))
+        return self._verdict(
+            record.record, grade_runs(record.record, runs), doc.get("usage") or {}, doc["mode"], doc.get("agent_model")
+        )
 
-    def summarize(self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def summarize(
+        self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Per model: per-dimension success (Wilson 95%), Overall, per domain / bucket, errors, tokens, pass^k."""
         from pytest_mobilebench.report.trials import bootstrap_options
 

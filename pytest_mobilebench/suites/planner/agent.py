@@ -53,8 +53,11 @@ def run_live(task: Task, endpoint: AgentEndpoint) -> tuple[list[Call], dict[str,
         AgentInfraError: the endpoint failed.
     """
     episode = new_episode(task)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
-                                      *_history_messages(task.history), {"role": "user", "content": task.query}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        *_history_messages(task.history),
+        {"role": "user", "content": task.query},
+    ]
     calls: list[Call] = []
     usage = {"input_tokens": 0, "output_tokens": 0, "requests": 0}
     while not episode.done:
@@ -64,8 +67,13 @@ def run_live(task: Task, endpoint: AgentEndpoint) -> tuple[list[Call], dict[str,
         usage["output_tokens"] += completion.tokens_out
         message = completion.message
         tool_calls = message.get("tool_calls") or []
-        messages.append({"role": "assistant", "content": message.get("content"),
-                         **({"tool_calls": tool_calls} if tool_calls else {})})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": message.get("content"),
+                **({"tool_calls": tool_calls} if tool_calls else {}),
+            }
+        )
         if not tool_calls:
             call = Call("Finish", {"answer": str(message.get("content") or "")})
             calls.append(call)

@@ -57,8 +57,9 @@ class Change:
         if self.kind == "updated":
             cols = ", ".join(f"{c} {o!r} -> {n!r}" for c, (o, n) in self.columns.items())
             return f"updated {self.table} {self.row_id}: {cols}"
-        shown = ", ".join(f"{c}={v!r}" for c, v in self.row.items()
-                          if c not in GENERATED_COLUMNS and v not in (None, "", "[]"))
+        shown = ", ".join(
+            f"{c}={v!r}" for c, v in self.row.items() if c not in GENERATED_COLUMNS and v not in (None, "", "[]")
+        )
         shown = shown if len(shown) <= 160 else shown[:157] + "..."
         where = f" {self.row_id}" if self.kind == "removed" else ""
         return f"{self.kind} {self.table} row{where} ({shown})"
@@ -75,8 +76,11 @@ def changes(before: Snapshot, after: Snapshot, erased: Sequence[tuple[str, Mappi
         out += [Change("added", table, i, new[i], {}) for i in sorted(new.keys() - old.keys())]
         out += [Change("removed", table, i, old[i], {}) for i in sorted(old.keys() - new.keys())]
         for i in sorted(old.keys() & new.keys()):
-            cols = {c: (old[i][c], new[i].get(c)) for c in old[i]
-                    if c not in GENERATED_COLUMNS and old[i][c] != new[i].get(c)}
+            cols = {
+                c: (old[i][c], new[i].get(c))
+                for c in old[i]
+                if c not in GENERATED_COLUMNS and old[i][c] != new[i].get(c)
+            }
             if cols:
                 out.append(Change("updated", table, i, new[i], cols))
     return out + [Change("added", table, str(row.get("id", "")), row, {}) for table, row in erased]
@@ -106,8 +110,14 @@ def _allowance(harmless: Sequence[Any], ignore_columns: Sequence[str], matches: 
     return _Allowance(entries, matches)
 
 
-def outside(got: Sequence[Change], gold: Sequence[Change], harmless: Sequence[Any], ignore_columns: Sequence[str],
-            canon: Canon, matches: Matches) -> list[Change]:
+def outside(
+    got: Sequence[Change],
+    gold: Sequence[Change],
+    harmless: Sequence[Any],
+    ignore_columns: Sequence[str],
+    canon: Canon,
+    matches: Matches,
+) -> list[Change]:
     """The changes of ``got`` outside the allowed delta (``gold`` widened by ``harmless`` and ``ignore_columns``).
 
     Args:
@@ -118,8 +128,9 @@ def outside(got: Sequence[Change], gold: Sequence[Change], harmless: Sequence[An
         The offending changes; for ``updated`` only the offending columns are kept.
     """
     allow = _allowance(harmless, ignore_columns, matches)
-    gold_updates = {(c.table, c.row_id, col): canon(new) for c in gold if c.kind == "updated"
-                    for col, (_, new) in c.columns.items()}
+    gold_updates = {
+        (c.table, c.row_id, col): canon(new) for c in gold if c.kind == "updated" for col, (_, new) in c.columns.items()
+    }
     gold_removed = {(c.table, c.row_id) for c in gold if c.kind == "removed"}
     pool = [c for c in gold if c.kind == "added"]
     bad: list[Change] = []
@@ -128,8 +139,11 @@ def outside(got: Sequence[Change], gold: Sequence[Change], harmless: Sequence[An
             continue
         free = allow.free_columns(c.table, c.row)
         if c.kind == "updated":
-            cols = {col: v for col, v in c.columns.items() if col not in free
-                    and gold_updates.get((c.table, c.row_id, col), _MISSING) != canon(v[1])}
+            cols = {
+                col: v
+                for col, v in c.columns.items()
+                if col not in free and gold_updates.get((c.table, c.row_id, col), _MISSING) != canon(v[1])
+            }
             if cols:
                 bad.append(Change("updated", c.table, c.row_id, c.row, cols))
         elif c.kind == "removed":

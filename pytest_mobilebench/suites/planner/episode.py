@@ -81,8 +81,13 @@ class Step:
     feedback: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "arguments": self.arguments, "ok": self.ok, "error": self.error,
-                "feedback": self.feedback}
+        return {
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "ok": self.ok,
+            "error": self.error,
+            "feedback": self.feedback,
+        }
 
 
 @dataclass
@@ -132,8 +137,12 @@ class Episode:
             return None
         step = self._execute(name, arguments)
         self.steps.append(step)
-        self.sandbox.log(name, step.arguments if isinstance(step.arguments, dict) else {"raw": str(step.arguments)},
-                         step.ok, step.error)
+        self.sandbox.log(
+            name,
+            step.arguments if isinstance(step.arguments, dict) else {"raw": str(step.arguments)},
+            step.ok,
+            step.error,
+        )
         return step.feedback
 
     def _execute(self, name: str, arguments: Any) -> Step:
@@ -141,8 +150,9 @@ class Episode:
         try:
             tool = catalog().get(name)
             if tool is None or name not in self.action_space:
-                raise ToolError("unavailable", f"no tool {name!r} in your action space",
-                                "call one of the tools you were given")
+                raise ToolError(
+                    "unavailable", f"no tool {name!r} in your action space", "call one of the tools you were given"
+                )
             if isinstance(arguments, str):
                 try:
                     arguments = json.loads(arguments or "{}")

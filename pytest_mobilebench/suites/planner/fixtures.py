@@ -27,4 +27,6 @@ def planner_agent(request: pytest.FixtureRequest) -> Endpoint | None:
     try:
         return endpoint_of(options)
     except ValueError as exc:
-        raise pytest.UsageError(f"--mb-agent-base-url needs --mb-agent-model (or MOBILEBENCH_AGENT_MODEL) ({exc})") from None
+        raise pytest.UsageError(
+            f"--mb-agent-base-url needs --mb-agent-model (or MOBILEBENCH_AGENT_MODEL) ({exc})"
+        ) from None

@@ -43,15 +43,24 @@ from pytest_mobilebench.suites.planner.sandbox import (
     state_delta,
 )
 
-__all__ = ["canon", "collateral_writes", "expected_calls", "gold_delta", "grade", "row_assertion_holds",
-           "spec_matches"]
+__all__ = ["canon", "collateral_writes", "expected_calls", "gold_delta", "grade", "row_assertion_holds", "spec_matches"]
 
 #: what a numeric string looks like ("nan", "inf" and "1_000" stay strings, though float() reads them).
 _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?")
 
 #: currency symbols and names -> ISO 4217 codes (case-folded), for argument and answer comparisons.
-_CURRENCIES = {"€": "eur", "euro": "eur", "euros": "eur", "$": "usd", "us$": "usd", "us dollar": "usd",
-               "us dollars": "usd", "£": "gbp", "pound sterling": "gbp", "pounds sterling": "gbp"}
+_CURRENCIES = {
+    "€": "eur",
+    "euro": "eur",
+    "euros": "eur",
+    "$": "usd",
+    "us$": "usd",
+    "us dollar": "usd",
+    "us dollars": "usd",
+    "£": "gbp",
+    "pound sterling": "gbp",
+    "pounds sterling": "gbp",
+}
 
 
 def canon(value: Any) -> Any:
@@ -141,8 +150,9 @@ def expected_calls(task: Any) -> list[Any]:
         if isinstance(spec.optional, list) and spec.optional:
             twin = next((g for g in gold if call_matches(spec, g, strict=False)), None)
             ref = twin.arguments if twin is not None else {}
-            spec = spec.model_copy(update={"optional": {n: ref[n] if n in ref else {"any": False}
-                                                        for n in spec.optional}})
+            spec = spec.model_copy(
+                update={"optional": {n: ref[n] if n in ref else {"any": False} for n in spec.optional}}
+            )
         out.append(spec)
     return out
 
@@ -169,8 +179,13 @@ def _ignored(task: Any) -> dict[str, set[str]]:
 
 def _delta(task: Any, before: Snapshot, after: Snapshot) -> Any:
     ignored = _ignored(task)
-    trimmed = [{t: {i: {c: v for c, v in row.items() if c not in ignored.get(t, ())} for i, row in rows.items()}
-                for t, rows in snap.items()} for snap in (before, after)]
+    trimmed = [
+        {
+            t: {i: {c: v for c, v in row.items() if c not in ignored.get(t, ())} for i, row in rows.items()}
+            for t, rows in snap.items()
+        }
+        for snap in (before, after)
+    ]
     return canon(json.loads(json.dumps(state_delta(*trimmed, ignore=GENERATED_COLUMNS), default=str)))
 
 
@@ -201,8 +216,11 @@ def episode_delta(task: Any, episode: Episode) -> Any:
 
 def row_assertion_holds(snapshot: Snapshot, assertion: Any) -> bool:
     """A :class:`.tasks.RowAssertion` against a snapshot."""
-    rows = [r for r in snapshot.get(assertion.table, {}).values()
-            if all(spec_matches(v, _decoded(r.get(k))) for k, v in assertion.where.items())]
+    rows = [
+        r
+        for r in snapshot.get(assertion.table, {}).values()
+        if all(spec_matches(v, _decoded(r.get(k))) for k, v in assertion.where.items())
+    ]
     if assertion.absent:
         return not rows
     return any(all(spec_matches(v, _decoded(r.get(k))) for k, v in assertion.expect.items()) for r in rows)
@@ -223,7 +241,10 @@ def _check_tool_calls(task: Any, episode: Episode) -> tuple[bool, str]:
         if i >= len(got):
             return False, f"expected write call {i + 1} {spec.tool} is missing"
         if not call_matches(spec, got[i]):
-            return False, f"write call {i + 1}: expected {spec.tool} {spec.arguments}, got {got[i].tool} {got[i].arguments}"
+            return (
+                False,
+                f"write call {i + 1}: expected {spec.tool} {spec.arguments}, got {got[i].tool} {got[i].arguments}",
+            )
     if len(got) > len(want):
         return False, f"unexpected extra write call {got[len(want)].tool}"
     return True, "tool calls match"
@@ -250,8 +271,14 @@ def collateral_writes(task: Any, episode: Episode) -> list[str]:
     """The episode's writes outside the task's allowed delta, described (:mod:`.collateral`); [] when none."""
     task_json = task.model_dump_json()
     got = collateral.changes(_initial_snapshot(task_json), episode.sandbox.snapshot(), episode.sandbox.erased)
-    bad = collateral.outside(got, _gold_changes_cached(task_json), task.harmless, task.ignore_columns, canon,
-                             lambda spec, value: spec_matches(spec, _decoded(value)))
+    bad = collateral.outside(
+        got,
+        _gold_changes_cached(task_json),
+        task.harmless,
+        task.ignore_columns,
+        canon,
+        lambda spec, value: spec_matches(spec, _decoded(value)),
+    )
     return [c.describe() for c in bad]
 
 
@@ -262,8 +289,12 @@ def _first(steps: list[Step], pred: Any) -> int | None:
 def _check_one(check: Any, episode: Episode) -> bool:
     steps, tools = episode.steps, catalog()
     if check.delegated:
-        return any(s.ok and s.tool == f"delegate_to_{check.delegated}"
-                   and all(spec_matches(v, _arg(s.arguments, k)) for k, v in check.fields.items()) for s in steps)
+        return any(
+            s.ok
+            and s.tool == f"delegate_to_{check.delegated}"
+            and all(spec_matches(v, _arg(s.arguments, k)) for k, v in check.fields.items())
+            for s in steps
+        )
     if check.asked_user:
         asked = _first(steps, lambda s: s.ok and s.tool == "ask_user")
         wrote = _first(steps, lambda s: s.ok and tools[s.tool].write)
@@ -282,8 +313,11 @@ def _check_one(check: Any, episode: Episode) -> bool:
 def _grounded(steps: list[Step], phrase: str) -> bool:
     """Some step's feedback holds the phrase while its own arguments do not: an error that merely echoes the
     agent's input ("no flight with id '339'") is no evidence."""
-    return any(_has_phrase(json.dumps(s.feedback).casefold(), phrase)
-               and not _has_phrase(json.dumps(s.arguments, default=str).casefold(), phrase) for s in steps)
+    return any(
+        _has_phrase(json.dumps(s.feedback).casefold(), phrase)
+        and not _has_phrase(json.dumps(s.arguments, default=str).casefold(), phrase)
+        for s in steps
+    )
 
 
 def _has_phrase(text: str, phrase: str) -> bool:
@@ -296,7 +330,8 @@ def _check_behaviour(task: Any, episode: Episode) -> tuple[bool, str]:
     failed = [i for i, c in enumerate(task.checks) if not _check_one(c, episode)]
     if failed:
         return False, "behaviour checks failed: " + ", ".join(
-            json.dumps(task.checks[i].model_dump(exclude_defaults=True)) for i in failed)
+            json.dumps(task.checks[i].model_dump(exclude_defaults=True)) for i in failed
+        )
     return True, "behaviour checks hold"
 
 
@@ -308,12 +343,14 @@ def gates(task: Any, episode: Episode) -> dict[str, bool | None]:
 
     The skill gate applies when the task has a ``gold_skill``: it was loaded, and no other ``load_skill_*`` was
     called (refused calls included: trying every loader is shotgun loading, not choosing a skill)."""
-    retrieved = {m["id"] for s in episode.steps if s.ok and s.tool == "search_user_memory"
-                 for m in s.feedback["result"]}
+    retrieved = {
+        m["id"] for s in episode.steps if s.ok and s.tool == "search_user_memory" for m in s.feedback["result"]
+    }
     return {
         "memory": set(task.gold_memory_ids) <= retrieved if task.gold_memory_ids else None,
         "skill": (task.gold_skill in episode.loaded_skills and not extra_skill_loads(task, episode))
-        if task.gold_skill else None,
+        if task.gold_skill
+        else None,
     }
 
 
@@ -345,7 +382,7 @@ def grade(task: Any, episode: Episode) -> dict[str, Any]:
     notes += [f"extra skill loaded: {e}" for e in extra]
     notes += [f"minefield hit: {m}" for m in mines]
     failed = [i for i, s in enumerate(episode.steps) if not s.ok]
-    recovered = [i for i in failed if any(s.ok and s.tool == episode.steps[i].tool for s in episode.steps[i + 1:])]
+    recovered = [i for i in failed if any(s.ok and s.tool == episode.steps[i].tool for s in episode.steps[i + 1 :])]
     return {
         "score": 1.0 if passed else 0.0,
         "primary": primary,

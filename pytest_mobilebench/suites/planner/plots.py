@@ -16,8 +16,12 @@ from pytest_mobilebench.suites.planner.report import WEIGHTS
 
 __all__ = ["plots"]
 
-_DIMENSION_NAMES = {"basic_tool_use": "basic", "subagent_collaboration": "sub-agent", "memory_usage": "memory",
-                    "skill_usage": "skill"}
+_DIMENSION_NAMES = {
+    "basic_tool_use": "basic",
+    "subagent_collaboration": "sub-agent",
+    "memory_usage": "memory",
+    "skill_usage": "skill",
+}
 
 
 def _cells(rows: Mapping[str, Any], keys: tuple[str, ...]) -> list[tuple[int, int] | None]:
@@ -35,15 +39,26 @@ def plots(table: Mapping[str, Any]) -> list[FigureSpec]:
         return []
     dims = tuple(WEIGHTS)
     buckets = tuple(sorted({b for t in models.values() for b in (t.get("by_bucket") or {})}))
-    figures = [FigureSpec(
-        "success_by_dimension", "Success per dimension", tuple(_DIMENSION_NAMES[d] for d in dims),
-        tuple(rate_series(m, _cells(t.get("dimensions") or {}, dims)) for m, t in models.items()),
-        ylabel="tasks passed / graded",
-        note="Overall = 0.50 basic + 0.10 sub-agent + 0.20 memory + 0.20 skill (MobilePA-Bench); "
-             "no bar: no task of that dimension selected; bars: Wilson 95%")]
+    figures = [
+        FigureSpec(
+            "success_by_dimension",
+            "Success per dimension",
+            tuple(_DIMENSION_NAMES[d] for d in dims),
+            tuple(rate_series(m, _cells(t.get("dimensions") or {}, dims)) for m, t in models.items()),
+            ylabel="tasks passed / graded",
+            note="Overall = 0.50 basic + 0.10 sub-agent + 0.20 memory + 0.20 skill (MobilePA-Bench); "
+            "no bar: no task of that dimension selected; bars: Wilson 95%",
+        )
+    ]
     if buckets:
-        figures.append(FigureSpec(
-            "success_by_bucket", "Success per bucket", buckets,
-            tuple(rate_series(m, _cells(t.get("by_bucket") or {}, buckets)) for m, t in models.items()),
-            ylabel="tasks passed / graded", note="bars: Wilson 95% intervals; labels: passed/graded"))
+        figures.append(
+            FigureSpec(
+                "success_by_bucket",
+                "Success per bucket",
+                buckets,
+                tuple(rate_series(m, _cells(t.get("by_bucket") or {}, buckets)) for m, t in models.items()),
+                ylabel="tasks passed / graded",
+                note="bars: Wilson 95% intervals; labels: passed/graded",
+            )
+        )
     return figures

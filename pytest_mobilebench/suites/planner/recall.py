@@ -25,10 +25,41 @@ __all__ = ["ALWAYS_AVAILABLE", "RECALL_N", "BM25Index", "bm25_rank", "recall_too
 RECALL_N: Final = 15
 #: tools in every action space: the planner's own controls (not device APIs).
 ALWAYS_AVAILABLE: Final = ("Finish", "ask_user", "search_user_memory")
-_STOP: Final = frozenset({
-    "a", "an", "and", "the", "to", "of", "for", "in", "on", "at", "by", "my", "me", "i", "is", "it", "be", "with",
-    "from", "or", "as", "this", "that", "you", "your", "please", "can", "could", "would", "will", "do",
-})
+_STOP: Final = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "the",
+        "to",
+        "of",
+        "for",
+        "in",
+        "on",
+        "at",
+        "by",
+        "my",
+        "me",
+        "i",
+        "is",
+        "it",
+        "be",
+        "with",
+        "from",
+        "or",
+        "as",
+        "this",
+        "that",
+        "you",
+        "your",
+        "please",
+        "can",
+        "could",
+        "would",
+        "will",
+        "do",
+    }
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -67,8 +98,13 @@ def bm25_rank(query: str, docs: dict[str, str], k1: float = 1.5, b: float = 0.75
 
 @functools.lru_cache(maxsize=1)
 def _catalog_index() -> BM25Index:
-    return BM25Index({name: t.recall_text for name, t in catalog().items()
-                      if not t.skill and t.domain != "skill" and name not in ALWAYS_AVAILABLE})
+    return BM25Index(
+        {
+            name: t.recall_text
+            for name, t in catalog().items()
+            if not t.skill and t.domain != "skill" and name not in ALWAYS_AVAILABLE
+        }
+    )
 
 
 def recall_tools(query: str, history: Sequence[str] = (), n: int = RECALL_N) -> list[str]:

@@ -42,8 +42,12 @@ def overall(success: Mapping[str, float | None]) -> float | None:
 
 def _rate(passed: int, total: int) -> dict[str, Any]:
     lo, hi = wilson_interval(passed, total)
-    return {"passed": passed, "total": total, "success": round(passed / total, 6) if total else None,
-            "ci95": [round(lo, 6), round(hi, 6)]}
+    return {
+        "passed": passed,
+        "total": total,
+        "success": round(passed / total, 6) if total else None,
+        "ci95": [round(lo, 6), round(hi, 6)],
+    }
 
 
 def _by(rows: Sequence[Mapping[str, Any]], key: str) -> dict[str, dict[str, Any]]:
@@ -60,9 +64,14 @@ def _model_table(rows: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, int]
     success = {d: dims[d]["success"] for d in WEIGHTS}
     runs = [run for r in graded for run in r["planner"]["runs"]]
     recovery = [r for r in graded if r["planner"]["recovery_task"]]
-    gate = {g: [run["gates"][g] for run in (r["planner"]["runs"][0] for r in graded if r["planner"]["runs"])
-                if run["gates"][g] is not None]
-            for g in ("memory", "skill")}
+    gate = {
+        g: [
+            run["gates"][g]
+            for run in (r["planner"]["runs"][0] for r in graded if r["planner"]["runs"])
+            if run["gates"][g] is not None
+        ]
+        for g in ("memory", "skill")
+    }
     repeats = max((len(r["planner"]["runs"]) for r in graded), default=0)
     return {
         "tasks": len(graded),
@@ -72,12 +81,16 @@ def _model_table(rows: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, int]
         "by_domain": _by(graded, "domain"),
         "by_bucket": _by(graded, "bucket"),
         "gates": {g: _rate(sum(v), len(v)) for g, v in gate.items()},
-        "errors": {"met": sum(run["errors_met"] for run in runs),
-                   "recovered": sum(run["errors_recovered"] for run in runs),
-                   "recovery_tasks": _rate(sum(r["reason"] == "passed" for r in recovery), len(recovery))},
+        "errors": {
+            "met": sum(run["errors_met"] for run in runs),
+            "recovered": sum(run["errors_recovered"] for run in runs),
+            "recovery_tasks": _rate(sum(r["reason"] == "passed" for r in recovery), len(recovery)),
+        },
         "minefield_hits": sum(bool(run["minefields"]) for run in runs),
         "mean_steps": round(sum(run["steps"] for run in runs) / len(runs), 3) if runs else None,
-        "tokens": {k: sum(int(r["planner"]["usage"].get(k, 0)) for r in graded) for k in ("input_tokens", "output_tokens")},
+        "tokens": {
+            k: sum(int(r["planner"]["usage"].get(k, 0)) for r in graded) for k in ("input_tokens", "output_tokens")
+        },
         "repeats": repeats,
         "pass_1": round(sum(run["score"] for run in runs) / len(runs), 6) if runs else None,
         "pass_k": _rate(sum(r["reason"] == "passed" for r in graded), len(graded)) if repeats > 1 else None,
@@ -90,12 +103,16 @@ def _model_table(rows: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, int]
 
 
 def _trials(graded: Sequence[Mapping[str, Any]], repeats: int, bootstrap: Mapping[str, int]) -> dict[str, Any]:
-    outcomes = {str(r["instance_id"]): [run["score"] == 1.0 for run in r["planner"]["runs"]] or [False] * repeats
-                for r in graded}
+    outcomes = {
+        str(r["instance_id"]): [run["score"] == 1.0 for run in r["planner"]["runs"]] or [False] * repeats
+        for r in graded
+    }
     return trial_summary(outcomes, **bootstrap)
 
 
-def summarize_results(results: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, int] | None = None) -> dict[str, Any]:
+def summarize_results(
+    results: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """``{"headline": {...}, "by_model": {model: table}}`` (see :func:`_model_table` for a table's keys);
     ``bootstrap``: ``{"resamples", "seed"}`` of the trials' intervals (:func:`pytest_mobilebench.report.trials.
     bootstrap_options`; default 1,000 resamples, seed 0)."""
@@ -105,18 +122,39 @@ def summarize_results(results: Sequence[Mapping[str, Any]], bootstrap: Mapping[s
         per_model[str((r.get("planner") or {}).get("model") or r.get("model_name_or_path"))].append(r)
     tables = {m: _model_table(rows, bootstrap) for m, rows in sorted(per_model.items())}
     if len(tables) == 1:
-        (model, t), = tables.items()
-        head = {"label": HEADLINE.label, "numerator": t["passed"], "denominator": t["tasks"], "value": t["overall"],
-                "ci95": None, "kind": HEADLINE.kind, "unavailable": "needs a task of all four dimensions",
-                "note": f"{model}: value = 0.50 basic + 0.10 sub-agent + 0.20 memory + 0.20 skill success "
-                        "(MobilePA-Bench weights; None unless all four dimensions ran); numerator/denominator = "
-                        "tasks passed / tasks graded (infra errors excluded)"}
+        ((model, t),) = tables.items()
+        head = {
+            "label": HEADLINE.label,
+            "numerator": t["passed"],
+            "denominator": t["tasks"],
+            "value": t["overall"],
+            "ci95": None,
+            "kind": HEADLINE.kind,
+            "unavailable": "needs a task of all four dimensions",
+            "note": f"{model}: value = 0.50 basic + 0.10 sub-agent + 0.20 memory + 0.20 skill success "
+            "(MobilePA-Bench weights; None unless all four dimensions ran); numerator/denominator = "
+            "tasks passed / tasks graded (infra errors excluded)",
+        }
     elif not tables:
-        head = {"label": HEADLINE.label, "numerator": 0, "denominator": 0, "value": None, "ci95": None,
-                "kind": HEADLINE.kind, "unavailable": NO_RESULT, "note": "no task graded"}
+        head = {
+            "label": HEADLINE.label,
+            "numerator": 0,
+            "denominator": 0,
+            "value": None,
+            "ci95": None,
+            "kind": HEADLINE.kind,
+            "unavailable": NO_RESULT,
+            "note": "no task graded",
+        }
     else:
-        head = {"label": HEADLINE.label, "numerator": sum(t["passed"] for t in tables.values()),
-                "denominator": sum(t["tasks"] for t in tables.values()), "value": None, "ci95": None,
-                "kind": HEADLINE.kind, "unavailable": "per model only",
-                "note": f"{len(tables)} models: each one's Overall is in its own headline (summary: by_model)"}
+        head = {
+            "label": HEADLINE.label,
+            "numerator": sum(t["passed"] for t in tables.values()),
+            "denominator": sum(t["tasks"] for t in tables.values()),
+            "value": None,
+            "ci95": None,
+            "kind": HEADLINE.kind,
+            "unavailable": "per model only",
+            "note": f"{len(tables)} models: each one's Overall is in its own headline (summary: by_model)",
+        }
     return {"headline": head, "by_model": tables}

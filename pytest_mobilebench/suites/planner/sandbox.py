@@ -64,7 +64,9 @@ OUTBOUND: Final[dict[str, Callable[[Mapping[str, Any]], bool]]] = {
     "call_log": lambda row: row.get("direction") == "outgoing",
     "emails": lambda row: row.get("folder") == "sent",
     "events": lambda row: row.get("attendees") not in (None, "", "[]"),
-    "transactions": lambda row: True, "orders": lambda row: True, "bookings": lambda row: True,
+    "transactions": lambda row: True,
+    "orders": lambda row: True,
+    "bookings": lambda row: True,
     "delegations": lambda row: True,
 }
 
@@ -95,8 +97,10 @@ class ToolError(Exception):
 
     def feedback(self) -> dict[str, Any]:
         """``{"ok": False, "error": {"code", "message", "hint", "tools_added"}}``."""
-        return {"ok": False, "error": {"code": self.code, "message": self.message, "hint": self.hint,
-                                       "tools_added": list(self.tools)}}
+        return {
+            "ok": False,
+            "error": {"code": self.code, "message": self.message, "hint": self.hint, "tools_added": list(self.tools)},
+        }
 
 
 def _encode(value: Any) -> Any:
@@ -170,9 +174,16 @@ class Sandbox:
     def log(self, tool: str, arguments: Mapping[str, Any], ok: bool, detail: str) -> None:
         """Append one call to the operation log."""
         self._step += 1
-        self.db.execute("INSERT INTO op_log VALUES (?, ?, ?, ?, ?)",
-                        (self._step, tool, json.dumps({str(k): v for k, v in arguments.items()}, sort_keys=True, default=str),
-                         int(ok), detail))
+        self.db.execute(
+            "INSERT INTO op_log VALUES (?, ?, ?, ?, ?)",
+            (
+                self._step,
+                tool,
+                json.dumps({str(k): v for k, v in arguments.items()}, sort_keys=True, default=str),
+                int(ok),
+                detail,
+            ),
+        )
 
     # ------------------------------------------------------------------ data access for tools
 
@@ -214,8 +225,11 @@ class Sandbox:
         """
         r = self.db.execute(f'SELECT * FROM "{table}" WHERE "id" = ?', (row_id,)).fetchone()
         if r is None:
-            raise ToolError("not_found", f"no {what or table.rstrip('s')} with id {row_id!r}",
-                            "look the id up with a search or list tool first")
+            raise ToolError(
+                "not_found",
+                f"no {what or table.rstrip('s')} with id {row_id!r}",
+                "look the id up with a search or list tool first",
+            )
         return dict(r)
 
     def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
@@ -251,14 +265,22 @@ class Sandbox:
     def require_on(self, key: str, action: str) -> None:
         """Raise ``permission_denied`` unless setting ``key`` is on (1)."""
         if self.setting(key) not in (1, "1", "on", True):
-            raise ToolError("permission_denied", f"{action} needs the setting {key!r}, which is off",
-                            f"turn {key!r} on with set_toggle, then retry", ("set_toggle",))
+            raise ToolError(
+                "permission_denied",
+                f"{action} needs the setting {key!r}, which is off",
+                f"turn {key!r} on with set_toggle, then retry",
+                ("set_toggle",),
+            )
 
     def require_off(self, key: str, action: str) -> None:
         """Raise ``permission_denied`` while setting ``key`` is on."""
         if self.setting(key) in (1, "1", "on", True):
-            raise ToolError("permission_denied", f"{action} is blocked while {key!r} is on",
-                            f"turn {key!r} off with set_toggle, then retry", ("set_toggle",))
+            raise ToolError(
+                "permission_denied",
+                f"{action} is blocked while {key!r} is on",
+                f"turn {key!r} off with set_toggle, then retry",
+                ("set_toggle",),
+            )
 
 
 def _strip(row: Mapping[str, Any], ignore: frozenset[str]) -> tuple[tuple[str, Any], ...]:
@@ -282,8 +304,7 @@ def state_delta(before: Snapshot, after: Snapshot, ignore: frozenset[str] = GENE
         removed = {i: _strip(old[i], ignore) for i in sorted(old.keys() - new.keys())}
         updated = {}
         for i in sorted(old.keys() & new.keys()):
-            cols = {c: [old[i][c], new[i].get(c)] for c in old[i]
-                    if c not in ignore and old[i][c] != new[i].get(c)}
+            cols = {c: [old[i][c], new[i].get(c)] for c in old[i] if c not in ignore and old[i][c] != new[i].get(c)}
             if cols:
                 updated[i] = cols
         if added or removed or updated:

@@ -91,7 +91,9 @@ class Check(pydantic.BaseModel):
     def _one_kind(self) -> Check:
         kinds = [k for k in ("delegated", "asked_user", "called", "answer_contains") if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ValueError(f"a check needs exactly one of delegated / asked_user / called / answer_contains, got {kinds}")
+            raise ValueError(
+                f"a check needs exactly one of delegated / asked_user / called / answer_contains, got {kinds}"
+            )
         if self.answer_contains is None and self.distractors:
             raise ValueError("distractors belong to an answer_contains check")
         if self.answer_contains is not None and not self.distractors:
@@ -264,12 +266,21 @@ def load_tasks(path: Path, data: Mapping[str, Any], line_of: Any = None) -> list
         except pydantic.ValidationError as exc:
             found = validation_problem(exc, known=Task.model_fields, skip_missing=suggested)
             if found is None:  # only what the file's unknown key explains
-                out.append(ManifestError(path, file_problem.message if file_problem else str(exc),
-                                         line=file_problem.line if file_problem else line(i), instance_id=tid))
+                out.append(
+                    ManifestError(
+                        path,
+                        file_problem.message if file_problem else str(exc),
+                        line=file_problem.line if file_problem else line(i),
+                        instance_id=tid,
+                    )
+                )
                 continue
             field, message = found
-            out.append(ManifestError(path, message, line=line(i, field.split(".")[0] if field else None), instance_id=tid,
-                                     field=field))
+            out.append(
+                ManifestError(
+                    path, message, line=line(i, field.split(".")[0] if field else None), instance_id=tid, field=field
+                )
+            )
             continue
         except (ValueError, KeyError, TypeError) as exc:
             out.append(ManifestError(path, str(exc), line=line(i), instance_id=tid, field="state"))
@@ -277,8 +288,9 @@ def load_tasks(path: Path, data: Mapping[str, Any], line_of: Any = None) -> list
         problem = validate_gold(task)
         if problem:
             fld, msg = problem
-            out.append(ManifestError(path, f"gold validation failed: {msg}", line=line(i, fld), instance_id=tid,
-                                     field=fld))
+            out.append(
+                ManifestError(path, f"gold validation failed: {msg}", line=line(i, fld), instance_id=tid, field=fld)
+            )
             continue
         out.append(task)
     return charge_file_problem(out, file_problem, id_attr="id")
@@ -307,7 +319,10 @@ def validate_gold(task: Task) -> tuple[str, str] | None:
         want = raw.get("expect_error", "")
         if step.error != want:
             got = step.feedback.get("error", {}).get("message", "succeeded") if step.error else "succeeded"
-            return "gold", f"step {i + 1} ({step.tool}): expected {want or 'success'}, got {step.error or 'success'}: {got}"
+            return (
+                "gold",
+                f"step {i + 1} ({step.tool}): expected {want or 'success'}, got {step.error or 'success'}: {got}",
+            )
     final = episode.sandbox.snapshot()
     for k, assertion in enumerate(task.target):
         if not row_assertion_holds(final, assertion):

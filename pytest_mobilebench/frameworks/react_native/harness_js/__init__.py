@@ -56,8 +56,16 @@ from pytest_mobilebench.frameworks.react_native.harness_js.circus import RUNNER_
 from pytest_mobilebench.frameworks.react_native.harness_js.jasmine2 import JASMINE2_RUNNER_JS
 from pytest_mobilebench.frameworks.react_native.harness_js.launch import LAUNCH_REFUSED_EXIT, RUNNER_PACKAGES, launch_js
 
-__all__ = ["CHANNEL_JS", "JASMINE2_RUNNER_JS", "LAUNCH_REFUSED_EXIT", "REPORTER_JS", "RUNNER_JS", "RUNNERS", "RUNNER_PACKAGES",
-           "launch_js"]
+__all__ = [
+    "CHANNEL_JS",
+    "JASMINE2_RUNNER_JS",
+    "LAUNCH_REFUSED_EXIT",
+    "REPORTER_JS",
+    "RUNNER_JS",
+    "RUNNERS",
+    "RUNNER_PACKAGES",
+    "launch_js",
+]
 
 #: the harness's ``--testRunner`` module per jest runner (:func:`..harness.jest_runner`)
 RUNNERS: Final[dict[str, str]] = {"circus": RUNNER_JS, "jasmine2": JASMINE2_RUNNER_JS}

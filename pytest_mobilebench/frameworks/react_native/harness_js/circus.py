@@ -8,7 +8,8 @@ from pytest_mobilebench.frameworks.react_native.harness_js.shared import PRIMORD
 
 __all__ = ["RUNNER_JS"]
 
-RUNNER_JS: Final[str] = r"""'use strict';
+RUNNER_JS: Final[str] = (
+    r"""'use strict';
 // mobilebench harness: jest-circus, with frozen globals and a record of every registered test body.
 // the channel's writer, captured when the launcher loads this module (before any project code): never looked
 // up again through the channel module's exports, which code in the runner's realm could reach
@@ -17,7 +18,9 @@ let circus = null;  // the project's jest-circus, loaded at the first test file 
 const loadCircus = () => circus || (circus = defaultOf(require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach'];
-""" + PRIMORDIALS_JS + r"""
+"""
+    + PRIMORDIALS_JS
+    + r"""
 function chain(block) {
   const names = [];
   for (let b = block; b && b.parent; b = b.parent) names.unshift(String(b.name));
@@ -171,3 +174,4 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
   }
 };
 """
+)

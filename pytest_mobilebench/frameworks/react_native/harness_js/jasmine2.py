@@ -8,7 +8,8 @@ from pytest_mobilebench.frameworks.react_native.harness_js.shared import PRIMORD
 
 __all__ = ["JASMINE2_RUNNER_JS"]
 
-JASMINE2_RUNNER_JS: Final[str] = r"""'use strict';
+JASMINE2_RUNNER_JS: Final[str] = (
+    r"""'use strict';
 // mobilebench harness: jest-jasmine2 with frozen globals, a locked jasmine tree, and the harness's own
 // record of every spec (its registered body wrapped once, its failures counted where jasmine adds them).
 // the channel's writer, captured when the launcher loads this module (before any project code): never looked
@@ -25,7 +26,9 @@ const SUITE_FIELDS = ['id', 'description', 'parentSuite', 'result', 'children', 
   'beforeAllFns', 'afterAllFns'];
 const RESULT_FIELDS = ['id', 'description', 'fullName'];
 const SKIPPED = ['pending', 'disabled', 'todo'];
-""" + PRIMORDIALS_JS + r"""const protoOf = Object.getPrototypeOf;
+"""
+    + PRIMORDIALS_JS
+    + r"""const protoOf = Object.getPrototypeOf;
 
 function freezeClass(cls) {
   for (let c = cls; typeof c === 'function' && describeOwn(c, 'prototype'); c = protoOf(c)) {
@@ -204,3 +207,4 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   }
 };
 """
+)

@@ -99,4 +99,5 @@ def launch_js(runner: str) -> str:
     exits :data:`LAUNCH_REFUSED_EXIT` without starting jest.
     """
     return _LAUNCH_JS.replace("__RUNNER_PACKAGE__", json.dumps(RUNNER_PACKAGES[runner])).replace(
-        "__EXIT__", str(LAUNCH_REFUSED_EXIT))
+        "__EXIT__", str(LAUNCH_REFUSED_EXIT)
+    )

@@ -19,8 +19,18 @@ Id = Annotated[str, pydantic.Field(min_length=1, max_length=64)]
 Amount = Annotated[float, pydantic.Field(gt=0, le=100000)]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 Toggle = Literal[
-    "wifi", "bluetooth", "airplane_mode", "location_services", "mobile_data", "camera_access",
-    "do_not_disturb", "dark_mode", "battery_saver", "nfc", "notifications", "auto_rotate",
+    "wifi",
+    "bluetooth",
+    "airplane_mode",
+    "location_services",
+    "mobile_data",
+    "camera_access",
+    "do_not_disturb",
+    "dark_mode",
+    "battery_saver",
+    "nfc",
+    "notifications",
+    "auto_rotate",
 ]
 
 
@@ -41,16 +51,24 @@ def require_online(sb: Sandbox, action: str) -> None:
     """Network needed: airplane mode off and Wi-Fi or mobile data on."""
     sb.require_off("airplane_mode", action)
     if not (sb.setting("wifi") in (1, "1") or sb.setting("mobile_data") in (1, "1")):
-        raise ToolError("permission_denied", f"{action} needs a network: 'wifi' and 'mobile_data' are both off",
-                        "turn 'wifi' or 'mobile_data' on with set_toggle, then retry", ("set_toggle",))
+        raise ToolError(
+            "permission_denied",
+            f"{action} needs a network: 'wifi' and 'mobile_data' are both off",
+            "turn 'wifi' or 'mobile_data' on with set_toggle, then retry",
+            ("set_toggle",),
+        )
 
 
 def require_unlocked(sb: Sandbox, app: str) -> None:
     """Refuse while the app is locked in the security settings."""
     for row in sb.rows("app_locks", app=app):
         if row["locked"]:
-            raise ToolError("permission_denied", f"the {app} app is locked", f"unlock it with unlock_app(app='{app}')",
-                            ("unlock_app",))
+            raise ToolError(
+                "permission_denied",
+                f"the {app} app is locked",
+                f"unlock it with unlock_app(app='{app}')",
+                ("unlock_app",),
+            )
 
 
 def matches(query: str, *fields: Any) -> bool:

@@ -26,7 +26,9 @@ Email = Annotated[str, pydantic.Field(pattern=r"^[^@\s]+@[^@\s]+$")]
 
 
 @tool("files", write=False)
-def search_files(sb: Sandbox, query: Name, kind: Literal["any", "photo", "video", "document", "audio"] = "any") -> list[dict]:
+def search_files(
+    sb: Sandbox, query: Name, kind: Literal["any", "photo", "video", "document", "audio"] = "any"
+) -> list[dict]:
     """Find files, photos and videos in storage and the gallery by name or folder.
 
     Args:
@@ -34,8 +36,9 @@ def search_files(sb: Sandbox, query: Name, kind: Literal["any", "photo", "video"
         kind: only this kind of file, or any.
     """
     require_unlocked(sb, "files")
-    return [f for f in sb.rows("files", trashed=0)
-            if matches(query, f["name"], f["folder"]) and kind in ("any", f["kind"])]
+    return [
+        f for f in sb.rows("files", trashed=0) if matches(query, f["name"], f["folder"]) and kind in ("any", f["kind"])
+    ]
 
 
 @tool("files", write=False)
@@ -120,8 +123,11 @@ def take_photo(sb: Sandbox, name: Name) -> dict:
         name: file name for the photo, e.g. receipt.jpg.
     """
     sb.require_on("camera_access", "taking a photo")
-    return sb.insert("files", {"name": name, "folder": "Camera", "kind": "photo", "size_kb": 2400,
-                               "favorite": 0, "trashed": 0}, prefix="fil")
+    return sb.insert(
+        "files",
+        {"name": name, "folder": "Camera", "kind": "photo", "size_kb": 2400, "favorite": 0, "trashed": 0},
+        prefix="fil",
+    )
 
 
 @tool("files", write=True)
@@ -184,8 +190,9 @@ def create_note(sb: Sandbox, title: Name, body: Text, folder: str = "Notes") -> 
         folder: notes folder, default Notes.
     """
     require_unlocked(sb, "notes")
-    return sb.insert("notes", {"title": title, "body": body, "folder": folder, "pinned": 0, "updated_at": sb.now},
-                     prefix="not")
+    return sb.insert(
+        "notes", {"title": title, "body": body, "folder": folder, "pinned": 0, "updated_at": sb.now}, prefix="not"
+    )
 
 
 @tool("notes", write=False)
@@ -348,8 +355,20 @@ def send_email(sb: Sandbox, to: list[Email], subject: Name, body: Text) -> dict:
     if not to:
         raise ToolError("invalid_arguments", "to: give at least one recipient")
     require_online(sb, "sending e-mail")
-    return sb.insert("emails", {"folder": "sent", "sender": "me", "recipients": sorted(to), "subject": subject,
-                                "body": body, "read": 1, "flagged": 0, "sent_at": sb.now}, prefix="eml")
+    return sb.insert(
+        "emails",
+        {
+            "folder": "sent",
+            "sender": "me",
+            "recipients": sorted(to),
+            "subject": subject,
+            "body": body,
+            "read": 1,
+            "flagged": 0,
+            "sent_at": sb.now,
+        },
+        prefix="eml",
+    )
 
 
 @tool("email", write=True)
@@ -362,9 +381,20 @@ def reply_email(sb: Sandbox, email_id: Id, body: Text) -> dict:
     """
     m = sb.get("emails", email_id, what="e-mail")
     require_online(sb, "sending e-mail")
-    return sb.insert("emails", {"folder": "sent", "sender": "me", "recipients": [m["sender"]],
-                                "subject": f"Re: {m['subject']}", "body": body, "read": 1, "flagged": 0,
-                                "sent_at": sb.now}, prefix="eml")
+    return sb.insert(
+        "emails",
+        {
+            "folder": "sent",
+            "sender": "me",
+            "recipients": [m["sender"]],
+            "subject": f"Re: {m['subject']}",
+            "body": body,
+            "read": 1,
+            "flagged": 0,
+            "sent_at": sb.now,
+        },
+        prefix="eml",
+    )
 
 
 @tool("email", write=True)
@@ -380,9 +410,20 @@ def forward_email(sb: Sandbox, email_id: Id, to: list[Email], note: str = "") ->
     if not to:
         raise ToolError("invalid_arguments", "to: give at least one recipient")
     require_online(sb, "sending e-mail")
-    return sb.insert("emails", {"folder": "sent", "sender": "me", "recipients": sorted(to),
-                                "subject": f"Fwd: {m['subject']}", "body": f"{note}\n---\n{m['body']}".strip(),
-                                "read": 1, "flagged": 0, "sent_at": sb.now}, prefix="eml")
+    return sb.insert(
+        "emails",
+        {
+            "folder": "sent",
+            "sender": "me",
+            "recipients": sorted(to),
+            "subject": f"Fwd: {m['subject']}",
+            "body": f"{note}\n---\n{m['body']}".strip(),
+            "read": 1,
+            "flagged": 0,
+            "sent_at": sb.now,
+        },
+        prefix="eml",
+    )
 
 
 @tool("email", write=True)

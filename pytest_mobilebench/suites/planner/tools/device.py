@@ -50,13 +50,21 @@ def get_contact(sb: Sandbox, contact_id: Id) -> dict:
 def _phone_taken(sb: Sandbox, phone: str, but: str = "") -> None:
     for c in sb.rows("contacts", phone=phone):
         if c["id"] != but:
-            raise ToolError("conflict", f"phone {phone} already belongs to contact {c['name']!r} ({c['id']})",
-                            "update the existing contact instead of adding a duplicate")
+            raise ToolError(
+                "conflict",
+                f"phone {phone} already belongs to contact {c['name']!r} ({c['id']})",
+                "update the existing contact instead of adding a duplicate",
+            )
 
 
 @tool("contacts", write=True)
-def add_contact(sb: Sandbox, name: Name, phone: Annotated[str, pydantic.Field(pattern=r"^\+?[0-9]{3,15}$")],
-                email: str = "", group_name: str = "") -> dict:
+def add_contact(
+    sb: Sandbox,
+    name: Name,
+    phone: Annotated[str, pydantic.Field(pattern=r"^\+?[0-9]{3,15}$")],
+    email: str = "",
+    group_name: str = "",
+) -> dict:
     """Add a new person to the address book.
 
     Args:
@@ -66,14 +74,31 @@ def add_contact(sb: Sandbox, name: Name, phone: Annotated[str, pydantic.Field(pa
         group_name: contact group such as family or work, optional.
     """
     _phone_taken(sb, phone)
-    return sb.insert("contacts", {"name": name, "phone": phone, "email": email, "favorite": 0, "blocked": 0,
-                                  "birthday": "", "group_name": group_name}, prefix="con")
+    return sb.insert(
+        "contacts",
+        {
+            "name": name,
+            "phone": phone,
+            "email": email,
+            "favorite": 0,
+            "blocked": 0,
+            "birthday": "",
+            "group_name": group_name,
+        },
+        prefix="con",
+    )
 
 
 @tool("contacts", write=True)
-def update_contact(sb: Sandbox, contact_id: Id, name: Name | None = None,
-                   phone: Annotated[str, pydantic.Field(pattern=r"^\+?[0-9]{3,15}$")] | None = None,
-                   email: str | None = None, birthday: Date | None = None, group_name: str | None = None) -> dict:
+def update_contact(
+    sb: Sandbox,
+    contact_id: Id,
+    name: Name | None = None,
+    phone: Annotated[str, pydantic.Field(pattern=r"^\+?[0-9]{3,15}$")] | None = None,
+    email: str | None = None,
+    birthday: Date | None = None,
+    group_name: str | None = None,
+) -> dict:
     """Change fields of an existing contact (name, phone number, e-mail, birthday, group).
 
     Args:
@@ -87,8 +112,17 @@ def update_contact(sb: Sandbox, contact_id: Id, name: Name | None = None,
     sb.get("contacts", contact_id, what="contact")
     if phone:
         _phone_taken(sb, phone, but=contact_id)
-    changes = {k: v for k, v in {"name": name, "phone": phone, "email": email, "birthday": birthday,
-                                     "group_name": group_name}.items() if v is not None}
+    changes = {
+        k: v
+        for k, v in {
+            "name": name,
+            "phone": phone,
+            "email": email,
+            "birthday": birthday,
+            "group_name": group_name,
+        }.items()
+        if v is not None
+    }
     if not changes:
         raise ToolError("invalid_arguments", "nothing to change: give at least one field")
     return sb.update("contacts", contact_id, **changes)
@@ -140,8 +174,12 @@ def place_call(sb: Sandbox, phone: Annotated[str, pydantic.Field(pattern=r"^\+?[
     sb.require_off("airplane_mode", "calling")
     for c in sb.rows("contacts", phone=phone):
         if c["blocked"]:
-            raise ToolError("conflict", f"{c['name']} is blocked", "unblock the contact first with block_contact",
-                            ("block_contact",))
+            raise ToolError(
+                "conflict",
+                f"{c['name']} is blocked",
+                "unblock the contact first with block_contact",
+                ("block_contact",),
+            )
     return sb.insert("call_log", {"number": phone, "direction": "outgoing", "at": sb.now}, prefix="call")
 
 
@@ -165,8 +203,12 @@ def _check_recipient(sb: Sandbox, phone: str) -> None:
     sb.require_off("airplane_mode", "sending a message")
     for c in sb.rows("contacts", phone=phone):
         if c["blocked"]:
-            raise ToolError("conflict", f"{c['name']} is blocked; messages to them are not delivered",
-                            "unblock the contact first with block_contact", ("block_contact",))
+            raise ToolError(
+                "conflict",
+                f"{c['name']} is blocked; messages to them are not delivered",
+                "unblock the contact first with block_contact",
+                ("block_contact",),
+            )
 
 
 @tool("messaging", write=False)
@@ -198,8 +240,19 @@ def send_message(sb: Sandbox, phone: Phone, body: Text) -> dict:
         body: the message text.
     """
     _check_recipient(sb, phone)
-    return sb.insert("messages", {"number": phone, "body": body, "direction": "outgoing", "status": "sent",
-                                  "read": 1, "sent_at": sb.now, "scheduled_for": ""}, prefix="msg")
+    return sb.insert(
+        "messages",
+        {
+            "number": phone,
+            "body": body,
+            "direction": "outgoing",
+            "status": "sent",
+            "read": 1,
+            "sent_at": sb.now,
+            "scheduled_for": "",
+        },
+        prefix="msg",
+    )
 
 
 @tool("messaging", write=True)
@@ -214,8 +267,19 @@ def schedule_message(sb: Sandbox, phone: Phone, body: Text, send_at: DateTime) -
     if parse_dt(send_at) <= sb.clock():
         raise ToolError("invalid_arguments", f"send_at {send_at} is not in the future (now is {sb.now})")
     _check_recipient(sb, phone)
-    return sb.insert("messages", {"number": phone, "body": body, "direction": "outgoing", "status": "scheduled",
-                                  "read": 1, "sent_at": "", "scheduled_for": send_at}, prefix="msg")
+    return sb.insert(
+        "messages",
+        {
+            "number": phone,
+            "body": body,
+            "direction": "outgoing",
+            "status": "scheduled",
+            "read": 1,
+            "sent_at": "",
+            "scheduled_for": send_at,
+        },
+        prefix="msg",
+    )
 
 
 @tool("messaging", write=True)
@@ -263,8 +327,12 @@ def _overlaps(sb: Sandbox, start: str, end: str, but: str = "") -> None:
         raise ToolError("invalid_arguments", f"end {end} is not after start {start}")
     for ev in sb.rows("events", status="confirmed"):
         if ev["id"] != but and parse_dt(ev["start"]) < e and s < parse_dt(ev["end"]):
-            raise ToolError("conflict", f"double booking: overlaps {ev['title']!r} ({ev['start']} - {ev['end']})",
-                            "pick a free time (find_free_slot) or move the other event", ("find_free_slot",))
+            raise ToolError(
+                "conflict",
+                f"double booking: overlaps {ev['title']!r} ({ev['start']} - {ev['end']})",
+                "pick a free time (find_free_slot) or move the other event",
+                ("find_free_slot",),
+            )
 
 
 @tool("calendar", write=False)
@@ -288,8 +356,15 @@ def search_events(sb: Sandbox, query: Name) -> list[dict]:
 
 
 @tool("calendar", write=True)
-def create_event(sb: Sandbox, title: Name, start: DateTime, end: DateTime, location: str = "",
-                 calendar: Literal["personal", "work", "family"] = "personal", attendees: list[str] = []) -> dict:  # noqa: B006
+def create_event(
+    sb: Sandbox,
+    title: Name,
+    start: DateTime,
+    end: DateTime,
+    location: str = "",
+    calendar: Literal["personal", "work", "family"] = "personal",
+    attendees: list[str] = [],
+) -> dict:  # noqa: B006
     """Create a calendar event (appointment, meeting); refuses a double booking.
 
     Args:
@@ -301,9 +376,19 @@ def create_event(sb: Sandbox, title: Name, start: DateTime, end: DateTime, locat
         attendees: e-mail addresses of invitees.
     """
     _overlaps(sb, start, end)
-    return sb.insert("events", {"title": title, "start": start, "end": end, "location": location,
-                                "calendar": calendar, "attendees": sorted(attendees), "status": "confirmed"},
-                     prefix="evt")
+    return sb.insert(
+        "events",
+        {
+            "title": title,
+            "start": start,
+            "end": end,
+            "location": location,
+            "calendar": calendar,
+            "attendees": sorted(attendees),
+            "status": "confirmed",
+        },
+        prefix="evt",
+    )
 
 
 @tool("calendar", write=True)
@@ -346,7 +431,9 @@ def delete_event(sb: Sandbox, event_id: Id) -> dict:
 
 
 @tool("calendar", write=True)
-def invite_to_event(sb: Sandbox, event_id: Id, email: Annotated[str, pydantic.Field(pattern=r"^[^@\s]+@[^@\s]+$")]) -> dict:
+def invite_to_event(
+    sb: Sandbox, event_id: Id, email: Annotated[str, pydantic.Field(pattern=r"^[^@\s]+@[^@\s]+$")]
+) -> dict:
     """Invite one more person (by e-mail) to a calendar event.
 
     Args:
@@ -359,8 +446,13 @@ def invite_to_event(sb: Sandbox, event_id: Id, email: Annotated[str, pydantic.Fi
 
 
 @tool("calendar", write=False)
-def find_free_slot(sb: Sandbox, date: Date, duration_minutes: Annotated[int, pydantic.Field(ge=5, le=600)],
-                   earliest: ClockTime = "08:00", latest: ClockTime = "20:00") -> dict:
+def find_free_slot(
+    sb: Sandbox,
+    date: Date,
+    duration_minutes: Annotated[int, pydantic.Field(ge=5, le=600)],
+    earliest: ClockTime = "08:00",
+    latest: ClockTime = "20:00",
+) -> dict:
     """First free time on a day with no confirmed event, for a meeting of the given length.
 
     Args:
@@ -377,7 +469,9 @@ def find_free_slot(sb: Sandbox, date: Date, duration_minutes: Annotated[int, pyd
             break
         t = max(t, e)
     if t + need > stop:
-        raise ToolError("not_found", f"no free {duration_minutes}-minute slot on {date} between {earliest} and {latest}")
+        raise ToolError(
+            "not_found", f"no free {duration_minutes}-minute slot on {date} between {earliest} and {latest}"
+        )
     return {"start": fmt(t), "end": fmt(t + need)}
 
 
@@ -400,15 +494,24 @@ def create_alarm(sb: Sandbox, time: ClockTime, label: str = "", repeat_days: lis
         repeat_days: weekdays it repeats on; empty = once.
     """
     for a in sb.rows("alarms", time=time):
-        raise ToolError("conflict", f"an alarm at {time} already exists ({a['id']}, {a['label']!r})",
-                        "update or enable that alarm instead")
-    return sb.insert("alarms", {"time": time, "label": label, "enabled": 1,
-                                "repeat_days": sorted(set(repeat_days))}, prefix="alm")
+        raise ToolError(
+            "conflict",
+            f"an alarm at {time} already exists ({a['id']}, {a['label']!r})",
+            "update or enable that alarm instead",
+        )
+    return sb.insert(
+        "alarms", {"time": time, "label": label, "enabled": 1, "repeat_days": sorted(set(repeat_days))}, prefix="alm"
+    )
 
 
 @tool("clock", write=True)
-def update_alarm(sb: Sandbox, alarm_id: Id, time: ClockTime | None = None, label: str | None = None,
-                 repeat_days: list[Weekday] | None = None) -> dict:
+def update_alarm(
+    sb: Sandbox,
+    alarm_id: Id,
+    time: ClockTime | None = None,
+    label: str | None = None,
+    repeat_days: list[Weekday] | None = None,
+) -> dict:
     """Change an alarm's time, label or repeat days.
 
     Args:
@@ -546,8 +649,11 @@ def set_brightness(sb: Sandbox, level: Annotated[int, pydantic.Field(ge=0, le=10
 
 
 @tool("settings", write=True)
-def set_volume(sb: Sandbox, stream: Literal["ring", "media", "alarm", "notification"],
-               level: Annotated[int, pydantic.Field(ge=0, le=100)]) -> dict:
+def set_volume(
+    sb: Sandbox,
+    stream: Literal["ring", "media", "alarm", "notification"],
+    level: Annotated[int, pydantic.Field(ge=0, le=100)],
+) -> dict:
     """Set the sound volume of the ringer, media, alarms or notifications.
 
     Args:
@@ -570,8 +676,11 @@ def connect_wifi(sb: Sandbox, network: Name) -> dict:
     known = sb.setting("known_networks") or ""
     if network not in known.split(","):
         raise ToolError("not_found", f"no saved Wi-Fi network {network!r}; known: {known}")
-    return sb.update("settings", "wifi_network", value=network) if sb.setting("wifi_network") is not None \
+    return (
+        sb.update("settings", "wifi_network", value=network)
+        if sb.setting("wifi_network") is not None
         else sb.insert("settings", {"id": "wifi_network", "value": network}, generate_id=False)
+    )
 
 
 @tool("settings", write=True)

@@ -50,15 +50,18 @@ def search_user_memory(sb: Sandbox, query: Name) -> list[dict]:
 
 
 @tool("memory", write=True)
-def add_user_memory(sb: Sandbox, text: Text, category: Literal["preference", "person", "place", "habit", "fact"]) -> dict:
+def add_user_memory(
+    sb: Sandbox, text: Text, category: Literal["preference", "person", "place", "habit", "fact"]
+) -> dict:
     """Remember a new fact about the user for later.
 
     Args:
         text: the fact, one sentence.
         category: kind of fact.
     """
-    return sb.insert("memory", {"id": sb.new_id("mem"), "text": text, "category": category, "updated_at": sb.now},
-                     generate_id=False)
+    return sb.insert(
+        "memory", {"id": sb.new_id("mem"), "text": text, "category": category, "updated_at": sb.now}, generate_id=False
+    )
 
 
 @tool("memory", write=True)
@@ -173,9 +176,14 @@ _loader("photo_cleanup", "find duplicate photos and archive whole folders of the
 
 
 @tool("travel", write=True, skill="trip_planner")
-def book_trip_package(sb: Sandbox, origin: Name, destination: Name, date: Date,
-                      nights: Annotated[int, pydantic.Field(ge=1, le=30)],
-                      passengers: Annotated[int, pydantic.Field(ge=1, le=9)] = 1) -> dict:
+def book_trip_package(
+    sb: Sandbox,
+    origin: Name,
+    destination: Name,
+    date: Date,
+    nights: Annotated[int, pydantic.Field(ge=1, le=30)],
+    passengers: Annotated[int, pydantic.Field(ge=1, le=9)] = 1,
+) -> dict:
     """Book the cheapest flight with seats and the cheapest hotel with a room, and add the trip to the calendar.
 
     Args:
@@ -192,14 +200,16 @@ def book_trip_package(sb: Sandbox, origin: Name, destination: Name, date: Date,
     flight = services.book_flight(sb, flights[0]["id"], passengers)
     hotel = services.book_hotel(sb, hotels[0]["id"], date, nights)
     end = dt.date.fromisoformat(date) + dt.timedelta(days=nights)
-    event = device.create_event(sb, f"Trip to {destination}", f"{date}T{flights[0]['depart']}", f"{end}T12:00",
-                                destination, "personal", [])
+    event = device.create_event(
+        sb, f"Trip to {destination}", f"{date}T{flights[0]['depart']}", f"{end}T12:00", destination, "personal", []
+    )
     return {"flight_booking": flight["id"], "hotel_booking": hotel["id"], "event": event["id"]}
 
 
 @tool("travel", write=False, skill="trip_planner")
-def trip_cost_estimate(sb: Sandbox, origin: Name, destination: Name, date: Date,
-                       nights: Annotated[int, pydantic.Field(ge=1, le=30)]) -> dict:
+def trip_cost_estimate(
+    sb: Sandbox, origin: Name, destination: Name, date: Date, nights: Annotated[int, pydantic.Field(ge=1, le=30)]
+) -> dict:
     """Cheapest bookable flight (with seats) plus hotel (with a room) for a trip, without booking.
 
     Args:
@@ -212,8 +222,11 @@ def trip_cost_estimate(sb: Sandbox, origin: Name, destination: Name, date: Date,
     hotels = [h for h in services.search_hotels(sb, destination) if h["rooms"] > 0]
     if not flights or not hotels:
         raise ToolError("not_found", f"no flight or hotel for {destination} on {date}")
-    return {"flight": flights[0]["price"], "hotel": hotels[0]["price"] * nights,
-            "total": flights[0]["price"] + hotels[0]["price"] * nights}
+    return {
+        "flight": flights[0]["price"],
+        "hotel": hotels[0]["price"] * nights,
+        "total": flights[0]["price"] + hotels[0]["price"] * nights,
+    }
 
 
 @tool("settings", write=True, skill="bedtime_routine")
@@ -246,8 +259,13 @@ def set_weekday_alarm(sb: Sandbox, time: ClockTime, label: str = "Wake up") -> d
 
 
 @tool("wallet", write=True, skill="bill_splitter")
-def split_bill(sb: Sandbox, total: Annotated[float, pydantic.Field(gt=0, le=100000)], payees: list[Name],
-               note: Name, include_me: bool = True) -> dict:
+def split_bill(
+    sb: Sandbox,
+    total: Annotated[float, pydantic.Field(gt=0, le=100000)],
+    payees: list[Name],
+    note: Name,
+    include_me: bool = True,
+) -> dict:
     """Split a bill evenly and send each person a payment request for their share (rounded to cents).
 
     Args:

@@ -21,8 +21,21 @@ from pytest_mobilebench.suites.planner.tools._common import (
 
 Mode = Literal["driving", "walking", "transit", "cycling"]
 _SPEED_KMH = {"driving": 40, "walking": 5, "transit": 25, "cycling": 15}
-App = Literal["messages", "wallet", "gallery", "files", "notes", "email", "maps", "camera", "music", "shop",
-              "travel", "calendar", "contacts"]
+App = Literal[
+    "messages",
+    "wallet",
+    "gallery",
+    "files",
+    "notes",
+    "email",
+    "maps",
+    "camera",
+    "music",
+    "shop",
+    "travel",
+    "calendar",
+    "contacts",
+]
 Permission = Literal["location", "camera", "microphone", "contacts", "photos", "notifications"]
 
 # ----------------------------------------------------------------------------------------------- maps
@@ -49,8 +62,9 @@ def save_place(sb: Sandbox, place_id: Id, label: Name) -> dict:
     sb.get("places", place_id, what="place")
     for p in sb.rows("places", label=label):
         if p["id"] != place_id:
-            raise ToolError("conflict", f"the label {label!r} is already used by {p['name']!r}",
-                            "unsave that place first")
+            raise ToolError(
+                "conflict", f"the label {label!r} is already used by {p['name']!r}", "unsave that place first"
+            )
     return sb.update("places", place_id, saved=1, label=label)
 
 
@@ -78,10 +92,16 @@ def start_navigation(sb: Sandbox, place_id: Id, mode: Mode = "driving") -> dict:
     sb.require_on("location_services", "navigation")
     place = sb.get("places", place_id, what="place")
     if sb.rows("routes", status="active"):
-        raise ToolError("conflict", "a navigation is already running", "stop it with stop_navigation first",
-                          ("stop_navigation", "list_routes"))
-    return {**sb.insert("routes", {"place_id": place_id, "mode": mode, "status": "active"}, prefix="rte"),
-            "destination": place["name"]}
+        raise ToolError(
+            "conflict",
+            "a navigation is already running",
+            "stop it with stop_navigation first",
+            ("stop_navigation", "list_routes"),
+        )
+    return {
+        **sb.insert("routes", {"place_id": place_id, "mode": mode, "status": "active"}, prefix="rte"),
+        "destination": place["name"],
+    }
 
 
 @tool("maps", write=True)
@@ -126,8 +146,19 @@ def share_location(sb: Sandbox, phone: Annotated[str, pydantic.Field(pattern=r"^
     """
     sb.require_on("location_services", "sharing your location")
     sb.require_off("airplane_mode", "sending a message")
-    return sb.insert("messages", {"number": phone, "body": "[my current location]", "direction": "outgoing",
-                                  "status": "sent", "read": 1, "sent_at": sb.now, "scheduled_for": ""}, prefix="msg")
+    return sb.insert(
+        "messages",
+        {
+            "number": phone,
+            "body": "[my current location]",
+            "direction": "outgoing",
+            "status": "sent",
+            "read": 1,
+            "sent_at": sb.now,
+            "scheduled_for": "",
+        },
+        prefix="msg",
+    )
 
 
 # ----------------------------------------------------------------------------------------------- wallet
@@ -167,8 +198,14 @@ def set_default_card(sb: Sandbox, card_id: Id) -> dict:
 
 
 @tool("wallet", write=True)
-def send_payment(sb: Sandbox, payee: Name, amount: Amount, card_id: Id | None = None, note: str = "",
-                 currency: Literal["EUR", "USD", "GBP"] = "EUR") -> dict:
+def send_payment(
+    sb: Sandbox,
+    payee: Name,
+    amount: Amount,
+    card_id: Id | None = None,
+    note: str = "",
+    currency: Literal["EUR", "USD", "GBP"] = "EUR",
+) -> dict:
     """Pay money to a person or merchant from a wallet card (default card when none is given).
 
     Args:
@@ -184,14 +221,32 @@ def send_payment(sb: Sandbox, payee: Name, amount: Amount, card_id: Id | None = 
         raise ToolError("not_found", "no default card set", "give card_id or set_default_card", ("list_cards",))
     card = cards[0]
     if card["frozen"]:
-        raise ToolError("permission_denied", f"card {card['label']} is frozen", "unfreeze it or pay with another card",
-                        ("freeze_card", "list_cards"))
+        raise ToolError(
+            "permission_denied",
+            f"card {card['label']} is frozen",
+            "unfreeze it or pay with another card",
+            ("freeze_card", "list_cards"),
+        )
     if card["balance"] < amount:
-        raise ToolError("conflict", f"insufficient funds on {card['label']}: balance {card['balance']}",
-                        "pay with another card", ("list_cards",))
+        raise ToolError(
+            "conflict",
+            f"insufficient funds on {card['label']}: balance {card['balance']}",
+            "pay with another card",
+            ("list_cards",),
+        )
     sb.update("cards", card["id"], balance=round(card["balance"] - amount, 2))
-    return sb.insert("transactions", {"payee": payee, "amount": amount, "currency": currency, "card_id": card["id"],
-                                      "note": note, "status": "completed"}, prefix="txn")
+    return sb.insert(
+        "transactions",
+        {
+            "payee": payee,
+            "amount": amount,
+            "currency": currency,
+            "card_id": card["id"],
+            "note": note,
+            "status": "completed",
+        },
+        prefix="txn",
+    )
 
 
 @tool("wallet", write=False)
@@ -213,7 +268,9 @@ def refund_transaction(sb: Sandbox, transaction_id: Id) -> dict:
     """
     t = sb.get("transactions", transaction_id, what="transaction")
     if t["status"] != "completed":
-        raise ToolError("invalid_transition", f"transaction {transaction_id} is {t['status']}; only completed ones refund")
+        raise ToolError(
+            "invalid_transition", f"transaction {transaction_id} is {t['status']}; only completed ones refund"
+        )
     card = sb.get("cards", t["card_id"], what="card")
     sb.update("cards", card["id"], balance=round(card["balance"] + t["amount"], 2))
     return sb.update("transactions", transaction_id, status="refunded")
@@ -229,8 +286,11 @@ def request_payment(sb: Sandbox, payee: Name, amount: Amount, note: str = "") ->
         note: what it is for.
     """
     require_online(sb, "payment requests")
-    return sb.insert("transactions", {"payee": payee, "amount": -amount, "currency": "EUR", "card_id": "",
-                                      "note": note, "status": "requested"}, prefix="txn")
+    return sb.insert(
+        "transactions",
+        {"payee": payee, "amount": -amount, "currency": "EUR", "card_id": "", "note": note, "status": "requested"},
+        prefix="txn",
+    )
 
 
 # ----------------------------------------------------------------------------------------------- shopping
@@ -257,8 +317,11 @@ def add_to_cart(sb: Sandbox, product_id: Id, qty: Annotated[int, pydantic.Field(
     p = sb.get("products", product_id, what="product")
     in_cart = sum(c["qty"] for c in sb.rows("cart", product_id=product_id))
     if in_cart + qty > p["stock"]:
-        raise ToolError("conflict", f"only {p['stock']} of {p['name']} in stock ({in_cart} already in the cart)",
-                        "lower the quantity or pick another product")
+        raise ToolError(
+            "conflict",
+            f"only {p['stock']} of {p['name']} in stock ({in_cart} already in the cart)",
+            "lower the quantity or pick another product",
+        )
     return sb.insert("cart", {"product_id": product_id, "qty": qty}, prefix="crt")
 
 
@@ -294,8 +357,9 @@ def place_order(sb: Sandbox, address: Name) -> dict:
         sb.update("products", line["product_id"], stock=line["product"]["stock"] - line["qty"])
         sb.delete("cart", line["id"])
     items = sorted(f"{x['qty']}x {x['product']['name']}" for x in cart["items"])
-    return sb.insert("orders", {"items": items, "total": cart["total"], "status": "placed", "address": address},
-                     prefix="ord")
+    return sb.insert(
+        "orders", {"items": items, "total": cart["total"], "status": "placed", "address": address}, prefix="ord"
+    )
 
 
 @tool("shopping", write=False)
@@ -313,8 +377,11 @@ def cancel_order(sb: Sandbox, order_id: Id) -> dict:
     """
     o = sb.get("orders", order_id, what="order")
     if o["status"] != "placed":
-        raise ToolError("invalid_transition", f"order {order_id} is {o['status']}; only placed orders cancel",
-                        "a shipped or delivered order can be returned through the shop's support")
+        raise ToolError(
+            "invalid_transition",
+            f"order {order_id} is {o['status']}; only placed orders cancel",
+            "a shipped or delivered order can be returned through the shop's support",
+        )
     return sb.update("orders", order_id, status="cancelled")
 
 
@@ -330,8 +397,11 @@ def search_flights(sb: Sandbox, origin: Name, destination: Name, date: Date) -> 
         destination: arrival city.
         date: travel day, YYYY-MM-DD.
     """
-    found = [f for f in sb.rows("flights", date=date)
-             if matches(origin, f["origin"]) and matches(destination, f["destination"])]
+    found = [
+        f
+        for f in sb.rows("flights", date=date)
+        if matches(origin, f["origin"]) and matches(destination, f["destination"])
+    ]
     return sorted(found, key=lambda f: f["price"])
 
 
@@ -348,8 +418,18 @@ def book_flight(sb: Sandbox, flight_id: Id, passengers: Annotated[int, pydantic.
         raise ToolError("conflict", f"flight {flight_id} has only {f['seats']} seats left", "choose another flight")
     require_online(sb, "booking")
     sb.update("flights", flight_id, seats=f["seats"] - passengers)
-    return sb.insert("bookings", {"kind": "flight", "ref": flight_id, "date": f["date"], "nights": 0,
-                                  "passengers": passengers, "status": "confirmed"}, prefix="bkg")
+    return sb.insert(
+        "bookings",
+        {
+            "kind": "flight",
+            "ref": flight_id,
+            "date": f["date"],
+            "nights": 0,
+            "passengers": passengers,
+            "status": "confirmed",
+        },
+        prefix="bkg",
+    )
 
 
 @tool("travel", write=False)
@@ -376,8 +456,11 @@ def book_hotel(sb: Sandbox, hotel_id: Id, date: Date, nights: Annotated[int, pyd
         raise ToolError("conflict", f"{h['name']} is fully booked", "choose another hotel")
     require_online(sb, "booking")
     sb.update("hotels", hotel_id, rooms=h["rooms"] - 1)
-    return sb.insert("bookings", {"kind": "hotel", "ref": hotel_id, "date": date, "nights": nights,
-                                  "passengers": 1, "status": "confirmed"}, prefix="bkg")
+    return sb.insert(
+        "bookings",
+        {"kind": "hotel", "ref": hotel_id, "date": date, "nights": nights, "passengers": 1, "status": "confirmed"},
+        prefix="bkg",
+    )
 
 
 @tool("travel", write=False)
@@ -408,8 +491,10 @@ def check_in(sb: Sandbox, booking_id: Id) -> dict:
     """
     b = sb.get("bookings", booking_id, what="booking")
     if b["kind"] != "flight" or b["status"] != "confirmed":
-        raise ToolError("invalid_transition", f"booking {booking_id} is a {b['status']} {b['kind']} booking; "
-                        "only confirmed flights check in")
+        raise ToolError(
+            "invalid_transition",
+            f"booking {booking_id} is a {b['status']} {b['kind']} booking; only confirmed flights check in",
+        )
     return sb.update("bookings", booking_id, status="checked_in")
 
 
@@ -428,8 +513,15 @@ def search_music(sb: Sandbox, query: Name) -> list[dict]:
 
 def _player(sb: Sandbox) -> dict:
     rows = sb.rows("player")
-    return rows[0] if rows else sb.insert("player", {"id": "player", "track_id": "", "state": "stopped",
-                                                     "volume": 50, "shuffle": 0}, generate_id=False)
+    return (
+        rows[0]
+        if rows
+        else sb.insert(
+            "player",
+            {"id": "player", "track_id": "", "state": "stopped", "volume": 50, "shuffle": 0},
+            generate_id=False,
+        )
+    )
 
 
 @tool("media", write=True)
@@ -563,8 +655,9 @@ def lock_app(sb: Sandbox, app: App) -> dict:
         app: the app.
     """
     if sb.setting("screen_lock") in (None, "none"):
-        raise ToolError("permission_denied", "app lock needs a screen lock", "set one with set_screen_lock",
-                          ("set_screen_lock",))
+        raise ToolError(
+            "permission_denied", "app lock needs a screen lock", "set one with set_screen_lock", ("set_screen_lock",)
+        )
     if sb.rows("app_locks", app=app, locked=1):
         raise ToolError("invalid_transition", f"{app} is already locked")
     if sb.rows("app_locks", id=app):
@@ -592,8 +685,7 @@ def set_screen_lock(sb: Sandbox, method: Literal["none", "pin", "pattern", "fing
         method: the lock method.
     """
     if method == "none" and sb.rows("app_locks", locked=1):
-        raise ToolError("conflict", "apps are locked; a screen lock is needed for app lock",
-                        "unlock the apps first")
+        raise ToolError("conflict", "apps are locked; a screen lock is needed for app lock", "unlock the apps first")
     sb.db.execute('INSERT OR IGNORE INTO settings ("id", "value") VALUES (?, ?)', ("screen_lock", "none"))
     return sb.update("settings", "screen_lock", value=method)
 
@@ -602,5 +694,8 @@ def set_screen_lock(sb: Sandbox, method: Literal["none", "pin", "pattern", "fing
 def run_security_scan(sb: Sandbox) -> dict:
     """Check the phone's privacy: apps with risky permissions, screen lock, locked apps."""
     risky = [p["id"] for p in sb.rows("app_permissions", granted=1) if p["permission"] in ("location", "microphone")]
-    return {"screen_lock": sb.setting("screen_lock") or "none", "risky_permissions": risky,
-            "locked_apps": [a["app"] for a in sb.rows("app_locks", locked=1)]}
+    return {
+        "screen_lock": sb.setting("screen_lock") or "none",
+        "risky_permissions": risky,
+        "locked_apps": [a["app"] for a in sb.rows("app_locks", locked=1)],
+    }
