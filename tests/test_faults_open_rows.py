@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PyRepo, manifest_for
-from pytest_mobilebench.report.summary import make_summary
+from pytest_mobilebench.report.summary import make_summary, selected_by_model
 from pytest_mobilebench.state import MobileBenchState
 
 
@@ -51,6 +51,29 @@ def test_an_instance_one_model_finished_and_another_did_not_is_not_run(tmp_path:
 def test_every_model_finished_leaves_nothing_not_run(tmp_path: Path) -> None:
     results = [_result(iid, model) for iid in ("o__r-1", "o__r-2") for model in ("m-a", "m-ab")]
     assert make_summary(_state(tmp_path, ["m-a", "m-ab"], results))["not_run_instances"] == []
+
+
+def test_a_missing_trial_of_one_model_leaves_its_instance_not_run(tmp_path: Path) -> None:
+    """Two models, two trials each: m-b's second trial of o__r-2 has no result, so o__r-2 is not run, and each
+    model's selected count holds its trials (the node ids end with ``[<model>-t<k>]``)."""
+    state = _state(tmp_path, ["m-a", "m-b"], [])
+    state.collected = {
+        f"cases/a.yaml::{iid}[{model}-t{k}]": ("issue_resolution", iid)
+        for iid in ("o__r-1", "o__r-2")
+        for model in ("m-a", "m-b")
+        for k in (1, 2)
+    }
+    state.results = [
+        _result(iid, model) | {"trial": k}
+        for iid in ("o__r-1", "o__r-2")
+        for model in ("m-a", "m-b")
+        for k in (1, 2)
+        if (iid, model, k) != ("o__r-2", "m-b", 2)
+    ]
+    summary = make_summary(state)
+    assert summary["not_run_instances"] == ["o__r-2"]
+    assert summary["by_model"]["m-b"]["not_run_ids"] == ["o__r-2[t2]"]
+    assert selected_by_model(state.collected, ["m-a", "m-b"]) == {"issue_resolution": {"m-a": 4, "m-b": 4}}
 
 
 def test_the_local_runtimes_warning_is_in_the_summary_and_its_terminal_lines() -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from pytest_mobilebench.report.headline import is_infra
 
-__all__ = ["ID_LISTS", "item_label", "not_run_by_model", "outcome_ids"]
+__all__ = ["ID_LISTS", "item_label", "model_and_trial", "not_run_by_model", "outcome_ids"]
 
 #: the id lists of :func:`outcome_ids`, in the order they are written
 ID_LISTS = ("resolved_ids", "unresolved_ids", "error_ids", "empty_patch_ids", "missing_prediction_ids", "not_run_ids")
@@ -65,7 +65,7 @@ def outcome_ids(results: Iterable[Mapping[str, Any]], not_run: Iterable[str] = (
     return out
 
 
-def _model_and_trial(name: str, instance_id: str, models: Sequence[str]) -> tuple[str | None, int | None]:
+def model_and_trial(name: str, instance_id: str, models: Sequence[str]) -> tuple[str | None, int | None]:
     """The model and trial an item's name (``iid``, ``iid[model]``, ``iid[t2]``, ``iid[model-t2]``) stands for."""
     inner = name[len(instance_id) + 1 : -1] if name.startswith(instance_id + "[") and name.endswith("]") else ""
     found = _TRIAL.search(inner)
@@ -96,7 +96,7 @@ def not_run_by_model(
     for nodeid, (_suite, iid) in collected.items():
         if nodeid in skip or not models:
             continue
-        model, trial = _model_and_trial(nodeid.rsplit("::", 1)[-1], str(iid), models)
+        model, trial = model_and_trial(nodeid.rsplit("::", 1)[-1], str(iid), models)
         if model is not None and (model, item_label(str(iid), trial)) not in done:
             out.setdefault(model, set()).add(item_label(str(iid), trial))
     return {model: sorted(labels) for model, labels in out.items()}

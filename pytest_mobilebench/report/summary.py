@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_mobilebench.report.files import atomic_write_json
 from pytest_mobilebench.report.integrity import integrity_counts
 from pytest_mobilebench.report.names import folder_name
-from pytest_mobilebench.report.outcomes import ID_LISTS, not_run_by_model, outcome_ids
+from pytest_mobilebench.report.outcomes import ID_LISTS, model_and_trial, not_run_by_model, outcome_ids
 from pytest_mobilebench.report.headline import headlines, is_infra, is_unavailable, rate_block
 from pytest_mobilebench.report.runs import not_run_and_unmatched
 from pytest_mobilebench.suggest import closest
@@ -154,39 +154,11 @@ def selected_by_model(
     for nodeid, (suite, _iid) in collected.items():
         if nodeid in skip or not models:
             continue
-        model = _model_of(nodeid, models)
+        model, _trial = model_and_trial(nodeid.rsplit("::", 1)[-1], str(_iid), models)
         if model is not None:
             out.setdefault(str(suite), {}).setdefault(model, 0)
             out[str(suite)][model] += 1
     return out
-
-
-def _model_of(nodeid: str, models: Sequence[str]) -> str | None:
-    """The model of a selected item: the only one, or the longest of ``models`` its node id ends with in
-    brackets (``[<model>]``); None when none fits."""
-    if len(models) == 1:
-        return models[0]
-    return next((m for m in sorted(models, key=len, reverse=True) if nodeid.endswith(f"[{m}]")), None)
-
-
-def unfinished_instances(
-    collected: Mapping[str, Sequence[str]],
-    models: Sequence[str],
-    results: Iterable[Mapping[str, Any]],
-    invalid_nodeids: Iterable[str] = (),
-) -> set[str]:
-    """Instance ids of which a selected item of some model has no result (issue 35, item 8): with several
-    models an instance one model finished and another did not is still not run. A result is matched on
-    ``(instance_id, model_name_or_path)``; with one model or none this adds nothing to the instance match."""
-    if len(models) < 2:
-        return set()
-    done = {(str(r.get("instance_id")), str(r.get("model_name_or_path"))) for r in results}
-    skip = set(invalid_nodeids)
-    return {
-        str(iid)
-        for nodeid, (_suite, iid) in collected.items()
-        if nodeid not in skip and (model := _model_of(nodeid, models)) is not None and (str(iid), model) not in done
-    }
 
 
 def _instances(results: Sequence[Mapping[str, Any]], one_model: bool) -> dict[str, Any]:
@@ -336,7 +308,9 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
     )
     # not `if state.predictions`: gold / empty / live hold no file entries, so their Predictions is falsy (len 0)
     models = list(state.predictions.models) if state.predictions is not None else []
-    not_run = sorted(set(not_run) | unfinished_instances(state.collected, models, state.results, state.invalid))
+    not_run_ids = not_run_by_model(collected, models, state.results, invalid_nodes)
+    if len(models) > 1:  # an instance one model finished and another did not is still not run (issue 35, item 8)
+        not_run = sorted(set(not_run) | {iid for _, iid in collected.values() if _unfinished(iid, not_run_ids)})
     deselected = [iid for iid in unmatched if iid in state.deselected]  # -k / -m left them out: no typo
     unmatched = [iid for iid in unmatched if iid not in state.deselected]
     selected: dict[str, int] = {}
@@ -359,10 +333,19 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
         selected_models=selected_by_model(collected, models, invalid_nodes),
         model_tables=model_tables,
         declared=_declared(state.suites),
-        not_run_ids=not_run_by_model(collected, models, state.results, invalid_nodes),
+        not_run_ids=not_run_ids,
     ) | {
         "not_run_instances": [iid for iid in not_run if iid not in invalid_ids]
     }  # an invalid one did run: it is invalid
+
+
+def _unfinished(instance_id: str, not_run_ids: Mapping[str, Sequence[str]]) -> bool:
+    """Whether some model's item of ``instance_id`` (any trial) is among the labels of ``not_run_ids``."""
+    return any(
+        label == instance_id or label.startswith(instance_id + "[t")
+        for labels in not_run_ids.values()
+        for label in labels
+    )
 
 
 def _declared(suites: Any) -> dict[str, Headline]:
