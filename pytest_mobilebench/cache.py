@@ -34,7 +34,8 @@ from pytest_mobilebench import __version__
 if TYPE_CHECKING:
     from pytest_mobilebench.options import Option
     from pytest_mobilebench.predictions import Prediction
-    from pytest_mobilebench.suites.base import LoadedRecord, Suite
+    from pytest_mobilebench.suites.base import Suite
+    from pytest_mobilebench.records import LoadedRecord
 
 __all__ = [
     "CLONE_SOURCE_FIELDS",

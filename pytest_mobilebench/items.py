@@ -3,7 +3,7 @@
 
 Imported by the plugin when pytest meets the first manifest or dataset, so a run that has none never imports
 it. Items are as cheap as pytest's own parametrized functions: a file's records are parsed once by their
-suite, each item holds a reference to its :class:`~pytest_mobilebench.suites.base.LoadedRecord`, the items of
+suite, each item holds a reference to its :class:`~pytest_mobilebench.records.LoadedRecord`, the items of
 a file share one fixture closure (as the functions of one ``parametrize`` do) and the ``Mark`` objects of
 equal marker sets, and the result-cache key is computed when the item runs.
 """
@@ -22,12 +22,8 @@ import pytest
 
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import LazySuite
-from pytest_mobilebench.suites.base import (
-    ItemResult,
-    LoadedRecord,
-    ManifestError,
-    Suite,
-)
+from pytest_mobilebench.suites.base import ItemResult, Suite
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
@@ -242,7 +238,7 @@ class InstanceNotResolved(Exception):
 
 @dataclasses.dataclass
 class _Context:
-    """:class:`pytest_mobilebench.suites.base.EvalContext` for one item."""
+    """:class:`pytest_mobilebench.records.EvalContext` for one item."""
 
     run_id: str
     evidence_dir: Path

@@ -26,7 +26,7 @@ from pytest_mobilebench.states import InfraKind
 if TYPE_CHECKING:
     from pytest_mobilebench.agents.limits import Limits
     from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, TakenPatch
-    from pytest_mobilebench.suites.base import EvalContext
+    from pytest_mobilebench.records import EvalContext
 
 __all__ = [
     "PREDICTIONS_FILE",

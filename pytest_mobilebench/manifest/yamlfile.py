@@ -32,7 +32,7 @@ import yaml
 
 from pytest_mobilebench.manifest.fastyaml import fast_read
 from pytest_mobilebench.suggest import closest
-from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.records import ManifestError
 
 __all__ = ["YamlDocument", "charge_file_problem", "read_yaml", "unknown_top_keys", "validation_problem"]
 

@@ -23,7 +23,7 @@ from pytest_mobilebench.runtime.environment import (
 )
 from pytest_mobilebench.runtime.git import GitError, run_git
 from pytest_mobilebench.runtime.repos import RepoCache, read_blobs
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution.dialects import (
     load_dataset as load_release,
 )

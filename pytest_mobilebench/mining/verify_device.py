@@ -40,7 +40,7 @@ from pytest_mobilebench.mining._harness import read_json
 from pytest_mobilebench.report.files import atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.repos import RepoCache
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution.audit import gold_hunks, without_hunk
 from pytest_mobilebench.suites.issue_resolution.mutants import mutants
 from pytest_mobilebench.suites.issue_resolution.verifier import leak_of

@@ -61,7 +61,7 @@ from pytest_mobilebench.suites.app_generation.rates import headline
 from pytest_mobilebench.suites.app_generation.serve import serve_spa, stage_files
 from pytest_mobilebench.suites.app_generation import container
 from pytest_mobilebench.suites.declared import app_generation as surface
-from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.states import InfraKind
 
 __all__ = ["SUITE", "AppGenReason", "AppGenerationSuite", "resolve_project"]

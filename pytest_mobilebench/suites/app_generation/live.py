@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from pytest_mobilebench.agents.shell import ShellResult
     from pytest_mobilebench.suites.app_generation import AppGenerationSuite
     from pytest_mobilebench.suites.app_generation.manifest import AppManifest
-    from pytest_mobilebench.suites.base import EvalContext, LoadedRecord
+    from pytest_mobilebench.records import EvalContext, LoadedRecord
 
 __all__ = [
     "DEFAULT_PROMPT",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, cast, final
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import Reason
-from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.declared import issue_resolution as surface
 from pytest_mobilebench.suites.issue_resolution.manifest import load_manifest
 from pytest_mobilebench.suites.issue_resolution.markers import FrameworkMarkers

@@ -39,7 +39,7 @@ from pytest_mobilebench.patch import parse_patch
 from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import Reason, TestState
-from pytest_mobilebench.suites.base import EvalContext
+from pytest_mobilebench.records import EvalContext
 from pytest_mobilebench.states import InfraKind
 
 __all__ = ["GoldHunk", "audit_instance", "fix_fingerprint", "gold_hunks", "summarize_audit", "without_hunk"]

@@ -53,7 +53,7 @@ from pytest_mobilebench.runtime.provider import repo_cache
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.trust import cross_check_run, harden_plan
-from pytest_mobilebench.suites.base import EvalContext, LoadedRecord
+from pytest_mobilebench.records import EvalContext, LoadedRecord
 from pytest_mobilebench.suites.declared import issue_resolution as surface
 from pytest_mobilebench.suites.issue_resolution.rates import headline, infra_callouts
 from pytest_mobilebench.suites.issue_resolution.unavailable import unavailable_result

@@ -61,7 +61,7 @@ from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
-    from pytest_mobilebench.suites.base import EvalContext
+    from pytest_mobilebench.records import EvalContext
     from pytest_mobilebench.suites.issue_resolution.evaluation import IssueResolutionEvaluator
     from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 

@@ -37,7 +37,7 @@ from pytest_mobilebench.suites.issue_resolution.live import COMMAND_MODEL, api_k
 
 if TYPE_CHECKING:
     from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, AgentSandboxRuntime
-    from pytest_mobilebench.suites.base import EvalContext
+    from pytest_mobilebench.records import EvalContext
     from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 
 __all__ = ["AGENT_DIR", "run_command_agent"]
