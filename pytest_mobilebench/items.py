@@ -341,7 +341,7 @@ def keep_prediction(evidence: Path, reports_dir: Path, key: str) -> None:
     """
     from pytest_mobilebench.agents.records import PREDICTION_FILE
     from pytest_mobilebench.cache import prediction_path
-    from pytest_mobilebench.report.files import atomic_write_text
+    from pytest_mobilebench.files import atomic_write_text
 
     row = evidence / PREDICTION_FILE
     if row.is_file():
@@ -358,7 +358,7 @@ def carry_prediction(reports_dir: Path, key: str, run_folder: Path) -> None:
     """
     from pytest_mobilebench.agents.records import append_prediction
     from pytest_mobilebench.cache import prediction_path
-    from pytest_mobilebench.report.files import read_json
+    from pytest_mobilebench.files import read_json
 
     row = read_json(prediction_path(reports_dir, key))
     if isinstance(row, dict):
@@ -416,7 +416,7 @@ class InstanceItem(pytest.Item):
             pytest.fail(str(exc), pytrace=False)
         from pytest_mobilebench.agents.records import PREDICTION_FILE, RUN_ROW_FILE
         from pytest_mobilebench.cache import CacheRead, EntryOwner, cache_entry, read_cached, result_key, result_path
-        from pytest_mobilebench.report.files import atomic_write_json
+        from pytest_mobilebench.files import atomic_write_json
         from pytest_mobilebench.report.runs import is_disk_full
 
         suite = state.suites[self.record.suite]
@@ -504,7 +504,7 @@ class InstanceItem(pytest.Item):
         run's predictions file), so a re-grade of that file is answered from the cache; [] for another item."""
         from pytest_mobilebench.agents.records import PREDICTION_FILE, RUN_ROW_FILE
         from pytest_mobilebench.cache import candidate_key
-        from pytest_mobilebench.report.files import read_json
+        from pytest_mobilebench.files import read_json
 
         if prediction is None or not prediction.is_live():
             return []

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_mobilebench.frameworks.plan import TestPlan
-from pytest_mobilebench.report.files import write_under
+from pytest_mobilebench.files import write_under
 from pytest_mobilebench.runtime.channel import (
     MAX_FILE_BYTES,
     ChannelError,

@@ -181,7 +181,7 @@ def _store(cache_dir: Path | None, doc: YamlDocument, digest: str) -> None:
         )
         if json.loads(text)["data"] != doc.data:  # int keys, tuples ...: the stored form would differ
             return
-        from pytest_mobilebench.report.files import atomic_write_text
+        from pytest_mobilebench.files import atomic_write_text
 
         atomic_write_text(_cache_file(cache_dir, doc.path), text)
     except (OSError, TypeError, ValueError):  # dates, a read-only or full cache folder: parse next time

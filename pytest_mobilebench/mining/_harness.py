@@ -13,7 +13,7 @@ from pytest_mobilebench.frameworks.recipe import infer_recipe
 from pytest_mobilebench.frameworks.rules import tool_dir_of
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, split_patch
-from pytest_mobilebench.report.files import (
+from pytest_mobilebench.files import (
     atomic_write_json,
     atomic_write_text,
     read_json,

@@ -37,7 +37,7 @@ from typing import Any
 
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.mining._harness import read_json
-from pytest_mobilebench.report.files import atomic_write_text
+from pytest_mobilebench.files import atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.records import LoadedRecord, ManifestError

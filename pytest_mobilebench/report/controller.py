@@ -11,7 +11,7 @@ from typing import Any, final
 
 import pytest
 
-from pytest_mobilebench.report.files import append_jsonl, read_json
+from pytest_mobilebench.files import append_jsonl, read_json
 from pytest_mobilebench.report.runs import (
     REPORTS_DISK_FULL_EXIT,
     ReportsDiskFull,

@@ -609,7 +609,7 @@ def write_run_page(
 ) -> Path:
     """Write ``<reports_dir>/<run_id>/index.html`` (atomically, mode 0644) and return its path; it ends with the
     earlier runs of ``reports_dir`` (:mod:`.run_list`)."""
-    from pytest_mobilebench.report.files import atomic_write_text
+    from pytest_mobilebench.files import atomic_write_text
 
     page_dir = reports_dir / str(summary["run_id"])
     page_dir.mkdir(parents=True, exist_ok=True)

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.sandbox import Sandbox, SandboxRuntime
 from pytest_mobilebench.states import InfraKind

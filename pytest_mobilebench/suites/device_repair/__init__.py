@@ -21,7 +21,7 @@ from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import hit_at_k, recall_at_k
 from pytest_mobilebench.patch import PatchError, parse_patch
 from pytest_mobilebench.predictions import Prediction, PredictionKind
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError, Runtime
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError

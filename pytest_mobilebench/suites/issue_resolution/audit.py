@@ -36,7 +36,7 @@ from pytest_mobilebench.frameworks import is_test_file
 from pytest_mobilebench.suites.issue_resolution.dialects import gold_for_run
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.patch import parse_patch
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.records import EvalContext

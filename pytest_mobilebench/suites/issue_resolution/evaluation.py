@@ -38,7 +38,7 @@ from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
 from pytest_mobilebench.suites.issue_resolution.policy import PatchLimits, review, size_findings, withheld_finding
 from pytest_mobilebench.predictions import Prediction, PredictionKind
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import (
     ApplyResult,
     EnvironmentUnavailable,

@@ -50,7 +50,7 @@ from pytest_mobilebench.agents.records import (
     with_agent,
 )
 from pytest_mobilebench.predictions import Prediction
-from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.files import atomic_write_json
 from pytest_mobilebench.runtime.agent_sandbox import (
     MAX_PATCH_BYTES,
     AgentSandbox,

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_mobilebench.report.files import atomic_write_text
+from pytest_mobilebench.files import atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.egress import ModelForwarder
 from pytest_mobilebench.runtime.agent_sandbox import MAX_PATCH_BYTES, TakenPatch

@@ -23,7 +23,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pytest_mobilebench.report.files import atomic_write_text
+from pytest_mobilebench.files import atomic_write_text
 from pytest_mobilebench.records import EvalContext
 from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance

@@ -1,4 +1,5 @@
-"""Writing results so that nothing finished is ever lost: atomic replaces and append-only logs."""
+"""Writing results so that nothing finished is ever lost: atomic replaces and append-only logs (ground floor:
+the standard library only, so the runtime, the devices, the suites and the reports all write through it)."""
 
 from __future__ import annotations
 
