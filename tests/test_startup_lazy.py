@@ -139,6 +139,7 @@ def test_the_package_is_not_assertion_rewritten_even_when_pytest_marks_it(tmp_pa
         "pytest_mobilebench.state",
         "pytest_mobilebench.suites",
         "pytest_mobilebench.suites.base",
+        "pytest_mobilebench.records",
         "pytest_mobilebench.suites.declared",
         "pytest_mobilebench.agents",
         "pytest_mobilebench.agents.options",
