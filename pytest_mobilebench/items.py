@@ -397,8 +397,17 @@ class InstanceItem(pytest.Item):
     def setup(self) -> None:
         from _pytest.fixtures import TopRequest
 
+        self.check_run_budget()
         self._request = TopRequest(self, _ispytest=True)  # type: ignore[arg-type]
         self._request._fillfixtures()
+
+    def check_run_budget(self) -> None:
+        """``--mb-run-budget``: skip this item when the budget ran out, before any fixture is made."""
+        from pytest_mobilebench.run_budget import PLUGIN_NAME
+
+        budget = self.config.pluginmanager.get_plugin(PLUGIN_NAME)
+        if budget is not None:
+            budget.refuse_start(self)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, (self.record.line - 1 if self.record.line else None), f"{self.record.suite}: {self.name}"

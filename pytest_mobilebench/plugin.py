@@ -236,10 +236,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_XdistHooks(), "mobilebench-xdist")
     budget = config.getoption("mb_run_budget")
     if budget and not config.option.collectonly:  # docs: run_budget.py
-        from pytest_mobilebench.run_budget import WORKER_KEY, RunBudget
+        from pytest_mobilebench.run_budget import PLUGIN_NAME, WORKER_KEY, RunBudget
 
         left = (workerinput or {}).get(WORKER_KEY, budget)
-        config.pluginmanager.register(RunBudget(budget, float(left)), "mobilebench-run-budget")
+        config.pluginmanager.register(RunBudget(budget, float(left)), PLUGIN_NAME)
     if workerinput is not None or config.pluginmanager.hasplugin("xdist"):
         from pytest_mobilebench.remote import (
             RemoteWorkers,  # workers on other machines: docs/scale-out.md

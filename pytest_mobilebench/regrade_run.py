@@ -133,7 +133,8 @@ class RegradeItem(InstanceItem):
         self.hooks = hooks
 
     def setup(self) -> None:
-        """Nothing: a re-grade runs no candidate, so it needs none of the suite's resources."""
+        """No fixture: a re-grade runs no candidate, so it needs none of the suite's resources."""
+        self.check_run_budget()
 
     def runtest(self) -> None:
         if self.entry is None:
