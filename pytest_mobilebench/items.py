@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
+from pytest_mobilebench.state import RESULT, STATE, MobileBenchState, options_of
 from pytest_mobilebench.suites import LazySuite
 from pytest_mobilebench.suites.base import ItemResult, Suite
 from pytest_mobilebench.records import LoadedRecord, ManifestError
@@ -35,14 +35,11 @@ __all__ = [
     "InvalidInstanceItem",
     "ManifestFile",
     "announce",
-    "options_of",
     "selected",
 ]
 
 T = TypeVar("T")
 
-#: The plugin's own options that reach suites in ``ctx.options`` (suite options are declared by the suites).
-_PLUGIN_OPTIONS: tuple[str, ...] = ("mb_reports_dir", "mb_rerun")
 #: suites whose markers and fixture module this process has declared (on their first collected file)
 _PREPARED = pytest.StashKey[set[str]]()
 
@@ -285,20 +282,6 @@ def _safe(name: str) -> str:
     from pytest_mobilebench.report.names import folder_name
 
     return folder_name(name)
-
-
-def options_of(config: pytest.Config) -> dict[str, Any]:
-    """The plugin's, every suite's and every runtime provider's options as plain builtins (``ctx.options``)."""
-    state = config.stash[STATE]
-    names = [
-        *_PLUGIN_OPTIONS,
-        *(o.dest for o in state.suites.options()),
-        *(o.dest for o in (state.providers.options() if state.providers is not None else ())),
-    ]
-    opts = {name: config.getoption(name) for name in names}
-    opts["_xdist_worker"] = hasattr(config, "workerinput")
-    opts["_rootdir"] = str(config.invocation_params.dir)
-    return opts
 
 
 def _checked_evaluate(
