@@ -128,7 +128,7 @@ def _one_run(
 
     Returns ``{"applied": bool, "built": bool, "executed": bool, "tests": {id: TestState}}``.
     """
-    from pytest_mobilebench.suites.issue_resolution.evaluation import runtime_for, workspace_spec
+    from pytest_mobilebench.suites.issue_resolution.workspaces import runtime_for, workspace_spec
 
     ws = runtime_for(ctx).prepare(workspace_spec(instance, ctx), log_dir=ctx.evidence_dir)
     try:
@@ -211,7 +211,8 @@ def audit_instance(suite: Any, instance: IssueInstance, ctx: EvalContext, base: 
     Raises:
         InfraError: the repository, a workspace or the gold patch fails (the plugin reports infra).
     """
-    from pytest_mobilebench.suites.issue_resolution.evaluation import repo_cache, resolve_patches
+    from pytest_mobilebench.runtime.provider import repo_cache
+    from pytest_mobilebench.suites.issue_resolution.workspaces import resolve_patches
 
     gold, test = resolve_patches(instance, repo_cache(ctx.options, ctx.run_id))
     atomic_write_text(ctx.evidence_dir / "gold_patch.diff", gold)

@@ -108,7 +108,7 @@ def evaluate_live(
         InfraError: the sandbox could not be made, the endpoint failed after the retries (``AgentInfraError``),
             or the runtime hosts no agents (``platform_unavailable``).
     """
-    from pytest_mobilebench.suites.issue_resolution.evaluation import runtime_for, workspace_spec
+    from pytest_mobilebench.suites.issue_resolution.workspaces import runtime_for, workspace_spec
 
     runtime = runtime_for(ctx, trusted=False)
     if not isinstance(runtime, AgentSandboxRuntime):
