@@ -7,15 +7,17 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import Any
 
 from pytest_mobilebench import frameworks
+from pytest_mobilebench.files import atomic_write_text
 from pytest_mobilebench.patch import split_patch
 from pytest_mobilebench.records import EvalContext
 from pytest_mobilebench.runtime.base import Runtime, WorkspaceSpec
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 
-__all__ = ["resolve_patches", "runtime_for", "workspace_spec"]
+__all__ = ["one_run", "resolve_patches", "runtime_for", "workspace_spec"]
 
 
 def runtime_for(ctx: EvalContext, *, trusted: bool = False) -> Runtime:
@@ -89,3 +91,24 @@ def _derived_patches(
 
 #: a full commit id (what names one commit's content for good; a branch or a short id may move)
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def one_run(
+    suite: Any, instance: IssueInstance, ctx: EvalContext, patch: str, test_patch: str, tag: str
+) -> dict[str, Any]:
+    """Prepare a workspace, apply ``patch``, run the instance's tests (with the test patch); close it.
+
+    Returns ``{"applied": bool, "built": bool, "executed": bool, "tests": {id: TestState}}``.
+    """
+    ws = runtime_for(ctx).prepare(workspace_spec(instance, ctx), log_dir=ctx.evidence_dir)
+    try:
+        applied = ws.apply_patch(patch, name=f"patch{tag}") if patch.strip() else None
+        if applied is not None:
+            atomic_write_text(ctx.evidence_dir / f"patch{tag}.apply.log", applied.log)
+            if not applied.ok:
+                return {"applied": False, "built": False, "executed": False, "tests": {}}
+        run, parsed, built, _ = suite._run_tests(ws, instance, test_patch, ctx, tag=tag)
+    finally:
+        ws.close()
+    executed = built and not run.timed_out and not run.oom_killed
+    return {"applied": True, "built": built, "executed": executed, "tests": dict(parsed.tests)}
