@@ -22,7 +22,7 @@ import pytest
 
 from pytest_mobilebench.state import RESULT, STATE, MobileBenchState, options_of
 from pytest_mobilebench.suites import LazySuite
-from pytest_mobilebench.suites.base import ItemResult, Suite
+from pytest_mobilebench.suites.base import ItemResult, LiveCandidate, Suite
 from pytest_mobilebench.records import LoadedRecord, ManifestError
 
 if TYPE_CHECKING:
@@ -297,7 +297,7 @@ def _checked_evaluate(
     from pytest_mobilebench.runtime.base import NotInRepository
 
     try:
-        checked = ItemResult.from_suite(suite, suite.evaluate(record, prediction, ctx))
+        checked = ItemResult.from_suite(suite, _evaluate(suite, record, prediction, ctx))
     except ManifestError:
         raise
     except NotInRepository as exc:  # a suite that does not name the field itself
@@ -312,6 +312,18 @@ def _checked_evaluate(
         kind = "disk_full" if is_disk_full(exc) else "harness_error"
         checked = ItemResult.harness_error(f"{kind.replace('_', ' ')}: {type(exc).__name__}: {exc}", kind)
     return checked.to_dict()
+
+
+def _evaluate(suite: Suite, record: LoadedRecord, prediction: Prediction | None, ctx: _Context) -> dict[str, Any]:
+    """``suite.evaluate`` of ``prediction``; a live one is first made a file prediction by the suite's agent
+    (:class:`~pytest_mobilebench.suites.base.LiveCandidate`), then evaluated like any other, and the agent's
+    record attached to the result. A dict from ``produce_live`` is the item's result (no candidate was made)."""
+    if prediction is None or not prediction.is_live():
+        return suite.evaluate(record, prediction, ctx)
+    made = suite.produce_live(record, prediction, ctx)  # type: ignore[attr-defined]
+    if not isinstance(made, LiveCandidate):
+        return made
+    return made.attach(suite.evaluate(record, made.prediction, ctx))
 
 
 def keep_prediction(evidence: Path, reports_dir: Path, key: str) -> None:

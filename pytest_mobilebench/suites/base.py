@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, final, runtime_checkable
 
@@ -32,6 +32,7 @@ __all__ = [
     "Option",
     "INFRA_REASON",
     "ItemResult",
+    "LiveCandidate",
     "ResultContractError",
     "Suite",
     "SuiteContractError",
@@ -115,12 +116,31 @@ class SuiteSurface:
     headline: Headline = GENERIC_HEADLINE
 
 
+@dataclasses.dataclass(frozen=True)
+class LiveCandidate:
+    """A live agent's candidate, made before its evaluation (a suite's ``produce_live``).
+
+    Attributes:
+        prediction: the row the agent's work became, as written to the run's predictions file and read back as a
+            file prediction: the item evaluates it exactly as ``--predictions`` of that file would.
+        attach: ``result -> result``: the evaluated result with the agent's record (mode, model, end, usage,
+            transcript, what was taken) and its ``agent_*`` properties.
+    """
+
+    prediction: Prediction
+    attach: Callable[[dict[str, Any]], dict[str, Any]]
+
+
 @runtime_checkable
 class Suite(Protocol):
     """One evaluation protocol: a folder ``pytest_mobilebench/suites/<name>/`` whose ``SUITE`` implements this.
 
     Every member is required (the registry checks them when the suite is registered, see
-    :func:`check_suite`); a suite with nothing to say returns an empty value. One member is optional:
+    :func:`check_suite`); a suite with nothing to say returns an empty value. A suite whose ``live_model`` names
+    a model also has ``produce_live(record, prediction, ctx) -> LiveCandidate | dict``: under
+    ``--predictions=live`` the item asks it for the candidate (agent in a sandbox, patch or files taken, row
+    written), then calls ``evaluate`` with the file prediction it returns; a dict instead is the item's finished
+    result (no candidate could be made: an infrastructure failure). One member is optional:
     ``headline``, a :class:`Headline` (the label and kind of its ``summarize()["headline"]``, used by the reports
     when a suite or model has no result); without it the reports say :data:`GENERIC_HEADLINE`.
     """

@@ -22,9 +22,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, final
+from typing import Any, TypeVar, final
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.suites.issue_resolution import grading
@@ -73,7 +73,11 @@ from pytest_mobilebench.suites.issue_resolution.judge import (
 )
 from pytest_mobilebench.states import InfraKind
 
+T = TypeVar("T")
+
 __all__ = [
+    "base_fields",
+    "guarded",
     "EVALUATOR",
     "IssueResolutionEvaluator",
     "apply_failure_detail",
@@ -96,6 +100,48 @@ def _states_json(tests: Mapping[str, TestState]) -> dict[str, str]:
     return {k: TestState(v).value for k, v in sorted(tests.items())}
 
 
+def base_fields(instance: IssueInstance, model: str) -> dict[str, Any]:
+    """The fields every result of ``instance`` starts with (``flags`` empty, ``model_name_or_path`` ``model``)."""
+    return {
+        "instance_id": instance.instance_id,
+        "suite": surface.SURFACE.name,
+        "model_name_or_path": model,
+        "repo": instance.repo,
+        "framework": instance.framework,
+        "difficulty": instance.difficulty,
+        "category": instance.category,
+        "flags": [],
+    }
+
+
+def guarded(record: LoadedRecord, base: dict[str, Any], ctx: EvalContext, step: Callable[[], T]) -> T | dict[str, Any]:
+    """``step()``, its failures turned into results: the environment unavailable (:func:`.unavailable_result`),
+    an infrastructure error (``infra_error``, retryable), each with its log in the evidence folder.
+
+    Raises:
+        ManifestError: a commit the repository lacks: the instance is invalid, never infra (issue 33, item 3).
+    """
+    evidence = ctx.evidence_dir
+    try:
+        return step()
+    except NotInRepository as exc:
+        raise invalid_source(record, exc) from exc
+    except EnvironmentUnavailable as exc:  # neither the candidate's nor infra to retry (issue 30, item 3)
+        _write(evidence, "environment_unavailable.log", f"{exc}\n\n{exc.log}")
+        return unavailable_result(base, exc)
+    except InfraError as exc:
+        _write(evidence, "infra_error.log", f"{exc}\n\n{exc.log}")
+        return {
+            **base,
+            "reason": Reason.INFRA_ERROR.value,
+            "passed": False,
+            "retryable": True,
+            "detail": str(exc),
+            "infra_kind": exc.kind,
+            "properties": {"infra_error": exc.kind},
+        }
+
+
 @final
 class IssueResolutionEvaluator:
     """What :class:`~pytest_mobilebench.suites.issue_resolution.IssueResolutionSuite` delegates to: ``evaluate``,
@@ -107,55 +153,26 @@ class IssueResolutionEvaluator:
     # ------------------------------------------------------------------------------------- evaluate
 
     def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
-        """Evaluate one prediction; see the module docstring. Never raises for the candidate's fault."""
+        """Evaluate one prediction; see the module docstring. Never raises for the candidate's fault. A live
+        item's candidate was made before (:func:`.live.produce_live`): it comes here as its file prediction."""
         instance: IssueInstance = record.record
-        evidence = ctx.evidence_dir
         started = time.monotonic()
-        model = prediction.model_name_or_path if prediction is not None else ""
-        base: dict[str, Any] = {
-            "instance_id": instance.instance_id,
-            "suite": self.name,
-            "model_name_or_path": model,
-            "repo": instance.repo,
-            "framework": instance.framework,
-            "difficulty": instance.difficulty,
-            "category": instance.category,
-            "flags": [],
-        }
-        try:
-            if ctx.options.get("mb_audit"):
-                from pytest_mobilebench.suites.issue_resolution.audit import audit_instance
-
-                result = audit_instance(self, instance, ctx, base)
-            elif ctx.options.get("mb_validate"):
-                result = self._validate(instance, prediction, ctx, base)
-            elif prediction is not None and prediction.is_live():
-                from pytest_mobilebench.suites.issue_resolution.live import evaluate_live
-
-                result = evaluate_live(
-                    self, instance, ctx, base, trial=prediction.trial
-                )  # agent in a sandbox, then below
-            else:
-                result = self._grade_candidate(instance, prediction, ctx, base)
-        except NotInRepository as exc:  # the data's fault: the instance is invalid, never infra (issue 33, item 3)
-            raise invalid_source(record, exc) from exc
-        except EnvironmentUnavailable as exc:  # neither the candidate's nor infra to retry (issue 30, item 3)
-            _write(evidence, "environment_unavailable.log", f"{exc}\n\n{exc.log}")
-            result = unavailable_result(base, exc)
-        except InfraError as exc:
-            _write(evidence, "infra_error.log", f"{exc}\n\n{exc.log}")
-            result = {
-                **base,
-                "reason": Reason.INFRA_ERROR.value,
-                "passed": False,
-                "retryable": True,
-                "detail": str(exc),
-                "infra_kind": exc.kind,
-                "properties": {"infra_error": exc.kind},
-            }
+        base = base_fields(instance, prediction.model_name_or_path if prediction is not None else "")
+        result = guarded(record, base, ctx, lambda: self._dispatch(instance, prediction, ctx, base))
         result["duration_s"] = round(time.monotonic() - started, 3)
         result["properties"]["duration_s"] = result["duration_s"]
         return result
+
+    def _dispatch(
+        self, instance: IssueInstance, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
+    ) -> dict[str, Any]:
+        if ctx.options.get("mb_audit"):
+            from pytest_mobilebench.suites.issue_resolution.audit import audit_instance
+
+            return audit_instance(self, instance, ctx, base)
+        if ctx.options.get("mb_validate"):
+            return self._validate(instance, prediction, ctx, base)
+        return self._grade_candidate(instance, prediction, ctx, base)
 
     def _grade_candidate(
         self, instance: IssueInstance, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
