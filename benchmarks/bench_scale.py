@@ -35,7 +35,7 @@ def repo_slugs(cases: str) -> list[str]:
     """Docker name slugs of the repositories the manifests under ``cases`` name."""
     import yaml
 
-    from pytest_mobilebench.runtime.images import docker_name
+    from pytest_mobilebench.runtime.naming import docker_name
 
     files = [Path(cases)] if Path(cases).is_file() else sorted(Path(cases).rglob("*.yaml"))
     return sorted({docker_name(str(yaml.safe_load(f.read_text())["repo"])) for f in files})

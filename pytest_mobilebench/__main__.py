@@ -47,7 +47,7 @@ def compare_main(argv: Sequence[str]) -> int:
         load_outcomes,
         render_text,
     )
-    from pytest_mobilebench.report.files import atomic_write_text
+    from pytest_mobilebench.files import atomic_write_text
     from pytest_mobilebench.report.page import comparison_page
 
     parser = argparse.ArgumentParser(
@@ -287,7 +287,7 @@ def _verify_arguments(c: argparse.ArgumentParser) -> None:
 def _verify(args: argparse.Namespace) -> int:
     """Run ``--verify``; print the report, write ``--json``; 1 under ``--strict`` when something failed."""
     from pytest_mobilebench.mining.verify import VerifyOptions, failed, render_verify, verify
-    from pytest_mobilebench.report.files import atomic_write_text
+    from pytest_mobilebench.files import atomic_write_text
 
     report = verify(VerifyOptions(tuple(args.files), args.out, args.threshold, args.mutants, args.seed, args.runtime,
                                   args.workers, tuple(args.pytest_args)))  # fmt: skip
@@ -307,7 +307,7 @@ def integrity_main(argv: Sequence[str]) -> int:
     import os
 
     from pytest_mobilebench.agents.integrity_review import endpoint_asker, render, review_run
-    from pytest_mobilebench.report.files import atomic_write_text
+    from pytest_mobilebench.files import atomic_write_text
 
     p = argparse.ArgumentParser(
         prog="python -m pytest_mobilebench integrity", description="The integrity report of a run's live trajectories."
@@ -347,7 +347,7 @@ def export_main(argv: Sequence[str]) -> int:
     import os
 
     from pytest_mobilebench.export import ExportError, collect_records
-    from pytest_mobilebench.report.files import atomic_write_text
+    from pytest_mobilebench.files import atomic_write_text
 
     parser = argparse.ArgumentParser(
         prog="python -m pytest_mobilebench export",

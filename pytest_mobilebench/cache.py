@@ -24,7 +24,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -34,7 +33,8 @@ from pytest_mobilebench import __version__
 if TYPE_CHECKING:
     from pytest_mobilebench.options import Option
     from pytest_mobilebench.predictions import Prediction
-    from pytest_mobilebench.suites.base import LoadedRecord, Suite
+    from pytest_mobilebench.suites.base import Suite
+    from pytest_mobilebench.records import LoadedRecord
 
 __all__ = [
     "CLONE_SOURCE_FIELDS",
@@ -44,7 +44,6 @@ __all__ = [
     "CacheRead",
     "EntryOwner",
     "cache_entry",
-    "cache_root",
     "candidate_key",
     "imports_of",
     "keyed_options",
@@ -57,19 +56,6 @@ __all__ = [
     "row_problem",
     "suite_fingerprint",
 ]
-
-
-def cache_root() -> Path:
-    """``$PYTEST_MOBILEBENCH_CACHE`` when set, else ``$XDG_CACHE_HOME/pytest-mobilebench``, else
-    ``~/.cache/pytest-mobilebench``. Created on first use."""
-    explicit = os.environ.get("PYTEST_MOBILEBENCH_CACHE")
-    if explicit:
-        root = Path(explicit)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "pytest-mobilebench"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
 
 
 def keyed_options(

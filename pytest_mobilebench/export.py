@@ -32,7 +32,7 @@ from typing import Any, Final
 import pytest
 
 from pytest_mobilebench.cache import CLONE_SOURCE_FIELDS
-from pytest_mobilebench.suites.base import LoadedRecord
+from pytest_mobilebench.records import LoadedRecord
 
 __all__ = [
     "ANSWER_KEY",

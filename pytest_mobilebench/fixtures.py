@@ -40,7 +40,8 @@ __all__ = ["mb_agent", "mb_browser", "mb_docker_client", "mb_runtime"]
 def mb_runtime(request: pytest.FixtureRequest, pytestconfig: pytest.Config) -> Any:
     """This process's :class:`~pytest_mobilebench.runtime.provider.RuntimeSource` (nothing is connected
     or made until ``get`` is called; providers ask for ``mb_docker_client`` and the like lazily)."""
-    from pytest_mobilebench.items import announce, options_of
+    from pytest_mobilebench.items import announce
+    from pytest_mobilebench.state import options_of
     from pytest_mobilebench.runtime.provider import ProviderContext, RuntimeSource
     from pytest_mobilebench.state import STATE
 

@@ -3,7 +3,7 @@
 
 Imported by the plugin when pytest meets the first manifest or dataset, so a run that has none never imports
 it. Items are as cheap as pytest's own parametrized functions: a file's records are parsed once by their
-suite, each item holds a reference to its :class:`~pytest_mobilebench.suites.base.LoadedRecord`, the items of
+suite, each item holds a reference to its :class:`~pytest_mobilebench.records.LoadedRecord`, the items of
 a file share one fixture closure (as the functions of one ``parametrize`` do) and the ``Mark`` objects of
 equal marker sets, and the result-cache key is computed when the item runs.
 """
@@ -20,14 +20,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
+from pytest_mobilebench.state import RESULT, STATE, MobileBenchState, options_of
 from pytest_mobilebench.suites import LazySuite
-from pytest_mobilebench.suites.base import (
-    ItemResult,
-    LoadedRecord,
-    ManifestError,
-    Suite,
-)
+from pytest_mobilebench.suites.base import ItemResult, LiveCandidate, Suite
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
@@ -39,14 +35,11 @@ __all__ = [
     "InvalidInstanceItem",
     "ManifestFile",
     "announce",
-    "options_of",
     "selected",
 ]
 
 T = TypeVar("T")
 
-#: The plugin's own options that reach suites in ``ctx.options`` (suite options are declared by the suites).
-_PLUGIN_OPTIONS: tuple[str, ...] = ("mb_reports_dir", "mb_rerun")
 #: suites whose markers and fixture module this process has declared (on their first collected file)
 _PREPARED = pytest.StashKey[set[str]]()
 
@@ -242,7 +235,7 @@ class InstanceNotResolved(Exception):
 
 @dataclasses.dataclass
 class _Context:
-    """:class:`pytest_mobilebench.suites.base.EvalContext` for one item."""
+    """:class:`pytest_mobilebench.records.EvalContext` for one item."""
 
     run_id: str
     evidence_dir: Path
@@ -291,20 +284,6 @@ def _safe(name: str) -> str:
     return folder_name(name)
 
 
-def options_of(config: pytest.Config) -> dict[str, Any]:
-    """The plugin's, every suite's and every runtime provider's options as plain builtins (``ctx.options``)."""
-    state = config.stash[STATE]
-    names = [
-        *_PLUGIN_OPTIONS,
-        *(o.dest for o in state.suites.options()),
-        *(o.dest for o in (state.providers.options() if state.providers is not None else ())),
-    ]
-    opts = {name: config.getoption(name) for name in names}
-    opts["_xdist_worker"] = hasattr(config, "workerinput")
-    opts["_rootdir"] = str(config.invocation_params.dir)
-    return opts
-
-
 def _checked_evaluate(
     suite: Suite, record: LoadedRecord, prediction: Prediction | None, ctx: _Context
 ) -> dict[str, Any]:
@@ -318,7 +297,7 @@ def _checked_evaluate(
     from pytest_mobilebench.runtime.base import NotInRepository
 
     try:
-        checked = ItemResult.from_suite(suite, suite.evaluate(record, prediction, ctx))
+        checked = ItemResult.from_suite(suite, _evaluate(suite, record, prediction, ctx))
     except ManifestError:
         raise
     except NotInRepository as exc:  # a suite that does not name the field itself
@@ -335,6 +314,18 @@ def _checked_evaluate(
     return checked.to_dict()
 
 
+def _evaluate(suite: Suite, record: LoadedRecord, prediction: Prediction | None, ctx: _Context) -> dict[str, Any]:
+    """``suite.evaluate`` of ``prediction``; a live one is first made a file prediction by the suite's agent
+    (:class:`~pytest_mobilebench.suites.base.LiveCandidate`), then evaluated like any other, and the agent's
+    record attached to the result. A dict from ``produce_live`` is the item's result (no candidate was made)."""
+    if prediction is None or not prediction.is_live():
+        return suite.evaluate(record, prediction, ctx)
+    made = suite.produce_live(record, prediction, ctx)  # type: ignore[attr-defined]
+    if not isinstance(made, LiveCandidate):
+        return made
+    return made.attach(suite.evaluate(record, made.prediction, ctx))
+
+
 def keep_prediction(evidence: Path, reports_dir: Path, key: str) -> None:
     """Keep the prediction row the item wrote (its evidence folder's ``prediction.json``, a live agent's:
     :func:`pytest_mobilebench.agents.records.record_prediction`) beside its cached result
@@ -345,7 +336,7 @@ def keep_prediction(evidence: Path, reports_dir: Path, key: str) -> None:
     """
     from pytest_mobilebench.agents.records import PREDICTION_FILE
     from pytest_mobilebench.cache import prediction_path
-    from pytest_mobilebench.report.files import atomic_write_text
+    from pytest_mobilebench.files import atomic_write_text
 
     row = evidence / PREDICTION_FILE
     if row.is_file():
@@ -362,7 +353,7 @@ def carry_prediction(reports_dir: Path, key: str, run_folder: Path) -> None:
     """
     from pytest_mobilebench.agents.records import append_prediction
     from pytest_mobilebench.cache import prediction_path
-    from pytest_mobilebench.report.files import read_json
+    from pytest_mobilebench.files import read_json
 
     row = read_json(prediction_path(reports_dir, key))
     if isinstance(row, dict):
@@ -401,8 +392,17 @@ class InstanceItem(pytest.Item):
     def setup(self) -> None:
         from _pytest.fixtures import TopRequest
 
+        self.check_run_budget()
         self._request = TopRequest(self, _ispytest=True)  # type: ignore[arg-type]
         self._request._fillfixtures()
+
+    def check_run_budget(self) -> None:
+        """``--mb-run-budget``: skip this item when the budget ran out, before any fixture is made."""
+        from pytest_mobilebench.run_budget import PLUGIN_NAME
+
+        budget = self.config.pluginmanager.get_plugin(PLUGIN_NAME)
+        if budget is not None:
+            budget.refuse_start(self)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, (self.record.line - 1 if self.record.line else None), f"{self.record.suite}: {self.name}"
@@ -420,7 +420,7 @@ class InstanceItem(pytest.Item):
             pytest.fail(str(exc), pytrace=False)
         from pytest_mobilebench.agents.records import PREDICTION_FILE, RUN_ROW_FILE
         from pytest_mobilebench.cache import CacheRead, EntryOwner, cache_entry, read_cached, result_key, result_path
-        from pytest_mobilebench.report.files import atomic_write_json
+        from pytest_mobilebench.files import atomic_write_json
         from pytest_mobilebench.report.runs import is_disk_full
 
         suite = state.suites[self.record.suite]
@@ -508,7 +508,7 @@ class InstanceItem(pytest.Item):
         run's predictions file), so a re-grade of that file is answered from the cache; [] for another item."""
         from pytest_mobilebench.agents.records import PREDICTION_FILE, RUN_ROW_FILE
         from pytest_mobilebench.cache import candidate_key
-        from pytest_mobilebench.report.files import read_json
+        from pytest_mobilebench.files import read_json
 
         if prediction is None or not prediction.is_live():
             return []

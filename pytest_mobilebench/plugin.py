@@ -236,10 +236,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_XdistHooks(), "mobilebench-xdist")
     budget = config.getoption("mb_run_budget")
     if budget and not config.option.collectonly:  # docs: run_budget.py
-        from pytest_mobilebench.run_budget import WORKER_KEY, RunBudget
+        from pytest_mobilebench.run_budget import PLUGIN_NAME, WORKER_KEY, RunBudget
 
         left = (workerinput or {}).get(WORKER_KEY, budget)
-        config.pluginmanager.register(RunBudget(budget, float(left)), "mobilebench-run-budget")
+        config.pluginmanager.register(RunBudget(budget, float(left)), PLUGIN_NAME)
     if workerinput is not None or config.pluginmanager.hasplugin("xdist"):
         from pytest_mobilebench.remote import (
             RemoteWorkers,  # workers on other machines: docs/scale-out.md
@@ -299,7 +299,7 @@ class _XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Workers cannot stop the run with a usage error: the controller does, from what they selected."""
         from pytest_mobilebench.report.controller import collected_path
-        from pytest_mobilebench.report.files import read_json
+        from pytest_mobilebench.files import read_json
 
         state = node.config.stash[STATE]
         if state.predictions is None and not node.config.option.collectonly and read_json(collected_path(state)):
@@ -382,7 +382,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     state.collected = {} if found is None else found.selected(items)
     if not state.is_controller and not config.option.collectonly:
         from pytest_mobilebench.report.controller import collected_path, deselected_path
-        from pytest_mobilebench.report.files import atomic_write_json
+        from pytest_mobilebench.files import atomic_write_json
         from pytest_mobilebench.report.runs import is_disk_full
 
         try:

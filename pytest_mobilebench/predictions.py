@@ -45,12 +45,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import Any, Final, Protocol, final
 
 from pytest_mobilebench.suggest import closest, did_you_mean
-
-if TYPE_CHECKING:
-    from pytest_mobilebench.suites.base import Suite
 
 __all__ = [
     "EMPTY",
@@ -64,6 +61,7 @@ __all__ = [
     "Predictions",
     "PredictionsError",
     "from_patch_file_entry",
+    "LiveSuite",
     "live_predictions",
     "load_predictions",
 ]
@@ -494,7 +492,17 @@ def _map_patch_field(entry: dict[str, Any], field_name: str, loc: str, iid: str)
     return {**rest, "model_patch": entry[field_name], "patch_field": field_name}
 
 
-def live_predictions(suites: Iterable[Suite], options: Mapping[str, Any]) -> Predictions:
+class LiveSuite(Protocol):
+    """What :func:`live_predictions` reads of a suite (a :class:`~pytest_mobilebench.suites.base.Suite` has both):
+    this module sits below the suites and names none of them."""
+
+    name: str
+
+    def live_model(self, options: Mapping[str, Any]) -> str | None:
+        """The model the suite drives under ``--predictions=live``; ValueError when its options are incomplete."""
+
+
+def live_predictions(suites: Iterable[LiveSuite], options: Mapping[str, Any]) -> Predictions:
     """The ``live`` pseudo-prediction: each suite's :meth:`~pytest_mobilebench.suites.base.Suite.live_model`
     from the run's options; the suites that name a model run live, the others' items get an error.
 
@@ -545,7 +553,7 @@ def load_predictions(
     specs: Iterable[str],
     *,
     base_dir: Path | None = None,
-    suites: Iterable[Suite] = (),
+    suites: Iterable[LiveSuite] = (),
     options: Mapping[str, Any] | None = None,
     patch_field: str | None = None,
 ) -> Predictions:

@@ -34,7 +34,8 @@ import pytest
 
 from pytest_mobilebench.items import InstanceItem, item_name
 from pytest_mobilebench.state import STATE
-from pytest_mobilebench.suites.base import ItemResult, LoadedRecord
+from pytest_mobilebench.suites.base import ItemResult
+from pytest_mobilebench.records import LoadedRecord
 
 __all__ = ["RegradeHooks", "RegradeItem", "evidence_results", "regrade_exitstatus", "regrade_one"]
 
@@ -132,7 +133,8 @@ class RegradeItem(InstanceItem):
         self.hooks = hooks
 
     def setup(self) -> None:
-        """Nothing: a re-grade runs no candidate, so it needs none of the suite's resources."""
+        """No fixture: a re-grade runs no candidate, so it needs none of the suite's resources."""
+        self.check_run_budget()
 
     def runtest(self) -> None:
         if self.entry is None:

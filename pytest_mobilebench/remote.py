@@ -28,7 +28,7 @@ from typing import Any, Final
 import pytest
 
 from pytest_mobilebench.cache import cache_entry, prediction_path, result_path
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 
 __all__ = ["MAX_EVIDENCE_BYTES", "RemoteWorkers", "pack_evidence", "unpack_evidence"]
 

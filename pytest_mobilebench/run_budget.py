@@ -23,12 +23,14 @@ from typing import Any, Final, final
 
 import pytest
 
-__all__ = ["NOT_STARTED", "RunBudget", "WORKER_KEY", "budget_summary", "fmt_duration"]
+__all__ = ["NOT_STARTED", "PLUGIN_NAME", "RunBudget", "WORKER_KEY", "budget_summary", "fmt_duration"]
 
 #: the worker-input key carrying the seconds left (controller -> worker)
 WORKER_KEY: Final = "mobilebench_budget_left"
 #: the report attribute saying an item was not started (crosses xdist as a plain string)
 NOT_STARTED: Final = "mobilebench_not_started"
+#: the name the budget is registered under (the plugin registers it, a benchmark item asks it)
+PLUGIN_NAME: Final = "mobilebench-run-budget"
 _SKIPPED = pytest.StashKey[bool]()
 
 
@@ -62,11 +64,10 @@ class RunBudget:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_KEY] = self.left()
 
-    @pytest.hookimpl(tryfirst=True)  # before pytest's own setup makes any fixture
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        from pytest_mobilebench.items import InstanceItem
-
-        if isinstance(item, InstanceItem) and self.left() <= 0:
+    def refuse_start(self, item: pytest.Item) -> None:
+        """Skip ``item`` when the budget ran out; a benchmark item calls it from its ``setup``, before it makes
+        any fixture (so this module knows no item class)."""
+        if self.left() <= 0:
             item.stash[_SKIPPED] = True
             pytest.skip(
                 f"not run: the run budget (--mb-run-budget {fmt_duration(self.seconds)}) ran out before this item "

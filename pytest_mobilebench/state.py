@@ -18,9 +18,12 @@ if TYPE_CHECKING:
     from pytest_mobilebench.runtime.provider import ProviderRegistry
     from pytest_mobilebench.suites import SuiteRegistry
 
-__all__ = ["RESULT", "STATE", "MobileBenchState"]
+__all__ = ["RESULT", "STATE", "MobileBenchState", "options_of"]
 
 T = TypeVar("T")
+
+#: The plugin's own options that reach suites in ``ctx.options`` (suite options are declared by the suites).
+_PLUGIN_OPTIONS: tuple[str, ...] = ("mb_reports_dir", "mb_rerun")
 
 
 @dataclasses.dataclass
@@ -66,3 +69,17 @@ class MobileBenchState:
 
 STATE = pytest.StashKey[MobileBenchState]()
 RESULT = pytest.StashKey[dict[str, Any]]()
+
+
+def options_of(config: pytest.Config) -> dict[str, Any]:
+    """The plugin's, every suite's and every runtime provider's options as plain builtins (``ctx.options``)."""
+    state = config.stash[STATE]
+    names = [
+        *_PLUGIN_OPTIONS,
+        *(o.dest for o in state.suites.options()),
+        *(o.dest for o in (state.providers.options() if state.providers is not None else ())),
+    ]
+    opts = {name: config.getoption(name) for name in names}
+    opts["_xdist_worker"] = hasattr(config, "workerinput")
+    opts["_rootdir"] = str(config.invocation_params.dir)
+    return opts

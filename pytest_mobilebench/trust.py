@@ -17,7 +17,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Final
 
-from pytest_mobilebench.frameworks.plan import TestPlan
+from pytest_mobilebench.plan import TestPlan
 from pytest_mobilebench.parsers import (
     ParseResult,
     console_counts,  # (passed, failed) of the runner's console summary

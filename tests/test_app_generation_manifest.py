@@ -16,7 +16,7 @@ from pytest_mobilebench.suites.app_generation.manifest import (
     parse_manifest,
     parse_prediction,
 )
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = ROOT / "cases" / "app_generation" / "tabs_demo.yaml"

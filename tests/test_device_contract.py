@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_mobilebench.manifest.yamlfile import read_yaml
-from pytest_mobilebench.suites.base import ManifestError, check_suite
+from pytest_mobilebench.suites.base import check_suite
+from pytest_mobilebench.records import ManifestError
 from pytest_mobilebench.suites.device_repair import SUITE, localization
 from pytest_mobilebench.suites.device_repair.contract import (
     Cause,

@@ -23,7 +23,7 @@ from adbsim import AdbServer, Script, SimDevice, adb_available
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.patch import split_patch
 from pytest_mobilebench.predictions import Prediction, PredictionKind
-from pytest_mobilebench.suites.base import LoadedRecord
+from pytest_mobilebench.records import LoadedRecord
 from pytest_mobilebench.suites.device_repair import SUITE
 from pytest_mobilebench.suites.device_repair.fixtures import make_pool
 from pytest_mobilebench.suites.device_repair.grading import RecordMismatch

@@ -26,7 +26,7 @@ from pytest_mobilebench.suites.issue_resolution.dialects import (
 )
 from pytest_mobilebench.parsers import get_parser
 from pytest_mobilebench.predictions import PredictionsError, load_predictions
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 
 ROOT = Path(__file__).resolve().parents[1]
 JEST_DIR = ROOT / "fixtures" / "dialects" / "jest"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_mobilebench.frameworks.plan import TestPlan
+from pytest_mobilebench.plan import TestPlan
 from pytest_mobilebench.frameworks.react_native import harness
 from pytest_mobilebench.frameworks.react_native.harness_js import RUNNERS
 from pytest_mobilebench.suites.issue_resolution.attribution import jest_harness_for

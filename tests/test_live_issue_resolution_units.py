@@ -245,15 +245,15 @@ def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_p
     from pytest_mobilebench.agents.records import patch_row
     from pytest_mobilebench.predictions import Prediction, PredictionKind
     from pytest_mobilebench.runtime.agent_sandbox import TakenPatch
-    from pytest_mobilebench.suites.issue_resolution.live import _grade
 
     class LocalLike:
         name = "local"
 
     record = _counter_1()
-    result = SUITE.evaluate(
+    result = SUITE.produce_live(
         record, Prediction(record.instance_id, "m", PredictionKind.LIVE), _Ctx(tmp_path, LocalLike())
     )
+    assert isinstance(result, dict)  # no candidate: the item's result, never an evaluation
     assert (result["reason"], result["infra_kind"], result["retryable"]) == (
         "infra_error",
         "platform_unavailable",
@@ -263,8 +263,8 @@ def test_a_runtime_without_sandboxes_is_infrastructure_and_a_huge_patch_is_the_p
     row = patch_row(record.instance_id, "m", taken)
     assert row["model_patch"] == "" and row["patch_too_large"] == {"bytes": (1 << 20) + 1, "max_bytes": 1 << 20}
     base = {"instance_id": record.instance_id, "flags": [], "model_name_or_path": "m"}
-    huge = _grade(
-        EVALUATOR, record.record, _Ctx(tmp_path / "live", LocalLike()), dict(base), Prediction.from_entry(row), taken
+    huge = EVALUATOR._grade_candidate(
+        record.record, Prediction.from_entry(row), _Ctx(tmp_path / "live", LocalLike()), dict(base)
     )
     assert huge["reason"] == "policy_violation" and huge["passed"] is False and not huge["retryable"]
     assert huge["policy_violations"] == [f"patch_too_large: the taken patch has over {1 << 20} bytes"]

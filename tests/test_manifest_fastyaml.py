@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_mobilebench.manifest import fastyaml, read_yaml, yamlfile
-from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.records import ManifestError
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted((ROOT / "cases").rglob("*.yaml"))

@@ -172,7 +172,7 @@ def test_the_benchmarks_release_format_takes_the_fast_reading(dump: dict[str, An
 def test_a_fast_read_release_names_the_line_of_a_field_after_folded_patches(tmp_path: Path) -> None:
     """A validation error's line is libyaml's, asked when the error is worded, after folded scalars too."""
     from pytest_mobilebench.manifest import read_yaml
-    from pytest_mobilebench.suites.base import ManifestError
+    from pytest_mobilebench.records import ManifestError
     from pytest_mobilebench.suites.issue_resolution.manifest import load_manifest
 
     text = _release_text(1, 3).replace("difficulty: easy", "difficulty: impossible", 1)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from pytest_mobilebench.manifest import read_yaml, yamlfile
-from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.records import ManifestError
 
 MANIFEST = """\
 # a comment line

@@ -35,7 +35,7 @@ from pytest_mobilebench.mining.scan import (
 )
 from pytest_mobilebench.mining.validate import read_verdicts
 from pytest_mobilebench.runtime.repos import RepoCache
-from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.records import ManifestError
 from pytest_mobilebench.suites.issue_resolution import resolve_patches
 from pytest_mobilebench.suites.issue_resolution.manifest import (
     load_dataset,

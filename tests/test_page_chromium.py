@@ -101,7 +101,8 @@ def test_comparison_and_audit_sections_render_without_console_errors(browser, tm
 
 HOSTILE_CONFTEST = '''
 import enum
-from pytest_mobilebench.suites.base import Column, LoadedRecord
+from pytest_mobilebench.suites.base import Column
+from pytest_mobilebench.records import LoadedRecord
 
 EVIL = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 

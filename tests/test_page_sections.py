@@ -20,7 +20,7 @@ from pytest_mobilebench.report import page as page_module
 from pytest_mobilebench.report.page import write_run_page
 from pytest_mobilebench.report.sections import LIST_CAP
 from pytest_mobilebench.report.summary import build_summary
-from pytest_mobilebench.suites.issue_resolution.audit import gold_hunks
+from pytest_mobilebench.suites.issue_resolution.hunks import gold_hunks
 
 EVIL = "<script>window.__pwned = 1</script>"
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pytest_mobilebench.manifest import read_yaml
-from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.records import ManifestError
 from pytest_mobilebench.suites.planner import SUITE
 from pytest_mobilebench.suites.planner.catalog import DOMAINS
 from pytest_mobilebench.suites.planner.episode import Call, parse_trajectory

@@ -20,7 +20,7 @@ from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.artifacts import Artifact
 from pytest_mobilebench.patch import parse_patch
 from pytest_mobilebench.runtime.repos import RepoCache
-from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.records import ManifestError
 from pytest_mobilebench.suites.issue_resolution import SUITE, resolve_patches
 
 MIRROR_ROOT = Path("/work/.mirror")

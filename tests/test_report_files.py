@@ -42,7 +42,7 @@ def test_evidence_with_lone_surrogates_is_written_and_read_back_unchanged(tmp_pa
     """A jest title or message the candidate's code made of half a surrogate pair decodes to a str UTF-8
     cannot hold; the evidence writers escape it (``\\ud800``) instead of raising (a harness error would
     make the candidate's run infrastructure), and JSON reads it back as it was."""
-    from pytest_mobilebench.report.files import append_jsonl, atomic_write_json, atomic_write_text, read_json
+    from pytest_mobilebench.files import append_jsonl, atomic_write_json, atomic_write_text, read_json
 
     data = {"tests": {"a.test.js::lone \ud800 suite > \udc00": "PASS", "é": "FAIL"}}
     atomic_write_json(tmp_path / "parsed.json", data)

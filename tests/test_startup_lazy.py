@@ -51,10 +51,11 @@ STARTUP_MODULES = {
     "pytest_mobilebench.fixtures",
     "pytest_mobilebench.suites",
     "pytest_mobilebench.suites.base",
+    "pytest_mobilebench.records",
     "pytest_mobilebench.suites.declared",
     # the run's files and the controller (stdlib only)
     "pytest_mobilebench.report",
-    "pytest_mobilebench.report.files",
+    "pytest_mobilebench.files",
     "pytest_mobilebench.report.runs",
     "pytest_mobilebench.report.controller",
     # the runtime layer's option declarations (its converters import what they check when a value comes)
@@ -138,6 +139,7 @@ def test_the_package_is_not_assertion_rewritten_even_when_pytest_marks_it(tmp_pa
         "pytest_mobilebench.state",
         "pytest_mobilebench.suites",
         "pytest_mobilebench.suites.base",
+        "pytest_mobilebench.records",
         "pytest_mobilebench.suites.declared",
         "pytest_mobilebench.agents",
         "pytest_mobilebench.agents.options",

@@ -21,7 +21,8 @@ THIRD_PARTY_CONFTEST = """
 import enum, json, os
 from pathlib import Path
 import pytest
-from pytest_mobilebench.suites.base import Column, LoadedRecord, ManifestError, Option
+from pytest_mobilebench.suites.base import Column, Option
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 
 
 class EchoReason(str, enum.Enum):

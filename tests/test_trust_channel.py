@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_mobilebench.frameworks.plan import TestPlan
-from pytest_mobilebench.report.files import write_under
+from pytest_mobilebench.plan import TestPlan
+from pytest_mobilebench.files import write_under
 from pytest_mobilebench.runtime.channel import (
     MAX_FILE_BYTES,
     ChannelError,

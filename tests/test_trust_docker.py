@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.report.files import write_under
+from pytest_mobilebench.files import write_under
 from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")

@@ -19,14 +19,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_mobilebench.report.files import atomic_write_text
+from pytest_mobilebench.files import atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
     from pytest_mobilebench.agents.limits import Limits
     from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, TakenPatch
-    from pytest_mobilebench.suites.base import EvalContext
+    from pytest_mobilebench.records import EvalContext
 
 __all__ = [
     "PREDICTIONS_FILE",

@@ -28,7 +28,7 @@ from typing import Any
 import filelock
 
 from pytest_mobilebench.devices.android import AndroidDevice, DeviceError
-from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.files import atomic_write_json
 
 __all__ = ["DevicePool", "parse_serials"]
 

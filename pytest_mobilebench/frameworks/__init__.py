@@ -19,7 +19,7 @@ from pytest_mobilebench.frameworks.android import ANDROID
 from pytest_mobilebench.runtime.environment import Environment, effective_install
 from pytest_mobilebench.frameworks.flutter import FLUTTER
 from pytest_mobilebench.frameworks.gradle import CompileFailures, compile_failed_modules
-from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
+from pytest_mobilebench.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.react_native import REACT_NATIVE
 from pytest_mobilebench.frameworks.registry import (
     Files,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pytest_mobilebench.runtime.environment import Environment
-from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
+from pytest_mobilebench.plan import PlanError, TestPlan
 
 if TYPE_CHECKING:
     from pytest_mobilebench.patch import FileChange

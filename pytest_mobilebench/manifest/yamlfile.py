@@ -32,7 +32,7 @@ import yaml
 
 from pytest_mobilebench.manifest.fastyaml import fast_read
 from pytest_mobilebench.suggest import closest
-from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.records import ManifestError
 
 __all__ = ["YamlDocument", "charge_file_problem", "read_yaml", "unknown_top_keys", "validation_problem"]
 
@@ -181,7 +181,7 @@ def _store(cache_dir: Path | None, doc: YamlDocument, digest: str) -> None:
         )
         if json.loads(text)["data"] != doc.data:  # int keys, tuples ...: the stored form would differ
             return
-        from pytest_mobilebench.report.files import atomic_write_text
+        from pytest_mobilebench.files import atomic_write_text
 
         atomic_write_text(_cache_file(cache_dir, doc.path), text)
     except (OSError, TypeError, ValueError):  # dates, a read-only or full cache folder: parse next time

@@ -13,7 +13,7 @@ from pytest_mobilebench.frameworks.recipe import infer_recipe
 from pytest_mobilebench.frameworks.rules import tool_dir_of
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, split_patch
-from pytest_mobilebench.report.files import (
+from pytest_mobilebench.files import (
     atomic_write_json,
     atomic_write_text,
     read_json,
@@ -23,7 +23,7 @@ from pytest_mobilebench.runtime.environment import (
 )
 from pytest_mobilebench.runtime.git import GitError, run_git
 from pytest_mobilebench.runtime.repos import RepoCache, read_blobs
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 from pytest_mobilebench.suites.issue_resolution.dialects import (
     load_dataset as load_release,
 )

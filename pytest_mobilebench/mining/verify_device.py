@@ -10,7 +10,7 @@ tests, run on a device by the suite's own grading. For one ``cases/device_repair
   "resolves" when its target passed there (``s_bug_q == "passed"``: the record is rejected then).
 * **mutants** of the fix patch, each graded as a candidate patch exactly as a model's would be
   (``--predictions=FILE``, one row per mutant, ``model_name_or_path = "mutant.<id>"``): each hunk dropped
-  (:func:`~pytest_mobilebench.suites.issue_resolution.audit.without_hunk`; dropping the only hunk leaves an
+  (:func:`~pytest_mobilebench.suites.issue_resolution.hunks.without_hunk`; dropping the only hunk leaves an
   empty patch, which never resolves) and the semantic mutants of
   :func:`~pytest_mobilebench.suites.issue_resolution.mutants.mutants` (its lexer covers Java and Kotlin:
   comments, strings, character literals and Kotlin's triple-quoted strings are never mutated).
@@ -37,11 +37,11 @@ from typing import Any
 
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.mining._harness import read_json
-from pytest_mobilebench.report.files import atomic_write_text
+from pytest_mobilebench.files import atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.repos import RepoCache
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
-from pytest_mobilebench.suites.issue_resolution.audit import gold_hunks, without_hunk
+from pytest_mobilebench.records import LoadedRecord, ManifestError
+from pytest_mobilebench.suites.issue_resolution.hunks import gold_hunks, without_hunk
 from pytest_mobilebench.suites.issue_resolution.mutants import mutants
 from pytest_mobilebench.suites.issue_resolution.verifier import leak_of
 

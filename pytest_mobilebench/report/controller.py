@@ -11,14 +11,14 @@ from typing import Any, final
 
 import pytest
 
-from pytest_mobilebench.report.files import append_jsonl, read_json
+from pytest_mobilebench.files import append_jsonl, read_json
 from pytest_mobilebench.report.runs import (
     REPORTS_DISK_FULL_EXIT,
     ReportsDiskFull,
     is_disk_full,
     run_files,
 )
-from pytest_mobilebench.state import STATE, MobileBenchState
+from pytest_mobilebench.state import STATE, MobileBenchState, options_of
 
 __all__ = ["Controller", "collected_path", "deselected_path", "terminal_summary"]
 
@@ -92,7 +92,6 @@ class Controller:
             or (state.predictions is None and not state.results and not regrade)
         ):
             return  # nothing was selected or evaluated: an earlier run's summary stays as it is
-        from pytest_mobilebench.items import options_of
         from pytest_mobilebench.report.junit import add_junit_properties
         from pytest_mobilebench.report.runs import finish_run, write_summary
         from pytest_mobilebench.report.summary import make_summary, write_model_reports

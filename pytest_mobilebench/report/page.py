@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_mobilebench.report.document import render_document
 from pytest_mobilebench.report.headline import figure_kind, is_infra, rate_block
 from pytest_mobilebench.report.progress import item_seconds
 from pytest_mobilebench.report.names import item_label
@@ -60,7 +61,6 @@ __all__ = [
     "headline_table",
     "model_headlines",
     "rate_series",
-    "render_document",
     "render_page",
     "render_svg",
     "row_id",
@@ -68,7 +68,6 @@ __all__ = [
 ]
 
 PAGE_NAME = "index.html"
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -511,32 +510,6 @@ def _suite_section(
     )
 
 
-_STYLE = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
-table.headline th{background:#f4f4f4}.badge{background:#e3ecff;border-radius:3px;padding:0 4px;font-size:12px}
-table.instances tr.pass td:nth-child(3){color:#176d22}table.instances tr.fail td:nth-child(3){color:#a4161a}
-table.instances tr.infra td:nth-child(3){color:#8a5a00}
-.figures{display:flex;flex-wrap:wrap;gap:1em}figure.plot{margin:0;border:1px solid #ddd;padding:.5em}
-figure.plot svg{max-width:100%;height:auto}figcaption{font-weight:600}.note{font-size:12px;color:#555;max-width:40em}
-.detail{font-size:12px;max-width:40em;word-break:break-word}.error{color:#a4161a}
-ul.ids{margin:0;padding-left:1.2em;font-size:12px;word-break:break-word}li.more{list-style:none;color:#555}
-.finding{color:#a4161a}table.audit td{max-width:28em}table.audit tr.fail td:first-child{border-left:3px solid #a4161a}
-tr:target{outline:2px solid #3a6ff7}
-details.transcript{margin:.3em 0}details.transcript pre{white-space:pre-wrap;font-size:12px;max-height:24em;overflow:auto}
-"""
-
-
-def render_document(title: str, body: str) -> str:
-    """A self-contained HTML document: ``body`` (trusted markup, already escaped) under ``title`` (text),
-    with the page's inline CSS and a Content-Security-Policy that allows no script."""
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{body}</body></html>\n"
-    )
-
-
 def render_page(
     summary: Mapping[str, Any],
     results: Sequence[Mapping[str, Any]],
@@ -609,7 +582,7 @@ def write_run_page(
 ) -> Path:
     """Write ``<reports_dir>/<run_id>/index.html`` (atomically, mode 0644) and return its path; it ends with the
     earlier runs of ``reports_dir`` (:mod:`.run_list`)."""
-    from pytest_mobilebench.report.files import atomic_write_text
+    from pytest_mobilebench.files import atomic_write_text
 
     page_dir = reports_dir / str(summary["run_id"])
     page_dir.mkdir(parents=True, exist_ok=True)

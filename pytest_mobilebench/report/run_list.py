@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.report.document import render_document
 from pytest_mobilebench.report.terminal import figure_text, printable
 
 __all__ = [
@@ -156,8 +157,6 @@ def earlier_runs_section(reports_dir: Path, run_id: str, shown: int = EARLIER_SH
 
 def runs_document(entries: Sequence[Mapping[str, Any]]) -> str:
     """The reports folder's page: every run, newest first."""
-    from pytest_mobilebench.report.page import render_document
-
     body = (
         f"<h1>mobilebench runs</h1><p>{len(entries)} run(s) in this folder, newest first; each run's page has its "
         "items and plots.</p>" + runs_table(entries, "")

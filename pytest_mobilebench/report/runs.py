@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.files import atomic_write_json
 
 __all__ = [
     "REPORTS_DISK_FULL_EXIT",

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.files import atomic_write_json
 from pytest_mobilebench.report.integrity import integrity_counts
 from pytest_mobilebench.report.names import folder_name
 from pytest_mobilebench.report.outcomes import ID_LISTS, model_and_trial, not_run_by_model, outcome_ids

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from filelock import FileLock
 
-from pytest_mobilebench.cache import cache_root
+from pytest_mobilebench.files import cache_root
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.heal import healed
 from pytest_mobilebench.runtime.owners import session_labels

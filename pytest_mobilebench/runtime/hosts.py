@@ -409,7 +409,7 @@ def attach_policy(
     Raises:
         ValueError: a malformed budget.
     """
-    from pytest_mobilebench.cache import cache_root
+    from pytest_mobilebench.files import cache_root
     from pytest_mobilebench.runtime.budget import ImageBudget, parse_size
     from pytest_mobilebench.runtime.images import HOOKS_ATTR, LABEL_LEVEL
 

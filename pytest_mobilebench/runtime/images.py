@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol, final
 
+from pytest_mobilebench.runtime.naming import content_hash, docker_name
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root, ensure_base_image
 from pytest_mobilebench.runtime.deadlines import Deadlines, close_stream, shared_step, watch_output
@@ -77,8 +78,6 @@ __all__ = [
     "ImageBuilder",
     "base_dockerfile",
     "labelled_dockerfile",
-    "content_hash",
-    "docker_name",
     "env_key",
     "instance_dockerfile",
     "npm_pack",
@@ -142,37 +141,6 @@ class BuiltImage:
     built: bool
     seconds: float
     log_path: Path | None = None
-
-
-def content_hash(*parts: str | bytes) -> str:
-    """sha256 hex of the parts, each length-prefixed so that ``("ab", "c") != ("a", "bc")``."""
-    digest = hashlib.sha256()
-    for part in parts:
-        data = part.encode("utf-8") if isinstance(part, str) else part
-        digest.update(f"{len(data)}:".encode())
-        digest.update(data)
-    return digest.hexdigest()
-
-
-def docker_name(text: str, *, max_len: int = 100) -> str:
-    r"""Lower-case ``text`` into a valid Docker repository path component.
-
-    Docker's grammar: ``[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*``. ``"Owner/Repo"`` -> ``"owner__repo"``;
-    other invalid characters, and separator runs the grammar forbids, become ``-``.
-
-    Raises:
-        ValueError: nothing valid is left (``text`` has no letter or digit).
-    """
-    name = re.sub(r"[^a-z0-9._-]+", "-", text.lower().replace("/", "__"))
-
-    def separator(match: re.Match[str]) -> str:
-        run = match.group(0)
-        return run if run in {".", "_", "__"} or set(run) == {"-"} else "-"
-
-    name = re.sub(r"[._-]+", separator, name).strip("._-")[:max_len].rstrip("._-")
-    if not name:
-        raise ValueError(f"cannot make a docker image name out of {text!r}")
-    return name
 
 
 def env_key(dockerfile: str, packages: Mapping[str, str], files: Mapping[str, bytes]) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Final
 
 from pytest_mobilebench.runtime.base import EnvironmentUnavailable, InfraError
-from pytest_mobilebench.runtime.images import content_hash
+from pytest_mobilebench.runtime.naming import content_hash
 from pytest_mobilebench.runtime.install_log import InstallFailure, classify
 from pytest_mobilebench.states import InfraKind
 

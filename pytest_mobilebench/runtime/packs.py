@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.heal import healed
+from pytest_mobilebench.runtime.naming import docker_name
 from pytest_mobilebench.states import InfraKind
 
 __all__ = ["npm_pack"]
@@ -29,8 +30,6 @@ def npm_pack(spec: str, dest_dir: Path, *, progress: Callable[[str], None] | Non
     Raises:
         InfraError("image_build_failed"): npm is missing or the pack failed (naming a damaged tarball it replaced).
     """
-    from pytest_mobilebench.runtime.images import docker_name  # images imports this module
-
     say = progress or (lambda _line: None)
     cached = dest_dir / (docker_name(spec) + ".tgz")
     return healed(cached, lambda: _pack(spec, cached, say), say, f"npm pack {spec}")

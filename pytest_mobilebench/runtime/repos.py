@@ -18,7 +18,7 @@ from typing import Final, final
 
 from filelock import FileLock
 
-from pytest_mobilebench.cache import cache_root
+from pytest_mobilebench.files import cache_root
 from pytest_mobilebench.runtime.base import InfraError, NotInRepository
 from pytest_mobilebench.runtime.git import BASE_REF, GitError, run_git
 from pytest_mobilebench.states import InfraKind

@@ -201,7 +201,7 @@ class DockerSandboxes:
             InfraError: ``daemon_unreachable``, ``image_build_failed``, ``scaffold_install_failed`` (the tree's
                 own install failed: log attached), ``disk_full``, ``build_hung``.
         """
-        from pytest_mobilebench.runtime.images import content_hash
+        from pytest_mobilebench.runtime.naming import content_hash
 
         key = content_hash(*(name.encode() + b"\0" + data for name, data in sorted(spec.tree.items())))
         image = self._images.get(key)

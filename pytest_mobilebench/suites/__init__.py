@@ -26,16 +26,14 @@ from pytest_mobilebench.agents.options import AGENT_OPTIONS
 from pytest_mobilebench.suites.base import (
     GENERIC_HEADLINE,
     Column,
-    EvalContext,
     Headline,
-    LoadedRecord,
-    ManifestError,
     Option,
     Suite,
     SuiteContractError,
     SuiteSurface,
     check_suite,
 )
+from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
 
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction

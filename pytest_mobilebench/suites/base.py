@@ -13,9 +13,10 @@ import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, final, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, final, runtime_checkable
 
 from pytest_mobilebench.options import Option
+from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
 
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
@@ -31,95 +32,13 @@ __all__ = [
     "Option",
     "INFRA_REASON",
     "ItemResult",
+    "LiveCandidate",
     "ResultContractError",
     "Suite",
     "SuiteContractError",
     "SuiteSurface",
     "check_suite",
 ]
-
-T = TypeVar("T")
-
-
-class ManifestError(Exception):
-    """A manifest or dataset entry is invalid.
-
-    The message always names the file, the line where known, the instance and the field, e.g.
-    ``cases/issue_resolution/a__b.yaml:12: instance 'a__b-3': field 'base_commit': Field required``.
-    """
-
-    def __init__(
-        self,
-        path: str | Path,
-        message: str,
-        *,
-        line: int | None = None,
-        instance_id: str | None = None,
-        field: str | None = None,
-    ) -> None:
-        self.path = str(path)
-        self.line = line
-        self.instance_id = instance_id
-        self.field = field
-        self.message = message
-        where = self.path + (f":{line}" if line else "")
-        parts = [where]
-        if instance_id:
-            parts.append(f"instance {instance_id!r}")
-        if field:
-            parts.append(f"field {field!r}")
-        parts.append(message)
-        super().__init__(": ".join(parts))
-
-
-@dataclasses.dataclass(frozen=True)
-class LoadedRecord:
-    """One benchmark instance as loaded from a manifest, ready to become a pytest item.
-
-    Attributes:
-        suite: the suite name (``"issue_resolution"``, ``"app_generation"`` ...).
-        instance_id: unique across the whole run.
-        source: the manifest or dataset file it came from.
-        line: 1-based line of the record in ``source`` (for messages), when known.
-        record: the suite's own typed record (a pydantic model).
-        group: the ``xdist_group`` name; one repository's or app's instances share it.
-        markers: marker names to attach (framework, difficulty, category, suite ...).
-    """
-
-    suite: str
-    instance_id: str
-    source: Path
-    line: int | None
-    record: Any
-    group: str
-    markers: tuple[str, ...] = ()
-
-
-class EvalContext(Protocol):
-    """Services the plugin gives a suite while it evaluates one item.
-
-    Attributes:
-        run_id: the run's id (same on every xdist worker).
-        evidence_dir: a fresh folder for this item's evidence (patches, commands, logs, parsed results).
-        options: the run's ``--mb-*`` options as plain builtins.
-    """
-
-    run_id: str
-    evidence_dir: Path
-    options: Mapping[str, Any]
-
-    def resource(self, key: str, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> T:
-        """A per-process shared object (a browser, a docker client), made once and closed at session end."""
-
-    def progress(self, message: str) -> None:
-        """Show a progress line for long steps (image builds, installs)."""
-
-    def fixture(self, name: str) -> Any:
-        """The value of a pytest fixture named in the suite's ``fixtures`` (requested by the item).
-
-        Raises:
-            KeyError: ``name`` is not among the suite's declared fixtures.
-        """
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,12 +116,31 @@ class SuiteSurface:
     headline: Headline = GENERIC_HEADLINE
 
 
+@dataclasses.dataclass(frozen=True)
+class LiveCandidate:
+    """A live agent's candidate, made before its evaluation (a suite's ``produce_live``).
+
+    Attributes:
+        prediction: the row the agent's work became, as written to the run's predictions file and read back as a
+            file prediction: the item evaluates it exactly as ``--predictions`` of that file would.
+        attach: ``result -> result``: the evaluated result with the agent's record (mode, model, end, usage,
+            transcript, what was taken) and its ``agent_*`` properties.
+    """
+
+    prediction: Prediction
+    attach: Callable[[dict[str, Any]], dict[str, Any]]
+
+
 @runtime_checkable
 class Suite(Protocol):
     """One evaluation protocol: a folder ``pytest_mobilebench/suites/<name>/`` whose ``SUITE`` implements this.
 
     Every member is required (the registry checks them when the suite is registered, see
-    :func:`check_suite`); a suite with nothing to say returns an empty value. One member is optional:
+    :func:`check_suite`); a suite with nothing to say returns an empty value. A suite whose ``live_model`` names
+    a model also has ``produce_live(record, prediction, ctx) -> LiveCandidate | dict``: under
+    ``--predictions=live`` the item asks it for the candidate (agent in a sandbox, patch or files taken, row
+    written), then calls ``evaluate`` with the file prediction it returns; a dict instead is the item's finished
+    result (no candidate could be made: an infrastructure failure). One member is optional:
     ``headline``, a :class:`Headline` (the label and kind of its ``summarize()["headline"]``, used by the reports
     when a suite or model has no result); without it the reports say :data:`GENERIC_HEADLINE`.
     """

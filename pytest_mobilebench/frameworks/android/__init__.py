@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_mobilebench.frameworks.android.planning import PLANNING_FILES, module_kind, plan_android, unit_test_task
 from pytest_mobilebench.frameworks.gradle import compile_failed_modules
-from pytest_mobilebench.frameworks.plan import TestPlan
+from pytest_mobilebench.plan import TestPlan
 from pytest_mobilebench.frameworks.rules import gradle_entry_point, path_parts, tool_dir_of
 from pytest_mobilebench.frameworks.tree import tree_root
 from pytest_mobilebench.runtime.environment import Environment

@@ -23,7 +23,7 @@ from pytest_mobilebench.frameworks.gradle import (
     settings_modules,
     strip_comments,
 )
-from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
+from pytest_mobilebench.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.recipe import RecipeError, read_text, walk_files
 
 __all__ = ["PLANNING_FILES", "module_kind", "plan_android", "unit_test_task"]

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pytest_mobilebench.frameworks.recipe import EnvRecipe
 
 from pytest_mobilebench.runtime.environment import Environment
-from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
+from pytest_mobilebench.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.rules import gradle_entry_point, path_parts, tool_dir_of
 
 __all__ = [

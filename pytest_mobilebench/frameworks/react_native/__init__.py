@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.frameworks.globs import glob_matches
-from pytest_mobilebench.frameworks.plan import PlanError, TestPlan
+from pytest_mobilebench.plan import PlanError, TestPlan
 from pytest_mobilebench.frameworks.react_native.recipe import RECIPE_FILES
 from pytest_mobilebench.frameworks.rules import gradle_entry_point, json_of, path_parts, strings_in, tool_dir_of
 from pytest_mobilebench.frameworks.react_native.recipe import package_manager_of

@@ -61,7 +61,8 @@ from pytest_mobilebench.suites.app_generation.rates import headline
 from pytest_mobilebench.suites.app_generation.serve import serve_spa, stage_files
 from pytest_mobilebench.suites.app_generation import container
 from pytest_mobilebench.suites.declared import app_generation as surface
-from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.suites.base import LiveCandidate
 from pytest_mobilebench.states import InfraKind
 
 __all__ = ["SUITE", "AppGenReason", "AppGenerationSuite", "resolve_project"]
@@ -212,6 +213,32 @@ def grade_navigation(nav: Sequence[Mapping[str, Any]]) -> tuple[AppGenReason, st
     return AppGenReason.NAV_FAILED, f"NavPassRate {passed}/{len(nav)}; failed: {', '.join(failed)}"
 
 
+def _fresh_result(record: LoadedRecord, model: str, ctx: EvalContext) -> dict[str, Any]:
+    """An item's result before any axis is measured: reason ``ok``, not passed, no figures yet."""
+    manifest: AppManifest = record.record
+    return {
+        "instance_id": record.instance_id,
+        "suite": SUITE_NAME,
+        "app": manifest.app,
+        "model_name_or_path": model,
+        "reason": AppGenReason.OK.value,
+        "passed": False,
+        "detail": "",
+        "retryable": False,
+        "properties": {},
+        "nav": [],
+        "nav_specs": len(manifest.nav_tests),
+        "evidence": {
+            "dir": str(ctx.evidence_dir),
+            "screens": {},
+            "reference_screens": {
+                sid: s.screenshot for sid, s in manifest.screens.items() if s.screenshot and not s.overlay
+            },
+        },
+        "axes": {},
+    }
+
+
 @final
 class AppGenerationSuite:
     """The ``app_generation`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`).
@@ -319,6 +346,21 @@ class AppGenerationSuite:
 
     # -------------------------------------------------------------------------------------- evaluate
 
+    def produce_live(
+        self, record: LoadedRecord, prediction: Prediction, ctx: EvalContext
+    ) -> LiveCandidate | dict[str, Any]:
+        """``--predictions=live``: the agent's project as the file prediction the run's predictions file holds
+        (:func:`.live.produce_live`); the item's ``infra_error`` result (retryable) when no project could be made."""
+        from pytest_mobilebench.suites.app_generation.live import produce_live
+
+        model = prediction.model_name_or_path or "unknown"
+        try:
+            return produce_live(record, model, ctx, trial=prediction.trial)
+        except InfraError as exc:
+            result = _fresh_result(record, model, ctx)
+            result["properties"]["infra_kind"] = exc.kind
+            return self._finish(result, AppGenReason.INFRA_ERROR, f"live agent: {exc}", ctx, retryable=True)
+
     def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         """Evaluate one generated project on the five axes; never raises for a candidate's fault.
 
@@ -331,32 +373,8 @@ class AppGenerationSuite:
         """
         manifest: AppManifest = record.record
         model = (prediction.model_name_or_path if prediction is not None else "") or "unknown"
-        result: dict[str, Any] = {
-            "instance_id": record.instance_id,
-            "suite": SUITE_NAME,
-            "app": manifest.app,
-            "model_name_or_path": model,
-            "reason": AppGenReason.OK.value,
-            "passed": False,
-            "detail": "",
-            "retryable": False,
-            "properties": {},
-            "nav": [],
-            "nav_specs": len(manifest.nav_tests),
-            "evidence": {
-                "dir": str(ctx.evidence_dir),
-                "screens": {},
-                "reference_screens": {
-                    sid: s.screenshot for sid, s in manifest.screens.items() if s.screenshot and not s.overlay
-                },
-            },
-            "axes": {},
-        }
+        result = _fresh_result(record, model, ctx)
         props: dict[str, Any] = result["properties"]
-        if prediction is not None and prediction.is_live():  # the agent builds it, then the path below grades it
-            from pytest_mobilebench.suites.app_generation.live import evaluate_live
-
-            return evaluate_live(self, record, model, ctx, result, trial=prediction.trial)
         if prediction is not None and prediction.kind is not PredictionKind.FILE:
             detail = f"the {prediction.kind.value} pseudo-prediction has no project to build"
             return self._finish(result, AppGenReason.MISSING_PREDICTION, detail, ctx)

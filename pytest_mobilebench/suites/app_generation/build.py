@@ -32,7 +32,7 @@ from typing import Final, final
 
 from filelock import FileLock
 
-from pytest_mobilebench.cache import cache_root
+from pytest_mobilebench.files import cache_root
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 

@@ -36,16 +36,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.sandbox import Sandbox, SandboxRuntime
 from pytest_mobilebench.states import InfraKind
+from pytest_mobilebench.suites.base import LiveCandidate
 
 if TYPE_CHECKING:
     from pytest_mobilebench.agents.shell import ShellResult
-    from pytest_mobilebench.suites.app_generation import AppGenerationSuite
     from pytest_mobilebench.suites.app_generation.manifest import AppManifest
-    from pytest_mobilebench.suites.base import EvalContext, LoadedRecord
+    from pytest_mobilebench.records import EvalContext, LoadedRecord
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -53,7 +53,7 @@ __all__ = [
     "PROJECT_GLOBS",
     "STARTER_DIR",
     "SandboxAgentShell",
-    "evaluate_live",
+    "produce_live",
     "live_material",
     "live_model",
     "prompt_fields",
@@ -191,33 +191,24 @@ class SandboxAgentShell:
         )
 
 
-def evaluate_live(
-    suite: AppGenerationSuite,
-    record: LoadedRecord,
-    model: str,
-    ctx: EvalContext,
-    result: dict[str, Any],
-    *,
-    trial: int | None = None,
-) -> dict[str, Any]:
-    """One live item (see the module docstring); ``result`` is the suite's fresh result of this item; ``trial``
-    which of K trials it is (``--mb-trials``: its row in the run's predictions file carries it).
+def produce_live(record: LoadedRecord, model: str, ctx: EvalContext, *, trial: int | None = None) -> LiveCandidate:
+    """One live item's candidate (see the module docstring): the agent builds the project in a scaffold sandbox,
+    its files are staged in the evidence folder and its row written to the run's predictions file; the item then
+    evaluates that row as a file prediction and attaches the agent (mode, model, end, usage, limits, transcript,
+    taken files) and the ``agent_*`` properties. ``trial``: which of K trials it is (``--mb-trials``: its row
+    carries it).
 
-    Returns the graded result with ``agent`` (mode, model, end, usage, limits, transcript, taken files) and the
-    ``agent_*`` properties; an infrastructure failure is the suite's ``infra_error`` result (retryable).
+    Raises:
+        InfraError: no sandbox runtime, the images or the sandbox failed, the endpoint failed after its retries,
+            no agent configured.
     """
     from pytest_mobilebench.predictions import Prediction
-    from pytest_mobilebench.suites.app_generation import AppGenReason
     from pytest_mobilebench.suites.app_generation.serve import stage_files
     from pytest_mobilebench.agents.records import record_prediction, run_folder
 
     manifest: AppManifest = record.record
-    try:
-        run_folder = run_folder(ctx)
-        agent, files, rejected = _run_agent(manifest, ctx)
-    except InfraError as exc:
-        result["properties"]["infra_kind"] = exc.kind
-        return suite._finish(result, AppGenReason.INFRA_ERROR, f"live agent: {exc}", ctx, retryable=True)
+    folder = run_folder(ctx)
+    agent, files, rejected = _run_agent(manifest, ctx)
     project = ctx.evidence_dir / PROJECT_DIR
     if project.exists():
         import shutil
@@ -228,7 +219,7 @@ def evaluate_live(
     row = {
         "instance_id": manifest.app,
         "model_name_or_path": model,
-        "project_path": project.relative_to(run_folder).as_posix(),
+        "project_path": project.relative_to(folder).as_posix(),
         "input_tokens": usage["tokens_in"],
         "output_tokens": usage["tokens_out"],
         "llm_calls": usage["calls"],
@@ -238,10 +229,14 @@ def evaluate_live(
     agent["taken"] = {"files": len(files), "bytes": sum(len(d) for d in files.values()), "refused": list(rejected)}
     atomic_write_json(ctx.evidence_dir / "agent.json", agent)
     record_prediction(ctx, row, carried={**row, "project_path": str(project.resolve())})  # a later run's: absolute
-    graded = suite.evaluate(record, Prediction.from_entry(row, source_dir=run_folder), ctx)
-    out = with_agent(graded, agent, files, ctx.evidence_dir)
-    atomic_write_json(ctx.evidence_dir / "app_generation.json", out)
-    return out
+    evidence = ctx.evidence_dir
+
+    def attach(graded: dict[str, Any]) -> dict[str, Any]:
+        out = with_agent(graded, agent, files, evidence)
+        atomic_write_json(evidence / "app_generation.json", out)
+        return out
+
+    return LiveCandidate(Prediction.from_entry(row, source_dir=folder), attach)
 
 
 def _run_agent(manifest: AppManifest, ctx: EvalContext) -> tuple[dict[str, Any], dict[str, bytes], tuple[str, ...]]:

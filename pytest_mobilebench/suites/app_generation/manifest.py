@@ -54,7 +54,7 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.records import ManifestError
 
 __all__ = [
     "ActionHint",

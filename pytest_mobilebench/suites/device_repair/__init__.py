@@ -21,10 +21,11 @@ from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.metrics import hit_at_k, recall_at_k
 from pytest_mobilebench.patch import PatchError, parse_patch
 from pytest_mobilebench.predictions import Prediction, PredictionKind
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError, Runtime
 from pytest_mobilebench.runtime.repos import RepoCache
-from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.suites.base import LiveCandidate
 from pytest_mobilebench.suites.declared.device_repair import COLUMNS, MARKERS, OPTIONS, SURFACE
 from pytest_mobilebench.suites.device_repair import flow, workroot
 from pytest_mobilebench.suites.device_repair.contract import Reason
@@ -154,46 +155,39 @@ class DeviceRepairSuite:
     # ------------------------------------------------------------------ evaluate
 
     def evaluate(self, loaded: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
-        """Evaluate one prediction (see :mod:`.flow`). Never raises for the candidate's or a device's fault."""
+        """Evaluate one prediction (see :mod:`.flow`). Never raises for the candidate's or a device's fault. A
+        live item's candidate was made before (:meth:`produce_live`): it comes here as its file prediction."""
+        record: DeviceRecord = loaded.record
+        started = time.monotonic()
+        base = _base_fields(record, ctx.evidence_dir)
+        try:
+            result = self._evaluate(record, prediction, ctx, base)
+        except (InfraError, DeviceError) as exc:
+            result = _infra_result(base, exc, ctx.evidence_dir)
+        return _closed(result, started, ctx.evidence_dir)
+
+    def produce_live(
+        self, loaded: LoadedRecord, prediction: Prediction, ctx: EvalContext
+    ) -> LiveCandidate | dict[str, Any]:
+        """``--predictions=live``: the agent's patch, from its own sandbox (never the device), as the file
+        prediction the run's predictions file holds (:func:`.live.run_agent`); the item's infrastructure result
+        when the sandbox, the runtime or the endpoint failed."""
+        from pytest_mobilebench.suites.device_repair.live import run_agent
+
         record: DeviceRecord = loaded.record
         evidence = ctx.evidence_dir
         started = time.monotonic()
-        atomic_write_text(evidence / "record.json", canonical_bytes(record).decode())
-        atomic_write_text(evidence / "record.sha256", record_hash(record) + "\n")
-        base = {
-            "repo": record.repo,
-            "construction": record.construction,
-            "platform": record.platform,
-            "record_sha256": record_hash(record),
-            "flags": [],
-        }
-        live = None
         try:
-            if prediction is not None and prediction.is_live():
-                from pytest_mobilebench.suites.device_repair.live import run_agent
-
-                live = run_agent(
-                    record, ctx, prediction.model_name_or_path, prediction.trial
-                )  # the agent's sandbox, never the device
-                prediction = live.prediction  # graded exactly as the run's predictions file would be
-            result = self._evaluate(record, prediction, ctx, base)
+            live = run_agent(record, ctx, prediction.model_name_or_path, prediction.trial)
         except (InfraError, DeviceError) as exc:
-            atomic_write_text(evidence / "infra_error.log", f"{exc}\n\n{getattr(exc, 'log', '')}")
-            result = {
-                **base,
-                "reason": Reason.INFRA_ERROR.value,
-                "passed": False,
-                "retryable": True,
-                "infra_kind": exc.kind,
-                "detail": str(exc),
-                "cause": "external_infrastructure",
-            }
-        result["duration_s"] = round(time.monotonic() - started, 3)
-        result["properties"] = _properties(result)
-        if live is not None:
-            result = live.attach(result, evidence)
-        atomic_write_json(evidence / "result.json", result)
-        return result
+            return _closed(_infra_result(_base_fields(record, evidence), exc, evidence), started, evidence)
+
+        def attach(result: dict[str, Any]) -> dict[str, Any]:
+            out = live.attach(result, evidence)
+            atomic_write_json(evidence / "result.json", out)
+            return out
+
+        return LiveCandidate(live.prediction, attach)
 
     def _evaluate(
         self, record: DeviceRecord, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
@@ -394,6 +388,41 @@ def _properties(result: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in (result.get("localization") or {}).items():
         props[key] = value
     return props
+
+
+def _base_fields(record: DeviceRecord, evidence: Path) -> dict[str, Any]:
+    """The fields every result of ``record`` starts with; the record and its hash written to the evidence."""
+    atomic_write_text(evidence / "record.json", canonical_bytes(record).decode())
+    atomic_write_text(evidence / "record.sha256", record_hash(record) + "\n")
+    return {
+        "repo": record.repo,
+        "construction": record.construction,
+        "platform": record.platform,
+        "record_sha256": record_hash(record),
+        "flags": [],
+    }
+
+
+def _infra_result(base: dict[str, Any], exc: InfraError | DeviceError, evidence: Path) -> dict[str, Any]:
+    """An infrastructure failure (runtime, sandbox, endpoint or device) as the item's retryable result."""
+    atomic_write_text(evidence / "infra_error.log", f"{exc}\n\n{getattr(exc, 'log', '')}")
+    return {
+        **base,
+        "reason": Reason.INFRA_ERROR.value,
+        "passed": False,
+        "retryable": True,
+        "infra_kind": exc.kind,
+        "detail": str(exc),
+        "cause": "external_infrastructure",
+    }
+
+
+def _closed(result: dict[str, Any], started: float, evidence: Path) -> dict[str, Any]:
+    """``result`` with its duration (seconds since ``started``) and properties, written as ``result.json``."""
+    result["duration_s"] = round(time.monotonic() - started, 3)
+    result["properties"] = _properties(result)
+    atomic_write_json(evidence / "result.json", result)
+    return result
 
 
 SUITE = DeviceRepairSuite()

@@ -32,7 +32,7 @@ from typing import Any, Final
 from pytest_mobilebench.devices.android import AndroidDevice, DeviceError, Requirements
 from pytest_mobilebench.devices.baseline import Guard, restore, uids_of
 from pytest_mobilebench.parsers.instrumentation import parse_instrumentation
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import Runtime, Workspace, WorkspaceSpec
 from pytest_mobilebench.suites.device_repair.canaries import (
     CanaryPlan,

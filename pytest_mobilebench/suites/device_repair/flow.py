@@ -27,7 +27,7 @@ from pytest_mobilebench.devices.android import AndroidDevice
 from pytest_mobilebench.devices.baseline import Guard
 from pytest_mobilebench.artifacts import Artifact, artifact_type
 from pytest_mobilebench.patch import parse_patch, split_patch
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import Runtime, WorkspaceSpec
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.suites.device_repair.contract import (

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.files import atomic_write_json
 from pytest_mobilebench.runtime.agent_sandbox import (
     MAX_PATCH_BYTES,
     AgentSandbox,
@@ -44,7 +44,7 @@ from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
-    from pytest_mobilebench.suites.base import EvalContext
+    from pytest_mobilebench.records import EvalContext
     from pytest_mobilebench.suites.device_repair.records import DeviceRecord
 
 __all__ = ["DEVICE_FIELDS", "DEVICE_PROMPT", "LiveRun", "live_model", "material", "run_agent", "sandbox_spec"]

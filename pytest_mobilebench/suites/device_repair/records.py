@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from pytest_mobilebench.manifest.yamlfile import YamlDocument, charge_file_problem, unknown_top_keys, validation_problem
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 
 __all__ = ["TARGET_RE", "DeviceRecord", "ExecutionPlan", "canonical_bytes", "load_manifest", "record_hash"]
 

@@ -14,6 +14,7 @@ Names of the evaluating half that this package has always exported (``regrade``,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Final, cast, final
 from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import Reason
-from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.suites.base import LiveCandidate
 from pytest_mobilebench.suites.declared import issue_resolution as surface
 from pytest_mobilebench.suites.issue_resolution.manifest import load_manifest
 from pytest_mobilebench.suites.issue_resolution.markers import FrameworkMarkers
@@ -30,6 +32,7 @@ from pytest_mobilebench.suites.issue_resolution.markers import FrameworkMarkers
 if TYPE_CHECKING:
     from pytest_mobilebench.predictions import Prediction
     from pytest_mobilebench.suites.issue_resolution.evaluation import IssueResolutionEvaluator
+    from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 
 __all__ = [
     "SUITE",
@@ -141,6 +144,27 @@ class IssueResolutionSuite:
         """Evaluate one prediction (:meth:`.evaluation.IssueResolutionEvaluator.evaluate`). Never raises for
         the candidate's fault."""
         return _evaluator().evaluate(record, prediction, ctx)
+
+    def produce_live(
+        self, record: LoadedRecord, prediction: Prediction, ctx: EvalContext
+    ) -> LiveCandidate | dict[str, Any]:
+        """``--predictions=live``: the agent's patch as a file prediction (:func:`.live.produce_live`), or the
+        item's result when none could be made (the sandbox or the endpoint failed: :func:`.evaluation.guarded`).
+        Under ``--mb-audit`` / ``--mb-validate`` no agent runs: those grade the benchmark's own patches."""
+        evaluation = _evaluation_module()
+        if ctx.options.get("mb_audit") or ctx.options.get("mb_validate"):
+            return LiveCandidate(prediction, lambda result: result)
+        from pytest_mobilebench.suites.issue_resolution.live import produce_live
+
+        instance: IssueInstance = record.record
+        model = prediction.model_name_or_path
+        base = evaluation.base_fields(instance, model)
+        started = time.monotonic()
+        made = evaluation.guarded(record, base, ctx, lambda: produce_live(instance, ctx, model, trial=prediction.trial))
+        if isinstance(made, dict):
+            made["duration_s"] = round(time.monotonic() - started, 3)
+            made["properties"]["duration_s"] = made["duration_s"]
+        return made
 
     def summarize(
         self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None

@@ -17,10 +17,10 @@ from typing import Any
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.frameworks import canaries
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError, RunResult, Workspace
 from pytest_mobilebench.states import InfraKind, Reason
-from pytest_mobilebench.suites.base import EvalContext
+from pytest_mobilebench.records import EvalContext
 
 __all__ = [
     "CANDIDATE_FAILURE",

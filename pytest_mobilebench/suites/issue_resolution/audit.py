@@ -24,124 +24,28 @@ which runs workspaces through the suite's own test-run step.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import unidiff
 
 from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.frameworks import is_test_file
 from pytest_mobilebench.suites.issue_resolution.dialects import gold_for_run
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.patch import parse_patch
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import Reason, TestState
-from pytest_mobilebench.suites.base import EvalContext
+from pytest_mobilebench.records import EvalContext
 from pytest_mobilebench.states import InfraKind
+from pytest_mobilebench.suites.issue_resolution.hunks import fix_fingerprint, gold_hunks, without_hunk
+from pytest_mobilebench.suites.issue_resolution.workspaces import one_run
 
-__all__ = ["GoldHunk", "audit_instance", "fix_fingerprint", "gold_hunks", "summarize_audit", "without_hunk"]
-
-
-@dataclasses.dataclass(frozen=True)
-class GoldHunk:
-    """One hunk of a patch.
-
-    Attributes:
-        index: 0-based position among all hunks of the patch (file order, then hunk order).
-        file: the file's path (target path; source path for deletions).
-        header: the ``@@ -a,b +c,d @@ ...`` line.
-        added: ``+`` lines; removed: ``-`` lines.
-    """
-
-    index: int
-    file: str
-    header: str
-    added: int
-    removed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain builtins."""
-        return dataclasses.asdict(self)
-
-
-def _path(pf: unidiff.PatchedFile) -> str:
-    return pf.source_file[2:] if pf.is_removed_file else pf.path
-
-
-def gold_hunks(patch: str) -> list[GoldHunk]:
-    """Every text hunk of ``patch`` (binary and mode-only changes have none).
-
-    Raises:
-        unidiff.UnidiffParseError: ``patch`` is not a unified diff.
-    """
-    out: list[GoldHunk] = []
-    for pf in unidiff.PatchSet(patch):
-        for hunk in pf:
-            header = str(hunk).splitlines()[0]
-            out.append(GoldHunk(len(out), _path(pf), header, hunk.added, hunk.removed))
-    return out
-
-
-def without_hunk(patch: str, index: int) -> str:
-    """``patch`` with hunk ``index`` (as numbered by :func:`gold_hunks`) removed; a file left with no hunk
-    is removed entirely. Later hunks of the same file keep their line numbers (``git apply`` finds them at
-    the shifted offset).
-
-    Raises:
-        IndexError: no hunk ``index``.
-    """
-    patch_set = unidiff.PatchSet(patch)
-    seen = 0
-    for file_index, pf in enumerate(patch_set):
-        if index < seen + len(pf):
-            del pf[index - seen]
-            if len(pf) == 0:
-                del patch_set[file_index]
-            return str(patch_set)
-        seen += len(pf)
-    raise IndexError(f"the patch has {seen} hunks, no hunk {index}")
-
-
-def fix_fingerprint(patch: str) -> str:
-    """A hash of what a fix changes, independent of line numbers, context and hunk order: per file path,
-    the sorted added and removed lines with surrounding whitespace dropped. Two instances whose gold
-    patches have the same fingerprint make the same change (a duplicate or a backport)."""
-    parts: list[str] = []
-    for pf in sorted(unidiff.PatchSet(patch), key=_path):
-        added = sorted(line.value.strip() for hunk in pf for line in hunk if line.is_added)
-        removed = sorted(line.value.strip() for hunk in pf for line in hunk if line.is_removed)
-        parts.append("\x00".join([_path(pf), *("+" + a for a in added), *("-" + r for r in removed)]))
-    return hashlib.sha256("\x01".join(parts).encode()).hexdigest()[:16]
+__all__ = ["audit_instance", "summarize_audit"]
 
 
 def _gold_ids(lists: Mapping[str, Sequence[str]]) -> list[str]:
     return sorted({i for ids in lists.values() for i in ids})
-
-
-def _one_run(
-    suite: Any, instance: IssueInstance, ctx: EvalContext, patch: str, test_patch: str, tag: str
-) -> dict[str, Any]:
-    """Prepare a workspace, apply ``patch``, run the instance's tests (with the test patch); close it.
-
-    Returns ``{"applied": bool, "built": bool, "executed": bool, "tests": {id: TestState}}``.
-    """
-    from pytest_mobilebench.suites.issue_resolution.evaluation import runtime_for, workspace_spec
-
-    ws = runtime_for(ctx).prepare(workspace_spec(instance, ctx), log_dir=ctx.evidence_dir)
-    try:
-        applied = ws.apply_patch(patch, name=f"patch{tag}") if patch.strip() else None
-        if applied is not None:
-            atomic_write_text(ctx.evidence_dir / f"patch{tag}.apply.log", applied.log)
-            if not applied.ok:
-                return {"applied": False, "built": False, "executed": False, "tests": {}}
-        run, parsed, built, _ = suite._run_tests(ws, instance, test_patch, ctx, tag=tag)
-    finally:
-        ws.close()
-    executed = built and not run.timed_out and not run.oom_killed
-    return {"applied": True, "built": built, "executed": executed, "tests": dict(parsed.tests)}
 
 
 def _gold_checks(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: str, test: str) -> dict[str, Any]:
@@ -149,7 +53,7 @@ def _gold_checks(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: st
     results = []
     for attempt in range(runs):
         ctx.progress(f"{instance.instance_id}: audit gold run {attempt + 1}/{runs}")
-        one = _one_run(suite, instance, ctx, gold, test, f".gold.{attempt + 1}")
+        one = one_run(suite, instance, ctx, gold, test, f".gold.{attempt + 1}")
         if not one["applied"]:
             raise InfraError(InfraKind.GOLD_PATCH_APPLY_FAILED, "the gold patch does not apply")
         results.append(one)
@@ -186,7 +90,7 @@ def _adequacy(
     rows = []
     for hunk in gold_hunks(gold):
         ctx.progress(f"{instance.instance_id}: audit without gold hunk {hunk.index} ({hunk.file})")
-        one = _one_run(suite, instance, ctx, without_hunk(gold, hunk.index), test, f".hunk{hunk.index}")
+        one = one_run(suite, instance, ctx, without_hunk(gold, hunk.index), test, f".hunk{hunk.index}")
         failing = sorted(t for t in targets if one["tests"].get(t, TestState.NONE) is not TestState.PASS)
         if not one["applied"]:
             noticed: bool | None = None  # the rest of the patch depends on it textually: no verdict
@@ -211,7 +115,8 @@ def audit_instance(suite: Any, instance: IssueInstance, ctx: EvalContext, base: 
     Raises:
         InfraError: the repository, a workspace or the gold patch fails (the plugin reports infra).
     """
-    from pytest_mobilebench.suites.issue_resolution.evaluation import repo_cache, resolve_patches
+    from pytest_mobilebench.runtime.provider import repo_cache
+    from pytest_mobilebench.suites.issue_resolution.workspaces import resolve_patches
 
     gold, test = resolve_patches(instance, repo_cache(ctx.options, ctx.run_id))
     atomic_write_text(ctx.evidence_dir / "gold_patch.diff", gold)

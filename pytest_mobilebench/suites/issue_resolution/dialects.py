@@ -40,7 +40,7 @@ from pytest_mobilebench.suites.issue_resolution.manifest import (
 from pytest_mobilebench.suites.issue_resolution.manifest import (
     load_dataset as load_swe_bench_rows,
 )
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 
 __all__ = [
     "ID_DIALECTS",

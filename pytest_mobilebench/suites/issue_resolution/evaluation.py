@@ -20,13 +20,11 @@ patch), ``--mb-validate-runs`` times each, drops flaky tests and proposes the go
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, final
+from typing import Any, TypeVar, final
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.suites.issue_resolution import grading
@@ -35,28 +33,26 @@ from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance, i
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.frameworks.react_native.harness import without_ids
 from pytest_mobilebench.parsers import ParseResult
-from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections, split_patch
+from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch, select_sections
 from pytest_mobilebench.suites.issue_resolution.policy import PatchLimits, review, size_findings, withheld_finding
 from pytest_mobilebench.predictions import Prediction, PredictionKind
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
+from pytest_mobilebench.files import atomic_write_json, atomic_write_text, write_under
 from pytest_mobilebench.runtime.base import (
     ApplyResult,
     EnvironmentUnavailable,
     InfraError,
     NotInRepository,
-    Runtime,
     RunResult,
     Workspace,
-    WorkspaceSpec,
 )
 from pytest_mobilebench.runtime.provider import repo_cache
-from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.states import Reason, TestState
 from pytest_mobilebench.trust import cross_check_run, harden_plan
-from pytest_mobilebench.suites.base import EvalContext, LoadedRecord
+from pytest_mobilebench.records import EvalContext, LoadedRecord
 from pytest_mobilebench.suites.declared import issue_resolution as surface
 from pytest_mobilebench.suites.issue_resolution.rates import headline, infra_callouts
 from pytest_mobilebench.suites.issue_resolution.unavailable import unavailable_result
+from pytest_mobilebench.suites.issue_resolution.workspaces import resolve_patches, runtime_for, workspace_spec
 from pytest_mobilebench.suites.issue_resolution.attribution import (
     CANDIDATE_FAILURE,
     RESOURCE_KINDS,
@@ -77,7 +73,11 @@ from pytest_mobilebench.suites.issue_resolution.judge import (
 )
 from pytest_mobilebench.states import InfraKind
 
+T = TypeVar("T")
+
 __all__ = [
+    "base_fields",
+    "guarded",
     "EVALUATOR",
     "IssueResolutionEvaluator",
     "apply_failure_detail",
@@ -96,81 +96,50 @@ def _write(evidence: Path, name: str, text: str) -> None:
     atomic_write_text(evidence / name, text)
 
 
-def runtime_for(ctx: EvalContext, *, trusted: bool = False) -> Runtime:
-    """This process's runtime for the item (the ``mb_runtime`` fixture: :mod:`pytest_mobilebench.runtime.provider`).
-
-    ``trusted``: the benchmark's own code (the gold patch) may run where a real candidate may not.
-
-    Raises:
-        InfraError: no runtime can serve the item (no daemon; ``local`` without trust).
-    """
-    return ctx.fixture("mb_runtime").get(trusted=trusted)  # type: ignore[no-any-return]
-
-
-def workspace_spec(instance: IssueInstance, ctx: EvalContext) -> WorkspaceSpec:
-    """The runtime's view of an instance: repository, base commit, clone URL and environment."""
-    return WorkspaceSpec(
-        instance_id=instance.instance_id,
-        repo=instance.repo,
-        base_commit=instance.base_commit,
-        repo_url=instance.repo_url or repo_url(ctx.options["mb_repo_url_template"], instance.repo),
-        environment={**instance.environment.model_dump(exclude_none=True), "framework": instance.framework},
-        run_id=ctx.run_id,
-    )
-
-
-def resolve_patches(instance: IssueInstance, repos: RepoCache) -> tuple[str, str]:
-    """``(gold patch, test patch)`` of an instance: inline, or derived from ``fix_commit``.
-
-    Derived patches: ``git diff base_commit fix_commit`` split by the runner's own test rule under the
-    project's configuration at the base commit (``frameworks.get(fw).test_rule``; SPEC section 1
-    "Test-file identification"): test files -> test patch, the rest -> gold patch.
-
-    Raises:
-        InfraError: the repository or a commit cannot be fetched.
-    """
-    if instance.patch is not None and instance.test_patch is not None:
-        return instance.patch, instance.test_patch
-    assert instance.fix_commit is not None
-    args = (
-        str(repos.root),
-        repos.url_template,
-        repos.run_id,
-        instance.repo,
-        instance.repo_url or None,
-        instance.base_commit,
-        instance.fix_commit,
-        instance.framework,
-    )
-    named = all(_FULL_SHA.fullmatch(c) for c in (instance.base_commit, instance.fix_commit))
-    return _derived_patches(*args) if named else _derived_patches.__wrapped__(*args)
-
-
-@functools.lru_cache(maxsize=64)
-def _derived_patches(
-    root: str, template: str, run_id: str, repo: str, url: str | None, base: str, fix: str, framework: str
-) -> tuple[str, str]:
-    """``(gold, test)`` split from ``git diff base fix`` (:func:`resolve_patches`), kept per process for
-    these arguments when both commits are full ids (content-addressed): a further candidate of the instance
-    (another model) reads no repository.
-
-    Raises:
-        InfraError: the repository or a commit cannot be fetched (not kept: the next call tries again).
-    """
-    repos = RepoCache(root=Path(root), url_template=template, run_id=run_id)
-    diff = repos.diff(repo, base, fix, url=url)
-    fw = frameworks.get(framework)
-    config = frameworks.read_config(fw, lambda paths: repos.read_files(repo, base, paths, url=url))
-    gold, test = split_patch(diff, fw.test_rule(config))
-    return gold, test
-
-
-#: a full commit id (what names one commit's content for good; a branch or a short id may move)
-_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
 def _states_json(tests: Mapping[str, TestState]) -> dict[str, str]:
     return {k: TestState(v).value for k, v in sorted(tests.items())}
+
+
+def base_fields(instance: IssueInstance, model: str) -> dict[str, Any]:
+    """The fields every result of ``instance`` starts with (``flags`` empty, ``model_name_or_path`` ``model``)."""
+    return {
+        "instance_id": instance.instance_id,
+        "suite": surface.SURFACE.name,
+        "model_name_or_path": model,
+        "repo": instance.repo,
+        "framework": instance.framework,
+        "difficulty": instance.difficulty,
+        "category": instance.category,
+        "flags": [],
+    }
+
+
+def guarded(record: LoadedRecord, base: dict[str, Any], ctx: EvalContext, step: Callable[[], T]) -> T | dict[str, Any]:
+    """``step()``, its failures turned into results: the environment unavailable (:func:`.unavailable_result`),
+    an infrastructure error (``infra_error``, retryable), each with its log in the evidence folder.
+
+    Raises:
+        ManifestError: a commit the repository lacks: the instance is invalid, never infra (issue 33, item 3).
+    """
+    evidence = ctx.evidence_dir
+    try:
+        return step()
+    except NotInRepository as exc:
+        raise invalid_source(record, exc) from exc
+    except EnvironmentUnavailable as exc:  # neither the candidate's nor infra to retry (issue 30, item 3)
+        _write(evidence, "environment_unavailable.log", f"{exc}\n\n{exc.log}")
+        return unavailable_result(base, exc)
+    except InfraError as exc:
+        _write(evidence, "infra_error.log", f"{exc}\n\n{exc.log}")
+        return {
+            **base,
+            "reason": Reason.INFRA_ERROR.value,
+            "passed": False,
+            "retryable": True,
+            "detail": str(exc),
+            "infra_kind": exc.kind,
+            "properties": {"infra_error": exc.kind},
+        }
 
 
 @final
@@ -184,55 +153,26 @@ class IssueResolutionEvaluator:
     # ------------------------------------------------------------------------------------- evaluate
 
     def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
-        """Evaluate one prediction; see the module docstring. Never raises for the candidate's fault."""
+        """Evaluate one prediction; see the module docstring. Never raises for the candidate's fault. A live
+        item's candidate was made before (:func:`.live.produce_live`): it comes here as its file prediction."""
         instance: IssueInstance = record.record
-        evidence = ctx.evidence_dir
         started = time.monotonic()
-        model = prediction.model_name_or_path if prediction is not None else ""
-        base: dict[str, Any] = {
-            "instance_id": instance.instance_id,
-            "suite": self.name,
-            "model_name_or_path": model,
-            "repo": instance.repo,
-            "framework": instance.framework,
-            "difficulty": instance.difficulty,
-            "category": instance.category,
-            "flags": [],
-        }
-        try:
-            if ctx.options.get("mb_audit"):
-                from pytest_mobilebench.suites.issue_resolution.audit import audit_instance
-
-                result = audit_instance(self, instance, ctx, base)
-            elif ctx.options.get("mb_validate"):
-                result = self._validate(instance, prediction, ctx, base)
-            elif prediction is not None and prediction.is_live():
-                from pytest_mobilebench.suites.issue_resolution.live import evaluate_live
-
-                result = evaluate_live(
-                    self, instance, ctx, base, trial=prediction.trial
-                )  # agent in a sandbox, then below
-            else:
-                result = self._grade_candidate(instance, prediction, ctx, base)
-        except NotInRepository as exc:  # the data's fault: the instance is invalid, never infra (issue 33, item 3)
-            raise invalid_source(record, exc) from exc
-        except EnvironmentUnavailable as exc:  # neither the candidate's nor infra to retry (issue 30, item 3)
-            _write(evidence, "environment_unavailable.log", f"{exc}\n\n{exc.log}")
-            result = unavailable_result(base, exc)
-        except InfraError as exc:
-            _write(evidence, "infra_error.log", f"{exc}\n\n{exc.log}")
-            result = {
-                **base,
-                "reason": Reason.INFRA_ERROR.value,
-                "passed": False,
-                "retryable": True,
-                "detail": str(exc),
-                "infra_kind": exc.kind,
-                "properties": {"infra_error": exc.kind},
-            }
+        base = base_fields(instance, prediction.model_name_or_path if prediction is not None else "")
+        result = guarded(record, base, ctx, lambda: self._dispatch(instance, prediction, ctx, base))
         result["duration_s"] = round(time.monotonic() - started, 3)
         result["properties"]["duration_s"] = result["duration_s"]
         return result
+
+    def _dispatch(
+        self, instance: IssueInstance, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
+    ) -> dict[str, Any]:
+        if ctx.options.get("mb_audit"):
+            from pytest_mobilebench.suites.issue_resolution.audit import audit_instance
+
+            return audit_instance(self, instance, ctx, base)
+        if ctx.options.get("mb_validate"):
+            return self._validate(instance, prediction, ctx, base)
+        return self._grade_candidate(instance, prediction, ctx, base)
 
     def _grade_candidate(
         self, instance: IssueInstance, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]

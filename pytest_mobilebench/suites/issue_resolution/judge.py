@@ -36,7 +36,7 @@ from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
 from pytest_mobilebench.patch import PatchError, parse_patch
 from pytest_mobilebench.states import TestState
-from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.files import atomic_write_json
 from pytest_mobilebench.runtime.base import InfraError, Workspace
 from pytest_mobilebench.trust import cross_check_run
 from pytest_mobilebench.states import InfraKind

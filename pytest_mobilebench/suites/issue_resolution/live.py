@@ -17,7 +17,8 @@ Per item:
    line per instance, model and trial, replaced atomically under a file lock, so xdist workers never tear it)
    before it is graded: ``--predictions`` of that file re-grades the run (a cached item's row is written again
    to a later run's file);
-5. grading: the row, read as a file prediction, through the suite's own path for one (fresh container, policy,
+5. grading, by the item once this module returned (:class:`~pytest_mobilebench.suites.base.LiveCandidate`): the
+   row, read as a file prediction, through the suite's own path for one (fresh container, policy,
    test patch, plan, parser; a withheld patch is the policy's ``patch_too_large``).
 
 Outcomes. The agent's limit ends (``agent_step_limit``, ``agent_token_limit``, ``agent_cost_limit``,
@@ -31,9 +32,9 @@ program composes its own requests, so only the forwarder's failures to connect a
 from __future__ import annotations
 
 import dataclasses
-import os
-import shlex
+import functools
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench.agents.records import (
@@ -50,25 +51,24 @@ from pytest_mobilebench.agents.records import (
     with_agent,
 )
 from pytest_mobilebench.predictions import Prediction
-from pytest_mobilebench.report.files import atomic_write_json
+from pytest_mobilebench.files import atomic_write_json
 from pytest_mobilebench.runtime.agent_sandbox import (
     MAX_PATCH_BYTES,
-    AgentSandbox,
     AgentSandboxRuntime,
     TakenPatch,
 )
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
+from pytest_mobilebench.suites.base import LiveCandidate
+from pytest_mobilebench.suites.issue_resolution.prompt import COMMAND_MODEL, render_prompt
+from pytest_mobilebench.suites.issue_resolution.workspaces import runtime_for, workspace_spec
 
 if TYPE_CHECKING:
-    from pytest_mobilebench.suites.base import EvalContext
-    from pytest_mobilebench.suites.issue_resolution.evaluation import IssueResolutionEvaluator
+    from pytest_mobilebench.records import EvalContext
     from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 
-__all__ = ["PREDICTIONS_FILE", "agent_table", "append_prediction", "evaluate_live", "live_model"]
+__all__ = ["PREDICTIONS_FILE", "agent_table", "append_prediction", "live_model", "produce_live"]
 
-#: the model name of a user's program given no ``--mb-agent-model``
-COMMAND_MODEL: Final = "agent-command"
 #: characters of the agent's submission note kept in its record
 _SHOWN_SUBMISSION: Final = 2_000
 #: seconds a user's program may run without --mb-agent-wall-time
@@ -93,35 +93,26 @@ def live_model(options: Mapping[str, Any]) -> str | None:
     return agent_options.live_model(options, prompt=True)
 
 
-def evaluate_live(
-    suite: IssueResolutionEvaluator,
-    instance: IssueInstance,
-    ctx: EvalContext,
-    base: dict[str, Any],
-    *,
-    trial: int | None = None,
-) -> dict[str, Any]:
-    """One live item: agent in a sandbox, patch taken and written, then graded by the normal path. ``trial``:
-    which of K trials this item is (its own sandbox, evidence folder, written row and grading container).
+def produce_live(instance: IssueInstance, ctx: EvalContext, model: str, *, trial: int | None = None) -> LiveCandidate:
+    """One live item's candidate: the agent in a sandbox, its patch taken and its row written to the run's
+    predictions file; the item then evaluates that row as a file prediction (steps 1-4 of the module docstring).
+    ``model``: the live model (``--mb-agent-model``, or the command's); ``trial``: which of K trials this item
+    is (its own sandbox, evidence folder, written row and grading container).
 
     Raises:
         InfraError: the sandbox could not be made, the endpoint failed after the retries (``AgentInfraError``),
             or the runtime hosts no agents (``platform_unavailable``).
     """
-    from pytest_mobilebench.suites.issue_resolution.evaluation import runtime_for, workspace_spec
-
     runtime = runtime_for(ctx, trusted=False)
     if not isinstance(runtime, AgentSandboxRuntime):
         raise InfraError(
             InfraKind.PLATFORM_UNAVAILABLE,
             f"--mb-runtime={runtime.name} hosts no agent sandboxes (live issue resolution needs --mb-runtime=docker)",
         )
-    model = str(base.get("model_name_or_path") or live_model(ctx.options))
+    model = model or str(live_model(ctx.options))
     ctx.progress(f"{instance.instance_id}: agent sandbox ({runtime.name})")
     if ctx.options.get("mb_agent_command"):
-        from pytest_mobilebench.suites.issue_resolution.live_command import (
-            run_command_agent,
-        )
+        from pytest_mobilebench.suites.issue_resolution.live_command import run_command_agent
 
         agent, taken = run_command_agent(runtime, workspace_spec(instance, ctx), instance, ctx)
     else:
@@ -129,8 +120,8 @@ def evaluate_live(
     atomic_write_json(ctx.evidence_dir / "agent.json", {**agent, "taken": taken_json(taken)})
     row = patch_row(instance.instance_id, model, taken, trial)
     record_prediction(ctx, row)
-    result = _grade(suite, instance, ctx, base, Prediction.from_entry(row), taken)
-    return with_agent(result, agent, taken, ctx.evidence_dir)
+    attach = functools.partial(_attach, agent=agent, taken=taken, evidence=ctx.evidence_dir)
+    return LiveCandidate(Prediction.from_entry(row), attach)
 
 
 def _run_builtin(
@@ -160,53 +151,12 @@ def _run_builtin(
     }, taken
 
 
-def render_prompt(options: Mapping[str, Any], instance: IssueInstance) -> Any:
-    """The prompt of ``--mb-agent-prompt`` (default: the package's template) for ``instance``."""
-    from pytest_mobilebench.agents.prompt import load_template
-
-    return load_template(options.get("mb_agent_prompt")).render(
-        {
-            "problem_statement": instance.problem_statement,
-            "repo": instance.repo,
-            "base_commit": instance.base_commit,
-            "framework": instance.framework,
-            "workdir": AgentSandbox.workdir,
-        }
-    )
-
-
-def _grade(
-    suite: IssueResolutionEvaluator,
-    instance: IssueInstance,
-    ctx: EvalContext,
-    base: dict[str, Any],
-    prediction: Prediction,
-    taken: TakenPatch,
-) -> dict[str, Any]:
-    """``prediction`` (exactly the row written for ``taken``) through the suite's file-prediction path: a patch
-    withheld as too large is the policy's refusal there, live and on a re-grade alike."""
-    result = suite._grade_candidate(instance, prediction, ctx, base)
+def _attach(result: dict[str, Any], *, agent: dict[str, Any], taken: TakenPatch, evidence: Path) -> dict[str, Any]:
+    """The graded ``result`` of the row written for ``taken`` (a patch withheld as too large was the policy's
+    refusal there, live and on a re-grade alike) with the agent's record; a patch that could not be taken says
+    so first in the detail."""
     if taken.error:
         result["detail"] = "; ".join(
             x for x in (f"the patch could not be taken: {taken.error}", result.get("detail")) if x
         )
-    return result
-
-
-def command_env(sandbox: AgentSandbox, model: str, files: Mapping[str, str]) -> str:
-    """``export`` lines for a user's program: the work tree, the prompt files, and with a model route the
-    OpenAI-style variables pointing at the relay (the key is the forwarder's to add: a dummy one here)."""
-    env = {"MOBILEBENCH_WORKDIR": sandbox.workdir, "MOBILEBENCH_MODEL": model, **files}
-    if sandbox.model_url:
-        env |= {
-            "OPENAI_BASE_URL": sandbox.model_url,
-            "OPENAI_API_BASE": sandbox.model_url,
-            "OPENAI_API_KEY": "sk-mobilebench-forwarder",
-            "MOBILEBENCH_AGENT_BASE_URL": sandbox.model_url,
-        }
-    return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in sorted(env.items()))
-
-
-def api_key() -> str:
-    """The endpoint's key (``MOBILEBENCH_AGENT_API_KEY``), given to the forwarder only."""
-    return os.environ.get("MOBILEBENCH_AGENT_API_KEY", "")
+    return with_agent(result, agent, taken, evidence)

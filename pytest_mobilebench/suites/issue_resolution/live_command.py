@@ -21,23 +21,25 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shlex
 import tarfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_mobilebench.report.files import atomic_write_text
+from pytest_mobilebench.files import atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.egress import ModelForwarder
 from pytest_mobilebench.runtime.agent_sandbox import MAX_PATCH_BYTES, TakenPatch
 from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.agents.records import TRAJECTORY_FILE
-from pytest_mobilebench.suites.issue_resolution.live import COMMAND_MODEL, api_key, command_env, render_prompt
+from pytest_mobilebench.suites.issue_resolution.prompt import COMMAND_MODEL, render_prompt
 
 if TYPE_CHECKING:
     from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, AgentSandboxRuntime
-    from pytest_mobilebench.suites.base import EvalContext
+    from pytest_mobilebench.records import EvalContext
     from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 
 __all__ = ["AGENT_DIR", "run_command_agent"]
@@ -216,3 +218,22 @@ def _write_transcript(path: Path, command: str, run: Any, usage: Mapping[str, An
         {"step": 1, "role": "harness", "t": run.duration_s, "event": "end", "usage": dict(usage)},
     ]
     atomic_write_text(path, "".join(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in lines))
+
+
+def command_env(sandbox: AgentSandbox, model: str, files: Mapping[str, str]) -> str:
+    """``export`` lines for a user's program: the work tree, the prompt files, and with a model route the
+    OpenAI-style variables pointing at the relay (the key is the forwarder's to add: a dummy one here)."""
+    env = {"MOBILEBENCH_WORKDIR": sandbox.workdir, "MOBILEBENCH_MODEL": model, **files}
+    if sandbox.model_url:
+        env |= {
+            "OPENAI_BASE_URL": sandbox.model_url,
+            "OPENAI_API_BASE": sandbox.model_url,
+            "OPENAI_API_KEY": "sk-mobilebench-forwarder",
+            "MOBILEBENCH_AGENT_BASE_URL": sandbox.model_url,
+        }
+    return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in sorted(env.items()))
+
+
+def api_key() -> str:
+    """The endpoint's key (``MOBILEBENCH_AGENT_API_KEY``), given to the forwarder only."""
+    return os.environ.get("MOBILEBENCH_AGENT_API_KEY", "")

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.runtime.environment import Environment
 from pytest_mobilebench.manifest.yamlfile import YamlDocument, charge_file_problem, unknown_top_keys, validation_problem
-from pytest_mobilebench.suites.base import LoadedRecord, ManifestError
+from pytest_mobilebench.records import LoadedRecord, ManifestError
 
 __all__ = [
     "Environment",

@@ -70,7 +70,7 @@ class Mutant:
     Attributes:
         id: ``h<hunk>.m<n>`` (stable for the same patch, seed and instance).
         kind: ``operator`` | ``constant`` | ``condition`` | ``return``.
-        hunk: the hunk's index (file order, then hunk order, as :func:`.audit.gold_hunks`).
+        hunk: the hunk's index (file order, then hunk order, as :func:`.hunks.gold_hunks`).
         file: the file's path; line: the line's number in the patched file.
         before / after: the added line before and after the mutation (without the ``+``).
         patch: the whole mutated patch (a unified diff that applies where the gold applies).

@@ -23,11 +23,13 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pytest_mobilebench.report.files import atomic_write_text
-from pytest_mobilebench.suites.base import EvalContext
+from pytest_mobilebench.files import atomic_write_text
+from pytest_mobilebench.records import EvalContext
 from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
+from pytest_mobilebench.suites.issue_resolution.hunks import without_hunk
 from pytest_mobilebench.suites.issue_resolution.mutants import mutants
+from pytest_mobilebench.suites.issue_resolution.workspaces import one_run
 
 __all__ = ["LEAK_BINS", "grade_run", "leak_distribution", "leak_of", "verifier_strength"]
 
@@ -66,10 +68,8 @@ def verifier_strength(
     Raises:
         InfraError: a workspace fails (the plugin reports infra; nothing is charged to the instance).
     """
-    from pytest_mobilebench.suites.issue_resolution.audit import _one_run
-
     ctx.progress(f"{instance.instance_id}: verifier: empty patch")
-    empty = _one_run(suite, instance, ctx, "", test, ".empty")
+    empty = one_run(suite, instance, ctx, "", test, ".empty")
     per_hunk = int(ctx.options.get("mb_audit_mutants") if ctx.options.get("mb_audit_mutants") is not None else 3)
     seed = int(ctx.options.get("mb_audit_seed") or 0)
     rows: list[dict[str, Any]] = []
@@ -79,7 +79,7 @@ def verifier_strength(
                      "resolves": h.get("resolves"), "patch": None})  # fmt: skip
     for m in mutants(gold, per_hunk=per_hunk, seed=seed, key=instance.instance_id):
         ctx.progress(f"{instance.instance_id}: verifier: mutant {m.id} ({m.kind}, {m.file}:{m.line})")
-        one = _one_run(suite, instance, ctx, m.patch, test, f".mutant.{m.id}")
+        one = one_run(suite, instance, ctx, m.patch, test, f".mutant.{m.id}")
         rows.append({"id": m.id, "kind": m.kind, "hunk": m.hunk, "file": m.file, "line": m.line, "before": m.before,
                      "after": m.after, "applied": one["applied"],
                      "resolves": grade_run(lists, one) if one["applied"] else None, "patch": m.patch})  # fmt: skip
@@ -88,8 +88,6 @@ def verifier_strength(
         row["diff"] = None
         if row["resolves"] is True:
             if patch is None:  # a dropped hunk: the gold without it
-                from pytest_mobilebench.suites.issue_resolution.audit import without_hunk
-
                 patch = without_hunk(gold, int(row["hunk"]))
             row["diff"] = f"mutant.{row['id']}.diff"
             atomic_write_text(ctx.evidence_dir / row["diff"], patch)

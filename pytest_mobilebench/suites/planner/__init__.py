@@ -28,7 +28,7 @@ from typing import Any, Final
 from pytest_mobilebench.agents.options import live_model
 from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.states import InfraKind
-from pytest_mobilebench.suites.base import EvalContext, LoadedRecord, ManifestError
+from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.declared import planner as surface
 from pytest_mobilebench.suites.planner.catalog import DOMAINS
 from pytest_mobilebench.suites.planner.episode import (

@@ -37,7 +37,7 @@ from typing import Any, Literal
 import pydantic
 
 from pytest_mobilebench.manifest.yamlfile import charge_file_problem, unknown_top_keys, validation_problem
-from pytest_mobilebench.suites.base import ManifestError
+from pytest_mobilebench.records import ManifestError
 from pytest_mobilebench.suites.planner.catalog import DOMAINS, catalog
 from pytest_mobilebench.suites.planner.episode import (
     MAX_STEPS,

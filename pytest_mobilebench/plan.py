@@ -1,4 +1,6 @@
-"""The test plan record shared by the framework modules."""
+"""The test plan record: how one instance's tests run and where their results land. Ground floor (the standard
+library only): the framework modules make plans, the trust layer and the runtime read them without loading
+any framework."""
 
 from __future__ import annotations
 

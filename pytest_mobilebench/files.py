@@ -1,4 +1,5 @@
-"""Writing results so that nothing finished is ever lost: atomic replaces and append-only logs."""
+"""Writing results so that nothing finished is ever lost: atomic replaces and append-only logs (ground floor:
+the standard library only, so the runtime, the devices, the suites and the reports all write through it)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENCODING_ERRORS", "append_jsonl", "atomic_write_json", "atomic_write_text", "read_json", "write_under"]
+__all__ = [
+    "ENCODING_ERRORS",
+    "append_jsonl",
+    "atomic_write_json",
+    "atomic_write_text",
+    "cache_root",
+    "read_json",
+    "write_under",
+]
 
 #: how evidence text is encoded: UTF-8 cannot hold a lone surrogate, which untrusted JSON (a jest report, the
 #: runner's channel) decodes to; ``backslashreplace`` writes it as ``\\ud800``, inside a JSON string literal
@@ -80,3 +89,16 @@ def write_under(folder: Path, name: str, data: bytes) -> Path:
         raise ValueError(f"refusing to write {name!r}: {target} is a symbolic link")
     target.write_bytes(data)
     return target
+
+
+def cache_root() -> Path:
+    """``$PYTEST_MOBILEBENCH_CACHE`` when set, else ``$XDG_CACHE_HOME/pytest-mobilebench``, else
+    ``~/.cache/pytest-mobilebench``. Created on first use."""
+    explicit = os.environ.get("PYTEST_MOBILEBENCH_CACHE")
+    if explicit:
+        root = Path(explicit)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        root = (Path(xdg) if xdg else Path.home() / ".cache") / "pytest-mobilebench"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
