@@ -225,6 +225,7 @@ def test_contained_build_counts_errors(builder: Any, tmp_path: Path) -> None:
     assert not graded.ok and graded.tsc_errors == 2 and graded.vite_errors == 1
 
 
+@pytest.mark.e2e
 @pytest.mark.docker
 def test_attack_run_end_to_end_is_graded_on_what_it_built(builder: Any, tmp_path: Path) -> None:
     """The whole plugin, as a user runs it: the attacker's prediction (with a prebuilt skeleton it hopes is

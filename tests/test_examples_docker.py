@@ -85,6 +85,7 @@ def pytest_configure(config):
 """
 
 
+@pytest.mark.e2e
 def test_a_deferred_removal_runs_after_the_evidence_and_verdict_and_is_done_when_the_worker_ends(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -60,6 +60,7 @@ def _fill(folder: Path) -> Path:
     return filler
 
 
+@pytest.mark.e2e
 def test_a_full_reports_disk_ends_the_run_cleanly_and_the_rerun_resumes(
     pytester: pytest.Pytester, pyrepo: PyRepo, small_disk: Path
 ) -> None:

@@ -57,6 +57,7 @@ def _candidates(tmp: Path) -> dict[str, str]:
     return {"npmrc-hook": npmrc, "gold-plus-jest-config": gold + jest}
 
 
+@pytest.mark.e2e
 def test_jellyfin_candidates_cannot_reach_their_verdict(tmp_path: Path) -> None:
     preds = tmp_path / "preds.jsonl"
     preds.write_text("".join(

@@ -372,6 +372,7 @@ def test_missing_empty_and_unknown_predictions_in_summary(pytester: pytest.Pytes
     assert summary["unmatched_predictions"] == ["acme__app-99"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_prediction_for_a_deselected_instance_is_not_unmatched(pytester: pytest.Pytester, workers: list[str]) -> None:
     pytester.makefile(".yaml", app=MANIFEST)

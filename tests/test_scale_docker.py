@@ -114,6 +114,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         client.close()
 
 
+@pytest.mark.e2e
 def test_two_daemons_under_xdist_give_the_one_daemon_verdicts(daemons, reference, tmp_path) -> None:
     assert {v[1] for v in verdicts(reference).values()} == {"resolved"}
     hosts = ",".join(d.url for d in daemons)
@@ -125,6 +126,7 @@ def test_two_daemons_under_xdist_give_the_one_daemon_verdicts(daemons, reference
     assert all(leftover_containers(d.url) == [] for d in daemons)
 
 
+@pytest.mark.e2e
 def test_a_budget_smaller_than_the_run_evicts_and_the_run_completes(daemons, reference, tmp_path) -> None:
     daemon = daemons[1]
     summary = run_examples(

@@ -121,6 +121,7 @@ def _summary(path: Path, model: str, solved: int, total: int = 12) -> Path:
     return path
 
 
+@pytest.mark.e2e
 def test_compare_irt_on_the_command_line_writes_the_json_and_the_page(tmp_path: Path) -> None:
     paths = [_summary(tmp_path / f"{m}.json", m, k) for m, k in (("alpha", 3), ("beta", 6), ("gamma", 9))]
     out, page = tmp_path / "cmp.json", tmp_path / "cmp.html"

@@ -195,6 +195,7 @@ def _results(reports: Path) -> dict[str, dict]:
     return found
 
 
+@pytest.mark.e2e
 def test_candidate_tricks_never_reach_their_verdict(tmp_path: Path) -> None:
     _docker_or_skip()
     preds = _predictions(tmp_path / "preds.jsonl", TRICKS)
@@ -224,6 +225,7 @@ def test_candidate_tricks_never_reach_their_verdict(tmp_path: Path) -> None:
     assert results["exit-hook-in-source"]["reason"] == "unresolved"
 
 
+@pytest.mark.e2e
 def test_docker_kill_mid_test_is_infra_and_never_cached(tmp_path: Path) -> None:
     _docker_or_skip()
     client = docker.from_env()
@@ -268,6 +270,7 @@ def test_docker_kill_mid_test_is_infra_and_never_cached(tmp_path: Path) -> None:
     assert not list(reports.glob("cache/**/*.json"))  # never cached: the next run retries it
 
 
+@pytest.mark.e2e
 def test_two_runs_at_once_keep_their_own_files(tmp_path: Path) -> None:
     _docker_or_skip()
     reports = tmp_path / "reports"
@@ -280,6 +283,7 @@ def test_two_runs_at_once_keep_their_own_files(tmp_path: Path) -> None:
     assert os.readlink(reports / "latest") in ("run-1", "run-2")
 
 
+@pytest.mark.e2e
 def test_auto_without_a_daemon_never_runs_a_candidate_on_the_host(tmp_path: Path) -> None:
     preds = _predictions(tmp_path / "preds.jsonl", {"real": TRICKS["npmrc-hook"]})
     dead = {"DOCKER_HOST": f"unix://{tmp_path}/no-daemon.sock"}
@@ -295,6 +299,7 @@ def test_auto_without_a_daemon_never_runs_a_candidate_on_the_host(tmp_path: Path
     assert not (Path(result["evidence_dir"]) / "test_output.log").exists()  # nothing ran
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 def test_a_full_reports_disk_says_so_and_keeps_the_previous_summary(tmp_path: Path) -> None:
     disk = tmp_path / "tiny"

@@ -52,6 +52,7 @@ MODELS = {
 }
 
 
+@pytest.mark.e2e
 def test_a_lone_surrogate_in_the_report_is_the_candidates_unresolved_never_infra(tmp_path: Path) -> None:
     results, _out = grade(tmp_path, MODELS)
     for model, result in results.items():

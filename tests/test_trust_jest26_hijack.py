@@ -241,6 +241,7 @@ def _stand_in(tmp: Path) -> tuple[Path, dict[str, str]]:
     return manifest, patches
 
 
+@pytest.mark.e2e
 def test_jest26_runner_hijacks_are_never_resolved_nor_infra_and_the_reference_resolves(tmp_path: Path) -> None:
     manifest, patches = _stand_in(tmp_path)
     preds = tmp_path / "preds.jsonl"
