@@ -109,7 +109,8 @@ def make_pytest_repo(root: Path) -> PyRepo:
     git(repo, "commit", "-q", "-m", "fix add, add mul")
     fix = git(repo, "rev-parse", "HEAD")
     command = (
-        f"PYTHONPATH=. {sys.executable} -m pytest -p no:cacheprovider -p no:mobilebench -p no:xdist -q --continue-on-collection-errors app/src/test "
+        f"PYTHONPATH=. {sys.executable} -m pytest -p no:cacheprovider -p no:mobilebench -p no:xdist -q "
+        "--continue-on-collection-errors app/src/test "
         "--junitxml=app/build/test-results/testDebugUnitTest/TEST-calc.xml -o junit_family=xunit1"
     )
     return PyRepo(repo, base, fix, command)

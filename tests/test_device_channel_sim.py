@@ -38,7 +38,8 @@ FORGED_SUCCESS_EXIT = r"""StringBuilder out = new StringBuilder();
             out.append(block(name, n, names.size(), 1, null));
             if (name.startsWith("canary_fail_")) {
                 failures++;
-                out.append(block(name, n, names.size(), -2, "java.lang.AssertionError: mobilebench canary " + name.substring(12)
+                out.append(block(name, n, names.size(), -2,
+                    "java.lang.AssertionError: mobilebench canary " + name.substring(12)
                     + "\n\tat org.junit.Assert.fail(Assert.java:89)"));
             } else out.append(block(name, n, names.size(), 0, null));
         }
@@ -53,9 +54,10 @@ EXIT_MID_TEST = r"""System.exit(0);
         return 0;"""
 
 #: a real fix, taken only when the runner cannot be named from the code under test
-FIX_UNLESS_RUNNER_NAMEABLE = r"""for (ClassLoader loader : new ClassLoader[] {getClass().getClassLoader(), ClassLoader.getSystemClassLoader(),
-                Thread.currentThread().getContextClassLoader()}) {
-            try { Class.forName("MbInstrumentationRunner", false, loader); return -1; } catch (ClassNotFoundException e) { }
+FIX_UNLESS_RUNNER_NAMEABLE = r"""for (ClassLoader loader : new ClassLoader[] {getClass().getClassLoader(),
+                ClassLoader.getSystemClassLoader(), Thread.currentThread().getContextClassLoader()}) {
+            try { Class.forName("MbInstrumentationRunner", false, loader); return -1; }
+                catch (ClassNotFoundException e) { }
         }
         return value * percent / 100;"""
 

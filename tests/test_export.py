@@ -1,4 +1,5 @@
-"""``python -m pytest_mobilebench export``: the task inputs of a selection for an external agent, never the answer key."""
+"""``python -m pytest_mobilebench export``: the task inputs of a selection for an external agent, never the answer
+key."""
 
 from __future__ import annotations
 

@@ -69,7 +69,8 @@ REWRITER = textwrap.dedent(
             const r = JSON.parse(fs.readFileSync(file, 'utf8'));
             if (r.numFailedTests > 0) {
               r.numFailedTests = 0; r.success = true;
-              for (const s of r.testResults) { s.status = 'passed'; for (const t of s.assertionResults) t.status = 'passed'; }
+              for (const s of r.testResults) { s.status = 'passed';
+                  for (const t of s.assertionResults) t.status = 'passed'; }
               fs.writeFileSync(file, JSON.stringify(r));
             }
           } catch (e) {}
@@ -86,7 +87,10 @@ REWRITER = textwrap.dedent(
 def _new_file(path: str, text: str, mode: str = "100644") -> str:
     lines = text.splitlines()
     body = "".join(f"+{line}\n" for line in lines)
-    return f"diff --git a/{path} b/{path}\nnew file mode {mode}\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode {mode}\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+    )
 
 
 def _fake_report() -> str:
@@ -130,7 +134,8 @@ TRICKS: dict[str, str] = {
     # status 0 (jest's sandboxed ``process`` keeps the hook away from the real exit)
     "exit-hook-in-source": (
         "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
-        "@@ -1,3 +1,4 @@\n+require('./hook.js');\n class Counter {\n   constructor(start = 0) {\n     this.value = start;\n"
+        "@@ -1,3 +1,4 @@\n+require('./hook.js');\n class Counter {\n   constructor(start = 0) {\n"
+        "     this.value = start;\n"
     )
     + _new_file(
         "src/hook.js",
@@ -141,7 +146,8 @@ TRICKS: dict[str, str] = {
     # writes it: the runner's exit status and console summary still tell the truth
     "background-rewriter": (
         "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
-        "@@ -1,3 +1,4 @@\n+require('./bg.js');\n class Counter {\n   constructor(start = 0) {\n     this.value = start;\n"
+        "@@ -1,3 +1,4 @@\n+require('./bg.js');\n class Counter {\n   constructor(start = 0) {\n"
+        "     this.value = start;\n"
     )
     + _new_file("src/bg.js", REWRITER),
     # the Gradle wrapper is the runner's entry point: a candidate's script there is a tool change

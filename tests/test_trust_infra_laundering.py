@@ -31,7 +31,10 @@ TITLE = r"""if (typeof test === 'function' && !/mbcanary/.test(String(expect.get
 """
 
 #: a new counter's value is half of a surrogate pair; the console gets lone surrogates too
-VALUE = r"""if (typeof afterAll === 'function') { console.log('title \ud800'); console.error(new Error('boom \udfff')); }
+VALUE = r"""if (typeof afterAll === 'function') {
+  console.log('title \ud800');
+  console.error(new Error('boom \udfff'));
+}
 """
 
 

@@ -49,7 +49,8 @@ REGISTRATION = """\
 const env = jasmine.getEnv();
 for (const m of ['it', 'fit', 'xit']) {
   const before = env[m];
-  try { env[m] = (title, fn, timeout) => before.call(env, title, (done) => done(), timeout); } catch (e) { /* locked */ }
+  try { env[m] = (title, fn, timeout) => before.call(env, title, (done) => done(), timeout); } catch (e) {
+      /* locked */ }
 }
 """
 
@@ -62,7 +63,8 @@ Promise.resolve().then(() => {
     if (selective && String(child.getFullName()).includes('canary')) return;
     const hollow = (done) => done();
     try { child.queueableFn.fn = hollow; } catch (e) { /* frozen */ }
-    try { Object.defineProperty(child, 'queueableFn', { value: { fn: hollow, timeout: () => 5000 } }); } catch (e) { /* locked */ }
+    try { Object.defineProperty(child, 'queueableFn', { value: { fn: hollow, timeout: () => 5000 } }); } catch (e) {
+        /* locked */ }
   });
   visit(jasmine.getEnv().topSuite());
 });
@@ -71,7 +73,8 @@ Promise.resolve().then(() => {
 #: passing results reported again for failed specs, without running them (copies of their results)
 REPLAY = """\
 const replayed = new Set();
-const collect = (node, out) => { (node.children || []).forEach((c) => (c.children ? collect(c, out) : out.push(c))); return out; };
+const collect = (node, out) => { (node.children || []).forEach((c) => (c.children ? collect(c, out) : out.push(c)));
+    return out; };
 afterEach(() => {
   collect(jasmine.getEnv().topSuite(), []).forEach((s) => {
     if (/canary/.test(s.getFullName()) || replayed.has(s) || s.result.status !== 'failed') return;
@@ -116,7 +119,8 @@ CLASSES = """\
 const Original = jasmine.Spec;
 try {
   jasmine.Spec = class extends Original {
-    constructor(attrs) { attrs.queueableFn = { fn: (done) => done(), timeout: attrs.queueableFn.timeout }; super(attrs); }
+    constructor(attrs) { attrs.queueableFn = { fn: (done) => done(), timeout: attrs.queueableFn.timeout };
+        super(attrs); }
   };
 } catch (e) { /* locked */ }
 for (let p = Original.prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
@@ -145,13 +149,15 @@ if (spot && !global.__forged) {
   global.__forged = true;
   const file = spot.split('=')[1];
   const script = "const fs=require('fs');const f=process.argv[1];let n=0;const t=setInterval(()=>{n++;try{" +
-    "const r=JSON.parse(fs.readFileSync(f,'utf8'));if(r.numFailedTests){r.numFailedTests=0;r.numPassedTests=r.numTotalTests;" +
+    "const r=JSON.parse(fs.readFileSync(f,'utf8'));" +
+    "if(r.numFailedTests){r.numFailedTests=0;r.numPassedTests=r.numTotalTests;" +
     "r.success=true;r.testResults.forEach((s)=>{s.status='passed';s.assertionResults.forEach((a)=>{a.status='passed';" +
     "a.failureMessages=[];});});fs.writeFileSync(f,JSON.stringify(r));}}catch(e){}if(n>4000)clearInterval(t);},10);";
   require('child_process').spawn(process.execPath, ['-e', script, file], { detached: true, stdio: 'ignore' }).unref();
   const line = 'f'.repeat(64) + ' {"seq":1,"type":"final","numPassedTests":4,"numFailedTests":0}\\n';
   for (let fd = 0; fd < 16; fd++) { try { fs.writeSync(fd, line); } catch (e) { /* closed */ } }
-  afterAll(() => new Promise((done) => setTimeout(() => { console.log('Tests:       4 passed, 4 total'); done(); }, 1000)));
+  afterAll(() => new Promise((done) => setTimeout(() => { console.log('Tests:       4 passed, 4 total'); done(); },
+      1000)));
 }
 """
 
@@ -232,7 +238,8 @@ def _stand_in(tmp: Path) -> tuple[Path, dict[str, str]]:
     manifest.write_text(
         "suite: issue_resolution\nrepo: mobilebench/counter26\nrepo_url: counter26.bundle\nframework: react-native\n"
         'environment:\n  node: "20.18.0"\n  package_manager: npm\n  install: npm install --no-audit --no-fund\n'
-        f"instances:\n  - instance_id: {INSTANCE}\n    problem_statement: |\n      Counter.increment() adds one too many.\n"
+        f"instances:\n  - instance_id: {INSTANCE}\n    problem_statement: |\n"
+        "      Counter.increment() adds one too many.\n"
         f"    base_commit: {base}\n    fix_commit: {fix}\n    FAIL_TO_PASS:\n"
         '      - "__tests__/counter.test.js::Counter > increments by one"\n'
         '      - "__tests__/counter.test.js::Counter > increments by a step"\n    PASS_TO_PASS: []\n'

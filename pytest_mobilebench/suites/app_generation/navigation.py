@@ -3,9 +3,10 @@
 Every spec runs in a FRESH browser context (375x812 viewport, touch, mobile, a regular mobile user agent;
 service workers blocked; every request off the app's origin refused and recorded by a
 :class:`~.serve.RequestGuard`) of one Chromium shared by the worker process, its sandbox on (as an
-unprivileged user when the harness is root; ``docs/app-generation-containment.md``): open the source screen's route directly, wait until the page settles
-(no request in flight and no DOM mutation for ``quiet_ms``, see :func:`settle`), perform the one action, settle again, observe. No spec
-depends on another; an exception inside one spec is that spec's failure with the error recorded.
+unprivileged user when the harness is root; ``docs/app-generation-containment.md``): open the source screen's route
+directly, wait until the page settles (no request in flight and no DOM mutation for ``quiet_ms``, see :func:`settle`),
+perform the one action, settle again, observe. No spec depends on another; an exception inside one spec is that spec's
+failure with the error recorded.
 
 Pass rule (SPEC section 3, axis 2):
 
@@ -160,19 +161,30 @@ _TAB_JS: Final = """([index, interactiveSel]) => {
 }"""
 
 _AFFORDANCE_JS: Final = """(el) => {
-  const describe = n => n ? n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') +
-      (typeof n.className === 'string' && n.className ? '.' + n.className.trim().split(/\\s+/).slice(0, 3).join('.') : '') : null;
+  const classes = n => typeof n.className === 'string' && n.className
+      ? '.' + n.className.trim().split(/\\s+/).slice(0, 3).join('.') : '';
+  const describe = n => n ? n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') + classes(n) : null;
   const r0 = el.getBoundingClientRect();
   if (!(r0.width > 0 && r0.height > 0 && el.checkVisibility({opacityProperty: true, visibilityProperty: true})))
     return {visible: false};
   const vw = window.innerWidth, vh = window.innerHeight;
-  const inside = r => { const x = r.left + r.width / 2, y = r.top + r.height / 2; return x >= 0 && x < vw && y >= 0 && y < vh; };
+  const inside = r => {
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    return x >= 0 && x < vw && y >= 0 && y < vh;
+  };
   let r = r0;
-  if (!inside(r)) { el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'}); r = el.getBoundingClientRect(); }
+  if (!inside(r)) {
+    el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+    r = el.getBoundingClientRect();
+  }
   const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
   const inView = inside(r);
   let ok = false, hit = null;
-  if (inView) { const h = document.elementFromPoint(cx, cy); ok = !!h && (h === el || el.contains(h)); hit = describe(h); }
+  if (inView) {
+    const h = document.elementFromPoint(cx, cy);
+    ok = !!h && (h === el || el.contains(h));
+    hit = describe(h);
+  }
   return {visible: true, bbox: [r.left, r.top, r.width, r.height], in_viewport: inView, hit_ok: ok, hit: hit};
 }
 """
