@@ -15,9 +15,7 @@ import pytest
 from conftest import PyRepo, git, manifest_for
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+pytestmark = pytest.mark.usefixtures("mb_cache")
 
 
 def _live(

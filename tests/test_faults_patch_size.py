@@ -41,9 +41,7 @@ def test_size_findings_name_each_limit_and_the_option() -> None:
     assert (limits.files, limits.bytes) == (7, PatchLimits().bytes)
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+pytestmark = pytest.mark.usefixtures("mb_cache")
 
 
 def _run(pytester: pytest.Pytester, repo: PyRepo, patch: str, *args: str) -> dict:

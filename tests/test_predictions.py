@@ -446,12 +446,11 @@ def test_patch_escaping_the_repository_is_refused_before_anything_runs(pytester:
 
 
 def test_old_marker_text_from_a_file_is_graded_as_the_candidates_patch(
-    pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path, mb_cache: Path
 ) -> None:
     """End to end (local runtime, a real repository): a file entry by 'gold' whose patch reads ``<gold>`` and one
     whose patch reads ``<live>`` are not diffs, so they fail to apply; the reference fix is never substituted
     (the evidence holds the entry's own text) and no endpoint is asked."""
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(pyrepo)})
     rows = [
         {"instance_id": "acme__calc-1", "model_name_or_path": "gold", "model_patch": "<gold>"},

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import git
+
 from pytest_mobilebench.suites.issue_resolution import docker_answers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,19 +189,6 @@ def _counter_sources() -> object:
     return module
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t.invalid",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
-
-
 def _write(repo: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -211,29 +200,29 @@ def _stand_in(tmp: Path) -> tuple[Path, dict[str, str]]:
     counter = _counter_sources()
     repo = tmp / "counter26"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     package = {**counter.PACKAGE_JSON, "devDependencies": {"jest": "26.6.3"}}  # type: ignore[attr-defined]
     _write(repo, {**counter.BASE, "package.json": json.dumps(package, indent=2) + "\n"})  # type: ignore[attr-defined]
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "base")
-    base = _git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
     _write(repo, counter.FIX_1)  # type: ignore[attr-defined]
-    reference = _git(repo, "diff", "--", "src")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "fix")
-    fix = _git(repo, "rev-parse", "HEAD").strip()
-    _git(repo, "checkout", "-q", base)
+    reference = git(repo, "diff", "--", "src", strip=False)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "fix")
+    fix = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", base)
     patches = {"reference": reference}
     source = (repo / "src" / "counter.js").read_text()
     for name, (text, _) in ATTACKS.items():
         _write(repo, {"src/counter.js": "require('./setup-helpers.js');\n" + source, "src/setup-helpers.js": text})
-        _git(repo, "add", "-N", "src/setup-helpers.js")
-        patches[name] = _git(repo, "diff")
-        _git(repo, "reset", "-q")
-        _git(repo, "checkout", "-q", "--", ".")
+        git(repo, "add", "-N", "src/setup-helpers.js")
+        patches[name] = git(repo, "diff", strip=False)
+        git(repo, "reset", "-q")
+        git(repo, "checkout", "-q", "--", ".")
         (repo / "src" / "setup-helpers.js").unlink()
-    _git(repo, "checkout", "-q", "main")
-    _git(repo, "bundle", "create", str(tmp / "counter26.bundle"), "main")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "bundle", "create", str(tmp / "counter26.bundle"), "main")
     manifest = tmp / "counter26.yaml"
     manifest.write_text(
         "suite: issue_resolution\nrepo: mobilebench/counter26\nrepo_url: counter26.bundle\nframework: react-native\n"
