@@ -148,7 +148,13 @@ def test_a_forged_stream_is_runner_compromised(tmp_path: Path, pool: Any, body: 
     assert f"canary_fail_{nonce}" in (tmp_path / "ev" / "device_commands.log").read_text()  # selected in the same call
 
 
-@pytest.mark.parametrize("body", [MARKER_IN_STACK, MARKER_PRINTED], ids=["in-a-stack-trace", "printed-then-halt"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(MARKER_IN_STACK, id="in-a-stack-trace"),
+        pytest.param(MARKER_PRINTED, id="printed-then-halt", marks=pytest.mark.e2e),  # a JVM halt: ~20 s
+    ],
+)
 def test_instrumentation_failed_from_the_code_under_test_is_not_infrastructure(
     tmp_path: Path, pool: Any, body: str, evaluate: Any
 ) -> None:
@@ -160,6 +166,7 @@ def test_instrumentation_failed_from_the_code_under_test_is_not_infrastructure(
     assert result["reason"] in ("unresolved", "app_crash") and result["cause"] == "app_crash", result["detail"]
 
 
+@pytest.mark.e2e  # two real builds, one JVM run out of heap: ~20 s
 def test_an_oom_crash_where_the_reference_ran_clean_is_the_candidates(tmp_path: Path, pool: Any, evaluate: Any) -> None:
     result = run(tmp_path, pool, OOM_IN_THREAD, evaluate)
     assert (result["reason"], result["cause"]) == ("app_crash", "app_crash"), result["detail"]

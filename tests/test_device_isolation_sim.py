@@ -120,12 +120,18 @@ def _attack_then_honest(
 
 @pytest.mark.parametrize(
     ("damage", "sweeper", "found"),
+    # one damage in the fast lane; the others (two real builds and JVM runs each, 25-55 s) are end-to-end
     [
-        (SPAWN, True, "outlived force-stop"),
-        (SETTING, False, "setting global verifier_verify_adb_installs"),
-        (FILL, False, "shared storage: /sdcard/cache.bin added"),
+        pytest.param(SPAWN, True, "outlived force-stop", id="process-outliving-force-stop", marks=pytest.mark.e2e),
+        pytest.param(SETTING, False, "setting global verifier_verify_adb_installs", id="setting"),
+        pytest.param(
+            FILL,
+            False,
+            "shared storage: /sdcard/cache.bin added",
+            id="file-filling-shared-storage",
+            marks=pytest.mark.e2e,
+        ),
     ],
-    ids=["process-outliving-force-stop", "setting", "file-filling-shared-storage"],
 )
 def test_damage_is_the_attackers_and_the_next_honest_fix_resolves(
     tmp_path: Path,

@@ -359,6 +359,7 @@ def test_flutter_candidates_are_mined(tmp_path: Path) -> None:
     assert "test/birds_test.dart" in inst.provenance["planned_test_command"] and inst.environment.flutter
 
 
+@pytest.mark.e2e  # the validation is a whole pytest run in a subprocess (about a minute)
 def test_mine_and_validate_locally_from_a_relative_out_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The validation subprocess gets absolute paths (it runs in the manifest's folder), and the local
     runtime (the gold patch of the bundled repository; needs node / npm) validates the newest fix with
