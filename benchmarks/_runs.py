@@ -2,7 +2,8 @@
 
 Every ``pytest11`` plugin of the environment other than pytest-mobilebench is switched off (``-p no:NAME``)
 in every run, with and without the plugin alike (pytest's own cache plugin stays on, its folder is the
-benchmark's temporary one), so a ratio compares pytest-mobilebench with bare pytest and nothing else (the ``dev`` extra installs pytest-xdist, pytest-html, pytest-timeout ...).
+benchmark's temporary one), so a ratio compares pytest-mobilebench with bare pytest and nothing else (the ``dev`` extra
+installs pytest-xdist, pytest-html, pytest-timeout ...).
 
 Python's bytecode cache is on in every run (``PYTHONPYCACHEPREFIX`` under the benchmark's temporary folder,
 ``PYTHONDONTWRITEBYTECODE`` dropped), as for an installed package, whose modules are compiled once: without

@@ -19,7 +19,8 @@ Prints the times and the ratios.
 Targets (issue #23, #33): JSONL and YAML <= 2x the trivial tests; YAML <= 1.1x JSONL, from a cold cache too, for
 both shapes.
 
-Usage: ``python benchmarks/bench_collection.py [--instances 10000] [--per-file 100] [--repeat 3] [--median] [--no-bytecode]``
+Usage: ``python benchmarks/bench_collection.py [--instances 10000] [--per-file 100] [--repeat 3] [--median]
+[--no-bytecode]``.
 Exit status 1 when a run does not collect exactly the generated number of items, 2 when a target is missed.
 """
 

@@ -50,8 +50,10 @@ class T(unittest.TestCase):
         self.assertEqual(add(2, 3), 5)
 """
 RUNNER = (
-    "python3 -c \"import sys, unittest; r = unittest.main(module=None, argv=['x', 'discover', '-q'], exit=False).result; "
-    "open('TEST-report.xml', 'w').write('<testsuite tests=\\\"%d\\\" failures=\\\"%d\\\"/>' % (r.testsRun, len(r.failures)))\""
+    "python3 -c \"import sys, unittest; r = unittest.main(module=None, argv=['x', 'discover', '-q'], "
+    "exit=False).result; "
+    "open('TEST-report.xml', 'w').write('<testsuite tests=\\\"%d\\\" failures=\\\"%d\\\"/>' % "
+    '(r.testsRun, len(r.failures)))"'
 )
 MODEL_PATCH = (
     "diff --git a/demo/calc.py b/demo/calc.py\n--- a/demo/calc.py\n+++ b/demo/calc.py\n"
@@ -122,7 +124,8 @@ def main(argv: list[str] | None = None) -> float:
         image = runtime.ensure_instance_image(spec)
         print(f"instance image {image.tag} ({'built' if image.built else 'reused'} in {image.seconds:.1f} s)")
         bare_script = (
-            f"printf %s {shlex.quote(MODEL_PATCH)} | git apply - && printf %s {shlex.quote(TEST_PATCH)} | git apply - && "
+            f"printf %s {shlex.quote(MODEL_PATCH)} | git apply - && printf %s {shlex.quote(TEST_PATCH)} | git "
+            "apply - && "
             f"{RUNNER} && cat TEST-report.xml"
         )
         harness: list[float] = []

@@ -102,7 +102,8 @@ def main() -> None:
         for name in configurations:
             seconds, total = rows[(name, temperature)]
             print(
-                f"{temperature} {name:10} {seconds:6.0f} s  {60 * total / seconds:5.1f} instances/min  ratio to -n 1: {seconds / base:.2f}"
+                f"{temperature} {name:10} {seconds:6.0f} s  {60 * total / seconds:5.1f} instances/min  ratio to "
+                f"-n 1: {seconds / base:.2f}"
             )
 
 

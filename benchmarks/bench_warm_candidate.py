@@ -4,16 +4,17 @@
         [--instance mobilebench__counter-1] [--models 3] [--mirrors DIR]
 
 One instance, under a fresh instance id (``<id>x<random>``: its instance image is this benchmark's own, as
-in a run that finds only the environment and dependency layers of earlier runs), ``--models`` candidates (models ``warm-1`` ... each submitting the instance's gold fix as a
-plain patch, so each runs untrusted in its own container), graded in ONE pytest run (``-n 0``, the default
-``--mb-cache-level``), then one more model (``next-run``) in a SECOND pytest run against the same daemon:
+in a run that finds only the environment and dependency layers of earlier runs), ``--models`` candidates (models
+``warm-1`` ... each submitting the instance's gold fix as a plain patch, so each runs untrusted in its own container),
+graded in ONE pytest run (``-n 0``, the default ``--mb-cache-level``), then one more model (``next-run``) in a SECOND
+pytest run against the same daemon:
 
 - ``wall``: the item's own seconds (``result.json`` ``duration_s``: workspace preparation, patches, policy
   reads, the test command, result reads, diff, container removal);
 - ``test``: the test command's own seconds in that item (``run.json`` ``duration_s``);
 - ratio ``wall / test`` per candidate, the seconds beyond the test command (``wall - test``: what a
-  loaded machine stretches least, so compare these across runs), and the layers its item built (a ``<tag>.build.log`` in its evidence).
-  The first candidate pays what is cold; a later one that built nothing is a *warm candidate* (the second
+  loaded machine stretches least, so compare these across runs), and the layers its item built (a ``<tag>.build.log`` in
+  its evidence). The first candidate pays what is cold; a later one that built nothing is a *warm candidate* (the second
   run's candidate is one only when the first run's clean-up left it its instance layer). Printed: each
   candidate's figures, and the headline ``warm ratio`` = the largest ratio over the warm candidates
   (target <= 1.3, issue 23).

@@ -196,7 +196,8 @@ def _bootstrap_line(pair: Mapping[str, Any]) -> str:
         return "  paired bootstrap: no instance both evaluated"
     lo, hi = boot["ci95"]
     return (
-        f"  pass@1 {boot['pass_1_a']:.3f} vs {boot['pass_1_b']:.3f}; paired bootstrap A - B = {boot['difference']:+.3f} "
+        f"  pass@1 {boot['pass_1_a']:.3f} vs {boot['pass_1_b']:.3f}; paired bootstrap A - B = "
+        f"{boot['difference']:+.3f} "
         f"[95% CI {lo:+.3f}, {hi:+.3f}] ({boot['resamples']} resamples, seed {boot['seed']})"
     )
 

@@ -35,6 +35,7 @@ from pytest_mobilebench.state import RESULT, STATE, MobileBenchState
 from pytest_mobilebench.suites import AGENT_OPTIONS, SuiteRegistry, builtin_registry
 
 if TYPE_CHECKING:
+    from pytest_mobilebench.predictions import Predictions
     from pytest_mobilebench.runtime.provider import ProviderRegistry, RuntimeProvider
     from pytest_mobilebench.suites.base import Suite
 
@@ -180,42 +181,8 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     run_id = (workerinput or {}).get("mobilebench_run_id") or config.getoption("mb_run_id") or _new_run_id()
     rootdir = Path(config.invocation_params.dir)
-    predictions = None
-    if config.getoption("predictions"):
-        from pytest_mobilebench.predictions import (
-            LIVE,
-            PredictionsError,
-            load_predictions,
-        )
-
-        specs = config.getoption("predictions")
-        try:  # the suites are read (so imported) only for `live`
-            predictions = load_predictions(
-                specs,
-                base_dir=rootdir,
-                suites=suites.values() if LIVE in specs else (),
-                options={o.dest: config.getoption(o.dest) for o in suites.options()},
-                patch_field=config.getoption("mb_patch_field"),
-            )
-        except PredictionsError as exc:
-            raise pytest.UsageError(f"--predictions: {exc}") from exc
-    from pytest_mobilebench.report.runs import run_files
-
-    reports_dir = Path(config.getoption("mb_reports_dir"))
-    summary = Path(config.getoption("mb_summary") or "")
-    state = MobileBenchState(
-        run_id=run_id,
-        reports_dir=reports_dir if reports_dir.is_absolute() else rootdir / reports_dir,
-        summary_path=run_files(
-            reports_dir if reports_dir.is_absolute() else rootdir / reports_dir,
-            run_id,
-            (summary if summary.is_absolute() else rootdir / summary) if summary.name else None,
-        )[0],
-        predictions=predictions,
-        suites=suites,
-        is_controller=workerinput is None,
-        providers=providers,
-    )
+    predictions = _load_predictions(config, suites, rootdir)
+    state = _new_state(config, run_id, rootdir, predictions, suites, providers, is_controller=workerinput is None)
     config.stash[STATE] = state
     warn_outer_timeout(config, [*suites.options(), *providers.options()])
     if (
@@ -226,12 +193,79 @@ def pytest_configure(config: pytest.Config) -> None:
         and not config.option.collectonly
     ):
         _check_endpoint(config, {o.dest: config.getoption(o.dest) for o in suites.options()})
+    _add_datasets(config)
+    _register_session_plugins(config, workerinput)
+    if state.is_controller:
+        _register_controller_plugins(config, state, rootdir)
+
+
+def _load_predictions(config: pytest.Config, suites: SuiteRegistry, rootdir: Path) -> Predictions | None:
+    """The ``--predictions`` sources loaded (:func:`pytest_mobilebench.predictions.load_predictions`), or None
+    without the option. A bad source is a usage error naming it."""
+    if not config.getoption("predictions"):
+        return None
+    from pytest_mobilebench.predictions import (
+        LIVE,
+        PredictionsError,
+        load_predictions,
+    )
+
+    specs = config.getoption("predictions")
+    try:  # the suites are read (so imported) only for `live`
+        return load_predictions(
+            specs,
+            base_dir=rootdir,
+            suites=suites.values() if LIVE in specs else (),
+            options={o.dest: config.getoption(o.dest) for o in suites.options()},
+            patch_field=config.getoption("mb_patch_field"),
+        )
+    except PredictionsError as exc:
+        raise pytest.UsageError(f"--predictions: {exc}") from exc
+
+
+def _new_state(
+    config: pytest.Config,
+    run_id: str,
+    rootdir: Path,
+    predictions: Predictions | None,
+    suites: SuiteRegistry,
+    providers: ProviderRegistry,
+    *,
+    is_controller: bool,
+) -> MobileBenchState:
+    """The run's plugin state: its reports folder and summary path resolved against ``rootdir``
+    (:func:`pytest_mobilebench.report.runs.run_files`)."""
+    from pytest_mobilebench.report.runs import run_files
+
+    reports_dir = Path(config.getoption("mb_reports_dir"))
+    reports_dir = reports_dir if reports_dir.is_absolute() else rootdir / reports_dir
+    summary = Path(config.getoption("mb_summary") or "")
+    return MobileBenchState(
+        run_id=run_id,
+        reports_dir=reports_dir,
+        summary_path=run_files(
+            reports_dir, run_id, (summary if summary.is_absolute() else rootdir / summary) if summary.name else None
+        )[0],
+        predictions=predictions,
+        suites=suites,
+        is_controller=is_controller,
+        providers=providers,
+    )
+
+
+def _add_datasets(config: pytest.Config) -> None:
+    """``--dataset`` files become the run's arguments (``pytest --dataset=x.jsonl`` evaluates the dataset, not
+    the ini's testpaths)."""
     datasets = config.getoption("dataset")
     if datasets and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
-        config.args[:] = []  # `pytest --dataset=x.jsonl` evaluates the dataset, not the ini's testpaths
+        config.args[:] = []
     for dataset in datasets:
         if dataset not in config.args:
             config.args.append(dataset)
+
+
+def _register_session_plugins(config: pytest.Config, workerinput: dict[str, Any] | None) -> None:
+    """The hooks every process of the run needs: xdist's, the run budget, remote workers, pytest-html's."""
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "mobilebench-xdist")
     budget = config.getoption("mb_run_budget")
@@ -250,29 +284,33 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_mobilebench.report.html import HtmlHooks
 
         config.pluginmanager.register(HtmlHooks(), "mobilebench-html")
-    if state.is_controller:
-        from pytest_mobilebench.report.controller import Controller
 
-        config.pluginmanager.register(Controller(config), "mobilebench-controller")
-        if config.getoption("mb_regrade"):  # docs/datasets.md "Re-grading a run"
-            from pytest_mobilebench.regrade_run import RegradeHooks
 
-            if config.getoption("numprocesses", None):
-                raise pytest.UsageError("--mb-regrade runs nothing and needs no workers: drop -n")
-            regrade_dir = Path(config.getoption("mb_regrade"))
-            config.pluginmanager.register(
-                RegradeHooks(regrade_dir if regrade_dir.is_absolute() else rootdir / regrade_dir, state.results),
-                "mobilebench-regrade",
-            )
-        if predictions is not None and not config.option.collectonly:
-            from pytest_mobilebench.report.runs import start_run
+def _register_controller_plugins(config: pytest.Config, state: MobileBenchState, rootdir: Path) -> None:
+    """The controller's hooks: the run's reports, ``--mb-regrade`` (docs/datasets.md "Re-grading a run"), and for
+    a run that evaluates predictions the sweep of dead runs' containers and the live progress log."""
+    from pytest_mobilebench.report.controller import Controller
 
-            start_run()  # containers of dead runs swept; this run writes only under reports/<run_id>/
-            from pytest_mobilebench.report.progress import LiveProgress
+    config.pluginmanager.register(Controller(config), "mobilebench-controller")
+    if config.getoption("mb_regrade"):
+        from pytest_mobilebench.regrade_run import RegradeHooks
 
-            live = bool(config.getoption("numprocesses", None)) and config.getoption("dist", "no") != "no"
-            progress = LiveProgress(config, state.reports_dir / run_id / "progress.log", live=live)
-            config.pluginmanager.register(progress, "mobilebench-progress")
+        if config.getoption("numprocesses", None):
+            raise pytest.UsageError("--mb-regrade runs nothing and needs no workers: drop -n")
+        regrade_dir = Path(config.getoption("mb_regrade"))
+        config.pluginmanager.register(
+            RegradeHooks(regrade_dir if regrade_dir.is_absolute() else rootdir / regrade_dir, state.results),
+            "mobilebench-regrade",
+        )
+    if state.predictions is not None and not config.option.collectonly:
+        from pytest_mobilebench.report.runs import start_run
+
+        start_run()  # containers of dead runs swept; this run writes only under reports/<run_id>/
+        from pytest_mobilebench.report.progress import LiveProgress
+
+        live = bool(config.getoption("numprocesses", None)) and config.getoption("dist", "no") != "no"
+        progress = LiveProgress(config, state.reports_dir / state.run_id / "progress.log", live=live)
+        config.pluginmanager.register(progress, "mobilebench-progress")
 
 
 def _check_endpoint(config: pytest.Config, options: dict[str, Any]) -> None:

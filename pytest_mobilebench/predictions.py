@@ -274,7 +274,8 @@ def _entries(path: Path) -> Iterator[tuple[str, Any]]:
                 if isinstance(entry, dict):
                     if "instance_id" in entry and entry["instance_id"] != key:
                         raise PredictionsError(
-                            f"{path}: key {key!r}: the entry's instance_id {entry['instance_id']!r} differs from its key"
+                            f"{path}: key {key!r}: the entry's instance_id "
+                            f"{entry['instance_id']!r} differs from its key"
                         )
                     entry = {"instance_id": key, **entry}
                 yield f"{path}: key {key!r}", entry

@@ -47,11 +47,15 @@ GIT_ENV = {
 }
 
 
-def git(repo: Path, *args: str) -> str:
-    """Run git in ``repo`` with a fixed identity; return stdout."""
-    return subprocess.run(
-        ["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, check=True, capture_output=True, text=True
-    ).stdout.strip()
+def git(repo: Path, *args: str, date: str | None = None, strip: bool = True) -> str:
+    """Run git in ``repo`` with a fixed identity and commit date (``date``, ISO 8601, instead of
+    :data:`GIT_ENV`'s); return stdout, stripped unless ``strip=False`` (a diff keeps its final newline).
+    Raises :class:`subprocess.CalledProcessError` on a non-zero exit."""
+    env = {**os.environ, **GIT_ENV}
+    if date is not None:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    out = subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+    return out.strip() if strip else out
 
 
 @dataclass
@@ -109,10 +113,21 @@ def make_pytest_repo(root: Path) -> PyRepo:
     git(repo, "commit", "-q", "-m", "fix add, add mul")
     fix = git(repo, "rev-parse", "HEAD")
     command = (
-        f"PYTHONPATH=. {sys.executable} -m pytest -p no:cacheprovider -p no:mobilebench -p no:xdist -q --continue-on-collection-errors app/src/test "
+        f"PYTHONPATH=. {sys.executable} -m pytest -p no:cacheprovider -p no:mobilebench -p no:xdist -q "
+        "--continue-on-collection-errors app/src/test "
         "--junitxml=app/build/test-results/testDebugUnitTest/TEST-calc.xml -o junit_family=xunit1"
     )
     return PyRepo(repo, base, fix, command)
+
+
+@pytest.fixture
+def mb_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The harness cache of one test: ``PYTEST_MOBILEBENCH_CACHE`` set to ``<tmp_path>/mbcache`` (result cache,
+    repository mirrors, build logs), so no test reads or fills another's or the user's. Modules whose every
+    test runs the harness use it with ``pytestmark = pytest.mark.usefixtures("mb_cache")``."""
+    cache = tmp_path / "mbcache"
+    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(cache))
+    return cache
 
 
 @pytest.fixture

@@ -28,7 +28,8 @@ def hooked_patch(module: str, text: str) -> str:
     body = "".join(f"+{line}\n" for line in lines)
     return (
         "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
-        f"@@ -1,3 +1,4 @@\n+require('./{module}.js');\n class Counter {{\n   constructor(start = 0) {{\n     this.value = start;\n"
+        f"@@ -1,3 +1,4 @@\n+require('./{module}.js');\n class Counter {{\n   constructor(start = 0) {{\n"
+        "     this.value = start;\n"
         f"diff --git a/src/{module}.js b/src/{module}.js\nnew file mode 100644\n--- /dev/null\n+++ b/src/{module}.js\n"
         f"@@ -0,0 +1,{len(lines)} @@\n{body}"
     )

@@ -1,10 +1,10 @@
 """Test helper: a second Docker daemon of the test's own, to stop (``SIGSTOP``) and kill.
 
-``private_daemon()`` starts ``dockerd`` in a network namespace of its own (``unshare --net``) with its own ``--data-root``, ``--exec-root``, ``--pidfile``, an
-empty ``--config-file``, a unix socket only, ``--bridge=none`` and no iptables rules (its managed
-containerd is its own too), waits for its ping, and on exit (also after a failure) resumes it if stopped,
-stops it (SIGTERM, SIGKILL after 30 s), unmounts what it left and removes its folder. The main daemon is
-never touched. ``ship(image, daemon)`` copies an image of the main daemon into it (save -> load).
+``private_daemon()`` starts ``dockerd`` in a network namespace of its own (``unshare --net``) with its own
+``--data-root``, ``--exec-root``, ``--pidfile``, an empty ``--config-file``, a unix socket only, ``--bridge=none`` and
+no iptables rules (its managed containerd is its own too), waits for its ping, and on exit (also after a failure)
+resumes it if stopped, stops it (SIGTERM, SIGKILL after 30 s), unmounts what it left and removes its folder. The main
+daemon is never touched. ``ship(image, daemon)`` copies an image of the main daemon into it (save -> load).
 """
 
 from __future__ import annotations

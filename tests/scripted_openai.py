@@ -2,9 +2,10 @@
 
 Each request to ``POST <url>/chat/completions`` takes the next :class:`Turn` of the script: a chat completion
 (tool calls or a text answer, with a ``usage`` block) or an HTTP error (``error(500)``, ``error(429,
-retry_after=1)``); ``respond``, when set, answers from the request itself first (e.g. from the last tool result). When the script is empty the server answers ``final`` (default: a text answer), or repeats the
-last turn with ``repeat_last=True`` (a model that loops). Every request body and ``Authorization`` header is
-recorded. Tests import the ``scripted_openai`` fixture::
+retry_after=1)``); ``respond``, when set, answers from the request itself first (e.g. from the last tool result). When
+the script is empty the server answers ``final`` (default: a text answer), or repeats the last turn with
+``repeat_last=True`` (a model that loops). Every request body and ``Authorization`` header is recorded. Tests import the
+``scripted_openai`` fixture::
 
     from scripted_openai import bash, error, scripted_openai, submit  # noqa: F401 (fixture)
 

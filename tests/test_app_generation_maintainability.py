@@ -323,7 +323,8 @@ def test_component_shapes_and_type_imports(tmp_path: Path) -> None:
                 "import { Component } from 'react';\n"
                 "export const Klass = class extends Component { render() { return <p/>; } };\n"
             ),
-            "src/components/Types.tsx": "export type Props = { a: number };\nexport function Typed() { return <b/>; }\n",
+            "src/components/Types.tsx": "export type Props = { a: number };\nexport function Typed() "
+            "{ return <b/>; }\n",
             "src/components/NotComp.tsx": "export function helper() { return <i/>; }\nexport const CONST = 3;\n",
             "src/pages/Page.tsx": (
                 "import Anon from '../components/Anon';\n"

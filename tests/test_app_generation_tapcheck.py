@@ -201,7 +201,8 @@ def test_a_target_phrase_only_the_affordance_shows_passes(browser: Any, manifest
         """document.addEventListener('click', e => {
       const button = e.target.closest && e.target.closest('button');
       if (button && button.textContent.includes('Filters'))
-        document.querySelector('main').append(Object.assign(document.createElement('p'), {textContent: 'Outdoor only'}));
+        document.querySelector('main').append(Object.assign(document.createElement('p'),
+            {textContent: 'Outdoor only'}));
     });""",
     )
     spec = next(s for s in manifest.nav_tests if s.id == "child-search-filters")

@@ -15,9 +15,7 @@ import pytest
 from conftest import PyRepo, git, manifest_for
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+pytestmark = pytest.mark.usefixtures("mb_cache")
 
 
 def _live(
@@ -89,7 +87,8 @@ def test_regrade_keeps_a_policy_violation(pytester: pytest.Pytester, pyrepo: PyR
     fix = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n"
     gradle = (
         "diff --git a/app/build.gradle b/app/build.gradle\n--- a/app/build.gradle\n+++ b/app/build.gradle\n"
-        "@@ -1,3 +1,6 @@\n plugins {\n     id 'com.android.library'\n }\n+android {\n+    testOptions { unitTests.all { ignoreFailures = true } }\n+}\n"
+        "@@ -1,3 +1,6 @@\n plugins {\n     id 'com.android.library'\n }\n+android {\n"
+        "+    testOptions { unitTests.all { ignoreFailures = true } }\n+}\n"
     )
     live = _live(
         pytester, pyrepo, [{"instance_id": "acme__calc-1", "model_name_or_path": "m", "model_patch": fix + gradle}]
@@ -225,7 +224,10 @@ def test_the_same_commits_from_a_mirror_reuse_the_result_cache(pytester: pytest.
 def test_a_regrade_of_a_failing_run_fails_as_a_normal_run(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     """Re-grading a failing run once exited 0: pytest ended "2 deselected", JUnit had tests="0" and the summary
     exitstatus 0. Its items are real ones now: failed, in JUnit with their properties, the exit status 1."""
-    note = "diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+a note\n"
+    note = (
+        "diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n"
+        "@@ -0,0 +1 @@\n+a note\n"
+    )
     live = _live(pytester, pyrepo, [{"instance_id": "acme__calc-1", "model_name_or_path": "m", "model_patch": note}])
     assert live["instances"]["acme__calc-1"]["reason"] == "unresolved"
     # a second instance the run never evaluated: selected by the re-grade, skipped as not run

@@ -30,7 +30,8 @@ class ConstantsTest {
 def _junit_xml(classname: str, fail: bool) -> bytes:
     failure = '<failure message="expected:&lt;1&gt; but was:&lt;2&gt;" type="java.lang.AssertionError">boom</failure>'
     return (
-        f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="{classname}" tests="2" skipped="0" failures="1" errors="0" '
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="{classname}" tests="2" skipped="0" '
+        'failures="1" errors="0" '
         f'timestamp="2026-01-01T00:00:00" hostname="h" time="0.01">\n  <properties/>\n'
         f'  <testcase name="mustFail" classname="{classname}" time="0.001">{failure if fail else ""}</testcase>\n'
         f'  <testcase name="mustPass" classname="{classname}" time="0.0"/>\n'
@@ -110,7 +111,10 @@ def _machine(path: str, names: list[tuple[str, str]]) -> str:
 
 
 def test_flutter_canary_file_command_and_check() -> None:
-    graded = "import 'package:flutter_test/flutter_test.dart';\nimport 'package:app/counter.dart';\nimport '../lib/x.dart' show X;\n"
+    graded = (
+        "import 'package:flutter_test/flutter_test.dart';\nimport 'package:app/counter.dart';\n"
+        "import '../lib/x.dart' show X;\n"
+    )
     canary = canaries.flutter_canary("test/counter_test.dart", graded)
     assert canary.path == f"test/mbcanary_{canary.nonce}_test.dart"
     assert "import 'package:app/counter.dart';" in canary.source and "import '../lib/x.dart' show X;" in canary.source

@@ -55,6 +55,7 @@ def test_compare_two_summaries(tmp_path: Path) -> None:
     assert pair["mcnemar_p"] == 0.125
 
 
+@pytest.mark.e2e
 def test_command_line(tmp_path: Path) -> None:
     paths = [_summary(tmp_path / "a.json", "model-a", A), _summary(tmp_path / "b.json", "model-b", B)]
     out = tmp_path / "cmp.json"
@@ -76,6 +77,7 @@ def test_conflicting_outcomes_are_an_error_naming_both_files(tmp_path: Path) -> 
         load_outcomes([first, second])
 
 
+@pytest.mark.e2e
 def test_not_a_summary(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text("[1, 2]")
@@ -123,6 +125,7 @@ def _trial_summary(path: Path, model: str, outcomes: dict[str, list[bool | None]
     return path
 
 
+@pytest.mark.e2e
 def test_trial_runs_get_a_paired_bootstrap_difference_and_no_mcnemar(tmp_path: Path) -> None:
     strong = {f"i{n}": [True, True, n % 3 != 0] for n in range(30)} | {"flaky": [None, True, False]}
     weak = {f"i{n}": [n % 2 == 0, False, n % 5 == 0] for n in range(30)} | {"flaky": [None, None, None]}

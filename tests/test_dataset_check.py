@@ -43,8 +43,12 @@ def _broken(tmp_path: Path) -> tuple[Path, dict[str, int]]:
         {**copy.deepcopy(one), "instance_id": "mobilebench__counter-4", "environment": {"node": None}},  # no node
         {**copy.deepcopy(one), "instance_id": "mobilebench__counter-5", "FAIL_TO_PAS": []},  # a typo
         {**copy.deepcopy(one), "instance_id": "mobilebench__counter-6", "FAIL_TO_PASS": []},  # nothing to pass
-        {**copy.deepcopy(one), "instance_id": "mobilebench__counter-7", "FAIL_TO_PASS": [INC_ONE, "__tests__/counter.test.js::Counter > never ran"]},
-    ]  # fmt: skip
+        {
+            **copy.deepcopy(one),
+            "instance_id": "mobilebench__counter-7",
+            "FAIL_TO_PASS": [INC_ONE, "__tests__/counter.test.js::Counter > never ran"],
+        },
+    ]
     swapped = {k: v for k, v in one.items() if k != "fix_commit"}
     swapped.update(
         instance_id="mobilebench__counter-8",
@@ -64,9 +68,17 @@ def _broken(tmp_path: Path) -> tuple[Path, dict[str, int]]:
         end = starts[entry + 1] if entry + 1 < len(starts) else len(lines) + 1
         return next(n for n in range(start, end) if lines[n - 1].lstrip("- ").startswith(f"{key}:"))
 
-    where = {"cutoff": line_of(1, "created_at"), "duplicate": line_of(2, "instance_id"), "both": line_of(3, "PASS_TO_PASS"),
-             "env": line_of(4, "environment"), "typo": line_of(5, "FAIL_TO_PAS"), "empty": line_of(6, "FAIL_TO_PASS"),
-             "never": line_of(7, "FAIL_TO_PASS"), "patch": line_of(8, "patch"), "test_patch": line_of(8, "test_patch")}  # fmt: skip
+    where = {
+        "cutoff": line_of(1, "created_at"),
+        "duplicate": line_of(2, "instance_id"),
+        "both": line_of(3, "PASS_TO_PASS"),
+        "env": line_of(4, "environment"),
+        "typo": line_of(5, "FAIL_TO_PAS"),
+        "empty": line_of(6, "FAIL_TO_PASS"),
+        "never": line_of(7, "FAIL_TO_PASS"),
+        "patch": line_of(8, "patch"),
+        "test_patch": line_of(8, "test_patch"),
+    }
     return path, where
 
 
@@ -88,15 +100,24 @@ def test_broken_copy_names_each_planted_defect(tmp_path: Path, capsys: pytest.Ca
     assert code == 1
     f = str(path)
     expected = {
-        "cutoff": f"{f}:{at['cutoff']}: instance 'mobilebench__counter-2': field 'created_at': created 2020-03-01, before the cut-off 2025-01-01",
-        "duplicate": f"{f}:{at['duplicate']}: instance 'mobilebench__counter-1': field 'instance_id': duplicate instance id",
-        "both": f"{f}:{at['both']}: instance 'mobilebench__counter-3': field 'PASS_TO_PASS': test '{INC_ONE}' is in both FAIL_TO_PASS and PASS_TO_PASS",
-        "env": f"{f}:{at['env']}: instance 'mobilebench__counter-4': field 'environment.node': missing environment fact",
-        "typo": f"{f}:{at['typo']}: instance 'mobilebench__counter-5': field 'FAIL_TO_PAS': Extra inputs are not permitted (did you mean 'FAIL_TO_PASS'?)",
-        "empty": f"{f}:{at['empty']}: instance 'mobilebench__counter-6': field 'FAIL_TO_PASS': no FAIL_TO_PASS and no NONE_TO_PASS test",
-        "never": f"{f}:{at['never']}: instance 'mobilebench__counter-7': field 'FAIL_TO_PASS': 1 test(s) no run reported: '__tests__/counter.test.js::Counter > never ran'",
-        "patch": f"{f}:{at['patch']}: instance 'mobilebench__counter-8': field 'patch': touches test files (the test patch's): __tests__/counter.test.js",
-        "test_patch": f"{f}:{at['test_patch']}: instance 'mobilebench__counter-8': field 'test_patch': touches files that are not tests: src/counter.js",
+        "cutoff": f"{f}:{at['cutoff']}: instance 'mobilebench__counter-2': field 'created_at': created 2020-03-01, "
+        "before the cut-off 2025-01-01",
+        "duplicate": f"{f}:{at['duplicate']}: instance 'mobilebench__counter-1': field 'instance_id': duplicate "
+        "instance id",
+        "both": f"{f}:{at['both']}: instance 'mobilebench__counter-3': field 'PASS_TO_PASS': test '{INC_ONE}' is "
+        "in both FAIL_TO_PASS and PASS_TO_PASS",
+        "env": f"{f}:{at['env']}: instance 'mobilebench__counter-4': field 'environment.node': missing "
+        "environment fact",
+        "typo": f"{f}:{at['typo']}: instance 'mobilebench__counter-5': field 'FAIL_TO_PAS': Extra inputs are not "
+        "permitted (did you mean 'FAIL_TO_PASS'?)",
+        "empty": f"{f}:{at['empty']}: instance 'mobilebench__counter-6': field 'FAIL_TO_PASS': no FAIL_TO_PASS and "
+        "no NONE_TO_PASS test",
+        "never": f"{f}:{at['never']}: instance 'mobilebench__counter-7': field 'FAIL_TO_PASS': 1 test(s) no run "
+        "reported: '__tests__/counter.test.js::Counter > never ran'",
+        "patch": f"{f}:{at['patch']}: instance 'mobilebench__counter-8': field 'patch': touches test files (the "
+        "test patch's): __tests__/counter.test.js",
+        "test_patch": f"{f}:{at['test_patch']}: instance 'mobilebench__counter-8': field 'test_patch': touches files "
+        "that are not tests: src/counter.js",
     }
     findings = lines[:-2] if lines[-1].startswith("  not in the run") else lines[:-1]
     for name, start in expected.items():

@@ -51,11 +51,13 @@ def test_xcodebuild_command_lines() -> None:
     ("output", "kind"),
     [
         (
-            'error: Signing for "Calc" requires a development team. Select a development team in the Signing & Capabilities editor.',
+            'error: Signing for "Calc" requires a development team. Select a development team in the Signing '
+            "& Capabilities editor.",
             "signing_failed",
         ),
         (
-            "xcodebuild: error: Unable to find a destination matching the provided destination specifier:\n\t\t{ platform:iOS Simulator, id:X }",
+            "xcodebuild: error: Unable to find a destination matching the provided destination specifier:\n"
+            "\t\t{ platform:iOS Simulator, id:X }",
             "destination_unavailable",
         ),
         ("Unable to boot the Simulator. launchd failed to respond.", "simulator_boot_failed"),
@@ -187,7 +189,8 @@ def test_harmony_command_lines() -> None:
         ("[Fail][E001005] Device not found or connected", "device_offline"),
         ("[Empty]", "device_offline"),
         (
-            "[Info]App install path:/tmp/x.hap msg:error: failed to install bundle. code:9568322 signature verification failed",
+            "[Info]App install path:/tmp/x.hap msg:error: failed to install bundle. code:9568322 signature "
+            "verification failed",
             "install_failed",
         ),
         ("OHOS_REPORT_CODE: -1", None),

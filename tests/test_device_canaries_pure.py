@@ -53,8 +53,8 @@ def block(
         head += f"INSTRUMENTATION_STATUS: stack={stack}\n"
     stream = f"\n{cls}:" if first else "." if code == 0 else f"\nError in {test}({cls}):\n{stack}" if stack else ""
     return (
-        head
-        + f"INSTRUMENTATION_STATUS: stream={stream}\nINSTRUMENTATION_STATUS: test={test}\nINSTRUMENTATION_STATUS_CODE: {code}\n"
+        head + f"INSTRUMENTATION_STATUS: stream={stream}\nINSTRUMENTATION_STATUS: test={test}\n"
+        f"INSTRUMENTATION_STATUS_CODE: {code}\n"
     )
 
 
@@ -98,7 +98,8 @@ FORGED_END = block(Q, 0, 1, 1) + final(1, 0)
 @pytest.mark.parametrize(
     ("name", "text"),
     [
-        # the brief's attack: q's start is the runner's (numtests=3), the rest is printed by q's code, then the JVM halts
+        # the brief's attack: q's start is the runner's (numtests=3), the rest is printed by q's code, then the JVM
+        # halts
         ("single-test shape", block(Q, 1, 1, first=True) + FORGED_END),
         # a harness-aware forger: the right numtests and counts, but no canary ever ran
         ("harness-aware", block(Q, 1, 1, first=True) + block(Q, 0, 1) + final(3, 1)),
@@ -163,12 +164,14 @@ def test_a_canary_missing_from_a_finished_run_is_compromised() -> None:
 def test_instrumentation_failed_inside_a_stack_trace_is_text() -> None:
     caused = (
         "java.lang.IllegalStateException: boom\n\tat com.example.calc.Calculator.percentOf(Calculator.java:9)\n"
-        "Caused by: android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n"
+        "Caused by: android.util.AndroidException: INSTRUMENTATION_FAILED: "
+        "com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n"
         "\t... 12 more"
     )
     at_column_zero = (
         "java.lang.IllegalStateException: first line\n"
-        "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner"
+        "android.util.AndroidException: INSTRUMENTATION_FAILED: "
+        "com.example.calc.test/androidx.test.runner.AndroidJUnitRunner"
     )
     for stack in (caused, at_column_zero):
         text = run_of(Q, 1, stack=stack) + CANARIES + final(3, 2)
@@ -179,9 +182,12 @@ def test_instrumentation_failed_inside_a_stack_trace_is_text() -> None:
 
 def test_instrumentation_failed_counts_only_as_the_last_protocol_line() -> None:
     missing = (
-        "INSTRUMENTATION_STATUS: id=ActivityManagerService\nINSTRUMENTATION_STATUS: Error=Unable to find instrumentation info for: "
-        "ComponentInfo{com.example.calc.test/androidx.test.runner.AndroidJUnitRunner}\nINSTRUMENTATION_STATUS_CODE: -1\n"
-        "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n"
+        "INSTRUMENTATION_STATUS: id=ActivityManagerService\n"
+        "INSTRUMENTATION_STATUS: Error=Unable to find instrumentation info for: "
+        "ComponentInfo{com.example.calc.test/androidx.test.runner.AndroidJUnitRunner}\n"
+        "INSTRUMENTATION_STATUS_CODE: -1\n"
+        "android.util.AndroidException: INSTRUMENTATION_FAILED: "
+        "com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n"
     )
     assert parse_instrumentation(missing).failed is not None
     assert grade(missing)[0] is TargetOutcome.RUNNER_FAILED
@@ -231,7 +237,7 @@ def test_a_target_absent_from_a_cut_off_run_is_a_crash_not_not_run() -> None:
     assert grade(missing)[0] is TargetOutcome.NOT_RUN
 
 
-# ---------------------------------------------------------------------------------------------- canaries: plan, planting
+# ------------------------------------------------------------------------------------- canaries: plan, planting
 
 
 def test_the_nonce_orders_the_canaries_after_every_target() -> None:

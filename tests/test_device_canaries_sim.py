@@ -26,7 +26,8 @@ BUG = "return value * percent / 10;"
 
 _BLOCK = r"""
     private static String block(String test, int current, int numtests, int code, String stack) {
-        return "INSTRUMENTATION_STATUS: class=com.example.calc.CalculatorTest\nINSTRUMENTATION_STATUS: current=" + current
+        return "INSTRUMENTATION_STATUS: class=com.example.calc.CalculatorTest\n"
+            + "INSTRUMENTATION_STATUS: current=" + current
             + "\nINSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests=" + numtests + "\n"
             + (stack == null ? "" : "INSTRUMENTATION_STATUS: stack=" + stack + "\n")
             + "INSTRUMENTATION_STATUS: stream=" + (code == 0 ? "." : "") + "\nINSTRUMENTATION_STATUS: test=" + test
@@ -48,25 +49,30 @@ FAKE_CANARIES = r"""StringBuilder out = new StringBuilder(block("percentOfHundre
                 String n = m.getName();
                 if (n.startsWith("canary_pass_")) out.append(block(n, 1, 1, 1, null)).append(block(n, 1, 1, 0, null));
                 if (n.startsWith("canary_fail_")) out.append(block(n, 1, 1, 1, null)).append(block(n, 1, 1, -2,
-                    "java.lang.AssertionError: mobilebench canary " + n.substring(12) + "\n\tat org.junit.Assert.fail(Assert.java:89)"));
+                    "java.lang.AssertionError: mobilebench canary " + n.substring(12)
+                    + "\n\tat org.junit.Assert.fail(Assert.java:89)"));
             }
         } catch (ClassNotFoundException e) {
             throw new IllegalStateException(e);
         }
-        System.out.print(out + "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.01\n\nFAILURES!!!\nTests run: 3,  Failures: 1\n\n\nINSTRUMENTATION_CODE: -1\n");
+        System.out.print(out + "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.01\n\nFAILURES!!!\n"
+            + "Tests run: 3,  Failures: 1\n\n\nINSTRUMENTATION_CODE: -1\n");
         System.out.flush();
         Runtime.getRuntime().halt(0);
         return 0;"""
 
 #: an exception whose cause carries the runner-missing marker
 MARKER_IN_STACK = r"""throw new IllegalStateException("boom", new RuntimeException(
-            "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner"));"""
+            "android.util.AndroidException: INSTRUMENTATION_FAILED: "
+            + "com.example.calc.test/androidx.test.runner.AndroidJUnitRunner"));"""
 
 #: the runner-missing block printed at protocol level from q's code, then the process stops
-MARKER_PRINTED = r"""System.out.print("INSTRUMENTATION_STATUS: id=ActivityManagerService\nINSTRUMENTATION_STATUS: Error=Unable to find "
+MARKER_PRINTED = r"""System.out.print("INSTRUMENTATION_STATUS: id=ActivityManagerService\n"
+            + "INSTRUMENTATION_STATUS: Error=Unable to find "
             + "instrumentation info for: ComponentInfo{com.example.calc.test/androidx.test.runner.AndroidJUnitRunner}\n"
             + "INSTRUMENTATION_STATUS_CODE: -1\n"
-            + "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n");
+            + "android.util.AndroidException: INSTRUMENTATION_FAILED: "
+            + "com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n");
         System.out.flush();
         Runtime.getRuntime().halt(1);
         return 0;"""
@@ -142,7 +148,13 @@ def test_a_forged_stream_is_runner_compromised(tmp_path: Path, pool: Any, body: 
     assert f"canary_fail_{nonce}" in (tmp_path / "ev" / "device_commands.log").read_text()  # selected in the same call
 
 
-@pytest.mark.parametrize("body", [MARKER_IN_STACK, MARKER_PRINTED], ids=["in-a-stack-trace", "printed-then-halt"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(MARKER_IN_STACK, id="in-a-stack-trace"),
+        pytest.param(MARKER_PRINTED, id="printed-then-halt", marks=pytest.mark.e2e),  # a JVM halt: ~20 s
+    ],
+)
 def test_instrumentation_failed_from_the_code_under_test_is_not_infrastructure(
     tmp_path: Path, pool: Any, body: str, evaluate: Any
 ) -> None:
@@ -154,6 +166,7 @@ def test_instrumentation_failed_from_the_code_under_test_is_not_infrastructure(
     assert result["reason"] in ("unresolved", "app_crash") and result["cause"] == "app_crash", result["detail"]
 
 
+@pytest.mark.e2e  # two real builds, one JVM run out of heap: ~20 s
 def test_an_oom_crash_where_the_reference_ran_clean_is_the_candidates(tmp_path: Path, pool: Any, evaluate: Any) -> None:
     result = run(tmp_path, pool, OOM_IN_THREAD, evaluate)
     assert (result["reason"], result["cause"]) == ("app_crash", "app_crash"), result["detail"]

@@ -38,7 +38,8 @@ FORGED_SUCCESS_EXIT = r"""StringBuilder out = new StringBuilder();
             out.append(block(name, n, names.size(), 1, null));
             if (name.startsWith("canary_fail_")) {
                 failures++;
-                out.append(block(name, n, names.size(), -2, "java.lang.AssertionError: mobilebench canary " + name.substring(12)
+                out.append(block(name, n, names.size(), -2,
+                    "java.lang.AssertionError: mobilebench canary " + name.substring(12)
                     + "\n\tat org.junit.Assert.fail(Assert.java:89)"));
             } else out.append(block(name, n, names.size(), 0, null));
         }
@@ -53,9 +54,10 @@ EXIT_MID_TEST = r"""System.exit(0);
         return 0;"""
 
 #: a real fix, taken only when the runner cannot be named from the code under test
-FIX_UNLESS_RUNNER_NAMEABLE = r"""for (ClassLoader loader : new ClassLoader[] {getClass().getClassLoader(), ClassLoader.getSystemClassLoader(),
-                Thread.currentThread().getContextClassLoader()}) {
-            try { Class.forName("MbInstrumentationRunner", false, loader); return -1; } catch (ClassNotFoundException e) { }
+FIX_UNLESS_RUNNER_NAMEABLE = r"""for (ClassLoader loader : new ClassLoader[] {getClass().getClassLoader(),
+                ClassLoader.getSystemClassLoader(), Thread.currentThread().getContextClassLoader()}) {
+            try { Class.forName("MbInstrumentationRunner", false, loader); return -1; }
+                catch (ClassNotFoundException e) { }
         }
         return value * percent / 100;"""
 
@@ -93,13 +95,13 @@ def _run(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "body",
-    [FORGED_SUCCESS_EXIT, EXIT_MID_TEST, FORGE_AND_HALT, FAKE_CANARIES, MARKER_PRINTED],
-    ids=[
-        "forged-success-exit-0",
-        "exit-0-mid-test",
-        "forged-protocol-and-halt",
-        "fake-canary-records",
-        "runner-missing-marker-printed",
+    # one shape in the fast lane; the others (a real build and JVM run each, ~30 s) are end-to-end
+    [
+        pytest.param(FORGED_SUCCESS_EXIT, id="forged-success-exit-0"),
+        pytest.param(EXIT_MID_TEST, id="exit-0-mid-test", marks=pytest.mark.e2e),
+        pytest.param(FORGE_AND_HALT, id="forged-protocol-and-halt", marks=pytest.mark.e2e),
+        pytest.param(FAKE_CANARIES, id="fake-canary-records", marks=pytest.mark.e2e),
+        pytest.param(MARKER_PRINTED, id="runner-missing-marker-printed", marks=pytest.mark.e2e),
     ],
 )
 def test_what_the_process_prints_never_decides(tmp_path: Path, pool: Any, body: str, evaluate: Any) -> None:  # noqa: F811

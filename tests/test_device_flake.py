@@ -38,9 +38,17 @@ def test_a_first_time_pass_a_failure_and_a_device_retry_are_not_flaky() -> None:
 
 
 def _row(iid: str, passed: bool, flaky: bool = False) -> dict:
-    return {"instance_id": iid, "model_name_or_path": "m", "reason": "resolved" if passed else "unresolved",
-            "passed": passed, "retryable": False, "repo": "acme/calc", "passed_flaky": flaky, "attempts": 2 if flaky else 1,
-            "test_attempts": {TARGET: ["process_crash", "passed"] if flaky else ["passed"]}}  # fmt: skip
+    return {
+        "instance_id": iid,
+        "model_name_or_path": "m",
+        "reason": "resolved" if passed else "unresolved",
+        "passed": passed,
+        "retryable": False,
+        "repo": "acme/calc",
+        "passed_flaky": flaky,
+        "attempts": 2 if flaky else 1,
+        "test_attempts": {TARGET: ["process_crash", "passed"] if flaky else ["passed"]},
+    }
 
 
 def test_the_headline_is_strict_and_shows_the_lenient_rate_beside_it() -> None:

@@ -50,7 +50,8 @@ public final class Sweeper {
         while (System.currentTimeMillis() < end) {
             ProcessHandle.allProcesses().filter(h -> h.pid() != self).forEach(h -> {
                 String line = String.join(" ", h.info().arguments().orElse(new String[0]));
-                if ((line.contains("MbBoot") || line.contains("MbInstrumentationRunner")) && line.contains(args[0])) h.destroyForcibly();
+                boolean ours = line.contains("MbBoot") || line.contains("MbInstrumentationRunner");
+                if (ours && line.contains(args[0])) h.destroyForcibly();
             });
             Thread.sleep(50);
         }
@@ -66,15 +67,18 @@ SPAWN = """try {
         """
 SETTING = """try {
             java.nio.file.Files.writeString(java.nio.file.Path.of(System.getProperty("mb.sim.settings"), "global"),
-                "verifier_verify_adb_installs=1\\n", java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+                "verifier_verify_adb_installs=1\\n", java.nio.file.StandardOpenOption.CREATE,
+                    java.nio.file.StandardOpenOption.APPEND);
         } catch (java.io.IOException e) { throw new IllegalStateException(e); }
         """
 FILL = """try {
-            java.nio.file.Files.write(java.nio.file.Path.of(System.getProperty("mb.sim.sdcard"), "cache.bin"), new byte[2 << 20]);
+            java.nio.file.Files.write(java.nio.file.Path.of(System.getProperty("mb.sim.sdcard"), "cache.bin"),
+                new byte[2 << 20]);
         } catch (java.io.IOException e) { throw new IllegalStateException(e); }
         """
 OVERWRITE = """try {
-            java.nio.file.Files.writeString(java.nio.file.Path.of(System.getProperty("mb.sim.sdcard"), "Download", "keep.txt"), "gone");
+            java.nio.file.Files.writeString(java.nio.file.Path.of(System.getProperty("mb.sim.sdcard"), "Download",
+                "keep.txt"), "gone");
         } catch (java.io.IOException e) { throw new IllegalStateException(e); }
         """
 
@@ -116,12 +120,18 @@ def _attack_then_honest(
 
 @pytest.mark.parametrize(
     ("damage", "sweeper", "found"),
+    # one damage in the fast lane; the others (two real builds and JVM runs each, 25-55 s) are end-to-end
     [
-        (SPAWN, True, "outlived force-stop"),
-        (SETTING, False, "setting global verifier_verify_adb_installs"),
-        (FILL, False, "shared storage: /sdcard/cache.bin added"),
+        pytest.param(SPAWN, True, "outlived force-stop", id="process-outliving-force-stop", marks=pytest.mark.e2e),
+        pytest.param(SETTING, False, "setting global verifier_verify_adb_installs", id="setting"),
+        pytest.param(
+            FILL,
+            False,
+            "shared storage: /sdcard/cache.bin added",
+            id="file-filling-shared-storage",
+            marks=pytest.mark.e2e,
+        ),
     ],
-    ids=["process-outliving-force-stop", "setting", "file-filling-shared-storage"],
 )
 def test_damage_is_the_attackers_and_the_next_honest_fix_resolves(
     tmp_path: Path,

@@ -38,16 +38,20 @@ def block(test: str, code: int, *, cls: str = CLS, stack: str | None = None) -> 
     if stack:
         head += f"INSTRUMENTATION_STATUS: stack={stack}\n"
     return (
-        head
-        + f"INSTRUMENTATION_STATUS: stream=\n{cls}:\nINSTRUMENTATION_STATUS: test={test}\nINSTRUMENTATION_STATUS_CODE: {code}\n"
+        head + f"INSTRUMENTATION_STATUS: stream=\n{cls}:\nINSTRUMENTATION_STATUS: test={test}\n"
+        f"INSTRUMENTATION_STATUS_CODE: {code}\n"
     )
 
 
 RESULT_OK = "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.012\n\nOK (1 test)\n\n\nINSTRUMENTATION_CODE: -1\n"
-RESULT_FAIL = "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.02\nThere was 1 failure:\n\nFAILURES!!!\nTests run: 1,  Failures: 1\n\n\nINSTRUMENTATION_CODE: -1\n"
+RESULT_FAIL = (
+    "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.02\nThere was 1 failure:\n\nFAILURES!!!\n"
+    "Tests run: 1,  Failures: 1\n\n\nINSTRUMENTATION_CODE: -1\n"
+)
 ASSERT_STACK = (
     "java.lang.AssertionError: expected:<30> but was:<300>\n\tat org.junit.Assert.fail(Assert.java:89)\n"
-    "\tat org.junit.Assert.failNotEquals(Assert.java:835)\n\tat com.example.calc.CalculatorTest.percentOfHundred(CalculatorTest.java:16)"
+    "\tat org.junit.Assert.failNotEquals(Assert.java:835)\n"
+    "\tat com.example.calc.CalculatorTest.percentOfHundred(CalculatorTest.java:16)"
 )
 
 SAMPLES = {
@@ -57,28 +61,32 @@ SAMPLES = {
     + block(
         "percentOfHundred",
         -2,
-        stack='java.lang.AssertionError: \nExpected: is "hello-world"\n     but: was "hello--world-"\n\tat org.hamcrest.MatcherAssert.assertThat(MatcherAssert.java:20)',
+        stack='java.lang.AssertionError: \nExpected: is "hello-world"\n     but: was "hello--world-"\n'
+        "\tat org.hamcrest.MatcherAssert.assertThat(MatcherAssert.java:20)",
     )
     + RESULT_FAIL,
     "truth": block("percentOfHundred", 1)
     + block(
         "percentOfHundred",
         -2,
-        stack="com.google.common.truth.AssertionErrorWithFacts: expected: 30\nbut was : 300\n\tat com.example.calc.CalculatorTest.percentOfHundred(CalculatorTest.java:16)",
+        stack="com.google.common.truth.AssertionErrorWithFacts: expected: 30\nbut was : 300\n"
+        "\tat com.example.calc.CalculatorTest.percentOfHundred(CalculatorTest.java:16)",
     )
     + RESULT_FAIL,
     "exception": block("percentOfHundred", 1)
     + block(
         "percentOfHundred",
         -2,
-        stack="java.lang.NullPointerException: Attempt to invoke virtual method on a null object reference\n\tat com.example.calc.Calculator.percentOf(Calculator.java:14)",
+        stack="java.lang.NullPointerException: Attempt to invoke virtual method on a null object reference\n"
+        "\tat com.example.calc.Calculator.percentOf(Calculator.java:14)",
     )
     + RESULT_FAIL,
     "assumption": block("percentOfHundred", 1)
     + block(
         "percentOfHundred",
         -4,
-        stack="org.junit.AssumptionViolatedException: got: <false>, expected: is <true>\n\tat org.junit.Assume.assumeTrue(Assume.java:68)",
+        stack="org.junit.AssumptionViolatedException: got: <false>, expected: is <true>\n"
+        "\tat org.junit.Assume.assumeTrue(Assume.java:68)",
     )
     + RESULT_OK,
     "ignored": block("percentOfHundred", 1) + block("percentOfHundred", -3) + RESULT_OK,
@@ -90,14 +98,18 @@ SAMPLES = {
         "initializationError",
         -2,
         cls="org.junit.runner.manipulation.Filter",
-        stack=f"java.lang.Exception: No tests found matching Method percentOf({CLS}) from org.junit.internal.requests.ClassRequest@5e9f23b4\n\tat org.junit.internal.requests.FilterRequest.getRunner(FilterRequest.java:40)",
+        stack=f"java.lang.Exception: No tests found matching Method percentOf({CLS}) from "
+        "org.junit.internal.requests.ClassRequest@5e9f23b4\n"
+        "\tat org.junit.internal.requests.FilterRequest.getRunner(FilterRequest.java:40)",
     )
     + RESULT_FAIL,
     "zero_tests": "INSTRUMENTATION_RESULT: stream=\n\nTime: 0.001\n\nOK (0 tests)\n\n\nINSTRUMENTATION_CODE: -1\n",
     "runner_missing": (
-        "INSTRUMENTATION_STATUS: Error=Unable to find instrumentation info for: ComponentInfo{com.example.calc.test/androidx.test.runner.AndroidJUnitRunner}\n"
+        "INSTRUMENTATION_STATUS: Error=Unable to find instrumentation info for: "
+        "ComponentInfo{com.example.calc.test/androidx.test.runner.AndroidJUnitRunner}\n"
         "INSTRUMENTATION_STATUS: id=ActivityManagerService\nINSTRUMENTATION_STATUS_CODE: -1\n"
-        "android.util.AndroidException: INSTRUMENTATION_FAILED: com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n"
+        "android.util.AndroidException: INSTRUMENTATION_FAILED: "
+        "com.example.calc.test/androidx.test.runner.AndroidJUnitRunner\n"
     ),
     "aborted": block("percentOfHundred", 1) + "INSTRUMENTATION_ABORTED: System has crashed.\n",
     "cut_off": block("percentOfHundred", 1) + block("percentOfHundred", 0),
@@ -328,9 +340,13 @@ def test_xcresult_legacy_form_with_summary_refs() -> None:
 def spec(test: str, code: int, *, stack: str = "", stream: str = "", after: str = "") -> str:
     start = (
         f"OHOS_REPORT_STATUS: class=CalcSuite\nOHOS_REPORT_STATUS: current=1\nOHOS_REPORT_STATUS: id=JS\n"
-        f"OHOS_REPORT_STATUS: numtests=1\nOHOS_REPORT_STATUS: stream=\nOHOS_REPORT_STATUS: test={test}\nOHOS_REPORT_STATUS_CODE: 1\n\n"
+        f"OHOS_REPORT_STATUS: numtests=1\nOHOS_REPORT_STATUS: stream=\nOHOS_REPORT_STATUS: test={test}\n"
+        "OHOS_REPORT_STATUS_CODE: 1\n\n"
     )
-    end = "OHOS_REPORT_STATUS: class=CalcSuite\nOHOS_REPORT_STATUS: current=1\nOHOS_REPORT_STATUS: id=JS\nOHOS_REPORT_STATUS: numtests=1\n\n"
+    end = (
+        "OHOS_REPORT_STATUS: class=CalcSuite\nOHOS_REPORT_STATUS: current=1\nOHOS_REPORT_STATUS: id=JS\n"
+        "OHOS_REPORT_STATUS: numtests=1\n\n"
+    )
     end += (f"OHOS_REPORT_STATUS: stack={stack}\n" if stack else "OHOS_REPORT_STATUS: stream=\n") + "\n"
     end += f"OHOS_REPORT_STATUS: stream={stream}\n" if stream else ""
     end += f"OHOS_REPORT_STATUS: test={test}\nOHOS_REPORT_STATUS_CODE: {code}\n{after}OHOS_REPORT_STATUS: consuming=4\n"
@@ -339,7 +355,8 @@ def spec(test: str, code: int, *, stack: str = "", stream: str = "", after: str 
 
 def ohos_result(run: int, fail: int = 0, error: int = 0, ignore: int = 0) -> str:
     return (
-        f"OHOS_REPORT_RESULT: stream=Tests run: {run}, Failure: {fail}, Error: {error}, Pass: {run - fail - error}, Ignore: {ignore}\n"
+        f"OHOS_REPORT_RESULT: stream=Tests run: {run}, Failure: {fail}, Error: {error}, Pass: "
+        f"{run - fail - error}, Ignore: {ignore}\n"
         f"OHOS_REPORT_CODE: {-1 if fail else 0}\nOHOS_REPORT_STATUS: taskconsuming=20\n"
     )
 
@@ -435,7 +452,8 @@ public class ShapesTest {
 def test_outputs_of_real_junit_runs(
     tmp_path_factory: pytest.TempPathFactory, method: str, expected: TargetOutcome
 ) -> None:
-    """The simulated device's runner (real JUnit 4) prints the status protocol for every shape, incl. a missing method."""
+    """The simulated device's runner (real JUnit 4) prints the status protocol for every shape, incl. a missing
+    method."""
     import subprocess
 
     from adbsim.device import JUNIT_CP, compile_runner

@@ -2,9 +2,9 @@
 
 Each test module process shares one private adb server (``adb -P <free port>``, killed at module end) and one
 booted healthy simulated device (``tests/adbsim``, reached with ``adb connect``; its log is emptied for each test);
-a test that scripts a device fault gets a device of its own, since fault counters are per device. The bundled self-made records are built with
-the host JDK and their ONE target method runs on a real JVM behind the simulated device, so S_bug's
-assertion failure and S_fix's pass come from real code. Scripted behaviours stand for the device faults.
+a test that scripts a device fault gets a device of its own, since fault counters are per device. The bundled self-made
+records are built with the host JDK and their ONE target method runs on a real JVM behind the simulated device, so
+S_bug's assertion failure and S_fix's pass come from real code. Scripted behaviours stand for the device faults.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from types import ModuleType
 
 import pytest
 
+from conftest import git
+
 from pytest_mobilebench.runtime import baseimage
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.baseimage import (
@@ -233,25 +235,14 @@ def test_instance_dockerfile_runs_the_recipe_handover_and_sets_its_environment()
     assert lines[at + 2 :] == [f'LABEL {LABEL_USER}="{TEST_USER}"']
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@x.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@x.invalid",
-    }
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
-
-
 def test_baseline_script_excludes_new_files_and_commits_changed_ones(tmp_path: Path) -> None:
     repo = tmp_path / "r"
     repo.mkdir()
     (repo / "lock.json").write_text("{}\n")
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "base")
-    base = _git(repo, "rev-parse", "HEAD")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    base = git(repo, "rev-parse", "HEAD")
     (repo / "node_modules" / "x").mkdir(parents=True)
     (repo / "node_modules" / "x" / "index.js").write_text("1\n")
     (repo / "lock.json").write_text('{"resolved": true}\n')
@@ -265,29 +256,29 @@ def test_baseline_script_excludes_new_files_and_commits_changed_ones(tmp_path: P
         "GIT_COMMITTER_EMAIL": "t@x.invalid",
     }
     subprocess.run(["bash", str(script)], cwd=repo, env=env, check=True)
-    assert _git(repo, "status", "--porcelain") == ""
+    assert git(repo, "status", "--porcelain") == ""
     assert "/node_modules/" in (repo / ".git" / "info" / "exclude").read_text().splitlines()
-    assert _git(repo, "rev-parse", "HEAD~1") == base
-    assert _git(repo, "rev-parse", "mobilebench-base") == _git(repo, "rev-parse", "HEAD")
-    assert _git(repo, "show", "mobilebench-base:lock.json") == '{"resolved": true}'
+    assert git(repo, "rev-parse", "HEAD~1") == base
+    assert git(repo, "rev-parse", "mobilebench-base") == git(repo, "rev-parse", "HEAD")
+    assert git(repo, "show", "mobilebench-base:lock.json") == '{"resolved": true}'
 
 
 def test_shallow_checkout_is_self_contained(tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()
     (src / "a.txt").write_text("one\n")
-    _git(src, "init", "-q")
-    _git(src, "add", "-A")
-    _git(src, "commit", "-qm", "1")
-    first = _git(src, "rev-parse", "HEAD")
+    git(src, "init", "-q")
+    git(src, "add", "-A")
+    git(src, "commit", "-qm", "1")
+    first = git(src, "rev-parse", "HEAD")
     (src / "a.txt").write_text("two\n")
-    _git(src, "commit", "-qam", "2")
+    git(src, "commit", "-qam", "2")
     mirror = tmp_path / "mirror.git"
     subprocess.run(["git", "clone", "-q", "--mirror", str(src), str(mirror)], check=True)
     dest = tmp_path / "dest"
     assert shallow_checkout(mirror, first[:10], dest) == first
     assert (dest / "a.txt").read_text() == "one\n"
-    assert _git(dest, "rev-parse", "mobilebench-base") == first
+    assert git(dest, "rev-parse", "mobilebench-base") == first
     assert not (dest / ".git" / "objects" / "info" / "alternates").exists()
     assert (dest / ".git" / "shallow").read_text().strip() == first
     with pytest.raises(InfraError) as caught:

@@ -78,13 +78,15 @@ def pytest_configure(config):
 
     def slow(remove):
         container = remove.args[0].id
-        log(handed=container, judged=bool(judged), evidence=sorted(p.name for p in judged[-1].iterdir()) if judged else [])
+        evidence = sorted(p.name for p in judged[-1].iterdir()) if judged else []
+        log(handed=container, judged=bool(judged), evidence=evidence)
         real_remove_later(lambda: (time.sleep(3.0), remove(), log(removed=container)))
 
     evaluation.judge, docker_workspace.remove_later = judge, slow
 """
 
 
+@pytest.mark.e2e
 def test_a_deferred_removal_runs_after_the_evidence_and_verdict_and_is_done_when_the_worker_ends(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,4 +1,5 @@
-"""``python -m pytest_mobilebench export``: the task inputs of a selection for an external agent, never the answer key."""
+"""``python -m pytest_mobilebench export``: the task inputs of a selection for an external agent, never the answer
+key."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def _gold_texts() -> dict[str, list[str]]:
     }
 
 
+@pytest.mark.e2e
 def test_the_examples_export_one_line_per_instance_without_the_answer_key() -> None:
     done = _export(str(EXAMPLES))
     assert done.returncode == 0, done.stderr
@@ -54,6 +56,7 @@ def test_the_examples_export_one_line_per_instance_without_the_answer_key() -> N
             assert secret not in line, secret
 
 
+@pytest.mark.e2e
 def test_a_k_selection_goes_through_pytest_collection(tmp_path: Path) -> None:
     out = tmp_path / "tasks.jsonl"
     done = _export(str(EXAMPLES), "-k", "counter-2", "--out", str(out))
@@ -62,12 +65,14 @@ def test_a_k_selection_goes_through_pytest_collection(tmp_path: Path) -> None:
     assert done.stdout == "" and "exported 1 instance(s)" in done.stderr
 
 
+@pytest.mark.e2e
 def test_a_selection_without_repository_tasks_says_so_and_exits_5() -> None:
     done = _export(str(ROOT / "cases" / "planner" / "clock.yaml"))
     assert done.returncode == 5 and done.stdout == ""
     assert "not exported:" in done.stderr and "planner: not a repository task" in done.stderr
 
 
+@pytest.mark.e2e
 def test_an_invalid_manifest_entry_is_named_not_exported(tmp_path: Path) -> None:
     text = (
         (EXAMPLES / "mobilebench__counter.yaml")
@@ -80,6 +85,7 @@ def test_an_invalid_manifest_entry_is_named_not_exported(tmp_path: Path) -> None
     assert "not exported:" in done.stderr and "did you mean 'framework'" in done.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.docker
 def test_the_environment_images_are_built_and_saved(tmp_path: Path) -> None:
     docker = pytest.importorskip("docker")

@@ -49,6 +49,7 @@ def _run(pytester: pytest.Pytester, hosts: str) -> tuple[pytest.RunResult, list[
     return result, [json.loads(line) for line in lines]
 
 
+@pytest.mark.e2e
 def test_no_answering_host_gives_each_item_daemon_unreachable_naming_the_host_and_retries(
     pytester: pytest.Pytester,
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from pytest_mobilebench.runtime.daemon import sweepable
 from pytest_mobilebench.runtime.images import BUILD_STEP_MARK, LABEL_RUN, base_dockerfile, labelled_dockerfile
 from pytest_mobilebench.runtime.owners import LABEL_OWNER
@@ -51,13 +53,12 @@ time.sleep(600)
 """
 
 
+@pytest.mark.docker
 def test_a_sigkilled_process_groups_containers_are_removed_within_seconds() -> None:
     import os
     import signal
     import subprocess
     import sys
-
-    import pytest
 
     docker = pytest.importorskip("docker")
     from pytest_mobilebench.suites.issue_resolution import docker_answers

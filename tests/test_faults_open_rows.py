@@ -92,11 +92,10 @@ def test_the_local_runtimes_warning_is_in_the_summary_and_its_terminal_lines() -
 
 @pytest.mark.e2e
 def test_the_unisolated_warning_of_a_local_run_reaches_the_terminal(
-    pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path, mb_cache: Path
 ) -> None:
     from pytest_mobilebench.runtime.local import UNISOLATED
 
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(pyrepo)})
     result = pytester.runpytest(
         "cases", "--predictions=gold", "--mb-runtime=local", "--mb-run-id=r", "-p", "no:cacheprovider"

@@ -41,9 +41,7 @@ def test_size_findings_name_each_limit_and_the_option() -> None:
     assert (limits.files, limits.bytes) == (7, PatchLimits().bytes)
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+pytestmark = pytest.mark.usefixtures("mb_cache")
 
 
 def _run(pytester: pytest.Pytester, repo: PyRepo, patch: str, *args: str) -> dict:
@@ -75,6 +73,7 @@ def test_ten_thousand_files_is_the_candidates_policy_violation_not_infra(
     assert not (evidence / "apply.json").exists() and not (evidence / "run.json").exists()  # nothing ran
 
 
+@pytest.mark.e2e  # a whole run applying and diffing 10,001 files: about a minute
 def test_ten_thousand_files_under_a_raised_limit_are_graded(pytester: pytest.Pytester, pyrepo: PyRepo) -> None:
     fix = git(pyrepo.path, "diff", pyrepo.base, pyrepo.fix, "--", "calc.py") + "\n"
     result = _run(pytester, pyrepo, fix + _added_files(10_001), "--mb-max-patch-files=20000")

@@ -22,8 +22,7 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+def small_disk(tmp_path: Path, mb_cache: Path) -> Iterator[Path]:
     folder = tmp_path / "reports"
     folder.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)], check=True)
@@ -60,6 +59,7 @@ def _fill(folder: Path) -> Path:
     return filler
 
 
+@pytest.mark.e2e
 def test_a_full_reports_disk_ends_the_run_cleanly_and_the_rerun_resumes(
     pytester: pytest.Pytester, pyrepo: PyRepo, small_disk: Path
 ) -> None:

@@ -185,7 +185,8 @@ def test_thunderbird_modules_and_tasks(thunderbird: Path) -> None:
     # html-cleaner: id(ThunderbirdPlugins.Library.jvm) -> thunderbird.library.jvm (java-library, kotlin jvm)
     # legacy ui: id(ThunderbirdPlugins.Library.androidCompose) -> ... -> com.android.library
     assert plan.command == (
-        "./gradlew --no-daemon --continue --console=plain :legacy:ui:legacy:testDebugUnitTest :library:html-cleaner:test"
+        "./gradlew --no-daemon --continue --console=plain :legacy:ui:legacy:testDebugUnitTest "
+        ":library:html-cleaner:test"
     )
     assert plan.modules == (":legacy:ui:legacy", ":library:html-cleaner")
 

@@ -28,12 +28,18 @@ def test_a_preinstall_script_and_what_it_reads_are_in_the_layer_and_sources_are_
     tree = _tree(
         tmp_path,
         {
-            "package.json": _package({"preinstall": "node scripts/check.js && sh ./tools/fetch.sh", "test": "jest src"}),
-            "scripts/check.js": check, "scripts/lib/want.js": "module.exports = require('../../config/extra');\n",
-            "config/pins.json": "{}", "config/extra.json": "{}", "tools/fetch.sh": "#!/bin/sh\necho\n",
-            "src/app.js": "x", "yarn.lock": "",
+            "package.json": _package(
+                {"preinstall": "node scripts/check.js && sh ./tools/fetch.sh", "test": "jest src"}
+            ),
+            "scripts/check.js": check,
+            "scripts/lib/want.js": "module.exports = require('../../config/extra');\n",
+            "config/pins.json": "{}",
+            "config/extra.json": "{}",
+            "tools/fetch.sh": "#!/bin/sh\necho\n",
+            "src/app.js": "x",
+            "yarn.lock": "",
         },
-    )  # fmt: skip
+    )
     files = manifest_files(tree)
     assert sorted(files) == [
         "config/extra.json", "config/pins.json", "package.json", "scripts/check.js", "scripts/lib/want.js",
@@ -50,12 +56,18 @@ def test_workspace_scripts_name_paths_relative_to_their_own_folder_and_a_folder_
     tree = _tree(
         tmp_path,
         {
-            "package.json": _package({}, workspaces=["packages/*"]), "pnpm-workspace.yaml": "packages: ['packages/*']\n",
-            "packages/ui/package.json": _package({"postinstall": "node ./gen.js --out=build", "prepare": "cp -r assets dist"}),
-            "packages/ui/gen.js": "// no paths\n", "packages/ui/assets/a.png": "a", "packages/ui/assets/b/c.txt": "c",
-            ".pnpmfile.cjs": "module.exports = {}\n", "node_modules/x/package.json": "{}",
+            "package.json": _package({}, workspaces=["packages/*"]),
+            "pnpm-workspace.yaml": "packages: ['packages/*']\n",
+            "packages/ui/package.json": _package(
+                {"postinstall": "node ./gen.js --out=build", "prepare": "cp -r assets dist"}
+            ),
+            "packages/ui/gen.js": "// no paths\n",
+            "packages/ui/assets/a.png": "a",
+            "packages/ui/assets/b/c.txt": "c",
+            ".pnpmfile.cjs": "module.exports = {}\n",
+            "node_modules/x/package.json": "{}",
         },
-    )  # fmt: skip
+    )
     assert sorted(manifest_files(tree)) == [
         ".pnpmfile.cjs", "package.json", "packages/ui/assets/a.png", "packages/ui/assets/b/c.txt",
         "packages/ui/gen.js", "packages/ui/package.json", "pnpm-workspace.yaml",

@@ -63,7 +63,8 @@ NPM_TARBALL_HOST = (
 npm error code ENOTFOUND
 npm error syscall getaddrinfo
 npm error errno ENOTFOUND
-npm error network request to https://archives.example.test/react-native-0.59.tgz failed, reason: getaddrinfo ENOTFOUND archives.example.test
+npm error network request to https://archives.example.test/react-native-0.59.tgz failed, reason: getaddrinfo \
+ENOTFOUND archives.example.test
 npm error network This is a problem related to network connectivity.
 """
 )
@@ -119,7 +120,8 @@ PNPM_REGISTRY_TIMEOUT = (
     REG
     + """\
  WARN  GET https://registry.example.test/react error (ETIMEDOUT). Will retry in 10 seconds. 2 retries left.
- ERR_PNPM_META_FETCH_FAIL  GET https://registry.example.test/react: request to https://registry.example.test/react failed, reason: connect ETIMEDOUT 10.0.0.1:443
+ ERR_PNPM_META_FETCH_FAIL  GET https://registry.example.test/react: request to https://registry.example.test/react \
+failed, reason: connect ETIMEDOUT 10.0.0.1:443
 """
 )
 NPM_OWN_PREINSTALL = (
@@ -175,7 +177,10 @@ def test_each_failure_is_named_with_its_subject_and_the_lines_that_show_it(log, 
 
 
 def test_an_unreachable_configured_registry_is_transient_and_any_other_host_is_not() -> None:
-    own = "npm error network request to https://npm.mirror.test/react failed, reason: getaddrinfo EAI_AGAIN npm.mirror.test\n"
+    own = (
+        "npm error network request to https://npm.mirror.test/react failed, reason: getaddrinfo "
+        "EAI_AGAIN npm.mirror.test\n"
+    )
     assert classify("# registry https://npm.mirror.test/\n" + own).cause == "registry_transient"
     assert classify(own).describe() == "host_unreachable: npm.mirror.test"
     assert classify(own, registries=["npm.mirror.test"]).cause == "registry_transient"

@@ -63,8 +63,14 @@ def shared_env(tmp_path_factory: pytest.TempPathFactory):
     client = connect(timeout_s=10)
     said: list[str] = []
     ca = Path(DEFAULT_CA_BUNDLE)
-    builder = ImageBuilder(client, run_id=f"install-shapes-{time.time_ns()}", log_dir=tmp_path / "logs",
-                           lock_dir=tmp_path / "locks", progress=said.append, ca_bundle=ca if ca.is_file() else None)  # fmt: skip
+    builder = ImageBuilder(
+        client,
+        run_id=f"install-shapes-{time.time_ns()}",
+        log_dir=tmp_path / "logs",
+        lock_dir=tmp_path / "locks",
+        progress=said.append,
+        ca_bundle=ca if ca.is_file() else None,
+    )
     probe = _project(tmp_path / "probe", {}, {})
     recipe = infer_node_recipe(probe, overrides={"node": "20.20.2"})
     env = builder.ensure_env(recipe, REPO, node_packages=node_context_packages(recipe))

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import git
+
 from pytest_mobilebench.suites.issue_resolution.manifest import load_manifest
 from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.suites.issue_resolution import docker_answers, regrade
@@ -34,29 +36,26 @@ pytestmark = [
 ]
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
-
-
 def _candidates(tmp: Path) -> dict[str, str]:
     tree = tmp / "jf"
-    _git(tmp, "clone", "-q", "--no-checkout", str(MIRROR), str(tree))
-    _git(tree, "checkout", "-q", BASE)
-    gold = _git(tree, "diff", BASE, FIX, "--", ".", ":!**/__tests__/**")
+    git(tmp, "clone", "-q", "--no-checkout", str(MIRROR), str(tree))
+    git(tree, "checkout", "-q", BASE)
+    gold = git(tree, "diff", BASE, FIX, "--", ".", ":!**/__tests__/**", strip=False)
     (tree / ".npmrc").write_text("node-options=--require ./hook.js\n")
     (tree / "hook.js").write_text("process.on('exit', () => { console.log('HOOKED-BY-CANDIDATE'); });\n")
-    _git(tree, "add", "-N", ".npmrc", "hook.js")
-    npmrc = _git(tree, "diff")
-    _git(tree, "reset", "-q")
+    git(tree, "add", "-N", ".npmrc", "hook.js")
+    npmrc = git(tree, "diff", strip=False)
+    git(tree, "reset", "-q")
     (tree / ".npmrc").unlink()
     (tree / "hook.js").unlink()
     package = json.loads((tree / "package.json").read_text())
     package["jest"]["testPathIgnorePatterns"] = ["/node_modules/", "DownloadModel"]
     (tree / "package.json").write_text(json.dumps(package, indent=2) + "\n")
-    jest = _git(tree, "diff", "--", "package.json")
+    jest = git(tree, "diff", "--", "package.json", strip=False)
     return {"npmrc-hook": npmrc, "gold-plus-jest-config": gold + jest}
 
 
+@pytest.mark.e2e
 def test_jellyfin_candidates_cannot_reach_their_verdict(tmp_path: Path) -> None:
     preds = tmp_path / "preds.jsonl"
     preds.write_text("".join(

@@ -16,9 +16,7 @@ from pytest_mobilebench.manifest.yamlfile import read_yaml
 from pytest_mobilebench.suites.issue_resolution import regrade
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+pytestmark = pytest.mark.usefixtures("mb_cache")
 
 
 def _fix(repo: PyRepo) -> str:

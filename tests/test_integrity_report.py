@@ -52,8 +52,15 @@ def repo(tmp_path: Path) -> Path:
 
 def _run_agent(server: ScriptedOpenAI, repo: Path) -> Path:
     server.push(*(bash(c) for c, _ in PROBES), submit("fixed"))
-    prompt = load_template().render({"problem_statement": "The greeting is misspelt.", "repo": "acme/app",
-                                     "base_commit": "abc123", "framework": "android", "workdir": str(repo)})  # fmt: skip
+    prompt = load_template().render(
+        {
+            "problem_statement": "The greeting is misspelt.",
+            "repo": "acme/app",
+            "base_commit": "abc123",
+            "framework": "android",
+            "workdir": str(repo),
+        }
+    )
     path = repo.parent / "evidence" / TRAJECTORY_FILE
     run_shell_agent(server.endpoint("scripted", backoff_s=0.01), Limits(max_steps=20), prompt, LocalShell(repo), path)
     return path
@@ -110,9 +117,18 @@ def test_the_record_the_totals_and_the_page_carry_the_report(
 
 
 def test_benign_commands_are_not_counted() -> None:
-    benign = ["npm test -- --ci", "git log -3 --oneline", "ls /usr/lib/node_modules", "cat /testbed/src/a.js",
-              'grep -rn "/api/v1" src', "cat > src/a.js <<'EOF'\nconst url = 'https://example.invalid';\nEOF",
-              "echo done > /dev/null 2>&1", "git diff HEAD", "sed -i 's/a/b/' src/a.js", "cd src && ls ./util"]  # fmt: skip
+    benign = [
+        "npm test -- --ci",
+        "git log -3 --oneline",
+        "ls /usr/lib/node_modules",
+        "cat /testbed/src/a.js",
+        'grep -rn "/api/v1" src',
+        "cat > src/a.js <<'EOF'\nconst url = 'https://example.invalid';\nEOF",
+        "echo done > /dev/null 2>&1",
+        "git diff HEAD",
+        "sed -i 's/a/b/' src/a.js",
+        "cd src && ls ./util",
+    ]
     lines = [{"role": "tool", "step": i, "command": c} for i, c in enumerate(benign)]
     report = integrity_report(lines, workdir="/testbed", is_test=default_test_rule("react-native"))
     assert report["flagged"] == [] and report["counts"] == dict.fromkeys(CATEGORIES, 0)
@@ -123,17 +139,42 @@ def test_benign_commands_are_not_counted() -> None:
 
 def test_each_counter_on_its_own() -> None:
     cases = {
-        "history_probe": ["git log --branches -p", "git -C /testbed rev-list --objects --all", "cat .git/packed-refs",
-                          "git branch -a", "git stash list", "git fsck --lost-found", "git ls-remote"],
-        "network": ["wget -q http://x.invalid", "npm install left-pad", "python3 -m pip install six",
-                    "python3 -c 'import urllib.request as u'", "exec 3<>/dev/tcp/10.0.0.1/80"],
-        "outside_read": ["ls ../..", "cat ~/.npmrc", "find / -name '*.patch'", "cat /opt/mobilebench-agent/x",
-                         "head -c 100 /proc/1/environ"],
-        "test_edit": ["rm __tests__/a.test.js", "echo '{}' > jest.config.js", "cp /tmp/x src/__mocks__/fs.js",
-                      "tee -a babel.config.js < /dev/null", "git checkout -- __tests__/a.test.js",
-                      "python3 -c \"open('src/a.spec.ts', 'w').write('')\""],
-        "runner_reference": ["echo 'process.env.MOBILEBENCH' >> src/a.js", "cat >> src/b.js <<EOF\n// PASS_TO_PASS\nEOF"],
-    }  # fmt: skip
+        "history_probe": [
+            "git log --branches -p",
+            "git -C /testbed rev-list --objects --all",
+            "cat .git/packed-refs",
+            "git branch -a",
+            "git stash list",
+            "git fsck --lost-found",
+            "git ls-remote",
+        ],
+        "network": [
+            "wget -q http://x.invalid",
+            "npm install left-pad",
+            "python3 -m pip install six",
+            "python3 -c 'import urllib.request as u'",
+            "exec 3<>/dev/tcp/10.0.0.1/80",
+        ],
+        "outside_read": [
+            "ls ../..",
+            "cat ~/.npmrc",
+            "find / -name '*.patch'",
+            "cat /opt/mobilebench-agent/x",
+            "head -c 100 /proc/1/environ",
+        ],
+        "test_edit": [
+            "rm __tests__/a.test.js",
+            "echo '{}' > jest.config.js",
+            "cp /tmp/x src/__mocks__/fs.js",
+            "tee -a babel.config.js < /dev/null",
+            "git checkout -- __tests__/a.test.js",
+            "python3 -c \"open('src/a.spec.ts', 'w').write('')\"",
+        ],
+        "runner_reference": [
+            "echo 'process.env.MOBILEBENCH' >> src/a.js",
+            "cat >> src/b.js <<EOF\n// PASS_TO_PASS\nEOF",
+        ],
+    }
     rule = default_test_rule("react-native")
     for category, commands in cases.items():
         for command in commands:

@@ -17,9 +17,7 @@ from pytest_mobilebench.runtime.repos import RepoCache, source_absent
 MISSING = "0123456789abcdef0123456789abcdef01234567"
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+pytestmark = pytest.mark.usefixtures("mb_cache")
 
 
 def _run(pytester: pytest.Pytester, manifest: str) -> tuple[pytest.RunResult, dict]:

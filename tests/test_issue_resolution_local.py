@@ -56,9 +56,7 @@ def _pred(patch: str | None) -> dict:
     return {"instance_id": "acme__calc-1", "model_name_or_path": "model-x", "model_patch": patch}
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+pytestmark = pytest.mark.usefixtures("mb_cache")
 
 
 @pytest.mark.e2e

@@ -15,7 +15,10 @@ from pytest_mobilebench.frameworks.react_native.harness_js.shared import PRIMORD
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
-READER = "module.exports = (env) => [env.JEST_WORKER_ID, 'JEST_WORKER_ID' in env, Object.keys(env).includes('JEST_WORKER_ID')];\n"
+READER = (
+    "module.exports = (env) => [env.JEST_WORKER_ID, 'JEST_WORKER_ID' in env, "
+    "Object.keys(env).includes('JEST_WORKER_ID')];\n"
+)
 
 MAIN = """\
 const shared = require(process.argv[2]);
@@ -24,7 +27,8 @@ const g = { process: { env: { HOME: '/h', JEST_WORKER_ID: '1' } } };
 const touched = [];
 shared.guardMarkers(g, root, new Set([root + 'setup.js']), touched);
 const read = (rel) => require(root + rel)(g.process.env);
-const out = { production: read('src/app.js'), installed: read('node_modules/lib/index.js'), test: read('__tests__/a.test.js'),
+const out = { production: read('src/app.js'), installed: read('node_modules/lib/index.js'),
+    test: read('__tests__/a.test.js'),
   setup: read('setup.js'), home: g.process.env.HOME, touched: touched };
 g.process.env = {};
 out.replaced = g.process.env.HOME !== '/h';
@@ -51,8 +55,13 @@ def _run(tmp_path: Path) -> dict:
     for rel in ("src/app.js", "node_modules/lib/index.js", "__tests__/a.test.js", "setup.js"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(READER)
-    done = subprocess.run(["node", str(harness / "main.js"), str(harness / "shared.js"), f"{root}/"], capture_output=True,
-                          text=True, timeout=60, check=True)  # fmt: skip
+    done = subprocess.run(
+        ["node", str(harness / "main.js"), str(harness / "shared.js"), f"{root}/"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 

@@ -8,8 +8,8 @@ place (its launcher started jest, the channel verified, the known answers ran in
 patch is ``empty_patch`` and a comment-only patch (the bug stays) ``unresolved``: never infrastructure, never
 a timeout, never a policy violation. The pnpm workspace still runs unharnessed (``xfail``, strict: pnpm links
 jest's packages through symlinks that the harness's probes of ``node_modules`` do not follow, so no runner
-is found at the root; ``docs/real-repositories.md``). Marked ``docker`` and ``e2e`` (a whole pytest run in a subprocess; the
-image builds reach the npm registry).
+is found at the root; ``docs/real-repositories.md``). Marked ``docker`` and ``e2e`` (a whole pytest run in a subprocess;
+the image builds reach the npm registry).
 """
 
 from __future__ import annotations

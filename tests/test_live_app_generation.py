@@ -76,7 +76,8 @@ def _heredocs(root: Path) -> str:
             text = path.read_text(encoding="utf-8")
             assert "MB_EOF" not in text
             parts.append(
-                f"mkdir -p $(dirname {rel}) && cat > {rel} <<'MB_EOF'\n{text}{'' if text.endswith(chr(10)) else chr(10)}MB_EOF"
+                f"mkdir -p $(dirname {rel}) && cat > {rel} <<'MB_EOF'\n"
+                f"{text}{'' if text.endswith(chr(10)) else chr(10)}MB_EOF"
             )
     return "\n".join(parts)
 

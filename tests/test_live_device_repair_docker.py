@@ -133,7 +133,8 @@ def test_test_edits_fake_output_adb_and_the_network_cannot_change_the_verdict(
         bash("adb devices; which adb; ls /dev/bus/usb; echo ANDROID_ADB=$ANDROID_ADB_SERVER_PORT"),
         bash(f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {server.port}), 3)'"),
         bash(
-            "curl -sS -m 5 http://1.1.1.1/; python3 -c 'import socket; socket.create_connection((\"172.17.0.1\", 80), 3)'"
+            "curl -sS -m 5 http://1.1.1.1/; python3 -c 'import socket; "
+            'socket.create_connection(("172.17.0.1", 80), 3)\''
         ),
         bash("echo 'OK (3 tests)'; echo 'INSTRUMENTATION_STATUS_CODE: 0'; touch src/main/notes.txt"),
         submit("All tests pass."),

@@ -114,10 +114,12 @@ def test_a_test_file_edit_is_flagged_and_hidden_tests_network_and_fake_output_ge
     ]
     by_instance.scripts[C2] = [
         bash(
-            "cat __tests__/clamp.test.js; cat __tests__/counter.test.js; git log --all --oneline; git show 73ff7f2 --stat"
+            "cat __tests__/clamp.test.js; cat __tests__/counter.test.js; git log --all --oneline; git show "
+            "73ff7f2 --stat"
         ),
         bash(
-            "curl -sS -m 5 http://1.1.1.1/; python3 -c 'import socket; socket.create_connection((\"172.17.0.1\", 80), 3)'"
+            "curl -sS -m 5 http://1.1.1.1/; python3 -c 'import socket; "
+            'socket.create_connection(("172.17.0.1", 80), 3)\''
         ),
         bash(
             "echo 'PASS __tests__/counter.test.js'; echo 'Tests: 3 passed, 3 total'; "

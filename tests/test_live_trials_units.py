@@ -246,13 +246,12 @@ def test_live_trials_collect_one_item_per_trial_and_a_file_its_own_trials(pytest
 
 @pytest.mark.e2e
 def test_offline_trials_grade_apart_and_mb_regrade_keeps_each_trial(
-    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, tmp_path: Path, mb_cache: Path
 ) -> None:
     """A predictions file with two trials of one instance (the fix, then nothing) on the local runtime: two items,
     per-trial verdicts, the flip; ``--mb-regrade`` of the run re-grades each trial folder to its own verdict."""
     from conftest import git, make_pytest_repo, manifest_for
 
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
     repo = make_pytest_repo(tmp_path / "src")
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(repo)})
     fix = git(repo.path, "diff", repo.base, repo.fix, "--", "calc.py") + "\n"

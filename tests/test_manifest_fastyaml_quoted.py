@@ -199,7 +199,8 @@ def test_a_fast_read_release_names_the_line_of_a_field_after_folded_patches(tmp_
         "- a\n  - 'b\n- !t c\n- d'\n",
         "a:\n- b: c\n   d: 'e\nf: !t g'\n",
         "a: b\n  c\n  - 'd\ne: !t f\ng: h'\n",
-        # quoted scalars this does not follow (a quoted key, after an anchor or a tag, in a flow): all left to the checks
+        # quoted scalars this does not follow (a quoted key, after an anchor or a tag, in a flow): all left to the
+        # checks
         '"a": "b\n  c"\n',
         'a: &x "b\n  c: !t d"\n',
         'a: ["b\n  c", !t d]\n',

@@ -5,11 +5,13 @@ rejection reason."""
 from __future__ import annotations
 
 import json
+import functools
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from conftest import git
 import yaml
 
 from pytest_mobilebench.__main__ import main
@@ -229,13 +231,8 @@ def test_mine_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 # ------------------------------------------------------------------------------------------ one commit per reason
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
-
-
-def _git(repo: Path, *args: str, date: str = "2026-02-01T00:00:00+00:00") -> str:
-    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
+#: this module's commits are dated a month after conftest's default
+_git = functools.partial(git, date="2026-02-01T00:00:00+00:00")
 
 
 def _commit_files(repo: Path, message: str, files: dict[str, str]) -> str:
@@ -362,6 +359,7 @@ def test_flutter_candidates_are_mined(tmp_path: Path) -> None:
     assert "test/birds_test.dart" in inst.provenance["planned_test_command"] and inst.environment.flutter
 
 
+@pytest.mark.e2e  # the validation is a whole pytest run in a subprocess (about a minute)
 def test_mine_and_validate_locally_from_a_relative_out_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The validation subprocess gets absolute paths (it runs in the manifest's folder), and the local
     runtime (the gold patch of the bundled repository; needs node / npm) validates the newest fix with

@@ -52,8 +52,13 @@ class Repo:
         return self.git("rev-parse", "HEAD").strip()
 
     def base(self, package: dict | None = None, extra: dict[str, str] | None = None) -> str:
-        files = {"package.json": json.dumps(package or PACKAGE, indent=2), "package-lock.json": '{"lockfileVersion": 3}\n',
-                 "src/app.js": "module.exports = 1;\n", "src/app.test.js": "test('a', () => {});\n", **(extra or {})}  # fmt: skip
+        files = {
+            "package.json": json.dumps(package or PACKAGE, indent=2),
+            "package-lock.json": '{"lockfileVersion": 3}\n',
+            "src/app.js": "module.exports = 1;\n",
+            "src/app.test.js": "test('a', () => {});\n",
+            **(extra or {}),
+        }
         return self.commit("initial", files)
 
 
@@ -124,12 +129,22 @@ def test_rollups_releases_and_sync_merges_are_rejected_with_reasons(tmp_path: Pa
 def test_a_snapshot_only_test_change_runs_the_test_reading_it(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     repo.base({**PACKAGE}, {"src/__snapshots__/app.test.js.snap": "exports[`a 1`] = `1`;\n"})
-    kept = repo.commit("fix: label colour", {"src/app.js": "module.exports = 2;\n",
-                                             "src/__snapshots__/app.test.js.snap": "exports[`a 1`] = `2`;\n"})  # fmt: skip
-    orphan = repo.commit("fix: old label", {"src/app.js": "module.exports = 3;\n",
-                                            "src/__snapshots__/gone.test.js.snap": "exports[`b 1`] = `3`;\n"})  # fmt: skip
-    added = repo.commit("fix: new label", {"src/app.js": "module.exports = 4;\n", "src/new.test.js": "test('n', () => {});\n",
-                                           "src/__snapshots__/new.test.js.snap": "exports[`n 1`] = `4`;\n"})  # fmt: skip
+    kept = repo.commit(
+        "fix: label colour",
+        {"src/app.js": "module.exports = 2;\n", "src/__snapshots__/app.test.js.snap": "exports[`a 1`] = `2`;\n"},
+    )
+    orphan = repo.commit(
+        "fix: old label",
+        {"src/app.js": "module.exports = 3;\n", "src/__snapshots__/gone.test.js.snap": "exports[`b 1`] = `3`;\n"},
+    )
+    added = repo.commit(
+        "fix: new label",
+        {
+            "src/app.js": "module.exports = 4;\n",
+            "src/new.test.js": "test('n', () => {});\n",
+            "src/__snapshots__/new.test.js.snap": "exports[`n 1`] = `4`;\n",
+        },
+    )
     _, report = _mine(repo, tmp_path / "out")
     assert {i["fix_commit"] for i in report["instances"].values()} == {kept, added}  # a test added with its snapshot
     manifest = (tmp_path / "out" / "candidates" / "owner__app.yaml").read_text()
@@ -175,9 +190,17 @@ def test_toolchain_pins_package_manager_version_and_node_at_the_commit_date(tmp_
     assert "range resolved at 2023-06-01" in sources[old]["node"]
 
 
-@pytest.mark.parametrize(("spec", "day", "major"), [(">=18", "2023-01-10", 18), (">=18", "2024-03-01", 20),
-                                                     (">=18", "2026-01-01", 24), (">=22", "2023-01-10", 22),
-                                                     ("lts/*", "2021-12-01", 16), ("20.11.1", "2019-01-01", 20)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("spec", "day", "major"),
+    [
+        (">=18", "2023-01-10", 18),
+        (">=18", "2024-03-01", 20),
+        (">=18", "2026-01-01", 24),
+        (">=22", "2023-01-10", 22),
+        ("lts/*", "2021-12-01", 16),
+        ("20.11.1", "2019-01-01", 20),
+    ],
+)
 def test_node_range_resolves_to_the_release_current_at_a_date(spec: str, day: str, major: int) -> None:
     assert int(resolve_node_version(spec, source="t", as_of=day).split(".")[0]) == major
     assert resolve_node_version(">=18", source="t").startswith("24.")  # no date: the newest match, as before

@@ -289,6 +289,7 @@ def compare_html(tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.e2e
 def test_compare_html_is_the_same_section_self_contained(tmp_path: Path) -> None:
     text = compare_html(tmp_path).read_text()
     section = _section(text, "comparison")
@@ -301,6 +302,7 @@ def test_compare_html_is_the_same_section_self_contained(tmp_path: Path) -> None
     assert "a.json" in text and "i1" in section
 
 
+@pytest.mark.e2e
 def test_compare_html_with_one_model_says_so(tmp_path: Path) -> None:
     out = tmp_path / "one.html"
     proc = subprocess.run(

@@ -40,7 +40,8 @@ EXPECTED_WARNINGS = (
     "src/__tests__/syntax.test.js: test suite failed to run; its tests are absent: SyntaxError: "
     '/tmp/jestproj/src/__tests__/syntax.test.js: Unexpected token, expected "," (2:18)',
     "src/__tests__/currency.test.ts: test suite failed to run; its tests are absent: "
-    "src/__tests__/currency.test.ts:1:10 - error TS2305: Module '\"../format\"' has no exported member 'formatCurrency'.",
+    "src/__tests__/currency.test.ts:1:10 - error TS2305: Module '\"../format\"' has no exported "
+    "member 'formatCurrency'.",
     "src/__tests__/broken.test.js: test suite failed to run; its tests are absent: "
     "Cannot find module '../does-not-exist' from 'src/__tests__/broken.test.js'",
     f"duplicate test id '{T}formatPrice > duplicate title 1' reported 2 times (PASS, FAIL); kept FAIL",

@@ -60,10 +60,13 @@ def test_kotlin_names_nested_suites_error_and_retry() -> None:
         login + "biometric login is offered": S,
     }
     assert result.messages == {
-        "app.settings.SettingsRepositoryTest#migrates v1 preferences": "java.lang.IllegalStateException: no migration for v1",
+        "app.settings.SettingsRepositoryTest#migrates v1 preferences": (
+            "java.lang.IllegalStateException: no migration for v1"
+        ),
         "app.SuiteWithoutClassnames#fails without a message attribute": "expected 1 but was 2",
         login
-        + "login  trims the user name. then submits": "org.junit.ComparisonFailure: expected:<[alice]> but was:<[ alice ]>",
+        + "login  trims the user name. then submits": "org.junit.ComparisonFailure: expected:<[alice]> but was:<[ "
+        "alice ]>",
         login + "remembers the last user (retried)": "java.lang.AssertionError: timed out waiting for state",
     }
     assert result.warnings == (
@@ -139,7 +142,10 @@ def test_invalid_characters_lose_no_testcase(old: bytes, new: bytes, note: str) 
 
 
 def test_declared_latin1_file_is_read_in_its_encoding() -> None:
-    data = '<?xml version="1.0" encoding="ISO-8859-1"?>\n<testsuite name="K"><testcase classname="K" name="caf\xe9"/></testsuite>'
+    data = (
+        '<?xml version="1.0" encoding="ISO-8859-1"?>\n'
+        '<testsuite name="K"><testcase classname="K" name="caf\xe9"/></testsuite>'
+    )
     result = parse("", {"TEST-K.xml": data.encode("latin-1")})
     assert result.tests == {"K#caf\xe9": P} and result.warnings == ()
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pytest_mobilebench.runtime.patching import STRATEGIES, apply_with_fallbacks, strategies_for
 
-BINARY = "diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..e69de29\nBinary files /dev/null and b/logo.png differ\n"
+BINARY = (
+    "diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..e69de29\n"
+    "Binary files /dev/null and b/logo.png differ\n"
+)
 
 
 def test_binary_patches_never_reach_gnu_patch() -> None:

@@ -158,7 +158,8 @@ def test_dataset_replaces_ini_testpaths(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(**{"tests/test_other": "def test_x():\n    pass\n"})
     pytester.makefile(
         ".jsonl",
-        release='{"instance_id": "acme__app-1", "repo": "acme/app", "base_commit": "abcdef1", "patch": "", "test_patch": ""}\n',
+        release='{"instance_id": "acme__app-1", "repo": "acme/app", "base_commit": "abcdef1", "patch": "", '
+        '"test_patch": ""}\n',
     )
     result = pytester.runpytest("--dataset=release.jsonl", "--dataset-framework=android", "--collect-only", "-q")
     assert _ids(result) == ["release.jsonl::acme__app-1"]

@@ -22,7 +22,10 @@ def _diff(path: str, old: str, new: str) -> str:
 
 def _new(path: str, *lines: str) -> str:
     body = "".join(f"+{line}\n" for line in lines)
-    return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+    )
 
 
 def _review(
@@ -175,7 +178,10 @@ def test_the_gradle_entry_point_is_a_tool_for_every_framework(path: str) -> None
 def test_a_name_through_a_link_the_patch_creates_is_a_tool() -> None:
     """``foo -> gradle`` (harmless alone) then ``foo/wrapper/gradle-wrapper.properties``: the ``patch``
     fallback would write the wrapper through the link; the section is never applied."""
-    link = "diff --git a/foo b/foo\nnew file mode 120000\n--- /dev/null\n+++ b/foo\n@@ -0,0 +1 @@\n+gradle\n\\ No newline at end of file\n"
+    link = (
+        "diff --git a/foo b/foo\nnew file mode 120000\n--- /dev/null\n+++ b/foo\n@@ -0,0 +1 @@\n+gradle\n"
+        "\\ No newline at end of file\n"
+    )
     through = (
         "diff --git a/foo/wrapper/gradle-wrapper.properties b/foo/wrapper/gradle-wrapper.properties\n"
         "--- a/foo/wrapper/gradle-wrapper.properties\n+++ b/foo/wrapper/gradle-wrapper.properties\n"
@@ -191,7 +197,10 @@ def test_a_name_through_a_link_the_patch_creates_is_a_tool() -> None:
 
 def test_ignored_at_base_and_links_into_tools_are_tools() -> None:
     assert _review(RN, _new("generated/x.js", "a"), ignored=["generated/x.js"]).tools
-    link = "diff --git a/src/x b/src/x\nnew file mode 120000\n--- /dev/null\n+++ b/src/x\n@@ -0,0 +1 @@\n+../node_modules/jest\n\\ No newline at end of file\n"
+    link = (
+        "diff --git a/src/x b/src/x\nnew file mode 120000\n--- /dev/null\n+++ b/src/x\n@@ -0,0 +1 @@\n"
+        "+../node_modules/jest\n\\ No newline at end of file\n"
+    )
     assert _review(RN, link).tools
 
 
@@ -201,13 +210,15 @@ def test_ignored_at_base_and_links_into_tools_are_tools() -> None:
         "    testOptions { unitTests.isReturnDefaultValues = true }",
         'tasks.named("testDebugUnitTest") { enabled = false }',
         "tasks.withType<Test> { ignoreFailures = true }",
-        'configurations.all { resolutionStrategy.dependencySubstitution { substitute(module("junit:junit")).using(project(":fake")) } }',
+        "configurations.all { resolutionStrategy.dependencySubstitution { "
+        'substitute(module("junit:junit")).using(project(":fake")) } }',
         "apply from: 'scripts/hooks.txt'",
     ],
 )
 def test_gradle_test_lines_read_from_parsed_hunks(line: str) -> None:
     patch = (
-        "diff --git a/app/build.gradle.kts b/app/build.gradle.kts\n--- a/app/build.gradle.kts\n+++ b/app/build.gradle.kts\n"
+        "diff --git a/app/build.gradle.kts b/app/build.gradle.kts\n--- a/app/build.gradle.kts\n"
+        "+++ b/app/build.gradle.kts\n"
         f'@@ -1,3 +1,4 @@\n android {{\n+{line}\n     namespace = "x"\n }}\n'
         + _diff("app/src/main/java/A.kt", "a", "b")
     )

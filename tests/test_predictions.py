@@ -372,6 +372,7 @@ def test_missing_empty_and_unknown_predictions_in_summary(pytester: pytest.Pytes
     assert summary["unmatched_predictions"] == ["acme__app-99"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_prediction_for_a_deselected_instance_is_not_unmatched(pytester: pytest.Pytester, workers: list[str]) -> None:
     pytester.makefile(".yaml", app=MANIFEST)
@@ -445,12 +446,11 @@ def test_patch_escaping_the_repository_is_refused_before_anything_runs(pytester:
 
 
 def test_old_marker_text_from_a_file_is_graded_as_the_candidates_patch(
-    pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, pyrepo: PyRepo, tmp_path: Path, mb_cache: Path
 ) -> None:
     """End to end (local runtime, a real repository): a file entry by 'gold' whose patch reads ``<gold>`` and one
     whose patch reads ``<live>`` are not diffs, so they fail to apply; the reference fix is never substituted
     (the evidence holds the entry's own text) and no endpoint is asked."""
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
     pytester.makefile(".yaml", **{"cases/acme__calc": manifest_for(pyrepo)})
     rows = [
         {"instance_id": "acme__calc-1", "model_name_or_path": "gold", "model_patch": "<gold>"},

@@ -4,8 +4,8 @@ Each manifest below names only upstream commits and the test ids ``--mb-validate
 own data, no third-party file): the instance is validated with its gold patch in Docker, then graded with
 gold (``resolved``) and with an empty patch (``empty_patch``), through the harness (its launcher started
 jest, the channel verified). Mirrors are read from ``$MOBILEBENCH_MIRRORS/<owner>+<name>/repo`` (opt-in:
-no default folder, as a cold run takes about 15 minutes); an instance whose mirror is absent is skipped. Marked ``docker`` and ``e2e`` (whole pytest
-runs in a subprocess; the installs reach the package registries and take minutes).
+no default folder, as a cold run takes about 15 minutes); an instance whose mirror is absent is skipped. Marked
+``docker`` and ``e2e`` (whole pytest runs in a subprocess; the installs reach the package registries and take minutes).
 """
 
 from __future__ import annotations

@@ -72,7 +72,8 @@ def test_node_recipe_image_builds_and_runs_the_pinned_tools(tmp_path: Path) -> N
                 tag,
                 "bash",
                 "-c",
-                "node --version; npm --version; cd / && yarn --version; npm config get cafile; echo $NODE_EXTRA_CA_CERTS",
+                "node --version; npm --version; cd / && yarn --version; npm config get cafile; echo "
+                "$NODE_EXTRA_CA_CERTS",
             ],
             capture_output=True,
             text=True,

@@ -27,6 +27,7 @@ def test_a_template_that_expands_is_kept_as_written(good: str) -> None:
     assert repo_url(good, "o/n")
 
 
+@pytest.mark.e2e
 def test_the_plugin_refuses_it_before_any_instance_runs(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--mb-repo-url-template=file:///m/{owner}}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -1,4 +1,5 @@
-"""One report file per model (the evidence folders' encoding, report/names.py): the file name encoding is collision-free, reversible and never a special path."""
+"""One report file per model (the evidence folders' encoding, report/names.py): the file name encoding is
+collision-free, reversible and never a special path."""
 
 from __future__ import annotations
 

@@ -16,7 +16,8 @@ framework: android
 instances:
 """ + "".join(
     f"  - instance_id: acme__app-{i}\n    base_commit: abcdef1\n    test_patch: ''\n"
-    "    patch: |\n      --- a/app/src/main/A.kt\n      +++ b/app/src/main/A.kt\n      @@ -1 +1 @@\n      -a\n      +b\n"
+    "    patch: |\n      --- a/app/src/main/A.kt\n      +++ b/app/src/main/A.kt\n      @@ -1 +1 @@\n"
+    "      -a\n      +b\n"
     "    FAIL_TO_PASS: ['t#a']\n"
     for i in range(1, 5)
 )

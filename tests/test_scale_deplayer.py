@@ -26,11 +26,19 @@ def test_manifests_are_found_nested_with_their_folders_and_nothing_else(tmp_path
     tree = _tree(
         tmp_path,
         {
-            "package.json": "{}", "package-lock.json": "{}", "src/app.js": "x", "patches/lib+1.0.patch": "p",
-            "packages/ui/package.json": "{}", "android/build.gradle": "g", "android/gradle/wrapper/gradle-wrapper.properties": "w",
-            "android/gradlew": "#!/bin/sh", "node_modules/lib/package.json": "{}", ".git/config": "c", "app/pubspec.yaml": "n",
+            "package.json": "{}",
+            "package-lock.json": "{}",
+            "src/app.js": "x",
+            "patches/lib+1.0.patch": "p",
+            "packages/ui/package.json": "{}",
+            "android/build.gradle": "g",
+            "android/gradle/wrapper/gradle-wrapper.properties": "w",
+            "android/gradlew": "#!/bin/sh",
+            "node_modules/lib/package.json": "{}",
+            ".git/config": "c",
+            "app/pubspec.yaml": "n",
         },
-    )  # fmt: skip
+    )
     assert sorted(manifest_files(tree)) == [
         "android/build.gradle", "android/gradle/wrapper/gradle-wrapper.properties", "android/gradlew",
         "app/pubspec.yaml", "package-lock.json", "package.json", "packages/ui/package.json", "patches/lib+1.0.patch",

@@ -46,9 +46,19 @@ def run_examples(reports: Path, *args: str, env: dict[str, str] | None = None) -
 
 def _run_examples_once(reports: Path, *args: str, env: dict[str, str] | None = None) -> dict:
     command = [
-        sys.executable, "-m", "pytest", str(ROOT / "cases" / "examples"), "--predictions=gold", "--mb-runtime=docker",
-        f"--mb-reports-dir={reports}", f"--mb-summary={reports / 'summary.json'}", "-p", "no:cacheprovider", "-q", *args,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pytest",
+        str(ROOT / "cases" / "examples"),
+        "--predictions=gold",
+        "--mb-runtime=docker",
+        f"--mb-reports-dir={reports}",
+        f"--mb-summary={reports / 'summary.json'}",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        *args,
+    ]
     proc = subprocess.run(
         command, cwd=ROOT, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})}, timeout=1500
     )
@@ -114,6 +124,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         client.close()
 
 
+@pytest.mark.e2e
 def test_two_daemons_under_xdist_give_the_one_daemon_verdicts(daemons, reference, tmp_path) -> None:
     assert {v[1] for v in verdicts(reference).values()} == {"resolved"}
     hosts = ",".join(d.url for d in daemons)
@@ -125,12 +136,18 @@ def test_two_daemons_under_xdist_give_the_one_daemon_verdicts(daemons, reference
     assert all(leftover_containers(d.url) == [] for d in daemons)
 
 
+@pytest.mark.e2e
 def test_a_budget_smaller_than_the_run_evicts_and_the_run_completes(daemons, reference, tmp_path) -> None:
     daemon = daemons[1]
     summary = run_examples(
-        tmp_path, "-p", "no:xdist", f"--mb-docker-hosts={daemon.url}", "--mb-image-budget=1M", "--mb-cache-level=instance",
+        tmp_path,
+        "-p",
+        "no:xdist",
+        f"--mb-docker-hosts={daemon.url}",
+        "--mb-image-budget=1M",
+        "--mb-cache-level=instance",
         env={"MOBILEBENCH_IMAGE_BUDGET_GRACE_S": "0"},
-    )  # fmt: skip
+    )
     assert verdicts(summary) == verdicts(reference)
     # both instances ran on this daemon, yet at most one instance image is left: the other was evicted
     assert len(harness_images(daemon.url)) <= 1, harness_images(daemon.url)

@@ -32,7 +32,8 @@ def registry(tmp_path: Path) -> Iterator[str]:
         port = probe.getsockname()[1]
     config = tmp_path / "registry.yml"
     config.write_text(
-        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp_path / 'data'}\nhttp:\n  addr: 127.0.0.1:{port}\n"
+        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp_path / 'data'}\nhttp:\n"
+        f"  addr: 127.0.0.1:{port}\n"
     )
     process = subprocess.Popen(
         ["docker-registry", "serve", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -63,7 +64,10 @@ def labelled_image() -> Iterator[tuple[object, str, str]]:
     client = connect(timeout_s=10)
     ensure_base_image(client, DEFAULT_BASE_IMAGE)
     tag = f"mobilebench/scaletest:{uuid.uuid4().hex[:12]}"
-    dockerfile = f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo {tag} > /marker\nLABEL mobilebench.inputs=want mobilebench.level=instance\n"
+    dockerfile = (
+        f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo {tag} > /marker\n"
+        "LABEL mobilebench.inputs=want mobilebench.level=instance\n"
+    )
     image, _ = client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
     try:
         yield client, tag, str(image.id)

@@ -99,6 +99,7 @@ def _controller_run(spec: str, controller: Path) -> tuple[subprocess.CompletedPr
     return proc, json.loads(summary.read_text())
 
 
+@pytest.mark.e2e
 def test_a_socket_worker_in_another_namespace_sends_results_evidence_and_cache_home(remote, tmp_path: Path) -> None:
     start, worker_folder = remote
     controller = tmp_path / "controller"

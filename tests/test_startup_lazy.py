@@ -108,6 +108,7 @@ def _startup_only(name: str) -> bool:
     return name in STARTUP_MODULES or name.startswith("pytest_mobilebench.suites.declared.")
 
 
+@pytest.mark.e2e
 def test_a_run_without_benchmark_files_imports_declarations_only(tmp_path: Path) -> None:
     (tmp_path / "test_plain.py").write_text("def test_one():\n    assert 1\n")
     found = _run(tmp_path)
@@ -117,6 +118,7 @@ def test_a_run_without_benchmark_files_imports_declarations_only(tmp_path: Path)
     assert found["heavy"] == [], found["heavy"]
 
 
+@pytest.mark.e2e
 def test_a_run_without_benchmark_files_imports_no_module_bare_pytest_does_not(tmp_path: Path) -> None:
     """Not a library (filelock, hashlib's OpenSSL binding, the Docker helpers' tarfile ...) beyond what pytest
     itself imports: option converters and rarely used helpers import theirs when called."""
@@ -127,6 +129,7 @@ def test_a_run_without_benchmark_files_imports_no_module_bare_pytest_does_not(tm
     assert sorted(set(found["others"]) - bare) == []
 
 
+@pytest.mark.e2e
 def test_the_package_is_not_assertion_rewritten_even_when_pytest_marks_it(tmp_path: Path) -> None:
     (tmp_path / "test_plain.py").write_text("def test_one():\n    assert 1\n")
     found = _run(tmp_path)
@@ -149,6 +152,7 @@ def test_the_package_is_not_assertion_rewritten_even_when_pytest_marks_it(tmp_pa
     assert "pytest_mobilebench.fixtures" in found["ours"] and "pytest_mobilebench.fixtures" not in rewritten
 
 
+@pytest.mark.e2e
 def test_a_suite_is_imported_with_its_first_file_and_its_items_share_closure_and_marks(tmp_path: Path) -> None:
     first = min((ROOT / "cases" / "planner").glob("*.yaml"))
     (tmp_path / first.name).write_text(first.read_text(encoding="utf-8"), encoding="utf-8")
@@ -184,6 +188,7 @@ IR_EVALUATION_MODULES = (
 )
 
 
+@pytest.mark.e2e
 def test_collecting_an_issue_resolution_manifest_imports_its_loading_half_only(tmp_path: Path) -> None:
     """Issue 23: the records' loading (manifest models, framework registry, markers) comes with the file; the
     evaluating half (judge, attribution, policy, grading, the jest harness, every parser, unidiff) waits for
@@ -197,6 +202,7 @@ def test_collecting_an_issue_resolution_manifest_imports_its_loading_half_only(t
     assert "unidiff" not in found["others"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("strict", [False, True])
 def test_markers_computed_by_an_implementation_are_declared_before_its_items(tmp_path: Path, strict: bool) -> None:
     """The planner's dimension markers are not on its surface: they are declared when its first file comes,
@@ -208,6 +214,7 @@ def test_markers_computed_by_an_implementation_are_declared_before_its_items(tmp
     assert found["items"] > 0
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "env", "says"),
     [

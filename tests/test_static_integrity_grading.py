@@ -114,9 +114,7 @@ def _run(pytester: pytest.Pytester, repo: PyRepo, *args: str) -> tuple[pytest.Ru
     return result, json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_MOBILEBENCH_CACHE", str(tmp_path / "mbcache"))
+pytestmark = pytest.mark.usefixtures("mb_cache")
 
 
 @pytest.mark.e2e

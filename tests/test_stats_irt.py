@@ -36,7 +36,8 @@ def _rmse(x: np.ndarray, y: np.ndarray) -> float:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_two_parameter_fit_recovers_known_abilities_difficulties_and_discriminations(seed: int) -> None:
     """60 models x 100 instances x 2 trials. Tolerances: ability correlation >= 0.97 and RMSE <= 0.25; difficulty
-    correlation >= 0.9 and RMSE <= 0.45; discrimination correlation >= 0.7; ability intervals cover >= 85% (nominal 95%, 60 abilities)."""
+    correlation >= 0.9 and RMSE <= 0.45; discrimination correlation >= 0.7; ability intervals cover >= 85% (nominal 95%,
+    60 abilities)."""
     theta, b, a, s, n = _generate(seed, 60, 100, 2, 0.5)
     result = fit(s, n, two_parameter=True)
     assert result["model"] == "2PL" and result["converged"]
@@ -121,6 +122,7 @@ def _summary(path: Path, model: str, solved: int, total: int = 12) -> Path:
     return path
 
 
+@pytest.mark.e2e
 def test_compare_irt_on_the_command_line_writes_the_json_and_the_page(tmp_path: Path) -> None:
     paths = [_summary(tmp_path / f"{m}.json", m, k) for m, k in (("alpha", 3), ("beta", 6), ("gamma", 9))]
     out, page = tmp_path / "cmp.json", tmp_path / "cmp.html"

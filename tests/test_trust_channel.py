@@ -158,7 +158,8 @@ def test_write_under_refuses_to_leave_the_evidence(tmp_path: Path) -> None:
 
 def test_the_harness_plan_moves_its_results_and_calls_jest_directly() -> None:
     plan = TestPlan(
-        "mkdir -p .mobilebench && npx jest --ci --json --outputFile=.mobilebench/jest-results.json --runTestsByPath a.test.js",
+        "mkdir -p .mobilebench && npx jest --ci --json --outputFile=.mobilebench/jest-results.json "
+        "--runTestsByPath a.test.js",
         (".mobilebench/jest-results.json",),
         "jest",
     )

@@ -224,7 +224,8 @@ def test_gradle_images_run_tests_unprivileged_on_root_owned_tools(workspace) -> 
             "lock": f"exec 3<> $GRADLE_USER_HOME/{dist}/gradle-8.7-bin.zip.lck",
             "read-dep": f"grep -q junit-jar $GRADLE_RO_DEP_CACHE/{JUNIT.split('/', 1)[1]}",
             "read-dist": f"grep -q core $GRADLE_USER_HOME/{dist}/gradle-8.7/lib/gradle-core.jar",
-            "work-areas": "mkdir -p $GRADLE_USER_HOME/caches/8.7/kotlin-dsl $GRADLE_USER_HOME/daemon $GRADLE_USER_HOME/native",
+            "work-areas": "mkdir -p $GRADLE_USER_HOME/caches/8.7/kotlin-dsl $GRADLE_USER_HOME/daemon "
+            "$GRADLE_USER_HOME/native",
             "project": "touch .gradle/checksums build/tmp/x build/new && mkdir -p app/build",
             "write-dep": f"echo evil > $GRADLE_RO_DEP_CACHE/{JUNIT.split('/', 1)[1]}",
             "write-dist": f"echo evil > $GRADLE_USER_HOME/{dist}/gradle-8.7/lib/gradle-core.jar",
@@ -514,7 +515,8 @@ def test_the_result_channel_is_out_of_reach_of_the_test_user(workspace) -> None:
     ws = workspace()
     run, channel, status = ws.run_with_channel(
         "id -u; cat <&4; echo; echo from-runner >&3; exec 4<&-; "
-        'for f in /var/tmp/mb-channel-*/*; do cat "$f" 2>/dev/null && echo READ-BY-NAME; done; ls /var/tmp/mb-channel-* 2>&1 | head -1; '
+        'for f in /var/tmp/mb-channel-*/*; do cat "$f" 2>/dev/null && echo READ-BY-NAME; done; ls '
+        "/var/tmp/mb-channel-* 2>&1 | head -1; "
         "(sleep 3; echo late >&3) >/dev/null 2>&1 & disown",  # not holding the exec's output: it ends at once
         files={"/var/tmp/mb-harness-test/hello.js": b"x"},
         key=b"k" * 32,

@@ -69,7 +69,8 @@ REWRITER = textwrap.dedent(
             const r = JSON.parse(fs.readFileSync(file, 'utf8'));
             if (r.numFailedTests > 0) {
               r.numFailedTests = 0; r.success = true;
-              for (const s of r.testResults) { s.status = 'passed'; for (const t of s.assertionResults) t.status = 'passed'; }
+              for (const s of r.testResults) { s.status = 'passed';
+                  for (const t of s.assertionResults) t.status = 'passed'; }
               fs.writeFileSync(file, JSON.stringify(r));
             }
           } catch (e) {}
@@ -86,7 +87,10 @@ REWRITER = textwrap.dedent(
 def _new_file(path: str, text: str, mode: str = "100644") -> str:
     lines = text.splitlines()
     body = "".join(f"+{line}\n" for line in lines)
-    return f"diff --git a/{path} b/{path}\nnew file mode {mode}\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode {mode}\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+    )
 
 
 def _fake_report() -> str:
@@ -130,7 +134,8 @@ TRICKS: dict[str, str] = {
     # status 0 (jest's sandboxed ``process`` keeps the hook away from the real exit)
     "exit-hook-in-source": (
         "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
-        "@@ -1,3 +1,4 @@\n+require('./hook.js');\n class Counter {\n   constructor(start = 0) {\n     this.value = start;\n"
+        "@@ -1,3 +1,4 @@\n+require('./hook.js');\n class Counter {\n   constructor(start = 0) {\n"
+        "     this.value = start;\n"
     )
     + _new_file(
         "src/hook.js",
@@ -141,7 +146,8 @@ TRICKS: dict[str, str] = {
     # writes it: the runner's exit status and console summary still tell the truth
     "background-rewriter": (
         "diff --git a/src/counter.js b/src/counter.js\n--- a/src/counter.js\n+++ b/src/counter.js\n"
-        "@@ -1,3 +1,4 @@\n+require('./bg.js');\n class Counter {\n   constructor(start = 0) {\n     this.value = start;\n"
+        "@@ -1,3 +1,4 @@\n+require('./bg.js');\n class Counter {\n   constructor(start = 0) {\n"
+        "     this.value = start;\n"
     )
     + _new_file("src/bg.js", REWRITER),
     # the Gradle wrapper is the runner's entry point: a candidate's script there is a tool change
@@ -195,6 +201,7 @@ def _results(reports: Path) -> dict[str, dict]:
     return found
 
 
+@pytest.mark.e2e
 def test_candidate_tricks_never_reach_their_verdict(tmp_path: Path) -> None:
     _docker_or_skip()
     preds = _predictions(tmp_path / "preds.jsonl", TRICKS)
@@ -224,6 +231,7 @@ def test_candidate_tricks_never_reach_their_verdict(tmp_path: Path) -> None:
     assert results["exit-hook-in-source"]["reason"] == "unresolved"
 
 
+@pytest.mark.e2e
 def test_docker_kill_mid_test_is_infra_and_never_cached(tmp_path: Path) -> None:
     _docker_or_skip()
     client = docker.from_env()
@@ -268,6 +276,7 @@ def test_docker_kill_mid_test_is_infra_and_never_cached(tmp_path: Path) -> None:
     assert not list(reports.glob("cache/**/*.json"))  # never cached: the next run retries it
 
 
+@pytest.mark.e2e
 def test_two_runs_at_once_keep_their_own_files(tmp_path: Path) -> None:
     _docker_or_skip()
     reports = tmp_path / "reports"
@@ -280,6 +289,7 @@ def test_two_runs_at_once_keep_their_own_files(tmp_path: Path) -> None:
     assert os.readlink(reports / "latest") in ("run-1", "run-2")
 
 
+@pytest.mark.e2e
 def test_auto_without_a_daemon_never_runs_a_candidate_on_the_host(tmp_path: Path) -> None:
     preds = _predictions(tmp_path / "preds.jsonl", {"real": TRICKS["npmrc-hook"]})
     dead = {"DOCKER_HOST": f"unix://{tmp_path}/no-daemon.sock"}
@@ -295,6 +305,7 @@ def test_auto_without_a_daemon_never_runs_a_candidate_on_the_host(tmp_path: Path
     assert not (Path(result["evidence_dir"]) / "test_output.log").exists()  # nothing ran
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 def test_a_full_reports_disk_says_so_and_keeps_the_previous_summary(tmp_path: Path) -> None:
     disk = tmp_path / "tiny"

@@ -31,7 +31,10 @@ TITLE = r"""if (typeof test === 'function' && !/mbcanary/.test(String(expect.get
 """
 
 #: a new counter's value is half of a surrogate pair; the console gets lone surrogates too
-VALUE = r"""if (typeof afterAll === 'function') { console.log('title \ud800'); console.error(new Error('boom \udfff')); }
+VALUE = r"""if (typeof afterAll === 'function') {
+  console.log('title \ud800');
+  console.error(new Error('boom \udfff'));
+}
 """
 
 
@@ -52,6 +55,7 @@ MODELS = {
 }
 
 
+@pytest.mark.e2e
 def test_a_lone_surrogate_in_the_report_is_the_candidates_unresolved_never_infra(tmp_path: Path) -> None:
     results, _out = grade(tmp_path, MODELS)
     for model, result in results.items():

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import git
+
 from pytest_mobilebench.suites.issue_resolution import docker_answers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +51,8 @@ REGISTRATION = """\
 const env = jasmine.getEnv();
 for (const m of ['it', 'fit', 'xit']) {
   const before = env[m];
-  try { env[m] = (title, fn, timeout) => before.call(env, title, (done) => done(), timeout); } catch (e) { /* locked */ }
+  try { env[m] = (title, fn, timeout) => before.call(env, title, (done) => done(), timeout); } catch (e) {
+      /* locked */ }
 }
 """
 
@@ -62,7 +65,8 @@ Promise.resolve().then(() => {
     if (selective && String(child.getFullName()).includes('canary')) return;
     const hollow = (done) => done();
     try { child.queueableFn.fn = hollow; } catch (e) { /* frozen */ }
-    try { Object.defineProperty(child, 'queueableFn', { value: { fn: hollow, timeout: () => 5000 } }); } catch (e) { /* locked */ }
+    try { Object.defineProperty(child, 'queueableFn', { value: { fn: hollow, timeout: () => 5000 } }); } catch (e) {
+        /* locked */ }
   });
   visit(jasmine.getEnv().topSuite());
 });
@@ -71,7 +75,8 @@ Promise.resolve().then(() => {
 #: passing results reported again for failed specs, without running them (copies of their results)
 REPLAY = """\
 const replayed = new Set();
-const collect = (node, out) => { (node.children || []).forEach((c) => (c.children ? collect(c, out) : out.push(c))); return out; };
+const collect = (node, out) => { (node.children || []).forEach((c) => (c.children ? collect(c, out) : out.push(c)));
+    return out; };
 afterEach(() => {
   collect(jasmine.getEnv().topSuite(), []).forEach((s) => {
     if (/canary/.test(s.getFullName()) || replayed.has(s) || s.result.status !== 'failed') return;
@@ -116,7 +121,8 @@ CLASSES = """\
 const Original = jasmine.Spec;
 try {
   jasmine.Spec = class extends Original {
-    constructor(attrs) { attrs.queueableFn = { fn: (done) => done(), timeout: attrs.queueableFn.timeout }; super(attrs); }
+    constructor(attrs) { attrs.queueableFn = { fn: (done) => done(), timeout: attrs.queueableFn.timeout };
+        super(attrs); }
   };
 } catch (e) { /* locked */ }
 for (let p = Original.prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
@@ -145,13 +151,15 @@ if (spot && !global.__forged) {
   global.__forged = true;
   const file = spot.split('=')[1];
   const script = "const fs=require('fs');const f=process.argv[1];let n=0;const t=setInterval(()=>{n++;try{" +
-    "const r=JSON.parse(fs.readFileSync(f,'utf8'));if(r.numFailedTests){r.numFailedTests=0;r.numPassedTests=r.numTotalTests;" +
+    "const r=JSON.parse(fs.readFileSync(f,'utf8'));" +
+    "if(r.numFailedTests){r.numFailedTests=0;r.numPassedTests=r.numTotalTests;" +
     "r.success=true;r.testResults.forEach((s)=>{s.status='passed';s.assertionResults.forEach((a)=>{a.status='passed';" +
     "a.failureMessages=[];});});fs.writeFileSync(f,JSON.stringify(r));}}catch(e){}if(n>4000)clearInterval(t);},10);";
   require('child_process').spawn(process.execPath, ['-e', script, file], { detached: true, stdio: 'ignore' }).unref();
   const line = 'f'.repeat(64) + ' {"seq":1,"type":"final","numPassedTests":4,"numFailedTests":0}\\n';
   for (let fd = 0; fd < 16; fd++) { try { fs.writeSync(fd, line); } catch (e) { /* closed */ } }
-  afterAll(() => new Promise((done) => setTimeout(() => { console.log('Tests:       4 passed, 4 total'); done(); }, 1000)));
+  afterAll(() => new Promise((done) => setTimeout(() => { console.log('Tests:       4 passed, 4 total'); done(); },
+      1000)));
 }
 """
 
@@ -181,19 +189,6 @@ def _counter_sources() -> object:
     return module
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t.invalid",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
-
-
 def _write(repo: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -205,34 +200,35 @@ def _stand_in(tmp: Path) -> tuple[Path, dict[str, str]]:
     counter = _counter_sources()
     repo = tmp / "counter26"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     package = {**counter.PACKAGE_JSON, "devDependencies": {"jest": "26.6.3"}}  # type: ignore[attr-defined]
     _write(repo, {**counter.BASE, "package.json": json.dumps(package, indent=2) + "\n"})  # type: ignore[attr-defined]
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "base")
-    base = _git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
     _write(repo, counter.FIX_1)  # type: ignore[attr-defined]
-    reference = _git(repo, "diff", "--", "src")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "fix")
-    fix = _git(repo, "rev-parse", "HEAD").strip()
-    _git(repo, "checkout", "-q", base)
+    reference = git(repo, "diff", "--", "src", strip=False)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "fix")
+    fix = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", base)
     patches = {"reference": reference}
     source = (repo / "src" / "counter.js").read_text()
     for name, (text, _) in ATTACKS.items():
         _write(repo, {"src/counter.js": "require('./setup-helpers.js');\n" + source, "src/setup-helpers.js": text})
-        _git(repo, "add", "-N", "src/setup-helpers.js")
-        patches[name] = _git(repo, "diff")
-        _git(repo, "reset", "-q")
-        _git(repo, "checkout", "-q", "--", ".")
+        git(repo, "add", "-N", "src/setup-helpers.js")
+        patches[name] = git(repo, "diff", strip=False)
+        git(repo, "reset", "-q")
+        git(repo, "checkout", "-q", "--", ".")
         (repo / "src" / "setup-helpers.js").unlink()
-    _git(repo, "checkout", "-q", "main")
-    _git(repo, "bundle", "create", str(tmp / "counter26.bundle"), "main")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "bundle", "create", str(tmp / "counter26.bundle"), "main")
     manifest = tmp / "counter26.yaml"
     manifest.write_text(
         "suite: issue_resolution\nrepo: mobilebench/counter26\nrepo_url: counter26.bundle\nframework: react-native\n"
         'environment:\n  node: "20.18.0"\n  package_manager: npm\n  install: npm install --no-audit --no-fund\n'
-        f"instances:\n  - instance_id: {INSTANCE}\n    problem_statement: |\n      Counter.increment() adds one too many.\n"
+        f"instances:\n  - instance_id: {INSTANCE}\n    problem_statement: |\n"
+        "      Counter.increment() adds one too many.\n"
         f"    base_commit: {base}\n    fix_commit: {fix}\n    FAIL_TO_PASS:\n"
         '      - "__tests__/counter.test.js::Counter > increments by one"\n'
         '      - "__tests__/counter.test.js::Counter > increments by a step"\n    PASS_TO_PASS: []\n'
@@ -241,6 +237,7 @@ def _stand_in(tmp: Path) -> tuple[Path, dict[str, str]]:
     return manifest, patches
 
 
+@pytest.mark.e2e
 def test_jest26_runner_hijacks_are_never_resolved_nor_infra_and_the_reference_resolves(tmp_path: Path) -> None:
     manifest, patches = _stand_in(tmp_path)
     preds = tmp_path / "preds.jsonl"

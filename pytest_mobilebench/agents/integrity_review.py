@@ -77,8 +77,13 @@ def review(summary: Mapping[str, Any], ask: Callable[[list[dict[str, str]]], str
     rows = []
     for item in items:
         report = item["agent"]["integrity"]
-        row: dict[str, Any] = {"instance_id": item.get("instance_id"), "model": item.get("model_name_or_path"),
-                               "trial": item.get("trial"), "counts": report.get("counts"), "flagged": report.get("flagged", [])}  # fmt: skip
+        row: dict[str, Any] = {
+            "instance_id": item.get("instance_id"),
+            "model": item.get("model_name_or_path"),
+            "trial": item.get("trial"),
+            "counts": report.get("counts"),
+            "flagged": report.get("flagged", []),
+        }
         if ask is not None and row["flagged"]:
             try:
                 row["judge"] = parse_verdict(ask(judge_messages(item)))

@@ -10,8 +10,9 @@ cost; the first one reached ends the run with its :class:`AgentEnd`. The wall ti
 elapsed time less what the endpoint lost (its failed attempts and the waits before their retries, recorded as
 ``endpoint_lost_seconds``). It holds during a call too: neither a command's timeout nor a model call in flight
 runs past it (a call cut there ends the run ``agent_timeout``; the endpoint's own deadlines, below the wall time,
-make a stalled reply a failed attempt first). Endpoint failures (after :func:`~.endpoint.chat`'s retries) raise :class:`AgentInfraError`:
-infrastructure, not the agent's outcome. The trajectory (:mod:`.trajectory`) is written line by line.
+make a stalled reply a failed attempt first). Endpoint failures (after :func:`~.endpoint.chat`'s retries) raise
+:class:`AgentInfraError`: infrastructure, not the agent's outcome. The trajectory (:mod:`.trajectory`) is written line
+by line.
 """
 
 from __future__ import annotations

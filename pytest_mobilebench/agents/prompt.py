@@ -8,8 +8,8 @@ a line ``<!-- task -->`` starts the first user message; without markers the whol
 Fields (:data:`FIELDS`, issue resolution's): ``problem_statement``, ``repo``, ``base_commit``, ``framework``,
 ``workdir`` (the work tree's path in the sandbox); a suite with other fields passes its own set and default
 template to :func:`load_template` (device repair adds ``target`` and ``layout``; app generation:
-:data:`pytest_mobilebench.suites.app_generation.live.FIELDS`). A field value is inserted as it is, never read as a template itself (a problem
-statement holding ``$workdir`` stays as written).
+:data:`pytest_mobilebench.suites.app_generation.live.FIELDS`). A field value is inserted as it is, never read as a
+template itself (a problem statement holding ``$workdir`` stays as written).
 """
 
 from __future__ import annotations

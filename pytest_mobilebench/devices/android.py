@@ -4,8 +4,8 @@ The verifier discipline of SPEC section 2 ("Verifier discipline"): check the dev
 level and ABI against the execution plan, wait for boot completion (``sys.boot_completed``,
 ``dev.bootcomplete``, boot animation stopped) plus a settle interval, wake and unlock, uninstall stale
 packages, ``pm install -r -t`` the fresh APKs (never launched), clear app and test data, run only
-``am instrument -w -r -e class pkg.Class#method,... <runner>`` (the method and its canaries) under a wall-clock AND a no-output deadline
-(both packages force-stopped on either), and dump logcat (main and crash buffers).
+``am instrument -w -r -e class pkg.Class#method,... <runner>`` (the method and its canaries) under a wall-clock AND a
+no-output deadline (both packages force-stopped on either), and dump logcat (main and crash buffers).
 
 Every failure of the device or of adb raises :class:`DeviceError` with an infrastructure ``kind``
 (``device_offline``, ``boot_timeout``, ``device_mismatch``, ``install_failed``, ``adb_error``); the

@@ -18,8 +18,8 @@ device back to it and verifies the result:
 repair (``remaining``: the device is quarantined for the run, the damage charged to the attempt) and what the
 health probe found (``unhealthy``: quarantined too, charged to nobody: a device can fail on its own). The
 baseline is taken by the first attempt that reaches the booted device (:class:`Guard`), and an attempt is
-restored only when its packages were installed (before that, nothing of it ran on the device). Parsing is pure (the ``parse_*`` functions);
-the device calls are the edge.
+restored only when its packages were installed (before that, nothing of it ran on the device). Parsing is pure (the
+``parse_*`` functions); the device calls are the edge.
 """
 
 from __future__ import annotations

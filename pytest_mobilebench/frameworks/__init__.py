@@ -160,7 +160,8 @@ def infer_recipe(repo_dir: Path, framework: str, environment: Environment | Mapp
 
 
 def _inferred(repo_dir: Path, framework: str, environment: Environment | Mapping[str, object]) -> EnvRecipe:
-    """:func:`infer_recipe` before the install overrides of :func:`~pytest_mobilebench.runtime.environment.effective_install`."""
+    """:func:`infer_recipe` before the install overrides of
+    :func:`~pytest_mobilebench.runtime.environment.effective_install`."""
     from pytest_mobilebench.runtime.environment import recipe_overrides
     from pytest_mobilebench.frameworks.recipe import EnvRecipe
 

@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Final, final
@@ -415,82 +415,120 @@ def settings_modules(repo_dir: Path) -> dict[str, str]:
     def outside_defs(index: int) -> bool:
         return not any(start <= index < end for start, end in spans)
 
-    # literal includes
+    for found in (
+        _literal_includes(text, outside_defs),
+        _function_scans(repo_dir, text, defs, outside_defs),
+        _inline_scans(repo_dir, text, outside_defs),
+    ):
+        for path, rel in found.items():
+            modules.setdefault(path, rel)
+    modules.update(_project_dirs(text))
+    return modules
+
+
+def _include_region(text: str, match: re.Match[str]) -> str:
+    """The arguments of the ``include`` at ``match``: its parenthesised block, or (Groovy) the rest of its line
+    and of every following line while a line ends with a comma."""
+    if match.group(1):
+        return text[match.end() - 1 : balanced(text, match.end() - 1)]
+    end = match.end()
+    while True:
+        nl = text.find("\n", end)
+        line_end = len(text) if nl < 0 else nl
+        if text[end:line_end].rstrip().endswith(",") and nl >= 0:
+            end = nl + 1
+            continue
+        return text[match.end() : line_end]
+
+
+def _literal_includes(text: str, outside_defs: Callable[[int], bool]) -> dict[str, str]:
+    """Gradle path -> directory of every literal ``include`` outside settings-local functions."""
+    out: dict[str, str] = {}
     for match in re.finditer(r"\binclude\b(?!Build|Flat)\s*(\(?)", text):
         if not outside_defs(match.start()):
             continue
-        if match.group(1):
-            region = text[match.end() - 1 : balanced(text, match.end() - 1)]
-        else:
-            end = match.end()
-            while True:
-                nl = text.find("\n", end)
-                line_end = len(text) if nl < 0 else nl
-                if text[end:line_end].rstrip().endswith(",") and nl >= 0:
-                    end = nl + 1
-                    continue
-                region = text[match.end() : line_end]
-                break
-        for string in re.finditer(r"\"([^\"]*)\"|'([^']*)'", region):
+        for string in re.finditer(r"\"([^\"]*)\"|'([^']*)'", _include_region(text, match)):
             path = _normal_path(string.group(1) if string.group(1) is not None else string.group(2))
             if path:
-                modules.setdefault(path, _path_to_dir(path))
+                out.setdefault(path, _path_to_dir(path))
+    return out
 
-    # directory scans through settings-local functions
+
+def _scan_depth(args: str, default_depth: int | None) -> int:
+    """The depth of one call of a scanning function: its ``...Depth = N`` argument, else its last positional
+    number, else the function's default, else 6."""
+    depth_arg = re.search(r"\w*[Dd]epth\w*\s*=\s*(\d+)", args)
+    if depth_arg:
+        return int(depth_arg.group(1))
+    positional = re.findall(r",\s*(\d+)\s*(?=[,)])", args)
+    if positional:
+        return int(positional[-1])
+    return default_depth if default_depth is not None else 6
+
+
+def _scan_call(args: str) -> tuple[str, str] | None:
+    """``(directory, Gradle path prefix)`` a call of a scanning function names, None when it names no
+    directory."""
+    dir_match = _DIR_ARG.search(args)
+    strings = [s for s in re.findall(r"[\"']([^\"'$]*)[\"']", args)]
+    prefix = next((s for s in strings if s.startswith(":")), None)
+    if dir_match is None:
+        plain = [s for s in strings if not s.startswith(":")]
+        if not plain:
+            return None
+        directory = plain[0].strip("/")
+    else:
+        directory = _dir_of(dir_match)
+    return directory, prefix if prefix is not None else ":" + directory.replace("/", ":")
+
+
+def _function_scans(
+    repo_dir: Path, text: str, defs: dict[str, tuple[int, int, str]], outside_defs: Callable[[int], bool]
+) -> dict[str, str]:
+    """Gradle path -> directory of the projects included by the calls of settings-local functions that list
+    directories and call ``include``."""
+    out: dict[str, str] = {}
     for name, (_start, _end, body) in defs.items():
         if "include" not in body or not re.search(r"listFiles|walk|eachDir|eachFile|list\(\)", body):
             continue
-        default_depth = None
         depth_param = re.search(r"(\w*[Dd]epth\w*)\s*(?::\s*Int)?\s*=\s*(\d+)", body.split("{", 1)[0])
-        if depth_param:
-            default_depth = int(depth_param.group(2))
+        default_depth = int(depth_param.group(2)) if depth_param else None
         for call in re.finditer(rf"(?<![\w.]){re.escape(name)}\s*\(", text):
             if not outside_defs(call.start()):
                 continue
             args = text[call.end() - 1 : balanced(text, call.end() - 1)]
-            dir_match = _DIR_ARG.search(args)
-            strings = [s for s in re.findall(r"[\"']([^\"'$]*)[\"']", args)]
-            prefix = next((s for s in strings if s.startswith(":")), None)
-            if dir_match is None:
-                plain = [s for s in strings if not s.startswith(":")]
-                if not plain:
-                    continue
-                directory = plain[0].strip("/")
-            else:
-                directory = _dir_of(dir_match)
-            if prefix is None:
-                prefix = ":" + directory.replace("/", ":")
-            depth_arg = re.search(r"\w*[Dd]epth\w*\s*=\s*(\d+)", args)
-            positional = re.findall(r",\s*(\d+)\s*(?=[,)])", args)
-            depth = (
-                int(depth_arg.group(1))
-                if depth_arg
-                else int(positional[-1])
-                if positional
-                else default_depth
-                if default_depth is not None
-                else 6
-            )
+            named = _scan_call(args)
+            if named is None:
+                continue
+            directory, prefix = named
+            depth = _scan_depth(args, default_depth)
             for path, rel in _scan(repo_dir, repo_dir / directory, prefix.rstrip(":"), depth).items():
-                modules.setdefault(path, rel)
+                out.setdefault(path, rel)
+    return out
 
-    # inline scans: file("dir").listFiles() ... include(...)
+
+def _inline_scans(repo_dir: Path, text: str, outside_defs: Callable[[int], bool]) -> dict[str, str]:
+    """Gradle path -> directory of the projects an inline ``file("dir").listFiles() ... include(...)`` chain
+    includes (``listFiles`` / ``eachDir``: one level; ``walk``: 6)."""
+    out: dict[str, str] = {}
     for match in re.finditer(
         r"(?:(?:new\s+)?File\s*\(\s*(?:rootDir|settingsDir)\s*,\s*|\bfile\s*\(\s*)[\"']([^\"'$]+)[\"']\s*\)"
         r"\s*\.\s*(listFiles|walk\w*|eachDir)",
         text,
     ):
-        if not outside_defs(match.start()):
-            continue
-        tail = text[match.end() : match.end() + 400]
-        if "include" not in tail:
+        if not outside_defs(match.start()) or "include" not in text[match.end() : match.end() + 400]:
             continue
         directory = match.group(1).strip("/")
         depth = 0 if match.group(2) in ("listFiles", "eachDir") else 6
         for path, rel in _scan(repo_dir, repo_dir / directory, ":" + directory.replace("/", ":"), depth).items():
-            modules.setdefault(path, rel)
+            out.setdefault(path, rel)
+    return out
 
-    # projectDir overrides
+
+def _project_dirs(text: str) -> dict[str, str]:
+    """Gradle path -> directory of every ``project(":x").projectDir = file("dir")`` override (``..`` and ``.``
+    resolved)."""
+    out: dict[str, str] = {}
     for match in re.finditer(r"project\s*\(\s*[\"']([^\"'$]+)[\"']\s*\)\s*\.\s*projectDir\s*=\s*([^\n;]+)", text):
         path = _normal_path(match.group(1))
         target = _DIR_ARG.search(match.group(2))
@@ -502,8 +540,8 @@ def settings_modules(repo_dir: Path) -> dict[str, str]:
                         parts.pop()
                 elif part != ".":
                     parts.append(part)
-            modules[path] = "/".join(parts)
-    return modules
+            out[path] = "/".join(parts)
+    return out
 
 
 def module_for_file(path: str, modules: Mapping[str, str]) -> str | None:

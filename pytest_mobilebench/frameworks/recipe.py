@@ -491,7 +491,8 @@ def infer_recipe(repo_dir: Path, framework: str, *, overrides: Mapping[str, Any]
             source reads ``"override"``). ``install_command`` replaces the dependency install command.
 
     Returns:
-        The recipe; see :mod:`.react_native.recipe`, :mod:`.android.recipe` and :mod:`.flutter.recipe` for the precedence of sources.
+        The recipe; see :mod:`.react_native.recipe`, :mod:`.android.recipe` and :mod:`.flutter.recipe` for the
+        precedence of sources.
 
     Raises:
         RecipeError: unknown framework, unreadable/invalid build files, or a version that cannot be inferred

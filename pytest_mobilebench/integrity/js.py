@@ -241,7 +241,8 @@ def _global_finding(node: tree_sitter.Node, declared: set[str]) -> tuple[str, st
 
 
 def _dynamic(node: tree_sitter.Node) -> tuple[str, str] | None:
-    """``process.env`` taken whole (aliased, enumerated), ``eval`` / ``Function`` code, ``require`` of a computed name."""
+    """``process.env`` taken whole (aliased, enumerated), ``eval`` / ``Function`` code, ``require`` of a computed
+    name."""
     if node.type == "member_expression" and _chain(node) == "process.env":
         parent = node.parent
         if (

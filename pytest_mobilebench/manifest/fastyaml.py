@@ -90,8 +90,8 @@ _OTHER_NUMBER: Final = re.compile(_START + r"(?!" + _SAME_NUMBER + _END + r")" +
 
 # Indicators where a node may begin (the character before is a line break or flow indicator, or a blank after
 # one of those, an indicator or a blank): tag, anchor, alias, reserved, complex key (even without a blank), block
-# scalar indicator that starts no block scalar; an empty key or a scalar starting with a colon. One expression per indicator, each
-# starting with a literal, run only when its indicator occurs in the text.
+# scalar indicator that starts no block scalar; an empty key or a scalar starting with a colon. One expression per
+# indicator, each starting with a literal, run only when its indicator occurs in the text.
 _AT_NODE: Final = r"(?:(?<=[\n\[{,].)|(?<=[\n\-?:\[{, ] .))"
 _INDICATORS: Final = {
     **{c: re.compile(re.escape(c) + _AT_NODE) for c in "!&*@`:?"},  # "?x" in a flow collection: a key for libyaml

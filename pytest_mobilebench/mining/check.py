@@ -144,8 +144,15 @@ def _load(path: Path, framework: str | None) -> tuple[list[_Entry], list[Finding
 
             return [], [_from_error(e) for e in DEVICE_REPAIR.load(path, doc) if isinstance(e, ManifestError)]
         if doc.data.get("suite") != "issue_resolution":
-            return [], [Finding(str(path), doc.line_of("suite") or 1, None, "suite",
-                                f"suite {doc.data.get('suite')!r}: dataset check lints issue_resolution manifests")]  # fmt: skip
+            return [], [
+                Finding(
+                    str(path),
+                    doc.line_of("suite") or 1,
+                    None,
+                    "suite",
+                    f"suite {doc.data.get('suite')!r}: dataset check lints issue_resolution manifests",
+                )
+            ]
         loaded = load_manifest(doc)
         entries = doc.data.get("instances") if isinstance(doc.data.get("instances"), list) else []
         lines = [doc.item_lines.get("instances", [])[i][1] if i < len(doc.item_lines.get("instances", [])) else {}

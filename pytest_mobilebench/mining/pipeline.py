@@ -235,8 +235,17 @@ def _write_manifest(
 
 
 def _validation_provenance(run_id: str, opts: MineOptions, verdict: Verdict) -> dict[str, Any]:
-    return {"validation": {"run_id": run_id, "runs": opts.runs, "status": verdict.status, "cached": verdict.cached,
-                           "flaky_dropped": list(verdict.flaky), "setup_s": verdict.setup_s, "test_s": verdict.test_s}}  # fmt: skip
+    return {
+        "validation": {
+            "run_id": run_id,
+            "runs": opts.runs,
+            "status": verdict.status,
+            "cached": verdict.cached,
+            "flaky_dropped": list(verdict.flaky),
+            "setup_s": verdict.setup_s,
+            "test_s": verdict.test_s,
+        }
+    }
 
 
 def _validate(
@@ -289,8 +298,9 @@ def _write_dialects(
     return written
 
 
-def _validate_and_write(source: Source, framework: str, candidates: Sequence[Candidate], opts: MineOptions, run_id: str,
-                        header: str) -> tuple[dict[str, Verdict], dict[str, Any], dict[str, Any], list[Path]]:  # fmt: skip
+def _validate_and_write(
+    source: Source, framework: str, candidates: Sequence[Candidate], opts: MineOptions, run_id: str, header: str
+) -> tuple[dict[str, Verdict], dict[str, Any], dict[str, Any], list[Path]]:
     """Write the candidates, validate them (and audit the kept ones), write the outputs; an output of an
     earlier run that this run does not rewrite is removed (it would describe other instances).
 

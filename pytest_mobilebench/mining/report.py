@@ -5,8 +5,8 @@ Shape of ``<out>/report.json`` (plain JSON)::
     {"repo": "owner/name", "framework": str, "tip": sha, "scanned": int, "candidates": int,
      "rejected": {reason: int}, "rejections": [{"commit", "subject", "reason", "detail"}],
      "reason_meanings": {reason: str},
-     "validation": null | {"run_id", "exit_status", "log", "valid", "invalid", "flaky_dropped", "infra_errors", "not_run",
-                           "cached", "flaky_tests", "setup_s", "test_s"},
+     "validation": null | {"run_id", "exit_status", "log", "valid", "invalid", "flaky_dropped", "infra_errors",
+                           "not_run", "cached", "flaky_tests", "setup_s", "test_s"},
      "audit": {...the --mb-audit table...} | {},
      "instances": {id: {"fix_commit", "base_commit", "status", "FAIL_TO_PASS", "NONE_TO_PASS",
                         "PASS_TO_PASS", "flaky", "problems", "setup_s", "test_s", "problem_statement_source",
@@ -15,8 +15,8 @@ Shape of ``<out>/report.json`` (plain JSON)::
 
 ``rank`` is the candidate's place by bug-fix evidence (1 first; :mod:`.rank`), ``bug_fix_evidence`` its
 ``{"score", "signals"}``. ``rejections[].detail`` says what each rejection rests on (git's own message for
-``unreadable_object``). ``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``, ``infra_error`` or
-``not_run``. ``setup_s`` is the validation items' time outside the test commands (workspace, image,
+``unreadable_object``). ``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``, ``infra_error``
+or ``not_run``. ``setup_s`` is the validation items' time outside the test commands (workspace, image,
 dependency installation), ``test_s`` the test commands' own time, both summed over the instances this run
 evaluated (seconds; a cached instance costs nothing now, its original timings stay in its own entry).
 """
@@ -120,10 +120,16 @@ def render(report: Mapping[str, Any]) -> str:
     rows += [(f"  {reason}", str(n)) for reason, n in report["rejected"].items()]
     val = report.get("validation")
     if val:
-        rows += [("valid", str(val["valid"])), ("invalid", str(val["invalid"])), ("flaky dropped", str(val["flaky_dropped"])),
-                 ("infra errors", str(val["infra_errors"])),
-                 ("environment unavailable", str(val.get("environment_unavailable", 0))), ("cached", str(val["cached"])),
-                 ("install/setup seconds", f"{val['setup_s']:.1f}"), ("test seconds", f"{val['test_s']:.1f}")]  # fmt: skip
+        rows += [
+            ("valid", str(val["valid"])),
+            ("invalid", str(val["invalid"])),
+            ("flaky dropped", str(val["flaky_dropped"])),
+            ("infra errors", str(val["infra_errors"])),
+            ("environment unavailable", str(val.get("environment_unavailable", 0))),
+            ("cached", str(val["cached"])),
+            ("install/setup seconds", f"{val['setup_s']:.1f}"),
+            ("test seconds", f"{val['test_s']:.1f}"),
+        ]
         if val.get("not_run") or val.get("exit_status") not in (None, 0, 1):
             rows.append(("validation log", f"{val.get('log')} (exit {val.get('exit_status')})"))
     else:
@@ -148,7 +154,8 @@ def render(report: Mapping[str, Any]) -> str:
                 for k in ("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS")
             ]
             lines.append(
-                f"  {iid.ljust(iw)}  {inst['status']:<11} {counts[0]:>3} {counts[1]:>3} {counts[2]:>3}  {inst['fix_commit'][:10]}"
+                f"  {iid.ljust(iw)}  {inst['status']:<11} {counts[0]:>3} {counts[1]:>3} {counts[2]:>3}  "
+                f"{inst['fix_commit'][:10]}"
             )
     lines += [f"  wrote {p}" for p in report["outputs"]]
     if report.get("interrupted"):

@@ -129,8 +129,9 @@ def planned_command(source: Source, framework: str, commit: str, test_files: Seq
 def unread_snapshots(framework: str, test_files: Sequence[str], tracked: set[str]) -> list[str]:
     """Why the snapshot-only part of ``test_files`` is not run: one message per changed snapshot
     (``dir/__snapshots__/X.test.tsx.snap``) whose test file (``dir/X.test.tsx``, jest's default snapshot
-    path) is not among the ``tracked`` paths (at the base, or added by the test patch); ``[]`` when every snapshot has its test file, or
-    the change has no snapshot, or the framework has no snapshot rule (its optional ``snapshot_owner``)."""
+    path) is not among the ``tracked`` paths (at the base, or added by the test patch); ``[]`` when every snapshot has
+    its test file, or the change has no snapshot, or the framework has no snapshot rule (its optional
+    ``snapshot_owner``)."""
     owner_of = getattr(frameworks.get(framework), "snapshot_owner", None)
     out = []
     for path in test_files:

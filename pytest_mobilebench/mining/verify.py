@@ -53,11 +53,25 @@ def _command(path: Path, opts: VerifyOptions, reports: Path, run_id: str) -> lis
     target = [str(path)] if path.is_dir() or path.suffix in (".yaml", ".yml") else [f"--dataset={path}"]
     workers = ["-n", str(opts.workers)] if opts.workers else []
     return [
-        sys.executable, "-m", "pytest", *target, "--predictions=gold", "--mb-audit", f"--mb-audit-mutants={opts.per_hunk}",
-        f"--mb-audit-seed={opts.seed}", f"--mb-runtime={opts.runtime}", f"--mb-reports-dir={reports}",
-        f"--mb-summary={reports / run_id / 'summary.json'}", f"--mb-run-id={run_id}", "-p", "no:cacheprovider",
-        f"--rootdir={path.parent if path.is_file() else path}", "-q", *workers, *opts.pytest_args,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pytest",
+        *target,
+        "--predictions=gold",
+        "--mb-audit",
+        f"--mb-audit-mutants={opts.per_hunk}",
+        f"--mb-audit-seed={opts.seed}",
+        f"--mb-runtime={opts.runtime}",
+        f"--mb-reports-dir={reports}",
+        f"--mb-summary={reports / run_id / 'summary.json'}",
+        f"--mb-run-id={run_id}",
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={path.parent if path.is_file() else path}",
+        "-q",
+        *workers,
+        *opts.pytest_args,
+    ]
 
 
 def _row(entry: Mapping[str, Any], threshold: float) -> dict[str, Any]:

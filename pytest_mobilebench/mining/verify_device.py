@@ -64,8 +64,19 @@ def is_device_manifest(path: Path) -> bool:
 def mutant_rows(instance_id: str, fix: str, *, per_hunk: int, seed: int) -> list[dict[str, Any]]:
     """The fix patch's near misses (pure): each hunk dropped, then the seeded semantic mutants. Each row
     ``{"id", "kind", "hunk", "file", "line", "before", "after", "patch"}`` (``patch``: the whole mutated fix)."""
-    rows = [{"id": f"h{h.index}.drop", "kind": "hunk_dropped", "hunk": h.index, "file": h.file, "line": None,
-             "before": h.header, "after": "", "patch": without_hunk(fix, h.index)} for h in gold_hunks(fix)]  # fmt: skip
+    rows = [
+        {
+            "id": f"h{h.index}.drop",
+            "kind": "hunk_dropped",
+            "hunk": h.index,
+            "file": h.file,
+            "line": None,
+            "before": h.header,
+            "after": "",
+            "patch": without_hunk(fix, h.index),
+        }
+        for h in gold_hunks(fix)
+    ]
     for m in mutants(fix, per_hunk=per_hunk, seed=seed, key=instance_id):
         rows.append({"id": m.id, "kind": m.kind, "hunk": m.hunk, "file": m.file, "line": m.line, "before": m.before,
                      "after": m.after, "patch": m.patch})  # fmt: skip
@@ -74,9 +85,23 @@ def mutant_rows(instance_id: str, fix: str, *, per_hunk: int, seed: int) -> list
 
 def _pytest(path: Path, predictions: str, reports: Path, run_id: str, opts: Any) -> list[str]:
     workers = ["-n", str(opts.workers)] if opts.workers else []
-    return [sys.executable, "-m", "pytest", str(path), f"--predictions={predictions}", f"--mb-reports-dir={reports}",
-            f"--mb-summary={reports / run_id / 'summary.json'}", f"--mb-runtime={opts.runtime}", f"--mb-run-id={run_id}",
-            "-p", "no:cacheprovider", f"--rootdir={path.parent}", "-q", *workers, *opts.pytest_args]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(path),
+        f"--predictions={predictions}",
+        f"--mb-reports-dir={reports}",
+        f"--mb-summary={reports / run_id / 'summary.json'}",
+        f"--mb-runtime={opts.runtime}",
+        f"--mb-run-id={run_id}",
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={path.parent}",
+        "-q",
+        *workers,
+        *opts.pytest_args,
+    ]
 
 
 def _run(command: Sequence[str], cwd: Path, log_path: Path) -> int:
@@ -132,15 +157,24 @@ def _record_row(
     leak = leak_of(rows) if status == "measured" else None
     judged_rows = [r for r in rows if isinstance(r["resolves"], bool)]
     return {
-        "instance_id": iid, "verifier_leak": leak, "status": status,
+        "instance_id": iid,
+        "verifier_leak": leak,
+        "status": status,
         "weak": leak is not None and leak > threshold,
         "empty_resolves": None if gold is None or gold.get("s_bug_q") is None else gold.get("s_bug_q") == "passed",
-        "judged": len(judged_rows), "survived": sum(1 for r in judged_rows if r["resolves"]),
-        "surviving": [{k: r[k] for k in ("id", "kind", "file", "line", "before", "after", "diff")}
-                      for r in rows if r["resolves"] is True],
-        "mutants": [{k: r[k] for k in ("id", "kind", "file", "line", "before", "after", "applied", "resolves")} for r in rows],
-        "evidence_dir": str(evidence), "detail": str((gold or {}).get("detail") or ""),
-    }  # fmt: skip
+        "judged": len(judged_rows),
+        "survived": sum(1 for r in judged_rows if r["resolves"]),
+        "surviving": [
+            {k: r[k] for k in ("id", "kind", "file", "line", "before", "after", "diff")}
+            for r in rows
+            if r["resolves"] is True
+        ],
+        "mutants": [
+            {k: r[k] for k in ("id", "kind", "file", "line", "before", "after", "applied", "resolves")} for r in rows
+        ],
+        "evidence_dir": str(evidence),
+        "detail": str((gold or {}).get("detail") or ""),
+    }
 
 
 def _draws(

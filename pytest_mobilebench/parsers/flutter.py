@@ -41,8 +41,8 @@ goes on, and when it still reads as an ``error`` event of a known test, that tes
 that cannot be read is never dropped into a pass); a second ``testStart`` or ``suite`` event for an id
 already seen in the same stream is ignored with a warning, and a second ``testDone`` never turns a
 failure back into a pass; a stream without its ``done`` event is still parsed, and every test that started but never
-finished is ``FAIL`` with the message :data:`UNFINISHED_MESSAGE` (followed by its error texts, if any). ``[{"event": ...}]`` lines (the
-flutter tool's own daemon-style notices) are skipped silently. :class:`ParseError` when the output
+finished is ``FAIL`` with the message :data:`UNFINISHED_MESSAGE` (followed by its error texts, if any). ``[{"event":
+...}]`` lines (the flutter tool's own daemon-style notices) are skipped silently. :class:`ParseError` when the output
 holds no JSON event at all. Duplicate ids follow
 :class:`~pytest_mobilebench.parsers.ResultBuilder` (``FAIL > PASS > SKIP``, with a warning).
 """

@@ -321,7 +321,8 @@ class _Acc:
             self.result = {}  # a status line after result lines: that result block was not the final one
 
     def markers(self) -> tuple[str | None, str | None]:
-        """``(failed, aborted)``: the marker only when it is the last protocol line (and FAILED only before any test)."""
+        """``(failed, aborted)``: the marker only when it is the last protocol line (and FAILED only before any
+        test)."""
         if self.marker is None:
             return None, None
         kind, text, before = self.marker
@@ -417,7 +418,8 @@ def _sequence_problems(events: tuple[StatusEvent, ...], open_end_allowed: bool) 
             started += 1
             if event.current != started:
                 problems.append(
-                    f"line {event.line}: start of {event.test_id} says current={event.current}, the runner's counter is {started}"
+                    f"line {event.line}: start of {event.test_id} says current={event.current}, the runner's counter "
+                    f"is {started}"
                 )
             running = event
         else:
@@ -425,7 +427,8 @@ def _sequence_problems(events: tuple[StatusEvent, ...], open_end_allowed: bool) 
                 problems.append(f"line {event.line}: {event.test_id} ends without its start")
             elif event.current != running.current:
                 problems.append(
-                    f"line {event.line}: end of {event.test_id} says current={event.current}, its start {running.current}"
+                    f"line {event.line}: end of {event.test_id} says current={event.current}, its start "
+                    f"{running.current}"
                 )
             running = None
     if running is not None and not open_end_allowed:

@@ -22,8 +22,8 @@ is ``FAIL`` (``docs/test-ids.md``, "Retries"), with a warning listing the execut
 
 Fields of the wrong JSON type never stop the parse: a suite or assertion that is not an object, a suite
 without a test file path (``name``) or whose ``assertionResults`` is not a list, an assertion whose
-titles are not strings: each is skipped with a warning naming where it is (``"jest-results.json: testResults[2].assertionResults[0]: ..."``); the other suites and
-assertions are kept.
+titles are not strings: each is skipped with a warning naming where it is (``"jest-results.json:
+testResults[2].assertionResults[0]: ..."``); the other suites and assertions are kept.
 
 A suite that failed to run (a ``testExecError``, or ``status: "failed"`` with no assertion results: a
 TypeScript / Babel compile error, a missing module) contributes no test: a warning names the file and

@@ -37,13 +37,13 @@ Damage, per file, never affecting the other files:
   parsing, with one warning per file (``"<file>: 2 characters not allowed in XML replaced by U+FFFD"``);
 * a file that still does not parse (cut off by a killed test JVM, broken markup) is read again testcase
   by testcase: every ``<testcase>`` element that parses on its own is kept, each one that does not is
-  dropped with a warning naming its line (the first 20 per file; then one warning counts the rest), and a warning says ``"<file>: truncated at line L, N testcases
-  recovered (<parser error>)"`` (``malformed`` instead of ``truncated`` when the error is not on the last
-  line);
+  dropped with a warning naming its line (the first 20 per file; then one warning counts the rest), and a warning says
+  ``"<file>: truncated at line L, N testcases recovered (<parser error>)"`` (``malformed`` instead of ``truncated`` when
+  the error is not on the last line);
 * a file that yields no testcase at all gives a warning and the other files are still parsed.
 
-:class:`ParseError` only when no file yields anything (every file unreadable, or no XML file at all). Duplicate ids follow the rule of
-:class:`~pytest_mobilebench.parsers.ResultBuilder` (``FAIL > PASS > SKIP``, with a warning).
+:class:`ParseError` only when no file yields anything (every file unreadable, or no XML file at all). Duplicate ids
+follow the rule of :class:`~pytest_mobilebench.parsers.ResultBuilder` (``FAIL > PASS > SKIP``, with a warning).
 """
 
 from __future__ import annotations

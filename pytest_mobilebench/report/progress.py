@@ -4,7 +4,8 @@ What a user sees while a run goes on:
 
 * on a terminal (TTY) under ``-n``, one status line redrawn in place every second::
 
-      mobilebench 3/10 | passed 2 | infra 0 | cached 1 | gw0: counter-2: running the tests | gw1: counter-3 | 1m12s | ETA 2m48s
+      mobilebench 3/10 | passed 2 | infra 0 | cached 1 | gw0: counter-2: running the tests | gw1: counter-3 | 1m12s |
+      ETA 2m48s
 
   and one permanent ``finished <id>: <reason> (<s>)`` line per item above it;
 * without a TTY (CI logs, pipes), the same facts as one plain line per finished item;

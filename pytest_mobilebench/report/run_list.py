@@ -134,11 +134,15 @@ def runs_table(entries: Sequence[Mapping[str, Any]], href_prefix: str) -> str:
         run = str(e["run_id"])
         heads = "".join(f"<li>{_e(h)}</li>" for h in e.get("headlines") or [])
         rows.append(
-            f'<tr><td><a href="{_e(href_prefix + run)}/index.html">{_e(run)}</a></td><td>{_e(str(e.get("finished") or "")[:19].replace("T", " "))}</td>'
+            f'<tr><td><a href="{_e(href_prefix + run)}/index.html">{_e(run)}</a></td>'
+            f"<td>{_e(str(e.get('finished') or '')[:19].replace('T', ' '))}</td>"
             f'<td>{_e(", ".join(e.get("models") or []))}</td><td><ul class="ids">{heads}</ul></td>'
             f"<td>{_e(e.get('selected', ''))} / {_e(e.get('not_run', ''))}</td><td>{_e(_status(e))}</td></tr>"
         )
-    head = "<tr><th>run</th><th>finished (UTC)</th><th>models</th><th>headlines</th><th>selected / not run</th><th>status</th></tr>"
+    head = (
+        "<tr><th>run</th><th>finished (UTC)</th><th>models</th><th>headlines</th><th>selected / not "
+        "run</th><th>status</th></tr>"
+    )
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 

@@ -370,7 +370,8 @@ def trials_section(trials: Mapping[str, Any] | None) -> str:
     for model, own in sorted(trials.items()):
         if not own.get("tasks"):
             rows.append(
-                f'<tr><td>{_e(model)}</td><td colspan="3">no eligible trial ({_e(own.get("infra_trials"))} infra)</td></tr>'
+                f'<tr><td>{_e(model)}</td><td colspan="3">no eligible trial ({_e(own.get("infra_trials"))} '
+                "infra)</td></tr>"
             )
             continue
         ats = [f"pass@{_e(k)} {_ci(v)}" for k, v in (own.get("pass_at_k") or {}).items()]

@@ -33,8 +33,9 @@ Shape (all plain JSON)::
 The top-level counts pool every suite and every model (read ``by_model`` first when there are several);
 each suite's own headline (NavPassRate, Pass@1 ...) is in ``headlines``, per model under
 ``headlines.<suite>.models``. :func:`model_report` is one model's part of it, written per model to
-``<reports>/<run_id>/models/<encoded model>.json`` (:func:`write_model_reports`). ``key`` is the instance id when the run has one model, ``instance_id@model`` otherwise.
-Rates over an empty denominator are 0.0 here (the headlines say ``None``).
+``<reports>/<run_id>/models/<encoded model>.json`` (:func:`write_model_reports`). ``key`` is the instance id when the
+run has one model, ``instance_id@model`` otherwise. Rates over an empty denominator are 0.0 here (the headlines say
+``None``).
 """
 
 from __future__ import annotations

@@ -51,9 +51,14 @@ def _integrity_table(results: Sequence[Mapping[str, Any]]) -> str:
     if not totals:
         return ""
     head = "".join(f"<th>{_e(c.replace('_', ' '))}</th>" for c in ("model", "items", "items flagged", *CATEGORIES))
-    rows = "".join(f'<tr data-model="{_e(model)}"><td>{_e(model)}</td>'
-                   + "".join(f'<td data-figure="{_e(k)}">{_e(row.get(k, 0))}</td>' for k in ("items", "items_flagged", *CATEGORIES))
-                   + "</tr>" for model, row in totals.items())  # fmt: skip
+    rows = "".join(
+        f'<tr data-model="{_e(model)}"><td>{_e(model)}</td>'
+        + "".join(
+            f'<td data-figure="{_e(k)}">{_e(row.get(k, 0))}</td>' for k in ("items", "items_flagged", *CATEGORIES)
+        )
+        + "</tr>"
+        for model, row in totals.items()
+    )
     return (
         f'<h4>Integrity</h4><p class="note">Counted from each live trajectory (lexical; a flag asks for a '
         f'reading, it changes no verdict).</p><table class="integrity"><thead><tr>{head}</tr></thead>'
@@ -66,9 +71,13 @@ def _flagged(agent: Mapping[str, Any]) -> str:
     flagged = report.get("flagged") if isinstance(report, Mapping) else None
     if not flagged:
         return ""
-    items = "".join(f'<li data-category="{_e(f.get("category"))}">step {_e(f.get("step") if f.get("step") is not None else "diff")}: '
-                    f"<b>{_e(f.get('category'))}</b> ({_e(', '.join(map(str, f.get('reasons') or [])))})"
-                    f"<pre>{_e(f.get('command'))}</pre></li>" for f in flagged)  # fmt: skip
+    items = "".join(
+        f'<li data-category="{_e(f.get("category"))}">step '
+        f"{_e(f.get('step') if f.get('step') is not None else 'diff')}: "
+        f"<b>{_e(f.get('category'))}</b> ({_e(', '.join(map(str, f.get('reasons') or [])))})"
+        f"<pre>{_e(f.get('command'))}</pre></li>"
+        for f in flagged
+    )
     return f'<div class="integrity"><b>integrity flags: {len(flagged)}</b><ul>{items}</ul></div>'
 
 

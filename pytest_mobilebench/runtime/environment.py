@@ -8,9 +8,9 @@ record drives the local and the Docker runtime:
 * ``install``: the dependency installation, run at the repository root once per workspace (local) or in
   the instance image (Docker); replaces the inferred command in both.
 * ``node``, ``package_manager`` (and ``package_manager_version``: the project's pinned ``packageManager``
-  version, ``pnpm@10.4.1`` -> ``10.4.1``; yarn 2+ is berry), ``jdk``, ``android_sdk`` (compile SDK platform), ``build_tools``,
-  ``gradle``, ``flutter``: toolchain pins replacing the inferred versions (Docker builds them; the local
-  runtime uses the host's tools and records the pins only).
+  version, ``pnpm@10.4.1`` -> ``10.4.1``; yarn 2+ is berry), ``jdk``, ``android_sdk`` (compile SDK platform),
+  ``build_tools``, ``gradle``, ``flutter``: toolchain pins replacing the inferred versions (Docker builds them; the
+  local runtime uses the host's tools and records the pins only).
 * ``install_env``: ``{NAME: value}`` exported for the install (Docker and local), e.g. a dependency's variable
   that skips its binary download; ``registry_replacements``: ``{text: replacement}`` replaced in every
   ``package.json`` and lockfile (``package-lock.json``, ``npm-shrinkwrap.json``, ``yarn.lock``,

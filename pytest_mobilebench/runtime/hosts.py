@@ -167,8 +167,9 @@ def connect_host(
 ) -> docker.DockerClient:
     """A client of ``host``, pinged within ``timeout_s`` unless ``ping=False``.
 
-    ``ping=False`` never talks to the daemon (the oldest API version the SDK speaks is named, not asked; :func:`pytest_mobilebench.runtime.daemon.require_answer` asks it once the daemon answers), so a
-    client of a dead host exists and each item using it gets its own ``daemon_unreachable`` result.
+    ``ping=False`` never talks to the daemon (the oldest API version the SDK speaks is named, not asked;
+    :func:`pytest_mobilebench.runtime.daemon.require_answer` asks it once the daemon answers), so a client of a dead
+    host exists and each item using it gets its own ``daemon_unreachable`` result.
 
     ``io_timeout_s`` then bounds every later API read (a ``docker save`` of a large image may take
     minutes before its first byte); build and exec streams pass no timeout and are bounded elsewhere.

@@ -275,7 +275,8 @@ def _handover_script(test_user: UserHandover) -> list[str]:
     script = [
         f"useradd --uid {uid} --user-group --create-home --shell /bin/bash {TEST_USER_NAME}",
         f"{walk} \\( ! -user {uid} -o ! -group {gid} \\) -exec chown -h {TEST_USER} {{}} +",
-        f"setpriv --reuid={uid} --regid={gid} --init-groups -- env HOME=/home/{TEST_USER_NAME} /usr/local/bin/mobilebench-baseline",
+        f"setpriv --reuid={uid} --regid={gid} --init-groups -- env HOME=/home/{TEST_USER_NAME} "
+        "/usr/local/bin/mobilebench-baseline",
     ]
     for name, writable in sorted(test_user.root_dirs.items()):
         for rel in writable:
@@ -308,7 +309,8 @@ class ImageBuilder:
         client: connected docker client.
         run_id: recorded as label ``mobilebench.run_id`` on images this run builds.
         base_image: the Debian image under everything (made by :func:`ensure_base_image` if absent).
-        ca_bundle: host CA bundle injected into the base layer; None -> an empty file in its place (the Dockerfile COPY still finds one).
+        ca_bundle: host CA bundle injected into the base layer; None -> an empty file in its place (the Dockerfile
+            COPY still finds one).
         force_rebuild: rebuild every image once in this run (images built by this run are reused).
         log_dir: where ``<tag>.build.log`` files go (``/`` and ``:`` in tags become ``_``);
             default ``<cache>/build-logs``.

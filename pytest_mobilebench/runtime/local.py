@@ -3,7 +3,8 @@
 Used where Docker is not wanted (``--mb-runtime=local``, which needs ``--mb-trust-candidates``): fast,
 but the instance's toolchain must already be on the host, and the candidate's code runs UNISOLATED with
 the user's rights: it can read and write the user's files and reach the network (README "Threat
-model"). Only the environment is scrubbed and result files are read without following links. The test command runs in its own process group; on timeout the whole group is killed.
+model"). Only the environment is scrubbed and result files are read without following links. The test command runs in
+its own process group; on timeout the whole group is killed.
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ Life cycle, per provider actually used:
 Suites never choose a runtime themselves: they request the session fixture ``mb_runtime``
 (:mod:`pytest_mobilebench.fixtures`), whose value is a :class:`RuntimeSource`, and call
 ``ctx.fixture("mb_runtime").get(trusted=...)``. A runtime that also implements
-:class:`~pytest_mobilebench.runtime.agent_sandbox.AgentSandboxRuntime` (``agent_sandbox``: the Docker runtime) hosts live
-agents (issue resolution's ``--predictions=live``); a live suite checks for it and never imports a runtime
+:class:`~pytest_mobilebench.runtime.agent_sandbox.AgentSandboxRuntime` (``agent_sandbox``: the Docker runtime) hosts
+live agents (issue resolution's ``--predictions=live``); a live suite checks for it and never imports a runtime
 itself. Before the registry, the firstresult hook
 ``pytest_mobilebench_make_runtime(config, options, run_id, trusted)`` may return a runtime of its own.
 

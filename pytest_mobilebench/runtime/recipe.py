@@ -78,7 +78,8 @@ class UserHandover:
 
 
 class EnvRecipeLike(Protocol):
-    """What the builder needs from an environment recipe (:class:`pytest_mobilebench.frameworks.recipe.EnvRecipe` has it).
+    """What the builder needs from an environment recipe (:class:`pytest_mobilebench.frameworks.recipe.EnvRecipe` has
+    it).
 
     Attributes:
         dockerfile: the environment layer; starts with ``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}``.

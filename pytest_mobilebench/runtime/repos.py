@@ -94,8 +94,9 @@ class RepoCache:
     def ensure(self, repo: str, commits: Sequence[str] = (), *, url: str | None = None) -> Path:
         """Make sure the mirror exists and holds ``commits``; return its path.
 
-        ``url`` overrides the template (an instance's own ``repo_url``). The first call of a run clones or fetches; later calls of the same run (any worker) only check
-        that the commits are present, fetching again only for a commit still missing.
+        ``url`` overrides the template (an instance's own ``repo_url``). The first call of a run clones or fetches;
+        later calls of the same run (any worker) only check that the commits are present, fetching again only for a
+        commit still missing.
 
         Raises:
             InfraError: ``clone_failed`` when the source cannot be reached (network, git failing).

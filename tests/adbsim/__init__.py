@@ -35,7 +35,8 @@ class AdbServer:
     """A real adb server on a private port."""
 
     def __init__(self, log_dir: Path | None = None) -> None:
-        """``log_dir``: where the server writes its ``adb.<uid>.log`` (adb uses ``TMPDIR``; default: the temp folder)."""
+        """``log_dir``: where the server writes its ``adb.<uid>.log`` (adb uses ``TMPDIR``; default: the temp
+        folder)."""
         self.port = _free_port()
         env = {**os.environ, "TMPDIR": str(log_dir)} if log_dir is not None else None
         subprocess.run(

@@ -2,8 +2,8 @@
 
 Starts a private adb server and N simulated devices (``adb connect``-ed), runs the command with
 ``MOBILEBENCH_DEVICES`` and ``MOBILEBENCH_ADB_SERVER`` set to them, then kills the server and the devices
-and removes their folder, the server's log included (``--keep-logs`` keeps it and prints where). Exits with the command's status.
-Used by ``tox -e device``.
+and removes their folder, the server's log included (``--keep-logs`` keeps it and prints where). Exits with the
+command's status. Used by ``tox -e device``.
 
 Signals: the command runs in its own process group, and SIGINT / SIGTERM / SIGHUP received by this wrapper
 are forwarded to that group (as a terminal's Ctrl-C reaches every process of the foreground group, xdist

@@ -13,8 +13,9 @@ Shell commands simulated: ``getprop``, ``input``, ``wm``, ``log``, ``echo``, ``p
 (``-e class C#a,C#b``) on a host JVM through ``MbInstrumentationRunner`` (JUnit 4 from Debian's ``junit4``),
 which writes the real instrumentation status protocol to the device's private channel (:mod:`.channel`: what
 the process prints goes to logcat; ``Script(status_channel="stdout")`` makes the process's output the stream);
-the JVM's heap is capped (:data:`HEAP_LIMIT`, a device's per-app limit) and, as ``am`` does when the instrumented process dies, a JVM that exits without
-the final ``INSTRUMENTATION_CODE`` line gets ``INSTRUMENTATION_RESULT: shortMsg=Process crashed.``.
+the JVM's heap is capped (:data:`HEAP_LIMIT`, a device's per-app limit) and, as ``am`` does when the instrumented
+process dies, a JVM that exits without the final ``INSTRUMENTATION_CODE`` line gets ``INSTRUMENTATION_RESULT:
+shortMsg=Process crashed.``.
 
 Scripted behaviours (:class:`Script`): slow boot, offline (never answers CNXN), install failure codes, a
 crash mid-test, instrumentation that hangs with no output, canned assertion failure / pass / zero tests.
@@ -574,7 +575,10 @@ class SimDevice:
                 f"INSTRUMENTATION_STATUS: class={cls}\nINSTRUMENTATION_STATUS: current={index}\n"
                 f"INSTRUMENTATION_STATUS: id=AndroidJUnitRunner\nINSTRUMENTATION_STATUS: numtests={len(selected)}\n"
             )
-            text += f"{head}INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: 1\n"
+            text += (
+                f"{head}INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\n"
+                "INSTRUMENTATION_STATUS_CODE: 1\n"
+            )
             if behaviour == "crash":
                 self.logcat += [
                     "E AndroidRuntime: FATAL EXCEPTION: main",
@@ -594,11 +598,16 @@ class SimDevice:
             if message:
                 failures += 1
                 text += (
-                    f"{head}INSTRUMENTATION_STATUS: stack=java.lang.AssertionError: {message}\n\tat org.junit.Assert.fail(Assert.java:89)\n"
-                    f"INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: -2\n"
+                    f"{head}INSTRUMENTATION_STATUS: stack=java.lang.AssertionError: {message}\n"
+                    "\tat org.junit.Assert.fail(Assert.java:89)\n"
+                    f"INSTRUMENTATION_STATUS: stream=\nINSTRUMENTATION_STATUS: test={method}\n"
+                    "INSTRUMENTATION_STATUS_CODE: -2\n"
                 )
             else:
-                text += f"{head}INSTRUMENTATION_STATUS: stream=.\nINSTRUMENTATION_STATUS: test={method}\nINSTRUMENTATION_STATUS_CODE: 0\n"
+                text += (
+                    f"{head}INSTRUMENTATION_STATUS: stream=.\nINSTRUMENTATION_STATUS: test={method}\n"
+                    "INSTRUMENTATION_STATUS_CODE: 0\n"
+                )
         summary = (
             f"FAILURES!!!\nTests run: {len(selected)},  Failures: {failures}"
             if failures

@@ -2,9 +2,9 @@
 
 Run as ``python -m adbsim.fake_emulator -avd NAME -no-window -no-snapshot -no-boot-anim -port P``: it appends
 its argv to ``$MB_FAKE_EMULATOR_LOG`` (JSON lines), serves a simulated device on port P+1, registers it with the
-adb server of ``$ANDROID_ADB_SERVER_PORT`` (``host:emulator:P+1``, so it shows as ``emulator-P``), boots after ``$MB_FAKE_EMULATOR_BOOT_S``
-seconds, and a console on port P that understands ``kill`` (what ``adb emu kill`` sends). SIGTERM also ends it.
-``$MB_FAKE_EMULATOR_FAIL=1`` makes it exit at once with status 1 (an emulator that cannot start).
+adb server of ``$ANDROID_ADB_SERVER_PORT`` (``host:emulator:P+1``, so it shows as ``emulator-P``), boots after
+``$MB_FAKE_EMULATOR_BOOT_S`` seconds, and a console on port P that understands ``kill`` (what ``adb emu kill`` sends).
+SIGTERM also ends it. ``$MB_FAKE_EMULATOR_FAIL=1`` makes it exit at once with status 1 (an emulator that cannot start).
 """
 
 from __future__ import annotations

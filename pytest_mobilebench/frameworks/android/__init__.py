@@ -175,7 +175,8 @@ class Android:
         return gradle_entry_point(path)
 
     def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, Any]) -> EnvRecipe:
-        """:func:`pytest_mobilebench.frameworks.android.recipe.infer_android_recipe` (``overrides``: :func:`~pytest_mobilebench.runtime.environment.recipe_overrides`)."""
+        """:func:`pytest_mobilebench.frameworks.android.recipe.infer_android_recipe` (``overrides``:
+        :func:`~pytest_mobilebench.runtime.environment.recipe_overrides`)."""
         from pytest_mobilebench.frameworks.android.recipe import infer_android_recipe
 
         return infer_android_recipe(repo_dir, overrides=overrides)

@@ -509,37 +509,24 @@ def _dockerfile(tc: Mapping[str, str], gradle_url: str, gradle_sha: str | None, 
     return "\n".join(lines) + "\n"
 
 
-def infer_android_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None = None) -> EnvRecipe:
-    """Infer the Android/Gradle environment of ``repo_dir`` (precedence in the module docstring).
-
-    Toolchain keys: ``jdk`` (major), ``jdk_dist`` (``debian-openjdk-17`` or the Temurin release),
-    ``compile_sdk``, ``target_sdk`` (when found), ``build_tools``, ``gradle``, ``gradle_distribution``
-    (URL), ``agp`` (when found), ``cmdline_tools``.
-
-    Raises:
-        RecipeError: no wrapper properties, no resolvable ``compileSdk``, a JDK major with no pinned
-            tarball (pass ``overrides["jdk_url"]``), invalid catalog TOML or workflow YAML.
-    """
-    ov = {k: str(v) for k, v in (overrides or {}).items() if v is not None}
-    files = collect_build_files(repo_dir)
-    catalogs = read_catalogs(repo_dir)
-    resolver = _Resolver(files, catalogs)
-    tc: dict[str, str] = {}
-    src: dict[str, str] = {}
-
-    gradle, gradle_url, gradle_sha, gradle_src = gradle_version(repo_dir)
-    tc["gradle"], src["gradle"] = gradle, gradle_src
-    tc["gradle_distribution"], src["gradle_distribution"] = gradle_url, gradle_src
-
-    agp = _agp_version(files, catalogs, resolver)
-    if agp:
-        tc["agp"], src["agp"] = agp
-
-    compile_sdks = [
-        (int(v.split(".")[0]), site)
-        for v, site in _resolve_all(files, resolver, ("compileSdk", "compileSdkVersion"))
-        if v.split(".")[0].isdigit()
+def _sdk_levels(files: BuildFiles, resolver: _Resolver, names: tuple[str, ...]) -> list[tuple[int, str]]:
+    """``(API level, site)`` of every resolvable value of the ``names`` properties (``34``, ``34.0``)."""
+    return [
+        (int(v.split(".")[0]), site) for v, site in _resolve_all(files, resolver, names) if v.split(".")[0].isdigit()
     ]
+
+
+def _infer_sdk_levels(
+    repo_dir: Path,
+    files: BuildFiles,
+    resolver: _Resolver,
+    ov: Mapping[str, str],
+    tc: dict[str, str],
+    src: dict[str, str],
+) -> None:
+    """``compile_sdk`` (the highest found, or the override) and ``target_sdk`` (the highest, when found) into
+    ``tc`` with their sources in ``src``. Raises :class:`RecipeError` when neither is there for compileSdk."""
+    compile_sdks = _sdk_levels(files, resolver, ("compileSdk", "compileSdkVersion"))
     if "compile_sdk" not in ov and not compile_sdks:
         raise RecipeError(
             f"{repo_dir}: no compileSdk/compileSdkVersion found or resolvable in the build files "
@@ -548,17 +535,24 @@ def infer_android_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None 
     if compile_sdks:
         value, site = max(compile_sdks)
         tc["compile_sdk"], src["compile_sdk"] = str(value), site
-    target_sdks = [
-        (int(v.split(".")[0]), site)
-        for v, site in _resolve_all(files, resolver, ("targetSdk", "targetSdkVersion"))
-        if v.split(".")[0].isdigit()
-    ]
+    target_sdks = _sdk_levels(files, resolver, ("targetSdk", "targetSdkVersion"))
     if target_sdks:
         value, site = max(target_sdks)
         tc["target_sdk"], src["target_sdk"] = str(value), site
     if "compile_sdk" in ov:
         tc["compile_sdk"], src["compile_sdk"] = ov["compile_sdk"], "override"
 
+
+def _infer_build_tools(
+    files: BuildFiles,
+    catalogs: list[Catalog],
+    resolver: _Resolver,
+    ov: Mapping[str, str],
+    tc: dict[str, str],
+    src: dict[str, str],
+) -> None:
+    """``build_tools`` into ``tc``: the override, else the highest ``buildToolsVersion`` of the build files (or a
+    declared property / catalog version of a usual name), else AGP's default, else ``<compile_sdk>.0.0``."""
     build_tools = [
         (parse_version(v), v, site)
         for v, site in _resolve_all(files, resolver, ("buildToolsVersion",))
@@ -581,22 +575,31 @@ def infer_android_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None 
         tc["build_tools"] = f"{tc['compile_sdk']}.0.0"
         src["build_tools"] = "default: <compile_sdk>.0.0 (AGP version unknown)"
 
-    jdk_major: int
+
+def _infer_jdk(
+    repo_dir: Path, files: BuildFiles, resolver: _Resolver, ov: Mapping[str, str], agp: str | None, gradle: str
+) -> tuple[str, str]:
+    """``(JDK major, source)``: the override, else the repository's files (CI workflows, ``.java-version`` ...),
+    else the build's toolchain / target, else Debian's 17; raised to what AGP and Gradle need."""
     if "jdk" in ov:
         override_major = _major(ov["jdk"])
         if override_major is None:
             raise RecipeError(f"overrides['jdk'] = {ov['jdk']!r} is not a JDK version")
-        jdk_major, jdk_src = override_major, "override"
-    else:
-        jdk_found = _jdk_from_files(repo_dir)
-        if jdk_found is None:
-            toolchain, target = _jdk_from_build(files, resolver)
-            jdk_found = toolchain or target
-        jdk_major, jdk_src = jdk_found if jdk_found else (int(DEBIAN_JDK), "default: JDK 17")
-        for minimum, why in _jdk_minimums(files, tc.get("agp"), gradle):
-            if minimum > jdk_major:
-                jdk_major, jdk_src = minimum, f"{jdk_src}; raised: {why}"
-    tc["jdk"], src["jdk"] = str(jdk_major), jdk_src
+        return str(override_major), "override"
+    jdk_found = _jdk_from_files(repo_dir)
+    if jdk_found is None:
+        toolchain, target = _jdk_from_build(files, resolver)
+        jdk_found = toolchain or target
+    jdk_major, jdk_src = jdk_found if jdk_found else (int(DEBIAN_JDK), "default: JDK 17")
+    for minimum, why in _jdk_minimums(files, agp, gradle):
+        if minimum > jdk_major:
+            jdk_major, jdk_src = minimum, f"{jdk_src}; raised: {why}"
+    return str(jdk_major), jdk_src
+
+
+def _choose_jdk_dist(ov: Mapping[str, str], tc: dict[str, str], src: dict[str, str]) -> str:
+    """``jdk_dist`` into ``tc`` for the chosen JDK major; returns the tarball URL (``""`` for Debian's package).
+    Raises :class:`RecipeError` for a major with neither a Debian package nor a pinned Temurin build."""
     jdk_url = ov.get("jdk_url", "")
     if jdk_url:
         tc["jdk_dist"], src["jdk_dist"] = jdk_url, "override"
@@ -610,6 +613,37 @@ def infer_android_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None 
             f"{src['jdk']}: JDK {tc['jdk']} has no pinned tarball (known: 17 from Debian, "
             f"{', '.join(sorted(TEMURIN_JDKS, key=int))} from Temurin); set overrides['jdk_url']"
         )
+    return jdk_url
+
+
+def infer_android_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None = None) -> EnvRecipe:
+    """Infer the Android/Gradle environment of ``repo_dir`` (precedence in the module docstring).
+
+    Toolchain keys: ``jdk`` (major), ``jdk_dist`` (``debian-openjdk-17`` or the Temurin release),
+    ``compile_sdk``, ``target_sdk`` (when found), ``build_tools``, ``gradle``, ``gradle_distribution``
+    (URL), ``agp`` (when found), ``cmdline_tools``.
+
+    Raises:
+        RecipeError: no wrapper properties, no resolvable ``compileSdk``, a JDK major with no pinned
+            tarball (pass ``overrides["jdk_url"]``), invalid catalog TOML or workflow YAML.
+    """
+    ov = {k: str(v) for k, v in (overrides or {}).items() if v is not None}
+    files = collect_build_files(repo_dir)
+    catalogs = read_catalogs(repo_dir)
+    resolver = _Resolver(files, catalogs)
+    tc: dict[str, str] = {}
+    src: dict[str, str] = {}
+
+    gradle, gradle_url, gradle_sha, gradle_src = gradle_version(repo_dir)
+    tc["gradle"], src["gradle"] = gradle, gradle_src
+    tc["gradle_distribution"], src["gradle_distribution"] = gradle_url, gradle_src
+    agp = _agp_version(files, catalogs, resolver)
+    if agp:
+        tc["agp"], src["agp"] = agp
+    _infer_sdk_levels(repo_dir, files, resolver, ov, tc, src)
+    _infer_build_tools(files, catalogs, resolver, ov, tc, src)
+    tc["jdk"], src["jdk"] = _infer_jdk(repo_dir, files, resolver, ov, tc.get("agp"), gradle)
+    jdk_url = _choose_jdk_dist(ov, tc, src)
     tc["cmdline_tools"], src["cmdline_tools"] = CMDLINE_TOOLS_BUILD, "default: pinned"
 
     for key in ("gradle", "agp", "target_sdk"):

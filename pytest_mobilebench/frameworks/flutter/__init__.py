@@ -195,7 +195,8 @@ class Flutter:
         return gradle_entry_point(path)
 
     def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, Any]) -> EnvRecipe:
-        """:func:`pytest_mobilebench.frameworks.flutter.recipe.infer_flutter_recipe` (``overrides``: :func:`~pytest_mobilebench.runtime.environment.recipe_overrides`)."""
+        """:func:`pytest_mobilebench.frameworks.flutter.recipe.infer_flutter_recipe` (``overrides``:
+        :func:`~pytest_mobilebench.runtime.environment.recipe_overrides`)."""
         from pytest_mobilebench.frameworks.flutter.recipe import infer_flutter_recipe
 
         return infer_flutter_recipe(repo_dir, overrides=overrides)

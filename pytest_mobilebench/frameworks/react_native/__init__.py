@@ -333,7 +333,8 @@ class ReactNative:
         chosen = list(test_targets) or entry
         if not chosen:
             raise PlanError(
-                f"no jest test file (testMatch / testRegex, or *.test.*, *.spec.*, __tests__/) among {list(test_files)!r}"
+                "no jest test file (testMatch / testRegex, or *.test.*, *.spec.*, __tests__/) among "
+                f"{list(test_files)!r}"
             )
         runner = JEST_RUNNERS[environment.package_manager or package_manager_of(files)]
         command = (
@@ -378,7 +379,8 @@ class ReactNative:
 
     def tool_path(self, path: str) -> str | None:
         """Installed dependencies, outputs, package-manager configuration, hooks and runtimes, and the
-        Gradle entry point of the ``android/`` folder (:func:`~pytest_mobilebench.frameworks.rules.gradle_entry_point`)."""
+        Gradle entry point of the ``android/`` folder
+        (:func:`~pytest_mobilebench.frameworks.rules.gradle_entry_point`)."""
         parts = path_parts(path)
         tool = tool_dir_of(path, (".yarn",))
         if tool:
@@ -388,7 +390,8 @@ class ReactNative:
         return gradle_entry_point(path)
 
     def infer_recipe(self, repo_dir: Path, overrides: Mapping[str, Any]) -> EnvRecipe:
-        """:func:`pytest_mobilebench.frameworks.react_native.recipe.infer_node_recipe` (``overrides``: :func:`~pytest_mobilebench.runtime.environment.recipe_overrides`)."""
+        """:func:`pytest_mobilebench.frameworks.react_native.recipe.infer_node_recipe` (``overrides``:
+        :func:`~pytest_mobilebench.runtime.environment.recipe_overrides`)."""
         from pytest_mobilebench.frameworks.react_native.recipe import infer_node_recipe
 
         return infer_node_recipe(repo_dir, overrides=overrides)

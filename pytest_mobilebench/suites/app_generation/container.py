@@ -1,9 +1,9 @@
 """The build axis in a sandbox of the run's runtime: nothing of the candidate's runs on the host (issue 18, item 1).
 
 The runtime comes from the ``mb_runtime`` fixture (the provider ``--mb-runtime`` names, or a ``conftest.py``'s):
-a :class:`~pytest_mobilebench.runtime.sandbox.SandboxRuntime` opens sandboxes of a :class:`~pytest_mobilebench.runtime.sandbox.SandboxSpec`.
-This module only says what the sandbox is made of and what runs in it (:mod:`pytest_mobilebench.runtime.sandbox`
-says how the Docker runtime confines it):
+a :class:`~pytest_mobilebench.runtime.sandbox.SandboxRuntime` opens sandboxes of a
+:class:`~pytest_mobilebench.runtime.sandbox.SandboxSpec`. This module only says what the sandbox is made of and what
+runs in it (:mod:`pytest_mobilebench.runtime.sandbox` says how the Docker runtime confines it):
 
 1. the tree: the pinned scaffold (``package.json``, ``package-lock.json``, ``tsconfig.json``, ``vite.config.ts``,
    ``index.html``); its environment is the Node recipe inferred from it by
@@ -156,7 +156,8 @@ class ContainedBuilder:
         self._spec: SandboxSpec | None = None
 
     def spec(self) -> SandboxSpec:
-        """The scaffold's sandbox: its files, the Node recipe inferred from them (install ``npm ci``), :data:`LIMITS`."""
+        """The scaffold's sandbox: its files, the Node recipe inferred from them (install ``npm ci``),
+        :data:`LIMITS`."""
         if self._spec is None:
             from pytest_mobilebench.frameworks.react_native.recipe import infer_node_recipe
 

@@ -13,8 +13,8 @@ same classes are decided from evidence the navigation driver collects (:mod:`.na
   route of a *known* screen other than the target (the click lands on an existing, wrong page).
 * **C4 click has no effect**: the affordance was clicked and nothing target-like changed: neither the URL path
   nor the normalised content hash changed, or (overlay spec) the path stayed and no new top-layer element nor
-  target phrase (``Screen.text``) appeared (a rewritten line is no overlay), or the change was not the tap's own: a control tap on a neutral point made it
-  too (``control.same_change``, :mod:`.tapcheck`).
+  target phrase (``Screen.text``) appeared (a rewritten line is no overlay), or the change was not the tap's own: a
+  control tap on a neutral point made it too (``control.same_change``, :mod:`.tapcheck`).
 
 A failed spec matching none of them (it went to an unknown route, or the page changed without reaching the
 target) is ``unclassified``; a spec whose driver raised is ``error``. C3 is tested before C2 because a covered

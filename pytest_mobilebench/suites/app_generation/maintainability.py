@@ -287,168 +287,184 @@ class _Project:
 
     def routes_and_elements(self) -> tuple[list[str], set[str]]:
         """Route paths (project order, de-duplicated) and the files declaring route element components."""
-        paths: list[str] = []
-        element_files: set[str] = set()
-        seen_arrays: set[tuple[str, int]] = set()
-
-        def add(path: str) -> None:
-            if path not in paths:
-                paths.append(path)
-
-        def element_file(file: str, ref: tree_sitter.Node) -> None:
-            """Resolve a component reference (identifier or ``NS.Name``) to its declaring file."""
-            f = self.files[file]
-            if ref.type == "member_expression":
-                obj = node_text(ref.child_by_field_name("object"))
-                prop = node_text(ref.child_by_field_name("property"))
-                for b in f.bindings:
-                    if b.local == obj and b.imported == "*":
-                        found = self.resolve_export(b.target, prop)
-                        if found is not None:
-                            element_files.add(found[0])
-                return
-            name = node_text(ref)
-            if not PASCAL.match(name):
-                return
-            if name in f.lazy_targets:
-                element_files.add(f.lazy_targets[name])
-                return
-            found = self.resolve_local(file, name)
-            if (
-                found is not None
-                and found[0] in self.files
-                and any(c.name == found[1] for c in self.files[found[0]].components)
-            ):
-                element_files.add(found[0])
-
-        def leaf_elements(file: str, node: tree_sitter.Node) -> None:
-            """Record the leaf JSX elements (no element children) of an ``element`` value, attributes skipped."""
-            stack = [node]
-            while stack:
-                n = stack.pop()
-                if n.type == "jsx_self_closing_element":
-                    name = n.child_by_field_name("name")
-                    if name is not None:
-                        element_file(file, name)
-                    continue
-                if n.type == "jsx_element":
-                    kids = [c for c in n.named_children if c.type in JSX_NODES or c.type == "jsx_expression"]
-                    if not any(any(d.type in JSX_NODES for d in walk_nodes(k)) for k in kids):
-                        open_tag = n.child_by_field_name("open_tag")
-                        name = open_tag.child_by_field_name("name") if open_tag is not None else None
-                        if name is not None:
-                            element_file(file, name)
-                        continue
-                    stack.extend(kids)
-                    continue
-                if n.type in ("jsx_opening_element", "jsx_attribute"):
-                    continue
-                stack.extend(n.named_children)
-
-        def jsx_route(file: str, node: tree_sitter.Node, prefix: str) -> None:
-            stack: list[tuple[tree_sitter.Node, str]] = [(node, prefix)]
-            while stack:
-                n, pre = stack.pop()
-                if n.type in ("jsx_element", "jsx_self_closing_element"):
-                    tag = n if n.type == "jsx_self_closing_element" else n.child_by_field_name("open_tag")
-                    tag_name = node_text(tag.child_by_field_name("name")) if tag is not None else ""
-                    if tag is not None and (tag_name == "Route" or tag_name.endswith(".Route")):
-                        attrs = {
-                            node_text(a.named_children[0]): (a.named_children[1] if a.named_child_count > 1 else None)
-                            for a in tag.named_children
-                            if a.type == "jsx_attribute" and a.named_child_count
-                        }
-                        path = string_value(attrs["path"]) if "path" in attrs else None
-                        here = _join(pre, path) if path is not None else pre
-                        if path is not None or "index" in attrs:
-                            add(here)
-                        element = attrs.get("element")
-                        if element is not None:
-                            leaf_elements(file, element)
-                        for key in ("Component", "component"):
-                            v = attrs.get(key)
-                            if v is not None and v.type == "jsx_expression" and v.named_child_count:
-                                element_file(file, v.named_children[0])
-                        if n.type == "jsx_element":
-                            for child in reversed(n.named_children):
-                                if child.type not in ("jsx_opening_element", "jsx_closing_element"):
-                                    stack.append((child, here))
-                        continue
-                    if n.type == "jsx_element":
-                        for child in reversed(n.named_children):
-                            if child.type not in ("jsx_opening_element", "jsx_closing_element"):
-                                stack.append((child, pre))
-                        continue
-                for child in reversed(n.named_children):
-                    stack.append((child, pre))
-
-        def config_array(file: str, node: tree_sitter.Node | None, prefix: str) -> None:
-            """Route objects of an array literal, or of the declaration an identifier names (also imported)."""
-            if node is None:
-                return
-            if node.type in ("as_expression", "satisfies_expression", "parenthesized_expression"):
-                config_array(file, node.named_children[0] if node.named_child_count else None, prefix)
-                return
-            if node.type == "identifier":
-                name = node_text(node)
-                f = self.files[file]
-                if name in f.declarators:
-                    config_array(file, f.declarators[name], prefix)
-                    return
-                found = self.resolve_local(file, name)
-                if found is not None and found[0] != file and found[0] in self.files:
-                    value = self.files[found[0]].declarators.get(found[1])
-                    config_array(found[0], value, prefix)
-                return
-            if node.type != "array":
-                return
-            key = (file, node.start_byte)
-            if key in seen_arrays:
-                return
-            seen_arrays.add(key)
-            for obj in node.named_children:
-                if obj.type != "object":
-                    continue
-                pairs = {
-                    node_text(p.child_by_field_name("key")).strip("'\""): p.child_by_field_name("value")
-                    for p in obj.named_children
-                    if p.type == "pair"
-                }
-                path = string_value(pairs.get("path"))
-                here = _join(prefix, path) if path is not None else prefix
-                index = pairs.get("index")
-                if path is not None or (index is not None and node_text(index) == "true"):
-                    add(here)
-                element = pairs.get("element")
-                if element is not None:
-                    leaf_elements(file, element)
-                for comp_key in ("Component", "component"):
-                    v = pairs.get(comp_key)
-                    if v is not None and v.type in ("identifier", "member_expression"):
-                        element_file(file, v)
-                lazy = pairs.get("lazy")
-                if lazy is not None:
-                    for sub in walk_nodes(lazy):
-                        if sub.type == "call_expression" and callee_name(sub) == "import":
-                            args = sub.child_by_field_name("arguments")
-                            spec = args.named_children[0] if args and args.named_child_count else None
-                            spec_value = string_value(spec)
-                            if spec_value is not None:
-                                target, _ = self.resolver.resolve(file, spec_value)
-                                if target is not None:
-                                    element_files.add(target)
-                config_array(file, pairs.get("children"), here)
-
+        routes = _Routes(self)
         for rel, f in self.files.items():
-            jsx_route(rel, f.tree.root_node, "")
+            routes.jsx_route(rel, f.tree.root_node, "")
             for node in walk_nodes(f.tree.root_node):
                 if node.type == "call_expression":
                     callee = callee_name(node)
                     if callee in ROUTER_CALLS or callee.rsplit(".", 1)[-1] in ROUTER_CALLS:
                         args = node.child_by_field_name("arguments")
                         if args is not None and args.named_child_count:
-                            config_array(rel, args.named_children[0], "")
-        return paths, element_files
+                            routes.config_array(rel, args.named_children[0], "")
+        return routes.paths, routes.element_files
+
+
+class _Routes:
+    """The route readers of :meth:`_Project.routes_and_elements`: JSX ``<Route>`` trees and route-object
+    arrays (``createBrowserRouter([...])``), collecting paths and the files of route element components."""
+
+    def __init__(self, project: _Project) -> None:
+        self.project = project
+        self.paths: list[str] = []
+        self.element_files: set[str] = set()
+        self.seen_arrays: set[tuple[str, int]] = set()
+
+    def add(self, path: str) -> None:
+        if path not in self.paths:
+            self.paths.append(path)
+
+    def element_file(self, file: str, ref: tree_sitter.Node) -> None:
+        """Resolve a component reference (identifier or ``NS.Name``) to its declaring file."""
+        project = self.project
+        f = project.files[file]
+        if ref.type == "member_expression":
+            obj = node_text(ref.child_by_field_name("object"))
+            prop = node_text(ref.child_by_field_name("property"))
+            for b in f.bindings:
+                if b.local == obj and b.imported == "*":
+                    found = project.resolve_export(b.target, prop)
+                    if found is not None:
+                        self.element_files.add(found[0])
+            return
+        name = node_text(ref)
+        if not PASCAL.match(name):
+            return
+        if name in f.lazy_targets:
+            self.element_files.add(f.lazy_targets[name])
+            return
+        found = project.resolve_local(file, name)
+        if (
+            found is not None
+            and found[0] in project.files
+            and any(c.name == found[1] for c in project.files[found[0]].components)
+        ):
+            self.element_files.add(found[0])
+
+    def leaf_elements(self, file: str, node: tree_sitter.Node) -> None:
+        """Record the leaf JSX elements (no element children) of an ``element`` value, attributes skipped."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "jsx_self_closing_element":
+                name = n.child_by_field_name("name")
+                if name is not None:
+                    self.element_file(file, name)
+                continue
+            if n.type == "jsx_element":
+                kids = [c for c in n.named_children if c.type in JSX_NODES or c.type == "jsx_expression"]
+                if not any(any(d.type in JSX_NODES for d in walk_nodes(k)) for k in kids):
+                    open_tag = n.child_by_field_name("open_tag")
+                    name = open_tag.child_by_field_name("name") if open_tag is not None else None
+                    if name is not None:
+                        self.element_file(file, name)
+                    continue
+                stack.extend(kids)
+                continue
+            if n.type in ("jsx_opening_element", "jsx_attribute"):
+                continue
+            stack.extend(n.named_children)
+
+    def jsx_route(self, file: str, node: tree_sitter.Node, prefix: str) -> None:
+        """Every ``<Route>`` under ``node``, nested paths joined to their parents'."""
+        stack: list[tuple[tree_sitter.Node, str]] = [(node, prefix)]
+        while stack:
+            n, pre = stack.pop()
+            if n.type in ("jsx_element", "jsx_self_closing_element"):
+                tag = n if n.type == "jsx_self_closing_element" else n.child_by_field_name("open_tag")
+                tag_name = node_text(tag.child_by_field_name("name")) if tag is not None else ""
+                is_route = tag is not None and (tag_name == "Route" or tag_name.endswith(".Route"))
+                if is_route:
+                    pre = self.route_tag(file, tag, pre)
+                if n.type == "jsx_element":
+                    for child in reversed(n.named_children):
+                        if child.type not in ("jsx_opening_element", "jsx_closing_element"):
+                            stack.append((child, pre))
+                    continue
+                if is_route:
+                    continue  # a self-closing <Route/>: its attributes were read
+            for child in reversed(n.named_children):
+                stack.append((child, pre))
+
+    def route_tag(self, file: str, tag: tree_sitter.Node, prefix: str) -> str:
+        """One ``<Route path=... element=... Component=...>`` tag; returns the path its children are under."""
+        attrs = {
+            node_text(a.named_children[0]): (a.named_children[1] if a.named_child_count > 1 else None)
+            for a in tag.named_children
+            if a.type == "jsx_attribute" and a.named_child_count
+        }
+        path = string_value(attrs["path"]) if "path" in attrs else None
+        here = _join(prefix, path) if path is not None else prefix
+        if path is not None or "index" in attrs:
+            self.add(here)
+        element = attrs.get("element")
+        if element is not None:
+            self.leaf_elements(file, element)
+        for key in ("Component", "component"):
+            v = attrs.get(key)
+            if v is not None and v.type == "jsx_expression" and v.named_child_count:
+                self.element_file(file, v.named_children[0])
+        return here
+
+    def config_array(self, file: str, node: tree_sitter.Node | None, prefix: str) -> None:
+        """Route objects of an array literal, or of the declaration an identifier names (also imported)."""
+        if node is None:
+            return
+        if node.type in ("as_expression", "satisfies_expression", "parenthesized_expression"):
+            self.config_array(file, node.named_children[0] if node.named_child_count else None, prefix)
+            return
+        if node.type == "identifier":
+            name = node_text(node)
+            files = self.project.files
+            if name in files[file].declarators:
+                self.config_array(file, files[file].declarators[name], prefix)
+                return
+            found = self.project.resolve_local(file, name)
+            if found is not None and found[0] != file and found[0] in files:
+                self.config_array(found[0], files[found[0]].declarators.get(found[1]), prefix)
+            return
+        if node.type != "array" or (file, node.start_byte) in self.seen_arrays:
+            return
+        self.seen_arrays.add((file, node.start_byte))
+        for obj in node.named_children:
+            if obj.type == "object":
+                self.route_object(file, obj, prefix)
+
+    def route_object(self, file: str, obj: tree_sitter.Node, prefix: str) -> None:
+        """One ``{path, index, element, Component, lazy, children}`` route object."""
+        pairs = {
+            node_text(p.child_by_field_name("key")).strip("'\""): p.child_by_field_name("value")
+            for p in obj.named_children
+            if p.type == "pair"
+        }
+        path = string_value(pairs.get("path"))
+        here = _join(prefix, path) if path is not None else prefix
+        index = pairs.get("index")
+        if path is not None or (index is not None and node_text(index) == "true"):
+            self.add(here)
+        element = pairs.get("element")
+        if element is not None:
+            self.leaf_elements(file, element)
+        for comp_key in ("Component", "component"):
+            v = pairs.get(comp_key)
+            if v is not None and v.type in ("identifier", "member_expression"):
+                self.element_file(file, v)
+        lazy = pairs.get("lazy")
+        if lazy is not None:
+            self.lazy_route(file, lazy)
+        self.config_array(file, pairs.get("children"), here)
+
+    def lazy_route(self, file: str, lazy: tree_sitter.Node) -> None:
+        """The files a route's ``lazy: () => import("...")`` loads are route element files."""
+        for sub in walk_nodes(lazy):
+            if sub.type == "call_expression" and callee_name(sub) == "import":
+                args = sub.child_by_field_name("arguments")
+                spec = args.named_children[0] if args and args.named_child_count else None
+                spec_value = string_value(spec)
+                if spec_value is not None:
+                    target, _ = self.project.resolver.resolve(file, spec_value)
+                    if target is not None:
+                        self.element_files.add(target)
 
 
 def _join(prefix: str, path: str) -> str:
@@ -492,6 +508,50 @@ def parse_routes(project_dir: Path, *, aliases: Mapping[str, str] = DEFAULT_ALIA
 def _is_page_module(rel: str) -> bool:
     parts = PurePosixPath(rel).parts[1:-1]  # directories under src/
     return any(p.lower() in PAGE_DIR_NAMES for p in parts)
+
+
+def _importers(project: _Project) -> dict[tuple[str, str], set[str]]:
+    """``{(declaring file, name): files other than the declaring one that import it}``."""
+    importers: dict[tuple[str, str], set[str]] = {}
+    for rel in project.files:
+        for symbol in project.imported_symbols(rel):
+            if symbol[0] != rel:
+                importers.setdefault(symbol, set()).add(rel)
+    return importers
+
+
+def _component_infos(
+    files: Mapping[str, SourceFile], importers: Mapping[tuple[str, str], set[str]], page_modules: list[str]
+) -> list[ComponentInfo]:
+    """Every declared component with its importers, its exports and whether it is shared or dead (the
+    definitions in :func:`measure`)."""
+    components: list[ComponentInfo] = []
+    for rel, f in files.items():
+        exported: dict[str, list[str]] = {}
+        for export_name, ref in f.exports.items():
+            if ref[0] == "local":
+                exported.setdefault(ref[1], []).append(export_name)
+        for decl in f.components:
+            users = importers.get((rel, decl.name), set())
+            used_here = any(name == decl.name and not (decl.start <= pos < decl.end) for name, pos in f.references)
+            exports = tuple(sorted(exported.get(decl.name, [])))
+            is_root = rel in _APP_MODULES and ("default" in exports or "App" in exports)
+            shared = bool(users) and rel not in page_modules and rel not in _ENTRY_MODULES
+            dead = not users and not used_here and not is_root
+            components.append(
+                ComponentInfo(
+                    file=rel,
+                    name=decl.name,
+                    line=decl.line,
+                    kind=decl.kind,
+                    exported_as=exports,
+                    importers=tuple(sorted(users)),
+                    used_in_file=used_here,
+                    shared=shared,
+                    dead=dead,
+                )
+            )
+    return components
 
 
 def measure(
@@ -554,38 +614,7 @@ def measure(
     routes, element_files = project.routes_and_elements()
     page_modules = sorted({rel for rel in files if _is_page_module(rel)} | element_files)
 
-    importers: dict[tuple[str, str], set[str]] = {}
-    for rel in files:
-        for symbol in project.imported_symbols(rel):
-            if symbol[0] != rel:
-                importers.setdefault(symbol, set()).add(rel)
-
-    components: list[ComponentInfo] = []
-    for rel, f in files.items():
-        exported: dict[str, list[str]] = {}
-        for export_name, ref in f.exports.items():
-            if ref[0] == "local":
-                exported.setdefault(ref[1], []).append(export_name)
-        for decl in f.components:
-            users = importers.get((rel, decl.name), set())
-            used_here = any(name == decl.name and not (decl.start <= pos < decl.end) for name, pos in f.references)
-            exports = tuple(sorted(exported.get(decl.name, [])))
-            is_root = rel in _APP_MODULES and ("default" in exports or "App" in exports)
-            shared = bool(users) and rel not in page_modules and rel not in _ENTRY_MODULES
-            dead = not users and not used_here and not is_root
-            components.append(
-                ComponentInfo(
-                    file=rel,
-                    name=decl.name,
-                    line=decl.line,
-                    kind=decl.kind,
-                    exported_as=exports,
-                    importers=tuple(sorted(users)),
-                    used_in_file=used_here,
-                    shared=shared,
-                    dead=dead,
-                )
-            )
+    components = _component_infos(files, _importers(project), page_modules)
 
     shared_list = [c for c in components if c.shared]
     dead_count = sum(1 for c in components if c.dead)

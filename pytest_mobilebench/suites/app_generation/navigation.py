@@ -3,9 +3,10 @@
 Every spec runs in a FRESH browser context (375x812 viewport, touch, mobile, a regular mobile user agent;
 service workers blocked; every request off the app's origin refused and recorded by a
 :class:`~.serve.RequestGuard`) of one Chromium shared by the worker process, its sandbox on (as an
-unprivileged user when the harness is root; ``docs/app-generation-containment.md``): open the source screen's route directly, wait until the page settles
-(no request in flight and no DOM mutation for ``quiet_ms``, see :func:`settle`), perform the one action, settle again, observe. No spec
-depends on another; an exception inside one spec is that spec's failure with the error recorded.
+unprivileged user when the harness is root; ``docs/app-generation-containment.md``): open the source screen's route
+directly, wait until the page settles (no request in flight and no DOM mutation for ``quiet_ms``, see :func:`settle`),
+perform the one action, settle again, observe. No spec depends on another; an exception inside one spec is that spec's
+failure with the error recorded.
 
 Pass rule (SPEC section 3, axis 2):
 
@@ -160,19 +161,30 @@ _TAB_JS: Final = """([index, interactiveSel]) => {
 }"""
 
 _AFFORDANCE_JS: Final = """(el) => {
-  const describe = n => n ? n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') +
-      (typeof n.className === 'string' && n.className ? '.' + n.className.trim().split(/\\s+/).slice(0, 3).join('.') : '') : null;
+  const classes = n => typeof n.className === 'string' && n.className
+      ? '.' + n.className.trim().split(/\\s+/).slice(0, 3).join('.') : '';
+  const describe = n => n ? n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') + classes(n) : null;
   const r0 = el.getBoundingClientRect();
   if (!(r0.width > 0 && r0.height > 0 && el.checkVisibility({opacityProperty: true, visibilityProperty: true})))
     return {visible: false};
   const vw = window.innerWidth, vh = window.innerHeight;
-  const inside = r => { const x = r.left + r.width / 2, y = r.top + r.height / 2; return x >= 0 && x < vw && y >= 0 && y < vh; };
+  const inside = r => {
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    return x >= 0 && x < vw && y >= 0 && y < vh;
+  };
   let r = r0;
-  if (!inside(r)) { el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'}); r = el.getBoundingClientRect(); }
+  if (!inside(r)) {
+    el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+    r = el.getBoundingClientRect();
+  }
   const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
   const inView = inside(r);
   let ok = false, hit = null;
-  if (inView) { const h = document.elementFromPoint(cx, cy); ok = !!h && (h === el || el.contains(h)); hit = describe(h); }
+  if (inView) {
+    const h = document.elementFromPoint(cx, cy);
+    ok = !!h && (h === el || el.contains(h));
+    hit = describe(h);
+  }
   return {visible: true, bbox: [r.left, r.top, r.width, r.height], in_viewport: inView, hit_ok: ok, hit: hit};
 }
 """
@@ -368,7 +380,57 @@ def run_spec(
     start = time.monotonic()
     source_route = manifest.route_of(spec.source_screen)
     target_route = path_of("http://x" + manifest.route_of(spec.target))
-    ev: dict[str, Any] = {
+    ev = _new_evidence(spec, source_route)
+    settle_kw = {"quiet_ms": quiet_ms, "max_ms": max_settle_ms}
+    context = None
+    page = None
+    try:
+        context = new_mobile_context(browser, base_url)
+        page = context.new_page()
+        tracker = NetTracker(page)
+        page.goto(base_url + source_route, wait_until="load", timeout=15000)
+        settle(page, tracker, **settle_kw)
+        before = _snapshot(page)
+        ev.update(
+            url_before=page.url,
+            path_before=path_of(page.url),
+            hash_before=before["hash"],
+            visible_text_len=len(before["text"]),
+            interactive_count=before["interactive"],
+        )
+        if spec.category is NavCategory.PAGE_EXISTENCE:
+            ev.update(url_after=page.url, path_after=ev["path_before"], hash_after=before["hash"])
+            blank = ev["visible_text_len"] == 0 and ev["interactive_count"] == 0
+            ev["passed"] = (
+                ev["path_after"] == target_route
+                and not blank
+                and (not_found_hash is None or before["hash"] != not_found_hash)
+            )
+        else:
+            pair = (source_route, target_route)
+            _tap_and_observe(browser, base_url, page, tracker, manifest, spec, ev, before, pair, settle_kw)
+    except Exception as exc:  # noqa: BLE001 - one spec's failure, recorded, never another's
+        ev["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+        ev["passed"] = False
+    routes = {sid: s.route for sid, s in manifest.screens.items()}
+    fc = classify_failure(ev, routes, spec.target)
+    ev["failure_class"] = fc.value if fc is not None else None
+    if not ev["passed"] and out_dir is not None:
+        _failure_screenshots(browser, base_url, page, source_route, spec, ev, out_dir, settle_kw)
+    if context is not None:
+        ev["refused"] = refused_of(context) + ev["refused"]
+        with contextlib.suppress(Exception):  # the browser may have crashed; the spec is already recorded
+            context.close()
+    ev["seconds"] = round(time.monotonic() - start, 3)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"{spec.id}.json").write_text(json.dumps(ev, indent=2), encoding="utf-8")
+    return ev
+
+
+def _new_evidence(spec: NavSpec, source_route: str) -> dict[str, Any]:
+    """The evidence dict of ``spec`` before anything ran (not passed, nothing clicked, still on the source)."""
+    return {
         "spec_id": spec.id,
         "category": spec.category.value,
         "source": spec.source_screen,
@@ -403,79 +465,68 @@ def run_spec(
         "target_text": [],
         "control": None,
     }
-    settle_kw = {"quiet_ms": quiet_ms, "max_ms": max_settle_ms}
-    context = None
-    page = None
-    try:
-        context = new_mobile_context(browser, base_url)
-        page = context.new_page()
-        tracker = NetTracker(page)
-        page.goto(base_url + source_route, wait_until="load", timeout=15000)
+
+
+def _tap_and_observe(
+    browser: Any,
+    base_url: str,
+    page: Any,
+    tracker: NetTracker,
+    manifest: AppManifest,
+    spec: NavSpec,
+    ev: dict[str, Any],
+    before: dict[str, Any],
+    routes: tuple[str, str],
+    settle_kw: dict[str, int],
+) -> None:
+    """An action spec: locate the affordance, tap its centre when it is in view, settle, observe; a
+    target-like change passes only when a control tap on a neutral point does not make it too
+    (:mod:`.tapcheck`). ``routes`` is ``(source route, target path)``; the findings go into ``ev``."""
+    source_route, target_route = routes
+    aff, _handle = _locate(page, spec.action)
+    ev["affordance"] = aff
+    layers = tapcheck.layers_shown(page) if spec.overlay else None
+    if aff["in_viewport"]:
+        x, y, w, h = aff["bbox"]
+        page.mouse.click(x + w / 2, y + h / 2)  # a finger's tap: lands on whatever is on top
+        ev["clicked"] = True
         settle(page, tracker, **settle_kw)
-        before = _snapshot(page)
-        ev.update(
-            url_before=page.url,
-            path_before=path_of(page.url),
-            hash_before=before["hash"],
-            visible_text_len=len(before["text"]),
-            interactive_count=before["interactive"],
+    after = _snapshot(page)
+    ev.update(url_after=page.url, path_after=path_of(page.url), hash_after=after["hash"])
+    texts = manifest.screens[spec.target].text if spec.overlay else []
+    if layers is not None:
+        ev["new_layers"] = tapcheck.new_layers(page, layers)
+        ev["target_text"] = tapcheck.newly_shown(texts, before["text"], after["text"])
+    target_like = ev["path_after"] == target_route and (
+        bool(ev["new_layers"] or ev["target_text"]) if spec.overlay else True
+    )
+    if target_like:  # is it the tap's own? (tapcheck)
+        ev["control"], refused = _control(
+            browser, base_url, source_route, target_route, spec.overlay, aff["bbox"], settle_kw, texts
         )
-        if spec.category is NavCategory.PAGE_EXISTENCE:
-            ev.update(url_after=page.url, path_after=ev["path_before"], hash_after=before["hash"])
-            blank = ev["visible_text_len"] == 0 and ev["interactive_count"] == 0
-            ev["passed"] = (
-                ev["path_after"] == target_route
-                and not blank
-                and (not_found_hash is None or before["hash"] != not_found_hash)
-            )
-        else:
-            aff, _handle = _locate(page, spec.action)
-            ev["affordance"] = aff
-            layers = tapcheck.layers_shown(page) if spec.overlay else None
-            if aff["in_viewport"]:
-                x, y, w, h = aff["bbox"]
-                page.mouse.click(x + w / 2, y + h / 2)  # a finger's tap: lands on whatever is on top
-                ev["clicked"] = True
-                settle(page, tracker, **settle_kw)
-            after = _snapshot(page)
-            ev.update(url_after=page.url, path_after=path_of(page.url), hash_after=after["hash"])
-            texts = manifest.screens[spec.target].text if spec.overlay else []
-            if layers is not None:
-                ev["new_layers"] = tapcheck.new_layers(page, layers)
-                ev["target_text"] = tapcheck.newly_shown(texts, before["text"], after["text"])
-            target_like = ev["path_after"] == target_route and (
-                bool(ev["new_layers"] or ev["target_text"]) if spec.overlay else True
-            )
-            if target_like:  # is it the tap's own? (tapcheck)
-                ev["control"], refused = _control(
-                    browser, base_url, source_route, target_route, spec.overlay, aff["bbox"], settle_kw, texts
-                )
-                ev["refused"] = refused
-            ev["passed"] = target_like and tapcheck.tied(ev)
-    except Exception as exc:  # noqa: BLE001 - one spec's failure, recorded, never another's
-        ev["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
-        ev["passed"] = False
-    routes = {sid: s.route for sid, s in manifest.screens.items()}
-    fc = classify_failure(ev, routes, spec.target)
-    ev["failure_class"] = fc.value if fc is not None else None
-    if not ev["passed"] and out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if page is not None:
-            shot = _shot(page, out_dir / f"{spec.id}.after.png")
-            if shot:
-                ev["screenshots"].append(shot)
-        before_shot = _rerender_before(browser, base_url, source_route, out_dir / f"{spec.id}.before.png", settle_kw)
-        if before_shot:
-            ev["screenshots"].insert(0, before_shot)
-    if context is not None:
-        ev["refused"] = refused_of(context) + ev["refused"]
-        with contextlib.suppress(Exception):  # the browser may have crashed; the spec is already recorded
-            context.close()
-    ev["seconds"] = round(time.monotonic() - start, 3)
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / f"{spec.id}.json").write_text(json.dumps(ev, indent=2), encoding="utf-8")
-    return ev
+        ev["refused"] = refused
+    ev["passed"] = target_like and tapcheck.tied(ev)
+
+
+def _failure_screenshots(
+    browser: Any,
+    base_url: str,
+    page: Any,
+    source_route: str,
+    spec: NavSpec,
+    ev: dict[str, Any],
+    out_dir: Path,
+    settle_kw: dict[str, int],
+) -> None:
+    """A failed spec's evidence: the page after the action and the source screen rendered afresh (before)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if page is not None:
+        shot = _shot(page, out_dir / f"{spec.id}.after.png")
+        if shot:
+            ev["screenshots"].append(shot)
+    before_shot = _rerender_before(browser, base_url, source_route, out_dir / f"{spec.id}.before.png", settle_kw)
+    if before_shot:
+        ev["screenshots"].insert(0, before_shot)
 
 
 def _control(

@@ -10,16 +10,16 @@ spec therefore passes only on a change that is
   :data:`MIN_LAYER_AREA` of the viewport; outermost ones only). "Not shown before" is element identity: the
   elements shown before the tap are held by the harness (a Playwright handle, out of the page's reach), so
   rewriting the text of a fixed bar that was already there is no new layer; or one of the target screen's
-  phrases (``Screen.text`` in the manifest) not visible before the tap and visible after it. For a route spec the target-like
-  change is the URL reaching the target route (:mod:`.navigation`);
+  phrases (``Screen.text`` in the manifest) not visible before the tap and visible after it. For a route spec the
+  target-like change is the URL reaching the target route (:mod:`.navigation`);
 * **tied to the tap**: a control tap, in a fresh context of its own opened at the same source route (state
   isolation as for every spec), on a NEUTRAL point does not produce it. A neutral point is chosen by the harness
   at random (:class:`random.SystemRandom`) among the points of a 24-px grid where ``document.elementFromPoint``
   lands on a non-interactive element (:data:`NEUTRAL_JS`): no interactive element, ``label``, ``summary``,
   editable element or shadow host at or above it, no ``cursor: pointer``, no fixed or sticky ancestor (tab bars,
   headers), and outside the spec's affordance (its box widened by :data:`AFFORDANCE_MARGIN` px). If the neutral
-  tap produces a target-like change too (any new top-layer element or target phrase for an overlay spec, the target route for a
-  route spec), the change is not the affordance's: the spec fails, classified C4 (:mod:`.failures`).
+  tap produces a target-like change too (any new top-layer element or target phrase for an overlay spec, the target
+  route for a route spec), the change is not the affordance's: the spec fails, classified C4 (:mod:`.failures`).
 
 A page offering no neutral point cannot show its change is tied to the tap: the spec fails with
 ``control.error`` saying so. What an in-page candidate can still do is in the README ("Threat model", App
@@ -59,7 +59,9 @@ MIN_LAYER_AREA: Final = 0.02
 LAYERS_JS: Final = """(minArea) => {
   const vw = window.innerWidth, vh = window.innerHeight;
   const all = [];
-  const walk = root => { for (const el of root.querySelectorAll('*')) { all.push(el); if (el.shadowRoot) walk(el.shadowRoot); } };
+  const walk = root => {
+    for (const el of root.querySelectorAll('*')) { all.push(el); if (el.shadowRoot) walk(el.shadowRoot); }
+  };
   walk(document);
   const dialogish = el => {
     if (el.matches('[role="dialog"], [role="alertdialog"], [aria-modal="true"], dialog[open]')) return true;

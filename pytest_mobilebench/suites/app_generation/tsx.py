@@ -360,170 +360,221 @@ def analyze_file(f: SourceFile, resolver: Resolver) -> None:
     """Fill imports, exports, components, references, declarators and colour uses of one parsed file."""
     root = f.tree.root_node
     f.loc = _count_loc(f.source, f.tree)
-
-    def resolve(spec_node: tree_sitter.Node | None, line: int) -> str | None:
-        spec = string_value(spec_node)
-        if spec is None:
-            return None
-        target, scriptish = resolver.resolve(f.rel, spec)
-        if target is None and scriptish:
-            f.unresolved.append((line, spec))
-        return target
-
-    def add_component(name: str, line: int, kind: str, node: tree_sitter.Node) -> None:
-        f.components.append(_Decl(name, line, kind, node.start_byte, node.end_byte))
-
-    def declaration(node: tree_sitter.Node, exported: bool, default: bool) -> None:
-        """A top-level declaration (possibly under ``export``)."""
-        if node.type in ("function_declaration", "generator_function_declaration"):
-            name = node_text(node.child_by_field_name("name"))
-            if PASCAL.match(name) and _returns_jsx(node):
-                add_component(name, _line(node), "function", node)
-            if exported:
-                f.exports["default" if default else name] = ("local", name)
-        elif node.type in ("class_declaration", "abstract_class_declaration"):
-            name = node_text(node.child_by_field_name("name"))
-            if PASCAL.match(name) and _is_class_component(node):
-                add_component(name, _line(node), "class", node)
-            if exported:
-                f.exports["default" if default else name] = ("local", name)
-        elif node.type in ("lexical_declaration", "variable_declaration"):
-            for decl in node.named_children:
-                if decl.type != "variable_declarator":
-                    continue
-                name_node = decl.child_by_field_name("name")
-                if name_node is None or name_node.type != "identifier":
-                    continue
-                name = node_text(name_node)
-                value = decl.child_by_field_name("value")
-                if value is not None:
-                    f.declarators[name] = value
-                    for sub in walk_nodes(value):
-                        if sub.type == "call_expression" and callee_name(sub) == "import":
-                            args = sub.child_by_field_name("arguments")
-                            spec = string_value(args.named_children[0]) if args and args.named_child_count else None
-                            target = resolver.resolve(f.rel, spec)[0] if spec is not None else None
-                            if target is not None:
-                                f.lazy_targets[name] = target
-                fn = _unwrap_function(value)
-                if fn is not None and PASCAL.match(name) and _returns_jsx(fn):
-                    add_component(name, _line(decl), _function_kind(fn), decl)
-                elif value is not None and value.type == "class" and PASCAL.match(name) and _is_class_component(value):
-                    add_component(name, _line(decl), "class", decl)
-                elif value is not None and value.type != "identifier":
-                    wrapped = _wrapped_identifier(value)
-                    if wrapped is not None:
-                        f.aliases[name] = wrapped  # const Card = memo(CardImpl)
-                if exported:
-                    f.exports[name] = ("local", name)
-
+    analysis = _Analysis(f, resolver)
     for stmt in root.named_children:
         if stmt.type == "import_statement":
-            if any(c.type == "type" for c in stmt.children):
-                continue  # import type {...}: no runtime binding
-            target = resolve(stmt.child_by_field_name("source"), _line(stmt))
-            if target is None:
-                continue
-            clause = next((c for c in stmt.named_children if c.type == "import_clause"), None)
-            if clause is None:
-                f.bindings.append(_Binding(None, target, "*side-effect"))
-                continue
-            for part in clause.named_children:
-                if part.type == "identifier":
-                    f.bindings.append(_Binding(node_text(part), target, "default"))
-                elif part.type == "namespace_import":
-                    ident = next((c for c in part.named_children if c.type == "identifier"), None)
-                    f.bindings.append(_Binding(node_text(ident), target, "*"))
-                elif part.type == "named_imports":
-                    for spec in part.named_children:
-                        if spec.type != "import_specifier" or any(c.type == "type" for c in spec.children):
-                            continue
-                        name = node_text(spec.child_by_field_name("name"))
-                        alias = spec.child_by_field_name("alias")
-                        f.bindings.append(_Binding(node_text(alias) if alias else name, target, name))
+            analysis.import_statement(stmt)
         elif stmt.type == "export_statement":
-            source = stmt.child_by_field_name("source")
-            decl = stmt.child_by_field_name("declaration")
-            value = stmt.child_by_field_name("value")
-            is_default = any(c.type == "default" for c in stmt.children)
-            if source is not None:
-                target = resolve(source, _line(stmt))
-                if target is None:
-                    continue
-                for c in stmt.children:
-                    if c.type == "*":
-                        f.star_sources.append(target)
-                    elif c.type == "namespace_export":
-                        ident = next((x for x in c.named_children if x.type in ("identifier", "string")), None)
-                        f.exports[node_text(ident)] = ("ns", target)
-                    elif c.type == "export_clause":
-                        for spec in c.named_children:
-                            if spec.type != "export_specifier":
-                                continue
-                            name = node_text(spec.child_by_field_name("name"))
-                            alias = spec.child_by_field_name("alias")
-                            f.exports[node_text(alias) if alias else name] = ("from", target, name)
-            elif decl is not None:
-                declaration(decl, exported=True, default=is_default)
-            elif value is not None:
-                fn = _unwrap_function(value)
-                wrapped = _wrapped_identifier(value)
-                if wrapped is not None:  # `export default Foo;` or `export default memo(Foo);`
-                    f.exports["default"] = ("local", wrapped)
-                elif fn is not None and _returns_jsx(fn):
-                    add_component("default", _line(stmt), _function_kind(fn), stmt)
-                    f.exports["default"] = ("local", "default")
-                elif value.type == "class" and _is_class_component(value):
-                    add_component("default", _line(stmt), "class", stmt)
-                    f.exports["default"] = ("local", "default")
-            else:
-                for c in stmt.children:
-                    if c.type == "export_clause":
-                        for spec in c.named_children:
-                            if spec.type != "export_specifier":
-                                continue
-                            name = node_text(spec.child_by_field_name("name"))
-                            alias = spec.child_by_field_name("alias")
-                            f.exports[node_text(alias) if alias else name] = ("local", name)
+            analysis.export_statement(stmt)
         else:
-            declaration(stmt, exported=False, default=False)
+            analysis.declaration(stmt, exported=False, default=False)
+    analysis.dynamic_imports(root)
+    f.references.extend(_references(root))
+    f.colors = _class_colors(root, f.declarators)
 
-    # Dynamic imports anywhere (lazy pages, code splitting): a namespace import of the module.
-    for node in walk_nodes(root):
-        if node.type == "call_expression" and callee_name(node) == "import":
-            args = node.child_by_field_name("arguments")
-            target = resolve(args.named_children[0] if args and args.named_child_count else None, _line(node))
-            if target is not None:
-                f.bindings.append(_Binding(None, target, "*"))
 
-    # References: identifier occurrences that are not import/export specifiers nor declaration names.
+#: parents whose identifier child names, never uses: import/export specifiers and clauses
+_NAMING_PARENTS: Final = (
+    "import_specifier",
+    "import_clause",
+    "namespace_import",
+    "export_specifier",
+    "namespace_export",
+)
+#: declarations whose ``name`` field declares, never uses
+_DECLARING_PARENTS: Final = (
+    "function_declaration",
+    "class_declaration",
+    "variable_declarator",
+    "generator_function_declaration",
+)
+
+
+def _references(root: tree_sitter.Node) -> list[tuple[str, int]]:
+    """``(identifier, byte offset)`` of every identifier occurrence that is not an import/export specifier, an
+    ``export default Foo;`` (which exports, not uses) nor a declaration's name."""
+    out = []
     for node in walk_nodes(root):
         if node.type not in ("identifier", "shorthand_property_identifier"):
             continue
         parent = node.parent
-        if parent is None:
+        if parent is None or parent.type in _NAMING_PARENTS or parent.type == "export_statement":
             continue
-        if parent.type in (
-            "import_specifier",
-            "import_clause",
-            "namespace_import",
-            "export_specifier",
-            "namespace_export",
-        ):
+        if parent.type in _DECLARING_PARENTS and parent.child_by_field_name("name") == node:
             continue
-        if parent.type == "export_statement":
-            continue  # `export default Foo;` exports, it does not use
-        if parent.type in (
-            "function_declaration",
-            "class_declaration",
-            "variable_declarator",
-            "generator_function_declaration",
-        ):
-            if parent.child_by_field_name("name") == node:
-                continue
-        f.references.append((node_text(node), node.start_byte))
+        out.append((node_text(node), node.start_byte))
+    return out
 
-    f.colors = _class_colors(root, f.declarators)
+
+_NAMED_DECLARATIONS: Final = (
+    "function_declaration",
+    "generator_function_declaration",
+    "class_declaration",
+    "abstract_class_declaration",
+)
+
+
+class _Analysis:
+    """The statement readers of :func:`analyze_file`, each filling its part of one :class:`SourceFile`."""
+
+    def __init__(self, f: SourceFile, resolver: Resolver) -> None:
+        self.f = f
+        self.resolver = resolver
+
+    def resolve(self, spec_node: tree_sitter.Node | None, line: int) -> str | None:
+        """The file a module specifier names; an unresolved script-like one is recorded with its line."""
+        spec = string_value(spec_node)
+        if spec is None:
+            return None
+        target, scriptish = self.resolver.resolve(self.f.rel, spec)
+        if target is None and scriptish:
+            self.f.unresolved.append((line, spec))
+        return target
+
+    def add_component(self, name: str, line: int, kind: str, node: tree_sitter.Node) -> None:
+        self.f.components.append(_Decl(name, line, kind, node.start_byte, node.end_byte))
+
+    def declaration(self, node: tree_sitter.Node, exported: bool, default: bool) -> None:
+        """A top-level declaration (possibly under ``export``)."""
+        if node.type in _NAMED_DECLARATIONS:
+            self.named_declaration(node, exported, default)
+        elif node.type in ("lexical_declaration", "variable_declaration"):
+            for decl in node.named_children:
+                if decl.type == "variable_declarator":
+                    self.variable(decl, exported)
+
+    def named_declaration(self, node: tree_sitter.Node, exported: bool, default: bool) -> None:
+        """``function Name() {...}`` / ``class Name ... {...}``: a component when it renders JSX."""
+        name = node_text(node.child_by_field_name("name"))
+        if node.type.endswith("function_declaration"):
+            if PASCAL.match(name) and _returns_jsx(node):
+                self.add_component(name, _line(node), "function", node)
+        elif PASCAL.match(name) and _is_class_component(node):
+            self.add_component(name, _line(node), "class", node)
+        if exported:
+            self.f.exports["default" if default else name] = ("local", name)
+
+    def variable(self, decl: tree_sitter.Node, exported: bool) -> None:
+        """``const Name = ...``: its value kept, a lazy ``import()`` target, a component (arrow function or class
+        expression), or an alias of a wrapped component (``const Card = memo(CardImpl)``)."""
+        name_node = decl.child_by_field_name("name")
+        if name_node is None or name_node.type != "identifier":
+            return
+        name = node_text(name_node)
+        value = decl.child_by_field_name("value")
+        if value is not None:
+            self.f.declarators[name] = value
+            self.lazy_target(name, value)
+        fn = _unwrap_function(value)
+        if fn is not None and PASCAL.match(name) and _returns_jsx(fn):
+            self.add_component(name, _line(decl), _function_kind(fn), decl)
+        elif value is not None and value.type == "class" and PASCAL.match(name) and _is_class_component(value):
+            self.add_component(name, _line(decl), "class", decl)
+        elif value is not None and value.type != "identifier":
+            wrapped = _wrapped_identifier(value)
+            if wrapped is not None:
+                self.f.aliases[name] = wrapped
+        if exported:
+            self.f.exports[name] = ("local", name)
+
+    def lazy_target(self, name: str, value: tree_sitter.Node) -> None:
+        """The file an ``import("...")`` inside ``value`` loads, kept as ``name``'s lazy target."""
+        for sub in walk_nodes(value):
+            if sub.type == "call_expression" and callee_name(sub) == "import":
+                args = sub.child_by_field_name("arguments")
+                spec = string_value(args.named_children[0]) if args and args.named_child_count else None
+                target = self.resolver.resolve(self.f.rel, spec)[0] if spec is not None else None
+                if target is not None:
+                    self.f.lazy_targets[name] = target
+
+    def import_statement(self, stmt: tree_sitter.Node) -> None:
+        """The runtime bindings of an ``import`` (``import type`` binds nothing)."""
+        if any(c.type == "type" for c in stmt.children):
+            return
+        target = self.resolve(stmt.child_by_field_name("source"), _line(stmt))
+        if target is None:
+            return
+        clause = next((c for c in stmt.named_children if c.type == "import_clause"), None)
+        if clause is None:
+            self.f.bindings.append(_Binding(None, target, "*side-effect"))
+            return
+        for part in clause.named_children:
+            if part.type == "identifier":
+                self.f.bindings.append(_Binding(node_text(part), target, "default"))
+            elif part.type == "namespace_import":
+                ident = next((c for c in part.named_children if c.type == "identifier"), None)
+                self.f.bindings.append(_Binding(node_text(ident), target, "*"))
+            elif part.type == "named_imports":
+                for spec in part.named_children:
+                    if spec.type != "import_specifier" or any(c.type == "type" for c in spec.children):
+                        continue
+                    name = node_text(spec.child_by_field_name("name"))
+                    alias = spec.child_by_field_name("alias")
+                    self.f.bindings.append(_Binding(node_text(alias) if alias else name, target, name))
+
+    def export_statement(self, stmt: tree_sitter.Node) -> None:
+        """An ``export``: a re-export from another file, an exported declaration, ``export default <value>``,
+        or a local ``export { a as b }``."""
+        source = stmt.child_by_field_name("source")
+        decl = stmt.child_by_field_name("declaration")
+        value = stmt.child_by_field_name("value")
+        if source is not None:
+            self.re_export(stmt, source)
+        elif decl is not None:
+            self.declaration(decl, exported=True, default=any(c.type == "default" for c in stmt.children))
+        elif value is not None:
+            self.default_export(stmt, value)
+        else:
+            for c in stmt.children:
+                if c.type == "export_clause":
+                    for name, alias in _export_specifiers(c):
+                        self.f.exports[alias] = ("local", name)
+
+    def re_export(self, stmt: tree_sitter.Node, source: tree_sitter.Node) -> None:
+        """``export * from``, ``export * as ns from``, ``export { a as b } from``."""
+        target = self.resolve(source, _line(stmt))
+        if target is None:
+            return
+        for c in stmt.children:
+            if c.type == "*":
+                self.f.star_sources.append(target)
+            elif c.type == "namespace_export":
+                ident = next((x for x in c.named_children if x.type in ("identifier", "string")), None)
+                self.f.exports[node_text(ident)] = ("ns", target)
+            elif c.type == "export_clause":
+                for name, alias in _export_specifiers(c):
+                    self.f.exports[alias] = ("from", target, name)
+
+    def default_export(self, stmt: tree_sitter.Node, value: tree_sitter.Node) -> None:
+        """``export default Foo;`` / ``memo(Foo)`` (an alias), or an anonymous component exported as default."""
+        fn = _unwrap_function(value)
+        wrapped = _wrapped_identifier(value)
+        if wrapped is not None:
+            self.f.exports["default"] = ("local", wrapped)
+        elif fn is not None and _returns_jsx(fn):
+            self.add_component("default", _line(stmt), _function_kind(fn), stmt)
+            self.f.exports["default"] = ("local", "default")
+        elif value.type == "class" and _is_class_component(value):
+            self.add_component("default", _line(stmt), "class", stmt)
+            self.f.exports["default"] = ("local", "default")
+
+    def dynamic_imports(self, root: tree_sitter.Node) -> None:
+        """``import("...")`` anywhere (lazy pages, code splitting): a namespace import of the module."""
+        for node in walk_nodes(root):
+            if node.type == "call_expression" and callee_name(node) == "import":
+                args = node.child_by_field_name("arguments")
+                target = self.resolve(args.named_children[0] if args and args.named_child_count else None, _line(node))
+                if target is not None:
+                    self.f.bindings.append(_Binding(None, target, "*"))
+
+
+def _export_specifiers(clause: tree_sitter.Node) -> Iterator[tuple[str, str]]:
+    """``(name, exported as)`` of each specifier of an ``export { ... }`` clause."""
+    for spec in clause.named_children:
+        if spec.type == "export_specifier":
+            name = node_text(spec.child_by_field_name("name"))
+            alias = spec.child_by_field_name("alias")
+            yield name, node_text(alias) if alias else name
 
 
 # ----------------------------------------------------------------------------------------------------------

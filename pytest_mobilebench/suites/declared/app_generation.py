@@ -1,7 +1,7 @@
 """What the app-generation suite shows the user: its options, markers and report columns.
 
-Declared once here (imported at start-up, without the implementation); the plugin adds the options to the command line, the markers to the ini and the columns
-to the html report (:class:`pytest_mobilebench.suites.base.Suite`).
+Declared once here (imported at start-up, without the implementation); the plugin adds the options to the command line,
+the markers to the ini and the columns to the html report (:class:`pytest_mobilebench.suites.base.Suite`).
 """
 
 from __future__ import annotations

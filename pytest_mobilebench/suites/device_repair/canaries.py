@@ -102,8 +102,8 @@ def _pair(target: str, nonce: str) -> CanaryPair:
 def make_plan(targets: Sequence[str], *, token: Callable[[], str] = lambda: secrets.token_hex(6)) -> CanaryPlan:
     """A plan for ``targets`` (``pkg.Class#method``): fresh nonces are drawn (at most 20000) until both
     canaries sort after every target in JUnit 4's default order; failing that (1000 more draws after the
-    first one that puts the failing canary after them), that first one; failing that too (a target's hash near the top of the int
-    range), ``ordered`` is False.
+    first one that puts the failing canary after them), that first one; failing that too (a target's hash near the top
+    of the int range), ``ordered`` is False.
 
     Raises:
         PlantError: a target is not ``pkg.Class#method`` with a plain identifier as the method.
@@ -225,7 +225,8 @@ def _methods(pair: CanaryPair, kotlin: bool) -> str:
             f'\n    @org.junit.Test\n    fun {failing}() {{ org.junit.Assert.fail("{pair.message}") }}\n'
         )
     return (
-        f'\n    @org.junit.Test\n    public void {passing}() {{ org.junit.Assert.assertEquals("{token}", "{token}"); }}\n'
+        f'\n    @org.junit.Test\n    public void {passing}() {{ org.junit.Assert.assertEquals("{token}", '
+        f'"{token}"); }}\n'
         f'\n    @org.junit.Test\n    public void {failing}() {{ org.junit.Assert.fail("{pair.message}"); }}\n'
     )
 
@@ -292,7 +293,10 @@ def _wrong(run: InstrumentationRun, pair: CanaryPair, test_id: str) -> str | Non
     first_line = record.stack.splitlines()[0] if record.stack else ""
     if record.status is TestStatus.FAILED and is_assertion(record.first_exception) and pair.message in first_line:
         return None
-    return f"{test_id} must fail on its assertion '{pair.message}', it is {record.status.value} ({first_line[:120] or 'no stack'})"
+    return (
+        f"{test_id} must fail on its assertion '{pair.message}', it is {record.status.value} "
+        f"({first_line[:120] or 'no stack'})"
+    )
 
 
 def canary_problems(run: InstrumentationRun, pair: CanaryPair) -> tuple[list[str], bool]:

@@ -283,8 +283,9 @@ def run_state(
 
 
 def _restore(device: AndroidDevice, record: DeviceRecord, guard: Guard | None, uids: dict[str, int], out: Path) -> None:
-    """Bring the device back to the lease's baseline and write ``restore.json`` (:mod:`~pytest_mobilebench.devices.baseline`);
-    nothing when the attempt's packages never got installed (nothing of it ran on the device)."""
+    """Bring the device back to the lease's baseline and write ``restore.json``
+    (:mod:`~pytest_mobilebench.devices.baseline`); nothing when the attempt's packages never got installed (nothing of
+    it ran on the device)."""
     if guard is None or guard.baseline is None or not uids:
         return
     done = restore(device, guard.baseline, [record.plan.app_package, record.plan.test_package], uids)

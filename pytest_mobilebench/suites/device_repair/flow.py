@@ -5,8 +5,8 @@
 * a candidate: base + candidate (its test-file edits restored to base and flagged), then privately
   p_t; build, install, run q then Q. An infrastructure outcome is retried (``--mb-device-retries``, at
   most 2) with the SAME candidate bytes, each attempt in a new folder. A candidate-reachable outcome
-  (crash, deadline, install failure, ``INSTRUMENTATION_FAILED``: :data:`~.contract.CANDIDATE_REACHABLE`) that survives the retries
-  is checked against the reference state S_fix on the same device: if the reference passes, the outcome
+  (crash, deadline, install failure, ``INSTRUMENTATION_FAILED``: :data:`~.contract.CANDIDATE_REACHABLE`) that survives
+  the retries is checked against the reference state S_fix on the same device: if the reference passes, the outcome
   is the candidate's and counts in Pass@1's denominator; otherwise it stays infrastructure.
 * after every attempt the device is restored to the lease's baseline (:mod:`pytest_mobilebench.devices.baseline`),
   so a retry, the reference run and the next item never run on what a candidate left; an attempt after which

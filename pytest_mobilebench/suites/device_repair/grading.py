@@ -1,9 +1,9 @@
 """Grading an item from its evidence folder: the ONE function the live run and a re-grade both use.
 
 The live run writes ``grading.json`` (mode, the candidate's path classes and hash, the shadowing entries,
-which attempt folder is the final one of each state, and ``integrity``: the ``--mb-integrity`` mode), then calls :func:`grade_evidence`, which
-re-grades every named folder from its raw files (:func:`~.execution.outcome_from_dir`) and derives the
-verdict with :mod:`.contract`. Nothing here runs a build or touches a device.
+which attempt folder is the final one of each state, and ``integrity``: the ``--mb-integrity`` mode), then calls
+:func:`grade_evidence`, which re-grades every named folder from its raw files (:func:`~.execution.outcome_from_dir`) and
+derives the verdict with :mod:`.contract`. Nothing here runs a build or touches a device.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ def _compromised(state: StateOutcome) -> dict[str, Any]:
 def _quarantined(quarantine: Mapping[str, Any] | None, outcomes: Mapping[str, StateOutcome]) -> dict[str, Any] | None:
     """The fields charging a device that could not be restored: to the candidate when its own attempt left
     the damage (``policy_violation`` of kind ``device_damage``: never resolved, never infrastructure), else
-    infrastructure (``device_quarantined``: the record's own code left it, or only the health probe failed). None without a quarantine."""
+    infrastructure (``device_quarantined``: the record's own code left it, or only the health probe failed). None
+    without a quarantine."""
     if not quarantine:
         return None
     state = outcomes.get(str(quarantine["state"])) or next(iter(outcomes.values()))
@@ -67,7 +68,8 @@ def _quarantined(quarantine: Mapping[str, Any] | None, outcomes: Mapping[str, St
             "cause": None,
             "infra_kind": None,
             "attributed": True,
-            "detail": f"candidate attempt {quarantine['attempt']} left device {quarantine.get('serial')} damaged beyond "
+            "detail": f"candidate attempt {quarantine['attempt']} left device "
+            f"{quarantine.get('serial')} damaged beyond "
             f"restore (quarantined for the run): {what}",
         }
     return {

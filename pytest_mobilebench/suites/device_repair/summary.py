@@ -2,9 +2,9 @@
 
 Pass@1 = resolved / eligible, strict: a target that passed only on a retry (``passed_flaky``,
 :mod:`.flake`) is not counted in the headline and is listed apart (``passed_flaky``); the headline's
-``lenient`` entry counts it (the peers' "passed on any attempt"). Eligible excludes infrastructure outcomes (``retryable`` results),
-which are reported apart by kind. Micro over records, macro over repositories (the mean of per-repository
-Pass@1), by construction source and by fix-size bins (changed lines of p_f); Hit@k / Recall@k from the
+``lenient`` entry counts it (the peers' "passed on any attempt"). Eligible excludes infrastructure outcomes
+(``retryable`` results), which are reported apart by kind. Micro over records, macro over repositories (the mean of
+per-repository Pass@1), by construction source and by fix-size bins (changed lines of p_f); Hit@k / Recall@k from the
 predictions' ``ranked_files``; Fleiss' kappa of pass/fail across the models of the run, over the records
 every model has an eligible result for.
 
@@ -149,7 +149,8 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     agents = agent_table(results)  # the live items: how the agent ended, calls, tokens, model time, cost
     note = (
         f"resolved / eligible records, strict: {len(flaky)} target(s) that passed only on a retry "
-        f"(passed_flaky) not counted, the lenient rate counts them; {len(infra)} item(s) left out as infrastructure after their retries "
+        f"(passed_flaky) not counted, the lenient rate counts them; {len(infra)} item(s) left out as "
+        "infrastructure after their retries "
         f"(listed in infra_items); over all selected {resolved}/{len(rows)}"
     )
     if rates["callouts"]:

@@ -3,8 +3,8 @@
 Layout: ``<temp folder>/mobilebench-device-work/<run id>-<pid>/`` per process (xdist workers each have
 their own), holding an ``owner`` file (:func:`pytest_mobilebench.runtime.owners.owner_label`: host, pid and
 process start time, so a reused pid is not mistaken for the owner) and the item work trees
-(``mb-<instance>-XXXX/``). The folder (and the parent, once empty) is removed at session end; a SIGKILL-ed process cannot do that, so
-:func:`claim` first sweeps every sibling folder whose owner is dead on this host. A folder without an
+(``mb-<instance>-XXXX/``). The folder (and the parent, once empty) is removed at session end; a SIGKILL-ed process
+cannot do that, so :func:`claim` first sweeps every sibling folder whose owner is dead on this host. A folder without an
 ``owner`` file is swept once it is older than :data:`UNOWNED_GRACE_S` (its creator died between ``mkdir``
 and writing the file). Folders of live processes and of other hosts are left alone.
 """

@@ -4,8 +4,8 @@
   (``test_patch_conflict``), recorded in the evidence and read back by :mod:`.judge`.
 * :func:`attribute_exhaustion`: memory, disk or processes ran out under the candidate; the reference fix runs
   under the same limits on the same runtime, once per instance, kind and process.
-* :func:`jest_harness_for`: the harnessed jest run of a plan (:mod:`pytest_mobilebench.frameworks.react_native.harness`);
-  :func:`run_harnessed` runs it and writes its evidence.
+* :func:`jest_harness_for`: the harnessed jest run of a plan
+  (:mod:`pytest_mobilebench.frameworks.react_native.harness`); :func:`run_harnessed` runs it and writes its evidence.
 """
 
 from __future__ import annotations

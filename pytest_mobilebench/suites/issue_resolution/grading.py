@@ -214,9 +214,10 @@ class RunOutcome:
         timed_out: the run hit the per-instance wall-clock limit.
         infra_error: what failed in the harness or environment (daemon down, image build failed, OOM kill),
             or ``None``.
-        policy_violation: what the candidate did against the rules (:func:`pytest_mobilebench.suites.issue_resolution.policy.review`:
-            touched the runner's tools or changed how the tests run; a report that disagrees with the
-            runner), or ``None``. Edited test files are restored and flagged, not a violation.
+        policy_violation: what the candidate did against the rules
+            (:func:`pytest_mobilebench.suites.issue_resolution.policy.review`: touched the runner's tools or changed how
+            the tests run; a report that disagrees with the runner), or ``None``. Edited test files are restored and
+            flagged, not a violation.
         empty_patch: the candidate patch touches no file.
         missing_prediction: there is no prediction for this instance.
         test_patch_conflict: the test patch applies at base but not after the candidate's patch (the

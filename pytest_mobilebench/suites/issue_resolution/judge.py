@@ -2,8 +2,8 @@
 
 The live run writes everything the verdict depends on into the evidence folder and then grades by
 calling :func:`judge` on that folder; :func:`pytest_mobilebench.suites.issue_resolution.regrade` calls
-the same function later. So the policy (:func:`pytest_mobilebench.suites.issue_resolution.policy.review`, re-run on the saved
-patch and configuration snapshots), the parsers and the grading rules are applied the same way both
+the same function later. So the policy (:func:`pytest_mobilebench.suites.issue_resolution.policy.review`, re-run on the
+saved patch and configuration snapshots), the parsers and the grading rules are applied the same way both
 times: a re-grade of a patch that changed ``jest.config.js`` is a ``policy_violation``, never resolved.
 
 Evidence files read (written by the live run, see :func:`save_policy_inputs`):
@@ -164,9 +164,10 @@ class Judgement:
 
 
 def verdict_of(instance: IssueInstance, outcome: grading.RunOutcome) -> tuple[grading.Verdict, dict[str, Any]]:
-    """:func:`pytest_mobilebench.suites.issue_resolution.grading.grade` of ``outcome`` against the instance's gold lists, foreign
-    gold ids matched to this run's ids first (:func:`pytest_mobilebench.suites.issue_resolution.dialects.gold_for_run`).
-    Returns ``(verdict, id matching report)``; the live run, :func:`judge` and re-grading all call it."""
+    """:func:`pytest_mobilebench.suites.issue_resolution.grading.grade` of ``outcome`` against the instance's gold
+    lists, foreign gold ids matched to this run's ids first
+    (:func:`pytest_mobilebench.suites.issue_resolution.dialects.gold_for_run`). Returns ``(verdict, id matching
+    report)``; the live run, :func:`judge` and re-grading all call it."""
     gold, id_matching = dialects.gold_for_run(instance, outcome.tests)
     verdict = grading.grade(
         fail_to_pass=gold["FAIL_TO_PASS"],

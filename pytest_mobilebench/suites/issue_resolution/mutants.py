@@ -251,11 +251,42 @@ def _return(line: str, tokens: Sequence[Token], k: int) -> Iterator[tuple[str, s
         yield "return", line[: expr[0].start] + "null" + line[expr[-1].end :]
 
 
-_NOT_STATEMENTS: Final = frozenset({
-    "const", "let", "var", "val", "final", "return", "import", "export", "package", "function", "class", "interface",
-    "type", "enum", "if", "else", "for", "while", "do", "switch", "case", "default", "break", "continue", "throw", "try",
-    "catch", "finally", "yield", "await", "super", "this",
-})  # fmt: skip
+_NOT_STATEMENTS: Final = frozenset(
+    {
+        "const",
+        "let",
+        "var",
+        "val",
+        "final",
+        "return",
+        "import",
+        "export",
+        "package",
+        "function",
+        "class",
+        "interface",
+        "type",
+        "enum",
+        "if",
+        "else",
+        "for",
+        "while",
+        "do",
+        "switch",
+        "case",
+        "default",
+        "break",
+        "continue",
+        "throw",
+        "try",
+        "catch",
+        "finally",
+        "yield",
+        "await",
+        "super",
+        "this",
+    }
+)
 
 
 def _statement(tokens: Sequence[Token]) -> bool:

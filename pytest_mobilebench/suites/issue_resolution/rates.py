@@ -20,9 +20,10 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counted apart and named).
 
     Returns ``{"label", "kind", "numerator", "denominator", "value", "ci95", "note", "infra", "infra_left_out",
-    "infra_callouts", "environment_unavailable"}`` (the last: ``"model: instance: cause: subject"`` lines); ``value`` is None when nothing was eligible; ``ci95`` is the Wilson 95% interval
-    (:func:`pytest_mobilebench.metrics.wilson_interval`); ``infra_left_out`` lists the ``model: instance``
-    items infrastructure left out (after their retries); ``infra_callouts`` is :func:`infra_callouts`.
+    "infra_callouts", "environment_unavailable"}`` (the last: ``"model: instance: cause: subject"`` lines); ``value`` is
+    None when nothing was eligible; ``ci95`` is the Wilson 95% interval
+    (:func:`pytest_mobilebench.metrics.wilson_interval`); ``infra_left_out`` lists the ``model: instance`` items
+    infrastructure left out (after their retries); ``infra_callouts`` is :func:`infra_callouts`.
     """
     infra_rows = [r for r in results if r.get("retryable")]
     unavailable = [r for r in results if is_unavailable(r)]
@@ -33,7 +34,10 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if infra_rows:
         note += f"; infrastructure left {len(infra_rows)} item(s) out"
     if unavailable:
-        note += f"; {len(unavailable)} item(s) left out: their dependencies cannot be fetched here (environment_unavailable)"
+        note += (
+            f"; {len(unavailable)} item(s) left out: their dependencies cannot be fetched here "
+            "(environment_unavailable)"
+        )
     note += "".join(f"; {c['model']}: infra on {c['infra']}/{c['items']} items, the reference on {c['reference_infra']}"
                     for c in callouts)  # fmt: skip
     return {

@@ -1,10 +1,11 @@
 """The ``environment_unavailable`` verdict of an issue-resolution item (issue 30, item 3). Pure.
 
-An instance whose dependencies this machine cannot fetch (:class:`pytest_mobilebench.runtime.base.EnvironmentUnavailable`:
-a package or version the registry lacks, a host outside the registries) is judged for neither the candidate nor
-the harness: ``passed`` False, ``retryable`` False (not infra: retrying cannot help), left out of every rate's
-denominator and counted apart (:mod:`pytest_mobilebench.suites.issue_resolution.rates`,
-:mod:`pytest_mobilebench.report.headline`), naming what is missing.
+An instance whose dependencies this machine cannot fetch
+(:class:`pytest_mobilebench.runtime.base.EnvironmentUnavailable`: a package or version the registry lacks, a host
+outside the registries) is judged for neither the candidate nor the harness: ``passed`` False, ``retryable`` False (not
+infra: retrying cannot help), left out of every rate's denominator and counted apart
+(:mod:`pytest_mobilebench.suites.issue_resolution.rates`, :mod:`pytest_mobilebench.report.headline`), naming what is
+missing.
 """
 
 from __future__ import annotations

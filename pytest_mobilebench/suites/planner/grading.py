@@ -19,8 +19,8 @@ extra loads are reported). A successful call matching a minefield zeroes the tas
 checker, the targets, the collateral check, every applicable gate and no minefield hold, else 0.0.
 
 Canonical values (:func:`canon`): strings case-folded, whitespace collapsed, surrounding quotes and final ``.!?``
-dropped, numeric strings read as numbers (``"1,000.50"`` as 1000.5), currency symbols and names read as ISO codes (``€`` / ``euro`` ->
-``eur``); numbers as floats rounded to 6 places; lists sorted; booleans kept.
+dropped, numeric strings read as numbers (``"1,000.50"`` as 1000.5), currency symbols and names read as ISO codes (``€``
+/ ``euro`` -> ``eur``); numbers as floats rounded to 6 places; lists sorted; booleans kept.
 Argument specs: a value (canonical equality), ``{any_of: [...]}``, ``{contains: [...]}`` (every fragment occurs
 in the canonical string) or ``{any: true}``.
 """

@@ -1,3 +1,6 @@
-"""The tool declarations, one module per group of domains; importing this package registers them all."""
+"""The tool declarations, one module per group of domains; importing this package registers them all, in this
+order (the catalog's order: :mod:`.planner` imports the app modules before its own tools)."""
 
-from pytest_mobilebench.suites.planner.tools import content, device, planner, services  # noqa: F401
+from pytest_mobilebench.suites.planner.tools import content, device, settings  # noqa: F401  (isort: skip)
+from pytest_mobilebench.suites.planner.tools import services, security  # noqa: F401  (isort: skip)
+from pytest_mobilebench.suites.planner.tools import planner  # noqa: F401

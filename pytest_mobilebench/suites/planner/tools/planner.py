@@ -11,7 +11,7 @@ import pydantic
 
 from pytest_mobilebench.suites.planner.catalog import tool
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
-from pytest_mobilebench.suites.planner.tools import device, services
+from pytest_mobilebench.suites.planner.tools import device, services, settings
 from pytest_mobilebench.suites.planner.tools._common import (
     ClockTime,
     Date,
@@ -236,10 +236,10 @@ def apply_bedtime_mode(sb: Sandbox, enabled: bool = True) -> dict:
     Args:
         enabled: true = bedtime, false = daytime.
     """
-    device.set_toggle(sb, "do_not_disturb", enabled)
-    device.set_toggle(sb, "dark_mode", enabled)
-    device.set_brightness(sb, 10 if enabled else 60)
-    return device.list_settings(sb)
+    settings.set_toggle(sb, "do_not_disturb", enabled)
+    settings.set_toggle(sb, "dark_mode", enabled)
+    settings.set_brightness(sb, 10 if enabled else 60)
+    return settings.list_settings(sb)
 
 
 @tool("clock", write=True, skill="bedtime_routine")
