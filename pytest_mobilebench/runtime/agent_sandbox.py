@@ -209,8 +209,8 @@ class AgentSandbox:
         The command is wrapped in ``timeout -k 5`` (its process group ends at the limit, the sandbox
         lives on); should it outlive the limit by :data:`_BACKSTOP_S`, the harness kills the whole sandbox
         (restarted, offline, with its files, for the next command). Nothing a command starts outlives it:
-        leftover processes (a server sent to the background, a fork bomb) are stopped the same way. The agent's own exhaustion of the
-        sandbox (memory, disk, processes) is its command's outcome, never infrastructure: the result says so.
+        leftover processes (a server sent to the background, a fork bomb) are stopped the same way. The agent's
+        own exhaustion of the sandbox (memory, disk, processes) is its command's outcome, never infrastructure: the result says so.
 
         Raises:
             InfraError: the daemon or the container failed (``daemon_unreachable``, ``container_died``, ...).
