@@ -267,7 +267,9 @@ def pytest_configure(config: pytest.Config) -> None:
         if predictions is not None and not config.option.collectonly:
             from pytest_mobilebench.report.runs import start_run
 
-            start_run()  # containers of dead runs swept; this run writes only under reports/<run_id>/
+            sweep_options = {o.dest: config.getoption(o.dest) for o in providers.options()}
+            for problem in start_run(providers, sweep_options, run_id):  # every provider sweeps dead runs' leftovers
+                config.issue_config_time_warning(pytest.PytestConfigWarning(problem), stacklevel=2)
             from pytest_mobilebench.report.progress import LiveProgress
 
             live = bool(config.getoption("numprocesses", None)) and config.getoption("dist", "no") != "no"

@@ -9,8 +9,10 @@ environments by name. ``--mb-runtime=NAME`` picks one; ``auto`` takes the first 
 
 Life cycle, per provider actually used:
 
-* :meth:`RuntimeProvider.start` once per pytest process (each xdist worker) before its first runtime:
-  the sweep of what dead runs left (containers);
+* :meth:`RuntimeProvider.sweep` once per run on the controller, for EVERY registered provider, before the
+  first item (also when every result comes from the cache and no runtime is ever made): what dead runs left
+  (:meth:`ProviderRegistry.sweep_all`, called by :func:`pytest_mobilebench.report.runs.start_run`);
+* :meth:`RuntimeProvider.start` once per pytest process (each xdist worker) before its first runtime;
 * :meth:`RuntimeProvider.make` once per process and trust level (``trusted``: the benchmark's own code,
   gold patch or validation, or ``--mb-trust-candidates``);
 * :meth:`RuntimeProvider.finish` once per run on the controller, after the last item: the image cleanup
@@ -245,7 +247,12 @@ class RuntimeProvider(Protocol):
         """Whether ``--mb-runtime=auto`` may pick this provider in this process (a daemon answers ...)."""
 
     def start(self, ctx: ProviderContext) -> None:
-        """Once per process before its first runtime: sweep what dead runs left behind."""
+        """Once per process before its first runtime (the Docker provider sweeps its worker's daemon here)."""
+
+    def sweep(self, options: Mapping[str, Any], run_id: str) -> None:
+        """Once per run on the controller before the first item, whichever provider the run then uses: remove
+        what dead runs left behind (containers, pods, temporary hosts). Housekeeping: it never stops a run (the
+        registry reports what it raises as a warning)."""
 
     def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
         """A runtime for this process (called once per trust level).
@@ -267,6 +274,7 @@ _REQUIRED: Final = (
     ("options", False),
     ("available", True),
     ("start", True),
+    ("sweep", True),
     ("make", True),
     ("finish", True),
 )
@@ -360,6 +368,17 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
                 else:
                     notes += [str(note)] if note else []
         return errors, notes
+
+    def sweep_all(self, options: Mapping[str, Any], run_id: str) -> list[str]:
+        """:meth:`RuntimeProvider.sweep` of every registered provider, in registration order, on the controller;
+        returns what failed, in words (housekeeping never stops a run)."""
+        errors: list[str] = []
+        for name, provider in self.items():
+            try:
+                provider.sweep(options, run_id)
+            except Exception as exc:  # noqa: BLE001 - housekeeping
+                errors.append(f"runtime {name}: sweep: {type(exc).__name__}: {exc}")
+        return errors
 
     def notices(self, results: Iterable[Mapping[str, Any]]) -> list[str]:
         """The warning each provider the results name gives about its use (an optional ``notice`` member: the
@@ -460,6 +479,14 @@ class DockerProvider:
     def start(self, ctx: ProviderContext) -> None:
         self.runtime(ctx.options, ctx.run_id, client=self._client(ctx)).sweep()
 
+    def sweep(self, options: Mapping[str, Any], run_id: str) -> None:
+        """Remove the containers of dead runs on the daemon this machine reaches (``DOCKER_HOST``), when one
+        answers within 3 s (:func:`~pytest_mobilebench.runtime.daemon.sweep_dead_runs`); each worker's own
+        daemon of ``--mb-docker-hosts`` is swept by :meth:`start`."""
+        from pytest_mobilebench.runtime.daemon import sweep_dead_runs
+
+        sweep_dead_runs()
+
     def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
         return self.runtime(ctx.options, ctx.run_id, client=self._client(ctx), progress=ctx.progress)
 
@@ -539,6 +566,9 @@ class LocalProvider:
 
     def start(self, ctx: ProviderContext) -> None:
         """Nothing to sweep: work trees live in per-process temporary folders."""
+
+    def sweep(self, options: Mapping[str, Any], run_id: str) -> None:
+        """Nothing run-wide: a dead run's work trees are in the system's temporary folder."""
 
     @property
     def notice(self) -> str:
