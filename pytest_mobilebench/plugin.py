@@ -290,6 +290,15 @@ def _check_endpoint(config: pytest.Config, options: dict[str, Any]) -> None:
         config.issue_config_time_warning(pytest.PytestConfigWarning(f"--predictions=live: {note}"), stacklevel=2)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_mobilebench_make_runtime(config: pytest.Config, trusted: bool) -> Any:
+    """The hook's default implementation: the registry's choice for ``--mb-runtime``
+    (:meth:`~pytest_mobilebench.runtime.provider.RuntimeSource.choose` of this process's ``mb_runtime`` source);
+    any plugin's own answer comes first (firstresult). None before the fixture made a source."""
+    source = config.stash[STATE].runtime_source
+    return None if source is None else source.choose(trusted)
+
+
 class _XdistHooks:
     """Hooks that exist only with pytest-xdist: hand the controller's run id to every worker."""
 

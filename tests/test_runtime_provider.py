@@ -366,6 +366,32 @@ def test_the_hook_overrides_the_registry_for_every_suite(pytester: pytest.Pytest
     assert log[-1] == "finish hooked env"  # the hook's runtime is named 'fake': that provider cleans up
 
 
+def test_the_registry_choice_is_the_hook_default_answer(pytester: pytest.Pytester) -> None:
+    """With no plugin answering, ``pytest_mobilebench_make_runtime`` still answers: its last implementation is the
+    plugin's, the registry's provider for ``--mb-runtime`` (a wrapper around the hook sees that runtime)."""
+    pytester.makeconftest(
+        FAKE_PROVIDER_CONFTEST
+        + textwrap.dedent("""
+        @pytest.hookimpl(wrapper=True)
+        def pytest_mobilebench_make_runtime(config, options, run_id, trusted):
+            runtime = yield
+            _log(f"hook answered {getattr(runtime, 'name', runtime)} trusted={trusted}")
+            return runtime
+        """)
+    )
+    pytester.makefile(".yaml", app=ISSUE_MANIFEST)
+    result = pytester.runpytest("--predictions=gold", "--mb-runtime=fake", "--mb-run-id=dflt", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    log = (pytester.path / "provider.log").read_text().splitlines()
+    assert log[:5] == [
+        "sweep",
+        "start",
+        "make trusted=True",
+        "hook answered fake trusted=True",
+        "prepare acme__app-1 react-native",
+    ]
+
+
 def test_what_a_provider_keeps_is_said_at_the_end_of_the_run() -> None:
     """A provider's line about what it kept (the Docker provider: images and their size) reaches the summary's
     ``kept`` and the terminal's closing lines."""

@@ -22,10 +22,11 @@ Life cycle, per provider actually used:
 Suites never choose a runtime themselves: they request the session fixture ``mb_runtime``
 (:mod:`pytest_mobilebench.fixtures`), whose value is a :class:`RuntimeSource`, and call
 ``ctx.fixture("mb_runtime").get(trusted=...)``. A runtime that also implements
-:class:`~pytest_mobilebench.runtime.agent_sandbox.AgentSandboxRuntime` (``agent_sandbox``: the Docker runtime) hosts live
-agents (issue resolution's ``--predictions=live``); a live suite checks for it and never imports a runtime
-itself. Before the registry, the firstresult hook
-``pytest_mobilebench_make_runtime(config, options, run_id, trusted)`` may return a runtime of its own.
+:class:`~pytest_mobilebench.runtime.agent_sandbox.AgentSandboxRuntime` (``agent_sandbox``) hosts live agents
+(issue resolution's ``--predictions=live``); a live suite checks for it and never imports a runtime itself.
+The one way to replace the runtime is the firstresult hook ``pytest_mobilebench_make_runtime(config, options,
+run_id, trusted)``: the plugin's own implementation runs last and answers with the registry's choice
+(:meth:`RuntimeSource.choose`), so a plugin answering first replaces it for every suite.
 
 This module imports nothing from ``frameworks/`` or ``suites/``: framework knowledge (the recipe factory
 of the Docker provider) is handed in by the plugin when it builds the registry.
@@ -413,8 +414,9 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
 class RuntimeSource:
     """The ``mb_runtime`` fixture's value: ``get(trusted=...)`` gives this process's runtime.
 
-    Asks the ``pytest_mobilebench_make_runtime`` hook first (``hook(trusted)``: a runtime or None), else the
-    registry's provider for ``--mb-runtime``, started once and made once per trust level. ``used`` lists the
+    Asks the ``pytest_mobilebench_make_runtime`` hook (``hook(trusted)``): a plugin's runtime, else the hook's
+    default implementation, :meth:`choose` (the registry's provider for ``--mb-runtime``, started once and made
+    once per trust level). ``used`` lists the
     runtime names handed out in this process (the plugin copies it into each result as ``runtimes``).
     """
 
@@ -429,7 +431,8 @@ class RuntimeSource:
         self._made: dict[tuple[str, bool], Runtime] = {}
 
     def get(self, *, trusted: bool = False) -> Runtime:
-        """The runtime for code of this trust level.
+        """The runtime for code of this trust level: the hook's answer (whose default implementation is
+        :meth:`choose`), else :meth:`choose`.
 
         Raises:
             InfraError: no provider can serve it (see :meth:`RuntimeProvider.make`).
@@ -437,17 +440,27 @@ class RuntimeSource:
         trusted = trusted or bool(self.ctx.options.get("mb_trust_candidates"))
         runtime = self.hook(trusted) if self.hook is not None else None
         if runtime is None:
-            provider = self.registry.choose(str(self.ctx.options.get("mb_runtime") or "auto"), self.ctx)
-            if provider.name not in self._started:
-                provider.start(self.ctx)
-                self._started.add(provider.name)
-            key = (provider.name, trusted)
-            if key not in self._made:
-                self._made[key] = provider.make(self.ctx, trusted)
-            runtime = self._made[key]
+            runtime = self.choose(trusted)
         if runtime.name not in self.used:
             self.used.append(runtime.name)
         return runtime
+
+    def choose(self, trusted: bool) -> Runtime:
+        """The registry's runtime for ``--mb-runtime`` (``trusted`` as :meth:`get` resolved it): its provider
+        started once in this process and made once per trust level. The plugin's ``trylast`` implementation of
+        ``pytest_mobilebench_make_runtime`` answers with it, so a plugin's own answer comes first.
+
+        Raises:
+            InfraError: no provider can serve it (see :meth:`RuntimeProvider.make`).
+        """
+        provider = self.registry.choose(str(self.ctx.options.get("mb_runtime") or "auto"), self.ctx)
+        if provider.name not in self._started:
+            provider.start(self.ctx)
+            self._started.add(provider.name)
+        key = (provider.name, trusted)
+        if key not in self._made:
+            self._made[key] = provider.make(self.ctx, trusted)
+        return self._made[key]
 
 
 def repo_cache(options: Mapping[str, Any], run_id: str) -> RepoCache:
