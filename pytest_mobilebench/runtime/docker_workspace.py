@@ -214,6 +214,19 @@ class DockerWorkspace(ContainerExec, Workspace):
         self._copy_inputs({input_file_name(name): data for name, data in files.items()})
         self._staged.update({input_file_name(name): hashlib.sha256(data).digest() for name, data in files.items()})
 
+    def put_tree(self, archive: bytes) -> None:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.put_tree`: extracted at ``/`` by the daemon
+        (``put_archive``), owners and modes as the archive gives them.
+
+        Raises:
+            InfraError: the daemon refused it.
+        """
+        self._ensure_running()
+        self._memo.touch()
+        with docker_errors(self._client, self.instance_id, "copying a tree in"):
+            if not self._container.put_archive("/", archive):
+                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot copy the tree in")
+
     def _copy_inputs(self, files: Mapping[str, bytes]) -> None:
         """Copy ``{file name: bytes}`` into :data:`~.inbox.INBOX` through the daemon, one tar (root's, 0644)."""
         self._ensure_running()
