@@ -157,3 +157,77 @@ def _probes(path: Path) -> list[str]:
 def test_no_suite_or_report_probes_a_workspace_for_a_member() -> None:
     probes = [p for path in sorted(PACKAGE.rglob("*.py")) for p in _probes(path)]
     assert probes == [], "declare the member on runtime.base.Workspace instead:\n" + "\n".join(probes)
+
+
+# ------------------------------------------------------------------- a third provider, whole runs, in-process
+
+_BARE_CONFTEST = """
+from fake_workspaces import BareProvider
+
+def pytest_mobilebench_register_runtimes(registry):
+    registry.register(BareProvider())
+"""
+
+
+def _jest_repo(root: Path) -> tuple[Path, str, str, str]:
+    """A jest 29 project (its packages' manifests committed: the harness detects the runner from them), the
+    base commit, a candidate patch of ``src/a.js`` and a test patch of ``__tests__/a.test.js``."""
+    from conftest import git
+
+    files = {
+        "package.json": '{"name": "p", "scripts": {"test": "jest"}, "devDependencies": {"jest": "29.7.0"}}\n',
+        **{
+            f"node_modules/{k}/package.json": f'{{"name": "{k}", "version": "29.7.0"}}\n'
+            for k in ("jest", "jest-circus")
+        },
+        "src/a.js": "module.exports = () => 1;\n",
+        "__tests__/a.test.js": "const a = require('../src/a');\ntest('a', () => expect(a()).toBe(2));\n",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    (root / "src/a.js").write_text("module.exports = () => 2;\n")
+    patch = git(root, "diff") + "\n"
+    git(root, "checkout", "-q", "--", "src/a.js")
+    (root / "__tests__/a.test.js").write_text(
+        "const a = require('../src/a');\ntest('a', () => expect(a()).toBe(2));\n\n"
+    )
+    test_patch = git(root, "diff") + "\n"
+    git(root, "checkout", "-q", "--", "__tests__/a.test.js")
+    return root, git(root, "rev-parse", "HEAD"), patch, test_patch
+
+
+def test_a_third_provider_without_a_channel_refuses_real_candidates_and_flags_gold(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    repo, base, patch, test_patch = _jest_repo(tmp_path / "repo")
+    pytester.makeconftest(_BARE_CONFTEST)
+    pytester.makefile(
+        ".yaml",
+        app=f"""\
+suite: issue_resolution
+repo: acme/p
+repo_url: {repo}
+framework: react-native
+instances:
+  - instance_id: acme__p-1
+    base_commit: {base}
+    patch: {json.dumps(patch)}
+    test_patch: {json.dumps(test_patch)}
+    FAIL_TO_PASS: ["__tests__/a.test.js::a"]
+""",
+    )
+    pred = {"instance_id": "acme__p-1", "model_name_or_path": "m", "model_patch": patch}
+    pytester.makefile(".jsonl", preds=json.dumps(pred) + "\n")
+    args = ("--mb-runtime=bare", "-p", "no:cacheprovider", "-p", "no:randomly")
+    pytester.runpytest("--predictions=preds.jsonl", "--mb-run-id=cand", *args)
+    row = json.loads((pytester.path / "reports" / "cand" / "summary.json").read_text())["instances"]["acme__p-1"]
+    assert (row["reason"], row.get("infra_kind")) == ("infra_error", "provider_lacks_capability"), row
+    assert "result_channel" in row["detail"] and "untrusted candidate" in row["detail"], row
+    pytester.runpytest("--predictions=gold", "--mb-run-id=gold", *args)
+    row = json.loads((pytester.path / "reports" / "gold" / "summary.json").read_text())["instances"]["acme__p-1"]
+    assert row.get("infra_kind") != "provider_lacks_capability", row
+    assert "unharnessed:result_channel" in row["flags"], row
