@@ -231,3 +231,7 @@ instances:
     row = json.loads((pytester.path / "reports" / "gold" / "summary.json").read_text())["instances"]["acme__p-1"]
     assert row.get("infra_kind") != "provider_lacks_capability", row
     assert "unharnessed:result_channel" in row["flags"], row
+    # a re-grade reads the same evidence: the run stays flagged unharnessed
+    pytester.runpytest("--mb-regrade=reports/gold", "--mb-summary=reports/regraded.json", "--mb-run-id=again", *args)
+    again = json.loads((pytester.path / "reports" / "regraded.json").read_text())["instances"]["acme__p-1"]
+    assert again.get("regraded") is True and "unharnessed:result_channel" in again["flags"], again
