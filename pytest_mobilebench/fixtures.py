@@ -60,7 +60,8 @@ def mb_runtime(request: pytest.FixtureRequest, pytestconfig: pytest.Config) -> A
         )
 
     assert state.providers is not None  # set in pytest_configure
-    return RuntimeSource(state.providers, ctx, hook)
+    state.runtime_source = RuntimeSource(state.providers, ctx, hook)  # the hook's default answers from it
+    return state.runtime_source
 
 
 @pytest.fixture(scope="session")

@@ -61,7 +61,10 @@ def pytest_mobilebench_make_runtime(
     config: pytest.Config, options: dict[str, Any], run_id: str, trusted: bool
 ) -> Runtime | None:
     """Return the runtime (a :class:`pytest_mobilebench.runtime.base.Runtime`) for code of this trust level
-    in this process, or None to let ``--mb-runtime`` pick a registered provider (like pytest-xdist's
-    ``pytest_xdist_make_scheduler``). Called on every ``mb_runtime.get(...)``: cache what you make. The
-    controller calls ``finish`` of the registered provider named ``runtime.name`` after the run, if any.
+    in this process, or None to leave it to the next implementation (like pytest-xdist's
+    ``pytest_xdist_make_scheduler``). The plugin's own implementation runs last and answers with the registry's
+    choice for ``--mb-runtime`` (:meth:`pytest_mobilebench.runtime.provider.RuntimeSource.choose`): the one way
+    to replace the runtime is to answer first, or to register a provider. Called on every ``mb_runtime.get(...)``:
+    cache what you make. The controller calls ``finish`` of the registered provider named ``runtime.name``
+    after the run, if any.
     """

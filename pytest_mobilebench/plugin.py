@@ -305,7 +305,9 @@ def _register_controller_plugins(config: pytest.Config, state: MobileBenchState,
     if state.predictions is not None and not config.option.collectonly:
         from pytest_mobilebench.report.runs import start_run
 
-        start_run()  # containers of dead runs swept; this run writes only under reports/<run_id>/
+        sweep_options = {o.dest: config.getoption(o.dest) for o in state.providers.options()}
+        for problem in start_run(state.providers, sweep_options, state.run_id):  # every provider sweeps dead runs
+            config.issue_config_time_warning(pytest.PytestConfigWarning(problem), stacklevel=2)
         from pytest_mobilebench.report.progress import LiveProgress
 
         live = bool(config.getoption("numprocesses", None)) and config.getoption("dist", "no") != "no"
@@ -324,6 +326,15 @@ def _check_endpoint(config: pytest.Config, options: dict[str, Any]) -> None:
         raise pytest.UsageError(f"--predictions=live: endpoint check: {exc}") from None
     if note is not None:
         config.issue_config_time_warning(pytest.PytestConfigWarning(f"--predictions=live: {note}"), stacklevel=2)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_mobilebench_make_runtime(config: pytest.Config, trusted: bool) -> Any:
+    """The hook's default implementation: the registry's choice for ``--mb-runtime``
+    (:meth:`~pytest_mobilebench.runtime.provider.RuntimeSource.choose` of this process's ``mb_runtime`` source);
+    any plugin's own answer comes first (firstresult). None before the fixture made a source."""
+    source = config.stash[STATE].runtime_source
+    return None if source is None else source.choose(trusted)
 
 
 class _XdistHooks:

@@ -38,6 +38,10 @@ class MobileBenchState:
     is_controller: bool
     #: the run's runtime providers (:mod:`pytest_mobilebench.runtime.provider`)
     providers: ProviderRegistry | None = None
+    #: this process's runtime source (the ``mb_runtime`` fixture's
+    #: :class:`~pytest_mobilebench.runtime.provider.RuntimeSource`): the default answer of
+    #: ``pytest_mobilebench_make_runtime`` is its registry choice
+    runtime_source: Any = None
     seen_ids: dict[str, str] = dataclasses.field(default_factory=dict)
     results: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     manifest_errors: list[str] = dataclasses.field(default_factory=list)

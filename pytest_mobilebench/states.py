@@ -158,6 +158,10 @@ class InfraKind(str, enum.Enum):
     PLAN_FAILED = "plan_failed"
     #: the record's platform (iOS, HarmonyOS) or plan kind has no runtime on this host
     PLATFORM_UNAVAILABLE = "platform_unavailable"
+    #: the runtime provider's workspace lacks a capability the verdict of an untrusted candidate rests on (the
+    #: result channel, root-owned files, the base check: ``runtime.base.Capability``); the provider's, never the
+    #: candidate's
+    PROVIDER_LACKS_CAPABILITY = "provider_lacks_capability"
     #: a built image could not be pushed to ``--mb-registry``
     REGISTRY_PUSH_FAILED = "registry_push_failed"
     #: the app-generation scaffold's dependencies could not be installed

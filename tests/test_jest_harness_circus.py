@@ -6,14 +6,15 @@ project's configuration and the installed packages."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
 import pytest
 
 from pytest_mobilebench.plan import TestPlan
 from pytest_mobilebench.frameworks.react_native import harness
 from pytest_mobilebench.frameworks.react_native.harness_js import RUNNERS
+from pytest_mobilebench.runtime.base import Capability
 from pytest_mobilebench.suites.issue_resolution.attribution import jest_harness_for
+from fake_workspaces import FilesWorkspace
 
 COMMAND = "node_modules/.bin/jest --ci --json --outputFile=/r/.mobilebench/jest-results.json --runTestsByPath a.test.js"
 CIRCUS, JASMINE2 = "node_modules/jest-circus/package.json", "node_modules/jest-jasmine2/package.json"
@@ -27,17 +28,9 @@ def _package(jest: object) -> dict[str, bytes]:
     return {"package.json": json.dumps({"name": "p", "jest": jest}).encode()}
 
 
-class _Workspace:
-    root = "/testbed"
-
-    def __init__(self, files: dict[str, bytes]) -> None:
-        self.files = files
-
-    def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
-        return {p: self.files[p] for p in patterns if p in self.files}
-
-    def run_with_channel(self) -> None:  # marks a runtime with a result channel
-        raise AssertionError("not run here")
+def _Workspace(files: dict[str, bytes]) -> FilesWorkspace:  # noqa: N802 - reads as the class it makes
+    """A project's files in a workspace with a result channel (nothing is run here)."""
+    return FilesWorkspace(files, capabilities=frozenset({Capability.RESULT_CHANNEL}))
 
 
 def _plan() -> TestPlan:

@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 from pytest_mobilebench.frameworks.react_native import harness
 from pytest_mobilebench.frameworks.react_native.harness_js import LAUNCH_REFUSED_EXIT
+from pytest_mobilebench.runtime.base import Capability, RunResult
+from fake_workspaces import FilesWorkspace
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="no node on the host")
 
@@ -229,30 +232,27 @@ def test_an_empty_channel_after_a_launch_that_started_jest_stays_the_candidates(
     assert started["reason"] == "policy_violation" and "runner_compromised" in started["detail"], started
 
 
-class _Workspace:
+class _Workspace(FilesWorkspace):
     """A jest 29 project whose run comes back with the launcher's ``status`` (what ``run_with_channel`` copies out)."""
 
-    results_root = "/var/tmp/mb-results-test"
-    root = "/testbed"
-
     def __init__(self, status: bytes | None) -> None:
+        super().__init__(
+            {
+                "package.json": b'{"devDependencies": {"jest": "29.7.0"}}',
+                "node_modules/jest/package.json": b'{"version": "29.7.0"}',
+                "node_modules/jest-circus/package.json": b'{"version": "29.7.0"}',
+                "__tests__/a.test.js": b"test('a', () => {});\n",
+            },
+            capabilities=frozenset({Capability.RESULT_CHANNEL}),
+        )
         self.status = status
-        self.files = {
-            "package.json": b'{"devDependencies": {"jest": "29.7.0"}}',
-            "node_modules/jest/package.json": b'{"version": "29.7.0"}',
-            "node_modules/jest-circus/package.json": b'{"version": "29.7.0"}',
-            "__tests__/a.test.js": b"test('a', () => {});\n",
-        }
 
-    def read_files(self, patterns: list[str]) -> dict[str, bytes]:
-        return {p: self.files[p] for p in patterns if p in self.files}
-
-    def clear_files(self, patterns: list[str]) -> list[str]:
+    def clear_files(self, patterns: Sequence[str]) -> list[str]:
         return []
 
-    def run_with_channel(self, command: str, *, files: dict, key: bytes, timeout_s: float) -> tuple:
-        from pytest_mobilebench.runtime.base import RunResult
-
+    def run_with_channel(
+        self, command: str, *, files: Mapping[str, bytes], key: bytes, timeout_s: float
+    ) -> tuple[RunResult, bytes, bytes | None]:
         run = RunResult(command=command, exit_code=97, output="mobilebench harness: jest not started\n", duration_s=0.1)
         return run, b"", self.status
 

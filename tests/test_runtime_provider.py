@@ -55,6 +55,9 @@ class _Provider:
     def start(self, ctx: ProviderContext) -> None:
         self.calls.append(("start", ctx.run_id))
 
+    def sweep(self, options: Any, run_id: str) -> None:
+        self.calls.append(("sweep", run_id))
+
     def make(self, ctx: ProviderContext, trusted: bool) -> _Runtime:
         self.calls.append(("make", trusted))
         return _Runtime(self.name)
@@ -169,6 +172,25 @@ def test_finish_runs_once_per_used_provider() -> None:
     assert used.calls == [("finish", ("r9", "none"))] and unused.calls == []
 
 
+def test_the_run_level_sweep_reaches_every_registered_provider_and_never_stops_the_run() -> None:
+    """The controller's sweep (``report.runs.start_run``) goes through the registry: every provider, used or not,
+    sweeps once; one that raises is reported in words and the others still sweep."""
+    from pytest_mobilebench.report.runs import start_run
+
+    class Broken(_Provider):
+        def sweep(self, options: Any, run_id: str) -> None:
+            raise OSError("the pod API is down")
+
+    registry = ProviderRegistry()
+    first, broken, last = _Provider("docker"), Broken("pod"), _Provider("local")
+    for provider in (first, broken, last):
+        registry.register(provider)  # type: ignore[arg-type]
+    assert start_run(registry, {}, "r7") == ["runtime pod: sweep: OSError: the pod API is down"]
+    assert first.calls == [("sweep", "r7")] and last.calls == [("sweep", "r7")]
+    runs = (ROOT / "pytest_mobilebench" / "report" / "runs.py").read_text(encoding="utf-8")
+    assert "docker" not in runs.lower() and "runtime.daemon" not in runs  # no provider's own calls in the report
+
+
 FAKE_PROVIDER_CONFTEST = """
 import contextlib
 from pathlib import Path
@@ -204,6 +226,9 @@ class FakeProvider:
 
     def start(self, ctx):
         _log("start")
+
+    def sweep(self, options, run_id):
+        _log("sweep")
 
     def make(self, ctx, trusted):
         _log(f"make trusted={trusted}")
@@ -278,7 +303,8 @@ def test_a_conftest_provider_serves_every_container_suite(pytester: pytest.Pytes
     )
     result.assert_outcomes(failed=2)
     log = (pytester.path / "provider.log").read_text().splitlines()
-    assert log[0] == "start" and log.count("start") == 1 and log.count("make trusted=True") == 1
+    assert log[:2] == ["sweep", "start"] and log.count("start") == 1 and log.count("make trusted=True") == 1
+    assert log.count("sweep") == 1  # the controller's run-level sweep, once
     assert "prepare acme__app-1 react-native" in log
     assert "prepare mobilebench__calc-1 android" in log  # the gradle record reached the provider's runtime
     assert log[-1] == "finish fake-run base" and sum(line.startswith("finish") for line in log) == 1
@@ -301,7 +327,13 @@ def test_a_conftest_provider_serves_every_container_suite(pytester: pytest.Pytes
     )
     result.assert_outcomes(failed=1)
     log = (pytester.path / "provider.log").read_text().splitlines()
-    assert log == ["start", "make trusted=False", "sandbox tabs_demo app-scaffold index.html", "finish fake-apps env"]
+    assert log == [
+        "sweep",
+        "start",
+        "make trusted=False",
+        "sandbox tabs_demo app-scaffold index.html",
+        "finish fake-apps env",
+    ]
     row = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())["instances"]["tabs_demo"]
     assert (row["reason"], row.get("infra_kind")) == ("infra_error", "workspace_error"), row
 
@@ -329,8 +361,35 @@ def test_the_hook_overrides_the_registry_for_every_suite(pytester: pytest.Pytest
     )
     result.assert_outcomes(failed=1)
     log = (pytester.path / "provider.log").read_text().splitlines()
-    assert log[:2] == ["hook hooked trusted=True", "prepare acme__app-1 react-native"]
+    # every registered provider sweeps, the one --mb-runtime names or not; then the hook's runtime serves
+    assert log[:3] == ["sweep", "hook hooked trusted=True", "prepare acme__app-1 react-native"]
     assert log[-1] == "finish hooked env"  # the hook's runtime is named 'fake': that provider cleans up
+
+
+def test_the_registry_choice_is_the_hook_default_answer(pytester: pytest.Pytester) -> None:
+    """With no plugin answering, ``pytest_mobilebench_make_runtime`` still answers: its last implementation is the
+    plugin's, the registry's provider for ``--mb-runtime`` (a wrapper around the hook sees that runtime)."""
+    pytester.makeconftest(
+        FAKE_PROVIDER_CONFTEST
+        + textwrap.dedent("""
+        @pytest.hookimpl(wrapper=True)
+        def pytest_mobilebench_make_runtime(config, options, run_id, trusted):
+            runtime = yield
+            _log(f"hook answered {getattr(runtime, 'name', runtime)} trusted={trusted}")
+            return runtime
+        """)
+    )
+    pytester.makefile(".yaml", app=ISSUE_MANIFEST)
+    result = pytester.runpytest("--predictions=gold", "--mb-runtime=fake", "--mb-run-id=dflt", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    log = (pytester.path / "provider.log").read_text().splitlines()
+    assert log[:5] == [
+        "sweep",
+        "start",
+        "make trusted=True",
+        "hook answered fake trusted=True",
+        "prepare acme__app-1 react-native",
+    ]
 
 
 def test_what_a_provider_keeps_is_said_at_the_end_of_the_run() -> None:

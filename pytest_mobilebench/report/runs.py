@@ -16,9 +16,12 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_mobilebench.files import atomic_write_json
+
+if TYPE_CHECKING:
+    from pytest_mobilebench.runtime.provider import ProviderRegistry
 
 __all__ = [
     "REPORTS_DISK_FULL_EXIT",
@@ -78,12 +81,11 @@ def is_disk_full(exc: BaseException) -> bool:
     return False
 
 
-def start_run() -> None:
-    """Controller, once per evaluating run: sweep containers whose owning run is dead (also when every
-    result will come from the cache and no runtime is ever made). Never stops a run."""
-    from pytest_mobilebench.runtime.daemon import sweep_dead_runs
-
-    sweep_dead_runs()
+def start_run(providers: ProviderRegistry, options: Mapping[str, Any], run_id: str) -> list[str]:
+    """Controller, once per evaluating run: every registered runtime provider sweeps what dead runs left
+    (:meth:`~pytest_mobilebench.runtime.provider.ProviderRegistry.sweep_all`; also when every result will come
+    from the cache and no runtime is ever made). Never stops a run: returns what failed, in words."""
+    return providers.sweep_all(options, run_id)
 
 
 def finish_run(reports_dir: Path, run_id: str) -> list[str]:

@@ -32,20 +32,21 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import secrets
 import shlex
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, final, runtime_checkable
 
-from pytest_mobilebench.runtime.base import InfraError, RunResult, WorkspaceSpec
+from pytest_mobilebench.runtime.base import Capability, InfraError, RunResult, Workspace, WorkspaceSpec
 from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.images import TESTBED
 from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
     from pytest_mobilebench.runtime.docker import DockerRuntime
-    from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
     from pytest_mobilebench.runtime.egress import ModelForwarder
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "AgentSandbox",
     "AgentSandboxRuntime",
     "TakenPatch",
+    "WorkspaceAgentSandbox",
     "open_sandbox",
 ]
 
@@ -157,35 +159,90 @@ class AgentSandboxRuntime(Protocol):
         """
 
 
-@final
-class AgentSandbox:
-    """One agent's container: ``run`` a command, ``take_patch``, ``close``.
+@runtime_checkable
+class AgentSandbox(Protocol):
+    """One agent's sandbox: ``run`` a command, ``put_file`` / ``put_tree``, ``take_patch``, ``close`` (a context
+    manager too). :class:`WorkspaceAgentSandbox` implements it over any
+    :class:`~pytest_mobilebench.runtime.base.Workspace` that declares
+    :attr:`~pytest_mobilebench.runtime.base.Capability.ROOT_EXEC`; the Docker runtime's is the first.
 
     Attributes:
-        workdir: the work tree's path in the sandbox (``/testbed``).
+        workdir: the work tree's path in the sandbox (``/testbed`` by default).
         base_commit: the base tree's commit id, read before the agent's first command.
         model_url: with a model route, the base URL the agent's program uses (``http://127.0.0.1:PORT/...``).
+        instance_id: the benchmark instance.
     """
 
-    workdir: Final[str] = TESTBED
+    workdir: str = TESTBED
+    base_commit: str
+    model_url: str | None
+    instance_id: str
+
+    def __enter__(self) -> AgentSandbox: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def run(self, command: str, timeout_s: float) -> RunResult:
+        """Run ``command`` in the work tree as the test user under ``timeout_s``; the agent's own exhaustion of the
+        sandbox is the command's outcome (the output says so), never infrastructure.
+
+        Raises:
+            InfraError: the backend failed.
+        """
+
+    def put_file(self, name: str, data: bytes) -> str:
+        """Write a harness input readable by the agent; returns its path in the sandbox."""
+
+    def put_tree(self, archive: bytes) -> None:
+        """Extract a tar archive (absolute names without the leading ``/``) at the sandbox's root."""
+
+    def take_patch(self, max_bytes: int = MAX_PATCH_BYTES) -> TakenPatch:
+        """The work tree's change against :attr:`base_commit`, taken by the harness (never what the agent says)."""
+
+    def close(self) -> None:
+        """Remove the sandbox (safe twice)."""
+
+
+@final
+class WorkspaceAgentSandbox:
+    """:class:`AgentSandbox` over any workspace declaring
+    :attr:`~pytest_mobilebench.runtime.base.Capability.ROOT_EXEC` (the patch is taken by root with a git directory
+    the harness copied aside before the agent's first command: the agent's edits to ``.git`` never reach it).
+
+    Args:
+        workspace: the sandbox's workspace (a fresh one at the base commit; closed by :meth:`close`).
+        instance_id: the benchmark instance (for messages).
+        model_url: see :class:`AgentSandbox`.
+        on_close: called once after the workspace is closed (the Docker sandbox's relay is removed there).
+
+    Raises:
+        MissingCapability: the workspace cannot run the harness's own commands as root.
+        InfraError: the base tree cannot be recorded.
+    """
 
     def __init__(
-        self, workspace: DockerWorkspace, client: Any, *, relay: Any = None, model_url: str | None = None
+        self,
+        workspace: Workspace,
+        *,
+        instance_id: str,
+        model_url: str | None = None,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
+        workspace.require(Capability.ROOT_EXEC, "an agent's sandbox (its patch is taken by root)")
         self._ws = workspace
-        self._client = client
-        self._relay = relay
+        self._on_close = on_close
         self.model_url = model_url
-        self.instance_id = workspace.instance_id
-        self.container_id = workspace.container_id
+        self.workdir = str(workspace.root)
+        self.instance_id = instance_id
         self._git_dir = f"/var/tmp/mb-agent-git-{secrets.token_hex(12)}"
+        tree = shlex.quote(self.workdir)
         code, out, err = workspace.root_exec(
             [
                 "/bin/bash",
                 "-c",
                 (
-                    f"set -e; base=$(git -C {TESTBED} rev-parse --verify {BASE_REF}^{{commit}}); "
-                    f"cp -r --preserve=mode,timestamps {TESTBED}/.git {self._git_dir}; chmod 700 {self._git_dir}; "
+                    f"set -e; base=$(git -C {tree} rev-parse --verify {BASE_REF}^{{commit}}); "
+                    f"cp -r --preserve=mode,timestamps {tree}/.git {self._git_dir}; chmod 700 {self._git_dir}; "
                     'echo "$base"'
                 ),
             ]
@@ -197,7 +254,7 @@ class AgentSandbox:
             )
         self.base_commit = out.decode().strip()
 
-    def __enter__(self) -> AgentSandbox:
+    def __enter__(self) -> WorkspaceAgentSandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -207,11 +264,12 @@ class AgentSandbox:
         """Run ``command`` with ``bash -c`` in the work tree as the test user, under ``timeout_s``.
 
         The command is wrapped in ``timeout -k 5`` (its process group ends at the limit, the sandbox
-        lives on); should it outlive the limit by :data:`_BACKSTOP_S`, the harness kills the whole sandbox
-        (restarted, offline, with its files, for the next command). Nothing a command starts outlives it:
-        leftover processes (a server sent to the background, a fork bomb) are stopped the same way. The agent's own
-        exhaustion of the sandbox (memory, disk, processes) is its command's outcome, never infrastructure: the result
-        says so.
+        lives on); should it outlive the limit by :data:`_BACKSTOP_S`, the workspace's own limit ends it (the
+        Docker workspace kills the whole sandbox, restarted offline with its files for the next command).
+        Nothing a command starts outlives it: leftover processes (a server sent to the background, a fork bomb)
+        are stopped (:meth:`~pytest_mobilebench.runtime.base.Workspace.stop_leftovers`). The agent's own
+        exhaustion of the sandbox (memory, disk, processes) is its command's outcome, never infrastructure: the
+        result says so.
 
         Raises:
             InfraError: the daemon or the container failed (``daemon_unreachable``, ``container_died``, ...).
@@ -237,32 +295,30 @@ class AgentSandbox:
         return self._ws.put_input(name, data)
 
     def put_tree(self, archive: bytes) -> None:
-        """Extract a tar archive (absolute member names without the leading ``/``) at the sandbox's root,
-        through the daemon (the agent's program and its files: ``--mb-agent-dir``).
+        """Extract a tar archive (absolute member names without the leading ``/``) at the sandbox's root
+        (the agent's program and its files: ``--mb-agent-dir``): the workspace's
+        :meth:`~pytest_mobilebench.runtime.base.Workspace.put_tree`.
 
         Raises:
-            InfraError: the daemon refused it.
+            InfraError: the backend refused it.
         """
-        from pytest_mobilebench.runtime.daemon import docker_errors
-
         self._ws.forget_reads()  # files change: nothing read before is served again
-        with docker_errors(self._client, self.instance_id, "copying the agent's files in"):
-            if not self._client.api.put_archive(self.container_id, "/", archive):
-                raise InfraError(InfraKind.WORKSPACE_ERROR, f"{self.instance_id}: cannot copy the agent's files in")
+        self._ws.put_tree(archive)
 
     def take_patch(self, max_bytes: int = MAX_PATCH_BYTES) -> TakenPatch:
         """The work tree's change against the base commit, taken by root with the harness's own git directory.
 
         Raises:
-            InfraError: only the daemon's failures (``daemon_unreachable``, ``container_died``, ...); git's
+            InfraError: only the backend's failures (``daemon_unreachable``, ``container_died``, ...); git's
                 own failure is :attr:`TakenPatch.error`.
         """
+        tree = shlex.quote(self.workdir)
         git = (
-            f"git --git-dir={self._git_dir} --work-tree={TESTBED} -c core.fsmonitor=false "
+            f"git --git-dir={self._git_dir} --work-tree={tree} -c core.fsmonitor=false "
             "-c core.hooksPath=/dev/null -c core.untrackedCache=false"
         )
         script = (
-            f"cd {TESTBED} && timeout {_TAKE_TIMEOUT_S} {git} add -A >/dev/null 2>{self._git_dir}/mobilebench-take.err "
+            f"cd {tree} && timeout {_TAKE_TIMEOUT_S} {git} add -A >/dev/null 2>{self._git_dir}/mobilebench-take.err "
             f"|| {{ cat {self._git_dir}/mobilebench-take.err >&2; exit {_GIT_FAILED}; }}; set -o pipefail; "
             f"{git} diff --cached --binary --no-color --no-ext-diff --no-textconv {self.base_commit} "
             f"| head -c {int(max_bytes) + 1}"
@@ -281,15 +337,11 @@ class AgentSandbox:
         return TakenPatch(out.decode("utf-8", errors="replace"), self.base_commit, len(out), max_bytes=max_bytes)
 
     def close(self) -> None:
-        """Remove the sandbox and its relay (safe twice, and after the daemon went away)."""
+        """Remove the sandbox, then what ``on_close`` removes (safe twice, and after the backend went away)."""
         self._ws.close()
-        if self._relay is not None:
-            import docker.errors
-            import requests
-
-            with contextlib.suppress(docker.errors.DockerException, requests.RequestException, OSError):
-                self._relay.remove(force=True, v=True)
-            self._relay = None
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()
 
 
 def open_sandbox(
@@ -308,8 +360,9 @@ def open_sandbox(
         image = runtime.ensure_instance_image(spec, log_dir=log_dir)
     role = {LABEL_ROLE: "agent"}
     if forwarder is None:
-        return AgentSandbox(
-            runtime.start(image, spec.instance_id, network_mode="none", labels=role, cap_add=_READ_ALL), client
+        return WorkspaceAgentSandbox(
+            runtime.start(image, spec.instance_id, network_mode="none", labels=role, cap_add=_READ_ALL),
+            instance_id=spec.instance_id,
         )
     relay = _start_relay(runtime, image.image_id, spec.instance_id, forwarder)
     try:
@@ -321,12 +374,26 @@ def open_sandbox(
             relay.remove(force=True, v=True)
         raise
     try:
-        return AgentSandbox(ws, client, relay=relay, model_url=f"http://127.0.0.1:{RELAY_PORT}{forwarder.path_prefix}")
+        return WorkspaceAgentSandbox(
+            ws,
+            instance_id=spec.instance_id,
+            model_url=f"http://127.0.0.1:{RELAY_PORT}{forwarder.path_prefix}",
+            on_close=functools.partial(_remove_relay, relay),
+        )
     except BaseException:
         ws.close()
         with contextlib.suppress(Exception):
             relay.remove(force=True, v=True)
         raise
+
+
+def _remove_relay(relay: Any) -> None:
+    """Remove the relay container (a daemon error leaves it to the sweep: same owner label)."""
+    import docker.errors
+    import requests
+
+    with contextlib.suppress(docker.errors.DockerException, requests.RequestException, OSError):
+        relay.remove(force=True, v=True)
 
 
 def _start_relay(runtime: DockerRuntime, image_id: str, instance_id: str, forwarder: ModelForwarder) -> Any:

@@ -3,8 +3,8 @@
 Used where Docker is not wanted (``--mb-runtime=local``, which needs ``--mb-trust-candidates``): fast,
 but the instance's toolchain must already be on the host, and the candidate's code runs UNISOLATED with
 the user's rights: it can read and write the user's files and reach the network (README "Threat
-model"). Only the environment is scrubbed and result files are read without following links. The test command runs in
-its own process group; on timeout the whole group is killed.
+model"). Only the environment is scrubbed and result files are read without following links. The test
+command runs in its own process group; on timeout the whole group is killed.
 """
 
 from __future__ import annotations
@@ -24,11 +24,14 @@ from typing import final
 
 from pytest_mobilebench.runtime.base import (
     ApplyResult,
+    Capability,
     InfraError,
     RunResult,
+    Workspace,
     WorkspaceSpec,
 )
 from pytest_mobilebench.runtime.channel import glob_root
+from pytest_mobilebench.runtime.git import BASE_REF
 from pytest_mobilebench.runtime.patching import (
     CHECKPOINT,
     DIFF,
@@ -129,8 +132,15 @@ def run_process_group(command: str, *, cwd: Path, timeout_s: float, env: dict[st
 
 
 @final
-class LocalWorkspace:
-    """A work tree at ``root`` checked out at the base commit (tag ``mobilebench-base``)."""
+class LocalWorkspace(Workspace):
+    """A work tree at ``root`` checked out at the base commit (tag ``mobilebench-base``).
+
+    Of the :class:`~pytest_mobilebench.runtime.base.Capability` set only the base check: the candidate's code
+    runs with the user's rights (no file it cannot change, no channel it cannot open, the network on), so a
+    suite refuses untrusted candidates here or records trusted runs as unharnessed.
+    """
+
+    capabilities = frozenset({Capability.BASE_CHECK})
 
     def __init__(self, root: Path, owned_dir: Path) -> None:
         self.root = root
@@ -151,6 +161,19 @@ class LocalWorkspace:
         return apply_with_fallbacks(
             self._sh, str(patch_file), lambda: self._sh(RESET) and None, strategies=strategies_for(patch)
         )
+
+    def applies_at_base(self, patch: str) -> tuple[bool, str]:
+        """See :meth:`pytest_mobilebench.runtime.base.Workspace.applies_at_base` (a scratch index read from
+        :data:`~pytest_mobilebench.runtime.git.BASE_REF`; the work tree is not touched)."""
+        name = self.put_input(
+            f"check-{secrets.token_hex(8)}.diff", (patch if patch.endswith("\n") else patch + "\n").encode()
+        )
+        index = shlex.quote(str(self._owned / f"index-{secrets.token_hex(8)}"))
+        code, out = self._sh(
+            f"GIT_INDEX_FILE={index} git read-tree {BASE_REF} && GIT_INDEX_FILE={index} git apply --cached --check "
+            f"{shlex.quote(name)}; code=$?; rm -f {index}; exit $code"
+        )
+        return code == 0, out
 
     def restore_paths(self, paths: Sequence[str]) -> None:
         """See :meth:`pytest_mobilebench.runtime.base.Workspace.restore_paths`."""

@@ -9,8 +9,10 @@ environments by name. ``--mb-runtime=NAME`` picks one; ``auto`` takes the first 
 
 Life cycle, per provider actually used:
 
-* :meth:`RuntimeProvider.start` once per pytest process (each xdist worker) before its first runtime:
-  the sweep of what dead runs left (containers);
+* :meth:`RuntimeProvider.sweep` once per run on the controller, for EVERY registered provider, before the
+  first item (also when every result comes from the cache and no runtime is ever made): what dead runs left
+  (:meth:`ProviderRegistry.sweep_all`, called by :func:`pytest_mobilebench.report.runs.start_run`);
+* :meth:`RuntimeProvider.start` once per pytest process (each xdist worker) before its first runtime;
 * :meth:`RuntimeProvider.make` once per process and trust level (``trusted``: the benchmark's own code,
   gold patch or validation, or ``--mb-trust-candidates``);
 * :meth:`RuntimeProvider.finish` once per run on the controller, after the last item: the image cleanup
@@ -20,10 +22,11 @@ Life cycle, per provider actually used:
 Suites never choose a runtime themselves: they request the session fixture ``mb_runtime``
 (:mod:`pytest_mobilebench.fixtures`), whose value is a :class:`RuntimeSource`, and call
 ``ctx.fixture("mb_runtime").get(trusted=...)``. A runtime that also implements
-:class:`~pytest_mobilebench.runtime.agent_sandbox.AgentSandboxRuntime` (``agent_sandbox``: the Docker runtime) hosts
-live agents (issue resolution's ``--predictions=live``); a live suite checks for it and never imports a runtime
-itself. Before the registry, the firstresult hook
-``pytest_mobilebench_make_runtime(config, options, run_id, trusted)`` may return a runtime of its own.
+:class:`~pytest_mobilebench.runtime.agent_sandbox.AgentSandboxRuntime` (``agent_sandbox``) hosts live agents
+(issue resolution's ``--predictions=live``); a live suite checks for it and never imports a runtime itself.
+The one way to replace the runtime is the firstresult hook ``pytest_mobilebench_make_runtime(config, options,
+run_id, trusted)``: the plugin's own implementation runs last and answers with the registry's choice
+(:meth:`RuntimeSource.choose`), so a plugin answering first replaces it for every suite.
 
 This module imports nothing from ``frameworks/`` or ``suites/``: framework knowledge (the recipe factory
 of the Docker provider) is handed in by the plugin when it builds the registry.
@@ -245,7 +248,12 @@ class RuntimeProvider(Protocol):
         """Whether ``--mb-runtime=auto`` may pick this provider in this process (a daemon answers ...)."""
 
     def start(self, ctx: ProviderContext) -> None:
-        """Once per process before its first runtime: sweep what dead runs left behind."""
+        """Once per process before its first runtime (the Docker provider sweeps its worker's daemon here)."""
+
+    def sweep(self, options: Mapping[str, Any], run_id: str) -> None:
+        """Once per run on the controller before the first item, whichever provider the run then uses: remove
+        what dead runs left behind (containers, pods, temporary hosts). Housekeeping: it never stops a run (the
+        registry reports what it raises as a warning)."""
 
     def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
         """A runtime for this process (called once per trust level).
@@ -267,6 +275,7 @@ _REQUIRED: Final = (
     ("options", False),
     ("available", True),
     ("start", True),
+    ("sweep", True),
     ("make", True),
     ("finish", True),
 )
@@ -361,6 +370,17 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
                     notes += [str(note)] if note else []
         return errors, notes
 
+    def sweep_all(self, options: Mapping[str, Any], run_id: str) -> list[str]:
+        """:meth:`RuntimeProvider.sweep` of every registered provider, in registration order, on the controller;
+        returns what failed, in words (housekeeping never stops a run)."""
+        errors: list[str] = []
+        for name, provider in self.items():
+            try:
+                provider.sweep(options, run_id)
+            except Exception as exc:  # noqa: BLE001 - housekeeping
+                errors.append(f"runtime {name}: sweep: {type(exc).__name__}: {exc}")
+        return errors
+
     def notices(self, results: Iterable[Mapping[str, Any]]) -> list[str]:
         """The warning each provider the results name gives about its use (an optional ``notice`` member: the
         local runtime's "candidates run UNISOLATED"), for the run's end on the terminal and in the summary."""
@@ -394,8 +414,9 @@ class ProviderRegistry(dict[str, RuntimeProvider]):
 class RuntimeSource:
     """The ``mb_runtime`` fixture's value: ``get(trusted=...)`` gives this process's runtime.
 
-    Asks the ``pytest_mobilebench_make_runtime`` hook first (``hook(trusted)``: a runtime or None), else the
-    registry's provider for ``--mb-runtime``, started once and made once per trust level. ``used`` lists the
+    Asks the ``pytest_mobilebench_make_runtime`` hook (``hook(trusted)``): a plugin's runtime, else the hook's
+    default implementation, :meth:`choose` (the registry's provider for ``--mb-runtime``, started once and made
+    once per trust level). ``used`` lists the
     runtime names handed out in this process (the plugin copies it into each result as ``runtimes``).
     """
 
@@ -410,7 +431,8 @@ class RuntimeSource:
         self._made: dict[tuple[str, bool], Runtime] = {}
 
     def get(self, *, trusted: bool = False) -> Runtime:
-        """The runtime for code of this trust level.
+        """The runtime for code of this trust level: the hook's answer (whose default implementation is
+        :meth:`choose`), else :meth:`choose`.
 
         Raises:
             InfraError: no provider can serve it (see :meth:`RuntimeProvider.make`).
@@ -418,17 +440,27 @@ class RuntimeSource:
         trusted = trusted or bool(self.ctx.options.get("mb_trust_candidates"))
         runtime = self.hook(trusted) if self.hook is not None else None
         if runtime is None:
-            provider = self.registry.choose(str(self.ctx.options.get("mb_runtime") or "auto"), self.ctx)
-            if provider.name not in self._started:
-                provider.start(self.ctx)
-                self._started.add(provider.name)
-            key = (provider.name, trusted)
-            if key not in self._made:
-                self._made[key] = provider.make(self.ctx, trusted)
-            runtime = self._made[key]
+            runtime = self.choose(trusted)
         if runtime.name not in self.used:
             self.used.append(runtime.name)
         return runtime
+
+    def choose(self, trusted: bool) -> Runtime:
+        """The registry's runtime for ``--mb-runtime`` (``trusted`` as :meth:`get` resolved it): its provider
+        started once in this process and made once per trust level. The plugin's ``trylast`` implementation of
+        ``pytest_mobilebench_make_runtime`` answers with it, so a plugin's own answer comes first.
+
+        Raises:
+            InfraError: no provider can serve it (see :meth:`RuntimeProvider.make`).
+        """
+        provider = self.registry.choose(str(self.ctx.options.get("mb_runtime") or "auto"), self.ctx)
+        if provider.name not in self._started:
+            provider.start(self.ctx)
+            self._started.add(provider.name)
+        key = (provider.name, trusted)
+        if key not in self._made:
+            self._made[key] = provider.make(self.ctx, trusted)
+        return self._made[key]
 
 
 def repo_cache(options: Mapping[str, Any], run_id: str) -> RepoCache:
@@ -459,6 +491,14 @@ class DockerProvider:
 
     def start(self, ctx: ProviderContext) -> None:
         self.runtime(ctx.options, ctx.run_id, client=self._client(ctx)).sweep()
+
+    def sweep(self, options: Mapping[str, Any], run_id: str) -> None:
+        """Remove the containers of dead runs on the daemon this machine reaches (``DOCKER_HOST``), when one
+        answers within 3 s (:func:`~pytest_mobilebench.runtime.daemon.sweep_dead_runs`); each worker's own
+        daemon of ``--mb-docker-hosts`` is swept by :meth:`start`."""
+        from pytest_mobilebench.runtime.daemon import sweep_dead_runs
+
+        sweep_dead_runs()
 
     def make(self, ctx: ProviderContext, trusted: bool) -> Runtime:
         return self.runtime(ctx.options, ctx.run_id, client=self._client(ctx), progress=ctx.progress)
@@ -539,6 +579,9 @@ class LocalProvider:
 
     def start(self, ctx: ProviderContext) -> None:
         """Nothing to sweep: work trees live in per-process temporary folders."""
+
+    def sweep(self, options: Mapping[str, Any], run_id: str) -> None:
+        """Nothing run-wide: a dead run's work trees are in the system's temporary folder."""
 
     @property
     def notice(self) -> str:

@@ -103,6 +103,10 @@ class Sandbox(Protocol):
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         """``{relative name: bytes}`` of regular files matching the globs, through the one-way channel."""
 
+    def stop_leftovers(self) -> None:
+        """Stop every process a command left behind (an agent's shell calls it after each command; a sandbox
+        whose ``run`` leaves nothing running does nothing)."""
+
     @property
     def rejected(self) -> tuple[str, ...]:
         """Names the channel refused so far, as ``"name: why"``."""

@@ -168,9 +168,7 @@ class SandboxAgentShell:
         wrapped = f"timeout -k 5 {limit} /bin/bash -c {shlex.quote(command)}"
         try:
             run = self.sandbox.run(wrapped, timeout_s=limit + _BACKSTOP_S)
-            stop = getattr(self.sandbox, "stop_leftovers", None)
-            if callable(stop):
-                stop()
+            self.sandbox.stop_leftovers()
         except InfraError as exc:
             notes = {
                 InfraKind.OOM_KILLED.value: "memory",

@@ -6,10 +6,13 @@
   under the same limits on the same runtime, once per instance, kind and process.
 * :func:`jest_harness_for`: the harnessed jest run of a plan
   (:mod:`pytest_mobilebench.frameworks.react_native.harness`); :func:`run_harnessed` runs it and writes its evidence.
+* :func:`harnessed`: the capability a harness rests on (:class:`~pytest_mobilebench.runtime.base.Capability`):
+  an untrusted candidate on a workspace without it is refused, trusted code runs unharnessed and recorded.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ from pytest_mobilebench import frameworks
 from pytest_mobilebench.frameworks import canaries
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.files import atomic_write_json, atomic_write_text
-from pytest_mobilebench.runtime.base import InfraError, RunResult, Workspace
+from pytest_mobilebench.runtime.base import Capability, InfraError, RunResult, Workspace
 from pytest_mobilebench.states import InfraKind, Reason
 from pytest_mobilebench.records import EvalContext
 
@@ -28,14 +31,20 @@ __all__ = [
     "CandidateFailure",
     "apply_failure_detail",
     "attribute_exhaustion",
+    "UNHARNESSED",
     "canary_for",
     "harness_probes",
+    "harnessed",
     "jest_harness_for",
     "run_harnessed",
+    "unharnessed_flags",
 ]
 
 #: the evidence file of a counted failure the run itself shows (``{"reason", "detail"}``), read by :mod:`.judge`
 CANDIDATE_FAILURE = "candidate_failure.json"
+#: the evidence file of a run of trusted code without the capability its runner's harness needs
+#: (``{"capabilities": [...], "detail"}``, with the run's tag: ``unharnessed.json``, ``unharnessed.fix.1.json``)
+UNHARNESSED = "unharnessed"
 #: infrastructure kinds a candidate can cause itself by exhausting a limit
 RESOURCE_KINDS = frozenset({InfraKind.OOM_KILLED.value, InfraKind.DISK_FULL.value, InfraKind.PIDS_LIMIT.value})
 
@@ -62,11 +71,51 @@ def apply_failure_detail(log: str) -> str:
     return f"the patch does not apply ({attempts} strategies tried; first error: {first}); see model_patch.apply.log"
 
 
-def canary_for(ws: Workspace, plan: frameworks.TestPlan, test_files: list[str]) -> tuple[canaries.Canary, str] | None:
+def harnessed(ws: Workspace, capability: Capability, what: str, *, untrusted: bool, evidence: Path, tag: str) -> bool:
+    """Whether the run gets its harness, which rests on ``capability`` (issue 32, item 1): True when the workspace
+    declares it. Trusted code (the gold patch, validation, ``--mb-trust-candidates``) on a workspace without it
+    runs unharnessed, recorded in ``evidence / unharnessed<tag>.json`` (False); an untrusted candidate is refused.
+
+    Raises:
+        MissingCapability: ``untrusted`` and the workspace lacks ``capability`` (``provider_lacks_capability``:
+            the provider's, never the candidate's).
+    """
+    if ws.has(capability):
+        return True
+    if untrusted:
+        ws.require(capability, f"{what} of an untrusted candidate")
+    detail = f"{what} needs {capability.value!r}, which the {type(ws).__name__} workspace lacks: the run is unharnessed"
+    atomic_write_json(evidence / f"{UNHARNESSED}{tag}.json", {"capabilities": [capability.value], "detail": detail})
+    return False
+
+
+def unharnessed_flags(evidence: Path) -> list[str]:
+    """``["unharnessed:<capability>", ...]`` of the graded run's :data:`UNHARNESSED` evidence (none: ``[]``), for the
+    result's ``flags`` and the headline's count."""
+    path = evidence / f"{UNHARNESSED}.json"
+    if not path.is_file():
+        return []
+    return [f"unharnessed:{c}" for c in json.loads(path.read_text(encoding="utf-8")).get("capabilities", [])]
+
+
+def canary_for(
+    ws: Workspace,
+    plan: frameworks.TestPlan,
+    test_files: list[str],
+    *,
+    untrusted: bool = False,
+    evidence: Path | None = None,
+    tag: str = "",
+) -> tuple[canaries.Canary, str] | None:
     """A JUnit (Gradle) or Flutter canary for ``plan`` (:mod:`pytest_mobilebench.frameworks.canaries`),
     written root-owned next to the first graded test file, and the command that runs it; None for other
-    runners, custom commands, or a runtime that cannot write root-owned files (the local runtime)."""
-    if plan.parser not in canaries.CANARY_PARSERS or not hasattr(ws, "write_root_files") or not test_files:
+    runners, custom commands, or a workspace without root-owned files (:func:`harnessed`: an untrusted candidate
+    is refused there, trusted code runs unharnessed and recorded in ``evidence``).
+
+    Raises:
+        MissingCapability: ``untrusted`` on a workspace without :attr:`Capability.ROOT_FILES`.
+    """
+    if plan.parser not in canaries.CANARY_PARSERS or not test_files:
         return None
     first = test_files[0]
     text = ws.read_files([first]).get(first, b"").decode("utf-8", "replace")
@@ -80,8 +129,11 @@ def canary_for(ws: Workspace, plan: frameworks.TestPlan, test_files: list[str]) 
     )
     if canary is None or command is None:
         return None
-    root = str(getattr(ws, "root", "/testbed"))
-    ws.write_root_files({f"{root}/{canary.path}": canary.source.encode()}, private="")  # type: ignore[attr-defined]
+    if evidence is None:
+        ws.require(Capability.ROOT_FILES, "the canary")  # no evidence folder to record an unharnessed run
+    elif not harnessed(ws, Capability.ROOT_FILES, "the canary", untrusted=untrusted, evidence=evidence, tag=tag):
+        return None
+    ws.write_root_files({f"{ws.root}/{canary.path}": canary.source.encode()}, private="")
     return canary, command
 
 
@@ -91,16 +143,35 @@ def harness_probes(framework: str) -> tuple[str, ...]:
     return jest_harness.RUNNER_PROBES if frameworks.get(framework).parser == "jest" else ()
 
 
-def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.JestHarness | None:
+def jest_harness_for(
+    ws: Workspace,
+    plan: frameworks.TestPlan,
+    *,
+    untrusted: bool = False,
+    evidence: Path | None = None,
+    tag: str = "",
+) -> jest_harness.JestHarness | None:
     """The harnessed jest run of ``plan`` (:func:`.harness.prepare`), or None: not jest, a custom command,
-    a runtime without a result channel (the local runtime runs trusted patches only), or a project whose
-    jest runner the harness cannot wrap (:func:`.harness.jest_runner`: another ``testRunner``, or the
-    runner's package not installed at the root; the run goes unharnessed, as documented)."""
-    if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
+    a project whose jest runner the harness cannot wrap (:func:`.harness.jest_runner`: another ``testRunner``,
+    or the runner's package not installed at the root; the run goes unharnessed, as documented), or trusted
+    code on a workspace without a result channel (:func:`harnessed`, recorded in ``evidence``).
+
+    Raises:
+        MissingCapability: ``untrusted`` on a workspace without :attr:`Capability.RESULT_CHANNEL`.
+    """
+    if plan.parser != "jest":
         return None
     probes = ws.read_files(list(jest_harness.RUNNER_PROBES))
     runner = jest_harness.jest_runner({**probes, **ws.read_files(jest_harness.preset_probes(probes))})
-    return None if runner is None else jest_harness.prepare(plan.command, runner=runner)
+    if runner is None:
+        return None
+    if evidence is None:
+        ws.require(Capability.RESULT_CHANNEL, "the jest harness")  # no evidence folder to record an unharnessed run
+    elif not harnessed(
+        ws, Capability.RESULT_CHANNEL, "the jest harness", untrusted=untrusted, evidence=evidence, tag=tag
+    ):
+        return None
+    return jest_harness.prepare(plan.command, runner=runner)
 
 
 def attribute_exhaustion(
@@ -158,7 +229,7 @@ def run_harnessed(
         InfraError: as the workspace's ``run_with_channel``.
     """
     atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
-    run, channel, status = ws.run_with_channel(  # type: ignore[attr-defined]
+    run, channel, status = ws.run_with_channel(
         harness.command, files=harness.files, key=harness.key, timeout_s=timeout_s
     )
     atomic_write_text(evidence / f"channel{tag}.jsonl", channel.decode("ascii", "replace"))

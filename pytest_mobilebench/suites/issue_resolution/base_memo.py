@@ -18,6 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from pytest_mobilebench.runtime.base import Workspace
+
 __all__ = ["MAX_IMAGES", "base_key", "config", "status"]
 
 #: images whose base reads are kept (the oldest goes first)
@@ -28,9 +30,9 @@ _CONFIG: OrderedDict[tuple[str, str], dict[str, bytes]] = OrderedDict()
 _STATUS: OrderedDict[str, dict[str, tuple[bool, bool]]] = OrderedDict()
 
 
-def base_key(ws: object) -> str | None:
+def base_key(ws: Workspace) -> str | None:
     """The workspace's image id while it holds nothing but the image's files, else None (nothing kept)."""
-    key = getattr(ws, "pristine_image_id", None)
+    key = ws.pristine_image_id
     return key if isinstance(key, str) and key else None
 
 

@@ -62,6 +62,7 @@ from pytest_mobilebench.suites.issue_resolution.attribution import (
     canary_for,
     harness_probes,
     jest_harness_for,
+    unharnessed_flags,
     run_harnessed,
 )
 from pytest_mobilebench.suites.issue_resolution.judge import (
@@ -257,6 +258,7 @@ class IssueResolutionEvaluator:
             judged = judge(instance, evidence)
         finally:
             _release(ws)  # after the evidence and the verdict (or an error): removed in the background
+        base["flags"] = [*base["flags"], *unharnessed_flags(evidence)]  # trusted code run without its harness
         if judged.review is not None:
             base["flags"] = [*base["flags"], *judged.review.flags]
             if judged.review.test_files:
@@ -291,7 +293,8 @@ class IssueResolutionEvaluator:
         try:
             found = self._apply_candidate(ws, instance, model_patch, info, test_patch, ctx)
             if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
-                self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True)
+                untrusted = not gold and not ctx.options.get("mb_trust_candidates")
+                self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True, untrusted=untrusted)
         except InfraError as exc:
             if exc.kind not in RESOURCE_KINDS or gold:
                 raise
@@ -325,7 +328,7 @@ class IssueResolutionEvaluator:
             evidence, "dropped_sections.diff", select_sections(model_patch, lambda c: c.line in tools) if tools else ""
         )
         kept = select_sections(model_patch, lambda c: c.line not in tools) if tools else model_patch
-        if kept.strip() and test_patch.strip() and hasattr(ws, "stage_patches"):
+        if kept.strip() and test_patch.strip():
             ws.stage_patches({"model_patch": kept, "test_patch": test_patch})  # both copied in at once
         applied = (
             ws.apply_patch(kept, name="model_patch")
@@ -402,21 +405,26 @@ class IssueResolutionEvaluator:
         tag: str,
         apply: bool = True,
         candidate: bool = False,
+        untrusted: bool = False,
     ) -> tuple[RunResult, ParseResult, bool, str | None]:
         """Apply the test patch (unless ``apply`` is False), run the plan that targets its test files, parse.
 
         Returns ``(run, parsed, production built, why the report disagrees with the runner or None)``.
+        ``untrusted``: a real candidate's run, refused on a workspace without the capability its runner's harness
+        needs; trusted code runs there unharnessed, recorded (:func:`.attribution.harnessed`).
 
         Raises:
             CandidateFailure: ``test_patch_conflict`` (``candidate`` runs): the test patch does not apply
                 after the candidate's patch but applies at base.
+            MissingCapability: ``provider_lacks_capability``: the harness (``untrusted``) or the base check
+                (``candidate``) rests on a capability the workspace lacks.
             InfraError: the test patch does not apply at base either, and the runtime's kinds.
         """
         evidence = ctx.evidence_dir
         if test_patch.strip() and apply:
             applied = ws.apply_patch(test_patch, name=f"test_patch{tag}")
             _write(evidence, f"test_patch{tag}.apply.log", applied.log)
-            if not applied.ok and candidate and hasattr(ws, "applies_at_base"):
+            if not applied.ok and candidate:  # whose failure rests on the base check: a workspace without it refuses
                 at_base, log = ws.applies_at_base(test_patch)
                 _write(evidence, f"test_patch{tag}.base_check.log", log)
                 if at_base:
@@ -430,14 +438,15 @@ class IssueResolutionEvaluator:
                 raise InfraError(
                     InfraKind.TEST_PATCH_APPLY_FAILED, "the instance's test patch does not apply", log=applied.log
                 )
-        if (probes := harness_probes(instance.framework)) and hasattr(ws, "list_ahead"):
+        if probes := harness_probes(instance.framework):
             ws.list_ahead(probes)  # the harness's probes are listed with the planning files: one find, not two
         plan = self._plan(ws, instance, test_patch)
         plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
         timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
-        harness = jest_harness_for(ws, plan)
-        planted = None if harness else canary_for(ws, plan, self._test_files(instance, test_patch))
+        gate = {"untrusted": untrusted, "evidence": evidence, "tag": tag}  # a missing capability: refused or recorded
+        harness = jest_harness_for(ws, plan, **gate)
+        planted = None if harness else canary_for(ws, plan, self._test_files(instance, test_patch), **gate)
         command = harness.command if harness else planted[1] if planted else plan.command
         if planted is not None:
             atomic_write_json(evidence / f"canary{tag}.json", planted[0].to_dict())
@@ -449,7 +458,7 @@ class IssueResolutionEvaluator:
         else:
             run = ws.run(command, timeout_s=timeout, network=False)
         _write(evidence, f"test_output{tag}.log", run.output)
-        root_dir = str(getattr(ws, "root", "") or "") or None
+        root_dir = str(ws.root or "") or None
         limit = grading.time_limit_words(timeout, from_instance=bool(instance.timeout_s))
         atomic_write_json(
             evidence / f"run{tag}.json",
@@ -472,7 +481,7 @@ class IssueResolutionEvaluator:
                 **parsed.to_dict(),
                 "production_built": built,
                 "cross_check": tampered,
-                "rejected_names": [dataclasses.asdict(r) for r in getattr(ws, "rejected", [])],
+                "rejected_names": [dataclasses.asdict(r) for r in ws.rejected],
             },
         )
         return run, parsed, built, tampered
@@ -664,26 +673,26 @@ def _fix_assertions(evidence: Path, runs: int, ids: Sequence[str]) -> dict[str, 
 
 def _planning_files(ws: Workspace, fw: frameworks.Framework) -> dict[str, bytes]:
     """The framework's planning files in ``ws``: those whose presence alone the plan reads (the optional
-    ``presence_files``, e.g. lockfiles) only listed where the workspace can (``list_files``), as ``b""``."""
+    ``presence_files``, e.g. lockfiles) only listed (:meth:`~pytest_mobilebench.runtime.base.Workspace.list_files`),
+    as ``b""``."""
     presence = tuple(getattr(fw, "presence_files", ()))
-    lister = getattr(ws, "list_files", None)
-    if not presence or lister is None:
+    if not presence:
         return dict(ws.read_files(fw.planning_files))
     files = dict(ws.read_files([p for p in fw.planning_files if p not in presence]))
-    return {**files, **{name: b"" for name in lister(presence) if name not in files}}
+    return {**files, **{name: b"" for name in ws.list_files(presence) if name not in files}}
 
 
 def _release(ws: Workspace) -> None:
     """Close ``ws`` once nothing reads it again: its container is removed in the background where the
-    runtime can (``close_later``: :mod:`pytest_mobilebench.runtime.removals`), else now (``close``)."""
-    getattr(ws, "close_later", ws.close)()
+    runtime can (``close_later``: :mod:`pytest_mobilebench.runtime.removals`; the base's default closes now)."""
+    ws.close_later()
 
 
 def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, bytes]:
     """The framework's configuration files at base, read twice (a read that raced the container's start
     once came back empty): the union, or ``InfraError`` when the two reads disagree on a file's bytes."""
     first = frameworks.read_config(fw, ws.read_files)
-    getattr(ws, "forget_reads", lambda: None)()  # the second read lists and copies afresh
+    ws.forget_reads()  # the second read lists and copies afresh
     second = frameworks.read_config(fw, ws.read_files)
     if any(first[k] != second[k] for k in set(first) & set(second)):
         raise InfraError(InfraKind.WORKSPACE_ERROR, "two reads of the base configuration disagree")

@@ -20,10 +20,12 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counted apart and named).
 
     Returns ``{"label", "kind", "numerator", "denominator", "value", "ci95", "note", "infra", "infra_left_out",
-    "infra_callouts", "environment_unavailable"}`` (the last: ``"model: instance: cause: subject"`` lines); ``value`` is
-    None when nothing was eligible; ``ci95`` is the Wilson 95% interval
-    (:func:`pytest_mobilebench.metrics.wilson_interval`); ``infra_left_out`` lists the ``model: instance`` items
-    infrastructure left out (after their retries); ``infra_callouts`` is :func:`infra_callouts`.
+    "infra_callouts", "environment_unavailable", "unharnessed"}`` (``environment_unavailable``: ``"model: instance:
+    cause: subject"`` lines; ``unharnessed``: ``"model: instance: capability, ..."`` of runs graded without the
+    harness their runner needs, trusted code on a runtime lacking the capability); ``value`` is None when nothing
+    was eligible; ``ci95`` is the Wilson 95% interval (:func:`pytest_mobilebench.metrics.wilson_interval`);
+    ``infra_left_out`` lists the ``model: instance`` items infrastructure left out (after their retries);
+    ``infra_callouts`` is :func:`infra_callouts`.
     """
     infra_rows = [r for r in results if r.get("retryable")]
     unavailable = [r for r in results if is_unavailable(r)]
@@ -40,6 +42,9 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         )
     note += "".join(f"; {c['model']}: infra on {c['infra']}/{c['items']} items, the reference on {c['reference_infra']}"
                     for c in callouts)  # fmt: skip
+    unharnessed = [r for r in results if _unharnessed(r)]
+    if unharnessed:  # trusted code graded without the harness its runner needs (issue 32, item 1)
+        note += f"; {len(unharnessed)} item(s) ran unharnessed: the runtime lacks a capability (see 'unharnessed')"
     return {
         "label": HEADLINE.label,
         "kind": HEADLINE.kind,
@@ -54,7 +59,15 @@ def headline(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "environment_unavailable": sorted(
             f"{r.get('model_name_or_path')}: {r.get('instance_id')}: {_missing(r)}" for r in unavailable
         ),
+        "unharnessed": sorted(
+            f"{r.get('model_name_or_path')}: {r.get('instance_id')}: {', '.join(_unharnessed(r))}" for r in unharnessed
+        ),
     }
+
+
+def _unharnessed(result: Mapping[str, Any]) -> list[str]:
+    """The capabilities a result's run lacked (its ``unharnessed:<capability>`` flags)."""
+    return [f.partition(":")[2] for f in result.get("flags") or () if str(f).startswith("unharnessed:")]
 
 
 def _missing(result: Mapping[str, Any]) -> str:

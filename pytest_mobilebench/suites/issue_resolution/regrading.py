@@ -22,6 +22,7 @@ from typing import Any
 from pytest_mobilebench.suites.issue_resolution import grading
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.patch import PatchError, parse_patch
+from pytest_mobilebench.suites.issue_resolution.attribution import unharnessed_flags
 from pytest_mobilebench.suites.issue_resolution.judge import judge
 
 __all__ = ["outcome_from_evidence", "regrade_result"]
@@ -77,7 +78,7 @@ def regrade_result(suite: Any, instance: IssueInstance, evidence_dir: Path) -> d
     judged = judge(instance, evidence_dir)
     outcome = judged.outcome
     base = {k: old[k] for k in _BASE_KEYS if k in old and k not in ("flags", "test_files_touched", "policy_violations")}
-    base["flags"] = list(judged.review.flags) if judged.review else []
+    base["flags"] = [*unharnessed_flags(evidence_dir), *(judged.review.flags if judged.review else ())]
     if judged.review and judged.review.test_files:
         base["test_files_touched"] = list(judged.review.test_files)
     if outcome.policy_violation:
