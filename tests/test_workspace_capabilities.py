@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 from fake_workspaces import FilesWorkspace
 
-from pytest_mobilebench.frameworks.plan import TestPlan
+from pytest_mobilebench.plan import TestPlan
 from pytest_mobilebench.runtime.base import Capability, MissingCapability, Workspace
 from pytest_mobilebench.suites.issue_resolution.attribution import canary_for, jest_harness_for, unharnessed_flags
 from pytest_mobilebench.suites.issue_resolution.rates import headline

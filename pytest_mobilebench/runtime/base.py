@@ -11,7 +11,6 @@ import abc
 import dataclasses
 import enum
 import io
-import tarfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -366,6 +365,8 @@ class Workspace(abc.ABC):
         Raises:
             MissingCapability: without root-owned files.
         """
+        import tarfile  # not at start-up: tarfile loads grp and pwd (tests/test_startup_lazy.py)
+
         self.require(Capability.ROOT_FILES, "copying a tree in")
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             files = {
