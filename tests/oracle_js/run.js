@@ -1,0 +1,62 @@
+'use strict';
+// Runs every row of rows.js with real `expect` and prints one assertion record per row (docs/oracle.md), as JSON
+// lines: the decider must reach the same outcome as `inrealm`. Usage: node run.js (NODE_PATH names node_modules).
+const {expect} = require('expect');
+const {makeEncoder} = require('./encode.js');
+const {rows} = require('./rows.js');
+
+const THROW_MATCHERS = new Set(['toThrow', 'toThrowError']);
+
+async function record(row, seq) {
+  const made = row.make();
+  const received = made[0];
+  const args = made[1] || [];
+  const enc = makeEncoder();
+  let encodedReceived;
+  if (THROW_MATCHERS.has(row.m) && !row.p && typeof received === 'function') {
+    let threw = false;
+    let value;
+    try {
+      received();
+    } catch (e) {
+      threw = true;
+      value = e;
+    }
+    encodedReceived = {t: 'thrown', threw, value: enc(value)};
+  } else {
+    encodedReceived = enc(row.p ? await row.settle(received) : received);
+  }
+  const encodedArgs = args.map((a) => enc(a));
+  let target = expect(row.p ? row.promise(received) : received);
+  if (row.p) target = target[row.p];
+  if (row.not) target = target.not;
+  let inrealm = 'pass';
+  try {
+    await target[row.m](...args);
+  } catch (e) {
+    inrealm = 'fail';
+  }
+  return {
+    test: row.name,
+    seq,
+    matcher: row.m,
+    not: !!row.not,
+    promise: row.p || '',
+    received: encodedReceived,
+    expected: encodedArgs,
+    inrealm,
+    undecidable: !!row.u,
+  };
+}
+
+(async () => {
+  const out = [];
+  for (let i = 0; i < rows.length; i++) {
+    try {
+      out.push(await record(rows[i], i));
+    } catch (e) {
+      out.push({test: rows[i].name, seq: i, harness_error: String(e && e.stack)});
+    }
+  }
+  process.stdout.write(out.map((r) => JSON.stringify(r)).join('\n') + '\n');
+})();
