@@ -344,4 +344,77 @@ p('rejects', 'toBeInstanceOf', new MyError('e'), [MyError]);
 p('resolves', 'toHaveLength', [1, 2], [2]);
 p('resolves', 'toBeNull', null, []);
 
+// more of the tricky corners
+t('toEqual', () => [new Map([[NaN, 1]]), [new Map([[NaN, 1]])]]);
+t('toEqual', () => [new Map([[-0, 1]]), [new Map([[0, 1]])]]);
+t('toEqual', () => [new Set([NaN]), [new Set([NaN])]]);
+t('toEqual', () => [new Map([[shared, 1]]), [new Map([[shared, 1]])]]);
+t('toEqual', () => [new Map([[shared, 1]]), [new Map([[{k: 1}, 1]])]]);
+t('toEqual', () => [new Set([new Set([1])]), [new Set([new Set([1])])]]);
+t('toEqual', () => [(() => { const a = [1]; a.push(a); return a; })(), [(() => { const b = [1]; b.push(b); return b; })()]]);
+t('toEqual', () => [{a: shared, b: shared}, [{a: {k: 1}, b: {k: 1}}]]);
+t('toEqual', () => [Object.assign(new Error('x'), {code: 1}), [Object.assign(new Error('x'), {code: 2})]]);
+t('toEqual', () => [{a: 1, [sym]: 2}, [{a: 1}]]);
+t('toEqual', () => [[1, , 3], [[1, , 3]]]); // eslint-disable-line no-sparse-arrays
+t('toEqual', () => [{x: 1}, [new Point(1)]]);
+t('toEqual', () => [{f: expect.any(Function)}, [{f: () => 1}]]);
+t('toEqual', () => [{f: () => 1}, [{f: expect.any(Function)}]]);
+t('toEqual', () => [[expect.any(Number)], [[1]]]);
+t('toEqual', () => [1n, [expect.any(BigInt)]]);
+t('toEqual', () => [true, [expect.any(Boolean)]]);
+t('toEqual', () => [new Date(3), [expect.any(Date)]]);
+t('toEqual', () => [new MyError('x'), [expect.any(Error)]]);
+t('toEqual', () => [{a: 'x'}, [{a: expect.stringMatching(/^X$/i)}]]);
+t('toEqual', () => [{a: 1}, [expect.objectContaining({})]]);
+t('toEqual', () => [new Point(1, 2), [expect.objectContaining({x: 1})]]);
+t('toEqual', () => [new WithGetter(), [expect.objectContaining({area: 4})]], {u: true});
+t('toStrictEqual', () => [new Point(1, 2), [new Other(1, 2)]]);
+t('toStrictEqual', () => [Object.assign([1], {p: 1}), [[1]]]);
+t('toStrictEqual', () => [new Uint8Array([1]), [new Uint8Array([1])]]);
+t('toStrictEqual', () => [new Map([[1, {a: undefined}]]), [new Map([[1, {}]])]]);
+t('toStrictEqual', () => [[-0], [[0]]]);
+t('toStrictEqual', () => [NaN, [NaN]]);
+t('toStrictEqual', () => [{d: new Date(NaN)}, [{d: new Date(NaN)}]]);
+t('toStrictEqual', () => [{a: [undefined, 1]}, [{a: [, 1]}]]); // eslint-disable-line no-sparse-arrays
+t('toHaveProperty', () => [new Map([[1, 2]]), ['size', 1]]);
+t('toHaveProperty', () => [[1, 2, 3], ['1', 2]]);
+t('toHaveProperty', () => [[1, 2, 3], [[1], 2]]);
+t('toHaveProperty', () => [{a: [{b: 1}]}, ['a.0.b', 1]]);
+t('toHaveProperty', () => [{a: 0}, ['a.b']]);
+t('toHaveProperty', () => [{a: {b: undefined}}, ['a.b', undefined]]);
+t('toHaveProperty', () => [new Error('m'), ['message', 'm']]);
+t('toHaveProperty', () => [{a: {b: 2}}, ['a.b', 3]], {not: true});
+t('toContain', () => [new Map([[1, 2]]), [1]]);
+t('toContain', () => [new Uint8Array([5, 6]), [6]]);
+t('toContain', () => ['', ['']]);
+t('toContainEqual', () => [[NaN], [NaN]]);
+t('toContainEqual', () => [new Map([[1, 2]]), [[1, 2]]]);
+t('toMatchObject', () => [{a: {b: {c: 1, d: 2}}}, [{a: {b: {c: 1}}}]]);
+t('toMatchObject', () => [{a: 1, b: 2}, [{a: expect.any(Number)}]]);
+t('toMatchObject', () => [{s: new Set([1, 2])}, [{s: new Set([1])}]]);
+t('toMatchObject', () => [[1, 2], [[1, 2]]]);
+t('toMatchObject', () => [{a: [1, 2]}, [{a: expect.arrayContaining([2])}]]);
+t('toMatchObject', () => [{a: 1}, [{}]]);
+t('toMatchObject', () => [Object.create(null), [{}]]);
+t('toMatch', () => ['a.b', ['.']]);
+t('toMatch', () => ['x', [/y|x/g]]);
+t('toMatch', () => ['ab', [/^b/y]]);
+t('toMatch', () => ['😀', [/^.$/u]]);
+t('toThrow', () => [() => { throw new MyError('mine'); }, [expect.any(MyError)]]);
+t('toThrow', () => [() => { throw null; }, []]); // eslint-disable-line no-throw-literal
+t('toThrow', () => [() => { throw undefined; }, ['undefined']]); // eslint-disable-line no-throw-literal
+t('toThrow', () => [() => { throw [1, 2]; }, ['1,2']]); // eslint-disable-line no-throw-literal
+t('toThrowError', () => [() => { throw new Error('multi\nline'); }, [/line$/]]);
+t('toHaveBeenCalledWith', () => [called([new Map([[1, 2]])]), [new Map([[1, 2]])]]);
+t('toHaveBeenCalledWith', () => [called([[1, , 3]]), [[1, undefined, 3]]]); // eslint-disable-line no-sparse-arrays
+t('toHaveBeenCalledWith', () => [called([NaN]), [NaN]]);
+t('toHaveBeenCalledWith', () => [called([-0]), [0]]);
+t('toHaveBeenCalledWith', () => [called(), []]);
+t('toHaveBeenCalledWith', () => [called([]), []]);
+t('toHaveBeenCalledTimes', () => [called([1]), ['1']]);
+p('resolves', 'toMatchObject', {a: 1, b: 2}, [{a: 1}]);
+p('rejects', 'toMatchObject', new Error('e'), [{message: 'e'}]);
+p('rejects', 'toThrow', new MyError('m'), [MyError]);
+p('rejects', 'toBeTruthy', 0, [], {not: true});
+
 module.exports = {rows};
