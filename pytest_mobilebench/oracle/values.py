@@ -237,7 +237,7 @@ class _Decoder:
         for i, (k, v) in enumerate(self._pairs(node, name, path)):
             if not isinstance(k, str):
                 raise EncodingError(f"{path}.{name}[{i}]: key must be a string")
-            target[k] = self.decode(v, f"{path}.{name}[{i}]")
+            target[k] = self.decode(v, f"{path}.{name}[{i}][1]")
 
     def _array(self, node: dict, path: str) -> JSArray:
         out = JSArray()
@@ -257,7 +257,7 @@ class _Decoder:
         out.iterable = bool(node.get("iterable", False))
         self._entries(node, out.entries, "entries", path)
         for i, (desc, v) in enumerate(self._pairs(node, "symbols", path) if "symbols" in node else []):
-            out.symbols.append((Symbol(str(desc)), self.decode(v, f"{path}.symbols[{i}]")))
+            out.symbols.append((Symbol(str(desc)), self.decode(v, f"{path}.symbols[{i}][1]")))
         return out
 
     def _map(self, node: dict, path: str) -> JSMap:
