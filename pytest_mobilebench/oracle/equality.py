@@ -186,8 +186,8 @@ class Equality:
         same = same_value(a, b)
         if same is not False:
             return same
-        if a is NULL or b is NULL:
-            return False
+        if a is NULL or b is NULL or isinstance(a, Node) != isinstance(b, Node):
+            return False  # null, or a primitive against an object: classes or typeof differ
         return self._compare_objects(a, b, a_stack, b_stack, testers, strict)
 
     def _compare_objects(self, a: Any, b: Any, a_stack: list, b_stack: list, testers: tuple, strict: bool) -> Tri:
@@ -221,26 +221,22 @@ class Equality:
         a_keys, b_keys = own_keys(a), own_keys(b)
         if a_keys is None or b_keys is None:
             return None
+        a_own, b_own = set(a_keys), set(b_keys)
         if not strict:
-            a_keys += [k for k in b_keys if _loose_key(b, k) and k not in a_keys]
-            b_keys += [k for k in a_keys if _loose_key(a, k) and k not in b_keys]
+            a_keys += [k for k in b_keys if k not in a_own and _loose_key(b, k)]
+            b_keys += [k for k in a_keys if k not in b_own and _loose_key(a, k)]
         if len(a_keys) != len(b_keys):
             return False
         unknown = False
         for key in reversed(a_keys):
-            present = _has_key(b, key)
             left = _value(a, key)
-            if not present and (strict or not (isinstance(left, Asymmetric) or left is UNDEFINED)):
+            if key not in b_own and (strict or not (isinstance(left, Asymmetric) or left is UNDEFINED)):
                 return False
             result = self.eq(left, _value(b, key), a_stack, b_stack, testers, strict)
             if result is False:
                 return False
             unknown = unknown or result is None
         return None if unknown else True
-
-
-def _has_key(value: Any, key: Any) -> bool:
-    return key in (own_keys(value) or [])
 
 
 def _loose_key(value: Any, key: Any) -> bool:
