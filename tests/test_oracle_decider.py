@@ -252,3 +252,16 @@ def test_numbers_print_as_js_does(value: float, text: str) -> None:
 def test_booleans_are_not_numbers() -> None:
     assert outcome(rec("toBe", b(True), num(1))) == "fail"
     assert outcome(rec("toEqual", b(True), num(1))) == "fail"
+
+
+def test_classes_sharing_a_name_differ_by_their_recorded_identity() -> None:
+    twin = lambda ctor_id: {**obj("Twin", a=num(1)), "ctor_id": ctor_id}  # noqa: E731
+    assert outcome(rec("toStrictEqual", twin(0), twin(1))) == "fail"
+    assert outcome(rec("toStrictEqual", twin(0), twin(0))) == "pass"
+    assert outcome(rec("toEqual", twin(0), twin(1))) == "pass"
+
+
+def test_symbol_keys_match_by_description_but_never_prove_equality() -> None:
+    keyed = lambda d: {**obj(), "symbols": [[d, num(1)]]}  # noqa: E731
+    assert outcome(rec("toEqual", keyed("s"), keyed("s"))) is None
+    assert outcome(rec("toEqual", keyed("s"), keyed("t"))) == "fail"

@@ -156,14 +156,21 @@ TAGGED_CTORS = frozenset(
 def constructor_name(value: Any) -> str | None:
     """The name of ``value.constructor`` (``""`` for none), ``None`` when the record cannot tell."""
     if isinstance(value, JSObject):
-        return None if "constructor" in value.entries else value.ctor
+        return None if "constructor" in value.entries else _with_identity(value.ctor, value.ctor_id)
     kinds = {bool: "Boolean", float: "Number", str: "String", BigInt: "BigInt", Symbol: "Symbol", JSArray: "Array"}
     kinds.update({JSMap: "Map", JSSet: "Set", JSDate: "Date", JSRegExp: "RegExp", JSFunction: "Function"})
     if type(value) in kinds:
         return kinds[type(value)]
-    if isinstance(value, (JSError, TypedArray, Opaque)):
+    if isinstance(value, JSError):
+        return _with_identity(value.ctor, value.ctor_id)
+    if isinstance(value, (TypedArray, Opaque)):
         return value.ctor
     return None
+
+
+def _with_identity(name: str, ctor_id: int | None) -> str:
+    """A constructor's name, and its identity when the record gives one (two classes may share a name)."""
+    return name if ctor_id is None else f"{name}#{ctor_id}"
 
 
 class Equality:
@@ -235,7 +242,8 @@ class Equality:
             result = self.eq(left, _value(b, key), a_stack, b_stack, testers, strict)
             if result is False:
                 return False
-            unknown = unknown or result is None
+            # two symbols with one description may be two keys: a match by description is never proof
+            unknown = unknown or result is None or isinstance(key, tuple)
         return None if unknown else True
 
 

@@ -15,8 +15,9 @@ Shapes (one class per tag; containers compare by identity, as JS objects do):
 ``ref`` resolves to the very object decoded earlier under that ``id`` in the same record (received and expected
 share one table), so ``toBe`` identity and cycles behave as in the realm. Optional keys this decoder reads beyond the
 shared table: ``id`` on any node (functions and opaque values become identity-comparable), ``chain`` (constructor
-names up the prototype chain, for ``instanceof``), ``iterable`` on objects, ``cause`` on errors and ``precision`` on
-``closeTo``. A malformed node raises :class:`EncodingError` naming its path in the record.
+names up the prototype chain, for ``instanceof``), ``ctor_id`` (one number per distinct constructor in the record, so
+two classes sharing a name differ), ``iterable`` on objects, ``cause`` on errors (absent: the error has no ``cause``)
+and ``precision`` on ``closeTo``. A malformed node raises :class:`EncodingError` naming its path in the record.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class Node:
     """Base of every object-like value: identity is Python identity; ``chain`` lists constructor names if known."""
 
     chain: list[str] | None = None
+    ctor_id: int | None = None
 
 
 class JSArray(Node):
@@ -97,6 +99,7 @@ class JSObject(Node):
         self.entries: dict[str, Any] = {}
         self.symbols: list[tuple[Symbol, Any]] = []
         self.iterable = False
+        self.ctor_id: int | None = None
 
 
 class JSMap(Node):
@@ -127,6 +130,7 @@ class JSError(Node):
         self.message = message
         self.entries: dict[str, Any] = {}
         self.cause: Any = UNDEFINED
+        self.ctor_id: int | None = None
 
 
 @dataclass
@@ -220,6 +224,11 @@ class _Decoder:
         return method(node, path)
 
     def _chain(self, node: dict, value: Node, path: str) -> None:
+        ctor_id = node.get("ctor_id")
+        if ctor_id is not None:
+            if not isinstance(ctor_id, int) or isinstance(ctor_id, bool):
+                raise EncodingError(f"{path}.ctor_id: must be an int")
+            value.ctor_id = ctor_id  # type: ignore[attr-defined]
         chain = node.get("chain")
         if chain is not None:
             if not isinstance(chain, list) or not all(isinstance(c, str) for c in chain):

@@ -39,6 +39,13 @@ function chainOf(value) {
 
 function makeEncoder() {
   const ids = new Map();
+  const ctorIds = new Map();
+  const ctorId = (value) => {
+    const proto = Object.getPrototypeOf(value);
+    const ctor = proto === null ? null : proto.constructor;
+    if (!ctorIds.has(ctor)) ctorIds.set(ctor, ctorIds.size);
+    return ctorIds.get(ctor);
+  };
   let next = 0;
   let nodes = 0;
   const register = (value) => {
@@ -96,6 +103,7 @@ function makeEncoder() {
     if (value instanceof RegExp) return {t: 'regexp', id, source: value.source, flags: value.flags};
     if (value instanceof Error) {
       const node = {t: 'error', id, ctor: ctorName(value), name: String(value.name), message: String(value.message)};
+      node.ctor_id = ctorId(value);
       node.entries = pairs(value, Object.keys(value), depth);
       node.chain = chainOf(value);
       if ('cause' in value) node.cause = enc(value.cause, depth + 1);
@@ -114,6 +122,7 @@ function makeEncoder() {
       t: 'object',
       id,
       ctor: ctorName(value),
+      ctor_id: ctorId(value),
       chain: chainOf(value),
       iterable: typeof value[Symbol.iterator] === 'function',
       entries: pairs(value, Object.keys(value), depth),

@@ -55,6 +55,14 @@ const called = (...calls) => {
   return mock;
 };
 const shared = {k: 1};
+const makeTwin = () =>
+  class Twin {
+    constructor() {
+      this.a = 1;
+    }
+  };
+const TwinA = makeTwin();
+const TwinB = makeTwin();
 const sym = Symbol('s');
 
 const rows = [];
@@ -119,7 +127,9 @@ t('toEqual', () => [{a: {b: {c: [1, {d: 2}]}}}, [{a: {b: {c: [1, {d: 3}]}}}]]);
 t('toEqual', () => [new Uint8Array([1, 2]), [new Uint8Array([1, 2])]]);
 t('toEqual', () => [new Uint8Array([1, 2]), [new Int8Array([1, 2])]]);
 t('toEqual', () => [Object.assign([1, 2], {extra: 1}), [[1, 2]]]);
-t('toEqual', () => [{[sym]: 1}, [{[sym]: 1}]]);
+t('toEqual', () => [{[sym]: 1}, [{[sym]: 1}]], {u: true});
+t('toEqual', () => [{[Symbol('s')]: 1}, [{[Symbol('s')]: 1}]], {u: true});
+t('toEqual', () => [{[Symbol('s')]: 1}, [{[Symbol('t')]: 1}]]);
 t('toEqual', () => [Object.create(null), [{}]]);
 t('toEqual', () => [{f: fn()}, [{f: fn()}]]);
 t('toEqual', () => [{f: shared}, [{f: shared}]]);
@@ -416,5 +426,9 @@ p('resolves', 'toMatchObject', {a: 1, b: 2}, [{a: 1}]);
 p('rejects', 'toMatchObject', new Error('e'), [{message: 'e'}]);
 p('rejects', 'toThrow', new MyError('m'), [MyError]);
 p('rejects', 'toBeTruthy', 0, [], {not: true});
+t('toStrictEqual', () => [new TwinA(), [new TwinB()]]);
+t('toStrictEqual', () => [new TwinA(), [new TwinA()]]);
+t('toEqual', () => [new TwinA(), [new TwinB()]]);
+t('toStrictEqual', () => [[new TwinA()], [[new TwinB()]]]);
 
 module.exports = {rows};
