@@ -188,8 +188,8 @@ def test_to_throw_with_each_kind_of_expected() -> None:
     assert outcome(rec("toThrow", thrown(num(42)), s("42"))) == "pass"
     assert outcome(rec("toThrow", thrown(None), num(42))) == "fail"  # a matcher error
     assert outcome(rec("toThrow", num(1))) == "fail"  # not a function
-    assert outcome(rec("toThrow", err("nope"), s("nope"), promise="rejects")) == "pass"
-    assert outcome(rec("toThrow", s("reason"), promise="rejects")) == "fail"  # a rejection that is no error
+    assert outcome(rec("toThrow", err("nope"), s("nope"), promise="rejects", settled="rejected")) == "pass"
+    assert outcome(rec("toThrow", s("reason"), promise="rejects", settled="rejected")) == "fail"  # not an error
 
 
 def test_mock_matchers() -> None:
@@ -215,16 +215,20 @@ def test_function_identity_needs_an_id() -> None:
     assert outcome(rec("toBe", fn("handler"), fn("handler"))) is None
 
 
-def test_resolves_and_rejects() -> None:
-    assert outcome(rec("toBe", num(1), num(1), promise="resolves")) == "pass"
+def test_resolves_and_rejects_need_to_know_how_the_promise_settled() -> None:
+    assert outcome(rec("toBe", num(1), num(1), promise="resolves", settled="resolved")) == "pass"
     assert outcome(rec("toBe", num(1), num(1), promise="resolves", settled="rejected", inrealm="fail")) == "fail"
+    assert outcome(rec("toBeDefined", err("x"), promise="resolves", settled="rejected", not_=True)) == "fail"
+    assert outcome(rec("toBe", num(1), num(1), promise="resolves", settled="none", inrealm="fail")) == "fail"
+    assert outcome(rec("toBe", num(1), num(1), promise="resolves")) is None
 
 
 def test_malformed_records_name_the_path() -> None:
     bad = rec("toEqual", obj(a=arr({"t": "nope"})), num(1))
     decision = decide_record(bad)
     assert decision.outcome is None and "received.entries[0][1].items[0]" in decision.error
-    assert "ref to id 9" in decide_record(rec("toBe", ref(9), num(1))).error
+    dangling = decide_record(rec("toBe", ref(9), num(1)))
+    assert dangling.error is None and dangling.outcome is None and "without its id" in dangling.reason, dangling
     assert "number" in decide_record(rec("toBe", {"t": "number", "v": "one"}, num(1))).error
     assert "inrealm" in decide_record({**rec("toBe", num(1), num(1)), "inrealm": "maybe"}).error
 

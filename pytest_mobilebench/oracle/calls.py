@@ -13,7 +13,9 @@
   pristine serialiser) with the stored snapshot as jest does: a multi-line value gains a leading and a trailing
   newline; an inline snapshot loses the indentation added to line it up (jest's rule: first and last lines blank,
   every other line starting with the first line's indentation). A missing stored snapshot is undecidable (written
-  outside ``--ci``, failed inside). Property matchers (``toMatchSnapshot({id: expect.any(Number)})``) must match too.
+  outside ``--ci``, failed inside). Property matchers (``toMatchSnapshot({id: expect.any(Number)})``) must match too,
+  and the serialised value is then the received one merged with them (``snapshot.merged: true`` says the recorder did
+  that; without it such a record is undecidable).
 """
 
 from __future__ import annotations
@@ -252,6 +254,8 @@ def _snapshot_matcher(throws: bool, inline: bool) -> Callable[[Call], Tri]:
             checks.append(_EQ.equals(call.received, call.arg(0), (iterable_equality, subset_equality)))
             if checks[-1] is False:
                 return False
+            if not (call.record.get("snapshot") or {}).get("merged"):
+                raise Undecidable("with property matchers jest stores the received value merged with them")
         checks.append(_compare_snapshot(call, inline))
         return all3(checks)
 

@@ -3,8 +3,9 @@
 A record's oracle outcome is ``"pass"`` when jest's ``pass`` (from :mod:`.matchers` / :mod:`.calls`) differs from the
 record's ``not``, ``"fail"`` when it equals it or the matcher throws a matcher error (jest fails those whatever ``.not``
 says), ``None`` when the record cannot settle it (a cut value, an unseen property, a matcher the oracle does not
-implement). With ``resolves`` / ``rejects`` the received value is the settled one; an optional ``settled`` key
-(``"resolved"`` / ``"rejected"``) that contradicts the modifier fails the assertion as jest does before the matcher.
+implement). With ``resolves`` / ``rejects`` the received value is the settled one and the record must say how the
+promise settled (``settled``: ``"resolved"`` / ``"rejected"``; anything else, such as a received value that is no
+promise, fails as jest fails it before the matcher); without ``settled`` the record is undecidable.
 """
 
 from __future__ import annotations
@@ -16,7 +17,19 @@ from .calls import ALIASES, CALL_MATCHERS
 from .equality import MatcherError
 from .matchers import VALUE_MATCHERS, Call, Undecidable
 from .snapshots import SnapFileError, SnapshotSource
-from .values import EncodingError, decode_record_values
+from .values import (
+    Asymmetric,
+    Cut,
+    EncodingError,
+    JSArray,
+    JSError,
+    JSMap,
+    JSObject,
+    JSSet,
+    Thrown,
+    TypedArray,
+    decode_record_values,
+)
 
 MATCHERS = {**VALUE_MATCHERS, **CALL_MATCHERS}
 _OUTCOMES = ("pass", "fail")
@@ -107,8 +120,12 @@ def decide_record(record: dict, snapshots: SnapshotSource | None = None) -> Reco
         return RecordDecision(seq, matcher, None, inrealm, reason, supported=False)
     settled = record.get("settled")
     promise = record.get("promise", "")
-    if promise and settled is not None and {"resolves": "resolved", "rejects": "rejected"}[promise] != settled:
-        return RecordDecision(seq, matcher, "fail", inrealm, f"the promise {settled}, the assertion {promise}")
+    if promise and settled is None:
+        return RecordDecision(
+            seq, matcher, None, inrealm, f"the record does not say how the promise of .{promise} settled"
+        )
+    if promise and {"resolves": "resolved", "rejects": "rejected"}[promise] != settled:
+        return RecordDecision(seq, matcher, "fail", inrealm, f".{promise} on a promise that {settled}")
     call = Call(received, expected, promise, record, snapshots)
     try:
         passed = implementation(call)
@@ -121,7 +138,7 @@ def decide_record(record: dict, snapshots: SnapshotSource | None = None) -> Reco
     except RecursionError:
         return RecordDecision(seq, matcher, None, inrealm, "the value nests too deeply to compare here")
     if passed is None:
-        return RecordDecision(seq, matcher, None, inrealm, "the record cannot settle it")
+        return RecordDecision(seq, matcher, None, inrealm, _why_unsettled([received, *expected]))
     outcome = "pass" if passed != bool(record.get("not", False)) else "fail"
     return RecordDecision(seq, matcher, outcome, inrealm)
 
@@ -139,3 +156,32 @@ def decide_test(records: list[dict], snapshots: SnapshotSource | None = None) ->
     outcomes = [d.outcome for d in decisions]
     holds: bool | None = False if "fail" in outcomes else (None if None in outcomes else True)
     return TestDecision(holds, disagreements, unrecorded, decisions, malformed)
+
+
+def _why_unsettled(values: list[Any]) -> str:
+    """The first cut value in ``values`` (``"a value is cut: depth"``), else a general reason."""
+    seen: set[int] = set()
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Cut):
+            return f"a value is cut: {value.why}"
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        stack.extend(_children(value))
+    return "the record cannot settle it (an identity or inherited property it does not show)"
+
+
+def _children(value: Any) -> list[Any]:
+    if isinstance(value, (JSArray, JSSet, TypedArray)):
+        return list(value.items) + list(getattr(value, "props", {}).values())
+    if isinstance(value, (JSObject, JSError)):
+        return list(value.entries.values()) + [v for _, v in getattr(value, "symbols", [])]
+    if isinstance(value, JSMap):
+        return [x for pair in value.entries for x in pair]
+    if isinstance(value, Asymmetric):
+        return [value.sample]
+    if isinstance(value, Thrown):
+        return [value.value]
+    return []

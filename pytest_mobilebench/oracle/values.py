@@ -17,7 +17,9 @@ share one table), so ``toBe`` identity and cycles behave as in the realm. Option
 shared table: ``id`` on any node (functions and opaque values become identity-comparable), ``chain`` (constructor
 names up the prototype chain, for ``instanceof``), ``ctor_id`` (one number per distinct constructor in the record, so
 two classes sharing a name differ), ``iterable`` on objects, ``cause`` on errors (absent: the error has no ``cause``)
-and ``precision`` on ``closeTo``. A malformed node raises :class:`EncodingError` naming its path in the record.
+and ``precision`` on ``closeTo``. A malformed node raises :class:`EncodingError` naming its path in the record;
+a ``ref`` to an id no earlier node carried decodes to a :class:`Cut` (the encoder numbered a node it wrote without
+its ``id``).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class Cut:
 
 
 UNKNOWN = Cut("unknown")
+DANGLING = Cut("ref to a node written without its id")
 
 
 class Node:
@@ -361,9 +364,10 @@ class _Decoder:
 
     def _ref(self, node: dict, path: str) -> Any:
         ident = node.get("id")
-        if ident not in self.table:
-            raise EncodingError(f"{path}: ref to id {ident!r} that was not met earlier in the record")
-        return self.table[ident]
+        if not isinstance(ident, int) or isinstance(ident, bool):
+            raise EncodingError(f"{path}: ref id must be an int, got {ident!r}")
+        # a node the encoder numbered but wrote without its id: a value this side cannot see
+        return self.table.get(ident, DANGLING)
 
 
 _SIMPLE = {

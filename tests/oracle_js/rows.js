@@ -1,6 +1,7 @@
 'use strict';
 // The differential table: each row is one assertion evaluated by real `expect` (run.js) and by the decider.
-// `make()` returns [received, [matcher arguments]]; `not` adds .not; `p` is 'resolves' / 'rejects'; `u` marks a
+// `make()` returns [received, [matcher arguments]]; `not` adds .not; `p` is 'resolves' / 'rejects' (the received
+// value is then what the promise settles with); `u` marks a
 // row the decider may call undecidable (the record cannot settle it), every other row it must decide the same way.
 const {expect} = require('expect');
 const {fn} = require('jest-mock');
@@ -71,7 +72,6 @@ const p = (kind, m, value, args, opts = {}) =>
   t(m, () => [value, args], {
     p: kind,
     promise: (v) => (kind === 'resolves' ? Promise.resolve(v) : Promise.reject(v)),
-    settle: async (v) => v,
     ...opts,
   });
 

@@ -24,7 +24,7 @@ async function record(row, seq) {
     }
     encodedReceived = {t: 'thrown', threw, value: enc(value)};
   } else {
-    encodedReceived = enc(row.p ? await row.settle(received) : received);
+    encodedReceived = enc(received);
   }
   const encodedArgs = args.map((a) => enc(a));
   let target = expect(row.p ? row.promise(received) : received);
@@ -36,7 +36,7 @@ async function record(row, seq) {
   } catch (e) {
     inrealm = 'fail';
   }
-  return {
+  const record = {
     test: row.name,
     seq,
     matcher: row.m,
@@ -47,6 +47,8 @@ async function record(row, seq) {
     inrealm,
     undecidable: !!row.u,
   };
+  if (row.p) record.settled = row.p === 'resolves' ? 'resolved' : 'rejected';
+  return record;
 }
 
 (async () => {
