@@ -430,5 +430,19 @@ t('toStrictEqual', () => [new TwinA(), [new TwinB()]]);
 t('toStrictEqual', () => [new TwinA(), [new TwinA()]]);
 t('toEqual', () => [new TwinA(), [new TwinB()]]);
 t('toStrictEqual', () => [[new TwinA()], [[new TwinB()]]]);
+t('toEqual', () => {
+  const d = new Date(1);
+  return [{a: d, b: d}, [{a: new Date(1), b: new Date(1)}]];
+});
+t('toBe', () => {
+  const r = /x/;
+  return [[r, r], [[r, r]]];
+}, {not: true});
+t('toEqual', () => [{p: Promise.resolve(1)}, [{p: Promise.resolve(2)}]], {u: true});
+t('toEqual', () => [new WeakMap(), [1]]);
+t('toHaveProperty', () => [{a: [1, 2]}, ['a.length', 2]]);
+t('toHaveProperty', () => [{a: 'xyz'}, ['a.1', 'y']]);
+t('toContainEqual', () => ['abc', ['b']]);
+t('toHaveBeenCalledWith', () => [called([shared]), [shared]]);
 
 module.exports = {rows};
