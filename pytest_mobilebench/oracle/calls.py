@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import props
-from .equality import MatcherError, Tri, all3, any3
-from .matchers import TO_EQUAL, Call, Undecidable, _cut_guard, is_non_negative_integer
+from .equality import Equality, MatcherError, Tri, all3, any3, asymmetric_match
+from .matchers import TO_EQUAL, Call, Undecidable, cut_guard, is_non_negative_integer
 from .testers import iterable_equality, subset_equality
 from .values import (
     UNDEFINED,
@@ -41,13 +41,12 @@ from .values import (
     Thrown,
     is_number,
 )
-from .equality import Equality
 
 _EQ = Equality()
 
 
 def _mock(call: Call) -> Mock:
-    _cut_guard(call.received)
+    cut_guard(call.received)
     received = call.received
     if not isinstance(received, JSFunction) or received.mock is None:
         raise MatcherError("received value must be a mock or spy function")
@@ -134,7 +133,7 @@ def nth_returned_with(call: Call) -> Tri:
 def _thrown(call: Call) -> Thrown | None:
     """What jest's ``toThrow`` sees: ``None`` for "did not throw"."""
     received = call.received
-    _cut_guard(received)
+    cut_guard(received)
     if isinstance(received, Thrown):
         if call.promise and not received.threw:
             return None
@@ -184,7 +183,7 @@ def _cause_text(error: Any) -> str:
 def to_throw(call: Call) -> Tri:
     thrown = _thrown(call)
     expected = call.arg(0)
-    _cut_guard(expected)
+    cut_guard(expected)
     if expected is UNDEFINED:
         return thrown is not None
     if thrown is None:
@@ -194,8 +193,6 @@ def to_throw(call: Call) -> Tri:
     if isinstance(expected, JSFunction):
         return props.instance_of(thrown.value, expected)
     if isinstance(expected, Asymmetric):
-        from .equality import asymmetric_match
-
         return asymmetric_match(expected, thrown.value)
     message = thrown_message(thrown.value)
     if isinstance(expected, (str, JSRegExp)) and message is None:
@@ -206,7 +203,7 @@ def to_throw(call: Call) -> Tri:
         return props.regexp_test(expected.source, expected.flags, message)  # type: ignore[arg-type]
     if props.is_object_like(expected):
         expected_message = props.get(expected, "message")
-        _cut_guard(expected_message)
+        cut_guard(expected_message)
         pair = (_message_and_cause(thrown.value), _message_and_cause(expected))
         if None in pair:
             raise Undecidable("an error cause the record does not show")
@@ -248,7 +245,7 @@ def _snapshot_matcher(throws: bool, inline: bool) -> Callable[[Call], Tri]:
             if thrown is None:
                 return False
         elif call.expected and props.is_object_like(call.arg(0)) and not isinstance(call.arg(0), JSArray):
-            _cut_guard(call.received)
+            cut_guard(call.received)
             if not props.is_object_like(call.received):
                 raise MatcherError("received value must be an object when the matcher has properties")
             checks.append(_EQ.equals(call.received, call.arg(0), (iterable_equality, subset_equality)))

@@ -236,10 +236,10 @@ class Equality:
             return False
         unknown = False
         for key in reversed(a_keys):
-            left = _value(a, key)
+            left = value_at(a, key)
             if key not in b_own and (strict or not (isinstance(left, Asymmetric) or left is UNDEFINED)):
                 return False
-            result = self.eq(left, _value(b, key), a_stack, b_stack, testers, strict)
+            result = self.eq(left, value_at(b, key), a_stack, b_stack, testers, strict)
             if result is False:
                 return False
             # two symbols with one description may be two keys: a match by description is never proof
@@ -248,7 +248,7 @@ class Equality:
 
 
 def _loose_key(value: Any, key: Any) -> bool:
-    item = _value(value, key)
+    item = value_at(value, key)
     return isinstance(item, Asymmetric) or item is UNDEFINED
 
 
@@ -272,7 +272,8 @@ def own_keys(value: Any) -> list | None:
     return None
 
 
-def _value(value: Any, key: Any) -> Any:
+def value_at(value: Any, key: Any) -> Any:
+    """``value[key]`` for a key of :func:`own_keys` (a symbol key by description), inherited ones included."""
     if isinstance(key, tuple):
         found = [v for s, v in value.symbols if s.description == key[1]]
         return found[0] if found else UNDEFINED
@@ -338,7 +339,7 @@ def _object_containing(matcher: Asymmetric, other: Any) -> Tri:
         if present is False:
             return False
         value = props.get(other, key) if present and not isinstance(key, tuple) else _value_or_unknown(other, key)
-        results.append(all3([present, Equality().equals(_value(sample, key), value)]))
+        results.append(all3([present, Equality().equals(value_at(sample, key), value)]))
         if results[-1] is False:
             return False
     return all3(results)
@@ -346,7 +347,7 @@ def _object_containing(matcher: Asymmetric, other: Any) -> Tri:
 
 def _value_or_unknown(value: Any, key: Any) -> Any:
     if isinstance(key, tuple) and isinstance(value, JSObject):
-        return _value(value, key)
+        return value_at(value, key)
     return UNKNOWN
 
 

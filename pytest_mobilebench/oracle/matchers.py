@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import props
-from .equality import MatcherError, Tri, any3, close_to, own_keys, same_value, strict_equal
+from .equality import Equality, MatcherError, Tri, any3, close_to, same_value, strict_equal
 from .testers import iterable_equality, sparse_array_equality, subset_equality, type_equality
 from .values import (
     HOLE,
@@ -53,7 +53,6 @@ from .values import (
     is_number,
     truthy,
 )
-from .equality import Equality
 
 _EQ = Equality()
 TO_EQUAL = (iterable_equality,)
@@ -79,7 +78,7 @@ class Call:
         return self.expected[index] if index < len(self.expected) else UNDEFINED
 
 
-def _cut_guard(*values: Any) -> None:
+def cut_guard(*values: Any) -> None:
     for value in values:
         if isinstance(value, Cut):
             raise Undecidable(f"the value is {'cut' if value.why != 'unknown' else 'not visible'} ({value.why})")
@@ -105,7 +104,7 @@ def _no_expected(call: Call) -> None:
 def _unary(test: Callable[[Any], Tri]) -> Callable[[Call], Tri]:
     def matcher(call: Call) -> Tri:
         _no_expected(call)
-        _cut_guard(call.received)
+        cut_guard(call.received)
         return test(call.received)
 
     return matcher
@@ -118,7 +117,7 @@ def _numeric(value: Any) -> bool:
 def _compare(op: Callable[[Any, Any], bool]) -> Callable[[Call], Tri]:
     def matcher(call: Call) -> Tri:
         received, expected = call.received, call.arg(0)
-        _cut_guard(received, expected)
+        cut_guard(received, expected)
         if not _numeric(received) or not _numeric(expected):
             raise MatcherError("received and expected values must be numbers or bigints")
         left = received.value if isinstance(received, BigInt) else received
@@ -133,7 +132,7 @@ def _compare(op: Callable[[Any, Any], bool]) -> Callable[[Call], Tri]:
 def to_be_close_to(call: Call) -> Tri:
     received, expected = call.received, call.arg(0)
     precision = 2.0 if call.arg(1) is UNDEFINED else call.arg(1)
-    _cut_guard(received, expected)
+    cut_guard(received, expected)
     if not is_number(expected) or not is_number(received):
         raise MatcherError("received and expected values must be numbers")
     if not is_number(precision):
@@ -166,7 +165,7 @@ def array_from(value: Any) -> list[Any] | None:
 
 def to_contain(call: Call) -> Tri:
     received, expected = call.received, call.arg(0)
-    _cut_guard(received)
+    cut_guard(received)
     if is_nullish(received):
         raise MatcherError("received value must not be null nor undefined")
     if isinstance(received, str):
@@ -183,7 +182,7 @@ def to_contain(call: Call) -> Tri:
 
 def to_contain_equal(call: Call) -> Tri:
     received, expected = call.received, call.arg(0)
-    _cut_guard(received)
+    cut_guard(received)
     if is_nullish(received):
         raise MatcherError("received value must not be null nor undefined")
     items = list(received) if isinstance(received, str) else array_from(received)
@@ -198,7 +197,7 @@ def is_non_negative_integer(value: Any) -> bool:
 
 def to_have_length(call: Call) -> Tri:
     received, expected = call.received, call.arg(0)
-    _cut_guard(received)
+    cut_guard(received)
     length = UNDEFINED if is_nullish(received) else props.get(received, "length")
     if length is UNKNOWN:
         raise Undecidable("the received value's length is not recorded")
@@ -228,7 +227,7 @@ def _is_primitive(value: Any) -> bool:
 def to_have_property(call: Call) -> Tri:
     received, path = call.received, call.arg(0)
     has_value = len(call.expected) >= 2
-    _cut_guard(received)
+    cut_guard(received)
     if is_nullish(received):
         raise MatcherError("received value must not be null nor undefined")
     if isinstance(path, str):
@@ -244,11 +243,11 @@ def to_have_property(call: Call) -> Tri:
     obj = received
     for key in keys[:-1]:
         obj = props.get(obj, key)
-        _cut_guard(obj)
+        cut_guard(obj)
         if is_nullish(obj):
             return False
     value = props.get(obj, keys[-1])
-    _cut_guard(value)
+    cut_guard(value)
     defined = False if _is_primitive(obj) else props.has_in_chain(obj, keys[-1])
     if defined is None:
         raise Undecidable(f"whether {keys[-1]!r} is on the received value's prototype chain is not recorded")
@@ -259,7 +258,7 @@ def to_have_property(call: Call) -> Tri:
 
 def to_match(call: Call) -> Tri:
     received, expected = call.received, call.arg(0)
-    _cut_guard(received, expected)
+    cut_guard(received, expected)
     if not isinstance(received, str):
         raise MatcherError("received value must be a string")
     if isinstance(expected, str):
@@ -273,7 +272,7 @@ def to_match(call: Call) -> Tri:
 
 def to_match_object(call: Call) -> Tri:
     received, expected = call.received, call.arg(0)
-    _cut_guard(received, expected)
+    cut_guard(received, expected)
     if not props.is_object_like(received) or not props.is_object_like(expected):
         raise MatcherError("received and expected values must be non-null objects")
     return _EQ.equals(received, expected, TO_MATCH_OBJECT)
@@ -281,7 +280,7 @@ def to_match_object(call: Call) -> Tri:
 
 def to_be_instance_of(call: Call) -> Tri:
     expected = call.arg(0)
-    _cut_guard(call.received, expected)
+    cut_guard(call.received, expected)
     if not isinstance(expected, JSFunction):
         raise MatcherError("expected value must be a function")
     return props.instance_of(call.received, expected)
@@ -314,4 +313,3 @@ VALUE_MATCHERS: dict[str, Callable[[Call], Tri]] = {
     "toMatchObject": to_match_object,
     "toBeInstanceOf": to_be_instance_of,
 }
-__all__ = ["VALUE_MATCHERS", "Call", "Undecidable", "own_keys", "path_as_array", "array_from"]

@@ -197,8 +197,10 @@ def instance_of(value: Any, ctor: Any) -> bool | None:
     """``value instanceof ctor`` with ``ctor`` a decoded function, by constructor names."""
     if isinstance(value, Cut) or not isinstance(ctor, JSFunction) or not ctor.name:
         return None
-    if not isinstance(value, Node) or isinstance(value, Asymmetric):
-        return False if not isinstance(value, Asymmetric) else None
+    if isinstance(value, Asymmetric):
+        return None
+    if not isinstance(value, Node):
+        return False  # a primitive is an instance of nothing
     chain = known_chain(value)
     if chain is not None:
         return ctor.name in chain

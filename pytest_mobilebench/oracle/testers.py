@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import props
-from .equality import SKIP, Equality, Tri, all3, any3, constructor_name, own_keys, same_value_zero
+from .equality import SKIP, Equality, Tri, all3, any3, constructor_name, own_keys, same_value_zero, value_at
 from .values import UNKNOWN, JSArray, JSDate, JSError, JSMap, JSObject, JSSet, TypedArray, is_nullish
 
 _EQ = Equality()
@@ -128,12 +128,6 @@ def _has_property_in_object(value: Any, key: Any) -> Tri:
     return props.has_in_chain(value, key)
 
 
-def _get(value: Any, key: Any) -> Any:
-    from .equality import _value
-
-    return _value(value, key)
-
-
 def subset_equality(obj: Any, subset: Any, testers: tuple) -> Any:
     """jest's ``subsetEquality``: the subset's own keys only, recursively (seen subsets compared whole)."""
     rest = tuple(t for t in testers if not getattr(t, "subset", False))
@@ -162,8 +156,8 @@ def _subset_tester(rest: tuple, seen: list) -> Any:
 
 
 def _subset_key(obj: Any, subset: Any, key: Any, rest: tuple, seen: list) -> Tri:
-    expected = _get(subset, key)
-    received = _get(obj, key) if props.is_object_like(obj) else UNKNOWN
+    expected = value_at(subset, key)
+    received = value_at(obj, key) if props.is_object_like(obj) else UNKNOWN
     tracked = _object_with_keys(expected)
     if tracked:
         if any(s is expected for s in seen):

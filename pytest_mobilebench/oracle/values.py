@@ -397,27 +397,8 @@ def decode_record_values(record: dict) -> tuple[Any, list[Any]]:
     return received, [decoder.decode(v, f"expected[{i}]") for i, v in enumerate(expected)]
 
 
-def decode_value(node: Any) -> Any:
-    """One tagged value on its own (tests and tools); see :func:`decode_record_values` for records."""
-    return _Decoder().decode(node, "value")
-
-
 def is_number(value: Any) -> bool:
     return type(value) is float
-
-
-def typeof(value: Any) -> str | None:
-    """JS ``typeof`` (``None`` for a cut value)."""
-    if isinstance(value, Cut):
-        return None
-    if value is UNDEFINED or value is HOLE:
-        return "undefined"
-    if isinstance(value, JSFunction):
-        return "function"
-    return _TYPEOF.get(type(value), "object")
-
-
-_TYPEOF = {bool: "boolean", float: "number", str: "string", BigInt: "bigint", Symbol: "symbol"}
 
 
 def is_nullish(value: Any) -> bool:
@@ -439,11 +420,6 @@ def truthy(value: Any) -> bool | None:
     if isinstance(value, str):
         return value != ""
     return True
-
-
-def utf16_length(text: str) -> int:
-    """JS ``string.length``: UTF-16 code units (an astral character counts 2)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_number_to_string(x: float) -> str:
