@@ -54,7 +54,7 @@ def jsset(*items: dict) -> dict:
 
 
 def err(message: str, ctor: str = "Error", **entries: dict) -> dict:
-    node = {"t": "error", "ctor": ctor, "name": ctor, "message": message}
+    node = {"t": "error", "ctor": ctor, "name": ctor, "message": message, "cause": UNDEF}
     node["entries"] = [[k, v] for k, v in entries.items()]
     return node
 

@@ -186,6 +186,10 @@ def test_to_throw_with_each_kind_of_expected() -> None:
     assert outcome(rec("toThrow", boom, err("bad input"))) == "pass"
     assert outcome(rec("toThrow", boom, obj(message=s("other")))) == "fail"
     assert outcome(rec("toThrow", thrown(num(42)), s("42"))) == "pass"
+    unrecorded_cause = {k: v for k, v in err("bad input").items() if k != "cause"}
+    assert outcome(rec("toThrow", boom, unrecorded_cause)) is None
+    assert outcome(rec("toThrow", boom, {**unrecorded_cause, "message": "other"})) == "fail"
+    assert outcome(rec("toThrow", thrown({**err("bad input"), "cause": err("why")}), err("bad input"))) == "fail"
     assert outcome(rec("toThrow", thrown(None), num(42))) == "fail"  # a matcher error
     assert outcome(rec("toThrow", num(1))) == "fail"  # not a function
     assert outcome(rec("toThrow", err("nope"), s("nope"), promise="rejects", settled="rejected")) == "pass"

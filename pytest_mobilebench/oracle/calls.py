@@ -161,23 +161,25 @@ def thrown_message(value: Any) -> str | None:
     return props.js_string(value)
 
 
-def _message_and_cause(value: Any) -> Any:
-    """jest's ``createMessageAndCause``: the message, or a text naming the chain of error causes."""
+def _message_and_cause(value: Any) -> str | None:
+    """jest's ``createMessageAndCause``: the message, or a text naming the chain of error causes; ``None`` when a
+    cause is not in the record."""
     cause = value.cause if isinstance(value, JSError) else props.get(value, "cause")
     if isinstance(cause, Cut):
         return None
-    message = props.get(value, "message") if not isinstance(value, JSError) else value.message
+    message = value.message if isinstance(value, JSError) else props.js_string(props.get(value, "message"))
     if not isinstance(cause, JSError):
         return message
     return _cause_text(value)
 
 
-def _cause_text(error: Any) -> str:
-    message = props.js_string(error.message if isinstance(error, JSError) else props.get(error, "message"))
-    cause = error.cause if isinstance(error, JSError) else UNDEFINED
-    if isinstance(cause, JSError):
-        return f"{{ message: {message}, cause: {_cause_text(cause)}}}"
-    return f"{{ message: {message} }}"
+def _cause_text(error: JSError) -> str | None:
+    if isinstance(error.cause, Cut):
+        return None
+    if not isinstance(error.cause, JSError):
+        return f"{{ message: {error.message} }}"
+    inner = _cause_text(error.cause)
+    return None if inner is None else f"{{ message: {error.message}, cause: {inner}}}"
 
 
 def to_throw(call: Call) -> Tri:
@@ -204,10 +206,12 @@ def to_throw(call: Call) -> Tri:
     if props.is_object_like(expected):
         expected_message = props.get(expected, "message")
         cut_guard(expected_message)
+        if message != expected_message:
+            return False
         pair = (_message_and_cause(thrown.value), _message_and_cause(expected))
         if None in pair:
             raise Undecidable("an error cause the record does not show")
-        return message == expected_message and pair[0] == pair[1]
+        return pair[0] == pair[1]
     raise MatcherError("expected value must be a string or regular expression or class or error")
 
 

@@ -87,8 +87,8 @@ def own(value: Any, key: str) -> Any:
     if isinstance(value, JSError):
         if key == "message":
             return value.message
-        if key == "cause" and value.cause is not UNDEFINED:
-            return value.cause
+        if key == "cause":
+            return HOLE if value.cause is UNDEFINED else value.cause
         return UNKNOWN if key == "stack" else value.entries.get(key, HOLE)
     if isinstance(value, str):
         return _string_own(value, key)

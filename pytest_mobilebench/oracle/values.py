@@ -16,10 +16,10 @@ Shapes (one class per tag; containers compare by identity, as JS objects do):
 share one table), so ``toBe`` identity and cycles behave as in the realm. Optional keys this decoder reads beyond the
 shared table: ``id`` on any node (functions and opaque values become identity-comparable), ``chain`` (constructor
 names up the prototype chain, for ``instanceof``), ``ctor_id`` (one number per distinct constructor in the record, so
-two classes sharing a name differ), ``iterable`` on objects, ``cause`` on errors (absent: the error has no ``cause``)
-and ``precision`` on ``closeTo``. A malformed node raises :class:`EncodingError` naming its path in the record;
-a ``ref`` to an id no earlier node carried decodes to a :class:`Cut` (the encoder numbered a node it wrote without
-its ``id``).
+two classes sharing a name differ), ``iterable`` on objects, ``cause`` on errors (``undefined`` for none; absent:
+not recorded) and ``precision`` on ``closeTo``. A malformed node raises :class:`EncodingError` naming its path in
+the record; a ``ref`` to an id no earlier node carried decodes to a :class:`Cut` (the encoder numbered a node it
+wrote without its ``id``).
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ class JSError(Node):
         self.name = name
         self.message = message
         self.entries: dict[str, Any] = {}
-        self.cause: Any = UNDEFINED
+        self.cause: Any = UNKNOWN  # the record did not say
         self.ctor_id: int | None = None
 
 

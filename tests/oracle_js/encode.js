@@ -106,7 +106,7 @@ function makeEncoder() {
       node.ctor_id = ctorId(value);
       node.entries = pairs(value, Object.keys(value), depth);
       node.chain = chainOf(value);
-      if ('cause' in value) node.cause = enc(value.cause, depth + 1);
+      node.cause = enc('cause' in value ? value.cause : undefined, depth + 1);
       return node;
     }
     if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
