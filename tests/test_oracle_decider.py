@@ -273,3 +273,11 @@ def test_symbol_keys_match_by_description_but_never_prove_equality() -> None:
     keyed = lambda d: {**obj(), "symbols": [[d, num(1)]]}  # noqa: E731
     assert outcome(rec("toEqual", keyed("s"), keyed("s"))) is None
     assert outcome(rec("toEqual", keyed("s"), keyed("t"))) == "fail"
+
+
+def test_set_and_map_membership_is_same_value_zero() -> None:
+    assert outcome(rec("toEqual", jsset(num("NaN"), num("-0")), jsset(num("0"), num("NaN")))) == "pass"
+    assert outcome(rec("toEqual", mapping((num("-0"), s("a"))), mapping((num("0"), s("a"))))) == "pass"
+    assert outcome(rec("toEqual", mapping((obj(oid=1), s("a"))), mapping((ref(1), s("b"))))) == "fail"
+    big_set = jsset(*[num(i) for i in range(500)])
+    assert outcome(rec("toEqual", big_set, jsset(*[num(i) for i in reversed(range(500))]))) == "pass"

@@ -16,11 +16,27 @@ Each tester is ``(a, b, testers) -> True | False | None | SKIP`` and has an opin
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from . import props
 from .equality import SKIP, Equality, Tri, all3, any3, constructor_name, own_keys, same_value_zero, value_at
-from .values import UNKNOWN, JSArray, JSDate, JSError, JSMap, JSObject, JSSet, TypedArray, is_nullish
+from .values import (
+    UNKNOWN,
+    BigInt,
+    Cut,
+    JSArray,
+    JSDate,
+    JSError,
+    JSFunction,
+    JSMap,
+    JSObject,
+    JSSet,
+    Opaque,
+    Symbol,
+    TypedArray,
+    is_nullish,
+)
 
 _EQ = Equality()
 
@@ -59,9 +75,52 @@ def iterable_equality(a: Any, b: Any, testers: tuple, a_stack: tuple = (), b_sta
 iterable_equality.iterable = True  # type: ignore[attr-defined]
 
 
+class _Members:
+    """``Set.prototype.has`` / ``Map.prototype.has`` over decoded values: SameValueZero by hash where identity is
+    known, by a scan where it is not (symbols, functions without ``id``); ``find`` -> ``(has, position)``."""
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+        self.index: dict[tuple, int] = {}
+        self.unsure: list[int] = []
+        for position, value in enumerate(values):
+            key = _member_key(value)
+            if key is None:
+                self.unsure.append(position)
+            else:
+                self.index.setdefault(key, position)
+
+    def find(self, value: Any) -> tuple[Tri, int]:
+        key = _member_key(value)
+        if key is None:
+            for position, other in enumerate(self.values):
+                same = same_value_zero(value, other)
+                if same is not False:
+                    return same, position
+            return False, -1
+        if key in self.index:
+            return True, self.index[key]
+        for position in self.unsure:
+            if same_value_zero(value, self.values[position]) is None:
+                return None, position
+        return False, -1
+
+
+def _member_key(value: Any) -> tuple | None:
+    if isinstance(value, float):
+        return ("number", "NaN") if math.isnan(value) else ("number", value + 0.0)  # -0 and 0 are one key
+    if isinstance(value, (str, bool, BigInt)):
+        return (type(value).__name__, value)
+    if isinstance(value, (JSFunction, Opaque)) and not value.has_identity or isinstance(value, (Symbol, Cut)):
+        return None
+    return ("node", id(value))
+
+
 def _set_equal(a: JSSet, b: JSSet, testers: tuple) -> Tri:
+    members = _Members(b.items)
+
     def found(value: Any) -> Tri:
-        has = any3(same_value_zero(value, other) for other in b.items)
+        has, _ = members.find(value)
         if has is True:
             return True
         deep = any3(_EQ.equals(value, other, testers) for other in b.items)
@@ -71,13 +130,11 @@ def _set_equal(a: JSSet, b: JSSet, testers: tuple) -> Tri:
 
 
 def _map_equal(a: JSMap, b: JSMap, testers: tuple) -> Tri:
+    keys = _Members([k for k, _ in b.entries])
+
     def found(key: Any, value: Any) -> Tri:
-        direct: Tri = False
-        for other_key, other_value in b.entries:
-            same = same_value_zero(key, other_key)
-            if same is not False:
-                direct = all3([same, _EQ.equals(value, other_value, testers)])
-                break
+        same, position = keys.find(key)
+        direct = all3([same, _EQ.equals(value, b.entries[position][1], testers)]) if same is not False else False
         if direct is True:
             return True
         deep = any3(_key_value(key, value, k, v, testers) for k, v in b.entries)
