@@ -281,3 +281,21 @@ def test_set_and_map_membership_is_same_value_zero() -> None:
     assert outcome(rec("toEqual", mapping((obj(oid=1), s("a"))), mapping((ref(1), s("b"))))) == "fail"
     big_set = jsset(*[num(i) for i in range(500)])
     assert outcome(rec("toEqual", big_set, jsset(*[num(i) for i in reversed(range(500))]))) == "pass"
+
+
+def test_each_jest_major_keeps_its_own_rules() -> None:
+    def at(major: int, record: dict) -> str | None:
+        return decide_record(record, jest_major=major).outcome
+
+    short = rec("toEqual", arr(UNDEF), arr())
+    assert (at(27, short), at(28, short)) == ("fail", "pass")
+    missing = rec("toHaveProperty", obj(), s("a"), UNDEF)
+    assert (at(27, missing), at(28, missing)) == ("pass", "fail")
+    bracket = rec("toHaveProperty", obj(a=obj(b=arr(num(1), num(2)))), s("a.b[1]"), num(2))
+    assert (at(26, bracket), at(27, bracket)) == ("fail", "pass")
+    caused = rec("toThrow", thrown({**err("x"), "cause": err("why")}), err("x"))
+    assert (at(28, caused), at(29, caused)) == ("pass", "fail")
+    inner = rec(
+        "toMatchObject", obj(m=mapping((num(1), obj(a=num(1), b=num(2))))), obj(m=mapping((num(1), obj(a=num(1)))))
+    )
+    assert (at(28, inner), at(29, inner)) == ("fail", "pass")

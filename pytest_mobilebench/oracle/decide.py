@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .calls import ALIASES, CALL_MATCHERS
-from .equality import MatcherError
+from .equality import SEMANTICS, MatcherError, Semantics
 from .matchers import VALUE_MATCHERS, Call, Undecidable
 from .snapshots import SnapFileError, SnapshotSource
 from .values import (
@@ -104,8 +104,17 @@ def _header(record: Any) -> tuple[int, str, str | None]:
     return seq, matcher, inrealm
 
 
-def decide_record(record: dict, snapshots: SnapshotSource | None = None) -> RecordDecision:
-    """Re-decide one assertion record; never raises on a malformed record (``error`` says what is wrong)."""
+def decide_record(record: dict, snapshots: SnapshotSource | None = None, *, jest_major: int = 29) -> RecordDecision:
+    """Re-decide one assertion record by the rules of ``jest_major`` (26 to 29; :class:`~.equality.Semantics`);
+    never raises on a malformed record (``error`` says what is wrong)."""
+    token = SEMANTICS.set(Semantics(jest_major))
+    try:
+        return _decide(record, snapshots)
+    finally:
+        SEMANTICS.reset(token)
+
+
+def _decide(record: dict, snapshots: SnapshotSource | None) -> RecordDecision:
     raw_seq = record.get("seq", -1) if isinstance(record, dict) else -1
     raw_matcher = record.get("matcher", "") if isinstance(record, dict) else ""
     try:
@@ -143,9 +152,9 @@ def decide_record(record: dict, snapshots: SnapshotSource | None = None) -> Reco
     return RecordDecision(seq, matcher, outcome, inrealm)
 
 
-def decide_test(records: list[dict], snapshots: SnapshotSource | None = None) -> TestDecision:
-    """Re-decide every record of one test (see :class:`TestDecision`)."""
-    decisions = [decide_record(record, snapshots) for record in records]
+def decide_test(records: list[dict], snapshots: SnapshotSource | None = None, *, jest_major: int = 29) -> TestDecision:
+    """Re-decide every record of one test (see :class:`TestDecision`) by the rules of the project's jest major."""
+    decisions = [decide_record(record, snapshots, jest_major=jest_major) for record in records]
     disagreements = [
         Disagreement(d.seq, d.matcher, d.inrealm, d.outcome, d.reason or "the in-realm outcome differs")  # type: ignore[arg-type]
         for d in decisions

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from . import props
@@ -50,6 +52,43 @@ from .values import (
 )
 
 Tri = bool | None
+
+
+@dataclass(frozen=True)
+class Semantics:
+    """What changed between jest majors, each flag checked against that major's ``expect`` (26.6, 27.5, 28.1, 29.7)
+    by ``tests/test_oracle_differential.py``; the decider follows one major per call (:data:`SEMANTICS`)."""
+
+    major: int = 29
+
+    @property
+    def defined_keys(self) -> bool:
+        """Up to 27 ``toEqual`` keys are the own keys with a defined value, and arrays of unequal lengths differ."""
+        return self.major <= 27
+
+    @property
+    def bracket_paths(self) -> bool:
+        """From 27 ``toHaveProperty("a.b[0]")`` reads brackets; before, the path splits on dots only."""
+        return self.major >= 27
+
+    @property
+    def property_value_always_compared(self) -> bool:
+        """Up to 27 ``toHaveProperty(path, value)`` compares the value even where the property is missing."""
+        return self.major <= 27
+
+    @property
+    def nested_testers(self) -> bool:
+        """From 29 the testers reach inside Maps, Sets and other iterables (``toMatchObject``, ``toStrictEqual``)."""
+        return self.major >= 29
+
+    @property
+    def error_causes(self) -> bool:
+        """From 29 ``toThrow(errorObject)`` also compares the chains of ``cause``."""
+        return self.major >= 29
+
+
+#: the jest major whose rules the current decision follows (set by :func:`~.decide.decide_record` for one call)
+SEMANTICS: ContextVar[Semantics] = ContextVar("jest_semantics", default=Semantics())
 #: a tester returns SKIP when it has no opinion (jest's ``undefined``)
 SKIP = object()
 Tester = Callable[[Any, Any, tuple], Any]
@@ -216,7 +255,7 @@ class Equality:
                 return False
         a_stack.append(a)
         b_stack.append(b)
-        if strict and isinstance(a, JSArray) and len(a.items) != len(b.items):
+        if (strict or SEMANTICS.get().defined_keys) and isinstance(a, JSArray) and len(a.items) != len(b.items):
             return False
         result = self._compare_keys(a, b, a_stack, b_stack, testers, strict)
         if result is not False:
@@ -228,8 +267,13 @@ class Equality:
         a_keys, b_keys = own_keys(a), own_keys(b)
         if a_keys is None or b_keys is None:
             return None
+        exact = strict  # every key must be on both sides
+        if not strict and SEMANTICS.get().defined_keys:
+            a_keys = [k for k in a_keys if value_at(a, k) is not UNDEFINED]
+            b_keys = [k for k in b_keys if value_at(b, k) is not UNDEFINED]
+            exact = True
         a_own, b_own = set(a_keys), set(b_keys)
-        if not strict:
+        if not exact:
             a_keys += [k for k in b_keys if k not in a_own and _loose_key(b, k)]
             b_keys += [k for k in a_keys if k not in b_own and _loose_key(a, k)]
         if len(a_keys) != len(b_keys):
@@ -237,7 +281,7 @@ class Equality:
         unknown = False
         for key in reversed(a_keys):
             left = value_at(a, key)
-            if key not in b_own and (strict or not (isinstance(left, Asymmetric) or left is UNDEFINED)):
+            if key not in b_own and (exact or not (isinstance(left, Asymmetric) or left is UNDEFINED)):
                 return False
             result = self.eq(left, value_at(b, key), a_stack, b_stack, testers, strict)
             if result is False:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import props
-from .equality import Equality, MatcherError, Tri, any3, close_to, same_value, strict_equal
+from .equality import SEMANTICS, Equality, MatcherError, Tri, any3, close_to, same_value, strict_equal
 from .testers import iterable_equality, sparse_array_equality, subset_equality, type_equality
 from .values import (
     HOLE,
@@ -224,31 +224,38 @@ def _is_primitive(value: Any) -> bool:
     return not isinstance(value, Node)
 
 
+def _property_path(path: Any) -> list[str]:
+    """The keys of ``toHaveProperty``'s path argument (a string or an array of strings and numbers)."""
+    if isinstance(path, str):
+        return path_as_array(path) if SEMANTICS.get().bracket_paths else path.split(".")
+    if not isinstance(path, JSArray):
+        raise MatcherError("expected path must be a string or array")
+    if not path.items:
+        raise MatcherError("expected path must not be an empty array")
+    keys = [props.property_key(UNDEFINED if k is HOLE else k) for k in path.items]
+    if any(k is None for k in keys):
+        raise Undecidable("a path element that is neither a string nor a number")
+    return keys  # type: ignore[return-value]
+
+
 def to_have_property(call: Call) -> Tri:
-    received, path = call.received, call.arg(0)
-    has_value = len(call.expected) >= 2
+    received, has_value = call.received, len(call.expected) >= 2
     cut_guard(received)
     if is_nullish(received):
         raise MatcherError("received value must not be null nor undefined")
-    if isinstance(path, str):
-        keys: list[Any] = path_as_array(path)
-    elif isinstance(path, JSArray):
-        if not path.items:
-            raise MatcherError("expected path must not be an empty array")
-        keys = [props.property_key(UNDEFINED if k is HOLE else k) for k in path.items]
-        if any(k is None for k in keys):
-            raise Undecidable("a path element that is neither a string nor a number")
-    else:
-        raise MatcherError("expected path must be a string or array")
+    keys = _property_path(call.arg(0))
+    loose = SEMANTICS.get().property_value_always_compared
     obj = received
     for key in keys[:-1]:
         obj = props.get(obj, key)
         cut_guard(obj)
-        if is_nullish(obj):
-            return False
+        if is_nullish(obj):  # the path breaks here
+            return _EQ.equals(UNDEFINED, call.arg(1), TO_EQUAL) if has_value and loose else False
     value = props.get(obj, keys[-1])
     cut_guard(value)
     defined = False if _is_primitive(obj) else props.has_in_chain(obj, keys[-1])
+    if has_value and loose:
+        return _EQ.equals(value, call.arg(1), TO_EQUAL)
     if defined is None:
         raise Undecidable(f"whether {keys[-1]!r} is on the received value's prototype chain is not recorded")
     if has_value and defined:

@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from . import props
-from .equality import SKIP, Equality, Tri, all3, any3, constructor_name, own_keys, same_value_zero, value_at
+from .equality import SEMANTICS, SKIP, Equality, Tri, all3, any3, constructor_name, own_keys, same_value_zero, value_at
 from .values import (
     UNKNOWN,
     BigInt,
@@ -62,7 +62,8 @@ def iterable_equality(a: Any, b: Any, testers: tuple, a_stack: tuple = (), b_sta
         return iterable_equality(x, y, nested, a_stack, b_stack)
 
     with_stack.iterable = True  # type: ignore[attr-defined]
-    nested = tuple(t for t in testers if not getattr(t, "iterable", False)) + (with_stack,)
+    forwarded = tuple(t for t in testers if not getattr(t, "iterable", False)) if SEMANTICS.get().nested_testers else ()
+    nested = forwarded + (with_stack,)
     if isinstance(a, JSSet):
         return len(a.items) == len(b.items) and _set_equal(a, b, nested)
     if isinstance(a, JSMap):
