@@ -105,7 +105,7 @@ def _header(record: Any) -> tuple[int, str, str | None]:
 
 
 def decide_record(record: dict, snapshots: SnapshotSource | None = None, *, jest_major: int = 29) -> RecordDecision:
-    """Re-decide one assertion record by the rules of ``jest_major`` (26 to 29; :class:`~.equality.Semantics`);
+    """Re-decide one assertion record by the rules of ``jest_major`` (26 to 30; :class:`~.equality.Semantics`);
     never raises on a malformed record (``error`` says what is wrong)."""
     token = SEMANTICS.set(Semantics(jest_major))
     try:
@@ -122,7 +122,7 @@ def _decide(record: dict, snapshots: SnapshotSource | None) -> RecordDecision:
         received, expected = decode_record_values(record)
     except EncodingError as exc:
         return RecordDecision(raw_seq if isinstance(raw_seq, int) else -1, str(raw_matcher), None, None, "", str(exc))
-    name = ALIASES.get(matcher, matcher)
+    name = ALIASES.get(matcher, matcher) if SEMANTICS.get().aliases else matcher
     implementation = MATCHERS.get(name)
     if implementation is None:
         reason = f"{matcher} is not a matcher the oracle implements"

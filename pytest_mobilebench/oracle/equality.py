@@ -56,8 +56,8 @@ Tri = bool | None
 
 @dataclass(frozen=True)
 class Semantics:
-    """What changed between jest majors, each flag checked against that major's ``expect`` (26.6, 27.5, 28.1, 29.7)
-    by ``tests/test_oracle_differential.py``; the decider follows one major per call (:data:`SEMANTICS`)."""
+    """What changed between jest majors, each flag checked against that major's ``expect`` (26.6, 27.5, 28.1, 29.7,
+    30.5) by ``tests/test_oracle_differential.py``; the decider follows one major per call (:data:`SEMANTICS`)."""
 
     major: int = 29
 
@@ -80,6 +80,11 @@ class Semantics:
     def nested_testers(self) -> bool:
         """From 29 the testers reach inside Maps, Sets and other iterables (``toMatchObject``, ``toStrictEqual``)."""
         return self.major >= 29
+
+    @property
+    def aliases(self) -> bool:
+        """Up to 29 ``toBeCalled``, ``toThrowError`` and the other old names are matchers; 30 removed them."""
+        return self.major <= 29
 
     @property
     def error_causes(self) -> bool:

@@ -59,6 +59,7 @@ const MAJOR = Number(process.env.JEST_MAJOR || '29');
   const out = [];
   for (let i = 0; i < rows.length; i++) {
     if (rows[i].since && rows[i].since > MAJOR) continue;
+    if (typeof expect(0)[rows[i].m] !== 'function') continue; // an alias this major removed (jest 30)
     try {
       out.push(await record(rows[i], i));
     } catch (e) {
