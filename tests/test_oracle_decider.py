@@ -299,3 +299,14 @@ def test_each_jest_major_keeps_its_own_rules() -> None:
         "toMatchObject", obj(m=mapping((num(1), obj(a=num(1), b=num(2))))), obj(m=mapping((num(1), obj(a=num(1)))))
     )
     assert (at(28, inner), at(29, inner)) == ("fail", "pass")
+
+
+def test_a_shape_the_decider_does_not_handle_is_named_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_mobilebench.oracle import decide as decide_module
+
+    def broken(call: object) -> bool:
+        raise KeyError("boom")
+
+    monkeypatch.setitem(decide_module.MATCHERS, "toBe", broken)
+    decision = decide_test([rec("toBe", num(1), num(1))])
+    assert decision.holds is None and decision.malformed == ["seq 0: decider fault: KeyError('boom')"]

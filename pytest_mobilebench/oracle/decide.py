@@ -41,7 +41,8 @@ class RecordDecision:
 
     ``outcome``: ``"pass"`` / ``"fail"`` / ``None`` (undecidable); ``inrealm``: the record's own claim; ``reason``: why
     (empty when decided cleanly); ``error``: set when the record itself is malformed (a recorder fault or a forgery,
-    never the candidate's assertion failing); ``supported``: the matcher is one the oracle implements.
+    never the candidate's assertion failing) or holds a shape the decider does not handle; ``supported``: the matcher
+    is one the oracle implements.
     """
 
     seq: int
@@ -146,6 +147,8 @@ def _decide(record: dict, snapshots: SnapshotSource | None) -> RecordDecision:
         return RecordDecision(seq, matcher, None, inrealm, f"snapshot file: {exc}", error=str(exc))
     except RecursionError:
         return RecordDecision(seq, matcher, None, inrealm, "the value nests too deeply to compare here")
+    except Exception as exc:  # a shape the decider does not handle: named, never a crash of the grading
+        return RecordDecision(seq, matcher, None, inrealm, "decider fault", error=f"decider fault: {exc!r}")
     if passed is None:
         return RecordDecision(seq, matcher, None, inrealm, _why_unsettled([received, *expected]))
     outcome = "pass" if passed != bool(record.get("not", False)) else "fail"
