@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle_builders import HOLE, NULL, UNDEF, arr, b, big, err, jsset, mapping, num, obj, rec, s
 
+from pytest_mobilebench.oracle import MATCHERS as MATCHERS_ALL
 from pytest_mobilebench.oracle import decide_record
 from pytest_mobilebench.oracle.values import js_number_to_string
 
@@ -146,3 +147,42 @@ def test_a_cut_never_decides_against_what_its_value_would_give(value: dict, data
     if cut is not None:
         assert decided("toEqual", cut, value)[0] in (None, "pass")
         assert decided("toEqual", value, cut)[0] in (None, "pass")
+
+
+ASYMMETRIC = st.sampled_from(
+    ["any", "anything", "arrayContaining", "objectContaining", "stringContaining", "stringMatching", "closeTo"]
+)
+
+
+def _wild(children: st.SearchStrategy) -> st.SearchStrategy:
+    """Every tag, in places a recorder would not put some of them: the decider must name, never crash."""
+    return st.one_of(
+        _with_collections(children),
+        st.tuples(ASYMMETRIC, children, st.booleans()).map(
+            lambda a: {"t": "asymmetric", "kind": a[0], "sample": a[1], "inverse": a[2]}
+        ),
+        st.tuples(
+            st.sampled_from(["Number", "Object", "Point", ""]), st.lists(st.lists(children, max_size=2), max_size=2)
+        ).map(lambda f: {"t": "function", "name": f[0], "mock": {"calls": f[1], "results": []}}),
+        children.map(lambda v: {"t": "thrown", "threw": True, "value": v}),
+        st.sampled_from(["promise", "weakmap", "opaque"]).map(lambda t: {"t": t, "ctor": "X"}),
+        st.tuples(st.sampled_from(["Uint8Array", "Float64Array"]), st.lists(st.floats().map(_number), max_size=3)).map(
+            lambda ta: {"t": "typedarray", "ctor": ta[0], "items": ta[1]}
+        ),
+        st.integers(0, 5).map(lambda i: {"t": "ref", "id": i}),
+        st.just({"t": "cut", "why": "size"}),
+        st.text(max_size=3).map(lambda d: {"t": "symbol", "d": d}),
+    )
+
+
+WILD = st.recursive(LEAVES, _wild, max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(MATCHERS_ALL)), WILD, st.lists(WILD, max_size=3), st.booleans(), st.integers(26, 30))
+def test_no_value_makes_the_decider_fault(
+    matcher: str, received: dict, expected: list, negated: bool, major: int
+) -> None:
+    record = rec(matcher, received, *expected, not_=negated)
+    decision = decide_record(record, jest_major=major)
+    assert not (decision.error or "").startswith("decider fault"), decision.error
