@@ -95,12 +95,25 @@ def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.J
     """The harnessed jest run of ``plan`` (:func:`.harness.prepare`), or None: not jest, a custom command,
     a runtime without a result channel (the local runtime runs trusted patches only), or a project whose
     jest runner the harness cannot wrap (:func:`.harness.jest_runner`: another ``testRunner``, or the
-    runner's package not installed at the root; the run goes unharnessed, as documented)."""
+    runner's package not installed; the run goes unharnessed, as documented). The installed packages are read at
+    the root, else where node finds them from the project (:func:`_linked_probes`: a pnpm layout)."""
     if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
         return None
     probes = ws.read_files(list(jest_harness.RUNNER_PROBES))
-    runner = jest_harness.jest_runner({**probes, **ws.read_files(jest_harness.preset_probes(probes))})
+    probes = {**probes, **ws.read_files(jest_harness.preset_probes(probes))}
+    runner = jest_harness.jest_runner(probes) or jest_harness.jest_runner({**probes, **_linked_probes(ws, probes)})
     return None if runner is None else jest_harness.prepare(plan.command, runner=runner)
+
+
+def _linked_probes(ws: Workspace, probes: dict[str, bytes]) -> dict[str, bytes]:
+    """The installed probe files node finds from the project when they are not at the root (pnpm's links into
+    ``node_modules/.pnpm``): :func:`.harness.probe_command` run offline, its paths read as regular files and
+    keyed as the probes (:func:`.harness.resolved_probes`); ``{}`` when it finds none."""
+    root = str(getattr(ws, "root", "/testbed"))
+    run = ws.run(jest_harness.probe_command(probes), timeout_s=120, network=False)
+    paths = jest_harness.resolved_probes(run.output, probes, root=root) if run.exit_code == 0 else {}
+    found = ws.read_files(sorted(set(paths.values()))) if paths else {}
+    return {key: found[path.lstrip("/")] for key, path in paths.items() if path.lstrip("/") in found}
 
 
 def attribute_exhaustion(
