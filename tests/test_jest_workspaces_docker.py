@@ -1,7 +1,8 @@
-"""Four more real jest set-ups, self-made, installed from the npm registry in Docker (issue 30, items 1 and 6).
+"""Five more real jest set-ups, self-made, installed from the npm registry in Docker (issue 30, items 1 and 6).
 
-``fixtures/repos/make_jest_workspaces.py`` writes them: a yarn classic workspace and a pnpm workspace (the
-app in ``packages/app`` importing a workspace package; pnpm pinned by ``packageManager``), a TypeScript jest
+``fixtures/repos/make_jest_workspaces.py`` writes them: a yarn classic, a yarn berry (``node_modules`` linker) and
+a pnpm workspace (the app in ``packages/app`` importing a workspace package; the manager pinned by
+``packageManager``), a TypeScript jest
 configuration (``jest.config.ts`` read through ts-node, ts-jest transforming a module the code under test
 imports) and a configuration with ``projects``. On each, the reference fix must resolve with the harness in
 place (its launcher started jest, the channel verified, the known answers ran in the graded file), an empty
