@@ -4,6 +4,7 @@ remembered per lockfile for the run, never retried as infra, counted apart in th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,7 +102,8 @@ def _builder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: bool) -> tup
     for want of a dependency, as :func:`instance_install_failed` raises it."""
     from pytest_mobilebench.runtime.images import ImageBuilder
 
-    builder = ImageBuilder(_Client(), run_id="run-1", log_dir=tmp_path / "logs", lock_dir=tmp_path / "locks")  # type: ignore[arg-type]
+    client: Any = _Client()
+    builder = ImageBuilder(client, run_id="run-1", log_dir=tmp_path / "logs", lock_dir=tmp_path / "locks")
     builds: list[str] = []
 
     def build(tag: str, *_args: object) -> Path:

@@ -194,7 +194,8 @@ YARN1_TARBALL_404 = (
 yarn install v1.22.22
 [1/4] Resolving packages...
 [2/4] Fetching packages...
-error An unexpected error occurred: "https://registry.example.test/@acme/sdk/-/sdk-1.2.3.tgz: Request failed \\"404 Not Found\\"".
+error An unexpected error occurred: "https://registry.example.test/@acme/sdk/-/sdk-1.2.3.tgz: \
+Request failed \\"404 Not Found\\"".
 info If you think this is a bug, please open a bug report with the information provided in "/testbed/yarn-error.log".
 info Visit https://yarnpkg.com/en/docs/cli/install for documentation about this command.
 """
@@ -206,7 +207,8 @@ YARN1_CODELOAD_ENOTFOUND = (
 [2/4] Fetching packages...
 info There appears to be trouble with your network connection. Retrying...
 info There appears to be trouble with your network connection. Retrying...
-error An unexpected error occurred: "https://codeload.example.test/acme/widget/tar.gz/0a1b2c3: getaddrinfo ENOTFOUND codeload.example.test".
+error An unexpected error occurred: "https://codeload.example.test/acme/widget/tar.gz/0a1b2c3: \
+getaddrinfo ENOTFOUND codeload.example.test".
 """
 )
 NODE_BARE_ENOTFOUND = (
@@ -240,7 +242,8 @@ PNPM_META_RETRIES_SCOPE_REGISTRY = (
     + """\
  WARN  GET https://npm.acme.example/@acme%2Fsdk error (ENOTFOUND). Will retry in 10 seconds. 2 retries left.
  WARN  GET https://npm.acme.example/@acme%2Fsdk error (ENOTFOUND). Will retry in 1 minute. 1 retries left.
- ERR_PNPM_META_FETCH_FAIL  GET https://npm.acme.example/@acme%2Fsdk: request to https://npm.acme.example/@acme%2Fsdk failed, reason: getaddrinfo ENOTFOUND npm.acme.example
+ ERR_PNPM_META_FETCH_FAIL  GET https://npm.acme.example/@acme%2Fsdk: request to https://npm.acme.example/@acme%2Fsdk \
+failed, reason: getaddrinfo ENOTFOUND npm.acme.example
 """
 )
 PNPM_META_RETRIES_REGISTRY = (
@@ -248,7 +251,8 @@ PNPM_META_RETRIES_REGISTRY = (
     + """\
  WARN  GET https://registry.example.test/react error (EAI_AGAIN). Will retry in 10 seconds. 2 retries left.
  WARN  GET https://registry.example.test/react error (EAI_AGAIN). Will retry in 1 minute. 1 retries left.
- ERR_PNPM_META_FETCH_FAIL  GET https://registry.example.test/react: request to https://registry.example.test/react failed, reason: getaddrinfo EAI_AGAIN registry.example.test
+ ERR_PNPM_META_FETCH_FAIL  GET https://registry.example.test/react: request to https://registry.example.test/react \
+failed, reason: getaddrinfo EAI_AGAIN registry.example.test
 """
 )
 NPM10_E404_TARBALL = (
