@@ -122,7 +122,8 @@ class InfraKind(str, enum.Enum):
     HARNESS_ERROR = "harness_error"
     #: the harness's own test launcher did not start the runner with its result channel (a descriptor missing or
     #: of the wrong kind, a harness module that does not load, the runner's program not found): its status,
-    #: written before any code of the project runs, says so or is missing (``harness_status*.json``)
+    #: written before any code of the project runs, says so or is missing (``harness_status*.json``); or a run of
+    #: the benchmark's own patches (validation, audit) that the live grade could not grade (``judge.ungradable``)
     RUNNER_HARNESS_FAILED = "runner_harness_failed"
     #: the Debian base image could not be made (debootstrap, packing or ``docker import`` failed)
     BASE_IMAGE_UNAVAILABLE = "base_image_unavailable"

@@ -4,6 +4,7 @@ remembered per lockfile for the run, never retried as infra, counted apart in th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,3 +77,86 @@ def test_mining_names_an_unavailable_candidate_apart_from_invalid_and_infra() ->
     entry = {"reason": "environment_unavailable", "retryable": False, "detail": "package_missing: zz-none@9.9.9"}
     verdict = _verdict(entry)
     assert verdict.status == "environment_unavailable" and "zz-none" in verdict.detail
+
+
+YARN1_TARBALL_404 = (
+    "# registry https://registry.example.test/\n[2/4] Fetching packages...\n"
+    'error An unexpected error occurred: "https://registry.example.test/zz-none/-/zz-none-9.9.9.tgz: '
+    'Request failed \\"404 Not Found\\"".\n'
+)
+
+
+class _Images:
+    def get(self, tag: str) -> None:
+        import docker.errors
+
+        raise docker.errors.ImageNotFound(tag)
+
+
+class _Client:
+    images = _Images()
+
+
+def _builder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: bool) -> tuple[object, list[str]]:
+    """An image builder whose builds are recorded (no daemon); ``fail``: each instance build's own install fails
+    for want of a dependency, as :func:`instance_install_failed` raises it."""
+    from pytest_mobilebench.runtime.images import ImageBuilder
+
+    client: Any = _Client()
+    builder = ImageBuilder(client, run_id="run-1", log_dir=tmp_path / "logs", lock_dir=tmp_path / "locks")
+    builds: list[str] = []
+
+    def build(tag: str, *_args: object) -> Path:
+        builds.append(tag)
+        if fail:
+            failed_install(YARN1_TARBALL_404, f"building {tag} failed", None)
+        raise AssertionError("not reached: the fake daemon has no image to return")
+
+    monkeypatch.setattr(builder, "_build", build)
+    return builder, builds
+
+
+def _instance(builder: object, iid: str, memo: Path | None) -> None:
+    from pytest_mobilebench.runtime.images import BuiltImage
+
+    env = BuiltImage("mobilebench/env.acme__app:0123456789ab", "sha256:env", built=False, seconds=0.0)
+    builder.ensure_instance(  # type: ignore[attr-defined]
+        iid, env, repo="acme/app", base_commit="b" * 40, install_command="yarn install", checkout_dir=Path("/none"),
+        memo=memo,
+    )  # fmt: skip
+
+
+def test_after_the_shared_layer_failed_for_want_of_a_dependency_no_instance_runs_a_full_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_mobilebench.runtime.deplayer import classic_memo, manifest_files
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "package.json").write_text('{"dependencies": {"zz-none": "9.9.9"}}')
+    (tree / "yarn.lock").write_text("zz-none@9.9.9:\n")
+    builder, builds = _builder(tmp_path, monkeypatch, fail=False)
+    memo = classic_memo(builder, tree, None)  # type: ignore[arg-type]
+    assert memo == unavailable_memo(tmp_path / "locks", "run-1", manifest_files(tree))  # the shared layer's memo
+    with pytest.raises(EnvironmentUnavailable):  # the shared layer's install failed so (ensure_deps)
+        failed_install(YARN1_TARBALL_404, "installing dependencies for mobilebench/deps.acme__app:x", memo)
+    with pytest.raises(EnvironmentUnavailable) as info:
+        _instance(builder, "acme__app-2", memo)
+    assert (info.value.cause, info.value.subject) == ("package_missing", "zz-none@9.9.9")
+    assert "remembered for this run" in info.value.message and builds == []  # no second full install
+
+
+def test_an_instance_builds_own_install_failing_so_is_remembered_for_the_next_instance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builder, builds = _builder(tmp_path, monkeypatch, fail=True)
+    memo = unavailable_memo(tmp_path / "locks", "run-1", {"yarn.lock": b"zz-none@9.9.9:\n"})
+    with pytest.raises(EnvironmentUnavailable) as first:
+        _instance(builder, "acme__app-1", memo)
+    assert first.value.subject == "zz-none@9.9.9" and len(builds) == 1
+    with pytest.raises(EnvironmentUnavailable) as again:
+        _instance(builder, "acme__app-2", memo)
+    assert "remembered for this run" in again.value.message and len(builds) == 1
+    with pytest.raises(EnvironmentUnavailable) as third:  # no memo (built on the shared layer): it builds
+        _instance(builder, "acme__app-3", None)
+    assert "remembered" not in third.value.message and len(builds) == 2

@@ -190,3 +190,115 @@ def test_an_unreachable_configured_registry_is_transient_and_any_other_host_is_n
 def test_ansi_colours_do_not_hide_the_cause() -> None:
     coloured = "\x1b[31mnpm\x1b[39m \x1b[31merror\x1b[39m notarget No matching version found for zz-none@2.0.0.\n"
     assert classify(coloured).subject == "zz-none@2.0.0"
+
+
+# issue 30, item 3 follow-ups: more real shapes (written here; hosts are examples)
+YARN1_TARBALL_404 = (
+    REG
+    + """\
+yarn install v1.22.22
+[1/4] Resolving packages...
+[2/4] Fetching packages...
+error An unexpected error occurred: "https://registry.example.test/@acme/sdk/-/sdk-1.2.3.tgz: \
+Request failed \\"404 Not Found\\"".
+info If you think this is a bug, please open a bug report with the information provided in "/testbed/yarn-error.log".
+info Visit https://yarnpkg.com/en/docs/cli/install for documentation about this command.
+"""
+)
+YARN1_CODELOAD_ENOTFOUND = (
+    REG
+    + """\
+[1/4] Resolving packages...
+[2/4] Fetching packages...
+info There appears to be trouble with your network connection. Retrying...
+info There appears to be trouble with your network connection. Retrying...
+error An unexpected error occurred: "https://codeload.example.test/acme/widget/tar.gz/0a1b2c3: \
+getaddrinfo ENOTFOUND codeload.example.test".
+"""
+)
+NODE_BARE_ENOTFOUND = (
+    REG
+    + """\
+> app@1.0.0 postinstall
+> node scripts/fetch-fonts.js
+
+Error: getaddrinfo ENOTFOUND fonts.example.test
+    at GetAddrInfoReqWrap.onlookup [as oncomplete] (node:dns:107:26) {
+  errno: -3008,
+  code: 'ENOTFOUND',
+  syscall: 'getaddrinfo',
+  hostname: 'fonts.example.test'
+}
+"""
+)
+PNPM_TARBALL_404 = (
+    REG
+    + """\
+Progress: resolved 212, reused 0, downloaded 180, added 0
+ ERR_PNPM_FETCH_404  GET https://registry.example.test/left-pad-x/-/left-pad-x-9.9.9.tgz: Not Found - 404
+
+This error happened while installing the dependencies of app@1.0.0
+
+left-pad-x is not in the npm registry, or you have no permission to fetch it.
+"""
+)
+PNPM_META_RETRIES_SCOPE_REGISTRY = (
+    REG
+    + """\
+ WARN  GET https://npm.acme.example/@acme%2Fsdk error (ENOTFOUND). Will retry in 10 seconds. 2 retries left.
+ WARN  GET https://npm.acme.example/@acme%2Fsdk error (ENOTFOUND). Will retry in 1 minute. 1 retries left.
+ ERR_PNPM_META_FETCH_FAIL  GET https://npm.acme.example/@acme%2Fsdk: request to https://npm.acme.example/@acme%2Fsdk \
+failed, reason: getaddrinfo ENOTFOUND npm.acme.example
+"""
+)
+PNPM_META_RETRIES_REGISTRY = (
+    REG
+    + """\
+ WARN  GET https://registry.example.test/react error (EAI_AGAIN). Will retry in 10 seconds. 2 retries left.
+ WARN  GET https://registry.example.test/react error (EAI_AGAIN). Will retry in 1 minute. 1 retries left.
+ ERR_PNPM_META_FETCH_FAIL  GET https://registry.example.test/react: request to https://registry.example.test/react \
+failed, reason: getaddrinfo EAI_AGAIN registry.example.test
+"""
+)
+NPM10_E404_TARBALL = (
+    REG
+    + """\
+npm error code E404
+npm error 404 Not Found - GET https://registry.example.test/left-pad-x/-/left-pad-x-9.9.9.tgz - Not found
+npm error 404
+npm error 404  'left-pad-x@https://registry.example.test/left-pad-x/-/left-pad-x-9.9.9.tgz' is not in this registry.
+npm error 404
+npm error 404 Note that you can also install from a
+npm error 404 tarball, folder, http url, or git url.
+npm error A complete log of this run can be found in: /root/.npm/_logs/2026-12-04T22_00_00_000Z-debug-0.log
+"""
+)
+NPM10_E404_NAME = (
+    REG
+    + """\
+npm error code E404
+npm error 404 Not Found - GET https://registry.example.test/no-such-thing-zz - Not found
+npm error 404
+npm error 404  'no-such-thing-zz@^1.0.0' is not in this registry.
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("log", "cause", "subject", "shown"),
+    [
+        (YARN1_TARBALL_404, "package_missing", "@acme/sdk@1.2.3", 'Request failed \\"404 Not Found\\"'),
+        (YARN1_CODELOAD_ENOTFOUND, "host_unreachable", "codeload.example.test", "ENOTFOUND codeload.example.test"),
+        (NODE_BARE_ENOTFOUND, "host_unreachable", "fonts.example.test", "getaddrinfo ENOTFOUND fonts.example.test"),
+        (PNPM_TARBALL_404, "package_missing", "left-pad-x@9.9.9", "ERR_PNPM_FETCH_404"),
+        (PNPM_META_RETRIES_SCOPE_REGISTRY, "host_unreachable", "npm.acme.example", "ERR_PNPM_META_FETCH_FAIL"),
+        (PNPM_META_RETRIES_REGISTRY, "registry_transient", "", "ERR_PNPM_META_FETCH_FAIL"),
+        (NPM10_E404_TARBALL, "package_missing", "left-pad-x@9.9.9", "code E404"),
+        (NPM10_E404_NAME, "package_missing", "no-such-thing-zz", "404 Not Found - GET"),
+    ],
+)
+def test_more_real_shapes_name_the_package_or_host(log: str, cause: str, subject: str, shown: str) -> None:
+    found = classify(log)
+    assert (found.cause, found.subject) == (cause, subject), found
+    assert any(shown in line for line in found.lines), found.lines
+    assert not any(line.startswith("# registry") for line in found.lines)

@@ -1,15 +1,16 @@
-"""Four more real jest set-ups, self-made, installed from the npm registry in Docker (issue 30, items 1 and 6).
+"""Five more real jest set-ups, self-made, installed from the npm registry in Docker (issue 30, items 1 and 6).
 
-``fixtures/repos/make_jest_workspaces.py`` writes them: a yarn classic workspace and a pnpm workspace (the
-app in ``packages/app`` importing a workspace package; pnpm pinned by ``packageManager``), a TypeScript jest
+``fixtures/repos/make_jest_workspaces.py`` writes them: a yarn classic, a yarn berry (``node_modules`` linker) and
+a pnpm workspace (the app in ``packages/app`` importing a workspace package; the manager pinned by
+``packageManager``), a TypeScript jest
 configuration (``jest.config.ts`` read through ts-node, ts-jest transforming a module the code under test
 imports) and a configuration with ``projects``. On each, the reference fix must resolve with the harness in
 place (its launcher started jest, the channel verified, the known answers ran in the graded file), an empty
 patch is ``empty_patch`` and a comment-only patch (the bug stays) ``unresolved``: never infrastructure, never
-a timeout, never a policy violation. The pnpm workspace still runs unharnessed (``xfail``, strict: pnpm links
-jest's packages through symlinks that the harness's probes of ``node_modules`` do not follow, so no runner
-is found at the root; ``docs/real-repositories.md``). Marked ``docker`` and ``e2e`` (a whole pytest run in a subprocess;
-the image builds reach the npm registry).
+a timeout, never a policy violation. The pnpm workspace too: pnpm links jest's packages through
+``node_modules/.pnpm``, and the harness's probe, launcher and runner modules find them as node does, from each
+package's real folder (``harness_js/resolve.py``). Marked ``docker`` and ``e2e`` (a whole pytest run in a
+subprocess; the image builds reach the npm registry).
 """
 
 from __future__ import annotations
@@ -96,12 +97,7 @@ def test_gold_resolves_empty_and_a_comment_do_not(graded: Results, shape: str) -
     assert noop["reason"] == "unresolved", (shape, noop["reason"], noop.get("detail"))
 
 
-UNHARNESSED = pytest.mark.xfail(strict=True, reason="pnpm: the runner probes do not follow node_modules symlinks")
-
-
-@pytest.mark.parametrize(
-    "shape", [pytest.param(s, marks=UNHARNESSED) if s.startswith("pnpm") else s for s in SHAPES.SHAPES]
-)
+@pytest.mark.parametrize("shape", list(SHAPES.SHAPES))
 def test_the_harness_ran_and_its_known_answers_ran_in_the_graded_file(graded: Results, shape: str) -> None:
     evidence = graded[(SHAPES.instance_id(shape), "reference")][1]
     assert "launch.js" in (evidence / "commands.txt").read_text()

@@ -27,8 +27,10 @@ Deadlines (issue 13, item 5): the install is killed after ``deadline_s`` seconds
 ``silence_s`` seconds without a line of output; either is ``InfraError("build_hung")`` with the log.
 
 When the install fails with only the manifests present (a lifecycle script that needs the sources),
-:func:`ensure_deps` returns None and the caller builds the instance image the classic way; the failed
-attempt's log is kept. Infra errors (daemon gone, disk full, hang) propagate.
+:func:`ensure_deps` returns None and the caller builds the instance image the classic way (under the lockfile's
+memo, :func:`classic_memo`); the failed attempt's log is kept. A dependency this machine cannot fetch raises
+``EnvironmentUnavailable`` and is remembered for the lockfile: no instance of it runs a full install again in
+this run. Infra errors (daemon gone, disk full, hang) propagate.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ from pytest_mobilebench.runtime.images import (
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label, session_labels
 from pytest_mobilebench.states import InfraKind
 
-__all__ = ["CACHE_MOUNT", "CACHE_VOLUME", "deps_key", "ensure_deps", "manifest_files"]
+__all__ = ["CACHE_MOUNT", "CACHE_VOLUME", "classic_memo", "deps_key", "ensure_deps", "manifest_files"]
 
 #: named volume holding package-manager caches on every daemon
 CACHE_VOLUME: Final[str] = "mobilebench-pkgcache"
@@ -115,6 +117,12 @@ def manifest_files(tree: Path) -> dict[str, bytes]:
                 found[rel] = scrub_secrets(rel, entry.read_bytes())
     found.update(lifecycle_files(tree, found))
     return found
+
+
+def classic_memo(builder: ImageBuilder, tree: Path, deps: BuiltImage | None) -> Path | None:
+    """The lockfile memo an instance build of ``tree`` running its own install reads and writes
+    (:func:`~pytest_mobilebench.runtime.install_memo.guarded`); None when the shared layer ``deps`` installed."""
+    return None if deps is not None else unavailable_memo(builder.lock_dir, builder.run_id, manifest_files(tree))
 
 
 def deps_key(env_image_id: str, install_command: str, files: Mapping[str, bytes]) -> str:

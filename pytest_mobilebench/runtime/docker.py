@@ -54,7 +54,7 @@ from pytest_mobilebench.runtime.daemon import (
 from pytest_mobilebench.runtime.deadlines import Deadlines, within
 from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.removals import drain
-from pytest_mobilebench.runtime.deplayer import ensure_deps
+from pytest_mobilebench.runtime.deplayer import classic_memo, ensure_deps
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.hosts import host_key
 from pytest_mobilebench.runtime.budget import remove_superseded
@@ -320,6 +320,7 @@ class DockerRuntime:
                 log_dir=log_dir,
                 test_user=recipe.test_user,
                 deps=deps,
+                memo=classic_memo(builder, tree, deps),
             )
         self.leases.take(instance.image_id)
         self._memo[memo_key] = instance

@@ -417,6 +417,7 @@ class ImageBuilder:
         log_dir: Path | None = None,
         test_user: UserHandover | None = None,
         deps: BuiltImage | None = None,
+        memo: Path | None = None,
     ) -> BuiltImage:
         """The instance layer (``mobilebench/inst.<id>:<h12>``).
 
@@ -431,6 +432,7 @@ class ImageBuilder:
             test_user: the recipe's hand-over to :data:`TEST_USER`, or None: root (see :func:`instance_dockerfile`).
             deps: the shared dependency layer (:func:`pytest_mobilebench.runtime.deplayer.ensure_deps`):
                 the image starts from it and skips ``install_command``, which it already ran.
+            memo: the lockfile's memo of this run, for a build running ``install_command`` itself (:func:`.guarded`).
 
         Raises:
             InfraError: ``image_build_failed`` (the install command failed: log attached), ``disk_full``.
@@ -446,7 +448,11 @@ class ImageBuilder:
             tar.add(str(folder), arcname="testbed")
             _tar_add_bytes(tar, "mobilebench-baseline.sh", BASELINE_SCRIPT.encode("utf-8"), 0o755)
 
-        return self._ensure(tag, "instance", inputs, dockerfile, context, {}, log_dir)
+        from pytest_mobilebench.runtime.install_memo import guarded  # it imports this module
+
+        exists = memo is not None and self._existing(tag, inputs) is not None
+        ensure = lambda: self._ensure(tag, "instance", inputs, dockerfile, context, {}, log_dir)  # noqa: E731
+        return guarded(memo, exists, ensure, self.progress)
 
     # ------------------------------------------------------------------------------------ machinery
 

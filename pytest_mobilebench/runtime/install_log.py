@@ -7,17 +7,20 @@ cause                     what the log says                                     
 ========================  ==========================================================================  ==============
 ``package_missing``       the registry has no such package or version: npm ``E404`` / ``ETARGET``     yes
                           (``No matching version found for x@v``), yarn ``Couldn't find any versions``
-                          / ``Not found`` / berry ``YN0082`` ``YN0035``, pnpm ``ERR_PNPM_FETCH_404`` /
+                          / ``Not found`` / ``Request failed "404 Not Found"`` (an archive: named
+                          ``name@version``) / berry ``YN0082`` ``YN0035``, pnpm ``ERR_PNPM_FETCH_404`` /
                           ``ERR_PNPM_NO_MATCHING_VERSION``
 ``binary_download``       a lifecycle script of a dependency (npm ``path .../node_modules/<pkg>``,     yes
                           yarn ``error <dir>/node_modules/<pkg>: Command failed``) failed reaching a
                           host (``ENOTFOUND`` / ``EAI_AGAIN`` / ``ECONNREFUSED``, curl's ``Could not
                           resolve host``, a ``https://host/...`` download)
 ``host_unreachable``      a host that is not a configured registry could not be reached (a tarball      yes
-                          URL, a git dependency: ``fatal: unable to access``, ``Could not resolve
-                          host``, ``getaddrinfo ENOTFOUND host``)
+                          URL, a git dependency, a scope's own registry: ``fatal: unable to access``,
+                          ``Could not resolve host``, ``getaddrinfo ENOTFOUND host``, pnpm
+                          ``ERR_PNPM_META_FETCH_FAIL`` after its retries naming such a host)
 ``registry_transient``    the registry answered 5xx, or a registry host timed out / reset / could not  no (infra)
-                          be resolved: this machine's trouble of the moment, retried
+                          be resolved (pnpm ``ERR_PNPM_META_FETCH_FAIL`` on the registry): this
+                          machine's trouble of the moment, retried
 ``lifecycle_script``      a lifecycle script failed for another reason (the project's own            no
                           ``preinstall`` needing its sources, a compile error)
 ``unknown``               none of the above                                                            no
@@ -65,6 +68,7 @@ _MISSING: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"ERR_PNPM_FETCH_404\s+GET (?P<url>\S+?):? Not Found"),
     re.compile(r"404 Not Found - GET (?P<url>\S+)"),
     re.compile(r"An unexpected error occurred: \"(?P<url>https?://\S+?): Not found\""),
+    re.compile(r"(?P<url>https?://[^\s\"]+?): Request failed \\?\"404 Not Found"),
 )
 _HOST_ERROR: Final[re.Pattern[str]] = re.compile(
     r"(getaddrinfo|connect) (?P<code>ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)"
@@ -131,13 +135,20 @@ def _is_registry(host: str, registries: frozenset[str]) -> bool:
 
 
 def _package_of_url(url: str) -> str:
+    """The package a registry URL names: ``name`` (its document, ``/@scope%2fname``) or ``name@version`` (its
+    archive, ``/name/-/name-1.2.3.tgz``); another URL's path as it is."""
     path = urlsplit(url).path.strip("/").replace("%2f", "/").replace("%2F", "/")
-    return path.split("/-/", 1)[0]
+    name, _, archive = path.partition("/-/")
+    base = name.rsplit("/", 1)[-1]
+    if archive.startswith(f"{base}-") and archive.endswith(".tgz"):
+        return f"{name}@{archive[len(base) + 1 : -len('.tgz')]}"
+    return name
 
 
 def _around(lines: list[str], index: int) -> tuple[str, ...]:
+    """The lines around ``lines[index]`` (from three before), never the harness's own ``# registry`` lines."""
     start = max(0, index - 3)
-    return tuple(line for line in lines[start : start + MAX_LINES] if line.strip())
+    return tuple(line for line in lines[start : start + MAX_LINES] if line.strip() and not line.startswith("# "))
 
 
 def _first(lines: list[str], pattern: re.Pattern[str]) -> tuple[int, re.Match[str]] | None:

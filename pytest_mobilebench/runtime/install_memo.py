@@ -11,7 +11,11 @@ The memo is one small JSON file per (run id, lockfile) under the builder's lock 
 ``<lock_dir>/unavailable/<run id>.<lockfile key 16>.json`` with ``{"cause", "subject", "lines", "message"}``;
 the lockfile key is :func:`lockfile_key`. Every worker of the run (xdist) sees it, so the instances sharing the
 lockfile are ``environment_unavailable`` at once (:func:`remembered`) and none installs it again; the next run
-(another run id) tries again.
+(another run id) tries again. The shared dependency layer writes it when its install fails so
+(:func:`failed_install`); an instance image's own full install (the classic build) reads it before it runs and
+writes it when it fails so (:func:`guarded`, called by
+:meth:`~pytest_mobilebench.runtime.images.ImageBuilder.ensure_instance`): after the shared layer failed for want
+of a dependency, no instance of that lockfile runs a full install again.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import re
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import Final, TypeVar
 
 from pytest_mobilebench.runtime.base import EnvironmentUnavailable, InfraError
 from pytest_mobilebench.runtime.naming import content_hash
@@ -31,9 +35,11 @@ from pytest_mobilebench.runtime.install_log import InstallFailure, classify
 from pytest_mobilebench.states import InfraKind
 
 __all__ = [
-    "LOCKFILES", "failed_install", "instance_install_failed", "lockfile_key", "message_of", "remembered",
-    "unavailable_memo",
+    "LOCKFILES", "failed_install", "instance_install_failed", "lockfile_key", "message_of", "guarded",
+    "remember", "remembered", "unavailable_memo",
 ]  # fmt: skip
+
+T = TypeVar("T")
 
 LOCKFILES: Final[frozenset[str]] = frozenset(
     {"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"}
@@ -80,6 +86,37 @@ def _write(memo: Path, record: Mapping[str, object]) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         json.dump(record, out)
     os.replace(tmp, memo)
+
+
+def remember(memo: Path, exc: EnvironmentUnavailable) -> None:
+    """Record ``exc`` (an install of ``memo``'s lockfile that this machine cannot do) for the rest of the run: an
+    instance image's own full install that failed so (the classic build, after the shared layer gave way to
+    it) is not run again for another instance of that lockfile (:func:`remembered`). A full disk is ignored."""
+    record = {"cause": exc.cause, "subject": exc.subject, "lines": list(exc.lines), "message": exc.message}
+    with contextlib.suppress(OSError):
+        _write(memo, record)
+
+
+def guarded(
+    memo: Path | None, exists: bool, ensure: Callable[[], T], progress: Callable[[str], None] | None = None
+) -> T:
+    """``ensure()`` of an image whose build runs the install itself (the classic instance build), under the
+    lockfile's ``memo`` (None: no memo, ``ensure()`` as it is): unless the image ``exists``, a memo of this run
+    refuses at once (:func:`remembered`: no second full install); an :class:`EnvironmentUnavailable` it raises
+    is recorded (:func:`remember`) for the next instance of the lockfile.
+
+    Raises:
+        EnvironmentUnavailable: remembered, or the build's own.
+    """
+    if memo is None:
+        return ensure()
+    if not exists:
+        remembered(memo, progress)
+    try:
+        return ensure()
+    except EnvironmentUnavailable as exc:
+        remember(memo, exc)
+        raise
 
 
 def message_of(failure: InstallFailure, what: str) -> str:

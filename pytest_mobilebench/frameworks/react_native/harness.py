@@ -14,8 +14,10 @@ gains ``--runInBand`` (one process: one runner for every file), ``--testRunner``
 
 The runner wrapped (jest-circus or jest-jasmine2) is :func:`jest_runner`'s answer, the one place that reads
 it: the project's ``testRunner`` (configuration, else its preset file), else the installed jest's default
-(27 and later: circus; 26 and older: jasmine2); None (unharnessed) for another runner or one not installed
-at the repository root.
+(27 and later: circus; 26 and older: jasmine2); None (unharnessed) for another runner or one not installed.
+The installed packages are read at the root, else where node finds them from the project (:func:`probe_command`,
+:func:`resolved_probes`: pnpm's links followed from each package's real folder, as the launcher and the
+runner modules find them at run time, :mod:`.harness_js.resolve`).
 
 After the run, :func:`read_channel` verifies the channel (each line ``<hmac-sha256 hex> <json>``,
 ``seq`` 0, 1, 2 ...) and :func:`findings` compares it with the parsed report and the console; every
@@ -37,6 +39,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import posixpath
 import re
 import secrets
 import shlex
@@ -44,7 +47,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, final
 
 from pytest_mobilebench.frameworks.react_native import JEST_CONFIG_NAMES, jest_option
-from pytest_mobilebench.frameworks.react_native.harness_js import CHANNEL_JS, REPORTER_JS, RUNNERS, launch_js
+from pytest_mobilebench.frameworks.react_native.harness_js import (
+    CHANNEL_JS,
+    PROBE_JS,
+    REPORTER_JS,
+    RESOLVE_JS,
+    RUNNERS,
+    launch_js,
+)
 from pytest_mobilebench.frameworks.rules import json_of
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.parsers.jest import jest_console_counts, jest_test_id
@@ -63,6 +73,8 @@ __all__ = [
     "launch_problems",
     "prepare",
     "preset_probes",
+    "probe_command",
+    "resolved_probes",
     "read_channel",
     "without_canaries",
     "without_ids",
@@ -83,10 +95,48 @@ _PRESET_FILES: Final[tuple[str, ...]] = ("jest-preset.json", "jest-preset.js", "
 _RUNNER_NAMES: Final = re.compile(r"(?:^|[/\\])(?:jest-)?(circus|jasmine2)(?:[/\\.]|$)")
 
 
+def _presets(files: Mapping[str, bytes]) -> list[str]:
+    """The project's jest ``preset`` when it names a package (``[]`` or one name)."""
+    return [p for p in jest_option(files, "preset") if not p.startswith((".", "/", "<rootDir>", "-"))][-1:]
+
+
 def preset_probes(files: Mapping[str, bytes]) -> list[str]:
     """The installed preset files of the project's jest ``preset`` (``node_modules/<preset>/jest-preset.*``)."""
-    presets = [p for p in jest_option(files, "preset") if not p.startswith((".", "/", "<rootDir>"))]
-    return [f"node_modules/{p}/{name}" for p in presets[-1:] for name in _PRESET_FILES]
+    return [f"node_modules/{p}/{name}" for p in _presets(files) for name in _PRESET_FILES]
+
+
+def probe_command(files: Mapping[str, bytes]) -> str:
+    """The command (run in the repository's root, offline) printing where node finds the installed files
+    :func:`jest_runner` reads when they are not at the root (pnpm links them from ``node_modules/.pnpm``):
+    ``node -e`` of :data:`.harness_js.RESOLVE_JS` and :data:`.harness_js.PROBE_JS`, with the project's preset
+    (from ``files``, the probes read so far). Its output's last line is read by :func:`resolved_probes`."""
+    return shlex.join(["node", "-e", RESOLVE_JS + PROBE_JS, *_presets(files)])
+
+
+def resolved_probes(output: str, files: Mapping[str, bytes], *, root: str = "/testbed") -> dict[str, str]:
+    """``{probe key: absolute path}`` from :func:`probe_command`'s output (its last JSON line; untrusted).
+
+    Kept: keys :func:`jest_runner` reads (``node_modules/<jest package>/package.json``, the preset files of
+    :func:`preset_probes` of ``files``) whose path is absolute, normalised, under ``root`` and ends with the
+    key's file name; anything else is left out. The caller reads the paths (regular files only) and keys
+    their bytes by the probe key, as if the packages were installed at the root.
+    """
+    wanted = {*_INSTALLED.values(), *preset_probes(files)}
+    lines = [line for line in output.splitlines() if line.startswith("{")]
+    try:
+        found = json.loads(lines[-1]) if lines else {}
+    except ValueError:
+        return {}
+    prefix = root.rstrip("/") + "/"
+    return {
+        key: path
+        for key, path in (found.items() if isinstance(found, dict) else ())
+        if key in wanted
+        and isinstance(path, str)
+        and path.startswith(prefix)
+        and posixpath.normpath(path) == path
+        and posixpath.basename(path) == posixpath.basename(key)
+    }
 
 
 def _major(files: Mapping[str, bytes]) -> int | None:
@@ -200,6 +250,7 @@ def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> 
         f"{folder}/launch.js": launch_js(runner).encode(),
         f"{folder}/package.json": b'{"type": "commonjs"}\n',
         f"{folder}/channel.js": CHANNEL_JS.encode(),
+        f"{folder}/resolve.js": RESOLVE_JS.encode(),
         f"{folder}/runner.js": _runner_text(runner, nonce).encode(),
         f"{folder}/reporter.js": REPORTER_JS.encode(),
     }

@@ -154,7 +154,9 @@ def jest_harness_for(
     """The harnessed jest run of ``plan`` (:func:`.harness.prepare`), or None: not jest, a custom command,
     a project whose jest runner the harness cannot wrap (:func:`.harness.jest_runner`: another ``testRunner``,
     or the runner's package not installed at the root; the run goes unharnessed, as documented), or trusted
-    code on a workspace without a result channel (:func:`harnessed`, recorded in ``evidence``).
+    code on a workspace without a result channel (:func:`harnessed`, recorded in ``evidence``). The installed
+    packages are read at the root, else where node finds them from the project (:func:`_linked_probes`: a pnpm
+    layout).
 
     Raises:
         MissingCapability: ``untrusted`` on a workspace without :attr:`Capability.RESULT_CHANNEL`.
@@ -162,7 +164,8 @@ def jest_harness_for(
     if plan.parser != "jest":
         return None
     probes = ws.read_files(list(jest_harness.RUNNER_PROBES))
-    runner = jest_harness.jest_runner({**probes, **ws.read_files(jest_harness.preset_probes(probes))})
+    probes = {**probes, **ws.read_files(jest_harness.preset_probes(probes))}
+    runner = jest_harness.jest_runner(probes) or jest_harness.jest_runner({**probes, **_linked_probes(ws, probes)})
     if runner is None:
         return None
     if evidence is None:
@@ -172,6 +175,17 @@ def jest_harness_for(
     ):
         return None
     return jest_harness.prepare(plan.command, runner=runner)
+
+
+def _linked_probes(ws: Workspace, probes: dict[str, bytes]) -> dict[str, bytes]:
+    """The installed probe files node finds from the project when they are not at the root (pnpm's links into
+    ``node_modules/.pnpm``): :func:`.harness.probe_command` run offline, its paths read as regular files and
+    keyed as the probes (:func:`.harness.resolved_probes`); ``{}`` when it finds none."""
+    root = ws.root
+    run = ws.run(jest_harness.probe_command(probes), timeout_s=120, network=False)
+    paths = jest_harness.resolved_probes(run.output, probes, root=root) if run.exit_code == 0 else {}
+    found = ws.read_files(sorted(set(paths.values()))) if paths else {}
+    return {key: found[path.lstrip("/")] for key, path in paths.items() if path.lstrip("/") in found}
 
 
 def attribute_exhaustion(

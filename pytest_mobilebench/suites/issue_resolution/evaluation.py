@@ -69,6 +69,8 @@ from pytest_mobilebench.suites.issue_resolution.judge import (
     base_status,
     judge,
     parse_run,
+    ungradable,
+    ungradable_detail,
     save_policy_inputs,
     verdict_of,
 )
@@ -484,6 +486,8 @@ class IssueResolutionEvaluator:
                 "rejected_names": [dataclasses.asdict(r) for r in ws.rejected],
             },
         )
+        if not candidate and (ungraded := ungradable(instance, evidence, tag)):  # the benchmark's own patches
+            raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, ungradable_detail(tag, ungraded), log=run.output[-4000:])
         return run, parsed, built, tampered
 
     def _finish(

@@ -48,7 +48,10 @@ __all__ = [
     "judge",
     "parse_run",
     "read_tree",
+    "run_findings",
     "save_policy_inputs",
+    "ungradable",
+    "ungradable_detail",
     "verdict_of",
 ]
 
@@ -182,10 +185,10 @@ def _grade(instance: IssueInstance, outcome: grading.RunOutcome) -> grading.Verd
     return verdict_of(instance, outcome)[0]
 
 
-def _run_facts(instance: IssueInstance, folder: Path) -> tuple[dict[str, Any], ParseResult, bool, str]:
-    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
-    files = read_tree(folder / "results")
+def _run_facts(instance: IssueInstance, folder: Path, tag: str = "") -> tuple[dict[str, Any], ParseResult, bool, str]:
+    run = json.loads((folder / f"run{tag}.json").read_text(encoding="utf-8"))
+    output = (folder / f"test_output{tag}.log").read_text(encoding="utf-8", errors="replace")
+    files = read_tree(folder / f"results{tag}")
     plan = TestPlan.from_dict(run["plan"])
     parsed, built = parse_run(instance.framework, plan, output, files, root_dir=run.get("root_dir"))
     detail = ""
@@ -217,11 +220,59 @@ def _harness_of(folder: Path) -> dict[str, Any] | None:
     return _json_of(folder / "harness.json")
 
 
-def _launch_refused(folder: Path) -> list[str]:
+def _launch_refused(folder: Path, tag: str = "") -> list[str]:
     """:func:`.harness.launch_problems` of the run's launcher status; ``[]`` for evidence written before the
     launcher existed (no ``harness_status.json``)."""
-    status = folder / "harness_status.json"
+    status = folder / f"harness_status{tag}.json"
     return jest_harness.launch_problems(status.read_bytes()) if status.is_file() else []
+
+
+def run_findings(folder: Path, run: Mapping[str, Any], parsed: ParseResult, output: str, *, tag: str = "") -> list[str]:
+    """Why the results of the run tagged ``tag`` in ``folder`` cannot be taken as the runner's; ``[]`` when none.
+
+    The report disagreeing with the runner (:func:`~pytest_mobilebench.trust.cross_check_run`); the harness's
+    channel (:func:`.harness.findings`: empty, unsigned, out of sequence, canaries off ...) unless the run was
+    cut off by its time limit or its launcher refused (that is ``runner_harness_failed``); a planted JUnit /
+    Flutter canary off its known answer. ``parsed`` still holds the jest canaries. The one check the live grade
+    (:func:`judge`: a policy violation of the candidate) and validation (:func:`ungradable`: the harness's
+    failure) both make.
+    """
+    tampered = cross_check_run(str(run["plan"]["parser"]), run.get("exit_code"), parsed, output)
+    found = [f"report and runner disagree: {tampered}"] if tampered else []
+    harness = _json_of(folder / f"harness{tag}.json")
+    if harness is not None and not run.get("timed_out") and not _launch_refused(folder, tag):
+        channel_file = folder / f"channel{tag}.jsonl"
+        channel = channel_file.read_bytes() if channel_file.is_file() else b""
+        root = run.get("root_dir") or "/testbed"
+        found += [
+            f"{RUNNER_COMPROMISED}: {f}"
+            for f in jest_harness.findings(harness, channel, parsed.tests, output, root=root)
+        ]
+    canary = _json_of(folder / f"canary{tag}.json")
+    if canary is not None and not run.get("timed_out"):  # JUnit / Flutter known-answer canary (frameworks.canaries)
+        tests = jest_harness.without_canaries(parsed, harness).tests
+        found += [f"{RUNNER_COMPROMISED}: {f}" for f in canaries.canary_findings(tests, canary["ids"])]
+    return found
+
+
+def ungradable_detail(tag: str, found: Sequence[str]) -> str:
+    """The detail of a run of the benchmark's own patches (validation, audit, a reference run) that
+    :func:`ungradable` refused: which run, and the first findings (at most 800 characters)."""
+    which = tag.strip(".") or "test"
+    why = "; ".join(found)[:800]
+    return (f"the {which} run cannot be graded as the live grade grades a candidate (its gold would be "
+            f"{RUNNER_COMPROMISED}): the harness's failure, never the instance's: {why}")  # fmt: skip
+
+
+def ungradable(instance: IssueInstance, folder: Path, tag: str) -> list[str]:
+    """:func:`run_findings` of the run tagged ``tag`` (a validation configuration ``.fix.1`` ...), read back from
+    its evidence as :func:`judge` reads a candidate's: why the live grade could not grade that run; ``[]`` when
+    it could (or no test run was recorded under ``tag``)."""
+    if not (folder / f"run{tag}.json").is_file():
+        return []
+    run, parsed, _, _ = _run_facts(instance, folder, tag)
+    output = (folder / f"test_output{tag}.log").read_text(encoding="utf-8", errors="replace")
+    return run_findings(folder, run, parsed, output, tag=tag)
 
 
 def judge(instance: IssueInstance, folder: Path) -> Judgement:
@@ -280,16 +331,12 @@ def _judge_run(
         )
         return Judgement(outcome, _grade(instance, outcome), review)
     run, parsed, built, detail = _run_facts(instance, folder)
-    parser = str(run["plan"]["parser"])
     output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
-    tampered = cross_check_run(parser, run.get("exit_code"), parsed, output)
-    violations += [f"report and runner disagree: {tampered}"] if tampered else []
+    violations += run_findings(folder, run, parsed, output)
     harness = _harness_of(folder)
     refused = _launch_refused(folder) if harness is not None else []
     if harness is not None and not run.get("timed_out") and not refused:  # a cut-off run proves nothing either way
         channel = (folder / "channel.jsonl").read_bytes() if (folder / "channel.jsonl").is_file() else b""
-        found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
-        violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
         hollow = jest_harness.hollow_passes(
             parsed.tests, jest_harness.assertion_counts(harness, channel), instance.assertions
         )
@@ -306,9 +353,7 @@ def _judge_run(
             )
     parsed = jest_harness.without_canaries(parsed, harness)
     canary = _json_of(folder / "canary.json")
-    if canary is not None:  # JUnit / Flutter known-answer canary (frameworks.canaries)
-        if not run.get("timed_out"):
-            violations += [f"{RUNNER_COMPROMISED}: {f}" for f in canaries.canary_findings(parsed.tests, canary["ids"])]
+    if canary is not None:  # JUnit / Flutter known-answer canary (frameworks.canaries): its findings are above
         parsed = jest_harness.without_ids(parsed, canary["ids"])
     outcome = grading.RunOutcome(
         applied=True,

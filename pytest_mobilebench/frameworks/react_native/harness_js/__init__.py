@@ -1,7 +1,7 @@
 """The harness's own jest modules (issue 17, items 1 and 2), as text the harness writes into the container.
 
-Four CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder outside the
-repository, and given to jest on its command line (never through the project's configuration):
+Five CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder
+outside the repository, and given to jest on its command line (never through the project's configuration):
 
 * ``launch.js`` (:func:`launch_js`) - node's main script (``node launch.js <jest's arguments>``), before any
   project code: checks descriptors 3, 4 and 5 by ``fstat`` (regular files of root's; the key 32 bytes), keys
@@ -36,12 +36,15 @@ repository, and given to jest on its command line (never through the project's c
   under. ``passed`` needs the
   wrapped body to pass, no counted failure and jasmine's ``passed``. :data:`RUNNERS` maps the runner
   names of :func:`..harness.jest_runner` to the module text.
+* ``resolve.js`` (:mod:`.resolve`) - where jest's own packages are, as node finds them from the project: each
+  from the real folder of the package depending on it (pnpm's links into ``node_modules/.pnpm`` followed); the
+  launcher, both runners and the harness's probe before the run (``node -e``) share it.
 * ``reporter.js`` - a ``--reporters`` entry: a ``start`` record when jest starts, and the runner's own
   final summary (``numPassedTests`` ...) and per-test statuses as the ``final`` record.
 
 Each text lives in a module of this package: :mod:`.channel` (``channel.js``, ``reporter.js``), :mod:`.shared`
 (what both runners share: primordials, freezing, the matcher table, the canaries), :mod:`.circus`,
-:mod:`.jasmine2` (the two ``runner.js``) and :mod:`.launch` (``launch.js``).
+:mod:`.jasmine2` (the two ``runner.js``), :mod:`.launch` (``launch.js``) and :mod:`.resolve` (``resolve.js``).
 
 Statuses in records: ``passed``, ``failed``, ``skipped``. What an in-process candidate can still do is in
 the README's threat model (it shares the process: reading the key from the process's memory).
@@ -55,11 +58,14 @@ from pytest_mobilebench.frameworks.react_native.harness_js.channel import CHANNE
 from pytest_mobilebench.frameworks.react_native.harness_js.circus import RUNNER_JS
 from pytest_mobilebench.frameworks.react_native.harness_js.jasmine2 import JASMINE2_RUNNER_JS
 from pytest_mobilebench.frameworks.react_native.harness_js.launch import LAUNCH_REFUSED_EXIT, RUNNER_PACKAGES, launch_js
+from pytest_mobilebench.frameworks.react_native.harness_js.resolve import PROBE_JS, RESOLVE_JS
 
 __all__ = [
     "CHANNEL_JS",
     "JASMINE2_RUNNER_JS",
     "LAUNCH_REFUSED_EXIT",
+    "PROBE_JS",
+    "RESOLVE_JS",
     "REPORTER_JS",
     "RUNNER_JS",
     "RUNNERS",

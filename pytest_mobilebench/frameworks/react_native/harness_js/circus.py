@@ -14,8 +14,10 @@ RUNNER_JS: Final[str] = (
 // the channel's writer, captured when the launcher loads this module (before any project code): never looked
 // up again through the channel module's exports, which code in the runner's realm could reach
 const emit = require('./channel.js').emit;
+// the project's runner as node finds it from jest-config's real folder (resolve.js: pnpm's links followed)
+const resolveFrom = require('./resolve.js').resolveFrom;
 let circus = null;  // the project's jest-circus, loaded at the first test file (never at the launcher's start)
-const loadCircus = () => circus || (circus = defaultOf(require(require.resolve('jest-circus/runner', { paths: [process.cwd()] }))));
+const loadCircus = () => circus || (circus = defaultOf(require(resolveFrom('jest-circus/runner', process.cwd()))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach'];
 """

@@ -15,8 +15,10 @@ JASMINE2_RUNNER_JS: Final[str] = (
 // the channel's writer, captured when the launcher loads this module (before any project code): never looked
 // up again through the channel module's exports, which code in the runner's realm could reach
 const emit = require('./channel.js').emit;
+// the project's runner as node finds it from jest-config's real folder (resolve.js: pnpm's links followed)
+const resolveFrom = require('./resolve.js').resolveFrom;
 let jasmine2 = null;  // the project's jest-jasmine2, loaded at the first test file
-const loadJasmine2 = () => jasmine2 || (jasmine2 = defaultOf(require(require.resolve('jest-jasmine2', { paths: [process.cwd()] }))));
+const loadJasmine2 = () => jasmine2 || (jasmine2 = defaultOf(require(resolveFrom('jest-jasmine2', process.cwd()))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach', 'pending', 'fail', 'jasmine'];
 const SHALLOW = ['expect', 'jasmine'];

@@ -54,27 +54,29 @@ if (problems.length === 0) {
     require('./channel.js').open(key);
   } catch (e) { problems.push('the key could not be read: ' + String(e && e.message)); }
 }
-for (const name of ['./channel.js', './runner.js', './reporter.js']) {
-  try { require(name); } catch (e) { problems.push('the harness module ' + name + ' does not load: ' + String(e && e.message)); }
+for (const name of ['./channel.js', './resolve.js', './runner.js', './reporter.js']) {
+  try { require(name); } catch (e) {
+    problems.push('the harness module ' + name + ' does not load: ' + String(e && e.message));
+  }
 }
-// from the project, then from the package whose program .bin/jest is (a preset's proxy depending on jest)
-const searched = [process.cwd()];
-try { searched.push(path.dirname(fs.realpathSync(path.join(process.cwd(), 'node_modules', '.bin', 'jest')))); } catch (e) { /* none */ }
-function resolveFrom(request) {
-  try { return require.resolve(request, { paths: searched }); } catch (e) { return null; }
-}
+// jest's packages as node finds them from the project, each from the real folder of the package depending on it
+// (resolve.js: pnpm's links into node_modules/.pnpm followed as node follows them)
+let resolver = null;  // its failure to load is a problem said above
+try { resolver = require('./resolve.js'); } catch (e) { /* said above */ }
+const dirs = resolver ? resolver.packages(process.cwd()) : {};
 let cli = null;
 for (const name of ['jest', 'jest-cli']) {
-  const manifest = resolveFrom(name + '/package.json');
-  if (manifest === null) continue;
+  if (!dirs[name]) continue;
   try {
-    const bin = JSON.parse(fs.readFileSync(manifest, 'utf8')).bin;
+    const bin = JSON.parse(fs.readFileSync(path.join(dirs[name], 'package.json'), 'utf8')).bin;
     const rel = typeof bin === 'string' ? bin : bin && bin.jest;
-    if (typeof rel === 'string') { cli = path.resolve(path.dirname(manifest), rel); break; }
+    if (typeof rel === 'string') { cli = path.resolve(dirs[name], rel); break; }
   } catch (e) { /* the next package */ }
 }
 if (cli === null) problems.push('jest\'s own program cannot be resolved from ' + process.cwd() + ' (neither jest nor jest-cli)');
-if (resolveFrom(__RUNNER_PACKAGE__) === null) problems.push('the runner ' + __RUNNER_PACKAGE__ + ' cannot be resolved');
+if (!resolver || resolver.resolveFrom(__RUNNER_PACKAGE__, process.cwd()) === null) {
+  problems.push('the runner ' + __RUNNER_PACKAGE__ + ' cannot be resolved');
+}
 const status = JSON.stringify({ ok: problems.length === 0 && statusProblem === null, problems: problems, cli: cli,
   node: process.version }) + '\n';
 if (statusProblem === null) {
