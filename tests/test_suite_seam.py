@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -367,6 +368,25 @@ def test_a_suites_cache_fingerprint_follows_its_own_code_only(tmp_path: Path, mo
     cache.suite_fingerprint.cache_clear()
 
 
+@pytest.fixture(scope="module")
+def package_copy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """One copy of the real package for the module and the issue-resolution suite's fingerprint of it
+    (each test changes one file of the copy and puts it back)."""
+    import shutil
+
+    from pytest_mobilebench import cache
+
+    package = tmp_path_factory.mktemp("copy") / "pytest_mobilebench"
+    shutil.copytree(cache.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cache, "PACKAGE_DIR", package)
+        cache.suite_fingerprint.cache_clear()
+        try:
+            yield package, cache.suite_fingerprint("pytest_mobilebench.suites.issue_resolution")
+        finally:
+            cache.suite_fingerprint.cache_clear()
+
+
 @pytest.mark.parametrize(
     "changed",
     [
@@ -377,26 +397,21 @@ def test_a_suites_cache_fingerprint_follows_its_own_code_only(tmp_path: Path, mo
     ],
 )
 def test_the_issue_resolution_fingerprint_covers_its_lazily_imported_evaluation(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: str
+    package_copy: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, changed: str
 ) -> None:
     """The suite's package imports its evaluating half inside a function (issue 23); a change to that half,
     or to what only it imports, still changes the suite's cache fingerprint. A copy of the real package."""
-    import shutil
-
     from pytest_mobilebench import cache
 
-    package = tmp_path / "pytest_mobilebench"
-    shutil.copytree(cache.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+    package, before = package_copy
     monkeypatch.setattr(cache, "PACKAGE_DIR", package)
-    module = "pytest_mobilebench.suites.issue_resolution"
-    cache.suite_fingerprint.cache_clear()
-    before = cache.suite_fingerprint(module)
-    with (package / changed).open("a", encoding="utf-8") as fh:
-        fh.write("\n# changed\n")
+    original = (package / changed).read_bytes()
+    (package / changed).write_bytes(original + b"\n# changed\n")
     cache.suite_fingerprint.cache_clear()
     try:
-        assert cache.suite_fingerprint(module) != before
+        assert cache.suite_fingerprint("pytest_mobilebench.suites.issue_resolution") != before
     finally:
+        (package / changed).write_bytes(original)
         cache.suite_fingerprint.cache_clear()
 
 
