@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_mobilebench import __version__
+from pytest_mobilebench.records import record_material
 
 if TYPE_CHECKING:
     from pytest_mobilebench.options import Option
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from pytest_mobilebench.records import LoadedRecord
 
 __all__ = [
-    "CLONE_SOURCE_FIELDS",
     "PACKAGE_DIR",
     "RESULT_SCHEMA",
     "CacheEntryError",
@@ -50,7 +50,6 @@ __all__ = [
     "parse_entry",
     "prediction_path",
     "read_cached",
-    "record_material",
     "result_key",
     "result_path",
     "row_problem",
@@ -125,25 +124,6 @@ def suite_fingerprint(module: str) -> str:
     for name in sorted(seen):
         digest.update(name.encode() + b"\0" + seen[name].read_bytes() + b"\0")
     return f"{__version__}+{digest.hexdigest()[:16]}"
-
-
-#: record fields that say where a repository is cloned FROM, never what it holds: the commits (``base_commit``,
-#: ``fix_commit``: content hashes) and the patches identify the content, so the same commits fetched from a
-#: mirror, a bundle or another checkout's path reuse the cached verdicts (``--mb-repo-url-template`` and
-#: ``$MOBILEBENCH_MIRRORS`` are not keyed either)
-CLONE_SOURCE_FIELDS: Final = frozenset({"repo_url"})
-
-
-def record_material(record: Any) -> Any:
-    """A record's result-cache key material: its JSON form (a pydantic model's ``model_dump``, a mapping as it
-    is, else ``repr``) without :data:`CLONE_SOURCE_FIELDS`."""
-    if hasattr(record, "model_dump"):
-        data = record.model_dump(mode="json")
-    elif isinstance(record, Mapping):
-        data = dict(record)
-    else:
-        return repr(record)
-    return {k: v for k, v in data.items() if k not in CLONE_SOURCE_FIELDS} if isinstance(data, dict) else data
 
 
 def result_key(

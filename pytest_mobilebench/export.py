@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import pytest
 
-from pytest_mobilebench.cache import CLONE_SOURCE_FIELDS
+from pytest_mobilebench.records import CLONE_SOURCE_FIELDS
 from pytest_mobilebench.records import LoadedRecord
 
 __all__ = [

@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
-__all__ = ["EvalContext", "LoadedRecord", "ManifestError"]
+__all__ = ["CLONE_SOURCE_FIELDS", "EvalContext", "LoadedRecord", "ManifestError", "record_material"]
 
 T = TypeVar("T")
 
@@ -95,3 +95,22 @@ class EvalContext(Protocol):
         Raises:
             KeyError: ``name`` is not among the suite's declared fixtures.
         """
+
+
+#: record fields that say where a repository is cloned FROM, never what it holds: the commits (``base_commit``,
+#: ``fix_commit``: content hashes) and the patches identify the content, so the same commits fetched from a
+#: mirror, a bundle or another checkout's path reuse the cached verdicts (``--mb-repo-url-template`` and
+#: ``$MOBILEBENCH_MIRRORS`` are not keyed either)
+CLONE_SOURCE_FIELDS: Final = frozenset({"repo_url"})
+
+
+def record_material(record: Any) -> Any:
+    """A record's result-cache key material: its JSON form (a pydantic model's ``model_dump``, a mapping as it
+    is, else ``repr``) without :data:`CLONE_SOURCE_FIELDS`."""
+    if hasattr(record, "model_dump"):
+        data = record.model_dump(mode="json")
+    elif isinstance(record, Mapping):
+        data = dict(record)
+    else:
+        return repr(record)
+    return {k: v for k, v in data.items() if k not in CLONE_SOURCE_FIELDS} if isinstance(data, dict) else data

@@ -19,7 +19,7 @@ from scripted_openai import ScriptedOpenAI, bash, scripted_openai, submit, text,
 from test_agent_loop import _prompt, repo  # noqa: F401 (fixture)
 
 from pytest_mobilebench.agents import options as agent_options
-from pytest_mobilebench.agents.deadlines import Deadlines
+from pytest_mobilebench.http_deadlines import Deadlines
 from pytest_mobilebench.agents.endpoint import AgentInfraError, CapReached, Endpoint, chat
 from pytest_mobilebench.agents.limits import Limits
 from pytest_mobilebench.agents.loop import AgentEnd, run_shell_agent

@@ -33,7 +33,7 @@ from typing import Any, Final
 
 import httpcore
 
-from pytest_mobilebench.agents.deadlines import AttemptClock, Cut, DeadlineBackend, Deadlines
+from pytest_mobilebench.http_deadlines import AttemptClock, Cut, DeadlineBackend, Deadlines
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 

@@ -15,7 +15,7 @@ Endpoint failures (connection refused, a deadline missed, 5xx) are retried with 
 still failing, the request is answered 502 and the failure is recorded in :attr:`ModelForwarder.failures` (the
 caller decides it is infrastructure: nothing in the sandbox can make the endpoint refuse connections). A 429 of
 the endpoint is passed on after the retries: an agent's pacing is its own. Each attempt is under the deadlines
-of :mod:`pytest_mobilebench.agents.deadlines` (connect, whole reply: a reply trickled a byte at a time ends at
+of :mod:`pytest_mobilebench.http_deadlines` (connect, whole reply: a reply trickled a byte at a time ends at
 ``timeout_s``), and the seconds of failed attempts and the waits before their retries are counted apart
 (:attr:`ForwarderUsage.lost_seconds`): the endpoint's time, not the program's.
 """
@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 import httpcore
 
-from pytest_mobilebench.agents.deadlines import AttemptClock, DeadlineBackend, Deadlines
+from pytest_mobilebench.http_deadlines import AttemptClock, DeadlineBackend, Deadlines
 
 __all__ = ["ForwarderUsage", "ModelForwarder"]
 

@@ -101,8 +101,8 @@ class DeviceRepairSuite:
 
     def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
         """The record's content (evidence is reused only for the same record), without where its repository
-        is cloned from (:func:`pytest_mobilebench.cache.record_material`); ``--mb-integrity=strict`` is part of it."""
-        from pytest_mobilebench.cache import record_material
+        is cloned from (:func:`pytest_mobilebench.records.record_material`); ``--mb-integrity=strict`` is part of it."""
+        from pytest_mobilebench.records import record_material
 
         material = record_material(record.record)
         if prediction is not None and prediction.is_live():
