@@ -1,8 +1,9 @@
 """The oracle against real jest: every row of ``tests/oracle_js/rows.js`` decided the way ``expect`` decides it, for
 each jest major the decider follows (26 to 30: the real repositories run 26, 29 and 30).
 
-A session fixture per major installs ``expect@<major>`` and ``jest-mock@<major>`` with npm into a temporary
-directory (its own npm cache there too) and skips, saying why, where node or npm is missing or the install fails.
+A session fixture installs every major's ``expect`` and ``jest-mock`` (and jest-snapshot 29) with one npm run into a
+temporary directory (its own npm cache there too) and skips, saying why, where node or npm is missing or the
+install fails.
 ``oracle_js/run.js`` evaluates each row with real ``expect`` and prints one assertion record per row, its values
 encoded by ``oracle_js/encode.js`` (the format of ``docs/oracle.md``); the decider must reach jest's outcome on every
 row, and may call a row undecidable only where the table marks it so.
@@ -15,25 +16,29 @@ import os
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.oracle import decide_record, decide_test
+from pytest_mobilebench.oracle import decide_record, decide_test, parse_snap
 
 pytestmark = pytest.mark.node
 HERE = Path(__file__).parent / "oracle_js"
 MAJORS = [26, 27, 28, 29, 30]
+#: installed side by side under npm aliases (``expect29`` is ``expect@29``), in one npm run
+PACKAGES = [f"{name}{major}@npm:{name}@{major}" for major in MAJORS for name in ("expect", "jest-mock")]
+PACKAGES.append("jest-snapshot29@npm:jest-snapshot@29")
 
 
-def run_table(tmp_path_factory: pytest.TempPathFactory, major: int) -> list[dict]:
-    """The table's records under real ``expect@<major>`` (skips when npm cannot install it)."""
+@pytest.fixture(scope="session")
+def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every major's ``expect`` and ``jest-mock`` and jest-snapshot 29, installed once into a temporary directory
+    (its npm cache there too, removed after the session); skips, saying why, without node, npm or the registry."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if not node or not npm:
         pytest.skip("the differential test needs node and npm on PATH")
-    packages = [f"expect@{major}", f"jest-mock@{major}"]
-    prefix = tmp_path_factory.mktemp(f"jest-expect-{major}")
+    prefix = tmp_path_factory.mktemp("jest-expect")
     install = [
         npm,
         "install",
@@ -46,27 +51,38 @@ def run_table(tmp_path_factory: pytest.TempPathFactory, major: int) -> list[dict
     ]
     try:
         try:
-            done = subprocess.run([*install, *packages], capture_output=True, text=True, timeout=300)
+            done = subprocess.run([*install, *PACKAGES], capture_output=True, text=True, timeout=600)
         except subprocess.TimeoutExpired:
-            pytest.skip(f"npm install {' '.join(packages)} took over 300 s (no registry?)")
+            pytest.skip("npm install of the jest packages took over 600 s (no registry?)")
         if done.returncode != 0:
-            pytest.skip(f"npm install {' '.join(packages)} failed: {done.stderr.strip()[-400:]}")
-        env = {**os.environ, "NODE_PATH": str(prefix / "node_modules"), "JEST_MAJOR": str(major)}
-        run = subprocess.run([node, str(HERE / "run.js")], capture_output=True, text=True, env=env, timeout=120)
-        assert run.returncode == 0, run.stderr
-        return [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+            pytest.skip(f"npm install of the jest packages failed: {done.stderr.strip()[-400:]}")
+        yield prefix / "node_modules"
     finally:
         shutil.rmtree(prefix, ignore_errors=True)
 
 
+def node_run(node_modules: Path, script: str, *args: str, **env: str) -> str:
+    """``node oracle_js/<script> args`` with ``node_modules`` on NODE_PATH; its stdout."""
+    full_env = {**os.environ, "NODE_PATH": str(node_modules), **env}
+    run = subprocess.run(["node", str(HERE / script), *args], capture_output=True, text=True, env=full_env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
 @pytest.fixture(scope="session")
-def tables(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], list[dict]]:
-    """``tables(major)``: the table's records under that major, installed and run once per session."""
+def tables(node_modules: Path) -> Callable[[int], list[dict]]:
+    """``tables(major)``: the table's records under real ``expect@<major>``, run once per session."""
     memo: dict[int, list[dict]] = {}
 
     def table(major: int) -> list[dict]:
         if major not in memo:
-            memo[major] = run_table(tmp_path_factory, major)
+            env = {
+                "JEST_MAJOR": str(major),
+                "EXPECT_PACKAGE": f"expect{major}",
+                "JEST_MOCK_PACKAGE": f"jest-mock{major}",
+            }
+            out = node_run(node_modules, "run.js", **env)
+            memo[major] = [json.loads(line) for line in out.splitlines() if line.strip()]
         return memo[major]
 
     return table
@@ -122,3 +138,12 @@ def test_a_forged_inrealm_outcome_is_a_disagreement(jest_records: list[dict]) ->
     decision = decide_test(forged)
     assert len(decision.disagreements) == len(forged)
     assert decision.holds is False
+
+
+def test_snap_files_read_as_jest_reads_them(node_modules: Path, tmp_path: Path) -> None:
+    """A ``.snap`` written by jest-snapshot 29's own writer (backticks, backslashes, ``${``, line breaks, astral
+    characters) parses to exactly what jest's own reader gets from it."""
+    snap = tmp_path / "__snapshots__" / "x.test.js.snap"
+    jest_read = json.loads(node_run(node_modules, "snap.js", str(snap), JEST_SNAPSHOT_PACKAGE="jest-snapshot29"))
+    assert len(jest_read) == 7
+    assert parse_snap(snap.read_bytes().decode("utf-8"), "x.test.js.snap") == jest_read

@@ -92,7 +92,7 @@ def _skip_comments(text: str, pos: int) -> int:
 
 def parse_snap(text: str, name: str = "<snap>") -> dict[str, str]:
     """``{key: stored value}`` of one ``.snap`` file's text; ``name`` is the file's path, for errors."""
-    text = text.replace("\r\n", "\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as a template literal reads its line breaks
     out: dict[str, str] = {}
     pos = _skip_comments(text, 0)
     while pos < len(text):

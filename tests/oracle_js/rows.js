@@ -4,9 +4,9 @@
 // value is then what the promise settles with); `u` marks a
 // row the decider may call undecidable (the record cannot settle it), every other row it must decide the same way;
 // `since` is the first jest major that has what the row uses.
-const expectModule = require('expect');
+const expectModule = require(process.env.EXPECT_PACKAGE || 'expect');
 const expect = expectModule.expect || expectModule;
-const jestMock = require('jest-mock');
+const jestMock = require(process.env.JEST_MOCK_PACKAGE || 'jest-mock');
 const fn = (...args) => jestMock.fn(...args);
 
 class Point {

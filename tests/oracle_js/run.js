@@ -1,8 +1,8 @@
 'use strict';
 // Runs every row of rows.js with real `expect` and prints one assertion record per row (docs/oracle.md), as JSON
-// lines: the decider must reach the same outcome as `inrealm`. Usage: JEST_MAJOR=29 node run.js (NODE_PATH names the
-// node_modules holding that major's `expect` and `jest-mock`).
-const expectModule = require('expect');
+// lines: the decider must reach the same outcome as `inrealm`. Usage: JEST_MAJOR=29 node run.js, with NODE_PATH naming
+// node_modules and EXPECT_PACKAGE / JEST_MOCK_PACKAGE the names that major's `expect` and `jest-mock` are installed as.
+const expectModule = require(process.env.EXPECT_PACKAGE || 'expect');
 const expect = expectModule.expect || expectModule;
 const {makeEncoder} = require('./encode.js');
 const {rows} = require('./rows.js');
