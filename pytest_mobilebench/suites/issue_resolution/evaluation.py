@@ -52,6 +52,7 @@ from pytest_mobilebench.records import EvalContext, LoadedRecord
 from pytest_mobilebench.suites.declared import issue_resolution as surface
 from pytest_mobilebench.suites.issue_resolution.rates import headline, infra_callouts
 from pytest_mobilebench.suites.issue_resolution.unavailable import unavailable_result
+from pytest_mobilebench.suites.issue_resolution.audit import audit_instance
 from pytest_mobilebench.suites.issue_resolution.workspaces import resolve_patches, runtime_for, workspace_spec
 from pytest_mobilebench.suites.issue_resolution.attribution import (
     CANDIDATE_FAILURE,
@@ -167,8 +168,6 @@ class IssueResolutionEvaluator:
         self, instance: IssueInstance, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
     ) -> dict[str, Any]:
         if ctx.options.get("mb_audit"):
-            from pytest_mobilebench.suites.issue_resolution.audit import audit_instance
-
             return audit_instance(self, instance, ctx, base)
         if ctx.options.get("mb_validate"):
             return self._validate(instance, prediction, ctx, base)
