@@ -103,6 +103,8 @@ class SuiteSurface:
             it reads none, so a dataset never imports it).
         headline: the label and kind of the suite's headline figure (:class:`Headline`); its ``summarize()``
             reads them from here.
+        plots: dotted module whose ``plots(table) -> list[FigureSpec]`` draws the suite's own figures on the run
+            page (:mod:`pytest_mobilebench.report.page`), or None: the page draws only the generic ones.
     """
 
     name: str
@@ -114,6 +116,7 @@ class SuiteSurface:
     fixture_module: str | None = None
     datasets: tuple[str, ...] = ()
     headline: Headline = GENERIC_HEADLINE
+    plots: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,7 +143,9 @@ class Suite(Protocol):
     a model also has ``produce_live(record, prediction, ctx) -> LiveCandidate | dict``: under
     ``--predictions=live`` the item asks it for the candidate (agent in a sandbox, patch or files taken, row
     written), then calls ``evaluate`` with the file prediction it returns; a dict instead is the item's finished
-    result (no candidate could be made: an infrastructure failure). One member is optional:
+    result (no candidate could be made: an infrastructure failure). Optional too: ``plots_module``, the dotted
+    module drawing the suite's run-page figures (its surface's ``plots`` entry), or a ``plots`` function itself.
+    One member is optional:
     ``headline``, a :class:`Headline` (the label and kind of its ``summarize()["headline"]``, used by the reports
     when a suite or model has no result); without it the reports say :data:`GENERIC_HEADLINE`.
     """

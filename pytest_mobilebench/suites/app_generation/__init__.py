@@ -207,6 +207,7 @@ class AppGenerationSuite:
     options = surface.OPTIONS
     markers = surface.MARKERS
     columns = surface.COLUMNS
+    plots_module = surface.SURFACE.plots
     fixtures = surface.FIXTURES
     fixture_module = None
     reasons = AppGenReason

@@ -85,6 +85,7 @@ class DeviceRepairSuite:
     options = OPTIONS
     markers = MARKERS
     columns = COLUMNS
+    plots_module = SURFACE.plots
     fixtures = SURFACE.fixtures
     fixture_module = SURFACE.fixture_module
     item_trials = True  # --predictions=live --mb-trials K: one item per trial (report/trials.py)

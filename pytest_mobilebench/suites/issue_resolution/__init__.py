@@ -114,6 +114,7 @@ class IssueResolutionSuite:
     options = surface.OPTIONS
     markers = FrameworkMarkers(surface.MARKERS)
     columns = surface.COLUMNS
+    plots_module = surface.SURFACE.plots
     fixtures = surface.FIXTURES
     fixture_module = None
     reasons = Reason

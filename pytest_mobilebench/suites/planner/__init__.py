@@ -140,6 +140,7 @@ class PlannerSuite:
         }
     )
     columns = surface.COLUMNS
+    plots_module = surface.SURFACE.plots
     fixtures = surface.FIXTURES
     fixture_module = surface.SURFACE.fixture_module
 
