@@ -139,15 +139,17 @@ class Suite(Protocol):
     """One evaluation protocol: a folder ``pytest_mobilebench/suites/<name>/`` whose ``SUITE`` implements this.
 
     Every member is required (the registry checks them when the suite is registered, see
-    :func:`check_suite`); a suite with nothing to say returns an empty value. A suite whose ``live_model`` names
-    a model also has ``produce_live(record, prediction, ctx) -> LiveCandidate | dict``: under
-    ``--predictions=live`` the item asks it for the candidate (agent in a sandbox, patch or files taken, row
-    written), then calls ``evaluate`` with the file prediction it returns; a dict instead is the item's finished
-    result (no candidate could be made: an infrastructure failure). Optional too: ``plots_module``, the dotted
-    module drawing the suite's run-page figures (its surface's ``plots`` entry), or a ``plots`` function itself.
-    One member is optional:
-    ``headline``, a :class:`Headline` (the label and kind of its ``summarize()["headline"]``, used by the reports
-    when a suite or model has no result); without it the reports say :data:`GENERIC_HEADLINE`.
+    :func:`check_suite`); a suite with nothing to say returns an empty value. Optional members:
+
+    - ``produce_live(record, prediction, ctx) -> LiveCandidate | dict``, of a suite whose ``live_model`` names a
+      model: under ``--predictions=live`` the item asks it for the candidate (agent in a sandbox, patch or files
+      taken, row written), then calls ``evaluate`` with the file prediction it returns; a dict instead is the
+      item's finished result (no candidate could be made: an infrastructure failure). A live suite without it
+      (the planner: the agent acts inside the evaluated episode) gets the live prediction in ``evaluate``;
+    - ``plots_module``, the dotted module drawing the suite's run-page figures (its surface's ``plots``
+      entry), or a ``plots`` function itself;
+    - ``headline``, a :class:`Headline` (the label and kind of its ``summarize()["headline"]``, used by the
+      reports when a suite or model has no result); without it the reports say :data:`GENERIC_HEADLINE`.
     """
 
     name: str
