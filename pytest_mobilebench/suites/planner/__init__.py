@@ -30,7 +30,7 @@ from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.declared import planner as surface
-from pytest_mobilebench.suites.planner.catalog import DOMAINS
+from pytest_mobilebench.suites.planner.declare import DOMAINS
 from pytest_mobilebench.suites.planner.episode import (
     Call,
     TrajectoryError,

@@ -1,3 +1,11 @@
-"""The tool declarations, one module per group of domains; importing this package registers them all."""
+"""The tool declarations, one module per group of domains. :data:`MODULES` lists them: the catalog makes the
+tools of exactly these (:func:`pytest_mobilebench.suites.planner.catalog.catalog`)."""
 
-from pytest_mobilebench.suites.planner.tools import content, device, planner, services  # noqa: F401
+from typing import Final
+
+from pytest_mobilebench.suites.planner.tools import content, device, planner, services
+
+__all__ = ["MODULES"]
+
+#: every module of tool declarations, in catalog order
+MODULES: Final = (content, device, services, planner)
