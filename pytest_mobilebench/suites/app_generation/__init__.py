@@ -55,7 +55,7 @@ from pytest_mobilebench.suites.app_generation.reasons import AppGenReason, grade
 from pytest_mobilebench.suites.app_generation import container
 from pytest_mobilebench.suites.declared import app_generation as surface
 from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
-from pytest_mobilebench.suites.base import LiveCandidate
+from pytest_mobilebench.suites.base import LiveCandidate, SuiteBase
 
 __all__ = ["SUITE", "AppGenReason", "AppGenerationSuite", "resolve_project"]
 
@@ -194,7 +194,7 @@ def _fresh_result(record: LoadedRecord, model: str, ctx: EvalContext) -> dict[st
 
 
 @final
-class AppGenerationSuite:
+class AppGenerationSuite(SuiteBase):
     """The ``app_generation`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`).
 
     Options read from ``ctx.options`` (all optional): ``mb_price_table`` (price table path),
@@ -213,19 +213,11 @@ class AppGenerationSuite:
     reasons = AppGenReason
     item_trials = True  # --predictions=live --mb-trials K: one item per trial (report/trials.py)
 
-    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
-        """App generation reads no dataset dialect: its instances are manifests."""
-        return None
-
     def live_model(self, options: Mapping[str, Any]) -> str:
         """The model of ``--predictions=live`` (:func:`.live.live_model`; ValueError naming a missing option)."""
         from pytest_mobilebench.suites.app_generation.live import live_model
 
         return live_model(options)
-
-    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
-        """Nothing to clean up: the browser is a fixture and the scaffold is kept for the next run."""
-        return None
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
         """Grade again from ``app_generation.json`` in the evidence folder through :func:`grade_navigation`
