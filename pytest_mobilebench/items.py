@@ -317,10 +317,13 @@ def _checked_evaluate(
 def _evaluate(suite: Suite, record: LoadedRecord, prediction: Prediction | None, ctx: _Context) -> dict[str, Any]:
     """``suite.evaluate`` of ``prediction``; a live one is first made a file prediction by the suite's agent
     (:class:`~pytest_mobilebench.suites.base.LiveCandidate`), then evaluated like any other, and the agent's
-    record attached to the result. A dict from ``produce_live`` is the item's result (no candidate was made)."""
-    if prediction is None or not prediction.is_live():
+    record attached to the result. A dict from ``produce_live`` is the item's result (no candidate was made). A
+    suite without ``produce_live`` (an interactive one, whose agent acts in the evaluated episode itself) gets
+    the live prediction in ``evaluate``."""
+    produce = getattr(suite, "produce_live", None)  # absent: the agent acts inside the evaluation (the planner)
+    if prediction is None or not prediction.is_live() or produce is None:
         return suite.evaluate(record, prediction, ctx)
-    made = suite.produce_live(record, prediction, ctx)  # type: ignore[attr-defined]
+    made = produce(record, prediction, ctx)
     if not isinstance(made, LiveCandidate):
         return made
     return made.attach(suite.evaluate(record, made.prediction, ctx))

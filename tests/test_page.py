@@ -222,13 +222,24 @@ def test_the_plots_seam_takes_a_suites_own_function_and_contains_its_failure(tmp
     assert "plot-planner-passed_by_model" in figure_ids(text)  # the generic plots stay
 
 
-def test_find_plots_looks_in_the_suite_folder() -> None:
+def test_find_plots_reads_the_plots_entry_each_suite_declares() -> None:
     from pytest_mobilebench.suites import builtin_registry
     from pytest_mobilebench.suites.issue_resolution import plots as ir_plots
 
-    found = find_plots("issue_resolution", builtin_registry()["issue_resolution"])
+    registry = builtin_registry()
+    found = find_plots(registry["issue_resolution"])
     assert (found.__module__, found.__qualname__) == (ir_plots.__name__, "plots")  # identity: pytester reloads modules
-    assert find_plots("no_such_suite", None) is None
+    for name in ("app_generation", "device_repair", "planner"):
+        assert find_plots(registry[name]).__module__ == f"pytest_mobilebench.suites.{name}.plots"
+    assert find_plots(None) is None
+
+
+def test_find_plots_guesses_no_module_from_a_suites_name_or_folder() -> None:
+    class Undeclared:  # lives beside a plots module, declares none
+        name = "issue_resolution"
+        _module = "pytest_mobilebench.suites.issue_resolution"
+
+    assert find_plots(Undeclared()) is None
 
 
 @pytest.mark.parametrize("n", [0, 1])

@@ -245,3 +245,23 @@ def test_tool_error_feedback_shape() -> None:
         "ok": False,
         "error": {"code": "conflict", "message": "taken", "hint": "pick another", "tools_added": ["find_free_slot"]},
     }
+
+
+def test_the_catalog_is_the_declarations_of_the_modules_listed_and_nothing_registers_on_import() -> None:
+    import pkgutil
+
+    from pytest_mobilebench.suites.planner import tools
+    from pytest_mobilebench.suites.planner.declare import declared, tool
+
+    on_disk = {m.name for m in pkgutil.iter_modules(tools.__path__) if not m.name.startswith("_")}
+    assert {m.__name__.rsplit(".", 1)[1] for m in tools.MODULES} == on_disk
+    assert list(catalog()) == [f.__name__ for m in tools.MODULES for f, _ in declared(m)]
+
+    @tool("notes", write=False)
+    def not_listed(sb: Sandbox) -> dict:
+        """A declaration outside the listed modules."""
+        return {}
+
+    assert "not_listed" not in catalog() and len(catalog()) == len(TOOLS)
+    with pytest.raises(ValueError, match="unknown tool domain"):
+        tool("weather", write=False)

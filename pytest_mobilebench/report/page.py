@@ -18,11 +18,12 @@ candidate's test name or error text cannot add markup, scripts or links to the p
 
 The plot seam
 -------------
-A suite adds plots with a function ``plots(table) -> list[FigureSpec]``, found in this order: a ``plots``
-attribute of the suite object, else a module ``plots`` in the suite's folder
-(``pytest_mobilebench/suites/<name>/plots.py``). ``table`` is the suite's ``summarize()`` output as written
-to ``summary.json`` (``suite_tables[<name>]``). Each :class:`FigureSpec` is a grouped bar chart: one group
-per category, one bar per :class:`Series` (a model, usually), with optional error bars (use
+A suite adds plots with a function ``plots(table) -> list[FigureSpec]``: a ``plots`` attribute of the suite
+object, else the ``plots`` function of the module it declares (``plots_module``: a built-in suite's surface
+entry ``SuiteSurface.plots``, e.g. ``pytest_mobilebench.suites.planner.plots``); no module is guessed.
+``table`` is the suite's ``summarize()`` output as written to ``summary.json`` (``suite_tables[<name>]``). Each
+:class:`FigureSpec` is a grouped bar chart: one group per category, one bar per :class:`Series` (a model,
+usually), with optional error bars (use
 :func:`rate_series` for rates: it adds the Wilson 95% interval). A ``plots`` function that raises costs only
 its own figures: the page shows the error in their place.
 """
@@ -177,25 +178,20 @@ def generic_figures(
     ]
 
 
-def find_plots(name: str, suite: Any) -> Callable[[Mapping[str, Any]], Sequence[FigureSpec]] | None:
-    """The suite's ``plots`` function (see the module docstring), or None when it has none."""
+def find_plots(suite: Any) -> Callable[[Mapping[str, Any]], Sequence[FigureSpec]] | None:
+    """The suite's ``plots`` function (see the module docstring), or None when it declares none.
+
+    Raises:
+        ImportError: the declared plots module cannot be imported (the page shows the error in its place).
+    """
     own = getattr(suite, "plots", None) if suite is not None else None
     if callable(own):
-        return own
-    module = getattr(suite, "_module", None) or (type(suite).__module__ if suite is not None else None)
-    candidates = [f"{module}.plots", f"{module.rsplit('.', 1)[0]}.plots"] if module else []
-    candidates.append(f"pytest_mobilebench.suites.{name}.plots")
-    for dotted in dict.fromkeys(candidates):
-        try:
-            mod = importlib.import_module(dotted)
-        except ModuleNotFoundError as exc:
-            if exc.name and dotted.startswith(exc.name):
-                continue
-            raise
-        fn = getattr(mod, "plots", None)
-        if callable(fn):
-            return fn
-    return None
+        return own  # type: ignore[no-any-return]
+    dotted = getattr(suite, "plots_module", None) if suite is not None else None
+    if not dotted:
+        return None
+    fn = getattr(importlib.import_module(str(dotted)), "plots", None)
+    return fn if callable(fn) else None
 
 
 def y_top(spec: FigureSpec) -> float:
@@ -480,7 +476,7 @@ def _suite_section(
     figures = _figures_html(name, generic_figures(results, head["label"], counts)) if results else ""
     table = summary.get("suite_tables", {}).get(name)
     try:
-        plots = find_plots(name, suite)
+        plots = find_plots(suite)
         own = list(plots(table)) if plots is not None and isinstance(table, Mapping) and "error" not in table else []
         figures += _figures_html(name, own)
     except Exception as exc:  # noqa: BLE001 - one suite's plotting error costs only its plots

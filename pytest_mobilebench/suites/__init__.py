@@ -121,6 +121,8 @@ class LazySuite:
     fixtures = property(lambda self: self.surface.fixtures)
     fixture_module = property(lambda self: self.surface.fixture_module)
     headline = property(lambda self: self.surface.headline)
+    #: the module drawing the suite's own run-page figures (the surface's ``plots`` entry), or None
+    plots_module = property(lambda self: self.surface.plots)
 
     @property
     def loaded(self) -> bool:

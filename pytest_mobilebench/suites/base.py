@@ -13,6 +13,7 @@ import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, final, runtime_checkable
 
 from pytest_mobilebench.options import Option
@@ -36,6 +37,7 @@ __all__ = [
     "ResultContractError",
     "Suite",
     "SuiteContractError",
+    "SuiteBase",
     "SuiteSurface",
     "check_suite",
 ]
@@ -103,6 +105,8 @@ class SuiteSurface:
             it reads none, so a dataset never imports it).
         headline: the label and kind of the suite's headline figure (:class:`Headline`); its ``summarize()``
             reads them from here.
+        plots: dotted module whose ``plots(table) -> list[FigureSpec]`` draws the suite's own figures on the run
+            page (:mod:`pytest_mobilebench.report.page`), or None: the page draws only the generic ones.
     """
 
     name: str
@@ -114,6 +118,7 @@ class SuiteSurface:
     fixture_module: str | None = None
     datasets: tuple[str, ...] = ()
     headline: Headline = GENERIC_HEADLINE
+    plots: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,13 +141,17 @@ class Suite(Protocol):
     """One evaluation protocol: a folder ``pytest_mobilebench/suites/<name>/`` whose ``SUITE`` implements this.
 
     Every member is required (the registry checks them when the suite is registered, see
-    :func:`check_suite`); a suite with nothing to say returns an empty value. A suite whose ``live_model`` names
-    a model also has ``produce_live(record, prediction, ctx) -> LiveCandidate | dict``: under
-    ``--predictions=live`` the item asks it for the candidate (agent in a sandbox, patch or files taken, row
-    written), then calls ``evaluate`` with the file prediction it returns; a dict instead is the item's finished
-    result (no candidate could be made: an infrastructure failure). One member is optional:
-    ``headline``, a :class:`Headline` (the label and kind of its ``summarize()["headline"]``, used by the reports
-    when a suite or model has no result); without it the reports say :data:`GENERIC_HEADLINE`.
+    :func:`check_suite`); a suite with nothing to say returns an empty value. Optional members:
+
+    - ``produce_live(record, prediction, ctx) -> LiveCandidate | dict``, of a suite whose ``live_model`` names a
+      model: under ``--predictions=live`` the item asks it for the candidate (agent in a sandbox, patch or files
+      taken, row written), then calls ``evaluate`` with the file prediction it returns; a dict instead is the
+      item's finished result (no candidate could be made: an infrastructure failure). A live suite without it
+      (the planner: the agent acts inside the evaluated episode) gets the live prediction in ``evaluate``;
+    - ``plots_module``, the dotted module drawing the suite's run-page figures (its surface's ``plots``
+      entry), or a ``plots`` function itself;
+    - ``headline``, a :class:`Headline` (the label and kind of its ``summarize()["headline"]``, used by the
+      reports when a suite or model has no result); without it the reports say :data:`GENERIC_HEADLINE`.
     """
 
     name: str
@@ -206,6 +215,73 @@ class Suite(Protocol):
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
         """Grade again from an evidence folder, through the same grading function as the live run."""
+
+
+class SuiteBase:
+    """A :class:`Suite` with no-op defaults, so a suite writes only what varies: its ``name``, ``reasons``,
+    ``load`` and ``evaluate`` (and whatever else it has to say). The defaults: no options, markers, columns,
+    fixtures or fixture module; reads no dataset; a generic ``summarize`` (items passed over eligible, with a
+    Wilson 95% interval: :data:`GENERIC_HEADLINE`); no cache material beyond the record and prediction; nothing
+    to clean up; no live mode; no re-grade from evidence (``regrade`` raises ``NotImplementedError``, which a
+    ``--mb-regrade`` run reports for the item). A subclass is checked at registration like any suite.
+    """
+
+    name: str
+    reasons: type[enum.Enum]
+    options: tuple[Option, ...] = ()
+    markers: Mapping[str, str] = MappingProxyType({})
+    columns: tuple[Column, ...] = ()
+    fixtures: tuple[str, ...] = ()
+    fixture_module: str | None = None
+
+    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> Sequence[LoadedRecord | ManifestError] | None:
+        """None: this suite reads no ``--dataset`` file."""
+        return None
+
+    def summarize(
+        self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """``{"headline": ...}``: items passed over eligible (infrastructure outcomes left out), Wilson 95%."""
+        from pytest_mobilebench.metrics import wilson_interval  # not at start-up: this module loads with the plugin
+
+        eligible = [r for r in results if not self._is_infra(r)]
+        passed = sum(1 for r in eligible if r.get("passed") is True)
+        n = len(eligible)
+        label = getattr(self, "headline", GENERIC_HEADLINE).label
+        return {
+            "headline": {
+                "label": label,
+                "numerator": passed,
+                "denominator": n,
+                "value": passed / n if n else None,
+                "ci95": list(wilson_interval(passed, n)) if n else None,
+                "note": "items passed over eligible (infrastructure outcomes excluded)",
+            }
+        }
+
+    def _is_infra(self, result: Mapping[str, Any]) -> bool:
+        reason = result.get("reason")
+        member = next((m for m in self.reasons if m.value == reason), None)
+        return reason == INFRA_REASON or bool(getattr(member, "is_infra", False))
+
+    def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
+        """None: nothing beyond the record, the prediction and the keyed options."""
+        return None
+
+    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
+        """Nothing to clean up."""
+
+    def live_model(self, options: Mapping[str, Any]) -> str | None:
+        """None: no live mode."""
+        return None
+
+    def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
+        """No re-grade from evidence.
+
+        Raises:
+            NotImplementedError: always (a suite that can re-grade overrides this).
+        """
+        raise NotImplementedError(f"suite {self.name!r} cannot re-grade from an evidence folder")
 
 
 #: members every suite must have: (name, is_method)

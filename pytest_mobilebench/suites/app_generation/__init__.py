@@ -23,8 +23,6 @@ are compared in the summary tables, not by item verdicts.
 
 from __future__ import annotations
 
-import contextlib
-import enum
 import hashlib
 import json
 import os
@@ -41,56 +39,27 @@ from typing import Any, Final, final
 from pytest_mobilebench.metrics import mean
 from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.runtime.base import InfraError
-from pytest_mobilebench.runtime.local import LocalRuntime
-from pytest_mobilebench.runtime.sandbox import SandboxRuntime
 from pytest_mobilebench.suites.app_generation import build as build_axis
-from pytest_mobilebench.suites.app_generation import capture, efficiency, judges, maintainability, ranking
-from pytest_mobilebench.suites.app_generation import navigation as nav_axis
-from pytest_mobilebench.suites.app_generation.failures import (
-    FAILURE_CLASSES,
-    FailureClass,
-    failure_table,
-)
+from pytest_mobilebench.suites.app_generation import efficiency, judges, ranking
+from pytest_mobilebench.suites.app_generation.failures import failure_table
 from pytest_mobilebench.suites.app_generation.manifest import (
     AppManifest,
+    AppPrediction,
     NavCategory,
     parse_manifest,
     parse_prediction,
 )
+from pytest_mobilebench.suites.app_generation import steps
 from pytest_mobilebench.suites.app_generation.rates import headline
-from pytest_mobilebench.suites.app_generation.serve import serve_spa, stage_files
+from pytest_mobilebench.suites.app_generation.reasons import AppGenReason, grade_navigation
 from pytest_mobilebench.suites.app_generation import container
 from pytest_mobilebench.suites.declared import app_generation as surface
 from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
-from pytest_mobilebench.suites.base import LiveCandidate
-from pytest_mobilebench.states import InfraKind
+from pytest_mobilebench.suites.base import LiveCandidate, SuiteBase
 
 __all__ = ["SUITE", "AppGenReason", "AppGenerationSuite", "resolve_project"]
 
 SUITE_NAME: Final = "app_generation"
-
-
-@enum.unique
-class AppGenReason(str, enum.Enum):
-    """The closed reason vocabulary of this suite (one per item).
-
-    ``ok``: built and every spec passed; ``nav_failed``: built, some spec failed; ``build_failed``: tsc or vite
-    reported errors (or the project has no ``src/``); ``missing_prediction``: no project for this app and
-    model; ``invalid_prediction``: the prediction's fields or paths are unusable; ``infra_error``: the
-    harness's environment failed (npm, Chromium, price table) - never the candidate's fault.
-    """
-
-    OK = "ok"
-    NAV_FAILED = "nav_failed"
-    BUILD_FAILED = "build_failed"
-    MISSING_PREDICTION = "missing_prediction"
-    INVALID_PREDICTION = "invalid_prediction"
-    INFRA_ERROR = "infra_error"
-
-    @property
-    def is_infra(self) -> bool:
-        """True when the outcome says nothing about the candidate."""
-        return self is AppGenReason.INFRA_ERROR
 
 
 _ARCHIVE_SUFFIXES: Final = (".zip", ".tar.gz", ".tgz", ".tar")
@@ -184,33 +153,18 @@ def _inputs_digest(project: Path) -> str:
     return h.hexdigest()
 
 
-_PRICE_CACHE: dict[str, dict[str, dict[str, float]]] = {}
-
-
-def _price_table(path: str | None) -> dict[str, dict[str, float]]:
-    key = path or str(efficiency.DEFAULT_PRICE_TABLE)
-    if key not in _PRICE_CACHE:
-        _PRICE_CACHE[key] = efficiency.load_price_table(key)
-    return _PRICE_CACHE[key]
-
-
-def _num(value: Any) -> float | int | None:
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def grade_navigation(nav: Sequence[Mapping[str, Any]]) -> tuple[AppGenReason, str]:
-    """The verdict of a built app from its per-spec navigation records (``{"spec_id", "passed",
-    "failure_class"}``): ``ok`` when there is at least one spec and every spec passed, else ``nav_failed``
-    with the failed specs (and their C1-C4 class) in the detail."""
-    passed = sum(1 for e in nav if e.get("passed"))
-    if nav and passed == len(nav):
-        return AppGenReason.OK, ""
-    failed = [
-        str(e.get("spec_id")) + (f" ({e['failure_class']})" if e.get("failure_class") else "")
-        for e in nav
-        if not e.get("passed")
-    ]
-    return AppGenReason.NAV_FAILED, f"NavPassRate {passed}/{len(nav)}; failed: {', '.join(failed)}"
+def _parsed(prediction: Prediction | None, result: dict[str, Any], ctx: EvalContext) -> AppPrediction | dict[str, Any]:
+    """The file prediction's fields, or the finished result when there is no project to build (a pseudo-prediction,
+    no ``project_path`` nor ``prebuilt_dist``) or its fields are unusable."""
+    if prediction is not None and prediction.kind is not PredictionKind.FILE:
+        detail = f"the {prediction.kind.value} pseudo-prediction has no project to build"
+        return steps.finish(result, AppGenReason.MISSING_PREDICTION, detail, ctx)
+    if prediction is None or not (prediction.get("project_path") or prediction.get("prebuilt_dist")):
+        return steps.finish(result, AppGenReason.MISSING_PREDICTION, "no prediction for this app and model", ctx)
+    try:
+        return parse_prediction(prediction.fields, prediction.source_dir)
+    except ValueError as exc:
+        return steps.finish(result, AppGenReason.INVALID_PREDICTION, str(exc), ctx)
 
 
 def _fresh_result(record: LoadedRecord, model: str, ctx: EvalContext) -> dict[str, Any]:
@@ -240,7 +194,7 @@ def _fresh_result(record: LoadedRecord, model: str, ctx: EvalContext) -> dict[st
 
 
 @final
-class AppGenerationSuite:
+class AppGenerationSuite(SuiteBase):
     """The ``app_generation`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`).
 
     Options read from ``ctx.options`` (all optional): ``mb_price_table`` (price table path),
@@ -253,24 +207,17 @@ class AppGenerationSuite:
     options = surface.OPTIONS
     markers = surface.MARKERS
     columns = surface.COLUMNS
+    plots_module = surface.SURFACE.plots
     fixtures = surface.FIXTURES
     fixture_module = None
     reasons = AppGenReason
     item_trials = True  # --predictions=live --mb-trials K: one item per trial (report/trials.py)
-
-    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
-        """App generation reads no dataset dialect: its instances are manifests."""
-        return None
 
     def live_model(self, options: Mapping[str, Any]) -> str:
         """The model of ``--predictions=live`` (:func:`.live.live_model`; ValueError naming a missing option)."""
         from pytest_mobilebench.suites.app_generation.live import live_model
 
         return live_model(options)
-
-    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
-        """Nothing to clean up: the browser is a fixture and the scaffold is kept for the next run."""
-        return None
 
     def regrade(self, record: LoadedRecord, evidence_dir: Path) -> dict[str, Any]:
         """Grade again from ``app_generation.json`` in the evidence folder through :func:`grade_navigation`
@@ -359,7 +306,7 @@ class AppGenerationSuite:
         except InfraError as exc:
             result = _fresh_result(record, model, ctx)
             result["properties"]["infra_kind"] = exc.kind
-            return self._finish(result, AppGenReason.INFRA_ERROR, f"live agent: {exc}", ctx, retryable=True)
+            return steps.finish(result, AppGenReason.INFRA_ERROR, f"live agent: {exc}", ctx, retryable=True)
 
     def evaluate(self, record: LoadedRecord, prediction: Prediction | None, ctx: EvalContext) -> dict[str, Any]:
         """Evaluate one generated project on the five axes; never raises for a candidate's fault.
@@ -374,319 +321,33 @@ class AppGenerationSuite:
         manifest: AppManifest = record.record
         model = (prediction.model_name_or_path if prediction is not None else "") or "unknown"
         result = _fresh_result(record, model, ctx)
-        props: dict[str, Any] = result["properties"]
-        if prediction is not None and prediction.kind is not PredictionKind.FILE:
-            detail = f"the {prediction.kind.value} pseudo-prediction has no project to build"
-            return self._finish(result, AppGenReason.MISSING_PREDICTION, detail, ctx)
-        if prediction is None or not (prediction.get("project_path") or prediction.get("prebuilt_dist")):
-            return self._finish(result, AppGenReason.MISSING_PREDICTION, "no prediction for this app and model", ctx)
-        try:
-            pred = parse_prediction(prediction.fields, prediction.source_dir)
-        except ValueError as exc:
-            return self._finish(result, AppGenReason.INVALID_PREDICTION, str(exc), ctx)
+        pred = _parsed(prediction, result, ctx)
+        if isinstance(pred, dict):
+            return pred
         started = time.monotonic()
-        options = ctx.options
         with tempfile.TemporaryDirectory(prefix="mb-appgen-") as tmp_name:
             tmp = Path(tmp_name)
-            # -- project source
             project: Path | None = None
             if pred.project_path is not None:
                 try:
                     project = resolve_project(Path(pred.project_path), tmp / "extracted")
                 except (OSError, ValueError, tarfile.TarError, zipfile.BadZipFile) as exc:
-                    return self._finish(result, AppGenReason.INVALID_PREDICTION, str(exc), ctx)
-            # -- efficiency (pure; independent of the build)
+                    return steps.finish(result, AppGenReason.INVALID_PREDICTION, str(exc), ctx)
             try:
-                eff = efficiency.run_cost(
-                    {
-                        "model_name_or_path": pred.model_name_or_path,
-                        "input_tokens": pred.input_tokens,
-                        "output_tokens": pred.output_tokens,
-                        "llm_calls": pred.llm_calls,
-                        "llm_seconds": pred.llm_seconds,
-                    },
-                    _price_table(options.get("mb_price_table")),
-                )
+                steps.measure_efficiency(pred, ctx.options, result)
             except efficiency.PriceTableError as exc:
-                return self._finish(result, AppGenReason.INFRA_ERROR, f"price table: {exc}", ctx, retryable=False)
-            result["axes"]["efficiency"] = eff
-            props.update(
-                input_tokens=eff["input_tokens"],
-                output_tokens=eff["output_tokens"],
-                llm_calls=eff["llm_calls"],
-                llm_seconds=eff["llm_seconds"],
-            )
-            if eff["cost_usd"] is not None:
-                props["cost_usd"] = eff["cost_usd"]
-            # -- maintainability and static route figures
-            report: maintainability.MaintainabilityReport | None = None
-            if project is not None:
-                try:
-                    report = maintainability.measure(project)
-                except Exception as exc:  # noqa: BLE001 - an unmeasurable project is still built and navigated
-                    result["axes"]["maintainability_error"] = f"{type(exc).__name__}: {exc}"
-            if report is not None:
-                mdict = report.to_dict()
-                result["axes"]["maintainability"] = {k: v for k, v in mdict.items() if k != "components"}
-                (ctx.evidence_dir / "maintainability.json").write_text(json.dumps(mdict, indent=2), encoding="utf-8")
-                stats = build_axis.source_stats(report.routes, report.page_modules, manifest.expected_routes)
-                props.update(
-                    route_count=stats.route_count,
-                    page_files=stats.page_file_count,
-                    route_coverage=stats.coverage,
-                    loc_total=report.total_loc,
-                    component_count=report.component_count,
-                )
-                for key in ("loc_per_file", "reuse_rate", "dead_comp_rate", "color_consistency"):
-                    value = _num(mdict.get(key))
-                    if value is not None:
-                        props[key] = round(float(value), 6)
-                result["axes"]["routes"] = {
-                    "declared": list(stats.routes),
-                    "missing": list(stats.missing_routes),
-                    "pages": list(stats.pages),
-                }
-            # -- build
-            trusted = bool(options.get("mb_trust_candidates"))
-            props["trusted"] = trusted
-            use_prebuilt = (
-                pred.prebuilt_dist is not None and trusted and (options.get("mb_app_build") or "auto") != "always"
-            )
-            if use_prebuilt:
-                prebuilt = Path(str(pred.prebuilt_dist))
-                if not (prebuilt / "index.html").is_file():
-                    return self._finish(
-                        result, AppGenReason.INVALID_PREDICTION, f"prebuilt_dist {prebuilt} has no index.html", ctx
-                    )
-                dist = Path(shutil.copytree(prebuilt, tmp / "serve"))  # served from a fresh folder
-                props.update(build_mode="prebuilt", build_ok=True)
-            else:
-                if project is None or not (project / "src").is_dir() or (project / "src").is_symlink():
-                    props.update(
-                        build_ok=False,
-                        build_failure="no_source",
-                        tsc_errors=0,
-                        vite_errors=0,
-                        nav_pass_rate=0.0,
-                        nav_passed=0,
-                        nav_total=len(manifest.nav_tests),
-                    )
-                    return self._finish(
-                        result,
-                        AppGenReason.BUILD_FAILED,
-                        "no_source: the prediction has no project with a src/ folder to build"
-                        + (
-                            " (prebuilt_dist is used only with --mb-trust-candidates)"
-                            if pred.prebuilt_dist is not None
-                            else ""
-                        ),
-                        ctx,
-                    )
-                outcome = self._build(project, manifest, ctx, tmp, result, trusted=trusted)
-                if isinstance(outcome, dict):
-                    return outcome
-                dist = outcome
-            # -- navigation and screenshots
-            try:
-                provided = ctx.fixture("mb_browser")  # pytest_mobilebench.fixtures; a conftest may override it
-                browser = provided.browser() if callable(getattr(provided, "browser", None)) else provided
-            except Exception as exc:  # noqa: BLE001 - no browser is the environment's failure
-                return self._finish(
-                    result, AppGenReason.INFRA_ERROR, f"chromium: {type(exc).__name__}: {exc}", ctx, retryable=True
-                )
-            nav_dir = ctx.evidence_dir / "nav"
-            t0 = time.monotonic()
-            with serve_spa(dist) as base_url:
-                evidence = nav_axis.run_specs(browser, base_url, manifest, out_dir=nav_dir)
-                props["nav_seconds"] = round(time.monotonic() - t0, 3)
-                screens, errors = self._capture(browser, base_url, manifest, ctx.evidence_dir / "screens")
-            refused = [r for e in evidence for r in e.get("refused", [])]
-            result["evidence"].update(
-                nav_dir=str(nav_dir),
-                screens={k: str(v) for k, v in screens.items()},
-                screen_errors=errors,
-                refused_requests=refused,
-            )
-            props["refused_requests"] = len(refused)
-        rates = nav_axis.nav_rates(evidence)
-        result["axes"]["navigation"] = rates
-        result["nav"] = [
-            {
-                "spec_id": e["spec_id"],
-                "category": e["category"],
-                "passed": e["passed"],
-                "failure_class": e["failure_class"],
-                "error": e["error"],
-            }
-            for e in evidence
-        ]
-        props.update(
-            nav_pass_rate=round(rates["rate"], 6),
-            nav_passed=rates["passed"],
-            nav_total=rates["total"],
-            screens_captured=len(screens),
-        )
-        for cat in NavCategory:
-            cell = rates["by_category"].get(cat.value)
-            if cell is not None:
-                props[f"nav_rate_{cat.value}"] = round(cell["rate"], 6)
-        counts = {fc.value: 0 for fc in FailureClass}
-        for e in evidence:
-            if e["failure_class"] is not None:
-                counts[e["failure_class"]] += 1
-        for fc in FAILURE_CLASSES:
-            props[fc.value.lower()] = counts[fc.value]
-        props["unclassified"] = counts[FailureClass.UNCLASSIFIED.value]
-        props["nav_errors"] = counts[FailureClass.ERROR.value]
-        props["eval_seconds"] = round(time.monotonic() - started, 3)
+                return steps.finish(result, AppGenReason.INFRA_ERROR, f"price table: {exc}", ctx, retryable=False)
+            steps.measure_maintainability(project, manifest, result, ctx.evidence_dir)
+            dist = steps.dist_of(pred, project, manifest, ctx, tmp, result)
+            if isinstance(dist, dict):
+                return dist
+            navigated = steps.navigate(dist, manifest, ctx, result)
+            if isinstance(navigated, dict):
+                return navigated
+        steps.record_navigation(result, *navigated)
+        result["properties"]["eval_seconds"] = round(time.monotonic() - started, 3)
         reason, detail = grade_navigation(result["nav"])
-        return self._finish(result, reason, detail, ctx)
-
-    def _build(
-        self,
-        project: Path,
-        manifest: AppManifest,
-        ctx: EvalContext,
-        tmp: Path,
-        result: dict[str, Any],
-        *,
-        trusted: bool,
-    ) -> Path | dict[str, Any]:
-        """Build ``project`` in a sandbox of the ``mb_runtime`` fixture's runtime (a
-        :class:`~pytest_mobilebench.runtime.sandbox.SandboxRuntime`: Docker, or a provider of a conftest), on this
-        host when that runtime is the local one (trusted only: the provider refuses otherwise), else
-        ``infra_error`` (``daemon_unreachable``, ``untrusted_local_run``, ``environment_unsupported``: the
-        harness's environment, never the candidate).
-
-        Returns the fresh folder holding the built files (to serve), or the finished result of a failed build.
-        """
-        props = result["properties"]
-        timeout_s = float(ctx.options.get("mb_build_timeout") or 300.0)
-        log_dir = ctx.evidence_dir / "build"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            inputs, refused = container.build_inputs(project)
-        except (OSError, ValueError) as exc:
-            props.update(build_ok=False, build_failure="inputs_refused", tsc_errors=0, vite_errors=0)
-            return self._finish(result, AppGenReason.BUILD_FAILED, f"inputs_refused: {exc}", ctx)
-        result["evidence"]["inputs_refused"] = refused
-        try:
-            runtime = ctx.fixture("mb_runtime").get(
-                trusted=trusted
-            )  # pytest_mobilebench.fixtures; a conftest may override it
-            if isinstance(runtime, SandboxRuntime):
-                built, files, image_seconds = self._contained(
-                    runtime, trusted, inputs, manifest, ctx, log_dir, timeout_s
-                )
-                props.update(build_mode="container", image_seconds=image_seconds)
-            elif trusted and isinstance(runtime, LocalRuntime):
-                ctx.progress("local runtime: building the trusted candidate ON THIS HOST (--mb-trust-candidates)")
-                scaffold = build_axis.ensure_scaffold(progress=ctx.progress)
-                work = build_axis.materialize_project(project, tmp / "build", scaffold)
-                built = build_axis.run_build(work, log_dir, timeout_s=timeout_s)
-                files = None
-                props["build_mode"] = "host"
-            else:
-                raise InfraError(
-                    InfraKind.ENVIRONMENT_UNSUPPORTED,
-                    f"the {runtime.name!r} runtime opens no build "
-                    "sandbox (runtime.sandbox.SandboxRuntime), and a candidate's build never runs on this "
-                    "host: use --mb-runtime=docker",
-                )
-        except InfraError as exc:
-            if exc.log:
-                (log_dir / "infra.log").write_text(exc.log, encoding="utf-8")
-            props["infra_kind"] = exc.kind
-            return self._finish(result, AppGenReason.INFRA_ERROR, str(exc), ctx, retryable=True)
-        props.update(
-            build_ok=built.ok, tsc_errors=built.tsc_errors, vite_errors=built.vite_errors, build_seconds=built.seconds
-        )
-        result["evidence"].update(tsc_log=str(built.tsc_log), vite_log=str(built.vite_log))
-        if not built.ok:
-            props.update(nav_pass_rate=0.0, nav_passed=0, nav_total=len(manifest.nav_tests))
-            return self._finish(result, AppGenReason.BUILD_FAILED, built.message, ctx)
-        if files is not None:  # copied out through the channel: served from a fresh folder
-            return stage_files(files, tmp / "serve")
-        return Path(shutil.copytree(Path(str(built.dist)), tmp / "serve", symlinks=False))
-
-    @staticmethod
-    def _contained(
-        runtime: SandboxRuntime,
-        trusted: bool,
-        inputs: Mapping[str, bytes],
-        manifest: AppManifest,
-        ctx: EvalContext,
-        log_dir: Path,
-        timeout_s: float,
-    ) -> tuple[build_axis.BuildResult, dict[str, bytes], float]:
-        """tsc and vite in a sandbox of the scaffold (:mod:`.container`); logs into ``log_dir``.
-        Returns the graded build, the files of ``dist/`` and the seconds spent ensuring the image."""
-        builder = ctx.resource(
-            f"app_generation:container:{runtime.name}:{trusted}",
-            lambda: container.ContainedBuilder(runtime, scaffold_dir=build_axis.SCAFFOLD_DIR),
-        )
-        out = builder.build(inputs, instance_id=manifest.app, timeout_s=timeout_s, log_dir=log_dir)
-        tsc_log, vite_log = log_dir / "tsc.log", log_dir / "vite.log"
-        tsc_log.write_text(f"$ {container.TSC_COMMAND}\n{out.tsc_out}", encoding="utf-8")
-        vite_log.write_text(f"$ {container.VITE_COMMAND}\n{out.vite_out}", encoding="utf-8")
-        if out.rejected:
-            (log_dir / "dist-refused.txt").write_text("\n".join(out.rejected) + "\n", encoding="utf-8")
-        built = build_axis.grade_build(
-            out.tsc_exit,
-            out.tsc_out,
-            out.vite_exit,
-            out.vite_out,
-            has_index="index.html" in out.dist,
-            dist=None,
-            tsc_log=tsc_log,
-            vite_log=vite_log,
-            seconds=out.seconds,
-        )
-        return built, out.dist, out.image_seconds
-
-    @staticmethod
-    def _capture(
-        browser: Any, base_url: str, manifest: AppManifest, out_dir: Path
-    ) -> tuple[dict[str, Path], dict[str, str]]:
-        """Screenshots of the non-overlay screens, each in its own fresh mobile context."""
-        contexts: list[Any] = []
-
-        def page_factory() -> Any:
-            context = nav_axis.new_mobile_context(browser, base_url)
-            contexts.append(context)
-            return context.new_page()
-
-        def settle(page: Any) -> None:
-            nav_axis.settle(page)
-
-        errors: dict[str, str] = {}
-        try:
-            shots = capture.capture_screens(
-                page_factory,
-                base_url,
-                {sid: s.route for sid, s in manifest.screens.items() if not s.overlay},
-                out_dir,
-                settle=settle,
-                errors=errors,
-            )
-        finally:
-            for context in contexts:
-                with contextlib.suppress(Exception):  # already closed with its page
-                    context.close()
-        return shots, errors
-
-    @staticmethod
-    def _finish(
-        result: dict[str, Any], reason: AppGenReason, detail: str, ctx: EvalContext, *, retryable: bool = False
-    ) -> dict[str, Any]:
-        result["reason"] = reason.value
-        result["passed"] = reason is AppGenReason.OK
-        result["detail"] = detail
-        result["retryable"] = retryable
-        (ctx.evidence_dir / "app_generation.json").write_text(
-            json.dumps(result, indent=2, default=str), encoding="utf-8"
-        )
-        return result
+        return steps.finish(result, reason, detail, ctx)
 
     # ------------------------------------------------------------------------------------- summarize
 
@@ -748,10 +409,10 @@ class AppGenerationSuite:
                 "route_count",
                 "page_files",
             ):
-                values = [float(p[key]) for p in props if _num(p.get(key)) is not None]
+                values = [float(p[key]) for p in props if steps.number(p.get(key)) is not None]
                 row[key] = mean(values) if values else None
             for key in ("input_tokens", "output_tokens", "llm_calls", "llm_seconds", "cost_usd"):
-                values = [float(p[key]) for p in props if _num(p.get(key)) is not None]
+                values = [float(p[key]) for p in props if steps.number(p.get(key)) is not None]
                 row[f"{key}_total"] = sum(values) if values else None
                 row[f"{key}_mean"] = mean(values) if values else None
             row["failure_classes"] = failure_table(c for c in classes if c is not None)

@@ -67,6 +67,7 @@ HEADLINE: Final = Headline("NavPassRate", kind="rate")
 SURFACE: Final = SuiteSurface(
     name="app_generation",
     module="pytest_mobilebench.suites.app_generation",
+    plots="pytest_mobilebench.suites.app_generation.plots",
     options=OPTIONS,
     markers=MARKERS,
     columns=COLUMNS,

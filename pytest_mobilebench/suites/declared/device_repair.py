@@ -94,6 +94,7 @@ HEADLINE: Final = Headline("Pass@1", kind="rate", over_items=True)
 SURFACE: Final = SuiteSurface(
     name="device_repair",
     module="pytest_mobilebench.suites.device_repair",
+    plots="pytest_mobilebench.suites.device_repair.plots",
     options=OPTIONS,
     markers=MARKERS,
     columns=COLUMNS,

@@ -147,6 +147,7 @@ HEADLINE: Final = Headline("resolution rate", kind="rate", over_items=True)
 SURFACE: Final = SuiteSurface(
     name="issue_resolution",
     module="pytest_mobilebench.suites.issue_resolution",
+    plots="pytest_mobilebench.suites.issue_resolution.plots",
     options=OPTIONS,
     markers=MARKERS,
     columns=COLUMNS,

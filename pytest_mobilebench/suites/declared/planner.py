@@ -36,6 +36,7 @@ HEADLINE: Final = Headline("Overall", kind="score")
 SURFACE: Final = SuiteSurface(
     name="planner",
     module="pytest_mobilebench.suites.planner",
+    plots="pytest_mobilebench.suites.planner.plots",
     options=OPTIONS,
     markers=MARKERS,
     columns=COLUMNS,

@@ -25,7 +25,7 @@ from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError, Runtime
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
-from pytest_mobilebench.suites.base import LiveCandidate
+from pytest_mobilebench.suites.base import LiveCandidate, SuiteBase
 from pytest_mobilebench.suites.declared.device_repair import COLUMNS, MARKERS, OPTIONS, SURFACE
 from pytest_mobilebench.suites.device_repair import flow, workroot
 from pytest_mobilebench.suites.device_repair.contract import Reason
@@ -77,7 +77,7 @@ def _runtime(record: DeviceRecord, ctx: EvalContext, repos: RepoCache, *, truste
 
 
 @final
-class DeviceRepairSuite:
+class DeviceRepairSuite(SuiteBase):
     """The ``device_repair`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`)."""
 
     name = SURFACE.name
@@ -85,6 +85,7 @@ class DeviceRepairSuite:
     options = OPTIONS
     markers = MARKERS
     columns = COLUMNS
+    plots_module = SURFACE.plots
     fixtures = SURFACE.fixtures
     fixture_module = SURFACE.fixture_module
     item_trials = True  # --predictions=live --mb-trials K: one item per trial (report/trials.py)
@@ -94,10 +95,6 @@ class DeviceRepairSuite:
         if not isinstance(document, YamlDocument):
             document = YamlDocument(path=path, data=dict(document), key_lines={}, item_lines={})
         return load_manifest(document)
-
-    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
-        """No dataset dialect: records come from YAML manifests only."""
-        return
 
     def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
         """The record's content (evidence is reused only for the same record), without where its repository
@@ -123,9 +120,6 @@ class DeviceRepairSuite:
         from pytest_mobilebench.suites.device_repair.live import live_model
 
         return live_model(options)
-
-    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
-        """Nothing run-wide: emulators are stopped by the pool fixture's teardown."""
 
     def summarize(
         self, results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None

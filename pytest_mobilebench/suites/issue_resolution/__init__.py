@@ -24,7 +24,7 @@ from pytest_mobilebench.manifest.yamlfile import YamlDocument
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import Reason
 from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
-from pytest_mobilebench.suites.base import LiveCandidate
+from pytest_mobilebench.suites.base import LiveCandidate, SuiteBase
 from pytest_mobilebench.suites.declared import issue_resolution as surface
 from pytest_mobilebench.suites.issue_resolution.manifest import load_manifest
 from pytest_mobilebench.suites.issue_resolution.markers import FrameworkMarkers
@@ -106,7 +106,7 @@ def docker_answers(timeout_s: float = 5) -> bool:
 
 
 @final
-class IssueResolutionSuite:
+class IssueResolutionSuite(SuiteBase):
     """The ``issue_resolution`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`): loads here,
     evaluates, summarizes and re-grades through :mod:`.evaluation` (imported when first needed)."""
 
@@ -114,6 +114,7 @@ class IssueResolutionSuite:
     options = surface.OPTIONS
     markers = FrameworkMarkers(surface.MARKERS)
     columns = surface.COLUMNS
+    plots_module = surface.SURFACE.plots
     fixtures = surface.FIXTURES
     fixture_module = None
     reasons = Reason
@@ -188,9 +189,6 @@ class IssueResolutionSuite:
         from pytest_mobilebench.suites.issue_resolution.live import live_model
 
         return live_model(options)
-
-    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
-        """Nothing of its own: the runtime providers the run used remove their images (the plugin calls them)."""
 
 
 SUITE = IssueResolutionSuite()

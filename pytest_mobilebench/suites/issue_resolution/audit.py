@@ -40,6 +40,7 @@ from pytest_mobilebench.records import EvalContext
 from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.suites.issue_resolution.hunks import fix_fingerprint, gold_hunks, without_hunk
 from pytest_mobilebench.suites.issue_resolution.workspaces import one_run
+from pytest_mobilebench.suites.issue_resolution.verifier import grade_run, verifier_strength
 
 __all__ = ["audit_instance", "summarize_audit"]
 
@@ -84,8 +85,6 @@ def _gold_checks(suite: Any, instance: IssueInstance, ctx: EvalContext, gold: st
 def _adequacy(
     suite: Any, instance: IssueInstance, ctx: EvalContext, gold: str, test: str, lists: Mapping[str, Sequence[str]]
 ) -> list[dict[str, Any]]:
-    from pytest_mobilebench.suites.issue_resolution.verifier import grade_run
-
     targets = [*lists["FAIL_TO_PASS"], *lists["NONE_TO_PASS"]]
     rows = []
     for hunk in gold_hunks(gold):
@@ -130,8 +129,6 @@ def audit_instance(suite: Any, instance: IssueInstance, ctx: EvalContext, base: 
     hunks = _adequacy(suite, instance, ctx, gold, test, checks["lists"]) if measured else []
     verifier = None
     if measured:
-        from pytest_mobilebench.suites.issue_resolution.verifier import verifier_strength
-
         verifier = verifier_strength(suite, instance, ctx, gold, test, checks["lists"], hunks)
     report = {
         **{k: v for k, v in checks.items() if k != "lists"},

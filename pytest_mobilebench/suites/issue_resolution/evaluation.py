@@ -12,15 +12,13 @@ Everything needed to re-grade is written to the evidence folder (:func:`regrade`
 without running anything). Infrastructure failures become the ``infra_error`` reason and are marked
 retryable, so they are never cached and never scored as the model's fault.
 
-``--mb-validate`` with ``--predictions=gold`` runs the three configurations of MobileDev-Bench
-(Section 3, Phase 4): ``base``, ``test`` (base + test patch) and ``fix`` (base + test patch + gold
-patch), ``--mb-validate-runs`` times each, drops flaky tests and proposes the gold lists.
+``--mb-validate`` with ``--predictions=gold`` runs the three configurations of MobileDev-Bench through this
+module's test step and proposes the gold lists (:mod:`.validation`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -46,13 +44,15 @@ from pytest_mobilebench.runtime.base import (
     Workspace,
 )
 from pytest_mobilebench.runtime.provider import repo_cache
-from pytest_mobilebench.states import Reason, TestState
+from pytest_mobilebench.states import Reason
 from pytest_mobilebench.trust import cross_check_run, harden_plan
 from pytest_mobilebench.records import EvalContext, LoadedRecord
 from pytest_mobilebench.suites.declared import issue_resolution as surface
 from pytest_mobilebench.suites.issue_resolution.rates import headline, infra_callouts
 from pytest_mobilebench.suites.issue_resolution.unavailable import unavailable_result
-from pytest_mobilebench.suites.issue_resolution.workspaces import resolve_patches, runtime_for, workspace_spec
+from pytest_mobilebench.suites.issue_resolution.audit import audit_instance
+from pytest_mobilebench.suites.issue_resolution.validation import validate
+from pytest_mobilebench.suites.issue_resolution.workspaces import release, resolve_patches, runtime_for, workspace_spec
 from pytest_mobilebench.suites.issue_resolution.attribution import (
     CANDIDATE_FAILURE,
     RESOURCE_KINDS,
@@ -97,10 +97,6 @@ __all__ = [
 
 def _write(evidence: Path, name: str, text: str) -> None:
     atomic_write_text(evidence / name, text)
-
-
-def _states_json(tests: Mapping[str, TestState]) -> dict[str, str]:
-    return {k: TestState(v).value for k, v in sorted(tests.items())}
 
 
 def base_fields(instance: IssueInstance, model: str) -> dict[str, Any]:
@@ -170,11 +166,9 @@ class IssueResolutionEvaluator:
         self, instance: IssueInstance, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
     ) -> dict[str, Any]:
         if ctx.options.get("mb_audit"):
-            from pytest_mobilebench.suites.issue_resolution.audit import audit_instance
-
             return audit_instance(self, instance, ctx, base)
         if ctx.options.get("mb_validate"):
-            return self._validate(instance, prediction, ctx, base)
+            return validate(self, instance, ctx, base)
         return self._grade_candidate(instance, prediction, ctx, base)
 
     def _grade_candidate(
@@ -259,7 +253,7 @@ class IssueResolutionEvaluator:
                 )
             judged = judge(instance, evidence)
         finally:
-            _release(ws)  # after the evidence and the verdict (or an error): removed in the background
+            release(ws)  # after the evidence and the verdict (or an error): removed in the background
         base["flags"] = [*base["flags"], *unharnessed_flags(evidence)]  # trusted code run without its harness
         if judged.review is not None:
             base["flags"] = [*base["flags"], *judged.review.flags]
@@ -544,90 +538,6 @@ class IssueResolutionEvaluator:
 
     # ------------------------------------------------------------------------------------- validate
 
-    def _validate(
-        self, instance: IssueInstance, prediction: Prediction | None, ctx: EvalContext, base: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Run base / test / fix configurations (with the gold patch) and propose the gold lists."""
-        repos = repo_cache(ctx.options, ctx.run_id)
-        gold_patch, test_patch = resolve_patches(instance, repos)
-        _write(ctx.evidence_dir, "gold_patch.diff", gold_patch)
-        _write(ctx.evidence_dir, "test_patch.diff", test_patch)
-        runtime = runtime_for(ctx, trusted=True)  # the benchmark's own gold patch
-        base["runtime"] = runtime.name
-        spec = workspace_spec(instance, ctx)
-        runs = max(1, int(ctx.options.get("mb_validate_runs") or 1))
-        configs: dict[str, list[grading.RunStates]] = {"base": [], "test": [], "fix": []}
-        for attempt in range(runs):
-            for config in ("base", "test", "fix"):
-                tag = f".{config}.{attempt + 1}"
-                ws = runtime.prepare(spec, log_dir=ctx.evidence_dir)
-                try:
-                    if config == "fix":
-                        applied = ws.apply_patch(gold_patch, name=f"gold_patch{tag}")
-                        if not applied.ok:
-                            raise InfraError(
-                                InfraKind.GOLD_PATCH_APPLY_FAILED, "the gold patch does not apply", log=applied.log
-                            )
-                    # at base the test patch's files are targeted without applying it: absent tests are NONE
-                    run, parsed, built, _ = self._run_tests(
-                        ws, instance, test_patch, ctx, tag=tag, apply=config != "base"
-                    )
-                finally:
-                    _release(ws)  # this configuration's evidence is written: removed in the background
-                executed = not run.timed_out and not run.oom_killed and built
-                configs[config].append(grading.RunStates(tests=parsed.tests, built=built, executed=executed))
-        stable: dict[str, Mapping[str, TestState]] = {}
-        flaky: set[str] = set()
-        for config, states in configs.items():
-            merged, unstable = grading.drop_flaky([s.tests for s in states])
-            stable[config] = merged
-            flaky |= unstable
-        final = {
-            c: grading.RunStates(
-                tests={k: v for k, v in stable[c].items() if k not in flaky},
-                built=all(s.built for s in configs[c]),
-                executed=all(s.executed for s in configs[c]),
-            )
-            for c in configs
-        }
-        validation = grading.validate_instance(final["base"], final["test"], final["fix"])
-        transitions = grading.transitions(final["test"].tests, final["fix"].tests)
-        report = {
-            "instance_id": instance.instance_id,
-            "valid": validation.valid,
-            "problems": list(validation.problems),
-            "FAIL_TO_PASS": list(validation.fail_to_pass),
-            "NONE_TO_PASS": list(validation.none_to_pass),
-            "PASS_TO_PASS": list(validation.pass_to_pass),
-            "PASS_TO_FAIL": list(validation.pass_to_fail),
-            "flaky": sorted(flaky),
-            "assertions": _fix_assertions(ctx.evidence_dir, runs, [*validation.fail_to_pass, *validation.none_to_pass]),
-            "states": {c: _states_json(final[c].tests) for c in final},
-            "transitions": dict(sorted(transitions.items())),
-            "runs": runs,
-        }
-        atomic_write_json(ctx.evidence_dir / "validation.json", report)
-        counts: dict[str, int] = {}
-        for t in transitions.values():
-            counts[t] = counts.get(t, 0) + 1
-        return {
-            **base,
-            "reason": Reason.RESOLVED.value if validation.valid else Reason.UNRESOLVED.value,
-            "passed": validation.valid,
-            "retryable": False,
-            "validation": report,
-            "detail": "; ".join(validation.problems),
-            "properties": {
-                "valid": validation.valid,
-                "f2p": len(validation.fail_to_pass),
-                "n2p": len(validation.none_to_pass),
-                "p2p": len(validation.pass_to_pass),
-                "p2f": len(validation.pass_to_fail),
-                "flaky": len(flaky),
-                "transitions": json.dumps(counts, sort_keys=True),
-            },
-        }
-
     # ------------------------------------------------------------------------------------- summary
 
     def summarize(
@@ -658,23 +568,6 @@ def regrade(instance: IssueInstance, evidence_dir: Path) -> dict[str, Any]:
     return judge(instance, evidence_dir).verdict.to_dict()
 
 
-def _fix_assertions(evidence: Path, runs: int, ids: Sequence[str]) -> dict[str, int]:
-    """``{id: fewest executed assertions over the fix runs}`` for ``ids`` (jest runs with a channel only):
-    the manifest's ``assertions`` proposal (:func:`.harness.hollow_passes`)."""
-    counts: dict[str, int] = {}
-    for attempt in range(1, runs + 1):
-        harness_file, channel_file = evidence / f"harness.fix.{attempt}.json", evidence / f"channel.fix.{attempt}.jsonl"
-        if not harness_file.is_file() or not channel_file.is_file():
-            return {}
-        found = jest_harness.assertion_counts(
-            json.loads(harness_file.read_text(encoding="utf-8")), channel_file.read_bytes()
-        )
-        for test_id in ids:
-            if test_id in found:
-                counts[test_id] = min(counts.get(test_id, found[test_id]), found[test_id])
-    return dict(sorted(counts.items()))
-
-
 def _planning_files(ws: Workspace, fw: frameworks.Framework) -> dict[str, bytes]:
     """The framework's planning files in ``ws``: those whose presence alone the plan reads (the optional
     ``presence_files``, e.g. lockfiles) only listed (:meth:`~pytest_mobilebench.runtime.base.Workspace.list_files`),
@@ -684,12 +577,6 @@ def _planning_files(ws: Workspace, fw: frameworks.Framework) -> dict[str, bytes]
         return dict(ws.read_files(fw.planning_files))
     files = dict(ws.read_files([p for p in fw.planning_files if p not in presence]))
     return {**files, **{name: b"" for name in ws.list_files(presence) if name not in files}}
-
-
-def _release(ws: Workspace) -> None:
-    """Close ``ws`` once nothing reads it again: its container is removed in the background where the
-    runtime can (``close_later``: :mod:`pytest_mobilebench.runtime.removals`; the base's default closes now)."""
-    ws.close_later()
 
 
 def _read_base_config(fw: frameworks.Framework, ws: Workspace) -> dict[str, bytes]:

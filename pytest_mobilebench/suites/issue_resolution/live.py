@@ -61,6 +61,7 @@ from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.states import InfraKind
 from pytest_mobilebench.suites.base import LiveCandidate
 from pytest_mobilebench.suites.issue_resolution.prompt import COMMAND_MODEL, render_prompt
+from pytest_mobilebench.suites.issue_resolution.live_command import run_command_agent
 from pytest_mobilebench.suites.issue_resolution.workspaces import runtime_for, workspace_spec
 
 if TYPE_CHECKING:
@@ -112,8 +113,6 @@ def produce_live(instance: IssueInstance, ctx: EvalContext, model: str, *, trial
     model = model or str(live_model(ctx.options))
     ctx.progress(f"{instance.instance_id}: agent sandbox ({runtime.name})")
     if ctx.options.get("mb_agent_command"):
-        from pytest_mobilebench.suites.issue_resolution.live_command import run_command_agent
-
         agent, taken = run_command_agent(runtime, workspace_spec(instance, ctx), instance, ctx)
     else:
         agent, taken = _run_builtin(runtime, workspace_spec(instance, ctx), instance, ctx)

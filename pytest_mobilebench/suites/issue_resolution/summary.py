@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_mobilebench.metrics import changed_lines_bin, file_count_bin, mean, stratify
+from pytest_mobilebench.suites.issue_resolution.audit import summarize_audit
 from pytest_mobilebench.suites.issue_resolution.rates import headline
 
 __all__ = ["summarize"]
@@ -68,8 +69,6 @@ def summarize(results: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any
             "flaky_tests": sum(len(r["validation"]["flaky"]) for r in validated),
         }
     if any("audit" in r for r in results):
-        from pytest_mobilebench.suites.issue_resolution.audit import summarize_audit
-
         table["audit"] = summarize_audit(results)
     models = sorted({str(r.get("model_name_or_path")) for r in results})
     if len(models) > 1:

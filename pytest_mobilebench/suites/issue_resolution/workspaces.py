@@ -13,11 +13,11 @@ from pytest_mobilebench import frameworks
 from pytest_mobilebench.files import atomic_write_text
 from pytest_mobilebench.patch import split_patch
 from pytest_mobilebench.records import EvalContext
-from pytest_mobilebench.runtime.base import Runtime, WorkspaceSpec
+from pytest_mobilebench.runtime.base import Runtime, Workspace, WorkspaceSpec
 from pytest_mobilebench.runtime.repos import RepoCache, repo_url
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 
-__all__ = ["one_run", "resolve_patches", "runtime_for", "workspace_spec"]
+__all__ = ["one_run", "release", "resolve_patches", "runtime_for", "workspace_spec"]
 
 
 def runtime_for(ctx: EvalContext, *, trusted: bool = False) -> Runtime:
@@ -112,3 +112,9 @@ def one_run(
         ws.close()
     executed = built and not run.timed_out and not run.oom_killed
     return {"applied": True, "built": built, "executed": executed, "tests": dict(parsed.tests)}
+
+
+def release(ws: Workspace) -> None:
+    """Close ``ws`` once nothing reads it again: its container is removed in the background where the
+    runtime can (``close_later``: :mod:`pytest_mobilebench.runtime.removals`; the base's default closes now)."""
+    ws.close_later()

@@ -28,9 +28,10 @@ from typing import Any, Final
 from pytest_mobilebench.agents.options import live_model
 from pytest_mobilebench.predictions import Prediction, PredictionKind
 from pytest_mobilebench.states import InfraKind
+from pytest_mobilebench.suites.base import SuiteBase
 from pytest_mobilebench.records import EvalContext, LoadedRecord, ManifestError
 from pytest_mobilebench.suites.declared import planner as surface
-from pytest_mobilebench.suites.planner.catalog import DOMAINS
+from pytest_mobilebench.suites.planner.declare import DOMAINS
 from pytest_mobilebench.suites.planner.episode import (
     Call,
     TrajectoryError,
@@ -125,7 +126,7 @@ def _calls_json(calls: Sequence[Call]) -> list[dict[str, Any]]:
     return [{"tool": c.tool, "arguments": c.arguments} for c in calls]
 
 
-class PlannerSuite:
+class PlannerSuite(SuiteBase):
     """The ``planner`` suite (implements :class:`pytest_mobilebench.suites.base.Suite`)."""
 
     name: Final = SUITE_NAME
@@ -140,6 +141,7 @@ class PlannerSuite:
         }
     )
     columns = surface.COLUMNS
+    plots_module = surface.SURFACE.plots
     fixtures = surface.FIXTURES
     fixture_module = surface.SURFACE.fixture_module
 
@@ -166,16 +168,9 @@ class PlannerSuite:
             )
         return out
 
-    def load_dataset(self, path: Path, options: Mapping[str, Any]) -> None:
-        """The planner has no dataset dialect."""
-        return
-
     def cache_material(self, record: LoadedRecord, prediction: Prediction | None, options: Mapping[str, Any]) -> Any:
         """Nothing beyond the task record, prediction and keyed options (replay is deterministic)."""
         return None
-
-    def finish_run(self, options: Mapping[str, Any], run_id: str, results: Sequence[Mapping[str, Any]]) -> None:
-        """Nothing to clean up: sandboxes are in-memory."""
 
     def live_model(self, options: Mapping[str, Any]) -> str:
         """``--mb-agent-model``: the model ``--predictions=live`` drives at ``--mb-agent-base-url``.

@@ -1,7 +1,7 @@
 """The tool catalog: every tool declared ONCE as a typed Python function; schema, recall text and behaviour
 all come from that declaration.
 
-A declaration::
+A declaration (:func:`.declare.tool`, in a module listed in :data:`.tools.MODULES`)::
 
     @tool("contacts", write=True)
     def add_contact(sb: Sandbox, name: str, phone: str, email: str = "") -> dict:
@@ -32,29 +32,11 @@ from typing import Any, Final
 
 import pydantic
 
+from pytest_mobilebench.suites.planner import tools as tool_modules
+from pytest_mobilebench.suites.planner.declare import DOMAINS, META_DOMAINS, ToolMark, declared
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
 
-__all__ = ["CATALOG", "DOMAINS", "META_DOMAINS", "Tool", "catalog", "tool", "tools_markdown"]
-
-#: The 14 device domains (MobilePA-Bench Table 2 lists 13 tool domains; notes and reminders are split here).
-DOMAINS: Final = (
-    "contacts",
-    "messaging",
-    "calendar",
-    "clock",
-    "settings",
-    "files",
-    "notes",
-    "email",
-    "maps",
-    "wallet",
-    "shopping",
-    "travel",
-    "media",
-    "security",
-)
-#: Planner-level tools that are not device apps.
-META_DOMAINS: Final = ("memory", "subagent", "skill", "dialogue")
+__all__ = ["CATALOG", "DOMAINS", "META_DOMAINS", "Tool", "catalog", "tools_markdown"]
 
 #: words users say about each domain's app, added to every recall text of that domain (one place).
 DOMAIN_WORDS: Final[dict[str, str]] = {
@@ -170,40 +152,44 @@ def _parse_doc(func: Callable[..., Any]) -> tuple[str, dict[str, str]]:
     return summary, args
 
 
+#: every declared tool by name, in the order of :data:`pytest_mobilebench.suites.planner.tools.MODULES` and of
+#: the declarations in each (filled by the first :func:`catalog` call)
 CATALOG: Final[dict[str, Tool]] = {}
 
 
-def tool(domain: str, *, write: bool, skill: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated function as a tool (see the module docstring for the declaration form).
+def _make(func: Callable[..., Any], mark: ToolMark) -> Tool:
+    """The :class:`Tool` of one declaration.
 
     Raises:
-        ValueError: unknown domain, a duplicate name, an argument without a type or without a docstring line.
+        ValueError: an argument without a type or without a docstring line.
     """
-    if domain not in DOMAINS + META_DOMAINS:
-        raise ValueError(f"unknown tool domain {domain!r}")
-
-    def register(func: Callable[..., Any]) -> Callable[..., Any]:
-        if func.__name__ in CATALOG:
-            raise ValueError(f"tool {func.__name__!r} declared twice")
-        summary, arg_docs = _parse_doc(func)
-        hints = typing.get_type_hints(func, include_extras=True)
-        fields: dict[str, Any] = {}
-        for pname, param in list(inspect.signature(func).parameters.items())[1:]:
-            if pname not in hints or pname not in arg_docs:
-                raise ValueError(f"tool {func.__name__!r}: argument {pname!r} needs a type and an Args: line")
-            default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[pname] = (hints[pname], pydantic.Field(default, description=arg_docs[pname]))
-        model = pydantic.create_model(f"{func.__name__}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
-        CATALOG[func.__name__] = Tool(func.__name__, domain, write, skill, func, model, summary, arg_docs)
-        return func
-
-    return register
+    summary, arg_docs = _parse_doc(func)
+    hints = typing.get_type_hints(func, include_extras=True)
+    fields: dict[str, Any] = {}
+    for pname, param in list(inspect.signature(func).parameters.items())[1:]:
+        if pname not in hints or pname not in arg_docs:
+            raise ValueError(f"tool {func.__name__!r}: argument {pname!r} needs a type and an Args: line")
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[pname] = (hints[pname], pydantic.Field(default, description=arg_docs[pname]))
+    model = pydantic.create_model(f"{func.__name__}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
+    return Tool(func.__name__, mark.domain, mark.write, mark.skill, func, model, summary, arg_docs)
 
 
 def catalog() -> dict[str, Tool]:
-    """All declared tools by name (importing the tool modules on first use)."""
-    from pytest_mobilebench.suites.planner import tools  # noqa: F401 - registers the declarations
+    """All declared tools by name: the declarations of the modules listed in
+    :data:`pytest_mobilebench.suites.planner.tools.MODULES`, made into tools on the first call.
 
+    Raises:
+        ValueError: a tool declared twice, or a declaration :func:`_make` refuses.
+    """
+    if not CATALOG:
+        made: dict[str, Tool] = {}
+        for module in tool_modules.MODULES:
+            for func, mark in declared(module):
+                if func.__name__ in made:
+                    raise ValueError(f"tool {func.__name__!r} declared twice")
+                made[func.__name__] = _make(func, mark)
+        CATALOG.update(made)
     return CATALOG
 
 

@@ -1,6 +1,11 @@
-"""The tool declarations, one module per group of domains; importing this package registers them all, in this
-order (the catalog's order: :mod:`.planner` imports the app modules before its own tools)."""
+"""The tool declarations, one module per group of domains. :data:`MODULES` lists them: the catalog makes the
+tools of exactly these (:func:`pytest_mobilebench.suites.planner.catalog.catalog`)."""
 
-from pytest_mobilebench.suites.planner.tools import content, device, settings  # noqa: F401  (isort: skip)
-from pytest_mobilebench.suites.planner.tools import services, security  # noqa: F401  (isort: skip)
-from pytest_mobilebench.suites.planner.tools import planner  # noqa: F401
+from typing import Final
+
+from pytest_mobilebench.suites.planner.tools import content, device, planner, security, services, settings
+
+__all__ = ["MODULES"]
+
+#: every module of tool declarations, in catalog order
+MODULES: Final = (content, device, settings, services, security, planner)

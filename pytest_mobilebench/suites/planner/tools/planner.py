@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 import pydantic
 
-from pytest_mobilebench.suites.planner.catalog import tool
+from pytest_mobilebench.suites.planner.declare import tool
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
 from pytest_mobilebench.suites.planner.tools import device, services, settings
 from pytest_mobilebench.suites.planner.tools._common import (
@@ -169,10 +169,16 @@ def _loader(skill: str, summary: str):
     return tool("skill", write=False)(load)
 
 
-_loader("trip_planner", "book a whole trip (flight, hotel, calendar entry) in one step, or price it.")
-_loader("bedtime_routine", "night mode in one step (do not disturb, dark mode, dim screen) and weekday alarms.")
-_loader("bill_splitter", "split a bill among contacts with payment requests, and summarise spending.")
-_loader("photo_cleanup", "find duplicate photos and archive whole folders of the gallery.")
+load_skill_trip_planner = _loader(
+    "trip_planner", "book a whole trip (flight, hotel, calendar entry) in one step, or price it."
+)
+load_skill_bedtime_routine = _loader(
+    "bedtime_routine", "night mode in one step (do not disturb, dark mode, dim screen) and weekday alarms."
+)
+load_skill_bill_splitter = _loader(
+    "bill_splitter", "split a bill among contacts with payment requests, and summarise spending."
+)
+load_skill_photo_cleanup = _loader("photo_cleanup", "find duplicate photos and archive whole folders of the gallery.")
 
 
 @tool("travel", write=True, skill="trip_planner")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pytest_mobilebench.suites.planner.catalog import tool
+from pytest_mobilebench.suites.planner.declare import tool
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
 
 App = Literal[

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import pydantic
 
-from pytest_mobilebench.suites.planner.catalog import tool
+from pytest_mobilebench.suites.planner.declare import tool
 from pytest_mobilebench.suites.planner.sandbox import Sandbox, ToolError
 from pytest_mobilebench.suites.planner.tools._common import (
     Amount,
