@@ -126,15 +126,10 @@ def _functions(tree: ast.Module) -> dict[str, tuple[ast.FunctionDef, set[str]]]:
     return out
 
 
-def unmarked_spawners(source: str) -> list[str]:
-    """Names of the tests in ``source`` that start pytest in a subprocess (directly, through a helper of the
-    module, or through a fixture of the module they request) and carry no ``e2e`` mark (theirs, their class's,
-    or the module's ``pytestmark``)."""
-    tree = ast.parse(source)
-    if "e2e" in _module_marks(tree):
-        return []
-    functions = _functions(tree)
-    spawning = {name for name, (fn, _) in functions.items() if _spawns_pytest(fn)}
+def _spawning(functions: dict[str, tuple[ast.FunctionDef, set[str]]], seeds: set[str]) -> set[str]:
+    """Names of ``functions`` that start pytest in a subprocess, directly or by calling (or, as a test or
+    fixture, requesting) one that does; ``seeds`` are names known to spawn already (imported helpers)."""
+    spawning = set(seeds) | {name for name, (fn, _) in functions.items() if _spawns_pytest(fn)}
     grown = True
     while grown:
         grown = False
@@ -146,6 +141,33 @@ def unmarked_spawners(source: str) -> list[str]:
             if called & spawning:
                 spawning.add(name)
                 grown = True
+    return spawning
+
+
+def helper_spawners(sources: dict[str, str]) -> dict[str, set[str]]:
+    """``{helper module: its functions that start pytest in a subprocess}`` of the tests' helper modules
+    (``sources``: module name -> source)."""
+    return {module: _spawning(_functions(ast.parse(text)), set()) for module, text in sources.items()}
+
+
+def _imported_spawners(tree: ast.Module, helpers: dict[str, set[str]]) -> set[str]:
+    """Local names bound by ``from <helper> import name [as alias]`` to a helper function that spawns."""
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module in helpers:
+            out |= {a.asname or a.name for a in node.names if a.name in helpers[node.module]}
+    return out
+
+
+def unmarked_spawners(source: str, helpers: dict[str, set[str]] | None = None) -> list[str]:
+    """Names of the tests in ``source`` that start pytest in a subprocess (directly, through a helper of the
+    module or of ``helpers``, or through a fixture of the module they request) and carry no ``e2e`` mark
+    (theirs, their class's, or the module's ``pytestmark``)."""
+    tree = ast.parse(source)
+    if "e2e" in _module_marks(tree):
+        return []
+    functions = _functions(tree)
+    spawning = _spawning(functions, _imported_spawners(tree, helpers or {}))
     return sorted(
         name
         for name, (fn, class_marks) in functions.items()
@@ -154,9 +176,14 @@ def unmarked_spawners(source: str) -> list[str]:
 
 
 def test_every_test_that_starts_pytest_in_a_subprocess_is_marked_e2e() -> None:
+    tests = ROOT / "tests"
+    helpers = helper_spawners(
+        {p.stem: p.read_text(encoding="utf-8") for p in tests.glob("*.py") if not p.name.startswith("test_")}
+    )
+    assert "grade" in helpers["counter_attacks"]  # the trust tests' whole run of cases/examples
     offences = {}
-    for path in sorted((ROOT / "tests").glob("test_*.py")):
-        names = unmarked_spawners(path.read_text(encoding="utf-8"))
+    for path in sorted(tests.glob("test_*.py")):
+        names = unmarked_spawners(path.read_text(encoding="utf-8"), helpers)
         if names:
             offences[path.name] = names
     assert offences == {}
@@ -192,3 +219,10 @@ CASES = {
 @pytest.mark.parametrize(("source", "unmarked"), list(CASES.values()), ids=list(CASES))
 def test_the_e2e_check_sees_every_spelling(source: str, unmarked: list[str]) -> None:
     assert unmarked_spawners(source) == unmarked
+
+
+def test_the_e2e_check_follows_a_helper_module_of_the_tests() -> None:
+    helpers = helper_spawners({"runs": "def grade(tmp):\n    return run([sys.executable, '-m', 'pytest'])\n"})
+    using = "from runs import grade as g\ndef test_a(tmp_path):\n    g(tmp_path)\n"
+    assert unmarked_spawners(using, helpers) == ["test_a"]
+    assert unmarked_spawners("from runs import other\ndef test_a():\n    other()\n", helpers) == []

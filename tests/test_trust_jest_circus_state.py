@@ -79,6 +79,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.e2e
 def test_impostors_from_renested_describe_blocks_are_runner_compromised(tmp_path: Path) -> None:
     results, _out = grade(tmp_path, ATTACKS)
     for model, result in results.items():
@@ -115,6 +116,7 @@ if (typeof test === 'function' && !/mbcanary/.test(String(expect.getState().test
 """
 
 
+@pytest.mark.e2e
 def test_a_failing_flag_is_kept_as_declared(tmp_path: Path) -> None:
     models = {"flipped-failing": hooked_patch("flip", FLIPPED), "declared-failing": hooked_patch("known", DECLARED)}
     results, _out = grade(tmp_path, models)

@@ -97,6 +97,7 @@ def _docker_or_skip() -> None:
         pytest.skip(f"no Docker daemon answers: {exc}")
 
 
+@pytest.mark.e2e
 def test_runner_hijacks_are_never_resolved_nor_infra(tmp_path: Path) -> None:
     _docker_or_skip()
     results, _out = grade(tmp_path, ATTACKS)
@@ -129,6 +130,7 @@ if (typeof afterAll === 'function') afterAll(() => { console.error('Error: ENOSP
 """
 
 
+@pytest.mark.e2e
 def test_infra_the_candidate_causes_is_counted_against_it(tmp_path: Path) -> None:
     """Issue 17, item 3: memory exhausted where the reference fix under the same limit did not, a test
     patch blocked by the candidate's files, and a printed ENOSPC are the candidate's (never infra)."""

@@ -36,6 +36,7 @@ def _docker_or_skip() -> None:
         pytest.skip(f"no Docker daemon answers: {exc}")
 
 
+@pytest.mark.e2e
 def test_production_code_reading_a_runner_marker_is_caught_where_it_reads(tmp_path: Path) -> None:
     _docker_or_skip()
     results, out = grade(tmp_path, {"reads-marker": GRADER_ONLY, "tests-marker": GRADER_ONLY_IN})

@@ -53,6 +53,7 @@ def _docker_or_skip() -> None:
         pytest.skip(f"no Docker daemon answers: {exc}")
 
 
+@pytest.mark.e2e
 def test_a_built_in_matcher_redefined_by_the_code_under_test_is_caught(tmp_path: Path) -> None:
     _docker_or_skip()
     results, out = grade(tmp_path, ATTACKS)

@@ -74,6 +74,7 @@ def _docker_or_skip() -> None:
         pytest.skip(f"no Docker daemon answers: {exc}")
 
 
+@pytest.mark.e2e
 def test_a_runner_package_named_by_the_repository_is_never_resolved(tmp_path: Path) -> None:
     _docker_or_skip()
     results, out = grade(tmp_path, {"shadowed-environment": _patch()})
