@@ -10,8 +10,6 @@ from __future__ import annotations
 import abc
 import dataclasses
 import enum
-import io
-import tarfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -366,6 +364,9 @@ class Workspace(abc.ABC):
         Raises:
             MissingCapability: without root-owned files.
         """
+        import io
+        import tarfile  # here: start-up imports no tarfile (tests/test_startup_lazy.py)
+
         self.require(Capability.ROOT_FILES, "copying a tree in")
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             files = {
