@@ -10,7 +10,6 @@ from __future__ import annotations
 import abc
 import dataclasses
 import enum
-import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -365,7 +364,8 @@ class Workspace(abc.ABC):
         Raises:
             MissingCapability: without root-owned files.
         """
-        import tarfile  # not at start-up: tarfile loads grp and pwd (tests/test_startup_lazy.py)
+        import io
+        import tarfile  # here: start-up imports no tarfile (tests/test_startup_lazy.py)
 
         self.require(Capability.ROOT_FILES, "copying a tree in")
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
