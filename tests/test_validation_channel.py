@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pytest_mobilebench.mining.validate import _verdict
-from pytest_mobilebench.runtime.base import ApplyResult, RunResult
+from fake_workspaces import FilesWorkspace
+from pytest_mobilebench.predictions import GOLD as GOLD_NAME
+from pytest_mobilebench.predictions import Prediction, PredictionKind
+from pytest_mobilebench.runtime.base import ApplyResult, Capability, RunResult
 from pytest_mobilebench.runtime.channel import glob_regex
 from pytest_mobilebench.suites.base import LoadedRecord
 from pytest_mobilebench.suites.issue_resolution.evaluation import EVALUATOR
@@ -50,15 +53,15 @@ def _signed(key: bytes, records: Sequence[dict[str, Any]]) -> bytes:
     return b"".join(lines)
 
 
-class _Workspace:
+class _Workspace(FilesWorkspace):
     """A jest project where the gold patch makes ``Counter > increments by one`` pass; ``honest``: the runner
     writes the harness's channel (else it ignores the harness: the channel comes back empty)."""
 
-    root = "/testbed"
     results_root = "/var/tmp/mb-results-fake"
 
     def __init__(self, honest: bool) -> None:
-        self.honest, self.files, self.patched = honest, dict(TREE), set()
+        super().__init__(TREE, capabilities=frozenset({Capability.RESULT_CHANNEL, Capability.ROOT_FILES}))
+        self.honest, self.patched = honest, set()
 
     def apply_patch(self, patch: str, *, name: str) -> ApplyResult:
         self.patched.add(name.split(".")[0])
@@ -85,7 +88,7 @@ class _Workspace:
         runner = next(v for k, v in files.items() if k.endswith("/runner.js")).decode()
         nonce = re.search(r"mobilebench canary ([0-9a-f]{16})", runner).group(1)  # type: ignore[union-attr]
         present = TEST_FILE in self.files
-        passed = "gold_patch" in self.patched
+        passed = bool({"gold_patch", "model_patch"} & self.patched)  # validation names it gold, a gold run model
         tests = [
             (TITLES, "passed" if passed else "failed"),
             ([f"mobilebench canary {nonce}", f"must fail {nonce}"], "failed"),
@@ -111,9 +114,6 @@ class _Workspace:
         status = json.dumps({"ok": True, "problems": [], "cli": "/testbed/node_modules/jest/bin/jest.js"}).encode()
         return RunResult(command=command, exit_code=1, output="", duration_s=0.1), channel, status + b"\n"
 
-    def close(self) -> None:
-        pass
-
 
 class _Runtime:
     name = "fake"
@@ -131,10 +131,10 @@ class _Runtime:
 class _Ctx:
     run_id = "r1"
 
-    def __init__(self, evidence: Path, honest: bool) -> None:
+    def __init__(self, evidence: Path, honest: bool, *, validate: bool = True) -> None:
         self.evidence_dir, self.runtime = evidence, _Runtime(honest)
         self.options = {
-            "mb_validate": True,
+            "mb_validate": validate,
             "mb_validate_runs": 1,
             "mb_instance_timeout": 60,
             "mb_repo_url_template": "/none/{repo}",
@@ -151,7 +151,7 @@ class _Ctx:
         return self.runtime
 
 
-def _validated(tmp_path: Path, honest: bool) -> dict[str, Any]:
+def _validated(tmp_path: Path, honest: bool, *, validate: bool = True) -> dict[str, Any]:
     instance = IssueInstance(
         instance_id="acme__counter-1",
         repo="acme/counter",
@@ -167,7 +167,8 @@ def _validated(tmp_path: Path, honest: bool) -> dict[str, Any]:
     )  # fmt: skip
     evidence = tmp_path / ("honest" if honest else "ignored")
     evidence.mkdir()
-    return EVALUATOR.evaluate(record, None, _Ctx(evidence, honest))  # type: ignore[arg-type]
+    gold = None if validate else Prediction(instance.instance_id, GOLD_NAME, PredictionKind.GOLD)
+    return EVALUATOR.evaluate(record, gold, _Ctx(evidence, honest, validate=validate))  # type: ignore[arg-type]
 
 
 def test_an_honest_channel_validates(tmp_path: Path) -> None:
@@ -190,3 +191,13 @@ def test_a_runner_ignoring_the_harness_is_not_valid_and_names_the_harness_kind(t
     assert "runner_compromised: the runner's channel has no start record" in detail
     verdict = _verdict(result)  # what `mine` reads from the summary
     assert not verdict.kept and verdict.status == "infra_error" and "runner_harness_failed" in verdict.detail
+
+
+def test_a_gold_run_whose_channel_fails_is_the_harness_failure_not_the_gold_patch(tmp_path: Path) -> None:
+    """``--predictions=gold`` is the benchmark's own patch: a channel that comes back empty under it is the
+    harness's failure (``runner_harness_failed``, infra), never a ``runner_compromised`` verdict on gold."""
+    assert _validated(tmp_path, honest=True, validate=False)["reason"] == "resolved"
+    (tmp_path / "again").mkdir()
+    result = _validated(tmp_path / "again", honest=False, validate=False)
+    assert (result["reason"], result["infra_kind"]) == ("infra_error", "runner_harness_failed"), result
+    assert "runner_compromised: the runner's channel has no start record" in result["detail"]

@@ -290,7 +290,9 @@ class IssueResolutionEvaluator:
             found = self._apply_candidate(ws, instance, model_patch, info, test_patch, ctx)
             if found.ok:  # tools never applied, runner configuration restored: the run is the project's own
                 untrusted = not gold and not ctx.options.get("mb_trust_candidates")
-                self._run_tests(ws, instance, test_patch, ctx, tag="", candidate=True, untrusted=untrusted)
+                self._run_tests(
+                    ws, instance, test_patch, ctx, tag="", candidate=True, untrusted=untrusted, reference=gold
+                )
         except InfraError as exc:
             if exc.kind not in RESOURCE_KINDS or gold:
                 raise
@@ -402,12 +404,15 @@ class IssueResolutionEvaluator:
         apply: bool = True,
         candidate: bool = False,
         untrusted: bool = False,
+        reference: bool = False,
     ) -> tuple[RunResult, ParseResult, bool, str | None]:
         """Apply the test patch (unless ``apply`` is False), run the plan that targets its test files, parse.
 
         Returns ``(run, parsed, production built, why the report disagrees with the runner or None)``.
         ``untrusted``: a real candidate's run, refused on a workspace without the capability its runner's harness
-        needs; trusted code runs there unharnessed, recorded (:func:`.attribution.harnessed`).
+        needs; trusted code runs there unharnessed, recorded (:func:`.attribution.harnessed`). ``reference``: the
+        candidate is the benchmark's own fix (``--predictions=gold``): like the runs of validation (not
+        ``candidate``), a run the live grade could not grade is the harness's failure, never a verdict on it.
 
         Raises:
             CandidateFailure: ``test_patch_conflict`` (``candidate`` runs): the test patch does not apply
@@ -480,7 +485,7 @@ class IssueResolutionEvaluator:
                 "rejected_names": [dataclasses.asdict(r) for r in ws.rejected],
             },
         )
-        if not candidate and (ungraded := ungradable(instance, evidence, tag)):  # the benchmark's own patches
+        if (reference or not candidate) and (ungraded := ungradable(instance, evidence, tag)):  # the benchmark's own
             raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, ungradable_detail(tag, ungraded), log=run.output[-4000:])
         return run, parsed, built, tampered
 
