@@ -99,8 +99,10 @@ def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.J
     if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
         return None
     probes = ws.read_files(list(jest_harness.RUNNER_PROBES))
-    runner = jest_harness.jest_runner({**probes, **ws.read_files(jest_harness.preset_probes(probes))})
-    return None if runner is None else jest_harness.prepare(plan.command, runner=runner)
+    files = {**probes, **ws.read_files(jest_harness.preset_probes(probes))}
+    runner = jest_harness.jest_runner(files)
+    environment = jest_harness.jest_environment(files)  # named as a package: resolved by the harness (issue 31)
+    return None if runner is None else jest_harness.prepare(plan.command, runner=runner, environment=environment)
 
 
 def attribute_exhaustion(

@@ -255,14 +255,22 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
 
     found_integrity = tuple(integrity.audit(text, is_test))
     violations = [*review.violations, *integrity.violations(found_integrity, str(inputs.get("integrity") or "report"))]
-    judged = _judge_run(instance, folder, review, applied, violations)
+    # the candidate's files as they ran (restored ones run as at base): their tripwire touches count
+    changed = frozenset(p for f in info.files for p in f.paths) - restored
+    judged = _judge_run(instance, folder, review, applied, violations, changed)
     return dataclasses.replace(judged, integrity=found_integrity)
 
 
 def _judge_run(
-    instance: IssueInstance, folder: Path, review: policy.Review, applied: bool, violations: list[str]
+    instance: IssueInstance,
+    folder: Path,
+    review: policy.Review,
+    applied: bool,
+    violations: list[str],
+    changed: frozenset[str] | None = None,
 ) -> Judgement:
-    """:func:`judge` past the policy: the counted failures, the run's facts, the harness's and canaries' findings."""
+    """:func:`judge` past the policy: the counted failures, the run's facts, the harness's and canaries' findings
+    (``changed``: the paths the candidate's patch touches, whose tripwire touches count)."""
     failure = _candidate_failure(folder)
     if applied and failure is not None:  # test_patch_conflict / resource_exhausted: the run shows it, counted
         outcome = grading.RunOutcome(
@@ -287,7 +295,9 @@ def _judge_run(
     refused = _launch_refused(folder) if harness is not None else []
     if harness is not None and not run.get("timed_out") and not refused:  # a cut-off run proves nothing either way
         channel = (folder / "channel.jsonl").read_bytes() if (folder / "channel.jsonl").is_file() else b""
-        found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
+        found = jest_harness.findings(
+            harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed", changed=changed
+        )
         violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
         hollow = jest_harness.hollow_passes(
             parsed.tests, jest_harness.assertion_counts(harness, channel), instance.assertions

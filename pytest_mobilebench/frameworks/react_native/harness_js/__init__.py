@@ -1,7 +1,7 @@
 """The harness's own jest modules (issue 17, items 1 and 2), as text the harness writes into the container.
 
-Four CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder outside the
-repository, and given to jest on its command line (never through the project's configuration):
+CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder
+outside the repository, and given to jest on its command line (never through the project's configuration):
 
 * ``launch.js`` (:func:`launch_js`) - node's main script (``node launch.js <jest's arguments>``), before any
   project code: checks descriptors 3, 4 and 5 by ``fstat`` (regular files of root's; the key 32 bytes), keys
