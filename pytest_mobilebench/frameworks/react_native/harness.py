@@ -401,6 +401,7 @@ def findings(
             )
     if len(finals) == 1:
         final = finals[0]
+        found += [f"the runner's reporter: {p}" for p in final.get("problems") or []]
         own = (final.get("numPassedTests"), final.get("numFailedTests"))
         console = jest_console_counts(output)
         if console is not None and console != own:

@@ -70,7 +70,9 @@ let environment = null;
 function installedEnvironment(named) {
   const installed = path.join(process.cwd(), 'node_modules') + path.sep;
   const from = [process.cwd()];
-  try { from.push(path.dirname(require.resolve('jest-config/package.json', { paths: from }))); } catch (e) { /* none */ }
+  try {
+    from.push(path.dirname(require.resolve('jest-config/package.json', { paths: from })));
+  } catch (e) { /* none */ }
   const names = /^(@|jest-environment-)/.test(named) ? [named] : ['jest-environment-' + named, named];
   for (const name of names) {
     let found = null;
