@@ -104,6 +104,7 @@ REPORTER_JS: Final[str] = r"""'use strict';
 // up again through the channel module's exports, which code in the runner's realm could reach
 const emit = require('./channel.js').emit;
 const path = require('path');
+const realpath = require('fs').realpathSync;
 const create = Object.create;
 const defineProperty = Object.defineProperty;
 const freezeObject = Object.freeze;
@@ -113,11 +114,15 @@ const freezeObject = Object.freeze;
 const ENVIRONMENT = path.join(__dirname, 'environment.js');
 const problems = [];
 let pinned = null;
+function same(a, b) {
+  if (a === b) return true;
+  try { return realpath(String(a)) === realpath(b); } catch (e) { return false; }
+}
 function pin(test) {
   if (pinned === null) pinned = process.argv.includes('--testEnvironment=' + ENVIRONMENT);
   const context = test && test.context;
   const config = context && context.config;
-  if (!pinned || !config || config.testEnvironment === ENVIRONMENT) return;
+  if (!pinned || !config || same(config.testEnvironment, ENVIRONMENT)) return;
   problems.push('jest resolved the test environment to ' + String(config.testEnvironment) + ', not the harness\'s ' +
     ENVIRONMENT + ' (a package name of the repository answered jest\'s resolver)');
   try {
