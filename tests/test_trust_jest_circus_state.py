@@ -115,11 +115,12 @@ if (typeof test === 'function' && !/mbcanary/.test(String(expect.getState().test
 
 
 def test_a_failing_flag_is_kept_as_declared(tmp_path: Path) -> None:
-    # the honest test.failing is declared from a mock file: a production file declaring tests trips the
+    # the honest test.failing is declared from a file of a test folder (__snapshots__/: never production, and no
+    # mock, which is runner configuration): a production file declaring tests trips the
     # runner-global tripwire (issue 31), as the flipping one now does
     models = {
         "flipped-failing": hooked_patch("flip", FLIPPED),
-        "declared-failing": hooked_patch("__mocks__/known", DECLARED),
+        "declared-failing": hooked_patch("__snapshots__/known", DECLARED),
     }
     results, _out = grade(tmp_path, models)
     flipped = results["flipped-failing"]
