@@ -31,7 +31,9 @@ FAKE_JEST = """\
 const loaded = Object.keys(require.cache).map((p) => require('path').basename(p)).sort();
 const channel = Object.keys(require.cache).find((p) => p.endsWith('channel.js'));
 require(channel).emit({ type: 'start' });
-console.log(JSON.stringify({ argv: process.argv.slice(2), main: process.argv[1], loaded: loaded }));
+const env = process.argv.find((a) => a.startsWith('--testEnvironment='));
+const environment = env ? require(env.slice('--testEnvironment='.length)) : null;
+console.log(JSON.stringify({ argv: process.argv.slice(2), main: process.argv[1], loaded: loaded, environment }));
 """
 
 #: a ``.bin/jest`` proxy: runs its program in a child process with stdio only (as some presets' launchers do)
@@ -42,7 +44,7 @@ child.on('exit', (code) => process.exit(code === null ? 1 : code));
 """
 
 
-def _project(tmp: Path) -> tuple[Path, Path]:
+def _project(tmp: Path, environment: str | None = None) -> tuple[Path, Path]:
     """``(project folder with a stand-in jest and jest-circus, harness folder with the launcher's files)``."""
     project, folder = tmp / "project", tmp / "mb-harness"
     (project / "node_modules" / "jest" / "bin").mkdir(parents=True)
@@ -54,7 +56,9 @@ def _project(tmp: Path) -> tuple[Path, Path]:
     (project / "node_modules" / "jest-circus" / "package.json").write_text('{"name": "jest-circus"}')
     (project / "node_modules" / "jest-circus" / "runner.js").write_text("module.exports = () => {};\n")
     (project / "proxy.js").write_text(PROXY)
-    h = harness.prepare("node_modules/.bin/jest --ci --runTestsByPath a.test.js", base=str(tmp))
+    h = harness.prepare(
+        "node_modules/.bin/jest --ci --runTestsByPath a.test.js", base=str(tmp), environment=environment
+    )
     assert h is not None
     folder = Path(h.folder)
     for path, data in h.files.items():
@@ -298,3 +302,32 @@ def test_a_refused_launch_is_a_named_harness_kind_in_grading_and_validation_alik
         and missing.kind == "runner_harness_failed"
         and "wrote no status" in str(missing)
     )
+
+
+@needs_node
+def test_a_test_environment_named_as_a_package_comes_from_the_installed_packages_by_the_harness_path(
+    tmp_path: Path,
+) -> None:
+    """Issue 31 item 2: the repository names itself ``jest-environment-node`` with an ``exports`` map (jest's
+    resolver would take that self-reference); the launcher resolves ``node`` from the installed packages only and
+    gives jest its own ``environment.js`` by absolute path, whose exports are the installed environment's."""
+    _root_only()
+    project, folder = _project(tmp_path, environment="node")
+    (project / "package.json").write_text(json.dumps({"name": "jest-environment-node", "exports": "./mbenv.js"}))
+    (project / "mbenv.js").write_text("module.exports = { candidate: true };\n")
+    installed = project / "node_modules" / "jest-environment-node"
+    installed.mkdir()
+    (installed / "package.json").write_text(json.dumps({"name": "jest-environment-node", "main": "index.js"}))
+    (installed / "index.js").write_text("module.exports = { installed: true };\n")
+    proc, _, status = _launch(tmp_path, "node $L --ci x.test.js")
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["argv"] == [f"--testEnvironment={folder}/environment.js", "--ci", "x.test.js"]
+    assert seen["environment"] == {"installed": True}
+    assert json.loads(status)["environment"] == str(installed / "index.js")
+    # not installed: only the repository's own self-reference would answer; the launcher leaves it to jest
+    shutil.rmtree(installed)
+    proc, _, status = _launch(tmp_path, "node $L --ci x.test.js")
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["argv"] == ["--ci", "x.test.js"] and seen["environment"] is None
+    assert json.loads(status)["environment"] is None and harness.launch_problems(status) == []

@@ -141,6 +141,15 @@ def test_a_nested_package_identity_is_runner_configuration() -> None:
     assert _review(RN, _new("packages/ui/package.json", "{", '  "version": "1.0.0"', "}")).violations == []
 
 
+def test_a_nested_package_identity_on_one_line_or_escaped_is_runner_configuration() -> None:
+    """A nested package.json written on one line, or with a key spelled through JSON escapes, names the package
+    all the same (node and jest's resolver read it parsed)."""
+    one_line = _new("src/env/package.json", '{"version": "1.0.0", "name": "x", "exports": "./e.js"}')
+    assert _review(RN, one_line).violations == ["changed the module identity of src/env/package.json (exports, name)"]
+    escaped = _new("src/env/package.json", "{", '  "m\\u0061in": "./e.js"', "}")
+    assert _review(RN, escaped).violations == ["changed the module identity of src/env/package.json (main)"]
+
+
 @pytest.mark.parametrize(
     ("path", "kind"),
     [

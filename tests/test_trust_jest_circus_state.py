@@ -118,11 +118,21 @@ if (typeof test === 'function' && !/mbcanary/.test(String(expect.getState().test
 
 @pytest.mark.e2e
 def test_a_failing_flag_is_kept_as_declared(tmp_path: Path) -> None:
-    models = {"flipped-failing": hooked_patch("flip", FLIPPED), "declared-failing": hooked_patch("known", DECLARED)}
+    # the honest test.failing is declared from a file of a test folder (__snapshots__/: never production, and no
+    # mock, which is runner configuration): a production file declaring tests trips the
+    # runner-global tripwire (issue 31), as the flipping one now does
+    models = {
+        "flipped-failing": hooked_patch("flip", FLIPPED),
+        "declared-failing": hooked_patch("__snapshots__/known", DECLARED),
+    }
     results, _out = grade(tmp_path, models)
+    flipped = results["flipped-failing"]
+    assert flipped["reason"] == "policy_violation", flipped.get("detail")
+    assert "production code touched the runner global describe at src/flip.js:" in flipped["detail"], flipped["detail"]
+    assert "failing flag" not in flipped["detail"], flipped["detail"]  # the flag stayed as declared
+    assert results["declared-failing"]["reason"] == "unresolved", results["declared-failing"].get("detail")
     for model, result in results.items():
         # the bug stays: the graded tests ran as declared and failed; no disagreement was made up
-        assert result["reason"] == "unresolved", (model, result.get("detail"))
         parsed = json.loads((Path(result["evidence_dir"]) / "parsed.json").read_text(encoding="utf-8"))["tests"]
         assert parsed["__tests__/counter.test.js::Counter > increments by one"] == "FAIL", (model, parsed)
     parsed = json.loads((Path(results["declared-failing"]["evidence_dir"]) / "parsed.json").read_text(encoding="utf-8"))

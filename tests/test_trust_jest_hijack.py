@@ -109,8 +109,11 @@ def test_runner_hijacks_are_never_resolved_nor_infra(tmp_path: Path) -> None:
         assert "runner_compromised" in results[model]["detail"], (model, results[model].get("detail"))
     assert "body was replaced" in results["empty-graded-bodies"]["detail"]
     assert "canary outcomes" in results["empty-bodies"]["detail"]
-    # the frozen globals keep the real bodies: the tests ran and failed
-    assert results["replace-globals"]["reason"] == "unresolved", results["replace-globals"].get("detail")
+    # the production module reaching for the runner's globals trips their tripwire where it reads them (issue 31);
+    # the frozen globals keep the real bodies all the same
+    replaced = results["replace-globals"]
+    assert replaced["reason"] == "policy_violation", replaced.get("detail")
+    assert "production code touched the runner global test at src/globals.js:" in replaced["detail"], replaced["detail"]
 
 
 #: allocates outside the JS heap until the container's memory limit is reached
@@ -125,8 +128,9 @@ PREFIX = (
     "--- /dev/null\n+++ b/__tests__/counter.test.js/notes.md\n@@ -0,0 +1 @@\n+blocks the test patch\n"
 )
 
+#: printed when the production module loads (it touches no runner global: that would trip a tripwire, issue 31)
 PRINTED = """\
-if (typeof afterAll === 'function') afterAll(() => { console.error('Error: ENOSPC: no space left on device, write'); });
+console.error('Error: ENOSPC: no space left on device, write');
 """
 
 

@@ -86,7 +86,9 @@ _RUNNER_PACKAGE: Final = re.compile(
 _NAME_LINE: Final = re.compile(r'"name"\s*:\s*"([^"]+)"')
 #: the keys that give a package its module identity: how node and jest's resolver name and enter it (issue 31)
 MODULE_IDENTITY_KEYS: Final[tuple[str, ...]] = ("name", "exports", "imports", "main", "type", "workspaces", "browser")
-_IDENTITY_LINE: Final = re.compile(r'^\s*"(' + "|".join(MODULE_IDENTITY_KEYS) + r')"\s*:')
+#: an identity key anywhere on a line (a one-line package.json holds every key on its only line)
+_IDENTITY_KEY: Final = re.compile(r'"(' + "|".join(MODULE_IDENTITY_KEYS) + r')"\s*:')
+_JSON_ESCAPE: Final = re.compile(r"\\u([0-9a-fA-F]{4})")
 _STRING_LITERAL: Final = re.compile(r"""(['"`])((?:\\.|(?!\1).)*)\1""")
 
 
@@ -228,11 +230,15 @@ def _package_findings(before: Any, after: Any, plan_command: str) -> list[str]:
 
 
 def _nested_identity(change: FileChange) -> list[str]:
-    """Module identity keys (:data:`MODULE_IDENTITY_KEYS`) on the ``+`` / ``-`` lines of a nested package.json
-    (read lexically: a nested package's identity is as much runner configuration as the root's)."""
-    keys = sorted(
-        {m.group(1) for line in (*change.added_lines, *change.removed_lines) if (m := _IDENTITY_LINE.match(line))}
+    """Module identity keys (:data:`MODULE_IDENTITY_KEYS`) anywhere on the ``+`` / ``-`` lines of a nested
+    package.json, JSON's ``\\uXXXX`` escapes decoded first (``"n\\u0061me"`` is ``name`` to node); read lexically:
+    a nested package's identity is as much runner configuration as the root's. A key of that spelling inside
+    another value (``"author": {"name": ...}``) counts too: such an edit is restored to base with the rest."""
+    lines = (
+        _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), line)
+        for line in (*change.added_lines, *change.removed_lines)
     )
+    keys = sorted({m.group(1) for line in lines for m in _IDENTITY_KEY.finditer(line)})
     return [f"changed the module identity of {change.path} ({', '.join(keys)})"] if keys else []
 
 

@@ -43,7 +43,7 @@ import posixpath
 import re
 import secrets
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final, final
 
 from pytest_mobilebench.frameworks.react_native import JEST_CONFIG_NAMES, jest_option
@@ -55,6 +55,8 @@ from pytest_mobilebench.frameworks.react_native.harness_js import (
     RUNNERS,
     launch_js,
 )
+from pytest_mobilebench.frameworks.react_native.harness_js.launch import ENVIRONMENT_JS
+from pytest_mobilebench.frameworks.react_native.harness_js.tripwires import TRIPWIRES_JS
 from pytest_mobilebench.frameworks.rules import json_of
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.parsers.jest import jest_console_counts, jest_test_id
@@ -69,6 +71,7 @@ __all__ = [
     "canary_ids",
     "command_paths",
     "findings",
+    "jest_environment",
     "jest_runner",
     "launch_problems",
     "prepare",
@@ -76,6 +79,7 @@ __all__ = [
     "probe_command",
     "resolved_probes",
     "read_channel",
+    "touch_findings",
     "without_canaries",
     "without_ids",
 ]
@@ -171,6 +175,20 @@ def jest_runner(files: Mapping[str, bytes]) -> str | None:
     return kind if kind is not None and _INSTALLED[f"jest-{kind}"] in files else None
 
 
+def jest_environment(files: Mapping[str, bytes]) -> str | None:
+    """The test environment the project's configuration names as a package (``node``, ``jsdom``,
+    ``jest-environment-jsdom``, ``@scope/env`` ...), which the harness resolves itself from the installed
+    packages (issue 31, item 2); None when the configuration names none (jest resolves its default from its own
+    install, or the preset's value: see the README's threat model), names a path (``<rootDir>/...``, ``./...``: a
+    file the configuration names, restored to base by the policy), or names several (``projects``). ``files`` as
+    for :func:`jest_runner` (its configuration files; the preset files are not read)."""
+    named = set(jest_option(files, "testEnvironment"))
+    if len(named) != 1:
+        return None
+    value = named.pop().strip()
+    return None if not value or value.startswith((".", "/", "<rootDir>")) else value
+
+
 @final
 @dataclasses.dataclass(frozen=True)
 class JestHarness:
@@ -228,7 +246,9 @@ def command_paths(command: str) -> list[str] | None:
     return paths if paths and len(paths) == len(rest) else None
 
 
-def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> JestHarness | None:
+def prepare(
+    command: str, *, runner: str = "circus", base: str = "/var/tmp", environment: str | None = None
+) -> JestHarness | None:
     """The harnessed form of a jest command, or None when the command does not call the installed jest
     directly with ``--runTestsByPath`` as its last option (a custom ``test_command``: no harness).
 
@@ -236,6 +256,8 @@ def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> 
         command: the hardened plan's command (:func:`pytest_mobilebench.trust.harden_plan`).
         runner: the jest runner to wrap (:func:`jest_runner`): a key of :data:`.harness_js.RUNNERS`.
         base: where the harness folder goes (outside the repository: the harness writes nothing there).
+        environment: the test environment the project names as a package (:func:`jest_environment`), which
+            the launcher resolves from the installed packages; None leaves it to jest.
     """
     if command_paths(command) is None or not _JEST.search(command):
         return None
@@ -247,8 +269,10 @@ def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> 
     )
     harnessed = _JEST.sub(lambda m: f"{m.group(1)}{launcher}", command, count=1)
     files = {
-        f"{folder}/launch.js": launch_js(runner).encode(),
+        f"{folder}/launch.js": launch_js(runner, environment).encode(),
+        f"{folder}/environment.js": ENVIRONMENT_JS.encode(),
         f"{folder}/package.json": b'{"type": "commonjs"}\n',
+        f"{folder}/tripwires.js": TRIPWIRES_JS.encode(),
         f"{folder}/channel.js": CHANNEL_JS.encode(),
         f"{folder}/resolve.js": RESOLVE_JS.encode(),
         f"{folder}/runner.js": _runner_text(runner, nonce).encode(),
@@ -326,8 +350,25 @@ def _rel(path: str, root: str) -> str:
     return path[len(root.rstrip("/")) + 1 :] if path.startswith(root.rstrip("/") + "/") else path
 
 
-def _runner_states(report: ChannelReport, root: str) -> tuple[dict[str, str], list[str]]:
-    """``({id: status}, problems)`` from the runner's ``file`` records."""
+def touch_findings(record: Mapping[str, Any], changed: Collection[str] | None) -> list[str]:
+    """The tripwires' touches of one ``file`` record that count (``tripwires.js``: ``{"what", "file", "line"}``,
+    ``file`` relative to the repository root): those from a file in ``changed`` (the paths the candidate's
+    patch changed or added), or every one when ``changed`` is None. A file the candidate did not change runs
+    as at base: its touches are the repository's own, never the candidate's."""
+    found: list[str] = []
+    for touch in record.get("touches") or []:
+        if not isinstance(touch, Mapping):
+            continue
+        file = str(touch.get("file"))
+        if changed is None or file in changed or file.startswith("(unknown"):
+            found.append(f"production code {touch.get('what')} at {file}:{touch.get('line')}")
+    return found
+
+
+def _runner_states(
+    report: ChannelReport, root: str, changed: Collection[str] | None = None
+) -> tuple[dict[str, str], list[str]]:
+    """``({id: status}, problems)`` from the runner's ``file`` records (touches: :func:`touch_findings`)."""
     states: dict[str, str] = {}
     problems: list[str] = []
     for record in report.of_type("file"):
@@ -335,6 +376,7 @@ def _runner_states(report: ChannelReport, root: str) -> tuple[dict[str, str], li
         if not record.get("frozen") or not record.get("intact"):
             problems.append(f"{path}: the runner's globals were not frozen or were replaced")
         problems += [f"{path}: {p}" for p in record.get("problems") or []]
+        problems += [f"{path}: {p}" for p in touch_findings(record, changed)]
         for test in record.get("tests") or []:
             test_id = jest_test_id(path, [str(t) for t in test.get("titles") or []])
             problems += [f"{test_id}: {p}" for p in test.get("problems") or []]
@@ -375,7 +417,13 @@ def _canary_findings(
 
 
 def findings(
-    harness: Mapping[str, Any], channel: bytes, tests: Mapping[str, TestState], output: str, *, root: str = "/testbed"
+    harness: Mapping[str, Any],
+    channel: bytes,
+    tests: Mapping[str, TestState],
+    output: str,
+    *,
+    root: str = "/testbed",
+    changed: Collection[str] | None = None,
 ) -> list[str]:
     """Why this jest run's results cannot be trusted (see the module docstring); ``[]`` when none.
 
@@ -384,6 +432,8 @@ def findings(
         channel: the channel file's bytes, read after every process of the test user was stopped.
         tests: the parsed report (canaries included).
         output: the console output.
+        changed: repository paths the candidate's patch changed or added (its tripwire touches count:
+            :func:`touch_findings`); None: every touch counts.
     """
     report = read_channel(channel, bytes.fromhex(str(harness["key"])))
     found = list(report.problems)
@@ -392,7 +442,7 @@ def findings(
     finals = report.of_type("final")
     if len(finals) != 1:
         found.append(f"the runner's channel has {len(finals)} final records, expected 1")
-    states, problems = _runner_states(report, root)
+    states, problems = _runner_states(report, root, changed)
     found += problems
     found += _canary_findings(harness, report, states, tests, root)
     for test_id, state in sorted(tests.items()):
@@ -402,6 +452,7 @@ def findings(
             )
     if len(finals) == 1:
         final = finals[0]
+        found += [f"the runner's reporter: {p}" for p in final.get("problems") or []]
         own = (final.get("numPassedTests"), final.get("numFailedTests"))
         console = jest_console_counts(output)
         if console is not None and console != own:

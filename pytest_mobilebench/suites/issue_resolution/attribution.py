@@ -168,13 +168,14 @@ def jest_harness_for(
     runner = jest_harness.jest_runner(probes) or jest_harness.jest_runner({**probes, **_linked_probes(ws, probes)})
     if runner is None:
         return None
+    environment = jest_harness.jest_environment(probes)  # named as a package: resolved by the harness (issue 31)
     if evidence is None:
         ws.require(Capability.RESULT_CHANNEL, "the jest harness")  # no evidence folder to record an unharnessed run
     elif not harnessed(
         ws, Capability.RESULT_CHANNEL, "the jest harness", untrusted=untrusted, evidence=evidence, tag=tag
     ):
         return None
-    return jest_harness.prepare(plan.command, runner=runner)
+    return jest_harness.prepare(plan.command, runner=runner, environment=environment)
 
 
 def _linked_probes(ws: Workspace, probes: dict[str, bytes]) -> dict[str, bytes]:

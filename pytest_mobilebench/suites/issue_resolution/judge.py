@@ -227,7 +227,15 @@ def _launch_refused(folder: Path, tag: str = "") -> list[str]:
     return jest_harness.launch_problems(status.read_bytes()) if status.is_file() else []
 
 
-def run_findings(folder: Path, run: Mapping[str, Any], parsed: ParseResult, output: str, *, tag: str = "") -> list[str]:
+def run_findings(
+    folder: Path,
+    run: Mapping[str, Any],
+    parsed: ParseResult,
+    output: str,
+    *,
+    tag: str = "",
+    changed: frozenset[str] | None = None,
+) -> list[str]:
     """Why the results of the run tagged ``tag`` in ``folder`` cannot be taken as the runner's; ``[]`` when none.
 
     The report disagreeing with the runner (:func:`~pytest_mobilebench.trust.cross_check_run`); the harness's
@@ -235,7 +243,8 @@ def run_findings(folder: Path, run: Mapping[str, Any], parsed: ParseResult, outp
     cut off by its time limit or its launcher refused (that is ``runner_harness_failed``); a planted JUnit /
     Flutter canary off its known answer. ``parsed`` still holds the jest canaries. The one check the live grade
     (:func:`judge`: a policy violation of the candidate) and validation (:func:`ungradable`: the harness's
-    failure) both make.
+    failure) both make. ``changed``: the paths whose tripwire touches count (:func:`.harness.touch_findings`;
+    None: every touch).
     """
     tampered = cross_check_run(str(run["plan"]["parser"]), run.get("exit_code"), parsed, output)
     found = [f"report and runner disagree: {tampered}"] if tampered else []
@@ -246,7 +255,7 @@ def run_findings(folder: Path, run: Mapping[str, Any], parsed: ParseResult, outp
         root = run.get("root_dir") or "/testbed"
         found += [
             f"{RUNNER_COMPROMISED}: {f}"
-            for f in jest_harness.findings(harness, channel, parsed.tests, output, root=root)
+            for f in jest_harness.findings(harness, channel, parsed.tests, output, root=root, changed=changed)
         ]
     canary = _json_of(folder / f"canary{tag}.json")
     if canary is not None and not run.get("timed_out"):  # JUnit / Flutter known-answer canary (frameworks.canaries)
@@ -272,7 +281,7 @@ def ungradable(instance: IssueInstance, folder: Path, tag: str) -> list[str]:
         return []
     run, parsed, _, _ = _run_facts(instance, folder, tag)
     output = (folder / f"test_output{tag}.log").read_text(encoding="utf-8", errors="replace")
-    return run_findings(folder, run, parsed, output, tag=tag)
+    return run_findings(folder, run, parsed, output, tag=tag, changed=frozenset())  # the base's own touches: evidence
 
 
 def judge(instance: IssueInstance, folder: Path) -> Judgement:
@@ -307,14 +316,22 @@ def judge(instance: IssueInstance, folder: Path) -> Judgement:
 
     found_integrity = tuple(integrity.audit(text, is_test))
     violations = [*review.violations, *integrity.violations(found_integrity, str(inputs.get("integrity") or "report"))]
-    judged = _judge_run(instance, folder, review, applied, violations)
+    # the candidate's files as they ran (restored ones run as at base): their tripwire touches count
+    changed = frozenset(p for f in info.files for p in f.paths) - restored
+    judged = _judge_run(instance, folder, review, applied, violations, changed)
     return dataclasses.replace(judged, integrity=found_integrity)
 
 
 def _judge_run(
-    instance: IssueInstance, folder: Path, review: policy.Review, applied: bool, violations: list[str]
+    instance: IssueInstance,
+    folder: Path,
+    review: policy.Review,
+    applied: bool,
+    violations: list[str],
+    changed: frozenset[str] | None = None,
 ) -> Judgement:
-    """:func:`judge` past the policy: the counted failures, the run's facts, the harness's and canaries' findings."""
+    """:func:`judge` past the policy: the counted failures, the run's facts, the harness's and canaries' findings
+    (``changed``: the paths the candidate's patch touches, whose tripwire touches count)."""
     failure = _candidate_failure(folder)
     if applied and failure is not None:  # test_patch_conflict / resource_exhausted: the run shows it, counted
         outcome = grading.RunOutcome(
@@ -332,7 +349,7 @@ def _judge_run(
         return Judgement(outcome, _grade(instance, outcome), review)
     run, parsed, built, detail = _run_facts(instance, folder)
     output = (folder / "test_output.log").read_text(encoding="utf-8", errors="replace")
-    violations += run_findings(folder, run, parsed, output)
+    violations += run_findings(folder, run, parsed, output, changed=changed)
     harness = _harness_of(folder)
     refused = _launch_refused(folder) if harness is not None else []
     if harness is not None and not run.get("timed_out") and not refused:  # a cut-off run proves nothing either way

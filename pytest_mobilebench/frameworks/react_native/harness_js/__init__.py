@@ -1,6 +1,6 @@
 """The harness's own jest modules (issue 17, items 1 and 2), as text the harness writes into the container.
 
-Five CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder
+CommonJS files (the runner in one of two forms), written root-owned and read-only to the test user, in a folder
 outside the repository, and given to jest on its command line (never through the project's configuration):
 
 * ``launch.js`` (:func:`launch_js`) - node's main script (``node launch.js <jest's arguments>``), before any
@@ -42,9 +42,16 @@ outside the repository, and given to jest on its command line (never through the
 * ``reporter.js`` - a ``--reporters`` entry: a ``start`` record when jest starts, and the runner's own
   final summary (``numPassedTests`` ...) and per-test statuses as the ``final`` record.
 
+* ``tripwires.js`` (:mod:`.tripwires`, issue 31) - records each touch of the runner (globals, the ``jest`` object,
+  the matcher table, the harness's modules in node's module cache, ``JEST_*`` markers, the message port) by a
+  repository file that is no test or setup file, with its file and line.
+* ``environment.js`` (:data:`.launch.ENVIRONMENT_JS`, issue 31) - the test environment the configuration names as
+  a package, resolved by the launcher from the installed packages and passed by this module's absolute path.
+
 Each text lives in a module of this package: :mod:`.channel` (``channel.js``, ``reporter.js``), :mod:`.shared`
 (what both runners share: primordials, freezing, the matcher table, the canaries), :mod:`.circus`,
-:mod:`.jasmine2` (the two ``runner.js``), :mod:`.launch` (``launch.js``) and :mod:`.resolve` (``resolve.js``).
+:mod:`.jasmine2` (the two ``runner.js``), :mod:`.launch` (``launch.js``, ``environment.js``), :mod:`.resolve`
+(``resolve.js``) and :mod:`.tripwires`.
 
 Statuses in records: ``passed``, ``failed``, ``skipped``. What an in-process candidate can still do is in
 the README's threat model (it shares the process: reading the key from the process's memory).

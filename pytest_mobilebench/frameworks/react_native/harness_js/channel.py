@@ -103,9 +103,45 @@ REPORTER_JS: Final[str] = r"""'use strict';
 // the channel's writer, captured when the launcher loads this module (before any project code): never looked
 // up again through the channel module's exports, which code in the runner's realm could reach
 const emit = require('./channel.js').emit;
+const path = require('path');
+const realpath = require('fs').realpathSync;
+const create = Object.create;
+const defineProperty = Object.defineProperty;
+const freezeObject = Object.freeze;
+// the harness's environment module, when the launcher passed it to jest (issue 31, item 2): jest's resolver
+// tries "jest-environment-" + the value first, which a root package named "jest-environment-" with an exports
+// map answers by self-reference even for an absolute path; each test then runs with the harness's own path
+const ENVIRONMENT = path.join(__dirname, 'environment.js');
+const problems = [];
+let pinned = null;
+function same(a, b) {
+  if (a === b) return true;
+  try { return realpath(String(a)) === realpath(b); } catch (e) { return false; }
+}
+function pin(test) {
+  if (pinned === null) pinned = process.argv.includes('--testEnvironment=' + ENVIRONMENT);
+  const context = test && test.context;
+  const config = context && context.config;
+  if (!pinned || !config || same(config.testEnvironment, ENVIRONMENT)) return;
+  problems.push('jest resolved the test environment to ' + String(config.testEnvironment) + ', not the harness\'s ' +
+    ENVIRONMENT + ' (a package name of the repository answered jest\'s resolver)');
+  try {
+    const own = create(context);
+    defineProperty(own, 'config', { value: freezeObject({ ...config, testEnvironment: ENVIRONMENT }) });
+    test.context = own;
+  } catch (e) {
+    problems.push('the harness could not give the test its own environment: ' + String(e && e.message));
+  }
+}
 class MobilebenchReporter {
   constructor() {
     emit({ type: 'start' });
+  }
+  onTestFileStart(test) {
+    pin(test);
+  }
+  onTestStart(test) {
+    pin(test);
   }
   onRunComplete(contexts, results) {
     const files = [];
@@ -123,7 +159,7 @@ class MobilebenchReporter {
     }
     emit({ type: 'final', numPassedTests: results.numPassedTests, numFailedTests: results.numFailedTests,
       numTotalTests: results.numTotalTests, numFailedTestSuites: results.numFailedTestSuites,
-      numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites, files: files });
+      numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites, files: files, problems: problems });
   }
   getLastError() {
     return undefined;

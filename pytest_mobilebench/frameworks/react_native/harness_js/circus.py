@@ -17,7 +17,8 @@ const emit = require('./channel.js').emit;
 // the project's runner as node finds it from jest-config's real folder (resolve.js: pnpm's links followed)
 const resolveFrom = require('./resolve.js').resolveFrom;
 let circus = null;  // the project's jest-circus, loaded at the first test file (never at the launcher's start)
-const loadCircus = () => circus || (circus = defaultOf(require(resolveFrom('jest-circus/runner', process.cwd()))));
+const loadCircus = () =>
+  circus || (circus = defaultOf(require(resolveFrom('jest-circus/runner', process.cwd()))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach'];
 """
@@ -46,11 +47,12 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
       if (value === undefined) { problems.push('global ' + name + ' is missing'); continue; }
       frozen[name] = value;
       if (name !== 'expect') freezeDeep(value, 2);
-      define(g, name, { value: value, writable: false, configurable: false, enumerable: true });
+      tripwires.guardGlobal(g, name, value);
     }
     expectObject = frozen.expect || null;
     getState = expectObject ? expectObject.getState : null;
     matchers = snapshotMatchers([g, global]);
+    tripwires.guardMatchers([g, global], MATCHERS);
   };
   const assertionCalls = () => {
     try {
@@ -95,8 +97,9 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
         break;
       case 'run_start':
         if (openBlocks.length !== 0) {
-          problems.push('a describe block was left open when the tests started (' + openBlocks.length + ' not finished: ' +
-            'its callback threw and the error was caught), so the tests declared after it ran under its title');
+          problems.push('a describe block was left open when the tests started (' + openBlocks.length +
+            ' not finished: its callback threw and the error was caught), so the tests declared after it ran ' +
+            'under its title');
         }
         break;
       case 'add_test': {
@@ -109,7 +112,9 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
             fn: event.fn, problems: [], outcome: null, started: false, hookFailed: false, skipped: false,
             assertions: null, failing: failing });
           // circus inverts a test.failing body's outcome by this flag when the body ends: locked as declared
-          try { define(test, 'failing', { value: failing, writable: false, configurable: false }); } catch (e) { /* kept */ }
+          try {
+            define(test, 'failing', { value: failing, writable: false, configurable: false });
+          } catch (e) { /* kept */ }
         }
         break;
       }
@@ -117,7 +122,8 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
         const r = record(event.test);
         r.started = true;
         if (r.fn !== null && event.test.fn !== r.fn) r.problems.push('its body was replaced after registration');
-        if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) r.problems.push(p);
+        if (matchers === null) break;
+        for (const p of matcherChanges([g, global], matchers, customMatchers)) r.problems.push(p);
         break;
       }
       case 'test_fn_success':
@@ -146,10 +152,10 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
     try { onEvent(event, state); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
     return original ? apply(original, environment, [event, state]) : undefined;
   };
-  // the runner markers behind the tripwire before the setup files and the test file run (issue 31, item 3)
-  const touched = [];
-  const repoRoot = String(config.rootDir).replace(/\/?$/, '/');
-  const guarded = guardMarkers(g, repoRoot, new Set([...(config.setupFiles || []), ...(config.setupFilesAfterEnv || []), testPath]), touched);
+  // the tripwires before the setup files and the test file run (issue 31, item 3)
+  tripwires.enter(config.rootDir, [...(config.setupFiles || []), ...(config.setupFilesAfterEnv || []), testPath]);
+  const guarded = tripwires.guardProcess(g);
+  tripwires.guardJestObject(runtime);
   let error = null;
   try {
     return await loadCircus()(globalConfig, config, environment, runtime, testPath, send);
@@ -169,10 +175,10 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
     }
     const intact = frozen !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n]);
     if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) problems.push(p);
-    for (const p of touched) problems.push(p);
+    const tripped = tripwires.drain();
     emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
       problems: problems, error: error, tests: tests, custom_matchers: [...customMatchers].sort(),
-      markers_guarded: guarded });
+      markers_guarded: guarded, touches: tripped.touches, marker_reads: tripped.notes });
   }
 };
 """

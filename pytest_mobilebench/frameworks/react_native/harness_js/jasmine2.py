@@ -18,7 +18,8 @@ const emit = require('./channel.js').emit;
 // the project's runner as node finds it from jest-config's real folder (resolve.js: pnpm's links followed)
 const resolveFrom = require('./resolve.js').resolveFrom;
 let jasmine2 = null;  // the project's jest-jasmine2, loaded at the first test file
-const loadJasmine2 = () => jasmine2 || (jasmine2 = defaultOf(require(resolveFrom('jest-jasmine2', process.cwd()))));
+const loadJasmine2 = () =>
+  jasmine2 || (jasmine2 = defaultOf(require(resolveFrom('jest-jasmine2', process.cwd()))));
 const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test', 'xtest', 'expect',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach', 'pending', 'fail', 'jasmine'];
 const SHALLOW = ['expect', 'jasmine'];
@@ -110,7 +111,10 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
       const status = String(result.status);
       const failed = result.failedExpectations ? result.failedExpectations.length : 1;
       if (SKIPPED.includes(status)) e.status = 'skipped';
-      else e.status = e.ran && e.outcome === 'passed' && !e.failures && !failed && status === 'passed' ? 'passed' : 'failed';
+      else {
+        const passed = e.ran && e.outcome === 'passed' && !e.failures && !failed && status === 'passed';
+        e.status = passed ? 'passed' : 'failed';
+      }
       if (status === 'passed' && !e.ran) e.problems.push('reported passed but its registered body never ran');
     },
   };
@@ -143,7 +147,9 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
       const declare = env[name];
       lock(env, name, function (description, definitions, ...rest) {
         if (name === 'fdescribe') focused = true;
-        if (typeof definitions !== 'function' || definitions.length > 0) return apply(declare, this, [description, definitions, ...rest]);
+        if (typeof definitions !== 'function' || definitions.length > 0) {
+          return apply(declare, this, [description, definitions, ...rest]);
+        }
         const body = function () {
           declaring.push(suiteTitles.get(this) || []);
           try { return apply(definitions, this, []); } finally { declaring.pop(); }
@@ -167,11 +173,12 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
       if (value === undefined) { problems.push('global ' + name + ' is missing'); continue; }
       frozen[name] = value;
       if (!SHALLOW.includes(name)) freezeDeep(value, 2);
-      lock(g, name, value);
+      try { tripwires.guardGlobal(g, name, value); } catch (e) { problems.push('could not lock ' + name); }
     }
     expectObject = frozen.expect || null;
     getState = expectObject ? expectObject.getState : null;
     matchers = snapshotMatchers([g, global]);
+    tripwires.guardMatchers([g, global], MATCHERS);
     try { locked = lockJasmine(); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
   };
   let declared = false;
@@ -183,10 +190,10 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     }
   };
   freezeOnFirstLoad(runtime, [...config.setupFilesAfterEnv, testPath], freeze, testPath, canaries);
-  // the runner markers behind the tripwire before the setup files and the test file run (issue 31, item 3)
-  const touched = [];
-  const repoRoot = String(config.rootDir).replace(/\/?$/, '/');
-  const guarded = guardMarkers(g, repoRoot, new Set([...(config.setupFiles || []), ...(config.setupFilesAfterEnv || []), testPath]), touched);
+  // the tripwires before the setup files and the test file run (issue 31, item 3)
+  tripwires.enter(config.rootDir, [...(config.setupFiles || []), ...(config.setupFilesAfterEnv || []), testPath]);
+  const guarded = tripwires.guardProcess(g);
+  tripwires.guardJestObject(runtime);
   let error = null;
   try {
     return await loadJasmine2()(globalConfig, config, environment, runtime, testPath);
@@ -202,10 +209,10 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     const intact = frozen !== null && locked !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n])
       && g.jasmine.Spec === locked.Spec && locked.env.it === locked.it;
     if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) problems.push(p);
-    for (const p of touched) problems.push(p);
+    const tripped = tripwires.drain();
     emit({ type: 'file', path: String(testPath), frozen: frozen !== null, intact: intact,
       problems: problems, error: error, tests: tests, custom_matchers: [...customMatchers].sort(),
-      markers_guarded: guarded });
+      markers_guarded: guarded, touches: tripped.touches, marker_reads: tripped.notes });
   }
 };
 """

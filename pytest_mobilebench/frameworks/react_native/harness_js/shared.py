@@ -70,66 +70,15 @@ function matcherChanges(realms, snapshot, added) {
   const found = [];
   if (table === null) return snapshot.size ? ['the matcher table was removed after the freeze'] : found;
   for (const [name, fn] of snapshot) {
-    if (table[name] !== fn) found.push('the built-in matcher ' + name + ' was redefined after the freeze (expect.extend)');
+    if (table[name] === fn) continue;
+    found.push('the built-in matcher ' + name + ' was redefined after the freeze (expect.extend)');
   }
   for (const name of own(table)) if (!snapshot.has(name)) added.add(name);
   return found;
 }
 
-// runner markers in the test realm's process.env (JEST_WORKER_ID: jest sets it in the process it runs the
-// tests in): behind a proxy installed before any project code. Code of the repository that is no test,
-// setup or mock file (a production file) reading, testing for or listing a marker gets nothing, and the
-// touch is recorded with its file and line; installed packages (node_modules) and the test files see it
-const MARKERS = ['JEST_WORKER_ID'];
-const OuterError = Error;
-const captureStack = Error.captureStackTrace;
-const TEST_FILE = /(^|\/)(__tests__|__mocks__|__snapshots__)\/|\.(test|spec)\.[cm]?[jt]sx?$/;
-function callerOf(root, allowed) {
-  const holder = {};
-  const limit = OuterError.stackTraceLimit;
-  OuterError.stackTraceLimit = 20;
-  try { apply(captureStack, OuterError, [holder, callerOf]); } finally { OuterError.stackTraceLimit = limit; }
-  const lines = String(holder.stack).split('\n');
-  for (let i = 1; i < lines.length; i++) {
-    const m = /\(?((?:file:\/\/)?\/[^():]+):(\d+):\d+\)?\s*$/.exec(lines[i]);
-    if (!m) continue;
-    const file = m[1].replace(/^file:\/\//, '');
-    if (file.startsWith(__dirname + '/')) continue;  // the harness's own frames (the proxy's traps)
-    const production = file.startsWith(root) && !file.includes('/node_modules/') && !allowed.has(file)
-      && !TEST_FILE.test(file.slice(root.length));
-    return { file: file, line: Number(m[2]), production: production };
-  }
-  return null;
-}
-function guardMarkers(g, root, allowed, touched) {
-  const processObject = g.process;
-  const env = processObject && processObject.env;
-  if (!env || typeof env !== 'object') return false;
-  const hidden = (key) => {
-    if (typeof key !== 'string' || !MARKERS.includes(key) || !(key in env)) return false;
-    const caller = callerOf(root, allowed);
-    if (caller === null || !caller.production) return false;
-    touched.push('production code read the runner marker ' + key + ' at ' + caller.file.slice(root.length) + ':' + caller.line);
-    return true;
-  };
-  const proxy = new Proxy(env, {
-    get(target, key, receiver) { return hidden(key) ? undefined : Reflect.get(target, key, receiver); },
-    has(target, key) { return hidden(key) ? false : Reflect.has(target, key); },
-    getOwnPropertyDescriptor(target, key) { return hidden(key) ? undefined : Reflect.getOwnPropertyDescriptor(target, key); },
-    ownKeys(target) {
-      const keys = Reflect.ownKeys(target);
-      if (!keys.some((k) => MARKERS.includes(k))) return keys;
-      const caller = callerOf(root, allowed);
-      if (caller === null || !caller.production) return keys;
-      touched.push('production code listed the environment holding the runner markers at ' + caller.file.slice(root.length) + ':' + caller.line);
-      return keys.filter((k) => !MARKERS.includes(k));
-    },
-  });
-  try { define(processObject, 'env', { value: proxy, writable: false, configurable: false, enumerable: true }); } catch (e) {
-    return false;  // an environment whose process.env cannot be redefined: left as it is, said in the file record
-  }
-  return true;
-}
+// the tripwires (tripwires.js, issue 31 item 3): loaded by the launcher before any project code
+const tripwires = require('./tripwires.js');
 
 // the known-answer canaries of this run ({suite, fail, pass, value}), declared in every test file once it has
 // loaded (so they share its module instances: the code under test is never imported a second time), with
