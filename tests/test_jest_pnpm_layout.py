@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mobilebench.frameworks.plan import TestPlan
+from fake_workspaces import FilesWorkspace
+from pytest_mobilebench.plan import TestPlan
 from pytest_mobilebench.frameworks.react_native import harness
-from pytest_mobilebench.runtime.base import RunResult
+from pytest_mobilebench.runtime.base import Capability, RunResult
 from pytest_mobilebench.suites.issue_resolution.attribution import jest_harness_for
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="no node on the host")
@@ -72,12 +73,13 @@ def _pnpm_project(tmp: Path, *, preset: bool = False) -> Path:
     return project
 
 
-class _HostWorkspace:
-    """A workspace over a host folder, as the Docker one answers: links never read, absolute patterns allowed."""
+class _HostWorkspace(FilesWorkspace):
+    """A workspace over a host folder, as the Docker one answers: links never read, absolute patterns allowed;
+    it declares a result channel (nothing is run through it here)."""
 
     def __init__(self, root: Path) -> None:
+        super().__init__({}, capabilities=frozenset({Capability.RESULT_CHANNEL}))
         self.root = str(root)
-        self.commands: list[str] = []
 
     def read_files(self, patterns: Sequence[str]) -> dict[str, bytes]:
         found = {}
@@ -94,9 +96,6 @@ class _HostWorkspace:
             ["bash", "-c", command], cwd=self.root, capture_output=True, text=True, timeout=timeout_s, check=False
         )
         return RunResult(command=command, exit_code=proc.returncode, output=proc.stdout + proc.stderr, duration_s=0.0)
-
-    def run_with_channel(self) -> None:  # marks a runtime with a result channel
-        raise AssertionError("not run here")
 
 
 def _plan() -> TestPlan:
