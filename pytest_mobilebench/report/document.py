@@ -13,7 +13,8 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
 table.headline th{background:#f4f4f4}.badge{background:#e3ecff;border-radius:3px;padding:0 4px;font-size:12px}
 table.instances tr.pass td:nth-child(3){color:#176d22}table.instances tr.fail td:nth-child(3){color:#a4161a}
 table.instances tr.infra td:nth-child(3){color:#8a5a00}
@@ -23,7 +24,8 @@ figure.plot svg{max-width:100%;height:auto}figcaption{font-weight:600}.note{font
 ul.ids{margin:0;padding-left:1.2em;font-size:12px;word-break:break-word}li.more{list-style:none;color:#555}
 .finding{color:#a4161a}table.audit td{max-width:28em}table.audit tr.fail td:first-child{border-left:3px solid #a4161a}
 tr:target{outline:2px solid #3a6ff7}
-details.transcript{margin:.3em 0}details.transcript pre{white-space:pre-wrap;font-size:12px;max-height:24em;overflow:auto}
+details.transcript{margin:.3em 0}
+details.transcript pre{white-space:pre-wrap;font-size:12px;max-height:24em;overflow:auto}
 """
 
 
