@@ -19,7 +19,7 @@ from pytest_mobilebench.suites.planner.episode import (
     parse_trajectory,
 )
 from pytest_mobilebench.suites.planner.grading import grade
-from pytest_mobilebench.suites.planner.tasks import Task, replay
+from pytest_mobilebench.suites.planner.model import Task, replay
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "planner"
 

@@ -13,7 +13,7 @@ from pytest_mobilebench.manifest import read_yaml
 from pytest_mobilebench.suites.planner import SUITE
 from pytest_mobilebench.suites.planner.episode import Call
 from pytest_mobilebench.suites.planner.grading import grade
-from pytest_mobilebench.suites.planner.tasks import Task, replay
+from pytest_mobilebench.suites.planner.model import Task, replay
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "planner"
 
@@ -259,7 +259,7 @@ def test_a_behaviour_write_undone_before_finish_fails_the_final_state() -> None:
 
 
 def test_an_optional_spec_mapping_says_what_a_given_value_must_match() -> None:
-    from pytest_mobilebench.suites.planner.tasks import CallSpec
+    from pytest_mobilebench.suites.planner.model import CallSpec
 
     base = _task("wal-rent-memory")
     spec = base.expected_calls[0].model_copy(update={"optional": {"currency": {"any_of": ["EUR", "GBP"]}}})

@@ -13,7 +13,7 @@ from pytest_mobilebench.manifest import read_yaml
 from pytest_mobilebench.suites.planner import SUITE
 from pytest_mobilebench.suites.planner.catalog import catalog
 from pytest_mobilebench.suites.planner.grading import canon
-from pytest_mobilebench.suites.planner.tasks import new_episode
+from pytest_mobilebench.suites.planner.model import new_episode
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "planner"
 TOOLS = catalog()

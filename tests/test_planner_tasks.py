@@ -15,13 +15,8 @@ from pytest_mobilebench.suites.planner import SUITE
 from pytest_mobilebench.suites.planner.catalog import DOMAINS
 from pytest_mobilebench.suites.planner.episode import Call, parse_trajectory
 from pytest_mobilebench.suites.planner.grading import grade
-from pytest_mobilebench.suites.planner.tasks import (
-    BUCKETS,
-    DIMENSIONS,
-    Task,
-    load_tasks,
-    replay,
-)
+from pytest_mobilebench.suites.planner.tasks import load_tasks
+from pytest_mobilebench.suites.planner.model import BUCKETS, DIMENSIONS, Task, replay
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "planner"
 

@@ -46,7 +46,8 @@ def test_a_suite_that_writes_only_what_varies_is_a_whole_suite(tmp_path: Path) -
         None,
     )
     assert suite.load_dataset(tmp_path / "d.jsonl", {}) is None and suite.live_model({}) is None
-    assert suite.cache_material(None, None, {}) is None and suite.finish_run({}, "r", []) is None  # type: ignore[arg-type]
+    assert suite.cache_material(None, None, {}) is None  # type: ignore[arg-type]
+    assert suite.finish_run({}, "r", []) is None
     results = [{"reason": "same", "passed": True}, {"reason": "other", "passed": False}, {"reason": "down"}]
     head = suite.summarize(results)["headline"]
     assert (head["label"], head["numerator"], head["denominator"], head["value"]) == ("pass rate", 1, 2, 0.5)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mobilebench.report.headline import figure_kind
+from pytest_mobilebench.run_budget import fmt_duration
 from pytest_mobilebench.states import InfraKind
 
 __all__ = [
@@ -224,8 +225,6 @@ def headline_lines(summary: Mapping[str, Any], *, summary_path: str = "", page_p
         lines.append("the run was interrupted: items not run are counted in 'not run' (re-run to resume)")
     budget = summary.get("run_budget") or {}
     if budget.get("ran_out"):
-        from pytest_mobilebench.run_budget import fmt_duration
-
         lines.append(
             f"the run budget ({fmt_duration(float(budget['seconds']))}) ran out: {budget['not_started']} item(s) not "
             "started, counted in 'not run'; exit status 2 (re-run to resume: finished items come from the cache)"

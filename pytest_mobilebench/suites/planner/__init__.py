@@ -39,13 +39,8 @@ from pytest_mobilebench.suites.planner.episode import (
 )
 from pytest_mobilebench.suites.planner.grading import episode_delta, grade
 from pytest_mobilebench.suites.planner.report import summarize_results
-from pytest_mobilebench.suites.planner.tasks import (
-    BUCKETS,
-    DIMENSIONS,
-    Task,
-    load_tasks,
-    replay,
-)
+from pytest_mobilebench.suites.planner.tasks import load_tasks
+from pytest_mobilebench.suites.planner.model import BUCKETS, DIMENSIONS, Task, replay
 
 __all__ = ["SUITE", "PlannerReason", "PlannerSuite", "grade_runs"]
 

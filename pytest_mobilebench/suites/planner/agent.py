@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_mobilebench.agents.endpoint import AgentInfraError, Endpoint, chat
 from pytest_mobilebench.suites.planner.episode import Call, Episode
-from pytest_mobilebench.suites.planner.tasks import Task, new_episode
+from pytest_mobilebench.suites.planner.model import Task, new_episode
 
 __all__ = ["SYSTEM_PROMPT", "AgentEndpoint", "AgentInfraError", "run_live"]
 

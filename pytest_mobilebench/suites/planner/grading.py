@@ -36,6 +36,7 @@ from typing import Any
 from pytest_mobilebench.suites.planner import collateral
 from pytest_mobilebench.suites.planner.catalog import catalog
 from pytest_mobilebench.suites.planner.episode import Episode, Step
+from pytest_mobilebench.suites.planner.model import CallSpec, Task, new_episode, replay
 from pytest_mobilebench.suites.planner.sandbox import (
     GENERATED_COLUMNS,
     Snapshot,
@@ -140,8 +141,6 @@ def expected_calls(task: Any) -> list[Any]:
     tool that matches its ``arguments``: each optional argument, when given, must match the gold's value for it
     (so "950 USD" fails where the gold paid 950 EUR and ``currency`` is optional); with no such gold call, an
     optional argument may only be left out."""
-    from pytest_mobilebench.suites.planner.tasks import CallSpec
-
     gold = _writes(_gold_episode(task))
     if task.expected_calls is None:
         return [CallSpec(tool=s.tool, arguments=dict(s.arguments)) for s in gold]
@@ -159,8 +158,6 @@ def expected_calls(task: Any) -> list[Any]:
 
 @functools.lru_cache(maxsize=512)
 def _gold_episode_cached(task_json: str) -> Episode:
-    from pytest_mobilebench.suites.planner.tasks import Task, replay
-
     task = Task.model_validate_json(task_json)
     return replay(task, task.gold_calls)
 
@@ -191,15 +188,11 @@ def _delta(task: Any, before: Snapshot, after: Snapshot) -> Any:
 
 @functools.lru_cache(maxsize=512)
 def _initial_snapshot(task_json: str) -> Snapshot:
-    from pytest_mobilebench.suites.planner.tasks import Task, new_episode
-
     return new_episode(Task.model_validate_json(task_json)).sandbox.snapshot()
 
 
 @functools.lru_cache(maxsize=512)
 def _gold_delta_cached(task_json: str) -> str:
-    from pytest_mobilebench.suites.planner.tasks import Task
-
     task = Task.model_validate_json(task_json)
     return json.dumps(_delta(task, _initial_snapshot(task_json), _gold_episode_cached(task_json).sandbox.snapshot()))
 
