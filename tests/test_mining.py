@@ -442,3 +442,26 @@ def test_a_release_row_with_a_repeated_key_is_an_error_of_that_row(tmp_path: Pat
     listed = tmp_path / "release.json"
     listed.write_text("[" + twice + "]", encoding="utf-8")
     assert any(isinstance(r, ManifestError) and "twice" in str(r) for r in load_dataset(listed))
+
+
+def test_an_unavailable_environment_is_named_in_the_table_and_in_why_nothing_was_kept() -> None:
+    """The terminal says what is missing for each unavailable candidate (and an infra error's cause); the one
+    line on stderr counts the unavailable ones, so its counts add up to the candidates."""
+    from pytest_mobilebench.mining.report import nothing_kept, render
+
+    missing = "host_unreachable: archives.example.test\n  (later lines of the install log)"
+    instances = {
+        "a__b-1": {"status": "environment_unavailable", "fix_commit": "1" * 40, "detail": missing},
+        "a__b-2": {"status": "infra_error", "fix_commit": "2" * 40, "detail": "image_build_failed: disk full"},
+        "a__b-3": {"status": "invalid", "fix_commit": "3" * 40, "detail": "not shown"},
+    }
+    validation = {"valid": 0, "invalid": 1, "flaky_dropped": 0, "infra_errors": 1, "environment_unavailable": 1,
+                  "not_run": 0, "cached": 0, "setup_s": 1.0, "test_s": 0.0, "log": "x.log"}  # fmt: skip
+    report = {"repo": "a/b", "framework": "react-native", "tip": "f" * 40, "scanned": 3, "candidates": 3,
+              "rejected": {}, "validation": validation, "audit": {}, "instances": instances, "outputs": []}  # fmt: skip
+    text = render(report)
+    assert "  a__b-1: environment_unavailable: host_unreachable: archives.example.test\n" in text
+    assert "  a__b-2: infra_error: image_build_failed: disk full\n" in text
+    assert "not shown" not in text and "later lines" not in text
+    why = nothing_kept(report)
+    assert why is not None and "1 invalid, 1 infra errors, 1 environment unavailable" in why

@@ -167,9 +167,27 @@ def test_an_unreadable_object_is_a_named_rejection_and_the_scan_goes_on(tmp_path
     blob = repo.git("rev-parse", f"{broken}:src/m2.js").strip()
     (repo.root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # a mirror lacking this blob
     code, report = _mine(repo, tmp_path / "out")
-    assert code == 0 and {i["fix_commit"] for i in report["instances"].values()} == {good, later}
-    [rej] = [r for r in report["rejections"] if r["commit"] == broken]
-    assert rej["reason"] == "unreadable_object" and "git " in rej["detail"] and blob[:7] in rej["detail"]
+    assert code == 0 and {i["fix_commit"] for i in report["instances"].values()} == {good}
+    for commit in (broken, later):  # `later`'s tree still holds src/m2.js: no checkout of it can be made
+        [rej] = [r for r in report["rejections"] if r["commit"] == commit]
+        assert rej["reason"] == "unreadable_object" and "git " in rej["detail"] and blob[:7] in rej["detail"]
+
+
+def test_a_tree_lacking_a_blob_no_check_reads_is_a_named_rejection(tmp_path: Path) -> None:
+    """The harness checks out the whole tree (a partial mirror lacking a large blob cannot be cloned): a fix
+    whose base or fix tree holds a file the repository lacks is rejected naming that file, before any
+    validation; once the file is gone from the tree, the next fix is mined."""
+    repo = Repo(tmp_path)
+    repo.base(extra={"assets/big.gif": "GIF89a" * 100})
+    blocked = _fix(repo, "fix: first", 1)
+    repo.commit("chore: drop the gif", {"assets/big.gif": None})
+    later = _fix(repo, "fix: second", 2)
+    blob = repo.git("rev-parse", f"{blocked}:assets/big.gif").strip()
+    (repo.root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # a mirror lacking this blob
+    code, report = _mine(repo, tmp_path / "out")
+    assert code == 0 and [i["fix_commit"] for i in report["instances"].values()] == [later]
+    [rej] = [r for r in report["rejections"] if r["commit"] == blocked]
+    assert rej["reason"] == "unreadable_object" and f"assets/big.gif ({blob[:12]})" in rej["detail"]
 
 
 def test_toolchain_pins_package_manager_version_and_node_at_the_commit_date(tmp_path: Path) -> None:

@@ -39,6 +39,13 @@ VALIDATED: dict[str, tuple[str, str, str, list[str], list[str]]] = {
         ["constants/__tests__/Links.test.js::Links > should return the right url"],
         [],
     ),
+    "NMF-earth/nmf-app": (  # mined with no hand-written environment (yarn classic, a preinstall script, jest-expo)
+        "NMF-earth__nmf-app-418",
+        "16bbf3297c7aa9cd52f1488588b92c638e509e84",
+        "c15f0b0aaa86768de8f3215f5fb46c3ec6b8ddce",
+        ["app/screens/InfoModal/__test__/InfoModalScreen.test.tsx::InfoModalScreen renders correctly"],
+        [],
+    ),
 }
 
 

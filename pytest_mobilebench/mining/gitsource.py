@@ -120,6 +120,24 @@ class Source:
         """Every tracked path at ``commit``."""
         return self.git("ls-tree", "-r", "--name-only", "-z", commit).split("\0")[:-1]
 
+    def missing(self, *commits: str) -> dict[str, str]:
+        """``{object id: path}`` of the objects of these commits' whole trees that the repository lacks (a
+        partial mirror without some large blobs), ``{}`` when every one is present. One ``git rev-list
+        --objects --no-walk --missing=print`` (tens of milliseconds on a tree of 6,000 files); the paths come
+        from ``ls-tree`` only when something is missing. A checkout of such a commit cannot be made."""
+        out = self.git("rev-list", "--objects", "--no-walk", "--missing=print", *commits)
+        lacking = {line[1:].strip() for line in out.splitlines() if line.startswith("?")}
+        if not lacking:
+            return {}
+        paths: dict[str, str] = dict.fromkeys(sorted(lacking), "")
+        for commit in commits:
+            for entry in self.git("ls-tree", "-r", "-z", commit).split("\0"):
+                meta, _, path = entry.partition("\t")
+                oid = meta.split()[-1] if meta else ""
+                if oid in paths and not paths[oid]:
+                    paths[oid] = path
+        return paths
+
     def read(self, commit: str, paths: Sequence[str]) -> dict[str, bytes]:
         """``{path: bytes}`` of the paths present at ``commit``."""
         return dict(read_blobs(self.git_dir, commit, paths))

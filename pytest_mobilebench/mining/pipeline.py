@@ -147,6 +147,9 @@ def _examine_readable(source: Source, commit: Commit, framework: str, opts: Mine
     reason = static_reason(commit, stats, rule, max_files=opts.max_files, max_lines=opts.max_lines, side_commits=side)
     if reason is not None:
         return reject(reason, _static_detail(reason, commit, side))
+    lacking = source.missing(base, commit.sha)
+    if lacking:  # the harness checks out the whole tree: from this repository it cannot
+        return reject(Reason.UNREADABLE, _missing_detail(lacking))
     try:
         split = split_change(source.diff(base, commit.sha), rule, name=commit.sha[:10])
     except PatchError as exc:
@@ -175,6 +178,16 @@ def _examine_readable(source: Source, commit: Commit, framework: str, opts: Mine
     found = evidence(commit, [f for f in stats if not rule(f.path)])
     return Candidate(iid, source.repo, framework, commit, split, text, text_source, tuple(linked), environment,
                      env_sources, command, found)  # fmt: skip
+
+
+def _missing_detail(lacking: Mapping[str, str], shown: int = 3) -> str:
+    """``the base or fix tree lacks 3 object(s) this repository does not hold: <path> (<id>), ...``."""
+    named = [f"{path or '?'} ({oid[:12]})" for oid, path in sorted(lacking.items(), key=lambda kv: kv[1])]
+    more = f", and {len(named) - shown} more" if len(named) > shown else ""
+    return (
+        f"the base or fix tree lacks {len(named)} object(s) this repository does not hold (a checkout needs every "
+        f"file; git rev-list --objects --missing=print): {', '.join(named[:shown])}{more}"
+    )
 
 
 def _static_detail(reason: Reason, commit: Commit, side: int) -> str:

@@ -6,19 +6,21 @@ Shape of ``<out>/report.json`` (plain JSON)::
      "rejected": {reason: int}, "rejections": [{"commit", "subject", "reason", "detail"}],
      "reason_meanings": {reason: str},
      "validation": null | {"run_id", "exit_status", "log", "valid", "invalid", "flaky_dropped", "infra_errors",
-                           "not_run", "cached", "flaky_tests", "setup_s", "test_s"},
+                           "environment_unavailable", "not_run", "cached", "flaky_tests", "setup_s", "test_s"},
      "audit": {...the --mb-audit table...} | {},
      "instances": {id: {"fix_commit", "base_commit", "status", "FAIL_TO_PASS", "NONE_TO_PASS",
-                        "PASS_TO_PASS", "flaky", "problems", "setup_s", "test_s", "problem_statement_source",
+                        "PASS_TO_PASS", "flaky", "problems", "setup_s", "test_s", "detail", "problem_statement_source",
                         "difficulty_proxies", "rank", "bug_fix_evidence"}},
      "outputs": [path], "scan_s": float, "total_s": float}
 
 ``rank`` is the candidate's place by bug-fix evidence (1 first; :mod:`.rank`), ``bug_fix_evidence`` its
 ``{"score", "signals"}``. ``rejections[].detail`` says what each rejection rests on (git's own message for
-``unreadable_object``). ``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``, ``infra_error``
-or ``not_run``. ``setup_s`` is the validation items' time outside the test commands (workspace, image,
-dependency installation), ``test_s`` the test commands' own time, both summed over the instances this run
-evaluated (seconds; a cached instance costs nothing now, its original timings stay in its own entry).
+``unreadable_object``). ``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``,
+``infra_error``, ``environment_unavailable`` (``detail`` names the package or host this machine cannot fetch; the
+terminal shows it under the table, as it shows an infra error's) or ``not_run``. ``setup_s`` is the validation items'
+time outside the test commands (workspace, image, dependency installation), ``test_s`` the test commands' own time,
+both summed over the instances this run evaluated (seconds; a cached instance costs nothing now, its original
+timings stay in its own entry).
 """
 
 from __future__ import annotations
@@ -46,8 +48,8 @@ def nothing_kept(report: Mapping[str, Any]) -> str | None:
     if val is not None and not val["valid"]:
         return (
             f"nothing validated: 0 valid of {report['candidates']} candidates ({val['invalid']} invalid, "
-            f"{val['infra_errors']} infra errors, {val['flaky_dropped']} flaky, {val['not_run']} not run); "
-            f"see {val.get('log')}"
+            f"{val['infra_errors']} infra errors, {val.get('environment_unavailable', 0)} environment unavailable, "
+            f"{val['flaky_dropped']} flaky, {val['not_run']} not run); see {val.get('log')}"
         )
     return None
 
@@ -110,6 +112,21 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
     }
 
 
+#: statuses whose ``detail`` the terminal shows under the table: what is missing, or the harness's failure
+EXPLAINED_STATUSES = ("environment_unavailable", "infra_error")
+
+
+def _why_not_kept(instances: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per instance that is ``environment_unavailable`` or an infra error, with its ``detail``
+    (``  NMF-earth__nmf-app-1: environment_unavailable: host_unreachable: <host>``), first line only."""
+    lines = []
+    for iid, inst in instances.items():
+        if inst.get("status") in EXPLAINED_STATUSES:
+            detail = (str(inst.get("detail") or "").strip().splitlines() or ["no detail"])[0]
+            lines.append(f"  {iid}: {inst['status']}: {detail}")
+    return lines
+
+
 def render(report: Mapping[str, Any]) -> str:
     """The short terminal table: counts, rejections by reason, validation, cost, then one row per candidate."""
     rows: list[tuple[str, str]] = [
@@ -157,6 +174,7 @@ def render(report: Mapping[str, Any]) -> str:
                 f"  {iid.ljust(iw)}  {inst['status']:<11} {counts[0]:>3} {counts[1]:>3} {counts[2]:>3}  "
                 f"{inst['fix_commit'][:10]}"
             )
+    lines += _why_not_kept(report["instances"])
     lines += [f"  wrote {p}" for p in report["outputs"]]
     if report.get("interrupted"):
         status = (report.get("validation") or {}).get("exit_status")
