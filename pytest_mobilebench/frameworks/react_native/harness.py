@@ -133,6 +133,7 @@ class JestHarness:
         files: absolute path -> bytes to write root-owned before the run (the harness's modules).
         command: the plan's command through the harness's launcher, with the harness's options.
         runner: the jest runner the harness wraps (``circus`` / ``jasmine2``, :func:`jest_runner`).
+        oracle: whether the runner records every matcher call for the oracle (``docs/oracle.md``).
     """
 
     nonce: str
@@ -141,10 +142,17 @@ class JestHarness:
     files: Mapping[str, bytes]
     command: str
     runner: str = "circus"
+    oracle: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        """What re-grading needs: nonce, key (hex), folder (and the runner wrapped)."""
-        return {"nonce": self.nonce, "key": self.key.hex(), "folder": self.folder, "runner": self.runner}
+        """What re-grading needs: nonce, key (hex), folder (and the runner wrapped, whether matchers were recorded)."""
+        return {
+            "nonce": self.nonce,
+            "key": self.key.hex(),
+            "folder": self.folder,
+            "runner": self.runner,
+            "oracle": self.oracle,
+        }
 
 
 def _canary_titles(nonce: str) -> tuple[tuple[str, str], tuple[str, str]]:
@@ -158,11 +166,13 @@ def canary_ids(nonce: str, path: str) -> tuple[str, str]:
     return tuple(jest_test_id(path, list(t)) for t in _canary_titles(nonce))  # type: ignore[return-value]
 
 
-def _runner_text(runner: str, nonce: str) -> str:
-    """The runner module of ``runner`` with this run's canaries (``{suite, fail, pass, value}``)."""
+def _runner_text(runner: str, nonce: str, oracle: bool = True) -> str:
+    """The runner module of ``runner`` with this run's canaries (``{suite, fail, pass, value}``; their matcher,
+    values and error shape are drawn in the runner from the channel key's seed) and the recorder on or off."""
     (suite, fail), (_, ok) = _canary_titles(nonce)
     canary = {"suite": suite, "fail": fail, "pass": ok, "value": int(nonce[:8], 16)}
-    return RUNNERS[runner].replace("__CANARY__", json.dumps(canary))
+    text = RUNNERS[runner].replace("__CANARY__", json.dumps(canary))
+    return text.replace("__ORACLE__", "true" if oracle else "false")
 
 
 def command_paths(command: str) -> list[str] | None:
@@ -178,7 +188,7 @@ def command_paths(command: str) -> list[str] | None:
     return paths if paths and len(paths) == len(rest) else None
 
 
-def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> JestHarness | None:
+def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp", oracle: bool = True) -> JestHarness | None:
     """The harnessed form of a jest command, or None when the command does not call the installed jest
     directly with ``--runTestsByPath`` as its last option (a custom ``test_command``: no harness).
 
@@ -186,6 +196,7 @@ def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> 
         command: the hardened plan's command (:func:`pytest_mobilebench.trust.harden_plan`).
         runner: the jest runner to wrap (:func:`jest_runner`): a key of :data:`.harness_js.RUNNERS`.
         base: where the harness folder goes (outside the repository: the harness writes nothing there).
+        oracle: record every matcher call for the out-of-realm oracle (``--mb-oracle``; ``docs/oracle.md``).
     """
     if command_paths(command) is None or not _JEST.search(command):
         return None
@@ -200,11 +211,17 @@ def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> 
         f"{folder}/launch.js": launch_js(runner).encode(),
         f"{folder}/package.json": b'{"type": "commonjs"}\n',
         f"{folder}/channel.js": CHANNEL_JS.encode(),
-        f"{folder}/runner.js": _runner_text(runner, nonce).encode(),
+        f"{folder}/runner.js": _runner_text(runner, nonce, oracle).encode(),
         f"{folder}/reporter.js": REPORTER_JS.encode(),
     }
     return JestHarness(
-        nonce=nonce, key=secrets.token_bytes(32), folder=folder, files=files, command=harnessed, runner=runner
+        nonce=nonce,
+        key=secrets.token_bytes(32),
+        folder=folder,
+        files=files,
+        command=harnessed,
+        runner=runner,
+        oracle=oracle,
     )
 
 

@@ -496,7 +496,7 @@ class IssueResolutionEvaluator:
         plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
         timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
-        harness = jest_harness_for(ws, plan)
+        harness = jest_harness_for(ws, plan, oracle=ctx.options.get("mb_oracle", "on") != "off")
         planted = None if harness else canary_for(ws, plan, self._test_files(instance, test_patch))
         command = harness.command if harness else planted[1] if planted else plan.command
         if planted is not None:

@@ -31,6 +31,7 @@ from pytest_mobilebench import frameworks, integrity
 from pytest_mobilebench.suites.issue_resolution import grading, policy
 from pytest_mobilebench.frameworks import TestPlan, canaries
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
+from pytest_mobilebench.frameworks.react_native import oracle_verdict
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
@@ -289,6 +290,12 @@ def _judge_run(
         channel = (folder / "channel.jsonl").read_bytes() if (folder / "channel.jsonl").is_file() else b""
         found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
         violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
+        # every recorded assertion re-decided out of realm (docs/oracle.md): a contradicted test cannot pass
+        parsed, found, note = oracle_verdict.graded(
+            harness, channel, parsed, folder, root=run.get("root_dir") or "/testbed"
+        )
+        violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
+        detail = "; ".join(x for x in (detail, note) if x)
         hollow = jest_harness.hollow_passes(
             parsed.tests, jest_harness.assertion_counts(harness, channel), instance.assertions
         )
