@@ -335,9 +335,10 @@ function recordingExpect(expect, options) {
     };
     let out;
     try { out = apply(real[name], real, expected); } catch (e) { finish('fail'); throw scrubbed(e); }
-    if (out !== null && typeof out === 'object' && types.isPromise(out)) {
+    // .resolves / .rejects: a promise (a thenable where the realm's Promise is a polyfill, as react-native's)
+    if (out !== null && (typeof out === 'object' || typeof out === 'function') && typeof out.then === 'function') {
       const ok = (v) => { finish(failedQuietly() ? 'fail' : 'pass'); return v; };
-      return apply(promiseThen, out, [ok, (e) => { finish('fail'); throw scrubbed(e); }]);
+      return apply(types.isPromise(out) ? promiseThen : out.then, out, [ok, (e) => { finish('fail'); throw scrubbed(e); }]);
     }
     finish(failedQuietly() ? 'fail' : 'pass');
     return out;
