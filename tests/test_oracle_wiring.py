@@ -84,6 +84,7 @@ def test_a_forged_pass_is_a_finding_and_its_test_cannot_pass(tmp_path: Path) -> 
 
     mp = pytest.MonkeyPatch()
     mp.setattr(oracle_verdict, "decider", fake)
+    mp.setattr(oracle_verdict, "snapshot_source", dict)
     try:
         graded, found, note = oracle_verdict.graded(HARNESS, channel, parsed, tmp_path)
     finally:

@@ -4,6 +4,7 @@ Helper d's package ``pytest_mobilebench.oracle`` implements ``decide_test``; thi
 (:mod:`pytest_mobilebench.frameworks.react_native.oracle_verdict`) relies on, so both sides meet at one shape:
 
     decide_test(records: list[dict], snapshots: SnapshotSource) -> TestDecision
+    SnapFiles(texts: Mapping[str, str]) -> SnapshotSource
 
 ``records`` are one test's assertion records in ``seq`` order (``docs/oracle.md``, "Assertion record").
 """
@@ -17,10 +18,11 @@ __all__ = ["Decider", "SnapshotSource", "TestDecision"]
 
 
 class SnapshotSource(Protocol):
-    """The ``.snap`` files the harness read itself before any candidate code ran: repository path -> bytes."""
+    """Stored snapshots of the ``.snap`` files the harness read itself before any candidate code ran (helper d's
+    ``SnapFiles`` over ``{repository path: text}``)."""
 
-    def get(self, path: str, default: None = None, /) -> bytes | None:
-        """The file's bytes, or None when the harness holds no such file."""
+    def snapshot(self, file: str, key: str) -> str | None:
+        """The stored value of ``key`` in ``file`` (repository-relative), None when there is none."""
         ...
 
 
@@ -42,4 +44,4 @@ class TestDecision(Protocol):
 class Decider(Protocol):
     """``decide_test`` of ``pytest_mobilebench.oracle``."""
 
-    def __call__(self, records: list[dict[str, Any]], snapshots: SnapshotSource, /) -> TestDecision: ...
+    def __call__(self, records: list[dict[str, Any]], snapshots: SnapshotSource | None, /) -> TestDecision: ...

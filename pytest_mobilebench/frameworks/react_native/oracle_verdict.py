@@ -37,6 +37,7 @@ __all__ = [
     "graded",
     "read_snapshots",
     "snapshot_paths",
+    "snapshot_source",
 ]
 
 #: evidence folder (``snapshots<tag>/<repository path>``) of the ``.snap`` files read before the run
@@ -79,6 +80,17 @@ def decider() -> Decider:
     from pytest_mobilebench.oracle import decide_test  # type: ignore[attr-defined]
 
     return decide_test  # type: ignore[no-any-return]
+
+
+def snapshot_source(files: Mapping[str, bytes]) -> SnapshotSource:
+    """The decider's view (``pytest_mobilebench.oracle.SnapFiles``) of the ``.snap`` files read before the run.
+
+    Raises:
+        ImportError: the decider's package is not installed.
+    """
+    from pytest_mobilebench.oracle import SnapFiles  # type: ignore[attr-defined]
+
+    return SnapFiles({path: data.decode("utf-8", "replace") for path, data in files.items()})  # type: ignore[no-any-return]
 
 
 def _rel(path: str, root: str) -> str:
@@ -170,7 +182,7 @@ def graded(
     if not harness.get("oracle"):
         return parsed, [], ""
     try:
-        verdict = decide(harness, channel, read_snapshots(folder), root=root, decide_test=None)
+        verdict = decide(harness, channel, snapshot_source(read_snapshots(folder)), root=root, decide_test=None)
     except ImportError as exc:
         raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, f"the oracle's decider is not installed: {exc}") from exc
     failed = set(verdict.failed)
