@@ -138,3 +138,20 @@ def test_snapshots_are_read_from_the_evidence_by_repository_path(tmp_path: Path)
         "__tests__/__snapshots__/a.test.js.snap",
         "__snapshots__/b.test.js.snap",
     ]
+
+
+def test_a_decider_that_fails_is_the_harness_failure_never_a_verdict(tmp_path: Path) -> None:
+    parsed = ParseResult(tests={"a::b": TestState.PASS}, messages={}, warnings=[])
+    channel = _channel([_record(["b"], 0, "2", "1", "pass")])
+
+    def broken(records: list[dict[str, Any]], snapshots: Any) -> Decision:
+        raise ValueError("a value the decider cannot read")
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(oracle_verdict, "decider", lambda: broken)
+    mp.setattr(oracle_verdict, "snapshot_source", dict)
+    try:
+        with pytest.raises(InfraError, match="decider failed"):
+            oracle_verdict.graded(HARNESS, channel, parsed, tmp_path)
+    finally:
+        mp.undo()

@@ -177,7 +177,7 @@ def graded(
     it was when its harness recorded nothing (``harness["oracle"]`` false: ``--mb-oracle=off``).
 
     Raises:
-        InfraError: ``runner_harness_failed`` when the decider is not installed (the harness's failure).
+        InfraError: ``runner_harness_failed`` when the decider is not installed or fails (the harness's fault).
     """
     if not harness.get("oracle"):
         return parsed, [], ""
@@ -185,6 +185,8 @@ def graded(
         verdict = decide(harness, channel, snapshot_source(read_snapshots(folder)), root=root, decide_test=None)
     except ImportError as exc:
         raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, f"the oracle's decider is not installed: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - the decider's own fault: the harness's, shown, never a verdict
+        raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, f"the oracle's decider failed: {exc!r}") from exc
     failed = set(verdict.failed)
     tests = {t: TestState.FAIL if t in failed else s for t, s in parsed.tests.items()}
     parsed = dataclasses.replace(parsed, tests=tests, passed_on_retry=parsed.passed_on_retry - failed)

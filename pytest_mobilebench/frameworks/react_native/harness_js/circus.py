@@ -40,8 +40,8 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
   const customMatchers = new Set();
   let running = null;  // the registered record of the test whose hooks and body run (test_start .. test_done)
   let serializer = null;
-  const recorder = { emit: emit, path: String(testPath), current: () => running, snapshotFile: snapshotFileOf(config, String(testPath)),
-    serialize: (value) => serializer(value) };
+  const recorder = { emit: emit, path: String(testPath), current: () => running,
+    snapshotFile: snapshotFileOf(config, String(testPath)), serialize: (value) => serializer(value) };
   const freeze = () => {
     if (frozen !== null) return;
     frozen = {};

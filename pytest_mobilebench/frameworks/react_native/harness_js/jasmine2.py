@@ -55,8 +55,8 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   const customMatchers = new Set();
   let running = null;  // the harness's entry of the spec whose hooks and body run (specStarted .. specDone)
   let serializer = null;
-  const recorder = { emit: emit, path: String(testPath), current: () => running, snapshotFile: snapshotFileOf(config, String(testPath)),
-    serialize: (value) => serializer(value) };
+  const recorder = { emit: emit, path: String(testPath), current: () => running,
+    snapshotFile: snapshotFileOf(config, String(testPath)), serialize: (value) => serializer(value) };
   const lock = (object, name, value) => {
     const d = describeOwn(object, name);
     if (value === undefined && (!d || !('value' in d))) return;

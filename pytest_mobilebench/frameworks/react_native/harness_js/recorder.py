@@ -118,7 +118,8 @@ function makeEncoder() {
     if (isArray(v)) return encArray(v, id, depth);
     if (types.isMap(v)) {
       const entries = [];
-      apply(mapForEach, v, [(value, key) => { apply(arrayPush, entries, [[enc(key, depth + 1), enc(value, depth + 1)]]); }]);
+      const add = (value, key) => { apply(arrayPush, entries, [[enc(key, depth + 1), enc(value, depth + 1)]]); };
+      apply(mapForEach, v, [add]);
       return { t: 'map', entries: entries, id: id };
     }
     if (types.isSet(v)) {
@@ -137,7 +138,8 @@ function makeEncoder() {
     if (types.isNativeError(v)) {
       const name = valueAt(v, 'name');
       const message = valueAt(v, 'message');
-      return { t: 'error', ctor: ctorOf(v), name: toStr(name), message: toStr(message), entries: encEntries(v, depth), id: id };
+      return { t: 'error', ctor: ctorOf(v), name: toStr(name), message: toStr(message), entries: encEntries(v, depth),
+        id: id };
     }
     if (types.isArrayBuffer(v) || types.isDataView(v) || types.isBoxedPrimitive(v) || types.isGeneratorObject(v)) {
       return { t: 'opaque', ctor: ctorOf(v) };
@@ -154,7 +156,9 @@ function makeEncoder() {
       const key = own[i];
       if (typeof key !== 'symbol') continue;
       const d = describeOwn(v, key);
-      if (d && d.enumerable) apply(arrayPush, symbols, [[toStr(apply(symbolDescription, key, []) || ''), enc(valueAt(v, key), depth + 1)]]);
+      if (!d || !d.enumerable) continue;
+      const description = toStr(apply(symbolDescription, key, []) || '');
+      apply(arrayPush, symbols, [[description, enc(valueAt(v, key), depth + 1)]]);
     }
     return { t: 'object', ctor: ctorOf(v), entries: encEntries(v, depth), symbols: symbols, id: id };
   };
@@ -169,13 +173,15 @@ function makeEncoder() {
     const props = [];
     const n = v.length;
     for (let i = 0; i < n; i++) {
-      apply(arrayPush, items, [describeOwn(v, toStr(i)) === undefined ? { t: 'hole' } : enc(valueAt(v, toStr(i)), depth + 1)]);
+      const at = toStr(i);
+      apply(arrayPush, items, [describeOwn(v, at) === undefined ? { t: 'hole' } : enc(valueAt(v, at), depth + 1)]);
       if (nodes > MAX_NODES) break;
     }
     const keys = keysOf(v);
     for (let j = 0; j < keys.length; j++) {
       const key = keys[j];
-      if (toStr(key >>> 0) !== key || (key >>> 0) >= n) apply(arrayPush, props, [[key, enc(valueAt(v, key), depth + 1)]]);
+      if (toStr(key >>> 0) === key && (key >>> 0) < n) continue;  // an index: in items
+      apply(arrayPush, props, [[key, enc(valueAt(v, key), depth + 1)]]);
     }
     return { t: 'array', items: items, id: id, props: props };
   };
@@ -267,14 +273,15 @@ function recordingExpect(expect, options) {
   const snapshotOf = (name, received, expected) => {
     let title = '';
     try { title = toStr(apply(expect.getState, expect, []).currentTestName); } catch (e) { title = ''; }
-    const hint = !name.endsWith('InlineSnapshot') && typeof expected[expected.length - 1] === 'string' ? expected[expected.length - 1] : '';
+    const last = expected[expected.length - 1];
+    const hint = !name.endsWith('InlineSnapshot') && typeof last === 'string' ? last : '';
     const named = hint ? title + ': ' + hint : title;
     const count = (snapshotCounts.get(named) || 0) + 1;
     snapshotCounts.set(named, count);
     let serialized = null;
     try { serialized = options.serialize(received); } catch (e) { serialized = null; }
     const out = { key: named + ' ' + count, serialized: serialized };
-    if (name.endsWith('InlineSnapshot')) out.inline = typeof expected[expected.length - 1] === 'string' ? expected[expected.length - 1] : null;
+    if (name.endsWith('InlineSnapshot')) out.inline = typeof last === 'string' ? last : null;
     else out.file = options.snapshotFile;
     return out;
   };
@@ -291,14 +298,19 @@ function recordingExpect(expect, options) {
       thrown = { called: false, threw: false, value: undefined };
       received = function mobilebenchReceived(...args) {
         thrown.called = true;
-        try { const v = apply(fn, this, args); thrown.value = v; return v; } catch (e) { thrown.threw = true; thrown.value = e; throw e; }
+        try { const v = apply(fn, this, args); thrown.value = v; return v; } catch (e) {
+          thrown.threw = true;
+          thrown.value = e;
+          throw e;
+        }
       };
     } else if (promise !== '') {
       settled = { done: false, value: undefined };
       const watch = (p) => {
         if (p !== null && (typeof p === 'object' || typeof p === 'function') && typeof p.then === 'function') {
           const then = types.isPromise(p) ? promiseThen : p.then;
-          apply(then, p, [(v) => { settled.done = true; settled.value = v; }, (e) => { settled.done = true; settled.value = e; }]);
+          const keep = (v) => { settled.done = true; settled.value = v; };
+          apply(then, p, [keep, keep]);
         }
         return p;
       };
@@ -320,7 +332,9 @@ function recordingExpect(expect, options) {
         if (SNAPSHOTS.includes(name)) {
           let value = subject;
           if (name.startsWith('toThrow')) value = thrown !== null && thrown.called ? thrown.value : subject;
-          if (name.startsWith('toThrow') && value !== null && typeof value === 'object') value = valueAt(value, 'message');
+          if (name.startsWith('toThrow') && value !== null && typeof value === 'object') {
+            value = valueAt(value, 'message');
+          }
           record.snapshot = snapshotOf(name, value, expected);
         }
         send(test, record);
@@ -338,7 +352,8 @@ function recordingExpect(expect, options) {
     // .resolves / .rejects: a promise (a thenable where the realm's Promise is a polyfill, as react-native's)
     if (out !== null && (typeof out === 'object' || typeof out === 'function') && typeof out.then === 'function') {
       const ok = (v) => { finish(failedQuietly() ? 'fail' : 'pass'); return v; };
-      return apply(types.isPromise(out) ? promiseThen : out.then, out, [ok, (e) => { finish('fail'); throw scrubbed(e); }]);
+      const bad = (e) => { finish('fail'); throw scrubbed(e); };
+      return apply(types.isPromise(out) ? promiseThen : out.then, out, [ok, bad]);
     }
     finish(failedQuietly() ? 'fail' : 'pass');
     return out;
@@ -397,7 +412,8 @@ function pristineSerializer(config) {
 // from the seed the channel derived from the run's key (hex), so no file the test user can read names them
 function knownAnswers(seed, fallback) {
   const words = [];
-  const text = typeof seed === 'string' && seed.length >= 64 ? seed : ('0000000' + (fallback >>> 0).toString(16)).slice(-8).repeat(8);
+  const spare = ('0000000' + (fallback >>> 0).toString(16)).slice(-8).repeat(8);
+  const text = typeof seed === 'string' && seed.length >= 64 ? seed : spare;
   for (let i = 0; i < 8; i++) words[i] = parseInt(text.slice(i * 8, i * 8 + 8), 16) | 0;
   let state = (words[0] ^ words[3] ^ words[5]) | 1;
   let at = 0;
