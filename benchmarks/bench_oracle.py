@@ -39,7 +39,9 @@ def run_once(cases: str, runtime: str, mode: str, reports: Path) -> tuple[float,
     for result_file in reports.glob("2*/*/*/result.json"):
         result = json.loads(result_file.read_text(encoding="utf-8"))
         instance = str(result["instance_id"])
-        reasons[instance] = str(result.get("reason"))
+        reasons[instance] = str(result.get("reason")) + (
+            "" if result.get("reason") == "resolved" else f" ({result.get('detail')})"
+        )
         run_file = result_file.parent / "run.json"
         if run_file.is_file():
             durations[instance] = float(json.loads(run_file.read_text(encoding="utf-8")).get("duration_s") or 0.0)

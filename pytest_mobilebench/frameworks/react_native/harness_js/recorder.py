@@ -390,14 +390,21 @@ function recordingExpect(expect, options) {
 // the pristine snapshot serialiser: the project's jest-snapshot loaded in the runner's realm (never the test
 // realm's instance, which the code under test shares), with the configured serialisers that are installed
 // packages; null when one is the repository's own file (its output cannot be pristine)
+const serializers = new PlainMap();  // one per list of configured serialisers, for the process (the runner's realm)
 function pristineSerializer(config) {
+  const list = (config.snapshotSerializers || []).map(String);
+  const name = list.join('\n');
+  if (!serializers.has(name)) serializers.set(name, loadSerializer(config, list));
+  return serializers.get(name);
+}
+function loadSerializer(config, list) {
   try {
     // by the package's main file: its exports map (jest 28 and later) names no build/ subpath
     const main = require.resolve('jest-snapshot', { paths: [process.cwd()] });
     const build = main.slice(0, main.lastIndexOf('/') + 1);
     const utils = require(build + 'utils.js');
     const plugins = require(build + 'plugins.js');
-    for (const file of (config.snapshotSerializers || []).slice().reverse()) {
+    for (const file of list.slice().reverse()) {
       if (!String(file).includes('/node_modules/')) return () => null;
       const loaded = require(file);
       plugins.addSerializer(loaded && loaded.default ? loaded.default : loaded);
