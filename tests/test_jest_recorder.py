@@ -179,6 +179,7 @@ def test_outcomes_modifiers_thrown_values_and_promises(out: dict[str, Any]) -> N
     assert thrown["t"] == "thrown" and thrown["threw"] is True and thrown["value"]["message"] == "boom"
     rejects, resolves = records[8], records[9]
     assert (rejects["promise"], rejects["inrealm"], rejects["received"]["message"]) == ("rejects", "pass", "no")
+    assert (rejects["settled"], resolves["settled"]) == ("rejected", "resolved")
     assert (resolves["promise"], resolves["inrealm"], resolves["received"]) == (
         "resolves",
         "fail",

@@ -305,12 +305,12 @@ function recordingExpect(expect, options) {
         }
       };
     } else if (promise !== '') {
-      settled = { done: false, value: undefined };
+      settled = { done: false, value: undefined, state: '' };
       const watch = (p) => {
         if (p !== null && (typeof p === 'object' || typeof p === 'function') && typeof p.then === 'function') {
           const then = types.isPromise(p) ? promiseThen : p.then;
-          const keep = (v) => { settled.done = true; settled.value = v; };
-          apply(then, p, [keep, keep]);
+          const keep = (state) => (v) => { settled.done = true; settled.value = v; settled.state = state; };
+          apply(then, p, [keep('resolved'), keep('rejected')]);
         }
         return p;
       };
@@ -329,6 +329,7 @@ function recordingExpect(expect, options) {
         }
         const record = { seq: seq, matcher: toStr(name), not: not, promise: promise, received: encoded[0],
           expected: apply(arraySlice, encoded, [1]), inrealm: inrealm };
+        if (settled !== null && settled.done) record.settled = settled.state;  // resolved / rejected
         if (SNAPSHOTS.includes(name)) {
           let value = subject;
           if (name.startsWith('toThrow')) value = thrown !== null && thrown.called ? thrown.value : subject;
