@@ -105,6 +105,8 @@ let calls = 0;
   e(values.mock).toBe(values.mock);
   e(values.deep).toBe(values.deep);
   e(values.big).toBe(values.big);
+  try { e('x'.repeat(1500000)).toBe('y'); } catch (x) {}
+  try { e({ ['k'.repeat(1500000)]: 1 }).toBe(new Error('m'.repeat(1500000))); } catch (x) {}
   await e(Promise.reject(new Error('no'))).rejects.toThrow('no');
   try { await e(Promise.resolve(3)).resolves.toBe(4); } catch (x) {}
   e(1).toMatchQuietly(2);
@@ -177,7 +179,7 @@ def test_outcomes_modifiers_thrown_values_and_promises(out: dict[str, Any]) -> N
     assert out["calls"] == 1  # the received function ran once, by the matcher, through the recorder's wrapper
     thrown = records[3]["received"]
     assert thrown["t"] == "thrown" and thrown["threw"] is True and thrown["value"]["message"] == "boom"
-    rejects, resolves = records[8], records[9]
+    rejects, resolves = records[10], records[11]
     assert (rejects["promise"], rejects["inrealm"], rejects["received"]["message"]) == ("rejects", "pass", "no")
     assert (rejects["settled"], resolves["settled"]) == ("rejected", "resolved")
     assert (resolves["promise"], resolves["inrealm"], resolves["received"]) == (
@@ -185,7 +187,7 @@ def test_outcomes_modifiers_thrown_values_and_promises(out: dict[str, Any]) -> N
         "fail",
         {"t": "number", "v": "3"},
     )
-    assert records[10]["inrealm"] == "fail"  # failed quietly (suppressedErrors): a failure all the same
+    assert records[12]["inrealm"] == "fail"  # failed quietly (suppressedErrors): a failure all the same
 
 
 def test_asymmetric_matchers_mocks_and_cuts(out: dict[str, Any]) -> None:
@@ -198,6 +200,12 @@ def test_asymmetric_matchers_mocks_and_cuts(out: dict[str, Any]) -> None:
                     "results": [{"type": "return", "value": {"t": "number", "v": "2"}}]}  # fmt: skip
     assert '"why": "depth"' in json.dumps(records[6]["received"])
     assert '"why": "size"' in json.dumps(records[7]["received"])
+    assert records[8]["received"] == {
+        "t": "cut",
+        "why": "size",
+    }  # 1.5 million characters: the channel's line stays small
+    assert records[8]["expected"] == [{"t": "string", "v": "y"}]
+    assert records[9]["received"] == records[9]["expected"][0] == {"t": "cut", "why": "size"}  # long keys, messages
 
 
 def test_the_known_answers_fail_and_pass_as_declared_for_any_seed(out: dict[str, Any]) -> None:
