@@ -155,3 +155,30 @@ def test_a_decider_that_fails_is_the_harness_failure_never_a_verdict(tmp_path: P
             oracle_verdict.graded(HARNESS, channel, parsed, tmp_path)
     finally:
         mp.undo()
+
+
+def test_off_writes_the_runner_without_the_recorder_and_keeps_no_snapshots(tmp_path: Path) -> None:
+    from pytest_mobilebench.frameworks.react_native import harness
+
+    on = harness.prepare("node_modules/.bin/jest --ci --runTestsByPath __tests__/a.test.js")
+    assert on is not None and on.oracle and on.to_dict()["oracle"] is True
+    off = harness.with_oracle(on, on=False)
+    runner = f"{on.folder}/runner.js"
+    assert b"const ORACLE = true;" in on.files[runner] and b"const ORACLE = false;" in off.files[runner]
+    assert (off.nonce, off.key, off.command, off.to_dict()["oracle"]) == (on.nonce, on.key, on.command, False)
+
+    class Workspace:
+        asked: list[list[str]] = []
+
+        def read_files(self, patterns: list[str]) -> dict[str, bytes]:
+            self.asked.append(patterns)
+            return {"__tests__/__snapshots__/a.test.js.snap": b"exports[`x 1`] = `1`;\n", "../escape.snap": b"x"}
+
+    ws = Workspace()
+    assert oracle_verdict.keep_snapshots(ws, off, tmp_path) == {} and ws.asked == []
+    oracle_verdict.keep_snapshots(ws, on, tmp_path)
+    assert ws.asked == [["__tests__/__snapshots__/a.test.js.snap"]]
+    assert oracle_verdict.read_snapshots(tmp_path) == {
+        "__tests__/__snapshots__/a.test.js.snap": b"exports[`x 1`] = `1`;\n"
+    }
+    assert not (tmp_path / "escape.snap").exists()

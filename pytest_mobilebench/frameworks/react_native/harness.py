@@ -65,6 +65,7 @@ __all__ = [
     "preset_probes",
     "read_channel",
     "without_canaries",
+    "with_oracle",
     "without_ids",
 ]
 
@@ -188,7 +189,7 @@ def command_paths(command: str) -> list[str] | None:
     return paths if paths and len(paths) == len(rest) else None
 
 
-def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp", oracle: bool = True) -> JestHarness | None:
+def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp") -> JestHarness | None:
     """The harnessed form of a jest command, or None when the command does not call the installed jest
     directly with ``--runTestsByPath`` as its last option (a custom ``test_command``: no harness).
 
@@ -196,7 +197,6 @@ def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp", ora
         command: the hardened plan's command (:func:`pytest_mobilebench.trust.harden_plan`).
         runner: the jest runner to wrap (:func:`jest_runner`): a key of :data:`.harness_js.RUNNERS`.
         base: where the harness folder goes (outside the repository: the harness writes nothing there).
-        oracle: record every matcher call for the out-of-realm oracle (``--mb-oracle``; ``docs/oracle.md``).
     """
     if command_paths(command) is None or not _JEST.search(command):
         return None
@@ -211,18 +211,20 @@ def prepare(command: str, *, runner: str = "circus", base: str = "/var/tmp", ora
         f"{folder}/launch.js": launch_js(runner).encode(),
         f"{folder}/package.json": b'{"type": "commonjs"}\n',
         f"{folder}/channel.js": CHANNEL_JS.encode(),
-        f"{folder}/runner.js": _runner_text(runner, nonce, oracle).encode(),
+        f"{folder}/runner.js": _runner_text(runner, nonce).encode(),
         f"{folder}/reporter.js": REPORTER_JS.encode(),
     }
     return JestHarness(
-        nonce=nonce,
-        key=secrets.token_bytes(32),
-        folder=folder,
-        files=files,
-        command=harnessed,
-        runner=runner,
-        oracle=oracle,
+        nonce=nonce, key=secrets.token_bytes(32), folder=folder, files=files, command=harnessed, runner=runner
     )
+
+
+def with_oracle(harness: JestHarness, *, on: bool) -> JestHarness:
+    """``harness`` with its runner recording every matcher call (``on``) or not (``--mb-oracle=off``,
+    ``docs/oracle.md``); everything else (nonce, key, folder, command) as it was."""
+    runner_js = f"{harness.folder}/runner.js"
+    files = {**harness.files, runner_js: _runner_text(harness.runner, harness.nonce, on).encode()}
+    return dataclasses.replace(harness, files=files, oracle=on)
 
 
 def launch_problems(status: bytes | None) -> list[str]:

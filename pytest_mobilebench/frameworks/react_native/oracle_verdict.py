@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, final
 
-from pytest_mobilebench.frameworks.react_native.harness import ChannelReport, read_channel
+from pytest_mobilebench.frameworks.react_native.harness import ChannelReport, JestHarness, command_paths, read_channel
 from pytest_mobilebench.oracle.protocol import Decider, SnapshotSource
 from pytest_mobilebench.parsers import ParseResult
 from pytest_mobilebench.parsers.jest import jest_test_id
@@ -35,6 +35,7 @@ __all__ = [
     "decide",
     "decider",
     "graded",
+    "keep_snapshots",
     "read_snapshots",
     "snapshot_paths",
     "snapshot_source",
@@ -191,3 +192,24 @@ def graded(
     tests = {t: TestState.FAIL if t in failed else s for t, s in parsed.tests.items()}
     parsed = dataclasses.replace(parsed, tests=tests, passed_on_retry=parsed.passed_on_retry - failed)
     return parsed, list(verdict.findings), verdict.detail()
+
+
+def keep_snapshots(ws: Any, harness: JestHarness, evidence: Path, *, tag: str = "") -> dict[str, bytes]:
+    """Read the graded files' ``.snap`` files (:func:`snapshot_paths` of the command's test paths) from the
+    workspace ``ws`` before the run, and keep them in ``evidence/snapshots<tag>/`` (what :func:`read_snapshots`
+    reads back, live and on re-grade); ``{}`` and nothing written when the recorder is off.
+
+    Called before any candidate code runs: a candidate cannot rewrite what the oracle compares with. Names that
+    are absolute or climb out of the folder are never written (the workspace never returns such names).
+    """
+    if not harness.oracle:
+        return {}
+    found = ws.read_files(snapshot_paths(command_paths(harness.command) or []))
+    base = evidence / f"{SNAPSHOT_FOLDER}{tag}"
+    for rel, data in found.items():
+        if rel.startswith("/") or ".." in rel.split("/"):
+            continue
+        target = base / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return dict(found)

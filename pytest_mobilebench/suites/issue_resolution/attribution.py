@@ -16,9 +16,9 @@ from typing import Any
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.frameworks import canaries
-from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.frameworks.react_native import oracle_verdict
-from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text, write_under
+from pytest_mobilebench.frameworks.react_native import harness as jest_harness
+from pytest_mobilebench.report.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import InfraError, RunResult, Workspace
 from pytest_mobilebench.states import InfraKind, Reason
 from pytest_mobilebench.suites.base import EvalContext
@@ -92,19 +92,16 @@ def harness_probes(framework: str) -> tuple[str, ...]:
     return jest_harness.RUNNER_PROBES if frameworks.get(framework).parser == "jest" else ()
 
 
-def jest_harness_for(
-    ws: Workspace, plan: frameworks.TestPlan, *, oracle: bool = True
-) -> jest_harness.JestHarness | None:
+def jest_harness_for(ws: Workspace, plan: frameworks.TestPlan) -> jest_harness.JestHarness | None:
     """The harnessed jest run of ``plan`` (:func:`.harness.prepare`), or None: not jest, a custom command,
     a runtime without a result channel (the local runtime runs trusted patches only), or a project whose
     jest runner the harness cannot wrap (:func:`.harness.jest_runner`: another ``testRunner``, or the
-    runner's package not installed at the root; the run goes unharnessed, as documented). ``oracle``: the
-    runner records every matcher call (``--mb-oracle``, ``docs/oracle.md``)."""
+    runner's package not installed at the root; the run goes unharnessed, as documented)."""
     if plan.parser != "jest" or not hasattr(ws, "run_with_channel"):
         return None
     probes = ws.read_files(list(jest_harness.RUNNER_PROBES))
     runner = jest_harness.jest_runner({**probes, **ws.read_files(jest_harness.preset_probes(probes))})
-    return None if runner is None else jest_harness.prepare(plan.command, runner=runner, oracle=oracle)
+    return None if runner is None else jest_harness.prepare(plan.command, runner=runner)
 
 
 def attribute_exhaustion(
@@ -161,11 +158,8 @@ def run_harnessed(
     Raises:
         InfraError: as the workspace's ``run_with_channel``.
     """
+    oracle_verdict.keep_snapshots(ws, harness, evidence, tag=tag)  # read before any candidate code runs
     atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
-    if harness.oracle:  # the snapshots the oracle compares with, read before any candidate code runs
-        paths = oracle_verdict.snapshot_paths(jest_harness.command_paths(harness.command) or [])
-        for rel, data in ws.read_files(paths).items():
-            write_under(evidence / f"{oracle_verdict.SNAPSHOT_FOLDER}{tag}", rel, data)
     run, channel, status = ws.run_with_channel(  # type: ignore[attr-defined]
         harness.command, files=harness.files, key=harness.key, timeout_s=timeout_s
     )

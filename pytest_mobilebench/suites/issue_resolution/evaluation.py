@@ -496,7 +496,7 @@ class IssueResolutionEvaluator:
         plan = harden_plan(plan, ws.results_root)  # own results outside the repo, runner without a package manager
         _write(evidence, f"cleared_results{tag}.txt", "".join(f"{n}\n" for n in ws.clear_files(plan.result_globs)))
         timeout = float(instance.timeout_s or ctx.options.get("mb_instance_timeout") or 1800)
-        harness = jest_harness_for(ws, plan, oracle=ctx.options.get("mb_oracle", "on") != "off")
+        harness = jest_harness_for(ws, plan)
         planted = None if harness else canary_for(ws, plan, self._test_files(instance, test_patch))
         command = harness.command if harness else planted[1] if planted else plan.command
         if planted is not None:
@@ -504,6 +504,8 @@ class IssueResolutionEvaluator:
         ctx.progress(f"{instance.instance_id}: running the tests{tag and f' ({tag[1:]})'}; command: {command}")
         _write(evidence, f"commands{tag}.txt", command + "\n")
         refused: str | None = None
+        if harness is not None and ctx.options.get("mb_oracle", "on") == "off":  # no recorder (docs/oracle.md)
+            harness = jest_harness.with_oracle(harness, on=False)
         if harness is not None:  # launcher, canaries, harness runner, keyed channel (frameworks.react_native.harness)
             run, refused = run_harnessed(ws, harness, evidence, tag=tag, timeout_s=timeout)
         else:

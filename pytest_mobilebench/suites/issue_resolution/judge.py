@@ -290,12 +290,6 @@ def _judge_run(
         channel = (folder / "channel.jsonl").read_bytes() if (folder / "channel.jsonl").is_file() else b""
         found = jest_harness.findings(harness, channel, parsed.tests, output, root=run.get("root_dir") or "/testbed")
         violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
-        # every recorded assertion re-decided out of realm (docs/oracle.md): a contradicted test cannot pass
-        parsed, found, note = oracle_verdict.graded(
-            harness, channel, parsed, folder, root=run.get("root_dir") or "/testbed"
-        )
-        violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
-        detail = "; ".join(x for x in (detail, note) if x)
         hollow = jest_harness.hollow_passes(
             parsed.tests, jest_harness.assertion_counts(harness, channel), instance.assertions
         )
@@ -310,6 +304,12 @@ def _judge_run(
                 for x in (detail, f"passed without an assertion (the validated fix has some): {', '.join(hollow)}")
                 if x
             )
+        # every recorded assertion re-decided out of realm (docs/oracle.md): a contradicted test cannot pass
+        parsed, found, note = oracle_verdict.graded(
+            harness, channel, parsed, folder, root=run.get("root_dir") or "/testbed"
+        )
+        violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
+        detail = "; ".join(x for x in (detail, note) if x)
     parsed = jest_harness.without_canaries(parsed, harness)
     canary = _json_of(folder / "canary.json")
     if canary is not None:  # JUnit / Flutter known-answer canary (frameworks.canaries)
