@@ -45,6 +45,7 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
   const freeze = () => {
     if (frozen !== null) return;
     frozen = {};
+    if (ORACLE) serializer = pristineSerializer(config);  // the pristine snapshot serialiser, before project code
     for (const name of NAMES) {
       const value = name === 'expect' ? recordingExpect(g[name], recorder) : g[name];
       if (value === undefined) { problems.push('global ' + name + ' is missing'); continue; }
@@ -55,7 +56,6 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
     expectObject = frozen.expect || null;
     getState = expectObject ? expectObject.getState : null;
     matchers = snapshotMatchers([g, global]);
-    if (ORACLE) serializer = pristineSerializer(config);
   };
   const assertionCalls = () => {
     try {

@@ -168,6 +168,7 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   const freeze = () => {
     if (frozen !== null) return;
     frozen = {};
+    if (ORACLE) serializer = pristineSerializer(config);  // the pristine snapshot serialiser, before project code
     for (const name of NAMES) {
       const value = name === 'expect' ? recordingExpect(g[name], recorder) : g[name];
       if (value === undefined) { problems.push('global ' + name + ' is missing'); continue; }
@@ -178,7 +179,6 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     expectObject = frozen.expect || null;
     getState = expectObject ? expectObject.getState : null;
     matchers = snapshotMatchers([g, global]);
-    if (ORACLE) serializer = pristineSerializer(config);
     try { locked = lockJasmine(); } catch (e) { problems.push('harness: ' + String(e && e.message)); }
   };
   let declared = false;
