@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mobilebench.frameworks.react_native.harness_js import CHANNEL_JS
+from pytest_mobilebench.frameworks.react_native import harness
 from pytest_mobilebench.frameworks.react_native.harness_js.recorder import RECORDER_JS
 from pytest_mobilebench.frameworks.react_native.harness_js.shared import PRIMORDIALS_JS
 
@@ -125,10 +125,14 @@ let calls = 0;
 
 
 def _run(tmp_path: Path) -> dict[str, Any]:
+    # next to every module the harness writes (channel.js and what the shared primordials require)
+    harnessed = harness.prepare("node_modules/.bin/jest --runTestsByPath a.test.js")
+    assert harnessed is not None
+    for path, data in harnessed.files.items():
+        (tmp_path / Path(path).name).write_bytes(data)
     text = "'use strict';\n" + PRIMORDIALS_JS + RECORDER_JS + STAND_IN + SCRIPT
-    (tmp_path / "runner.js").write_text(text.replace("__ORACLE__", "true").replace("__CANARY__", "{}"))
-    (tmp_path / "channel.js").write_text(CHANNEL_JS)
-    proc = subprocess.run(["node", "runner.js"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    (tmp_path / "check.js").write_text(text.replace("__ORACLE__", "true").replace("__CANARY__", "{}"))
+    proc = subprocess.run(["node", "check.js"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
