@@ -98,7 +98,8 @@ def test_the_harness_writes_the_runner_module_of_the_detected_runner(files: dict
     found = jest_harness_for(ws, _plan())  # type: ignore[arg-type]
     assert found is not None and found.runner == runner and found.to_dict()["runner"] == runner
     assert f"--testRunner={found.folder}/runner.js" in found.command
-    head, _, tail = RUNNERS[runner].partition("__CANARY__")  # the run's canaries are the one difference
+    # the run's canaries and the recorder's switch (on by default) are the differences
+    head, _, tail = RUNNERS[runner].replace("__ORACLE__", "true").partition("__CANARY__")
     assert found.files[f"{found.folder}/runner.js"].decode().startswith(head) and found.files[
         f"{found.folder}/runner.js"
     ].decode().endswith(tail)

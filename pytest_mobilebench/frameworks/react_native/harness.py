@@ -81,6 +81,7 @@ __all__ = [
     "read_channel",
     "touch_findings",
     "without_canaries",
+    "with_oracle",
     "without_ids",
 ]
 
@@ -201,6 +202,7 @@ class JestHarness:
         files: absolute path -> bytes to write root-owned before the run (the harness's modules).
         command: the plan's command through the harness's launcher, with the harness's options.
         runner: the jest runner the harness wraps (``circus`` / ``jasmine2``, :func:`jest_runner`).
+        oracle: whether the runner records every matcher call for the oracle (``docs/oracle.md``).
     """
 
     nonce: str
@@ -209,10 +211,17 @@ class JestHarness:
     files: Mapping[str, bytes]
     command: str
     runner: str = "circus"
+    oracle: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        """What re-grading needs: nonce, key (hex), folder (and the runner wrapped)."""
-        return {"nonce": self.nonce, "key": self.key.hex(), "folder": self.folder, "runner": self.runner}
+        """What re-grading needs: nonce, key (hex), folder (and the runner wrapped, whether matchers were recorded)."""
+        return {
+            "nonce": self.nonce,
+            "key": self.key.hex(),
+            "folder": self.folder,
+            "runner": self.runner,
+            "oracle": self.oracle,
+        }
 
 
 def _canary_titles(nonce: str) -> tuple[tuple[str, str], tuple[str, str]]:
@@ -226,11 +235,13 @@ def canary_ids(nonce: str, path: str) -> tuple[str, str]:
     return tuple(jest_test_id(path, list(t)) for t in _canary_titles(nonce))  # type: ignore[return-value]
 
 
-def _runner_text(runner: str, nonce: str) -> str:
-    """The runner module of ``runner`` with this run's canaries (``{suite, fail, pass, value}``)."""
+def _runner_text(runner: str, nonce: str, oracle: bool = True) -> str:
+    """The runner module of ``runner`` with this run's canaries (``{suite, fail, pass, value}``; their matcher,
+    values and error shape are drawn in the runner from the channel key's seed) and the recorder on or off."""
     (suite, fail), (_, ok) = _canary_titles(nonce)
     canary = {"suite": suite, "fail": fail, "pass": ok, "value": int(nonce[:8], 16)}
-    return RUNNERS[runner].replace("__CANARY__", json.dumps(canary))
+    text = RUNNERS[runner].replace("__CANARY__", json.dumps(canary))
+    return text.replace("__ORACLE__", "true" if oracle else "false")
 
 
 def command_paths(command: str) -> list[str] | None:
@@ -281,6 +292,14 @@ def prepare(
     return JestHarness(
         nonce=nonce, key=secrets.token_bytes(32), folder=folder, files=files, command=harnessed, runner=runner
     )
+
+
+def with_oracle(harness: JestHarness, *, on: bool) -> JestHarness:
+    """``harness`` with its runner recording every matcher call (``on``) or not (``--mb-oracle=off``,
+    ``docs/oracle.md``); everything else (nonce, key, folder, command) as it was."""
+    runner_js = f"{harness.folder}/runner.js"
+    files = {**harness.files, runner_js: _runner_text(harness.runner, harness.nonce, on).encode()}
+    return dataclasses.replace(harness, files=files, oracle=on)
 
 
 def launch_problems(status: bytes | None) -> list[str]:

@@ -60,6 +60,15 @@ OPTIONS: Final[tuple[Option, ...]] = (
         keyed=True,
     ),
     Option(
+        ("--mb-oracle",),
+        "mb_oracle",
+        "jest: record every assertion of the graded tests in realm and re-decide it out of realm (docs/oracle.md); "
+        "off runs the harness without the recorder (to measure what it costs: benchmarks/bench_oracle.py)",
+        default="on",
+        choices=("on", "off"),
+        keyed=True,
+    ),
+    Option(
         ("--mb-validate",),
         "mb_validate",
         "with --predictions=gold: run base, test and fix configurations",

@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_mobilebench import frameworks
 from pytest_mobilebench.frameworks import canaries
+from pytest_mobilebench.frameworks.react_native import oracle_verdict
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.runtime.base import Capability, InfraError, RunResult, Workspace
@@ -243,6 +244,7 @@ def run_harnessed(
     Raises:
         InfraError: as the workspace's ``run_with_channel``.
     """
+    oracle_verdict.keep_snapshots(ws, harness, evidence, tag=tag)  # read before any candidate code runs
     atomic_write_json(evidence / f"harness{tag}.json", harness.to_dict())
     run, channel, status = ws.run_with_channel(
         harness.command, files=harness.files, key=harness.key, timeout_s=timeout_s

@@ -454,6 +454,8 @@ class IssueResolutionEvaluator:
         ctx.progress(f"{instance.instance_id}: running the tests{tag and f' ({tag[1:]})'}; command: {command}")
         _write(evidence, f"commands{tag}.txt", command + "\n")
         refused: str | None = None
+        if harness is not None and ctx.options.get("mb_oracle", "on") == "off":  # no recorder (docs/oracle.md)
+            harness = jest_harness.with_oracle(harness, on=False)
         if harness is not None:  # launcher, canaries, harness runner, keyed channel (frameworks.react_native.harness)
             run, refused = run_harnessed(ws, harness, evidence, tag=tag, timeout_s=timeout)
         else:

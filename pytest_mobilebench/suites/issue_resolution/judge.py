@@ -31,6 +31,7 @@ from pytest_mobilebench import frameworks, integrity
 from pytest_mobilebench.suites.issue_resolution import grading, policy
 from pytest_mobilebench.frameworks import TestPlan, canaries
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
+from pytest_mobilebench.frameworks.react_native import oracle_verdict
 from pytest_mobilebench.suites.issue_resolution import dialects
 from pytest_mobilebench.suites.issue_resolution.manifest import IssueInstance
 from pytest_mobilebench.parsers import ParseError, ParseResult, get_parser
@@ -368,6 +369,12 @@ def _judge_run(
                 for x in (detail, f"passed without an assertion (the validated fix has some): {', '.join(hollow)}")
                 if x
             )
+        # every recorded assertion re-decided out of realm (docs/oracle.md): a contradicted test cannot pass
+        parsed, found, note = oracle_verdict.graded(
+            harness, channel, parsed, folder, root=run.get("root_dir") or "/testbed"
+        )
+        violations += [f"{RUNNER_COMPROMISED}: {f}" for f in found]
+        detail = "; ".join(x for x in (detail, note) if x)
     parsed = jest_harness.without_canaries(parsed, harness)
     canary = _json_of(folder / "canary.json")
     if canary is not None:  # JUnit / Flutter known-answer canary (frameworks.canaries): its findings are above

@@ -79,6 +79,18 @@ function ascii(text) {
   }
   return out;
 }
+// the seed of the run's known answers (recorder.js's knownAnswers): HMAC(key, label), handed out once, to the
+// runner module the launcher loads right after keying the channel (before any project code)
+let seed = null;
+function takeSeed() {
+  if (key === null || seed === false) return null;
+  const label = 'mobilebench known answers';
+  const bytes = [];
+  for (let i = 0; i < label.length; i++) bytes.push(label.charCodeAt(i));
+  const out = hmac(bytes);
+  seed = false;
+  return out;
+}
 let seq = 0;
 function emit(body) {
   if (key === null) return;
@@ -95,7 +107,7 @@ function emit(body) {
   }
 }
 // frozen: the runner and reporter keep their own reference to emit, taken when the launcher loaded them
-module.exports = Object.freeze({ emit: emit, open: open });
+module.exports = Object.freeze({ emit: emit, open: open, takeSeed: takeSeed });
 """
 
 REPORTER_JS: Final[str] = r"""'use strict';

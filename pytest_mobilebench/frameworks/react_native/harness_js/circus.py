@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from pytest_mobilebench.frameworks.react_native.harness_js.recorder import RECORDER_JS
 from pytest_mobilebench.frameworks.react_native.harness_js.shared import PRIMORDIALS_JS
 
 __all__ = ["RUNNER_JS"]
@@ -23,6 +24,7 @@ const NAMES = ['describe', 'fdescribe', 'xdescribe', 'it', 'fit', 'xit', 'test',
   'beforeAll', 'afterAll', 'beforeEach', 'afterEach'];
 """
     + PRIMORDIALS_JS
+    + RECORDER_JS
     + r"""
 function chain(block) {
   const names = [];
@@ -39,11 +41,16 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
   let expectObject = null;
   let matchers = null;
   const customMatchers = new Set();
+  let running = null;  // the registered record of the test whose hooks and body run (test_start .. test_done)
+  let serializer = null;
+  const recorder = { emit: emit, path: String(testPath), current: () => running,
+    snapshotFile: snapshotFileOf(config, String(testPath)), serialize: (value) => serializer(value) };
   const freeze = () => {
     if (frozen !== null) return;
     frozen = {};
+    if (ORACLE) serializer = pristineSerializer(config);  // the pristine snapshot serialiser, before project code
     for (const name of NAMES) {
-      const value = g[name];
+      const value = name === 'expect' ? recordingExpect(g[name], recorder) : g[name];
       if (value === undefined) { problems.push('global ' + name + ' is missing'); continue; }
       frozen[name] = value;
       if (name !== 'expect') freezeDeep(value, 2);
@@ -118,6 +125,12 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
         }
         break;
       }
+      case 'test_start':
+        running = record(event.test);
+        break;
+      case 'test_done':
+        running = null;
+        break;
       case 'test_fn_start': {
         const r = record(event.test);
         r.started = true;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from pytest_mobilebench.frameworks.react_native.harness_js.recorder import RECORDER_JS
 from pytest_mobilebench.frameworks.react_native.harness_js.shared import PRIMORDIALS_JS
 
 __all__ = ["JASMINE2_RUNNER_JS"]
@@ -31,6 +32,7 @@ const RESULT_FIELDS = ['id', 'description', 'fullName'];
 const SKIPPED = ['pending', 'disabled', 'todo'];
 """
     + PRIMORDIALS_JS
+    + RECORDER_JS
     + r"""const protoOf = Object.getPrototypeOf;
 
 function freezeClass(cls) {
@@ -54,6 +56,10 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   let expectObject = null;
   let matchers = null;
   const customMatchers = new Set();
+  let running = null;  // the harness's entry of the spec whose hooks and body run (specStarted .. specDone)
+  let serializer = null;
+  const recorder = { emit: emit, path: String(testPath), current: () => running,
+    snapshotFile: snapshotFileOf(config, String(testPath)), serialize: (value) => serializer(value) };
   const lock = (object, name, value) => {
     const d = describeOwn(object, name);
     if (value === undefined && (!d || !('value' in d))) return;
@@ -100,11 +106,13 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
     for (const name of RESULT_FIELDS) lock(spec.result, name);
   };
   const reporter = {
+    specStarted(result) { running = entries.get(result) || null; },
     suiteStarted(result) { suites.push(String(result.description)); },
     suiteDone() { suites.pop(); },
     specDone(result) {
       const titles = [...suites, String(result.description)];
       const e = entries.get(result) || entry(result, titles, true);
+      running = null;
       if (titles.length !== e.titles.length || titles.some((t, i) => t !== e.titles[i])) {
         e.problems.push('it ran as "' + titles.join(' > ') + '", registered under other titles');
       }
@@ -168,8 +176,9 @@ module.exports = async function mobilebenchJasmine2(globalConfig, config, enviro
   const freeze = () => {
     if (frozen !== null) return;
     frozen = {};
+    if (ORACLE) serializer = pristineSerializer(config);  // the pristine snapshot serialiser, before project code
     for (const name of NAMES) {
-      const value = g[name];
+      const value = name === 'expect' ? recordingExpect(g[name], recorder) : g[name];
       if (value === undefined) { problems.push('global ' + name + ' is missing'); continue; }
       frozen[name] = value;
       if (!SHALLOW.includes(name)) freezeDeep(value, 2);
