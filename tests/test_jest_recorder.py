@@ -110,6 +110,13 @@ let calls = 0;
   await e(Promise.reject(new Error('no'))).rejects.toThrow('no');
   try { await e(Promise.resolve(3)).resolves.toBe(4); } catch (x) {}
   e(1).toMatchQuietly(2);
+  const twins = vm.runInContext(`(() => {
+    const A = class Thing { constructor() { this.a = 1; } };
+    const B = class Thing { constructor() { this.a = 1; } };
+    return [new A(), new A(), new B()];
+  })()`, realm);
+  e([twins[0], twins[1], twins[2]]).toStrictEqual([twins[1], twins[0], twins[2]]);
+  e(twins[0]).toStrictEqual(twins[2]);  // the stand-in passes it (JSON), real jest does not: two constructors
   const answers = [];
   for (let i = 0; i < 200; i++) {
     const seed = require('crypto').createHash('sha256').update(String(i)).digest('hex');
@@ -161,12 +168,12 @@ def test_values_of_a_patched_realm_are_encoded_with_the_captured_primitives(out:
     entries = dict(received["entries"])
     assert received["t"] == "object" and received["ctor"] == "Object" and received["symbols"][0][0] == "s"
     assert entries["m"]["t"] == "map" and entries["m"]["entries"][0][1]["t"] == "set"
-    assert entries["d"] == {"t": "date", "v": 5}
+    assert {k: v for k, v in entries["d"].items() if k != "id"} == {"t": "date", "v": 5}  # numbered: refs resolve
     assert entries["err"]["t"] == "error" and (entries["err"]["ctor"], entries["err"]["message"]) == (
         "TypeError",
         "bad",
     )
-    assert entries["r"] == {"t": "regexp", "source": "a", "flags": "g"}
+    assert {k: v for k, v in entries["r"].items() if k != "id"} == {"t": "regexp", "source": "a", "flags": "g"}
     assert [i["t"] for i in entries["holes"]["items"]] == ["number", "hole", "number"]
     assert (entries["z"]["v"], entries["nan"]["v"], entries["big"]) == ("-0", "NaN", {"t": "bigint", "v": "10"})
     assert entries["self"] == {"t": "ref", "id": received["id"]}
@@ -214,3 +221,17 @@ def test_asymmetric_matchers_mocks_and_cuts(out: dict[str, Any]) -> None:
 
 def test_the_known_answers_fail_and_pass_as_declared_for_any_seed(out: dict[str, Any]) -> None:
     assert out["answers"] == [[True, False]] * 200
+
+
+def test_two_classes_sharing_a_name_are_told_apart_by_constructor_identity(out: dict[str, Any]) -> None:
+    """``ctor_id`` (docs/oracle-decider.md): one number per distinct constructor in a record, so ``toStrictEqual``
+    of two instances of same-named classes is decided as jest decides it (not equal), and of one class equal."""
+    from pytest_mobilebench.oracle import decide_record
+
+    strict = [r for r in _records(out) if r["matcher"] == "toStrictEqual"]
+    same, twins = strict[-2], strict[-1]
+    ids = [item["ctor_id"] for item in same["received"]["items"]]
+    assert ids[0] == ids[1] != ids[2], same["received"]
+    assert twins["received"]["ctor_id"] != twins["expected"][0]["ctor_id"]
+    assert decide_record(same).outcome == "pass"
+    assert decide_record(twins).outcome == "fail"  # the stand-in's in-realm pass is what a forgery would claim

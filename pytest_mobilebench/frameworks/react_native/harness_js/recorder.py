@@ -96,6 +96,15 @@ function asymmetricKind(v) {
 // one value as tagged JSON (docs/oracle.md, "Value encoding"); ids shared by the record's values
 function makeEncoder() {
   const ids = new PlainMap();
+  const ctors = new PlainMap();  // one number per distinct constructor in the record (docs/oracle-decider.md)
+  const ctorId = (v) => {
+    const proto = protoOf2(v);
+    if (proto === null) return -1;
+    const d = describeOwn(proto, 'constructor');
+    const key = d && 'value' in d ? d.value : proto;
+    if (!ctors.has(key)) ctors.set(key, ctors.size);
+    return ctors.get(key);
+  };
   let nodes = 0;
   let chars = 0;
   const fits = (n) => {
@@ -122,9 +131,9 @@ function makeEncoder() {
     const id = ids.size;
     ids.set(v, id);
     if (typeof v === 'function') return encFunction(v, id, depth);
-    if (types.isPromise(v)) return { t: 'promise', ctor: ctorOf(v) };
-    if (types.isWeakMap(v)) return { t: 'weakmap', ctor: ctorOf(v) };
-    if (types.isWeakSet(v)) return { t: 'weakset', ctor: ctorOf(v) };
+    if (types.isPromise(v)) return { t: 'promise', ctor: ctorOf(v), id: id };
+    if (types.isWeakMap(v)) return { t: 'weakmap', ctor: ctorOf(v), id: id };
+    if (types.isWeakSet(v)) return { t: 'weakset', ctor: ctorOf(v), id: id };
     if (isArray(v)) return encArray(v, id, depth);
     if (types.isMap(v)) {
       const entries = [];
@@ -137,13 +146,18 @@ function makeEncoder() {
       apply(setForEach, v, [(value) => { apply(arrayPush, items, [enc(value, depth + 1)]); }]);
       return { t: 'set', items: items, id: id };
     }
-    if (types.isDate(v)) { const ms = apply(dateTime, v, []); return { t: 'date', v: numberIsNaN(ms) ? 'NaN' : ms }; }
-    if (types.isRegExp(v)) return { t: 'regexp', source: apply(regexpSource, v, []), flags: apply(regexpFlags, v, []) };
+    if (types.isDate(v)) {
+      const ms = apply(dateTime, v, []);
+      return { t: 'date', v: numberIsNaN(ms) ? 'NaN' : ms, id: id };
+    }
+    if (types.isRegExp(v)) {
+      return { t: 'regexp', source: apply(regexpSource, v, []), flags: apply(regexpFlags, v, []), id: id };
+    }
     if (types.isTypedArray(v)) {
       const items = [];
       const n = apply(typedLength, v, []);
       for (let i = 0; i < n; i++) apply(arrayPush, items, [enc(v[i], depth + 1)]);
-      return { t: 'typedarray', ctor: ctorOf(v), items: items };
+      return { t: 'typedarray', ctor: ctorOf(v), items: items, id: id };
     }
     if (types.isNativeError(v)) {
       const name = toStr(valueAt(v, 'name'));
@@ -151,14 +165,15 @@ function makeEncoder() {
       if (!fits(name.length + message.length)) return { t: 'cut', why: 'size' };
       const entries = encEntries(v, depth);
       if (entries === null) return { t: 'cut', why: 'size' };
-      return { t: 'error', ctor: ctorOf(v), name: name, message: message, entries: entries, id: id };
+      return { t: 'error', ctor: ctorOf(v), ctor_id: ctorId(v), name: name, message: message, entries: entries,
+        id: id };
     }
     if (types.isArrayBuffer(v) || types.isDataView(v) || types.isBoxedPrimitive(v) || types.isGeneratorObject(v)) {
-      return { t: 'opaque', ctor: ctorOf(v) };
+      return { t: 'opaque', ctor: ctorOf(v), id: id };
     }
     if (valueAt(v, '$$typeof') === ASYMMETRIC) {
       const out = { t: 'asymmetric', kind: asymmetricKind(v), inverse: Boolean(valueAt(v, 'inverse')),
-        sample: enc(valueAt(v, 'sample'), depth + 1) };
+        sample: enc(valueAt(v, 'sample'), depth + 1), id: id };
       if (out.kind === 'closeTo') out.precision = enc(valueAt(v, 'precision'), depth + 1);
       return out;
     }
@@ -174,7 +189,7 @@ function makeEncoder() {
     }
     const entries = encEntries(v, depth);
     if (entries === null) return { t: 'cut', why: 'size' };
-    return { t: 'object', ctor: ctorOf(v), entries: entries, symbols: symbols, id: id };
+    return { t: 'object', ctor: ctorOf(v), ctor_id: ctorId(v), entries: entries, symbols: symbols, id: id };
   };
   const encEntries = (v, depth) => {
     const entries = [];
