@@ -38,6 +38,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "run_budget",
             "http_deadlines",
             "integrity",
+            "oracle",
             "trust",
             "devices",
         ),

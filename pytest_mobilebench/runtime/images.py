@@ -94,6 +94,8 @@ CACHE_LEVELS: Final[tuple[str, ...]] = ("none", "base", "env", "instance")
 LABEL_INPUTS: Final[str] = "mobilebench.inputs"
 LABEL_LEVEL: Final[str] = "mobilebench.level"
 LABEL_RUN: Final[str] = "mobilebench.run_id"
+#: the benchmark instance a container serves (workspaces, agent sandboxes and their relays)
+LABEL_INSTANCE: Final[str] = "mobilebench.instance"
 #: the tag a build-step container was building (its leftovers are found by the sweep)
 LABEL_BUILD: Final[str] = "mobilebench.build"
 #: on instance images whose tests run unprivileged: ``uid:gid`` of the test user (:data:`TEST_USER`, declared
