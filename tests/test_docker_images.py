@@ -32,7 +32,7 @@ from pytest_mobilebench.runtime.checkout import shallow_checkout
 from pytest_mobilebench.runtime.daemon import connect
 from pytest_mobilebench.runtime.docker import default_node_packages
 from pytest_mobilebench.runtime.output import BoundedOutput
-from pytest_mobilebench.runtime.images import BASELINE_SCRIPT, LABEL_USER, base_dockerfile, instance_dockerfile
+from pytest_mobilebench.runtime.dockerfiles import BASELINE_SCRIPT, LABEL_USER, base_dockerfile, instance_dockerfile
 from pytest_mobilebench.runtime.naming import content_hash, docker_name
 from pytest_mobilebench.runtime.owners import owner_alive, owner_label
 from pytest_mobilebench.frameworks.android.recipe import GRADLE_TEST_USER

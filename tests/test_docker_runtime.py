@@ -25,8 +25,7 @@ from pytest_mobilebench.runtime.base import (
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed (pip install docker)")
 
 from pytest_mobilebench.runtime.daemon import sweepable
-from pytest_mobilebench.runtime.docker import LABEL_INSTANCE
-from pytest_mobilebench.runtime.images import LABEL_RUN
+from pytest_mobilebench.runtime.images import LABEL_INSTANCE, LABEL_RUN
 from pytest_mobilebench.runtime.owners import LABEL_OWNER
 
 

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from pytest_mobilebench.runtime.daemon import sweepable
-from pytest_mobilebench.runtime.images import BUILD_STEP_MARK, LABEL_RUN, base_dockerfile, labelled_dockerfile
+from pytest_mobilebench.runtime.dockerfiles import BUILD_STEP_MARK, base_dockerfile, labelled_dockerfile
+from pytest_mobilebench.runtime.images import LABEL_RUN
 from pytest_mobilebench.runtime.owners import LABEL_OWNER
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pytest_mobilebench.frameworks.react_native.recipe import infer_node_recipe
 from pytest_mobilebench.runtime.deplayer import _manifest_tar, manifest_files
-from pytest_mobilebench.runtime.images import env_key
+from pytest_mobilebench.runtime.dockerfiles import env_key
 from pytest_mobilebench.runtime.install_inputs import lifecycle_files, scrub_secrets
 
 

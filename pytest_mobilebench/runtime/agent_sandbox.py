@@ -36,17 +36,19 @@ import functools
 import secrets
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, final, runtime_checkable
 
 from pytest_mobilebench.runtime.base import Capability, InfraError, RunResult, Workspace, WorkspaceSpec
+from pytest_mobilebench.runtime.daemon import docker_errors, host_url
 from pytest_mobilebench.runtime.git import BASE_REF
-from pytest_mobilebench.runtime.images import TESTBED
+from pytest_mobilebench.runtime.images import LABEL_INSTANCE, LABEL_RUN, TESTBED, BuiltImage
+from pytest_mobilebench.runtime.owners import LABEL_OWNER
+from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.states import InfraKind
 
 if TYPE_CHECKING:
-    from pytest_mobilebench.runtime.docker import DockerRuntime
     from pytest_mobilebench.runtime.egress import ModelForwarder
 
 __all__ = [
@@ -344,8 +346,34 @@ class WorkspaceAgentSandbox:
             on_close()
 
 
+class InstanceHost(Protocol):
+    """What :func:`open_sandbox` needs of a Docker runtime (:class:`~pytest_mobilebench.runtime.docker.DockerRuntime`
+    implements it and passes itself: this module sits below the provider): its client, run id and owner label,
+    the instance image of a spec, and a labelled container started from a built image."""
+
+    run_id: str
+
+    @property
+    def client(self) -> Any: ...  # a docker.DockerClient
+
+    @property
+    def owner(self) -> str: ...
+
+    def ensure_instance_image(self, spec: WorkspaceSpec, *, log_dir: Path | None = None) -> BuiltImage: ...
+
+    def start(
+        self,
+        image: BuiltImage,
+        instance_id: str,
+        *,
+        network_mode: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        cap_add: tuple[str, ...] = (),
+    ) -> Workspace: ...
+
+
 def open_sandbox(
-    runtime: DockerRuntime, spec: WorkspaceSpec, *, log_dir: Path | None = None, forwarder: ModelForwarder | None = None
+    runtime: InstanceHost, spec: WorkspaceSpec, *, log_dir: Path | None = None, forwarder: ModelForwarder | None = None
 ) -> AgentSandbox:
     """Build (or reuse) ``spec``'s instance image and start its sandbox (see the module docstring).
 
@@ -353,8 +381,6 @@ def open_sandbox(
         InfraError: the image cannot be built; ``docker_error`` when a model route is asked of a daemon
             that is not on this host (the forwarder's socket is bind-mounted).
     """
-    from pytest_mobilebench.runtime.daemon import docker_errors
-
     client = runtime.client
     with docker_errors(client, spec.instance_id, "preparing the instance image"):
         image = runtime.ensure_instance_image(spec, log_dir=log_dir)
@@ -396,18 +422,12 @@ def _remove_relay(relay: Any) -> None:
         relay.remove(force=True, v=True)
 
 
-def _start_relay(runtime: DockerRuntime, image_id: str, instance_id: str, forwarder: ModelForwarder) -> Any:
+def _start_relay(runtime: InstanceHost, image_id: str, instance_id: str, forwarder: ModelForwarder) -> Any:
     """The relay container (no network of its own; the sandbox joins its namespace), once it listens.
 
     Raises:
         InfraError("docker_error"): a remote daemon, or the relay did not come up within 60 s.
     """
-    from pytest_mobilebench.runtime.daemon import docker_errors, host_url
-    from pytest_mobilebench.runtime.docker import LABEL_INSTANCE
-    from pytest_mobilebench.runtime.images import LABEL_RUN
-    from pytest_mobilebench.runtime.owners import LABEL_OWNER
-    from pytest_mobilebench.runtime.reaper import ensure_reaper
-
     client = runtime.client
     if not host_url(client).startswith(("unix:", "http+unix:")):
         raise InfraError(

@@ -1,8 +1,10 @@
-"""The Docker daemon as the container runtime sees it: connecting, its clock, its errors, the sweep.
+"""The Docker daemon as the container runtime sees it: connecting, its clock, its errors, what a sweep may remove.
 
 ``connect`` answers ``InfraError("daemon_unreachable")`` when no daemon answers; :func:`docker_errors`
-translates what the docker SDK raises into named infrastructure kinds (issue 7, item 5);
-:func:`sweep_dead_runs` removes containers of dead runs (owner label: host:pid:start time).
+translates what the docker SDK raises into named infrastructure kinds (issue 7, item 5); :func:`sweepable` says
+which containers belong to dead runs (owner label: host:pid:start time). The ground floor of the Docker provider:
+it imports none of the modules built on it (the run-level sweep is
+:func:`pytest_mobilebench.runtime.docker.sweep_dead_runs`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ __all__ = [
     "is_disk_full",
     "parse_bytes",
     "rfc3339_ns",
-    "sweep_dead_runs",
     "sweepable",
 ]
 
@@ -232,26 +233,6 @@ def _build_leftover(entry: Mapping[str, Any]) -> bool:
         and old
         and BUILD_STEP_MARK in str(entry.get("Command") or "")
     )
-
-
-def sweep_dead_runs(timeout_s: float = 3) -> list[str]:
-    """Sweep the containers of dead runs when a daemon answers within ``timeout_s`` (else nothing).
-
-    Called once per run by the controller, so leftovers are removed even when every result of the run
-    comes from the cache and no runtime is ever made. Returns the removed container ids.
-    """
-    try:
-        client = connect(timeout_s=timeout_s)
-    except InfraError:
-        return []
-    try:
-        from pytest_mobilebench.runtime.docker import DockerRuntime  # the runtime imports this module
-
-        return DockerRuntime(client=client, ca_bundle=None).sweep()
-    except Exception:  # noqa: BLE001 - housekeeping never stops a run
-        return []
-    finally:
-        client.close()
 
 
 @contextlib.contextmanager

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
+from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox, open_sandbox
 from pytest_mobilebench.runtime.base import InfraError, WorkspaceSpec
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root
 from pytest_mobilebench.runtime.checkout import export_tree, shallow_checkout
@@ -58,11 +59,14 @@ from pytest_mobilebench.runtime.deplayer import classic_memo, ensure_deps
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.hosts import host_key
 from pytest_mobilebench.runtime.budget import remove_superseded
-from pytest_mobilebench.runtime.images import CACHE_LEVELS, LABEL_RUN, LABEL_USER, TESTBED, BuiltImage, ImageBuilder
+from pytest_mobilebench.runtime.images import LABEL_INSTANCE, LABEL_RUN, LABEL_USER, TESTBED
+from pytest_mobilebench.runtime.images import CACHE_LEVELS, BuiltImage, ImageBuilder
 from pytest_mobilebench.runtime.leases import Leases
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label
 from pytest_mobilebench.runtime.recipe import EnvRecipeLike, NodePackages, RecipeFactory
 from pytest_mobilebench.runtime.repos import RepoCache
+from pytest_mobilebench.runtime.docker_sandbox import DockerSandboxes
+from pytest_mobilebench.runtime.sandbox import SandboxLimits, SandboxSpec
 from pytest_mobilebench.states import InfraKind
 
 _Layer = TypeVar("_Layer", BuiltImage, BuiltImage | None)
@@ -72,17 +76,15 @@ if TYPE_CHECKING:
     from docker.models.containers import Container
 
     from pytest_mobilebench.runtime.egress import ModelForwarder
-    from pytest_mobilebench.runtime.agent_sandbox import AgentSandbox
 
 __all__ = [
     "DEFAULT_CA_BUNDLE",
-    "LABEL_INSTANCE",
     "DockerRuntime",
     "default_node_packages",
     "no_recipe",
+    "sweep_dead_runs",
 ]
 
-LABEL_INSTANCE: Final[str] = "mobilebench.instance"
 #: the host bundle injected into images by default (when the file exists)
 DEFAULT_CA_BUNDLE: Final[Path] = Path("/etc/ssl/certs/ca-certificates.crt")
 #: seconds a reading of the daemon's clock offset serves the workspaces started after it
@@ -192,7 +194,7 @@ class DockerRuntime:
         self._builder: ImageBuilder | None = None
         self._memo: dict[str, BuiltImage] = {}
         self._owner = owner_label()
-        self._sandboxes: Any = None  # runtime.sandbox.DockerSandboxes, made on first use
+        self._sandboxes: DockerSandboxes | None = None  # made on first use
         self._leases: Leases | None = None
         self._users: dict[str, str | None] = {}  # image id -> its test user (runtime._image_user)
         self._offset: tuple[float, float] | None = None  # (daemon clock offset s, asked at monotonic s)
@@ -237,8 +239,6 @@ class DockerRuntime:
         self, spec: WorkspaceSpec, *, log_dir: Path | None = None, forwarder: ModelForwarder | None = None
     ) -> AgentSandbox:
         """An agent's sandbox of ``spec`` (:func:`pytest_mobilebench.runtime.agent_sandbox.open_sandbox`)."""
-        from pytest_mobilebench.runtime.agent_sandbox import open_sandbox
-
         return open_sandbox(self, spec, log_dir=log_dir, forwarder=forwarder)
 
     @property
@@ -374,14 +374,29 @@ class DockerRuntime:
             late=_close,
         )
 
-    def sandbox(self, spec: Any, instance_id: str, *, log_dir: Path | None = None) -> Any:
-        """A fresh build sandbox of ``spec`` (:class:`~pytest_mobilebench.runtime.sandbox.SandboxSpec`): this
-        runtime is a :class:`~pytest_mobilebench.runtime.sandbox.SandboxRuntime`; see that module."""
-        from pytest_mobilebench.runtime.sandbox import DockerSandboxes
-
+    def sandbox(self, spec: SandboxSpec, instance_id: str, *, log_dir: Path | None = None) -> Any:
+        """A fresh build sandbox of ``spec``: this runtime is a
+        :class:`~pytest_mobilebench.runtime.sandbox.SandboxRuntime`; see that module."""
         if self._sandboxes is None:
             self._sandboxes = DockerSandboxes(self)
         return self._sandboxes.open(spec, instance_id, log_dir=log_dir)
+
+    def with_limits(self, limits: SandboxLimits) -> DockerRuntime:
+        """A sibling runtime (same client, run id, cache level, CA bundle, base image, progress, deadlines) whose
+        containers carry ``limits`` instead of this runtime's (a build sandbox's)."""
+        return DockerRuntime(
+            client=self.client,
+            run_id=self.run_id,
+            cache_level=self.cache_level,
+            ca_bundle=self.ca_bundle,
+            mem_limit=limits.mem,
+            cpus=limits.cpus,
+            pids_limit=limits.pids,
+            disk_limit=limits.disk,
+            base_image=self.base_image,
+            progress=self.progress,
+            deadlines=self.deadlines,
+        )
 
     def start(
         self,
@@ -570,3 +585,21 @@ class DockerRuntime:
                 continue
             leases.forget(image_id)
         return removed
+
+
+def sweep_dead_runs(timeout_s: float = 3) -> list[str]:
+    """Sweep the containers of dead runs when a daemon answers within ``timeout_s`` (else nothing).
+
+    Called once per run by the controller (the Docker provider's run-level sweep), so leftovers are removed even
+    when every result of the run comes from the cache and no runtime is ever made. Returns the removed container ids.
+    """
+    try:
+        client = connect(timeout_s=timeout_s)
+    except InfraError:
+        return []
+    try:
+        return DockerRuntime(client=client, ca_bundle=None).sweep()
+    except Exception:  # noqa: BLE001 - housekeeping never stops a run
+        return []
+    finally:
+        client.close()

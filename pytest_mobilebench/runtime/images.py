@@ -4,14 +4,15 @@ Tags (content-addressed, so an unchanged input reuses the image and a changed on
 
 - base: ``mobilebench/base:<h12>`` with ``h = sha256(base Dockerfile, id of the Debian image, CA bundle)``:
   the Debian image + ``git ca-certificates patch python3 build-essential`` + the host's CA bundle.
-- environment: ``mobilebench/env.<repo slug>:<h12>`` with ``h =`` :func:`env_key` (the recipe's Dockerfile,
-  context files and packed packages: not the install command) built from the recipe's Dockerfile
+- environment: ``mobilebench/env.<repo slug>:<h12>`` with ``h =`` :func:`~.dockerfiles.env_key` (the recipe's
+  Dockerfile, context files and packed packages: not the install command) built from the recipe's Dockerfile
   (``ARG BASE_IMAGE`` / ``FROM ${BASE_IMAGE}``) on top of the base image; one per repository and toolchain.
 - instance: ``mobilebench/inst.<instance id>:<h12>`` with
   ``h = sha256(env tag, repo, base commit, install command)``: the repository at its base commit in
   ``/testbed`` (with its ``.git``) and its dependencies installed.
 
-Layering as in MobileDev-Bench (SPEC section 1, "Environment images") and SWE-bench's harness.
+The Dockerfiles' text is :mod:`pytest_mobilebench.runtime.dockerfiles`. Layering as in MobileDev-Bench (SPEC
+section 1, "Environment images") and SWE-bench's harness.
 Beyond the tag, every image carries the label ``mobilebench.inputs`` = the full hash of its inputs
 *including its parent's image id*; a tag whose label does not match (parent rebuilt, tag prefix
 collision) is rebuilt. A :class:`filelock.FileLock` per tag makes concurrent builders (xdist workers)
@@ -27,12 +28,9 @@ CA bundle: the host's bundle is copied into every base image
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
-import json
 import os
 import re
-import shlex
 import tarfile
 import tempfile
 import time
@@ -44,13 +42,15 @@ from pytest_mobilebench.runtime.naming import content_hash, docker_name
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.baseimage import DEFAULT_BASE_IMAGE, cache_root, ensure_base_image
 from pytest_mobilebench.runtime.deadlines import Deadlines, close_stream, shared_step, watch_output
-from pytest_mobilebench.runtime.git import BASE_REF
+from pytest_mobilebench.runtime.dockerfiles import BASELINE_REF, BASELINE_SCRIPT, BUILD_STEP_MARK, CA_NAME
+from pytest_mobilebench.runtime.dockerfiles import LABEL_USER, TESTBED, base_dockerfile, env_key
+from pytest_mobilebench.runtime.dockerfiles import instance_dockerfile, labelled_dockerfile
+from pytest_mobilebench.runtime.install_memo import guarded, instance_install_failed
 from pytest_mobilebench.runtime.owners import LABEL_OWNER, owner_label, session_labels
 from pytest_mobilebench.runtime.packs import npm_pack
 from pytest_mobilebench.runtime.recipe import (
     HOST_CA_CONTEXT_FILE,
     TEST_USER,
-    TEST_USER_NAME,
     EnvRecipeLike,
     UserHandover,
 )
@@ -61,7 +61,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASELINE_REF",
-    "BASELINE_SCRIPT",
     "CACHE_LEVELS",
     "HOOKS_ATTR",
     "BUILD_STEP_MARK",
@@ -76,34 +75,20 @@ __all__ = [
     "EnvRecipeLike",
     "ImageHooks",
     "ImageBuilder",
-    "base_dockerfile",
-    "labelled_dockerfile",
-    "env_key",
-    "instance_dockerfile",
     "npm_pack",
 ]
 
-#: where the repository lives inside instance images and containers
-TESTBED: Final[str] = "/testbed"
-#: git tag (inside /testbed) naming the tree after dependency installation; the shell snippets of
-#: :mod:`pytest_mobilebench.runtime.patching` (RESET, DIFF, restore_command) diff and restore against it
-BASELINE_REF: Final[str] = BASE_REF
 #: SWE-bench's cache levels, from keeping nothing to keeping every image
 CACHE_LEVELS: Final[tuple[str, ...]] = ("none", "base", "env", "instance")
 
 LABEL_INPUTS: Final[str] = "mobilebench.inputs"
 LABEL_LEVEL: Final[str] = "mobilebench.level"
 LABEL_RUN: Final[str] = "mobilebench.run_id"
+#: the benchmark instance a container serves (workspaces, agent sandboxes and their relays)
+LABEL_INSTANCE: Final[str] = "mobilebench.instance"
 #: the tag a build-step container was building (its leftovers are found by the sweep)
 LABEL_BUILD: Final[str] = "mobilebench.build"
-#: on instance images whose tests run unprivileged: ``uid:gid`` of the test user (:data:`TEST_USER`, declared
-#: in :mod:`pytest_mobilebench.runtime.recipe`)
-LABEL_USER: Final[str] = "mobilebench.user"
 
-_CA_NAME: Final[str] = "mobilebench-host-ca.crt"
-#: text every base-layer build step's command contains (how the sweep knows an unlabelled leftover)
-BUILD_STEP_MARK: Final[str] = _CA_NAME
-_SYSTEM_BUNDLE: Final[str] = "/etc/ssl/certs/ca-certificates.crt"
 _PROGRESS_INTERVAL_S: Final[float] = 2.0
 _ANSI: Final[re.Pattern[str]] = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -141,152 +126,6 @@ class BuiltImage:
     built: bool
     seconds: float
     log_path: Path | None = None
-
-
-def env_key(dockerfile: str, packages: Mapping[str, str], files: Mapping[str, bytes]) -> str:
-    """The environment layer's content key (sha256 hex): what the build reads and nothing else,
-    ``sha256("env", Dockerfile, sorted (context name, package spec), sorted (context name, sha256(bytes)))``.
-
-    The install command and the places the toolchain was read from (a recipe's ``sources``, a line number of
-    ``package.json`` that moves with every commit) are not inputs of this image: two bases of a repository with
-    the same node and package manager share one environment image whatever their install commands (issue 30,
-    item 4). The install command keys the dependency and instance layers instead.
-    """
-    return content_hash(
-        "env",
-        dockerfile,
-        json.dumps(sorted(packages.items())),
-        *(f"{name}\0{hashlib.sha256(data).hexdigest()}" for name, data in sorted(files.items())),
-    )
-
-
-def labelled_dockerfile(dockerfile: str, labels: Mapping[str, str]) -> str:
-    """``dockerfile`` with ``LABEL k="v" ...`` right after each ``FROM`` line, so each later step's
-    container (the classic builder's intermediate containers) carries ``labels``."""
-    label = "LABEL " + " ".join(f"{key}={json.dumps(value)}" for key, value in sorted(labels.items()))
-    out: list[str] = []
-    for line in dockerfile.splitlines():
-        out.append(line)
-        if re.match(r"\s*FROM\s", line, flags=re.IGNORECASE):
-            out.append(label)
-    return "\n".join(out) + "\n"
-
-
-def base_dockerfile() -> str:
-    """The base layer's Dockerfile (build arg ``BASE_IMAGE`` = the Debian image).
-
-    The host bundle is also put in place as the system bundle *before* apt runs so that an https
-    mirror behind an intercepting proxy works too; ``update-ca-certificates`` then regenerates it.
-    """
-    ca_env = " \\\n    ".join(
-        f"{name}={_SYSTEM_BUNDLE}"
-        for name in (
-            "NODE_EXTRA_CA_CERTS",
-            "REQUESTS_CA_BUNDLE",
-            "SSL_CERT_FILE",
-            "PIP_CERT",
-            "CURL_CA_BUNDLE",
-            "GIT_SSL_CAINFO",
-        )
-    )
-    return f"""ARG BASE_IMAGE
-FROM ${{BASE_IMAGE}}
-ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
-COPY {_CA_NAME} /usr/local/share/ca-certificates/{_CA_NAME}
-RUN set -eux; \\
-    if [ ! -s {_SYSTEM_BUNDLE} ]; then mkdir -p /etc/ssl/certs; \\
-      cp /usr/local/share/ca-certificates/{_CA_NAME} {_SYSTEM_BUNDLE}; fi; \\
-    apt-get update; \\
-    apt-get install -y --no-install-recommends ca-certificates git patch python3 build-essential \\
-      curl xz-utils unzip; \\
-    update-ca-certificates; \\
-    rm -rf /var/lib/apt/lists/*; \\
-    git config --system user.email mobilebench@localhost; \\
-    git config --system user.name mobilebench; \\
-    git config --system --add safe.directory '*'; \\
-    git config --system advice.detachedHead false
-ENV {ca_env}
-"""
-
-
-#: run in /testbed after the install command (shipped in the instance build context)
-BASELINE_SCRIPT: Final[str] = f"""#!/bin/bash
-# Make the tree after dependency installation the workspace's base ({BASELINE_REF}):
-# untracked files the install created go to .git/info/exclude; if it changed tracked files, they are
-# committed on top of the base commit. HEAD and the tag then name that tree (patching.RESET / DIFF use them).
-set -euo pipefail
-git status --porcelain=v1 -z --untracked-files=normal | python3 -c '
-import sys
-records = sys.stdin.buffer.read().decode("utf-8", "surrogateescape").split("\\0")
-paths = [r[3:] for r in records if r.startswith("?? ")]
-with open(".git/info/exclude", "a", encoding="utf-8", errors="surrogateescape") as out:
-    out.writelines("/" + p + "\\n" for p in paths)
-'
-git add -A
-if ! git diff --cached --quiet; then
-  git -c commit.gpgsign=false commit -q --no-verify -m mobilebench-baseline
-fi
-git tag -f {BASELINE_REF} HEAD >/dev/null
-"""
-
-
-def instance_dockerfile(env_tag: str, install_command: str, *, test_user: UserHandover | None = None) -> str:
-    """The instance layer's Dockerfile: copy the checkout to ``/testbed``, then ONE build step (one
-    container, one layer): the install, the hand-over, and :data:`BASELINE_SCRIPT` (the install's untracked
-    files go to ``.git/info/exclude``, tracked files it changed are committed; :data:`BASELINE_REF` names
-    the result, so the workspace's diff shows only what patches change).
-
-    ``test_user`` (:class:`~pytest_mobilebench.runtime.recipe.UserHandover`): the checkout comes in owned by
-    :data:`TEST_USER` (``COPY --chown``: no walk re-owning, and copying up, every file); the step adds the
-    user, gives it what is not its own yet (the install's output; the walk only stats) but the folders of
-    ``root_dirs`` (any depth: installed dependencies stay root's, read-only to the tests), records the
-    baseline as that user, makes the writable paths of ``root_dirs``, runs ``handover`` as root, sets
-    ``env`` and labels the image :data:`LABEL_USER` (issue 7, item 3). None: root (no capabilities).
-    """
-    install = install_command.strip() or "true"
-    chown = f"--chown={TEST_USER} " if test_user is not None else ""
-    # the install in a shell of its own (``set -e`` only, as a step of its own had it; its ``exit`` ends it alone)
-    script = ["set -euo pipefail", f"/bin/bash -c {shlex.quote('set -e; ' + install)}"]
-    if test_user is not None:
-        script += _handover_script(test_user)
-    else:
-        script.append("/usr/local/bin/mobilebench-baseline")
-    lines = [
-        f"FROM {env_tag}",
-        f"COPY {chown}testbed {TESTBED}",
-        "COPY mobilebench-baseline.sh /usr/local/bin/mobilebench-baseline",
-        f"WORKDIR {TESTBED}",
-        f"RUN {json.dumps(['/bin/bash', '-c', chr(10).join(script)])}",
-    ]
-    if test_user is not None:
-        if test_user.env:
-            lines.append(
-                "ENV " + " ".join(f"{name}={json.dumps(value)}" for name, value in sorted(test_user.env.items()))
-            )
-        lines.append(f'LABEL {LABEL_USER}="{TEST_USER}"')
-    return "\n".join(lines) + "\n"
-
-
-def _handover_script(test_user: UserHandover) -> list[str]:
-    """Bash lines (root, after the install) of the hand-over :func:`instance_dockerfile` describes."""
-    uid, _, gid = TEST_USER.partition(":")
-    prune = " -o ".join(f"-name {shlex.quote(name)}" for name in sorted(test_user.root_dirs))
-    walk = f"find {TESTBED} \\( {prune} \\) -prune -o" if prune else f"find {TESTBED}"
-    script = [
-        f"useradd --uid {uid} --user-group --create-home --shell /bin/bash {TEST_USER_NAME}",
-        f"{walk} \\( ! -user {uid} -o ! -group {gid} \\) -exec chown -h {TEST_USER} {{}} +",
-        f"setpriv --reuid={uid} --regid={gid} --init-groups -- env HOME=/home/{TEST_USER_NAME} "
-        "/usr/local/bin/mobilebench-baseline",
-    ]
-    for name, writable in sorted(test_user.root_dirs.items()):
-        for rel in writable:
-            script.append(
-                f"find {TESTBED} -name {shlex.quote(name)} -prune -print0 | while IFS= read -r -d '' d; do "
-                f'mkdir -p "$d"/{shlex.quote(rel)} && chown {TEST_USER} "$d"/{shlex.quote(rel)}; done'
-            )
-    if test_user.handover.strip():
-        script.append(test_user.handover.strip())
-    return script
 
 
 def _tar_add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
@@ -359,7 +198,7 @@ class ImageBuilder:
         tag = f"mobilebench/base:{inputs[:12]}"
 
         def context(tar: tarfile.TarFile) -> None:
-            _tar_add_bytes(tar, _CA_NAME, ca)
+            _tar_add_bytes(tar, CA_NAME, ca)
 
         return self._ensure(tag, "base", inputs, dockerfile, context, {"BASE_IMAGE": self.base_image}, log_dir)
 
@@ -447,8 +286,6 @@ class ImageBuilder:
             folder = checkout_dir if isinstance(checkout_dir, Path) else checkout_dir()
             tar.add(str(folder), arcname="testbed")
             _tar_add_bytes(tar, "mobilebench-baseline.sh", BASELINE_SCRIPT.encode("utf-8"), 0o755)
-
-        from pytest_mobilebench.runtime.install_memo import guarded  # it imports this module
 
         exists = memo is not None and self._existing(tag, inputs) is not None
         ensure = lambda: self._ensure(tag, "instance", inputs, dockerfile, context, {}, log_dir)  # noqa: E731
@@ -556,8 +393,6 @@ class ImageBuilder:
             )
             kind = InfraKind.BUILD_HUNG if hung else kind
             if kind == InfraKind.IMAGE_BUILD_FAILED and level == "instance":  # the install's own lines, not RUN's
-                from pytest_mobilebench.runtime.install_memo import instance_install_failed
-
                 instance_install_failed(text, tag, log_path, error)
             raise InfraError(kind, f"building {tag} failed: {error.strip()[:500]} (log: {log_path})", log=text)
         return log_path

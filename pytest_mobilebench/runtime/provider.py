@@ -494,9 +494,9 @@ class DockerProvider:
 
     def sweep(self, options: Mapping[str, Any], run_id: str) -> None:
         """Remove the containers of dead runs on the daemon this machine reaches (``DOCKER_HOST``), when one
-        answers within 3 s (:func:`~pytest_mobilebench.runtime.daemon.sweep_dead_runs`); each worker's own
+        answers within 3 s (:func:`~pytest_mobilebench.runtime.docker.sweep_dead_runs`); each worker's own
         daemon of ``--mb-docker-hosts`` is swept by :meth:`start`."""
-        from pytest_mobilebench.runtime.daemon import sweep_dead_runs
+        from pytest_mobilebench.runtime.docker import sweep_dead_runs
 
         sweep_dead_runs()
 

@@ -48,7 +48,7 @@ TEST_USER_NAME: Final[str] = "mobilebench"
 class UserHandover:
     """How an instance image hands its work tree to the unprivileged test user (issue 7, item 3).
 
-    The instance layer (:func:`pytest_mobilebench.runtime.images.instance_dockerfile`), as root after the
+    The instance layer (:func:`pytest_mobilebench.runtime.dockerfiles.instance_dockerfile`), as root after the
     dependency install, creates :data:`TEST_USER` (``mobilebench``, home ``/home/mobilebench``), gives it
     every file of ``/testbed`` except the folders named in ``root_dirs`` (at any depth, contents included:
     installed dependencies stay root's, read-only to the tests), creates each path of ``root_dirs[name]``
