@@ -83,3 +83,47 @@ def test_a_whole_source_is_still_cloned_whole(tmp_path: Path) -> None:
     assert (dest / "big.bin").read_bytes() == b"a large blob the mirror lost\n"
     with pytest.raises(subprocess.CalledProcessError):  # no partial-clone configuration: the mirror is whole
         _git(cache.mirror_path("o/src"), "config", "remote.origin.promisor")
+
+
+def test_a_partial_cache_mirror_fetches_again_in_the_next_run(tmp_path: Path) -> None:
+    bare, _old, new, blob = _source(tmp_path)
+    (bare / "objects" / blob[:2] / blob[2:]).unlink()
+    _cache(tmp_path).ensure("o/src", [new])
+    work = tmp_path / "work"
+    (work / "a.txt").write_text("three\n")
+    _git(work, "commit", "-q", "-am", "newer")
+    _git(work, "push", "-q", str(bare), "main")
+    newer = _git(work, "rev-parse", "HEAD")
+    later = RepoCache(root=tmp_path / "cache", url_template=str(tmp_path / "{name}.git"), run_id="r2")
+    assert later.checkout("o/src", newer, tmp_path / "ws").joinpath("a.txt").read_text() == "three\n"
+
+
+def test_a_whole_cache_mirror_turns_blob_less_when_the_source_loses_a_blob(tmp_path: Path) -> None:
+    """The cache was made whole; the source then gains a branch whose blob it lacks: the next run's fetch cannot
+    be whole, so the mirror fetches blob-less from then on, and a commit that needs no lost blob checks out."""
+    work, bare = tmp_path / "work", tmp_path / "src.git"
+    work.mkdir()
+    _git(work, "init", "-q", "-b", "main")
+    (work / "a.txt").write_text("one\n")
+    _git(work, "add", ".")
+    _git(work, "commit", "-q", "-m", "first")
+    _git(tmp_path, "init", "-q", "--bare", str(bare))
+    _git(work, "push", "-q", str(bare), "main")
+    first = _git(work, "rev-parse", "HEAD")
+    RepoCache(root=tmp_path / "cache", url_template=str(tmp_path / "{name}.git"), run_id="r1").ensure("o/src", [first])
+    _git(work, "checkout", "-q", "-b", "side")
+    (work / "big.bin").write_bytes(b"a large blob the mirror lost\n")
+    _git(work, "add", ".")
+    _git(work, "commit", "-q", "-m", "side")
+    side, blob = _git(work, "rev-parse", "HEAD"), _git(work, "rev-parse", "HEAD:big.bin")
+    _git(work, "checkout", "-q", "main")
+    (work / "a.txt").write_text("two\n")
+    _git(work, "commit", "-q", "-am", "second")
+    second = _git(work, "rev-parse", "HEAD")
+    _git(work, "push", "-q", str(bare), "main", "side")
+    (bare / "objects" / blob[:2] / blob[2:]).unlink()
+    later = RepoCache(root=tmp_path / "cache", url_template=str(tmp_path / "{name}.git"), run_id="r2")
+    assert later.checkout("o/src", second, tmp_path / "ws").joinpath("a.txt").read_text() == "two\n"
+    assert _git(later.mirror_path("o/src"), "config", "remote.origin.promisor") == "true"
+    with pytest.raises(InfraError, match=f"big.bin \\({blob[:12]}\\)"):
+        later.ensure("o/src", [side])

@@ -135,14 +135,20 @@ class RepoCache:
     def _fetch_or_heal(self, mirror: Path, url: str) -> None:
         """Fetch into the mirror, then check it (``git fsck --connectivity-only``). A mirror that fails the
         check (also after a failed fetch) is damaged: removed, named, and cloned afresh once. A fetch that fails
-        on a sound mirror is the source's failure (raised as it is)."""
+        on a sound mirror is the source's failure (raised as it is), unless the source is a local repository and
+        the mirror a whole one: it then becomes blob-less for what it fetches (:func:`_make_partial`), once."""
+        fetch = ["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"]
         try:
             run_git(["remote", "set-url", "origin", url], cwd=mirror)
-            run_git(["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"], cwd=mirror)
+            run_git(fetch, cwd=mirror)
         except subprocess.CalledProcessError:
             damaged = _damage(mirror)
             if damaged is None:
-                raise
+                if _local_repository(url) is None or _partial(mirror):
+                    raise
+                _make_partial(mirror)  # the source may lack blobs no asked commit needs
+                run_git(fetch, cwd=mirror)
+                return
             self._clone(mirror, url, damaged)
             return
         damaged = _damage(mirror)
@@ -256,13 +262,28 @@ def _clone_partial(mirror: Path, source: Path) -> None:
     run_git(["config", "remote.origin.uploadpack", _UPLOAD_PACK], cwd=mirror)
 
 
+def _partial(mirror: Path) -> bool:
+    """Whether ``mirror`` is a partial clone (its ``origin`` a promisor remote)."""
+    return run_git(["config", "--get", "--default=false", "remote.origin.promisor"], cwd=mirror).strip() == "true"
+
+
+def _make_partial(mirror: Path) -> None:
+    """Turn a whole mirror into a blob-less one for what it fetches from now on (what it holds stays)."""
+    for key, value in (
+        ("remote.origin.promisor", "true"),
+        ("remote.origin.partialclonefilter", "blob:none"),
+        ("remote.origin.uploadpack", _UPLOAD_PACK),
+    ):
+        run_git(["config", key, value], cwd=mirror)
+
+
 def _complete_trees(repo: str, url: str, mirror: Path, commits: Sequence[str]) -> None:
     """Fetch into a partial mirror the objects of ``commits``' trees it lacks (nothing to do in a whole one).
 
     Raises:
         InfraError: ``mirror_incomplete`` when the source lacks some of them, naming the paths and objects.
     """
-    if run_git(["config", "--get", "--default=false", "remote.origin.promisor"], cwd=mirror).strip() != "true":
+    if not _partial(mirror):
         return
     for commit in commits:
         listing = run_git(["rev-list", "--objects", "--no-walk", "--missing=print", commit], cwd=mirror)
