@@ -118,6 +118,8 @@ class InfraKind(str, enum.Enum):
     IMAGE_BUILD_FAILED = "image_build_failed"
     #: the repository or a commit could not be fetched
     CLONE_FAILED = "clone_failed"
+    #: the repository's source (a partial mirror) lacks objects of the commit's own tree; the paths are named
+    MIRROR_INCOMPLETE = "mirror_incomplete"
     #: a bug of the harness itself (a traceback in ``harness_error.log``)
     HARNESS_ERROR = "harness_error"
     #: the harness's own test launcher did not start the runner with its result channel (a descriptor missing or

@@ -13,6 +13,8 @@ from pytest_mobilebench.report.headline import suite_headline
 from pytest_mobilebench.report.summary import headline as summary_headline
 from pytest_mobilebench.runtime.base import EnvironmentUnavailable, InfraError
 from pytest_mobilebench.runtime.install_memo import failed_install, lockfile_key, remembered, unavailable_memo
+from pytest_mobilebench.suites.base import ItemResult
+from pytest_mobilebench.suites.issue_resolution import SUITE
 from pytest_mobilebench.suites.issue_resolution.rates import headline as resolution_headline
 from pytest_mobilebench.suites.issue_resolution.unavailable import unavailable_result
 
@@ -60,6 +62,8 @@ def test_unavailable_items_are_out_of_every_denominator_and_counted_apart() -> N
     exc = EnvironmentUnavailable("host_unreachable", "archives.example.test", ["line"], "installing: host_unreachable")
     gone = unavailable_result({"model_name_or_path": "m", "instance_id": "c"}, exc)
     assert gone["reason"] == "environment_unavailable" and gone["retryable"] is False and gone["passed"] is False
+    checked = ItemResult.from_suite(SUITE, dict(gone))  # the item contract: flat properties, a known reason
+    assert checked.properties == {"environment_unavailable": "host_unreachable: archives.example.test"}
     rows = [_row("m", "a", "resolved", passed=True), _row("m", "b", "unresolved"), gone,
             _row("m", "d", "infra_error", retryable=True)]  # fmt: skip
     block = suite_headline("issue_resolution", rows)

@@ -4,6 +4,11 @@
 offline mirror such as ``file:///srv/mirrors/{owner}+{name}/repo`` (a bare git directory works too).
 Mirrors live under the cache root; a file lock per repository keeps xdist workers from fetching the same
 repository at once, and a marker file with the run id makes the fetch happen once per run.
+
+A local source that lacks some objects (a partial mirror without some large blobs) cannot be cloned whole: the
+cache then holds a blob-less partial clone of it (``--filter=blob:none``, the source's ``upload-pack`` told to
+allow filters and any object id), and :meth:`RepoCache.ensure` fetches exactly the blobs of the commits asked
+for. A commit whose own tree lacks an object fails with ``mirror_incomplete``, naming the paths.
 """
 
 from __future__ import annotations
@@ -114,6 +119,8 @@ class RepoCache:
                     self._fetch_or_heal(mirror, url)
                 marker.write_text(self.run_id)
                 missing = self._missing(mirror, commits)
+                if not missing:
+                    _complete_trees(repo, url, mirror, commits)
             except subprocess.CalledProcessError as exc:
                 said = (exc.stderr or "").strip().splitlines()
                 if source_absent(url, exc.stderr or "", own=own):
@@ -128,14 +135,20 @@ class RepoCache:
     def _fetch_or_heal(self, mirror: Path, url: str) -> None:
         """Fetch into the mirror, then check it (``git fsck --connectivity-only``). A mirror that fails the
         check (also after a failed fetch) is damaged: removed, named, and cloned afresh once. A fetch that fails
-        on a sound mirror is the source's failure (raised as it is)."""
+        on a sound mirror is the source's failure (raised as it is), unless the source is a local repository and
+        the mirror a whole one: it then becomes blob-less for what it fetches (:func:`_make_partial`), once."""
+        fetch = ["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"]
         try:
             run_git(["remote", "set-url", "origin", url], cwd=mirror)
-            run_git(["fetch", "--quiet", "--prune", "origin", "+refs/*:refs/*"], cwd=mirror)
+            run_git(fetch, cwd=mirror)
         except subprocess.CalledProcessError:
             damaged = _damage(mirror)
             if damaged is None:
-                raise
+                if _local_repository(url) is None or _partial(mirror):
+                    raise
+                _make_partial(mirror)  # the source may lack blobs no asked commit needs
+                run_git(fetch, cwd=mirror)
+                return
             self._clone(mirror, url, damaged)
             return
         damaged = _damage(mirror)
@@ -145,6 +158,8 @@ class RepoCache:
     def _clone(self, mirror: Path, url: str, damaged: str) -> None:
         """``git clone --mirror`` into ``mirror``; a folder already there is the damaged mirror (``damaged``
         says why): removed first, named in a progress line and, when the clone or its check fails, in the error.
+        When the whole clone of a local repository fails (or its copy fails the check), a blob-less partial
+        clone of it is made instead (:func:`_clone_partial`).
 
         Raises:
             subprocess.CalledProcessError: the clone failed, or the fresh clone is damaged too.
@@ -155,14 +170,20 @@ class RepoCache:
                 self.progress(f"the repository mirror {mirror} is damaged ({damaged}); removed, cloning it again")
             shutil.rmtree(mirror)
         try:
-            run_git(["clone", "--mirror", "--quiet", url, str(mirror)])
-            again = _damage(mirror)
-            if again is not None:
-                raise GitError(1, f"git fsck {mirror}", "", f"the fresh clone is damaged too: {again}")
+            _clone_whole(mirror, url)
         except subprocess.CalledProcessError as exc:
             if removed:
                 exc.stderr = f"{(exc.stderr or '').strip()} (the damaged mirror {mirror} was removed: {damaged})"
-            raise
+            source = _local_repository(url)
+            if source is None:
+                raise
+            shutil.rmtree(mirror, ignore_errors=True)
+            try:  # a local source that cannot be cloned whole: it may lack blobs that no asked commit needs
+                _clone_partial(mirror, source)
+            except subprocess.CalledProcessError as partial:
+                shutil.rmtree(mirror, ignore_errors=True)
+                exc.stderr = f"{(exc.stderr or '').strip()}; a blob-less clone failed too: {partial.stderr.strip()}"
+                raise exc from partial
 
     @staticmethod
     def _missing(mirror: Path, commits: Sequence[str]) -> list[str]:
@@ -209,6 +230,104 @@ class RepoCache:
         """
         mirror = self.ensure(repo, [commit], url=url)
         return read_blobs(mirror, commit, paths)
+
+
+#: how the cache's partial mirrors ask a local source for objects: filters and any object id allowed (given as
+#: the remote's ``uploadpack`` program, since git does not pass ``-c`` settings to a local transport)
+_UPLOAD_PACK: Final = "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
+
+
+def _local_repository(url: str) -> Path | None:
+    """The folder of a local source (a plain path or ``file://``) that holds a repository, else None."""
+    local = url[len("file://") :] if url.startswith("file://") else url
+    if "://" in local or ":" in local.split("/")[0]:
+        return None
+    path = Path(local)
+    return path if (path / "HEAD").is_file() or (path / ".git").exists() else None
+
+
+def _clone_whole(mirror: Path, url: str) -> None:
+    """``git clone --mirror``, then the check of :func:`_damage` (raised as a :class:`GitError`)."""
+    run_git(["clone", "--mirror", "--quiet", url, str(mirror)])
+    again = _damage(mirror)
+    if again is not None:
+        raise GitError(1, f"git fsck {mirror}", "", f"the fresh clone is damaged too: {again}")
+
+
+def _clone_partial(mirror: Path, source: Path) -> None:
+    """A blob-less mirror (``--filter=blob:none``) of the local repository ``source``; its remote keeps
+    :data:`_UPLOAD_PACK`, so later fetches (refs, and the blobs of :func:`_complete_trees`) work too."""
+    uri = source.resolve().as_uri()
+    run_git(["clone", "--mirror", "--quiet", "--filter=blob:none", "--upload-pack", _UPLOAD_PACK, uri, str(mirror)])
+    run_git(["config", "remote.origin.uploadpack", _UPLOAD_PACK], cwd=mirror)
+
+
+def _partial(mirror: Path) -> bool:
+    """Whether ``mirror`` is a partial clone (its ``origin`` a promisor remote)."""
+    return run_git(["config", "--get", "--default=false", "remote.origin.promisor"], cwd=mirror).strip() == "true"
+
+
+def _make_partial(mirror: Path) -> None:
+    """Turn a whole mirror into a blob-less one for what it fetches from now on (what it holds stays)."""
+    for key, value in (
+        ("remote.origin.promisor", "true"),
+        ("remote.origin.partialclonefilter", "blob:none"),
+        ("remote.origin.uploadpack", _UPLOAD_PACK),
+    ):
+        run_git(["config", key, value], cwd=mirror)
+
+
+def _complete_trees(repo: str, url: str, mirror: Path, commits: Sequence[str]) -> None:
+    """Fetch into a partial mirror the objects of ``commits``' trees it lacks (nothing to do in a whole one).
+
+    Raises:
+        InfraError: ``mirror_incomplete`` when the source lacks some of them, naming the paths and objects.
+    """
+    if not _partial(mirror):
+        return
+    for commit in commits:
+        listing = run_git(["rev-list", "--objects", "--no-walk", "--missing=print", commit], cwd=mirror)
+        absent = [line[1:] for line in listing.splitlines() if line.startswith("?")]
+        if not absent:
+            continue
+        try:
+            run_git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "origin", *absent], cwd=mirror)
+        except subprocess.CalledProcessError as exc:
+            raise InfraError(InfraKind.MIRROR_INCOMPLETE, _incomplete(repo, url, mirror, commit, absent, exc)) from exc
+
+
+def _incomplete(repo: str, url: str, mirror: Path, commit: str, absent: Sequence[str], exc: GitError) -> str:
+    """The message of ``mirror_incomplete``: which of ``absent`` the source lacks (asked of a local source,
+    else the ids git named), with their paths at ``commit`` (at most 5 named)."""
+    source = _local_repository(url)
+    if source is not None:
+        said = _objects_present(source, absent)
+        lacking = [oid for oid in absent if oid not in said]
+    else:
+        lacking = [oid for oid in absent if oid in (exc.stderr or "")] or list(absent)
+    paths: dict[str, str] = {}
+    for line in run_git(["ls-tree", "-r", "--full-tree", commit], cwd=mirror).splitlines():
+        meta, _, path = line.partition("\t")
+        paths.setdefault(meta.split()[-1], path)
+    named = ", ".join(f"{paths.get(oid, '?')} ({oid[:12]})" for oid in lacking[:5])
+    more = f" and {len(lacking) - 5} more" if len(lacking) > 5 else ""
+    lines = (exc.stderr or "").strip().splitlines()
+    said = [line for line in lines if "not our ref" in line or "unable to read" in line] or lines
+    return (
+        f"{repo}@{commit}: the source {url} lacks {len(lacking)} object(s) of the commit's tree: {named}{more} "
+        f"(a partial mirror: fetch those objects into it, or use another source); git said: {said[0] if said else ''}"
+    )
+
+
+def _objects_present(git_dir: Path, oids: Sequence[str]) -> set[str]:
+    """Which of ``oids`` the repository ``git_dir`` holds (``git cat-file --batch-check``, nothing fetched)."""
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch-check"], cwd=git_dir, input="".join(f"{o}\n" for o in oids).encode(),
+        capture_output=True, check=False, env={**os.environ, "GIT_NO_LAZY_FETCH": "1"},
+    )  # fmt: skip
+    return {
+        line.split()[0] for line in proc.stdout.decode(errors="replace").splitlines() if not line.endswith("missing")
+    }
 
 
 def _damage(mirror: Path) -> str | None:
