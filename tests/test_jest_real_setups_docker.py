@@ -6,7 +6,10 @@ pipes there, and blocked until the instance's time limit: gold graded ``timeout`
 a project-wide babel configuration needing ``@babel/runtime`` helpers: the project's transform compiled the
 harness's own runner file, which then could not load: gold graded ``unresolved``). On each, the reference fix
 must resolve, an empty patch is ``empty_patch`` and a comment-only patch (the bug stays) ``unresolved``: never
-infrastructure, never a timeout, never a policy violation. Marked ``docker`` and ``e2e`` (a whole pytest run in
+infrastructure, never a timeout, never a policy violation. A third, ``matchers``, asserts with a matcher of the
+repository's own and a snapshot (issue 31): with the oracle on, the reference resolves, the snapshot assertion is
+decided out of realm against the ``.snap`` file the harness read itself (kept in the evidence), and the
+repository's matcher keeps its in-realm outcome. Marked ``docker`` and ``e2e`` (a whole pytest run in
 a subprocess; the image builds reach the npm registry).
 """
 
@@ -43,7 +46,7 @@ def _setups() -> Any:
     return module
 
 
-def test_gold_resolves_and_the_rest_grade_as_the_candidates_own_on_a_proxy_and_a_babel_project(tmp_path: Path) -> None:
+def test_gold_resolves_and_the_rest_grade_as_the_candidates_own_on_each_setup(tmp_path: Path) -> None:
     setups = _setups()
     built = setups.build(tmp_path, timeout_s=600)
     preds = tmp_path / "preds.jsonl"
@@ -90,3 +93,20 @@ def test_gold_resolves_and_the_rest_grade_as_the_candidates_own_on_a_proxy_and_a
         assert results[(setups.instance_id(shape), "empty")][0]["reason"] == "empty_patch"
         noop = results[(setups.instance_id(shape), "noop")][0]
         assert noop["reason"] == "unresolved", (shape, noop["reason"], noop.get("detail"))
+    _oracle_evidence(results[(setups.instance_id("matchers"), "reference")][1])
+
+
+def _oracle_evidence(evidence: Path) -> None:
+    """The reference run's assertion records (``docs/oracle.md``): the repository's ``toBeCount`` and the
+    snapshot, whose serialised value the harness compares with the ``.snap`` file it kept."""
+    records = []
+    for line in (evidence / "channel.jsonl").read_bytes().splitlines():
+        body = json.loads(line.split(b" ", 1)[1])
+        if body.get("type") == "assertion":
+            records.append(body["record"])
+    matchers = {r["matcher"]: r for r in records}
+    assert {"toBeCount", "toMatchSnapshot"} <= set(matchers), sorted(matchers)
+    snapshot = matchers["toMatchSnapshot"]["snapshot"]
+    assert snapshot["key"] == "Counter increments by a step 1" and '"count": 15' in snapshot["serialized"], snapshot
+    kept = evidence / "snapshots" / "__tests__" / "__snapshots__" / "counter.test.js.snap"
+    assert '"count": 15' in kept.read_text(), kept
