@@ -171,3 +171,14 @@ def test_the_miner_names_the_fix_as_setup_commit_only_when_it_changes_install_in
     assert (
         "environment_setup_commit" not in plain.entry() and swe_bench_row(plain, {})["environment_setup_commit"] == fix
     )
+
+
+def test_a_setup_commit_the_repository_lacks_makes_the_instance_invalid_naming_the_field(tmp_path: Path) -> None:
+    from pytest_mobilebench.runtime.base import NotInRepository
+    from pytest_mobilebench.suites.issue_resolution.manifest import invalid_source, record_for
+
+    setup = "c" * 40
+    instance = IssueInstance.model_validate({**ROW, "fix_commit": FIX, "environment_setup_commit": setup})
+    error = invalid_source(record_for(instance, tmp_path / "m.yaml", 3), NotInRepository("acme/app", "u", (setup,)))
+    assert error.field == "environment_setup_commit" and error.instance_id == "acme__app-1" and error.line == 3
+    assert f"environment_setup_commit {setup} is not in the repository" in str(error)
