@@ -21,12 +21,13 @@ __all__ = ["unavailable_result"]
 
 def unavailable_result(base: Mapping[str, Any], exc: EnvironmentUnavailable) -> dict[str, Any]:
     """The item's result: ``base`` plus ``reason`` ``environment_unavailable``, ``detail`` (the cause, what is
-    missing and the install log's lines), ``properties.environment_unavailable`` = ``{"cause", "subject"}``."""
+    missing and the install log's lines), ``properties.environment_unavailable`` = ``"<cause>: <subject>"`` (a flat
+    string, as every item property is: ``ItemResult.from_suite``), e.g. ``"package_missing: left-pad@9.9.9"``."""
     return {
         **base,
         "reason": Reason.ENVIRONMENT_UNAVAILABLE.value,
         "passed": False,
         "retryable": False,
         "detail": exc.message,
-        "properties": {"environment_unavailable": {"cause": exc.cause, "subject": exc.subject}},
+        "properties": {"environment_unavailable": f"{exc.cause}: {exc.subject}"},
     }
