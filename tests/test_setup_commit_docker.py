@@ -43,9 +43,10 @@ def _fixture() -> Any:
     return module
 
 
-def test_gold_resolves_when_installed_from_the_fix_commits_inputs_and_not_at_the_base(tmp_path: Path) -> None:
-    made = _fixture()
-    manifest, patches, _ = made.build(tmp_path, timeout_s=600)
+def _run(made: Any, tmp_path: Path, *, own_install: bool) -> tuple[dict[tuple[str, str], dict[str, Any]], str, Path]:
+    """``({(instance, model): result.json}, pytest's stdout, the reports folder)`` of every candidate on the
+    fixture's instances."""
+    manifest, patches, _ = made.build(tmp_path, timeout_s=600, own_install=own_install)
     preds = tmp_path / "preds.jsonl"
     preds.write_text(made.predictions(patches))
     reports = tmp_path / "reports"
@@ -69,13 +70,36 @@ def test_gold_resolves_when_installed_from_the_fix_commits_inputs_and_not_at_the
     for path in reports.glob("*/*/*/result.json"):
         result = json.loads(path.read_text())
         results[(result["instance_id"], result["model_name_or_path"])] = result
-    expected = {(made.instance_id(n), m) for n in (1, 2) for m in patches}
-    assert set(results) == expected, proc.stdout[-3000:]
+    return results, proc.stdout, reports
+
+
+def test_gold_resolves_when_installed_from_the_fix_commits_inputs_and_not_at_the_base(tmp_path: Path) -> None:
+    made = _fixture()
+    results, stdout, _ = _run(made, tmp_path, own_install=False)
+    expected = {(made.instance_id(n), m) for n in (1, 2) for m in ("gold", "empty")}
+    assert set(results) == expected, stdout[-3000:]
     gold = results[(made.instance_id(1), "gold")]
-    assert gold["reason"] == "resolved", (gold["reason"], gold.get("detail"), proc.stdout[-3000:])
+    assert gold["reason"] == "resolved", (gold["reason"], gold.get("detail"), stdout[-3000:])
     assert results[(made.instance_id(1), "empty")]["reason"] == "empty_patch"
     at_base = results[(made.instance_id(2), "gold")]
     assert at_base["reason"] != "resolved" and at_base["retryable"] is False, (at_base["reason"], at_base.get("detail"))
     for result in results.values():
         reason = Reason(result["reason"])
         assert not reason.is_infra and not reason.is_unavailable, result
+
+
+def test_an_instance_running_its_own_install_installs_the_fix_inputs_and_keeps_the_base_checkout(
+    tmp_path: Path,
+) -> None:
+    """The shared layer fails (a postinstall reads the sources), so the instance installs over its checkout: the
+    fix's install inputs written over the base for the install, the base's put back before the baseline (else
+    the gold patch's change to ``package.json`` would not apply)."""
+    made = _fixture()
+    results, stdout, reports = _run(made, tmp_path, own_install=True)
+    logs = {p.name: p.read_text(errors="replace") for p in reports.rglob("*.build.log")}
+    own = [text for name, text in logs.items() if "inst.mobilebench__setup-commit-1" in name]
+    assert own and "safe.directory" in own[0], sorted(logs)  # its own install, then the base put back
+    gold = results[(made.instance_id(1), "gold")]
+    assert gold["reason"] == "resolved", (gold["reason"], gold.get("detail"), stdout[-3000:])
+    assert results[(made.instance_id(1), "empty")]["reason"] == "empty_patch"
+    assert results[(made.instance_id(2), "gold")]["reason"] != "resolved"

@@ -62,12 +62,14 @@ class SetupInputs:
     def restore_command(self) -> str:
         """A shell command run in the checkout after the install: the base's version of every changed path back
         from git (``HEAD`` is the base), the paths only the setup commit has removed. ``true`` when none changed.
-        Example: ``git checkout -q HEAD -- package.json yarn.lock && rm -f -- new.lock``."""
+        Example: ``git -c safe.directory='*' checkout -q HEAD -- package.json yarn.lock && rm -f -- new.lock``."""
         restored = [p for p in self.changed if p in self.base]
         added = [p for p in self.changed if p not in self.base]
         steps = []
         if restored:
-            steps.append("git checkout -q HEAD -- " + " ".join(shlex.quote(p) for p in restored))
+            # as root, in a checkout the test user may already own: git's ownership check is lifted for this call
+            quoted = " ".join(shlex.quote(p) for p in restored)
+            steps.append(f"git -c safe.directory='*' checkout -q HEAD -- {quoted}")
         if added:
             steps.append("rm -f -- " + " ".join(shlex.quote(p) for p in added))
         return " && ".join(steps) or "true"
