@@ -30,6 +30,7 @@ import yaml
 from pytest_mobilebench.mining.gitsource import Commit, MiningError
 from pytest_mobilebench.mining.rank import NO_EVIDENCE, Evidence
 from pytest_mobilebench.mining.split import Split
+from pytest_mobilebench.runtime.install_inputs import is_install_input
 
 __all__ = [
     "MINING_RULE",
@@ -141,6 +142,21 @@ class Candidate:
         """The fix commit's first parent."""
         return self.commit.parents[0]
 
+    @property
+    def install_inputs_changed(self) -> list[str]:
+        """Sorted paths (either side of a rename) the fix changes that a dependency install reads
+        (:func:`~pytest_mobilebench.runtime.install_inputs.is_install_input`: manifests, lockfiles, rc files)."""
+        files = [*self.split.gold.files, *self.split.tests.files]
+        paths = {p for f in files for p in (f.path, f.old_path) if p is not None}
+        return sorted(p for p in paths if is_install_input(p))
+
+    @property
+    def environment_setup_commit(self) -> str:
+        """The commit the instance's dependencies are installed from (SWE-bench's field): the fix commit when the
+        fix changes install inputs (its new dependencies must be installed for its tests to load; the environment
+        then reveals them, as in SWE-bench), else the base."""
+        return self.commit.sha if self.install_inputs_changed else self.base_commit
+
     def provenance(self) -> dict[str, Any]:
         """Plain builtins: how the candidate was found (validation facts are added by the pipeline)."""
         return {
@@ -154,6 +170,7 @@ class Candidate:
             "planned_test_command": self.planned_command,
             "bug_fix_evidence": self.evidence.to_dict(),
             "environment_sources": dict(self.environment_sources),
+            **({"install_inputs_changed": self.install_inputs_changed} if self.install_inputs_changed else {}),
         }
 
     def entry(
@@ -161,11 +178,13 @@ class Candidate:
     ) -> dict[str, Any]:
         """The manifest entry (SPEC section 1 fields); ``gold`` the three lists once validated."""
         lists = gold or {}
+        setup = self.environment_setup_commit
         return {
             "instance_id": self.instance_id,
             "problem_statement": self.problem_statement,
             "base_commit": self.base_commit,
             "fix_commit": self.commit.sha,
+            **({"environment_setup_commit": setup} if setup != self.base_commit else {}),
             "FAIL_TO_PASS": list(lists.get("FAIL_TO_PASS", [])),
             "NONE_TO_PASS": list(lists.get("NONE_TO_PASS", [])),
             "PASS_TO_PASS": list(lists.get("PASS_TO_PASS", [])),
@@ -217,7 +236,7 @@ def swe_bench_row(candidate: Candidate, gold: Mapping[str, Sequence[str]]) -> di
         "PASS_TO_PASS": json.dumps(list(gold.get("PASS_TO_PASS", []))),
         "created_at": candidate.commit.committed_at,
         "version": "",
-        "environment_setup_commit": candidate.base_commit,
+        "environment_setup_commit": candidate.environment_setup_commit,
         "framework": candidate.framework,
     }
 

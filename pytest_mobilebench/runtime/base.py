@@ -104,6 +104,9 @@ class WorkspaceSpec:
         environment: the instance's environment record as plain builtins (toolchain versions, recipe
             overrides); the local runtime ignores what it cannot provide.
         run_id: the run's id, used to label containers so they can be swept.
+        environment_setup_commit: the commit whose install inputs (manifests, lockfiles, the files the
+            install reads) the dependencies are installed from, the checkout staying at ``base_commit``
+            (SWE-bench's field); None: the base's own.
     """
 
     instance_id: str
@@ -112,6 +115,7 @@ class WorkspaceSpec:
     repo_url: str
     environment: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     run_id: str = "adhoc"
+    environment_setup_commit: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

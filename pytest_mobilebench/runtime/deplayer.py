@@ -49,7 +49,12 @@ from typing import Any, Final
 from pytest_mobilebench.runtime.base import InfraError
 from pytest_mobilebench.runtime.daemon import host_url
 from pytest_mobilebench.runtime.deadlines import shared_step, watch_output
-from pytest_mobilebench.runtime.install_inputs import lifecycle_files, scrub_secrets
+from pytest_mobilebench.runtime.install_inputs import (
+    INSTALL_INPUT_DIRS,
+    INSTALL_INPUT_NAMES,
+    lifecycle_files,
+    scrub_secrets,
+)
 from pytest_mobilebench.runtime.install_log import REGISTRY_PROBE
 from pytest_mobilebench.runtime.install_memo import failed_install, remembered, unavailable_memo
 from pytest_mobilebench.runtime.reaper import ensure_reaper
@@ -72,15 +77,8 @@ __all__ = ["CACHE_MOUNT", "CACHE_VOLUME", "classic_memo", "deps_key", "ensure_de
 CACHE_VOLUME: Final[str] = "mobilebench-pkgcache"
 CACHE_MOUNT: Final[str] = "/mobilebench-cache"
 
-_NAMES: Final[frozenset[str]] = frozenset(
-    {
-        "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", ".yarnrc", ".yarnrc.yml",
-        ".npmrc", "pnpm-lock.yaml", "pnpm-workspace.yaml", ".pnpmfile.cjs", ".nvmrc", ".node-version",
-        "gradlew", "gradle.properties", "settings.gradle", "settings.gradle.kts", "build.gradle",
-        "build.gradle.kts", "pubspec.yaml", "pubspec.lock",
-    }
-)  # fmt: skip
-_DIRS: Final[tuple[str, ...]] = ("patches", ".yarn", "gradle")
+_NAMES: Final[frozenset[str]] = INSTALL_INPUT_NAMES
+_DIRS: Final[tuple[str, ...]] = INSTALL_INPUT_DIRS
 _SKIP: Final[frozenset[str]] = frozenset({"node_modules", ".git"})
 _CACHE_ENV: Final[str] = (
     f"export npm_config_cache={CACHE_MOUNT}/npm YARN_CACHE_FOLDER={CACHE_MOUNT}/yarn "

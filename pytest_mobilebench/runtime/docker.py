@@ -55,7 +55,7 @@ from pytest_mobilebench.runtime.daemon import (
 from pytest_mobilebench.runtime.deadlines import Deadlines, within
 from pytest_mobilebench.runtime.reaper import ensure_reaper
 from pytest_mobilebench.runtime.removals import drain
-from pytest_mobilebench.runtime.deplayer import classic_memo, ensure_deps
+from pytest_mobilebench.runtime.deplayer import classic_memo, ensure_deps, manifest_files
 from pytest_mobilebench.runtime.docker_workspace import DockerWorkspace
 from pytest_mobilebench.runtime.hosts import host_key
 from pytest_mobilebench.runtime.budget import remove_superseded
@@ -67,6 +67,7 @@ from pytest_mobilebench.runtime.recipe import EnvRecipeLike, NodePackages, Recip
 from pytest_mobilebench.runtime.repos import RepoCache
 from pytest_mobilebench.runtime.docker_sandbox import DockerSandboxes
 from pytest_mobilebench.runtime.sandbox import SandboxLimits, SandboxSpec
+from pytest_mobilebench.runtime.setup_inputs import SetupInputs
 from pytest_mobilebench.states import InfraKind
 
 _Layer = TypeVar("_Layer", BuiltImage, BuiltImage | None)
@@ -271,7 +272,10 @@ class DockerRuntime:
         """
         import docker.errors
 
-        memo_key = json.dumps([spec.repo, spec.base_commit, dict(spec.environment)], sort_keys=True, default=str)
+        setup_commit = spec.environment_setup_commit
+        memo_key = json.dumps(
+            [spec.repo, spec.base_commit, dict(spec.environment), setup_commit], sort_keys=True, default=str
+        )
         cached = self._memo.get(memo_key)
         if cached is not None:
             started = time.monotonic()
@@ -283,10 +287,12 @@ class DockerRuntime:
                 pass
         builder = self.builder
         base = self._held(lambda: builder.ensure_base(log_dir=log_dir))
-        mirror = self.repos.ensure(spec.repo, [spec.base_commit], url=spec.repo_url or None)
+        commits = [spec.base_commit, *([setup_commit] if setup_commit else [])]
+        mirror = self.repos.ensure(spec.repo, commits, url=spec.repo_url or None)
         with tempfile.TemporaryDirectory(prefix="mobilebench-checkout-") as tmp:
             tree = Path(tmp) / "tree"
             sha = export_tree(mirror, spec.base_commit, tree)
+            inputs_tree, setup = _setup_tree(mirror, tree, sha, setup_commit, Path(tmp) / "setup")
             recipe = self.recipe_factory(tree, spec)
             env = self._held(
                 lambda: builder.ensure_env(
@@ -297,7 +303,7 @@ class DockerRuntime:
                 lambda: ensure_deps(
                     builder,
                     env,
-                    tree,
+                    inputs_tree,
                     recipe.install_command,
                     repo=spec.repo,
                     log_dir=log_dir,
@@ -305,9 +311,12 @@ class DockerRuntime:
                     silence_s=self.deadlines.install_silence_s,
                 )
             )
+            own_install = setup is not None and deps is None  # the instance installs at the setup's inputs itself
 
             def checkout() -> Path:  # only when the instance image must be built
                 shallow_checkout(mirror, sha, Path(tmp) / "testbed")
+                if own_install:
+                    setup.overlay(Path(tmp) / "testbed")
                 return Path(tmp) / "testbed"
 
             instance = builder.ensure_instance(
@@ -315,12 +324,15 @@ class DockerRuntime:
                 env,
                 repo=spec.repo,
                 base_commit=sha,
-                install_command=recipe.install_command,
+                install_command=setup.install_command(recipe.install_command)
+                if own_install
+                else recipe.install_command,
                 checkout_dir=checkout,
                 log_dir=log_dir,
                 test_user=recipe.test_user,
                 deps=deps,
-                memo=classic_memo(builder, tree, deps),
+                memo=classic_memo(builder, inputs_tree, deps),
+                setup_key=setup.key if setup is not None else "",
             )
         self.leases.take(instance.image_id)
         self._memo[memo_key] = instance
@@ -603,3 +615,20 @@ def sweep_dead_runs(timeout_s: float = 3) -> list[str]:
         return []
     finally:
         client.close()
+
+
+def _setup_tree(
+    mirror: Path, tree: Path, base_sha: str, setup_commit: str | None, dest: Path
+) -> tuple[Path, SetupInputs | None]:
+    """``(the tree the install inputs come from, the two commits' inputs)``: ``(tree, None)`` when there is no
+    setup commit or it is the base; else the setup commit exported into ``dest`` and its :class:`SetupInputs`.
+
+    Raises:
+        InfraError("clone_failed"): the setup commit cannot be read from ``mirror``.
+    """
+    if not setup_commit:
+        return tree, None
+    setup_sha = export_tree(mirror, setup_commit, dest)
+    if setup_sha == base_sha:
+        return tree, None
+    return dest, SetupInputs(base=manifest_files(tree), setup=manifest_files(dest))

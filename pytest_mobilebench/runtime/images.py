@@ -257,6 +257,7 @@ class ImageBuilder:
         test_user: UserHandover | None = None,
         deps: BuiltImage | None = None,
         memo: Path | None = None,
+        setup_key: str = "",
     ) -> BuiltImage:
         """The instance layer (``mobilebench/inst.<id>:<h12>``).
 
@@ -272,13 +273,16 @@ class ImageBuilder:
             deps: the shared dependency layer (:func:`pytest_mobilebench.runtime.deplayer.ensure_deps`):
                 the image starts from it and skips ``install_command``, which it already ran.
             memo: the lockfile's memo of this run, for a build running ``install_command`` itself (:func:`.guarded`).
+            setup_key: the content key of the install inputs of an ``environment_setup_commit`` other than the
+                base (:attr:`~pytest_mobilebench.runtime.setup_inputs.SetupInputs.key`), hashed into the tag;
+                empty: the base's own inputs (the tag is then what it always was).
 
         Raises:
             InfraError: ``image_build_failed`` (the install command failed: log attached), ``disk_full``.
         """
         parent = deps or env
         dockerfile = instance_dockerfile(parent.tag, "" if deps else install_command, test_user=test_user)
-        tag_hash = content_hash(env.tag, repo, base_commit, install_command)
+        tag_hash = content_hash(env.tag, repo, base_commit, install_command, *([setup_key] if setup_key else []))
         inputs = content_hash("instance", tag_hash, parent.image_id, dockerfile)
         tag = f"mobilebench/inst.{docker_name(instance_id)}:{tag_hash[:12]}"
 

@@ -29,7 +29,26 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-__all__ = ["LIFECYCLE_SCRIPTS", "lifecycle_files", "scrub_secrets"]
+__all__ = [
+    "INSTALL_INPUT_DIRS",
+    "INSTALL_INPUT_NAMES",
+    "LIFECYCLE_SCRIPTS",
+    "is_install_input",
+    "lifecycle_files",
+    "scrub_secrets",
+]
+
+#: file names a dependency install reads wherever they sit (manifests, lockfiles, rc files, toolchain pins)
+INSTALL_INPUT_NAMES: Final[frozenset[str]] = frozenset(
+    {
+        "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", ".yarnrc", ".yarnrc.yml",
+        ".npmrc", "pnpm-lock.yaml", "pnpm-workspace.yaml", ".pnpmfile.cjs", ".nvmrc", ".node-version",
+        "gradlew", "gradle.properties", "settings.gradle", "settings.gradle.kts", "build.gradle",
+        "build.gradle.kts", "pubspec.yaml", "pubspec.lock",
+    }
+)  # fmt: skip
+#: folders whose every file the install reads (patch-package's ``patches/``, yarn's ``.yarn/``, Gradle's ``gradle/``)
+INSTALL_INPUT_DIRS: Final[tuple[str, ...]] = ("patches", ".yarn", "gradle")
 
 #: the package.json scripts a dependency install runs (the project's own; its dependencies' run in node_modules)
 LIFECYCLE_SCRIPTS: Final[tuple[str, ...]] = (
@@ -45,6 +64,17 @@ _SECRET_LINE: Final[re.Pattern[str]] = re.compile(
 )
 #: a folder named by a script larger than this (files) is not copied whole (the root, ``src``): too broad to key on
 _MAX_FOLDER_FILES: Final[int] = 2000
+
+
+def is_install_input(path: str) -> bool:
+    """Whether the posix ``path`` (relative to the repository root) is a dependency manifest, lockfile, rc file
+    or a file of an install folder (:data:`INSTALL_INPUT_NAMES`, :data:`INSTALL_INPUT_DIRS`), never one under
+    ``node_modules`` or ``.git``. Files a lifecycle script names are not known from a path alone (False).
+    Example: ``"app/package.json"`` -> True, ``"src/App.tsx"`` -> False."""
+    parts = PurePosixPath(path).parts
+    if not parts or any(part in _SKIP for part in parts):
+        return False
+    return parts[-1] in INSTALL_INPUT_NAMES or any(part in INSTALL_INPUT_DIRS for part in parts[:-1])
 
 
 def scrub_secrets(path: str, data: bytes) -> bytes:

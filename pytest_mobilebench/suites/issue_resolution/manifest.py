@@ -8,6 +8,10 @@ Two sources produce the same :class:`IssueInstance`:
 * a dataset release in SWE-bench row form, ``--dataset release.jsonl`` (JSON list or JSON lines), where
   ``FAIL_TO_PASS`` and friends may be JSON-encoded strings and unknown columns are ignored.
 
+``environment_setup_commit`` (optional, SWE-bench's field): the commit whose install inputs (dependency
+manifests, lockfiles and the files the install reads) the instance's environment is installed from; the
+repository itself stays at ``base_commit``. Absent (or equal to ``base_commit``): installed at the base.
+
 An instance gives ``patch`` and ``test_patch`` inline, or ``fix_commit``: the merged upstream commit, from
 which both are derived at evaluation time (``test_patch`` = the diff base..fix restricted to test files by
 the framework's rule, ``patch`` = the rest).
@@ -79,6 +83,8 @@ class IssueInstance(BaseModel):
     patch: str | None = None
     test_patch: str | None = None
     fix_commit: str | None = None
+    #: the commit the install inputs come from (module docstring); None: ``base_commit``
+    environment_setup_commit: str | None = None
     repo_url: str | None = None
     FAIL_TO_PASS: tuple[str, ...] = ()
     NONE_TO_PASS: tuple[str, ...] = ()
@@ -130,7 +136,12 @@ class IssueInstance(BaseModel):
             raise ValueError(f"{value!r} is not of the form 'owner/name'")
         return value
 
-    @field_validator("base_commit", "fix_commit")
+    @field_validator("environment_setup_commit", mode="before")
+    @classmethod
+    def _blank_setup_commit(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("base_commit", "fix_commit", "environment_setup_commit")
     @classmethod
     def _check_commit(cls, value: str | None) -> str | None:
         if value is not None and not _COMMIT_RE.match(value):
@@ -194,6 +205,7 @@ _SHARED_KEYS = frozenset(IssueInstance.model_fields) - {
     "patch",
     "test_patch",
     "fix_commit",
+    "environment_setup_commit",
 }
 #: every key a manifest may use (instance and environment fields), for "did you mean" on a typo
 _ALL_KEYS = frozenset(IssueInstance.model_fields) | frozenset(Environment.model_fields)
@@ -306,7 +318,8 @@ def _dataset_rows(path: Path) -> Iterator[tuple[int, Any]]:
 def load_dataset(path: Path, *, default_framework: str | None = None) -> list[LoadedRecord | ManifestError]:
     """Load a SWE-bench-style release (JSON list or JSON lines) without converting it.
 
-    Unknown columns (``version``, ``environment_setup_commit``, ``hints_text`` ...) are ignored;
+    Unknown columns (``version``, ``hints_text`` ...) are ignored; ``environment_setup_commit`` is read (an
+    empty one is the base);
     ``framework`` may be absent when ``default_framework`` is given.
     """
     allowed = set(IssueInstance.model_fields)
@@ -353,7 +366,8 @@ def invalid_source(record: LoadedRecord, exc: Any) -> ManifestError:
     naming the file, line, instance, the field that names the commit, and the commit. ``exc``: a
     :class:`pytest_mobilebench.runtime.base.NotInRepository` (its ``commits`` and message)."""
     instance: IssueInstance = record.record
-    fields = [name for name in ("base_commit", "fix_commit") if getattr(instance, name, None) in exc.commits]
+    names = ("base_commit", "fix_commit", "environment_setup_commit")
+    fields = [name for name in names if getattr(instance, name, None) in exc.commits]
     what = "; ".join(f"{name} {getattr(instance, name)} is not in the repository" for name in fields) or str(exc)
     return ManifestError(
         record.source,

@@ -22,7 +22,7 @@ __all__ = ["unavailable_result"]
 def unavailable_result(base: Mapping[str, Any], exc: EnvironmentUnavailable) -> dict[str, Any]:
     """The item's result: ``base`` plus ``reason`` ``environment_unavailable``, ``detail`` (the cause, what is
     missing and the install log's lines), ``properties.environment_unavailable`` = ``"<cause>: <subject>"`` (a flat
-    string: item properties are scalars, ``suites.base.ItemResult.from_suite``)."""
+    string, as every item property is: ``ItemResult.from_suite``), e.g. ``"package_missing: left-pad@9.9.9"``."""
     return {
         **base,
         "reason": Reason.ENVIRONMENT_UNAVAILABLE.value,

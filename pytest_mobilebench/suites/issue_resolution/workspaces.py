@@ -32,7 +32,8 @@ def runtime_for(ctx: EvalContext, *, trusted: bool = False) -> Runtime:
 
 
 def workspace_spec(instance: IssueInstance, ctx: EvalContext) -> WorkspaceSpec:
-    """The runtime's view of an instance: repository, base commit, clone URL and environment."""
+    """The runtime's view of an instance: repository, base commit, clone URL, environment and the commit its
+    install inputs come from."""
     return WorkspaceSpec(
         instance_id=instance.instance_id,
         repo=instance.repo,
@@ -40,6 +41,7 @@ def workspace_spec(instance: IssueInstance, ctx: EvalContext) -> WorkspaceSpec:
         repo_url=instance.repo_url or repo_url(ctx.options["mb_repo_url_template"], instance.repo),
         environment={**instance.environment.model_dump(exclude_none=True), "framework": instance.framework},
         run_id=ctx.run_id,
+        environment_setup_commit=instance.environment_setup_commit,
     )
 
 
