@@ -40,6 +40,7 @@ run has one model, ``instance_id@model`` otherwise. Rates over an empty denomina
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -311,7 +312,8 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
     models = list(state.predictions.models) if state.predictions is not None else []
     not_run_ids = not_run_by_model(collected, models, state.results, invalid_nodes)
     if len(models) > 1:  # an instance one model finished and another did not is still not run (issue 35, item 8)
-        not_run = sorted(set(not_run) | {iid for _, iid in collected.values() if _unfinished(iid, not_run_ids)})
+        unfinished = _instances_of(not_run_ids)
+        not_run = sorted(set(not_run) | {iid for _, iid in collected.values() if iid in unfinished})
     deselected = [iid for iid in unmatched if iid in state.deselected]  # -k / -m left them out: no typo
     unmatched = [iid for iid in unmatched if iid not in state.deselected]
     selected: dict[str, int] = {}
@@ -340,13 +342,14 @@ def make_summary(state: MobileBenchState, options: Mapping[str, Any] | None = No
     }  # an invalid one did run: it is invalid
 
 
-def _unfinished(instance_id: str, not_run_ids: Mapping[str, Sequence[str]]) -> bool:
-    """Whether some model's item of ``instance_id`` (any trial) is among the labels of ``not_run_ids``."""
-    return any(
-        label == instance_id or label.startswith(instance_id + "[t")
-        for labels in not_run_ids.values()
-        for label in labels
-    )
+#: the trial suffix :func:`.outcomes.item_label` writes
+_TRIAL_LABEL = re.compile(r"\[t\d+\]$")
+
+
+def _instances_of(not_run_ids: Mapping[str, Sequence[str]]) -> set[str]:
+    """The instance ids of ``not_run_ids``' labels (``iid`` or ``iid[t<k>]``: :func:`.outcomes.item_label`), any
+    model, any trial: one set, so a run of many items is not scanned once per item."""
+    return {_TRIAL_LABEL.sub("", label) for labels in not_run_ids.values() for label in labels}
 
 
 def _declared(suites: Any) -> dict[str, Headline]:
