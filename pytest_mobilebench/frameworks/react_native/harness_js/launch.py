@@ -62,6 +62,11 @@ for (const name of MODULES) {
     problems.push('the harness module ' + name + ' does not load: ' + String(e && e.message));
   }
 }
+// jest's packages as node finds them from the project, each from the real folder of the package depending on it
+// (resolve.js: pnpm's links into node_modules/.pnpm followed as node follows them)
+let resolver = null;  // its failure to load is a problem said above
+try { resolver = require('./resolve.js'); } catch (e) { /* said above */ }
+const dirs = resolver ? resolver.packages(process.cwd()) : {};
 // the project's test environment named as a package (issue 31, item 2): resolved here from the installed packages
 // only (node's lookup from the harness's own folder: never the repository's package identity, which jest's resolver
 // honours as a self-reference) and given to jest as the harness module environment.js, by its absolute path
@@ -69,10 +74,7 @@ const ENVIRONMENT = __ENVIRONMENT__;
 let environment = null;
 function installedEnvironment(named) {
   const installed = path.join(process.cwd(), 'node_modules') + path.sep;
-  const from = [process.cwd()];
-  try {
-    from.push(path.dirname(require.resolve('jest-config/package.json', { paths: from })));
-  } catch (e) { /* none */ }
+  const from = [process.cwd(), dirs['jest-config']].filter(Boolean);  // jest-config's folder, as resolve.js found it
   const names = /^(@|jest-environment-)/.test(named) ? [named] : ['jest-environment-' + named, named];
   for (const name of names) {
     let found = null;
@@ -101,11 +103,6 @@ try {
 } catch (e) {
   problems.push('the module cache could not be guarded: ' + String(e && e.message));
 }
-// jest's packages as node finds them from the project, each from the real folder of the package depending on it
-// (resolve.js: pnpm's links into node_modules/.pnpm followed as node follows them)
-let resolver = null;  // its failure to load is a problem said above
-try { resolver = require('./resolve.js'); } catch (e) { /* said above */ }
-const dirs = resolver ? resolver.packages(process.cwd()) : {};
 let cli = null;
 for (const name of ['jest', 'jest-cli']) {
   if (!dirs[name]) continue;
