@@ -5,8 +5,10 @@ registers from the production module the FAIL_TO_PASS tests import, or a value i
 jest quotes in the failure message (``'😀'.slice(0, 1)`` is one). jest's JSON report escapes it
 (``"\\ud800"``), Python decodes it to a ``str`` UTF-8 cannot encode, and writing that string as evidence
 (``parsed.json``) raised: the item became ``infra_error`` / ``harness_error``, retried by every run, out of the
-resolution rate's denominator. Both candidates leave ``Counter.increment``'s bug in place: each must be
-``unresolved`` (counted), and a re-grade of the run must give the same verdict. Marked ``docker``.
+resolution rate's denominator. Both candidates leave ``Counter.increment``'s bug in place and must be counted,
+never infra, the same on a re-grade: the wrong value is ``unresolved``; the title, registered by production code
+calling the runner's ``test``, is the tripwires' ``policy_violation`` (``runner_compromised``), its test still
+in the evidence under its exact id. Marked ``docker``.
 """
 
 from __future__ import annotations
@@ -30,11 +32,9 @@ TITLE = r"""if (typeof test === 'function' && !/mbcanary/.test(String(expect.get
 }
 """
 
-#: a new counter's value is half of a surrogate pair; the console gets lone surrogates too
-VALUE = r"""if (typeof afterAll === 'function') {
-  console.log('title \ud800');
-  console.error(new Error('boom \udfff'));
-}
+#: a new counter's value is half of a surrogate pair; the console gets lone surrogates too (no runner global read)
+VALUE = r"""console.log('title \ud800');
+console.error(new Error('boom \udfff'));
 """
 
 
@@ -53,13 +53,15 @@ MODELS = {
     "surrogate-title": _patch(TITLE),
     "surrogate-value": _patch(VALUE, "start === 0 ? '\\ud83d' : start"),
 }
+#: the counted verdict each candidate must get, live and on a re-grade
+EXPECTED = {"surrogate-title": "policy_violation", "surrogate-value": "unresolved"}
 
 
 @pytest.mark.e2e
 def test_a_lone_surrogate_in_the_report_is_the_candidates_unresolved_never_infra(tmp_path: Path) -> None:
     results, _out = grade(tmp_path, MODELS)
     for model, result in results.items():
-        assert result["reason"] == "unresolved", (model, result.get("detail"))
+        assert result["reason"] == EXPECTED[model], (model, result.get("detail"))
         assert not result["retryable"], (model, result.get("detail"))
         assert not (Path(result["evidence_dir"]) / "harness_error.log").exists(), model
     # the candidate's own test is in the evidence under its exact id (the surrogates escaped, read back as written)
@@ -67,6 +69,7 @@ def test_a_lone_surrogate_in_the_report_is_the_candidates_unresolved_never_infra
     assert parsed["tests"].get("__tests__/counter.test.js::lone \ud800 suite > lone \udc00 title") == "PASS", parsed[
         "tests"
     ]
+    assert "production code touched the runner global test" in results["surrogate-title"]["detail"]
     run_dir = next(p.parent.parent.parent for p in (tmp_path / "reports").glob("2*/*/*/result.json"))
     regraded = tmp_path / "regraded.json"
     again = subprocess.run(
@@ -94,5 +97,5 @@ def test_a_lone_surrogate_in_the_report_is_the_candidates_unresolved_never_infra
     summary = json.loads(regraded.read_text(encoding="utf-8"))
     assert summary["regrade"]["regraded"] == len(MODELS), again.stdout[-3000:]
     assert {k: (v["reason"], v["regraded"]) for k, v in summary["instances"].items()} == {
-        f"{INSTANCE}@{m}": ("unresolved", True) for m in MODELS
+        f"{INSTANCE}@{m}": (EXPECTED[m], True) for m in MODELS
     }, again.stdout[-3000:]
