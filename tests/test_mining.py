@@ -465,3 +465,26 @@ def test_an_unavailable_environment_is_named_in_the_table_and_in_why_nothing_was
     assert "not shown" not in text and "later lines" not in text
     why = nothing_kept(report)
     assert why is not None and "1 invalid, 1 infra errors, 1 environment unavailable" in why
+
+
+def test_a_gold_the_policy_refuses_is_its_own_status_named_in_the_table(tmp_path: Path) -> None:
+    """Validation's ``policy_violations`` make the verdict ``gold_refused`` (never kept), counted apart in the report
+    and named with its findings under the table."""
+    from pytest_mobilebench.mining.report import nothing_kept, render
+
+    summary = tmp_path / "summary.json"
+    refused = {"valid": False, "problems": ["the grade's policy refuses ..."], "policy_violations": ["babel.config.js"]}
+    entry = {"instance_id": "a__b-1", "validation": refused, "detail": "the grade's policy refuses the gold patch"}
+    summary.write_text(json.dumps({"instances": {"a__b-1": entry}}))
+    verdict = read_verdicts(summary, ["a__b-1"])["a__b-1"]
+    assert verdict.status == "gold_refused" and not verdict.kept
+    validation = {"valid": 0, "invalid": 0, "flaky_dropped": 0, "infra_errors": 0, "environment_unavailable": 0,
+                  "gold_refused": 1, "not_run": 0, "cached": 0, "setup_s": 1.0, "test_s": 0.0,
+                  "log": "x.log"}  # fmt: skip
+    instances = {"a__b-1": {"status": "gold_refused", "fix_commit": "1" * 40, "detail": verdict.detail}}
+    report = {"repo": "a/b", "framework": "react-native", "tip": "f" * 40, "scanned": 1, "candidates": 1,
+              "rejected": {}, "validation": validation, "audit": {}, "instances": instances, "outputs": []}  # fmt: skip
+    text = render(report)
+    assert "gold refused by policy   1" in text and "  a__b-1: gold_refused: the grade's policy refuses" in text
+    why = nothing_kept(report)
+    assert why is not None and "1 gold refused" in why

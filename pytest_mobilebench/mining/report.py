@@ -6,7 +6,8 @@ Shape of ``<out>/report.json`` (plain JSON)::
      "rejected": {reason: int}, "rejections": [{"commit", "subject", "reason", "detail"}],
      "reason_meanings": {reason: str},
      "validation": null | {"run_id", "exit_status", "log", "valid", "invalid", "flaky_dropped", "infra_errors",
-                           "environment_unavailable", "not_run", "cached", "flaky_tests", "setup_s", "test_s"},
+                           "environment_unavailable", "gold_refused", "not_run",
+                           "cached", "flaky_tests", "setup_s", "test_s"},
      "audit": {...the --mb-audit table...} | {},
      "instances": {id: {"fix_commit", "base_commit", "status", "FAIL_TO_PASS", "NONE_TO_PASS",
                         "PASS_TO_PASS", "flaky", "problems", "setup_s", "test_s", "detail", "problem_statement_source",
@@ -17,10 +18,11 @@ Shape of ``<out>/report.json`` (plain JSON)::
 ``{"score", "signals"}``. ``rejections[].detail`` says what each rejection rests on (git's own message for
 ``unreadable_object``). ``status`` is ``candidate`` (not validated), ``valid``, ``invalid``, ``flaky``,
 ``infra_error``, ``environment_unavailable`` (``detail`` names the package or host this machine cannot fetch; the
-terminal shows it under the table, as it shows an infra error's) or ``not_run``. ``setup_s`` is the validation items'
-time outside the test commands (workspace, image, dependency installation), ``test_s`` the test commands' own time,
-both summed over the instances this run evaluated (seconds; a cached instance costs nothing now, its original
-timings stay in its own entry).
+terminal shows it under the table, as it shows an infra error's), ``gold_refused`` (the live grade's policy refuses
+the gold patch: ``detail`` names the findings, shown under the table too) or ``not_run``. ``setup_s`` is the
+validation items' time outside the test commands (workspace, image, dependency installation), ``test_s`` the test
+commands' own time, both summed over the instances this run evaluated (seconds; a cached instance costs nothing
+now, its original timings stay in its own entry).
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ def nothing_kept(report: Mapping[str, Any]) -> str | None:
         return (
             f"nothing validated: 0 valid of {report['candidates']} candidates ({val['invalid']} invalid, "
             f"{val['infra_errors']} infra errors, {val.get('environment_unavailable', 0)} environment unavailable, "
-            f"{val['flaky_dropped']} flaky, {val['not_run']} not run); see {val.get('log')}"
+            f"{val.get('gold_refused', 0)} gold refused, {val['flaky_dropped']} flaky, {val['not_run']} not run); "
+            f"see {val.get('log')}"
         )
     return None
 
@@ -85,6 +88,7 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
             "flaky_dropped": statuses["flaky"],
             "infra_errors": statuses["infra_error"],
             "environment_unavailable": statuses["environment_unavailable"],
+            "gold_refused": statuses["gold_refused"],
             "not_run": statuses["not_run"],
             "cached": sum(1 for v in verdicts.values() if v.cached),
             "flaky_tests": sum(len(v.flaky) for v in verdicts.values()),
@@ -112,13 +116,14 @@ def build(*, source: Source, framework: str, scanned: int, candidates: Sequence[
     }
 
 
-#: statuses whose ``detail`` the terminal shows under the table: what is missing, or the harness's failure
-EXPLAINED_STATUSES = ("environment_unavailable", "infra_error")
+#: statuses whose ``detail`` the terminal shows under the table: what is missing, what the policy refused, or the
+#: harness's failure
+EXPLAINED_STATUSES = ("environment_unavailable", "gold_refused", "infra_error")
 
 
 def _why_not_kept(instances: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """One line per instance that is ``environment_unavailable`` or an infra error, with its ``detail``
-    (``  NMF-earth__nmf-app-1: environment_unavailable: host_unreachable: <host>``), first line only."""
+    """One line per instance that is ``environment_unavailable``, ``gold_refused`` or an infra error, with its
+    ``detail`` (``  NMF-earth__nmf-app-1: environment_unavailable: host_unreachable: <host>``), first line only."""
     lines = []
     for iid, inst in instances.items():
         if inst.get("status") in EXPLAINED_STATUSES:
@@ -143,6 +148,7 @@ def render(report: Mapping[str, Any]) -> str:
             ("flaky dropped", str(val["flaky_dropped"])),
             ("infra errors", str(val["infra_errors"])),
             ("environment unavailable", str(val.get("environment_unavailable", 0))),
+            ("gold refused by policy", str(val.get("gold_refused", 0))),
             ("cached", str(val["cached"])),
             ("install/setup seconds", f"{val['setup_s']:.1f}"),
             ("test seconds", f"{val['test_s']:.1f}"),
@@ -164,14 +170,15 @@ def render(report: Mapping[str, Any]) -> str:
     lines += [f"  {k.ljust(width)}  {v}" for k, v in rows]
     if report["instances"]:
         iw = max(len(i) for i in report["instances"])
-        lines.append(f"  {'instance'.ljust(iw)}  {'status':<11} {'F2P':>3} {'N2P':>3} {'P2P':>3}  fix")
+        sw = max(11, *(len(inst["status"]) for inst in report["instances"].values()))
+        lines.append(f"  {'instance'.ljust(iw)}  {'status'.ljust(sw)} {'F2P':>3} {'N2P':>3} {'P2P':>3}  fix")
         for iid, inst in report["instances"].items():
             counts = [
                 str(len(inst.get(k, []))) if "FAIL_TO_PASS" in inst else "-"
                 for k in ("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS")
             ]
             lines.append(
-                f"  {iid.ljust(iw)}  {inst['status']:<11} {counts[0]:>3} {counts[1]:>3} {counts[2]:>3}  "
+                f"  {iid.ljust(iw)}  {inst['status'].ljust(sw)} {counts[0]:>3} {counts[1]:>3} {counts[2]:>3}  "
                 f"{inst['fix_commit'][:10]}"
             )
     lines += _why_not_kept(report["instances"])

@@ -38,8 +38,9 @@ class Verdict:
 
     Attributes:
         status: ``valid``, ``invalid``, ``flaky`` (invalid, with flaky tests dropped), ``infra_error``,
-            ``environment_unavailable`` (a dependency this machine cannot fetch: ``detail`` names it) or
-            ``not_run`` (absent from the summary).
+            ``environment_unavailable`` (a dependency this machine cannot fetch: ``detail`` names it),
+            ``gold_refused`` (invalid: the live grade's policy refuses the gold patch, so no grade of gold could
+            resolve it: ``detail`` and ``problems`` name the findings) or ``not_run`` (absent from the summary).
         gold: the proposed ``FAIL_TO_PASS`` / ``NONE_TO_PASS`` / ``PASS_TO_PASS`` lists.
         states: configuration (``base``, ``test``, ``fix``) -> test id -> state, as validated.
         flaky: tests dropped as flaky. problems: why invalid. cached: answered from the result cache.
@@ -180,6 +181,8 @@ def _verdict(entry: Mapping[str, Any]) -> Verdict:
         return Verdict("infra_error" if entry.get("retryable") else "invalid", {}, {}, **common)
     flaky = tuple(report.get("flaky") or ())
     status = "valid" if report.get("valid") else ("flaky" if flaky else "invalid")
+    if report.get("policy_violations"):
+        status = "gold_refused"
     gold = {k: list(report.get(k) or []) for k in ("FAIL_TO_PASS", "NONE_TO_PASS", "PASS_TO_PASS")}
     states = {k: dict(v) for k, v in (report.get("states") or {}).items()}
     return Verdict(status, gold, states, flaky, tuple(report.get("problems") or ()), **common)

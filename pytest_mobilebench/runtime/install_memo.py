@@ -120,9 +120,10 @@ def guarded(
 
 
 def message_of(failure: InstallFailure, what: str) -> str:
-    """``"<what>: <cause>: <subject>"`` then the log's lines, indented (a verdict's detail)."""
+    """``"<cause>: <subject> (<what>)"`` then the log's lines, indented (a verdict's detail: the cause first, so a
+    one-line view such as ``mine``'s table shows what is missing before the image tag and the log's path)."""
     shown = "".join(f"\n    {line}" for line in failure.lines)
-    return f"{what}: {failure.describe()}{shown}"
+    return f"{failure.describe()} ({what}){shown}"
 
 
 def failed_install(log: str, what: str, memo: Path | None) -> InstallFailure:
