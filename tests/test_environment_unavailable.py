@@ -31,6 +31,8 @@ def test_an_unfetchable_dependency_is_remembered_for_the_run_and_lockfile_and_na
         failed_install(MISSING, "installing dependencies for t", memo)
     assert (first.value.cause, first.value.subject) == ("package_missing", "zz-none@9.9.9")
     assert first.value.kind == "environment_unavailable" and "No matching version" in first.value.message
+    # the detail leads with what is missing (a one-line view shows it before the image tag and the log's path)
+    assert first.value.message.startswith("package_missing: zz-none@9.9.9 (installing dependencies for t)")
     # another instance with the same lockfile (its package.json differs): refused at once, same finding
     sibling = unavailable_memo(tmp_path, "run-1", {"package.json": b'{"name": "b"}', "package-lock.json": b'{"v": 1}'})
     assert sibling == memo

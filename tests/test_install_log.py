@@ -302,3 +302,27 @@ def test_more_real_shapes_name_the_package_or_host(log: str, cause: str, subject
     assert (found.cause, found.subject) == (cause, subject), found
     assert any(shown in line for line in found.lines), found.lines
     assert not any(line.startswith("# registry") for line in found.lines)
+
+
+#: npm ci on a 2017 commit of a real React-Native project whose package-lock.json lags its package.json
+NPM_CI_OUT_OF_DATE = """# registry https://registry.npmjs.org/
+npm ERR! code EUSAGE
+npm ERR! `npm ci` can only install packages when your package.json and package-lock.json are in sync.
+npm ERR! Invalid: lock file's strip-ansi@3.0.1 does not satisfy strip-ansi@^4.0.0
+"""
+
+
+def test_a_lockfile_that_lags_package_json_is_named_not_unknown() -> None:
+    found = classify(NPM_CI_OUT_OF_DATE)
+    assert (found.cause, found.unavailable) == ("lockfile_out_of_date", False)
+    assert any("does not satisfy" in line for line in found.lines), found.lines
+
+
+def test_after_the_unfrozen_retry_its_own_failure_is_the_cause() -> None:
+    """The frozen attempt's refusal is history once the install ran again unfrozen: a package missing then is named,
+    and a failure the retry does not explain is ``unknown`` (never the frozen attempt's reason)."""
+    retry = NPM_CI_OUT_OF_DATE + "# mobilebench: lockfile_out_of_date: package-lock.json does not match package.json\n"
+    missing = classify(retry + "npm ERR! 404 Not Found - GET https://registry.npmjs.org/left-pad-x - Not found\n")
+    assert (missing.cause, missing.subject) == ("package_missing", "left-pad-x")
+    other = classify(retry + "Segmentation fault (core dumped)\n")
+    assert other.cause == "unknown" and other.lines == ("Segmentation fault (core dumped)",)

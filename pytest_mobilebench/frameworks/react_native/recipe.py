@@ -48,6 +48,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_mobilebench.frameworks.react_native.installs import install_command
 from pytest_mobilebench.frameworks.recipe import (
     BASE_IMAGE_PREAMBLE,
     HOST_CA_DOCKERFILE_LINES,
@@ -452,21 +453,6 @@ def detect_package_manager(repo_dir: Path) -> str:
     return package_manager_of({n: (repo_dir / n).read_bytes() for n in names if (repo_dir / n).is_file()})
 
 
-def _install_command(repo_dir: Path, manager: str, flavour: str) -> str:
-    if manager == "npm":
-        has_lock = (repo_dir / "package-lock.json").is_file() or (repo_dir / "npm-shrinkwrap.json").is_file()
-        return "npm ci --no-audit --no-fund" if has_lock else "npm install --no-audit --no-fund"
-    if manager == "pnpm":
-        return "pnpm install --frozen-lockfile" if (repo_dir / "pnpm-lock.yaml").is_file() else "pnpm install"
-    if flavour == "berry":
-        return "yarn install --immutable" if (repo_dir / "yarn.lock").is_file() else "yarn install"
-    return (
-        "yarn install --frozen-lockfile --non-interactive"
-        if (repo_dir / "yarn.lock").is_file()
-        else "yarn install --non-interactive"
-    )
-
-
 def node_context_packages(recipe: EnvRecipe) -> dict[str, str]:
     """Build-context file name -> npm package spec the docker runtime must ``npm pack`` on the host.
 
@@ -547,7 +533,7 @@ def infer_node_recipe(repo_dir: Path, *, overrides: Mapping[str, Any] | None = N
             if flavour == "classic"
             else (".yarnrc.yml" if (repo_dir / ".yarnrc.yml").is_file() else version_src)
         )
-    install = str(ov.get("install_command") or _install_command(repo_dir, manager, flavour))
+    install = str(ov.get("install_command") or install_command(repo_dir, manager, flavour))
     packages = node_context_packages(EnvRecipe("react-native", toolchain, sources, "", {}, install))
     return EnvRecipe(
         framework="react-native",

@@ -19,7 +19,7 @@ from pytest_mobilebench.files import atomic_write_json, atomic_write_text
 from pytest_mobilebench.frameworks.react_native import harness as jest_harness
 from pytest_mobilebench.patch import PatchError, PatchInfo, parse_patch
 from pytest_mobilebench.records import EvalContext
-from pytest_mobilebench.runtime.base import InfraError
+from pytest_mobilebench.runtime.base import InfraError, Workspace
 from pytest_mobilebench.runtime.provider import repo_cache
 from pytest_mobilebench.states import InfraKind, Reason, TestState
 from pytest_mobilebench.suites.issue_resolution import grading
@@ -141,7 +141,7 @@ def _gold_review(gold_patch: str, instance: IssueInstance, ctx: EvalContext) -> 
 
 def _apply_gold(
     evaluator: Any,
-    ws: Any,
+    ws: Workspace,
     instance: IssueInstance,
     gold_patch: str,
     info: PatchInfo,
