@@ -147,3 +147,36 @@ def test_one_environment_image_whatever_the_install_command(node_env, tmp_path) 
     other = infer_node_recipe(tree, overrides={"install_command": "npm install --no-audit --no-fund && echo more"})
     again = builder.ensure_env(other, REPO, node_packages=node_context_packages(other))
     assert (again.tag, again.image_id, again.built) == (env.tag, env.image_id, False)
+
+
+def test_a_lockfile_lagging_package_json_installs_unfrozen_and_stays_as_committed(node_env, tmp_path) -> None:
+    """The shape of RocketChat/Rocket.Chat.ReactNative's 2017-2018 commits: package.json asks for ``^6`` while the
+    lockfile still pins 7.0.0, so ``npm ci`` refuses; the inferred install runs ``npm install`` once more, the
+    dependency is what package.json asks for, and the lockfile in the image is the committed one."""
+    from pytest_mobilebench.frameworks.react_native.installs import install_command
+
+    builder, env, said = node_env
+    stale = {
+        "name": "shape",
+        "version": "1.0.0",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {
+            "": {"name": "shape", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}},
+            "node_modules/is-number": {"version": "7.0.0"},
+        },
+    }
+    lock = json.dumps(stale, indent=2) + "\n"
+    tree = _project(tmp_path / "lag", {"dependencies": {"is-number": "^6.0.0"}}, {"package-lock.json": lock})
+    deps = ensure_deps(builder, env, tree, install_command(tree, "npm", ""), repo=REPO)
+    assert deps is not None, "\n".join(said)
+    out = builder.client.containers.run(
+        deps.image_id,
+        ["bash", "-c", "node -p \"require('is-number/package.json').version\"; cat package-lock.json"],
+        remove=True,
+    ).decode()
+    version, _, kept = out.partition("\n")
+    assert version.startswith("6."), out
+    assert kept == lock
+    log = next(Path(line.rsplit("log: ", 1)[1]) for line in said if line.startswith("installing dependencies for"))
+    assert "# mobilebench: lockfile_out_of_date: package-lock.json does not match package.json" in log.read_text()
