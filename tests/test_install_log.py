@@ -326,3 +326,30 @@ def test_after_the_unfrozen_retry_its_own_failure_is_the_cause() -> None:
     assert (missing.cause, missing.subject) == ("package_missing", "left-pad-x")
     other = classify(retry + "Segmentation fault (core dumped)\n")
     assert other.cause == "unknown" and other.lines == ("Segmentation fault (core dumped)",)
+
+
+#: npm 6 installing a 2017 React-Native app (the unfrozen retry of a lagging lockfile): node-pre-gyp's prebuilt
+#: binary gets no answer from its host, then its source-compile fallback fails with the image's toolchain
+NODE_PRE_GYP_NO_ANSWER = """# registry https://registry.npmjs.org/
+> realm@1.10.1 install /testbed/node_modules/realm
+> node-pre-gyp install --fallback-to-build
+node-pre-gyp ERR! Tried to download(undefined): https://binaries.example.test/realm/realm-v1.10.1-node-v72-linux-x64.tar.gz
+node-pre-gyp ERR! Pre-built binaries not found for realm@1.10.1 and node@12.22.12 (falling back to source compile)
+ValueError: invalid mode: 'rU' while trying to load binding.gyp
+gyp ERR! configure error
+npm ERR! code ELIFECYCLE
+npm ERR! realm@1.10.1 install: `node-pre-gyp install --fallback-to-build`
+npm ERR! Failed at the realm@1.10.1 install script.
+"""
+
+
+def test_a_prebuilt_binary_with_no_answer_is_the_download_not_the_fallback_compile() -> None:
+    found = classify(NODE_PRE_GYP_NO_ANSWER)
+    assert (found.cause, found.subject) == ("binary_download", "binaries.example.test (a download by realm)")
+    assert found.unavailable and any("Tried to download" in line for line in found.lines)
+
+
+def test_a_prebuilt_binary_the_host_answered_for_leaves_the_compile_failure_as_the_cause() -> None:
+    answered = NODE_PRE_GYP_NO_ANSWER.replace("download(undefined)", "download(404)")
+    found = classify(answered)
+    assert found.cause == "lifecycle_script" and found.subject == "realm" and not found.unavailable

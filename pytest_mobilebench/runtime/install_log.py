@@ -11,9 +11,12 @@ cause                     what the log says                                     
                           ``name@version``) / berry ``YN0082`` ``YN0035``, pnpm ``ERR_PNPM_FETCH_404`` /
                           ``ERR_PNPM_NO_MATCHING_VERSION``
 ``binary_download``       a lifecycle script of a dependency (npm ``path .../node_modules/<pkg>``,     yes
-                          yarn ``error <dir>/node_modules/<pkg>: Command failed``) failed reaching a
-                          host (``ENOTFOUND`` / ``EAI_AGAIN`` / ``ECONNREFUSED``, curl's ``Could not
-                          resolve host``, a ``https://host/...`` download)
+                          npm 6 ``Failed at the <pkg>@<v> install script``, yarn ``error
+                          <dir>/node_modules/<pkg>: Command failed``) failed reaching a host
+                          (``ENOTFOUND`` / ``EAI_AGAIN`` / ``ECONNREFUSED``, curl's ``Could not resolve
+                          host``, a ``https://host/...`` download, node-pre-gyp's ``Tried to
+                          download(undefined): https://host/...``: no answer, so its fallback
+                          compile's own failure is not the cause)
 ``host_unreachable``      a host that is not a configured registry could not be reached (a tarball      yes
                           URL, a git dependency, a scope's own registry: ``fatal: unable to access``,
                           ``Could not resolve host``, ``getaddrinfo ENOTFOUND host``, pnpm
@@ -99,6 +102,8 @@ _HOST_ERROR: Final[re.Pattern[str]] = re.compile(
     r"|Could not resolve host:?\s*(?P<host2>[A-Za-z0-9.-]+)"
     r"|unable to access '(?P<url>[^']+)'"
     r"|request to (?P<url2>https?://\S+) failed"
+    # node-pre-gyp's prebuilt binary, fetched with no answer at all (a number there is the host's own answer)
+    r"|Tried to download\((?!\d)[^)]*\): (?P<url3>https?://\S+)"
 )
 _OUT_OF_DATE: Final[re.Pattern[str]] = re.compile(
     r"Your lockfile needs to be updated|can only install packages when your package\.json and|Invalid: lock file|"
@@ -115,6 +120,7 @@ _DEP_SCRIPT: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"^error \S*/node_modules/(?P<pkg>(@[^/\s]+/)?[^/\s]+): Command failed"),
     re.compile(r"\.\.\./node_modules/(?P<pkg>(@[^/\s]+/)?[^/\s]+) (pre|post)?install: .*Failed"),
     re.compile(r"YN0009:.*?(?P<pkg>\S+@npm:\S+?) couldn't be built"),
+    re.compile(r"npm ERR! Failed at the (?P<pkg>(@[^/\s]+/)?[^@\s]+)@\S+ (pre|post)?install script"),  # npm 6
 )
 _SCRIPT_FAILED: Final[re.Pattern[str]] = re.compile(
     r"npm (ERR!|error) (command failed|code ELIFECYCLE|Lifecycle script)|ERR_PNPM_\w*LIFECYCLE|Command failed\.|"
@@ -207,7 +213,7 @@ def _unreachable(lines: list[str], registries: frozenset[str]) -> tuple[int, str
         matches = list(_HOST_ERROR.finditer(line))
         # a URL the tool names wins over the address it then tried (``request to URL failed, reason: connect
         # ETIMEDOUT 10.0.0.1:443``); a bare address is nobody's name (it may be the registry's)
-        urls = [m.group("url") or m.group("url2") for m in matches if m.group("url") or m.group("url2")]
+        urls = [u for m in matches if (u := m.group("url") or m.group("url2") or m.group("url3"))]
         names = urls or [m.group("host") or m.group("host2") or "" for m in matches]
         for found in names:
             host = _host(found)
