@@ -69,6 +69,10 @@ def test_nmf_app_recent_fixes_validate_from_the_registries(tmp_path: Path) -> No
     [
         # #130 of 2017: a dependency fetched from a git host outside the registries
         ("RocketChat/Rocket.Chat.ReactNative", "5435c797003dfa6c8cc9585c8ebea3282e3f278b", "host_unreachable: "),
+        # 2017-08: package-lock.json lags package.json (npm ci refuses it); unfrozen, realm's prebuilt binary
+        ("RocketChat/Rocket.Chat.ReactNative", "2eee28797ae5c682aece9c9dca39c9aee0058d41", "binary_download: "),
+        # #33 of 2017-08: yarn.lock lags package.json; unfrozen, a git dependency on a code host
+        ("RocketChat/Rocket.Chat.ReactNative", "ce869a9511db6e66efd6ab08976ebfde5d811f96", "host_unreachable: "),
         # #5736 of 2024-05: a version of the project's design system the registry here does not serve
         ("pagopa/io-app", "63144e744968c5e33a02d9af08216058ff1e648c", "package_missing: @pagopa/io-app-design-system@"),
     ],
