@@ -40,7 +40,7 @@ def test_android_sdk_pins_the_compile_sdk() -> None:
 def test_recipe_and_image_replace_the_environment_layer() -> None:
     own = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo own\n"
     recipe = workspace_recipe(FIXTURES / "rn-yarn-berry", _spec("react-native", recipe=own, node="20.18.0"))
-    assert recipe.dockerfile == own and recipe.install_command.startswith("yarn install")
+    assert recipe.dockerfile == own and "yarn install --immutable" in recipe.install_command
     ready = workspace_recipe(Path("/nonexistent"), _spec("flutter", image="ghcr.io/acme/flutter:3.22", install="true"))
     assert ready.dockerfile.endswith("FROM ghcr.io/acme/flutter:3.22\n") and ready.install_command == "true"
     assert local_unsupported(Environment(image="x")) == ["image"]
