@@ -182,3 +182,39 @@ def test_off_writes_the_runner_without_the_recorder_and_keeps_no_snapshots(tmp_p
         "__tests__/__snapshots__/a.test.js.snap": b"exports[`x 1`] = `1`;\n"
     }
     assert not (tmp_path / "escape.snap").exists()
+
+
+def _graded(tmp_path: Path, channel: bytes, parsed: ParseResult) -> tuple[ParseResult, list[str], str]:
+    mp = pytest.MonkeyPatch()
+    mp.setattr(oracle_verdict, "decider", lambda: decide_to_be)
+    mp.setattr(oracle_verdict, "snapshot_source", dict)
+    try:
+        return oracle_verdict.graded(HARNESS, channel, parsed, tmp_path)
+    finally:
+        mp.undo()
+
+
+def test_a_failed_snapshot_reported_passing_was_cleared_in_realm_and_cannot_pass(tmp_path: Path) -> None:
+    """A snapshot matcher never throws: its failure reaches jest through ``suppressedErrors``, which no test body can
+    catch. Reported passing, the test's failure was cleared in its realm (the circus-hook attack of nmf-app #418)."""
+    ids = [f"__tests__/a.test.js::S > {n}" for n in ("cleared", "failed", "inverted", "held")]
+    bodies = [
+        _record(["S", "cleared"], 0, "1", "1", "fail", matcher="toMatchSnapshot"),
+        _record(["S", "failed"], 0, "1", "1", "fail", matcher="toMatchInlineSnapshot"),
+        _record(["S", "inverted"], 0, "1", "1", "fail", matcher="toMatchSnapshot"),
+        _record(["S", "held"], 0, "1", "1", "pass", matcher="toMatchSnapshot"),
+        {"type": "file", "path": "/testbed/__tests__/a.test.js",
+         "tests": [{"titles": ["S", "inverted"], "status": "passed", "failing": True}]},
+    ]  # fmt: skip
+    states = dict.fromkeys(ids, TestState.PASS) | {ids[1]: TestState.FAIL}
+    graded, found, _ = _graded(tmp_path, _channel(bodies), ParseResult(tests=states, messages={}, warnings=[]))
+    assert [t for t in ids if graded.tests[t] is TestState.FAIL] == ids[:2]
+    assert len(found) == 1 and found[0].startswith(ids[0] + ": toMatchSnapshot (seq 0) failed and that matcher")
+
+
+def test_a_thrown_assertion_failure_a_test_caught_keeps_its_pass(tmp_path: Path) -> None:
+    """``toBe`` throws: a test may catch its own failure (``expect(() => expect(1).toBe(2)).toThrow()``)."""
+    channel = _channel([_record(["T", "caught"], 0, "1", "2", "fail")])
+    parsed = ParseResult(tests={"__tests__/a.test.js::T > caught": TestState.PASS}, messages={}, warnings=[])
+    graded, found, _ = _graded(tmp_path, channel, parsed)
+    assert graded.tests == parsed.tests and found == []

@@ -10,8 +10,13 @@ The harness's runner records every matcher call of the run's tests (``assertion`
   the in-realm result, which the frozen matcher table protects (:mod:`.harness_js.shared`).
 
 A record that failed in realm and fails out of realm agrees (a test that catches an assertion error of its own
-keeps its outcome). The live run and a re-grade both reach it through :func:`..suites.issue_resolution.judge.judge`.
-Pure but for the decider it is given.
+keeps its outcome), except for a matcher that never throws: jest's snapshot matchers (:data:`UNCATCHABLE`) put
+their failure in the state's ``suppressedErrors`` (``dontThrow``) and jest fails the test when it ends, so no test
+body can catch it. A test holding such a failed record that is reported passing (and is no ``test.failing``, whose
+outcome jest inverts) had its failure cleared in its realm, e.g. by an ``afterEach`` hook production code pushed
+onto jest-circus's state that empties ``suppressedErrors`` and the test's errors (found on NMF-earth/nmf-app #418,
+``tests/test_real_repositories_attacks_docker.py``): a finding, and the test fails. The live run and a re-grade both
+reach it through :func:`..suites.issue_resolution.judge.judge`. Pure but for the decider it is given.
 """
 
 from __future__ import annotations
@@ -31,18 +36,25 @@ from pytest_mobilebench.states import InfraKind, TestState
 __all__ = [
     "OracleVerdict",
     "SNAPSHOT_FOLDER",
+    "UNCATCHABLE",
     "assertion_records",
     "decide",
     "decider",
+    "failing_tests",
     "graded",
     "keep_snapshots",
     "read_snapshots",
     "snapshot_paths",
     "snapshot_source",
+    "uncaught_findings",
 ]
 
 #: evidence folder (``snapshots<tag>/<repository path>``) of the ``.snap`` files read before the run
 SNAPSHOT_FOLDER: Final = "snapshots"
+#: matchers that never throw (jest's ``dontThrow``): a failure of theirs cannot be caught by the test's body
+UNCATCHABLE: Final[frozenset[str]] = frozenset(
+    {"toMatchSnapshot", "toMatchInlineSnapshot", "toThrowErrorMatchingSnapshot", "toThrowErrorMatchingInlineSnapshot"}
+)
 
 
 @final
@@ -55,12 +67,15 @@ class OracleVerdict:
         failed: test ids that cannot pass (a record the oracle contradicts).
         unrecorded: ``{test id: matcher names}`` left to the in-realm result.
         undecided: test ids whose records the oracle could not decide (a cut value, an unknown shape).
+        uncaught: ``{test id: "<matcher> (seq N)"}``, the first record of an :data:`UNCATCHABLE` matcher that failed
+            in realm and was not contradicted: the test cannot pass (:func:`graded` checks the report).
     """
 
     findings: tuple[str, ...]
     failed: tuple[str, ...]
     unrecorded: Mapping[str, tuple[str, ...]]
     undecided: tuple[str, ...]
+    uncaught: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def detail(self) -> str:
         """One sentence for the verdict's detail naming the custom matchers (``""`` when none)."""
@@ -147,7 +162,13 @@ def decide(
     failed: list[str] = []
     undecided: list[str] = []
     unrecorded: dict[str, tuple[str, ...]] = {}
+    uncaught: dict[str, str] = {}
     for test_id, records in sorted(grouped.items()):
+        failed_snapshot = next(
+            (r for r in records if r.get("matcher") in UNCATCHABLE and r.get("inrealm") == "fail"), None
+        )
+        if failed_snapshot is not None:
+            uncaught[test_id] = f"{failed_snapshot['matcher']} (seq {failed_snapshot.get('seq')})"
         decision = decide_one(records, snapshots)  # type: ignore[misc]
         if decision.unrecorded_matchers:
             unrecorded[test_id] = tuple(sorted({str(m) for m in decision.unrecorded_matchers}))
@@ -160,7 +181,33 @@ def decide(
             failed.append(test_id)
         elif decision.holds is None:
             undecided.append(test_id)
-    return OracleVerdict(tuple(findings), tuple(failed), unrecorded, tuple(undecided))
+    return OracleVerdict(tuple(findings), tuple(failed), unrecorded, tuple(undecided), uncaught)
+
+
+def failing_tests(report: ChannelReport, root: str) -> set[str]:
+    """Ids of the tests the harness's runner saw registered as ``test.failing`` (jest inverts their outcome)."""
+    found = set()
+    for record in report.of_type("file"):
+        path = _rel(str(record.get("path", "")), root)
+        for test in record.get("tests") or []:
+            if isinstance(test, dict) and test.get("failing") is True:
+                found.add(jest_test_id(path, [str(t) for t in test.get("titles") or []]))
+    return found
+
+
+def uncaught_findings(verdict: OracleVerdict, parsed: ParseResult, report: ChannelReport, root: str) -> dict[str, str]:
+    """``{test id: finding}`` of the tests reported passing that hold an uncaught failure (:data:`UNCATCHABLE`); a
+    ``test.failing`` and a test that passed on a retry (``jest.retryTimes``: the failed attempt's records stay) are
+    left as reported."""
+    inverted = failing_tests(report, root)
+    return {
+        test_id: (
+            f"{test_id}: {what} failed and that matcher never throws, so no test body can catch it, yet the test "
+            "was reported passing: its failure was cleared in the test's realm"
+        )
+        for test_id, what in sorted(verdict.uncaught.items())
+        if parsed.tests.get(test_id) is TestState.PASS and test_id not in inverted | parsed.passed_on_retry
+    }
 
 
 def read_snapshots(folder: Path) -> dict[str, bytes]:
@@ -190,10 +237,11 @@ def graded(
         raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, f"the oracle's decider is not installed: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - the decider's own fault: the harness's, shown, never a verdict
         raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, f"the oracle's decider failed: {exc!r}") from exc
-    failed = set(verdict.failed)
+    cleared = uncaught_findings(verdict, parsed, read_channel(channel, bytes.fromhex(str(harness["key"]))), root)
+    failed = set(verdict.failed) | set(cleared)
     tests = {t: TestState.FAIL if t in failed else s for t, s in parsed.tests.items()}
     parsed = dataclasses.replace(parsed, tests=tests, passed_on_retry=parsed.passed_on_retry - failed)
-    return parsed, list(verdict.findings), verdict.detail()
+    return parsed, [*verdict.findings, *cleared.values()], verdict.detail()
 
 
 def keep_snapshots(ws: Any, harness: JestHarness, evidence: Path, *, tag: str = "") -> dict[str, bytes]:

@@ -184,7 +184,8 @@ module.exports = async function mobilebenchRunner(globalConfig, config, environm
         const passed = r.outcome === 'passed';
         status = passed !== r.failing ? 'passed' : 'failed';
       }
-      tests.push({ titles: r.titles, status: status, assertions: r.assertions, problems: r.problems });
+      tests.push({ titles: r.titles, status: status, assertions: r.assertions, problems: r.problems,
+        failing: r.failing });
     }
     const intact = frozen !== null && NAMES.every((n) => !(n in frozen) || g[n] === frozen[n]);
     if (matchers !== null) for (const p of matcherChanges([g, global], matchers, customMatchers)) problems.push(p);
