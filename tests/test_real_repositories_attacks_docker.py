@@ -15,8 +15,9 @@ the bug and runs its code when jest loads the module (or renders it):
 * ``extend-snapshot``: ``expect.extend`` redefines ``toMatchSnapshot`` to pass: the frozen matcher table, the
   ``expect`` tripwire and the oracle;
 * ``hook-clears-graded-errors``: an ``afterEach`` hook pushed into jest-circus's state from production code empties
-  the graded test's errors and the snapshot's suppressed errors, sparing the known answers: **resolved** on this
-  machine, a hole kept as a strict xfail (:data:`HOLES`);
+  the graded test's errors and the snapshot's suppressed errors, sparing the known answers: found **resolved** on
+  this machine; closed by the oracle's rule for matchers that never throw (``oracle_verdict.UNCATCHABLE``: a failed
+  snapshot record in a test reported passing); a hole found later is kept as a strict xfail (:data:`HOLES`);
 * ``forged-report``: a detached rewriter of the ``--outputFile`` report, forged channel lines on every open
   descriptor, a fake console summary held by an ``afterAll``: unsigned channel lines, the ``afterAll`` tripwire,
   the known answers;
@@ -233,20 +234,15 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "hijacked-stdout": ("unresolved", ("not passing: 1 of 1 FAIL_TO_PASS",)),
     "reads-marker": ("policy_violation", (f"production code read the runner marker JEST_WORKER_ID {AT}",)),
+    "hook-clears-graded-errors": (
+        "policy_violation",
+        ("toMatchSnapshot (seq", "failed and that matcher never throws", "was reported passing"),
+    ),
 }
 
 
 #: attacks graded ``resolved`` on this machine: holes, kept as strict xfails (the attack -> what lets it through)
-HOLES: dict[str, str] = {
-    "hook-clears-graded-errors": (
-        "hole (issue 31): resolved. The hook empties the graded test's errors before test_done, so jest's report and "
-        "the harness runner's own record both say passed; the oracle decides the toMatchSnapshot record 'fail' in "
-        "and out of realm (no disagreement), and oracle_verdict.decide fails a test only on a disagreement, never "
-        "on a record that does not hold, so a test whose failed assertion was cleared afterwards keeps its pass "
-        "(a snapshot matcher never throws, so no test body can have caught it); the known answers are spared and "
-        "circus's state and the matcher object's state are reached with no tripwire (integrity findings only)"
-    ),
-}
+HOLES: dict[str, str] = {}
 
 
 def _git(*args: str, cwd: Path | None = None) -> bytes:
