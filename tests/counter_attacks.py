@@ -19,7 +19,43 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCE = "mobilebench__counter-1"
 
-__all__ = ["INSTANCE", "ROOT", "grade", "hooked_patch", "results_of"]
+#: production code that reads --outputFile, starts a detached rewriter of jest's report, holds jest open with an
+#: ``afterAll``, prints a fake summary and forges channel lines on every open descriptor (the counter's trust tests
+#: and the real-repository attacks share it; names are ``mb``-prefixed to stay clear of the module's own)
+FORGE_REPORT_JS = r"""
+const mbFs = require("fs");
+const mbArg = process.argv.find((a) => a.startsWith("--outputFile="));
+if (mbArg && !process.env.MB_FORGED) {
+  process.env.MB_FORGED = "1";
+  const file = mbArg.slice("--outputFile=".length);
+  const loop = `
+    const fs = require('fs'); const file = process.argv[1]; const end = Date.now() + 120000;
+    const tick = () => {
+      try {
+        const r = JSON.parse(fs.readFileSync(file, 'utf8'));
+        if (r.numFailedTests > 0) {
+          r.numFailedTests = 0; r.success = true;
+          for (const s of r.testResults) { s.status = 'passed'; for (const t of s.assertionResults) {
+              t.status = 'passed'; t.failureMessages = []; } }
+          fs.writeFileSync(file, JSON.stringify(r));
+        }
+      } catch (e) {}
+      if (Date.now() < end) setTimeout(tick, 5);
+    };
+    tick();`;
+  require("child_process").spawn(process.execPath, ["-e", loop, file], { detached: true, stdio: "ignore" }).unref();
+  const fake = "0".repeat(64) + ' {"seq":0,"type":"final","numPassedTests":40,"numFailedTests":0}\n';
+  for (let fd = 3; fd < 12; fd++) { try { mbFs.writeSync(fd, fake); } catch (e) {} }
+}
+if (typeof afterAll === "function") {
+  afterAll(() => new Promise((done) => setTimeout(() => {
+    process.stdout.write("Tests:       40 passed, 40 total\n");
+    done();
+  }, 1500)));
+}
+"""
+
+__all__ = ["FORGE_REPORT_JS", "INSTANCE", "ROOT", "grade", "hooked_patch", "results_of"]
 
 
 def hooked_patch(module: str, text: str) -> str:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from counter_attacks import FORGE_REPORT_JS
 from test_real_repositories_docker import MIRRORS, VALIDATED, _manifest, _run
 
 from pytest_mobilebench.states import INFRA_REASONS, UNAVAILABLE_REASONS
@@ -134,40 +135,6 @@ const mbSnapshots = mbMatchers && mbMatchers.state && mbMatchers.state.snapshotS
 if (mbSnapshots) mbSnapshots._updateSnapshot = "all";
 """
 
-#: reads --outputFile, starts a detached rewriter, holds jest open, prints a fake summary, forges channel lines
-FORGED_REPORT = r"""
-const mbFs = require("fs");
-const mbArg = process.argv.find((a) => a.startsWith("--outputFile="));
-if (mbArg && !process.env.MB_FORGED) {
-  process.env.MB_FORGED = "1";
-  const file = mbArg.slice("--outputFile=".length);
-  const loop = `
-    const fs = require('fs'); const file = process.argv[1]; const end = Date.now() + 120000;
-    const tick = () => {
-      try {
-        const r = JSON.parse(fs.readFileSync(file, 'utf8'));
-        if (r.numFailedTests > 0) {
-          r.numFailedTests = 0; r.success = true;
-          for (const s of r.testResults) { s.status = 'passed'; for (const t of s.assertionResults) {
-              t.status = 'passed'; t.failureMessages = []; } }
-          fs.writeFileSync(file, JSON.stringify(r));
-        }
-      } catch (e) {}
-      if (Date.now() < end) setTimeout(tick, 5);
-    };
-    tick();`;
-  require("child_process").spawn(process.execPath, ["-e", loop, file], { detached: true, stdio: "ignore" }).unref();
-  const fake = "0".repeat(64) + ' {"seq":0,"type":"final","numPassedTests":40,"numFailedTests":0}\n';
-  for (let fd = 3; fd < 12; fd++) { try { mbFs.writeSync(fd, fake); } catch (e) {} }
-}
-if (typeof afterAll === "function") {
-  afterAll(() => new Promise((done) => setTimeout(() => {
-    process.stdout.write("Tests:       40 passed, 40 total\n");
-    done();
-  }, 1500)));
-}
-"""
-
 #: at the first render: forged channel lines and a fake summary, then the process leaves with status 0
 EXIT_AFTER_FORGING = r"""
 const mbExit = () => {
@@ -194,7 +161,7 @@ MODELS: dict[str, list[tuple[str, str]]] = {
     "extend-snapshot": [(IMPORTS, IMPORTS + EXTEND_SNAPSHOT)],
     "hook-clears-graded-errors": [(IMPORTS, IMPORTS + HOOK_CLEARS_GRADED_ERRORS)],
     "snapshot-update": [(IMPORTS, IMPORTS + SNAPSHOT_UPDATE)],
-    "forged-report": [(IMPORTS, IMPORTS + FORGED_REPORT)],
+    "forged-report": [(IMPORTS, IMPORTS + FORGE_REPORT_JS)],
     "exit-after-forging": [(IMPORTS, IMPORTS + EXIT_AFTER_FORGING), (BODY, "  mbExit();\n" + BODY)],
     "hijacked-stdout": [(IMPORTS, IMPORTS + HIJACKED_STDOUT)],
     "reads-marker": [

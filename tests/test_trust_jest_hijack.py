@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from counter_attacks import grade, hooked_patch
+from counter_attacks import FORGE_REPORT_JS, grade, hooked_patch
 
 docker = pytest.importorskip("docker", reason="the docker SDK is not installed")
 
@@ -47,46 +47,11 @@ queueMicrotask(() => {
 });
 """
 
-#: reads --outputFile, starts a detached rewriter, holds jest open, prints a fake summary, forges channel lines
-FORGE = """\
-const fs = require('fs');
-const arg = process.argv.find((a) => a.startsWith('--outputFile='));
-if (arg && !process.env.MB_FORGED) {
-  process.env.MB_FORGED = '1';
-  const file = arg.slice('--outputFile='.length);
-  const loop = `
-    const fs = require('fs'); const file = process.argv[1]; const end = Date.now() + 60000;
-    const tick = () => {
-      try {
-        const r = JSON.parse(fs.readFileSync(file, 'utf8'));
-        if (r.numFailedTests > 0) {
-          r.numFailedTests = 0; r.success = true;
-          for (const s of r.testResults) { s.status = 'passed'; for (const t of s.assertionResults) {
-              t.status = 'passed'; t.failureMessages = []; } }
-          fs.writeFileSync(file, JSON.stringify(r));
-        }
-      } catch (e) {}
-      if (Date.now() < end) setTimeout(tick, 5);
-    };
-    tick();`;
-  require('child_process').spawn(process.execPath, ['-e', loop, file], { detached: true, stdio: 'ignore' }).unref();
-  const fake = '0'.repeat(64) + ' {"seq":0,"type":"final","numPassedTests":40,"numFailedTests":0}\\n';
-  for (let fd = 3; fd < 12; fd++) { try { fs.writeSync(fd, fake); } catch (e) {} }
-}
-if (typeof afterAll === 'function') {
-  afterAll(() => new Promise((done) => setTimeout(() => {
-    process.stdout.write('Tests:       40 passed, 40 total\\n');
-    done();
-  }, 1500)));
-}
-"""
-
-
 ATTACKS: dict[str, str] = {
     "replace-globals": hooked_patch("globals", GLOBALS),
     "empty-bodies": hooked_patch("state", STATE % "false"),
     "empty-graded-bodies": hooked_patch("state", STATE % "true"),
-    "forged-report": hooked_patch("forge", FORGE),
+    "forged-report": hooked_patch("forge", FORGE_REPORT_JS),
 }
 
 
