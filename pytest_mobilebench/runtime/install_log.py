@@ -53,6 +53,7 @@ from urllib.parse import urlsplit
 
 __all__ = [
     "MAX_LINES",
+    "OUT_OF_DATE_MARKERS",
     "REFRESH_PREFIX",
     "REGISTRY_PROBE",
     "UNAVAILABLE",
@@ -105,10 +106,17 @@ _HOST_ERROR: Final[re.Pattern[str]] = re.compile(
     # node-pre-gyp's prebuilt binary, fetched with no answer at all (a number there is the host's own answer)
     r"|Tried to download\((?!\d)[^)]*\): (?P<url3>https?://\S+)"
 )
-_OUT_OF_DATE: Final[re.Pattern[str]] = re.compile(
-    r"Your lockfile needs to be updated|can only install packages when your package\.json and|Invalid: lock file|"
-    r"from lock file|YN0028|ERR_PNPM_OUTDATED_LOCKFILE"
+#: what a frozen install prints when the lockfile does not match package.json (fixed strings, each manager's own):
+#: the React-Native install script greps for them to run again unfrozen, :func:`classify` names them
+OUT_OF_DATE_MARKERS: Final[tuple[str, ...]] = (
+    "Your lockfile needs to be updated, but yarn was run with",  # yarn classic
+    "can only install packages when your package.json and package-lock.json",  # npm ci (6 and later)
+    "Invalid: lock file",  # npm ci 7+: "Invalid: lock file's x@1 does not satisfy x@^2"
+    "from lock file",  # npm ci 7+: "Missing: x@^2 from lock file"
+    "YN0028",  # berry: the lockfile would have been modified by this install
+    "ERR_PNPM_OUTDATED_LOCKFILE",
 )
+_OUT_OF_DATE: Final[re.Pattern[str]] = re.compile("|".join(re.escape(m) for m in OUT_OF_DATE_MARKERS))
 _IP: Final[re.Pattern[str]] = re.compile(r"^[0-9.]+$|^\[?[0-9a-f]*:[0-9a-f:]+\]?$")
 _TRANSIENT: Final[re.Pattern[str]] = re.compile(
     r"\b(5\d\d) (Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out)"

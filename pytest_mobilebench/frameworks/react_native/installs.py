@@ -5,8 +5,8 @@ The install is frozen to the lockfile when there is one (``npm ci``, ``yarn inst
 ``package.json`` (RocketChat/Rocket.Chat.ReactNative in 2017-2018: ``npm ERR! Invalid: lock file's strip-ansi@3.0.1
 does not satisfy strip-ansi@^4.0.0``; yarn's ``Your lockfile needs to be updated, but yarn was run with
 --frozen-lockfile``): the project's own CI installed them unfrozen (``npm install``). A frozen install that fails
-for that reason alone, as its own output says (:data:`OUT_OF_DATE_MARKERS`), is run once more unfrozen; the
-lockfile is put back as it was afterwards, so the checkout stays the commit's tree. The second attempt prints
+for that reason alone, as its own output says (``install_log.OUT_OF_DATE_MARKERS``), is run once more unfrozen;
+the lockfile is put back as it was afterwards, so the checkout stays the commit's tree. The second attempt prints
 :data:`REFRESHED_NOTE` first, so the install log says which install the environment holds. Any other failure ends
 the install as before and is classified from its log (:mod:`pytest_mobilebench.runtime.install_log`).
 """
@@ -17,19 +17,10 @@ import shlex
 from pathlib import Path
 from typing import Final
 
-from pytest_mobilebench.runtime.install_log import REFRESH_PREFIX
+from pytest_mobilebench.runtime.install_log import OUT_OF_DATE_MARKERS, REFRESH_PREFIX
 
-__all__ = ["OUT_OF_DATE_MARKERS", "REFRESHED_NOTE", "install_command"]
+__all__ = ["REFRESHED_NOTE", "install_command"]
 
-#: what a frozen install prints when the lockfile does not match package.json (fixed strings, each manager's own)
-OUT_OF_DATE_MARKERS: Final[tuple[str, ...]] = (
-    "Your lockfile needs to be updated, but yarn was run with",  # yarn classic
-    "can only install packages when your package.json and package-lock.json",  # npm ci (6 and later)
-    "Invalid: lock file",  # npm ci 7+: "Invalid: lock file's x@1 does not satisfy x@^2"
-    "from lock file",  # npm ci 7+: "Missing: x@^2 from lock file"
-    "YN0028",  # berry: the lockfile would have been modified by this install
-    "ERR_PNPM_OUTDATED_LOCKFILE",
-)
 #: the first line of the unfrozen second attempt (``lockfile_out_of_date`` in :mod:`.install_log`'s terms)
 REFRESHED_NOTE: Final[str] = (
     REFRESH_PREFIX + " {lock} does not match package.json; installing again unfrozen, "
