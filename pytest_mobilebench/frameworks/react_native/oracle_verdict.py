@@ -39,6 +39,7 @@ __all__ = [
     "UNCATCHABLE",
     "assertion_records",
     "decide",
+    "decide_report",
     "decider",
     "failing_tests",
     "graded",
@@ -156,6 +157,17 @@ def decide(
         decide_test: the decider (default :func:`decider`'s).
     """
     report = read_channel(channel, bytes.fromhex(str(harness["key"])))
+    return decide_report(report, snapshots, root=root, decide_test=decide_test)
+
+
+def decide_report(
+    report: ChannelReport,
+    snapshots: SnapshotSource,
+    *,
+    root: str = "/testbed",
+    decide_test: Callable[..., Any] | None = None,
+) -> OracleVerdict:
+    """:func:`decide` on a channel already read and verified (``report``)."""
     grouped = assertion_records(report, root)
     decide_one = (decide_test or decider()) if grouped else None
     findings: list[str] = []
@@ -229,15 +241,16 @@ def graded(
     """
     if not harness.get("oracle"):
         return parsed, [], ""
-    if not read_channel(channel, bytes.fromhex(str(harness["key"]))).of_type("assertion"):
+    report = read_channel(channel, bytes.fromhex(str(harness["key"])))
+    if not report.of_type("assertion"):
         return parsed, [], ""  # nothing recorded (an empty channel, a file that never loaded): nothing to decide
     try:
-        verdict = decide(harness, channel, snapshot_source(read_snapshots(folder)), root=root, decide_test=None)
+        verdict = decide_report(report, snapshot_source(read_snapshots(folder)), root=root)
     except ImportError as exc:
         raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, f"the oracle's decider is not installed: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - the decider's own fault: the harness's, shown, never a verdict
         raise InfraError(InfraKind.RUNNER_HARNESS_FAILED, f"the oracle's decider failed: {exc!r}") from exc
-    cleared = uncaught_findings(verdict, parsed, read_channel(channel, bytes.fromhex(str(harness["key"]))), root)
+    cleared = uncaught_findings(verdict, parsed, report, root)
     failed = set(verdict.failed) | set(cleared)
     tests = {t: TestState.FAIL if t in failed else s for t, s in parsed.tests.items()}
     parsed = dataclasses.replace(parsed, tests=tests, passed_on_retry=parsed.passed_on_retry - failed)
