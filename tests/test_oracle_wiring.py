@@ -79,16 +79,7 @@ def test_a_forged_pass_is_a_finding_and_its_test_cannot_pass(tmp_path: Path) -> 
     assert verdict.unrecorded == {ids[3]: ("toBeEven",)}
     assert "toBeEven" in verdict.detail()
 
-    def fake() -> Any:
-        return decide_to_be
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(oracle_verdict, "decider", fake)
-    mp.setattr(oracle_verdict, "snapshot_source", dict)
-    try:
-        graded, found, note = oracle_verdict.graded(HARNESS, channel, parsed, tmp_path)
-    finally:
-        mp.undo()
+    graded, found, note = _graded(tmp_path, channel, parsed)
     assert graded.tests[ids[0]] == TestState.FAIL and graded.tests[ids[1]] == TestState.PASS
     assert graded.tests[ids[2]] == TestState.PASS and found == list(verdict.findings) and "toBeEven" in note
 
@@ -147,14 +138,8 @@ def test_a_decider_that_fails_is_the_harness_failure_never_a_verdict(tmp_path: P
     def broken(records: list[dict[str, Any]], snapshots: Any) -> Decision:
         raise ValueError("a value the decider cannot read")
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(oracle_verdict, "decider", lambda: broken)
-    mp.setattr(oracle_verdict, "snapshot_source", dict)
-    try:
-        with pytest.raises(InfraError, match="decider failed"):
-            oracle_verdict.graded(HARNESS, channel, parsed, tmp_path)
-    finally:
-        mp.undo()
+    with pytest.raises(InfraError, match="decider failed"):
+        _graded(tmp_path, channel, parsed, broken)
 
 
 def test_off_writes_the_runner_without_the_recorder_and_keeps_no_snapshots(tmp_path: Path) -> None:
@@ -184,9 +169,12 @@ def test_off_writes_the_runner_without_the_recorder_and_keeps_no_snapshots(tmp_p
     assert not (tmp_path / "escape.snap").exists()
 
 
-def _graded(tmp_path: Path, channel: bytes, parsed: ParseResult) -> tuple[ParseResult, list[str], str]:
+def _graded(
+    tmp_path: Path, channel: bytes, parsed: ParseResult, decide: Any = decide_to_be
+) -> tuple[ParseResult, list[str], str]:
+    """:func:`oracle_verdict.graded` with ``decide`` as the decider and the snapshots as a plain mapping."""
     mp = pytest.MonkeyPatch()
-    mp.setattr(oracle_verdict, "decider", lambda: decide_to_be)
+    mp.setattr(oracle_verdict, "decider", lambda: decide)
     mp.setattr(oracle_verdict, "snapshot_source", dict)
     try:
         return oracle_verdict.graded(HARNESS, channel, parsed, tmp_path)
