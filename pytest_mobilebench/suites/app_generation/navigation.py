@@ -190,6 +190,20 @@ _AFFORDANCE_JS: Final = """(el) => {
 """
 
 
+def _no_affordance() -> dict[str, Any]:
+    """An affordance record when none was found: every field of a found one, empty (a fresh dict each call)."""
+    return {
+        "found": False,
+        "hint": None,
+        "strategy": None,
+        "visible": False,
+        "bbox": None,
+        "in_viewport": False,
+        "hit_ok": False,
+        "hit": None,
+    }
+
+
 def path_of(url: str) -> str:
     """The route of a URL: its path without trailing slash (``/`` for the root), or the ``#/...`` fragment path
     for hash routers."""
@@ -303,19 +317,7 @@ def _locate(page: Any, hints: Sequence[ActionHint]) -> tuple[dict[str, Any], Any
                 first = (info, h)
     if first is not None:
         return first
-    return (
-        {
-            "found": False,
-            "hint": None,
-            "strategy": None,
-            "visible": False,
-            "bbox": None,
-            "in_viewport": False,
-            "hit_ok": False,
-            "hit": None,
-        },
-        None,
-    )
+    return _no_affordance(), None
 
 
 @final
@@ -447,16 +449,7 @@ def _new_evidence(spec: NavSpec, source_route: str) -> dict[str, Any]:
         "visible_text_len": 0,
         "interactive_count": 0,
         "clicked": False,
-        "affordance": {
-            "found": False,
-            "hint": None,
-            "strategy": None,
-            "visible": False,
-            "bbox": None,
-            "in_viewport": False,
-            "hit_ok": False,
-            "hit": None,
-        },
+        "affordance": _no_affordance(),
         "failure_class": None,
         "screenshots": [],
         "seconds": 0.0,
