@@ -34,7 +34,7 @@ import pytest
 
 from pytest_mobilebench.items import InstanceItem, item_name
 from pytest_mobilebench.state import STATE
-from pytest_mobilebench.suites.base import ItemResult
+from pytest_mobilebench.suites.base import ItemResult, RegradeUnsupported
 from pytest_mobilebench.records import LoadedRecord
 
 __all__ = ["RegradeHooks", "RegradeItem", "evidence_results", "regrade_exitstatus", "regrade_one"]
@@ -111,7 +111,7 @@ def regrade_one(suite: Any, record: LoadedRecord, entry: Entry) -> tuple[dict[st
         }, f"{live.get('evidence_dir')}: evidence of cached item {live['instance_id']!r} is gone; kept as it was"
     try:
         return ItemResult.from_suite(suite, suite.regrade(record, folder)).to_dict(), None
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, RegradeUnsupported) as exc:
         return {**live, "regraded": False}, f"{folder}: cannot re-grade: {type(exc).__name__}: {exc}; kept as it was"
 
 

@@ -99,3 +99,16 @@ def test_a_suite_base_subclass_runs(pytester: pytest.Pytester) -> None:
     summary = json.loads((pytester.path / "reports" / "latest" / "summary.json").read_text())
     head = summary["suite_tables"]["echo"]["headline"]
     assert (head["label"], head["numerator"], head["denominator"]) == ("pass rate", 2, 3)
+
+
+def test_a_suite_that_cannot_regrade_keeps_the_live_result_in_a_regrade_run(tmp_path: Path) -> None:
+    """The default ``regrade`` raises :class:`RegradeUnsupported`; ``--mb-regrade`` keeps the item's live result and
+    says why (it had escaped ``regrade_one``, which caught only unreadable evidence)."""
+    from pytest_mobilebench.regrade_run import regrade_one
+    from pytest_mobilebench.suites.base import RegradeUnsupported
+
+    live = {"instance_id": "echo-1", "reason": "same", "passed": True, "evidence_dir": str(tmp_path)}
+    result, problem = regrade_one(Minimal(), None, (tmp_path, live))  # type: ignore[arg-type]
+    assert result == {**live, "regraded": False}
+    assert problem is not None and "cannot re-grade: RegradeUnsupported" in problem and "kept as it was" in problem
+    assert issubclass(RegradeUnsupported, NotImplementedError)

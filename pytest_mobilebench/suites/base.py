@@ -31,6 +31,7 @@ __all__ = [
     "LoadedRecord",
     "ManifestError",
     "Option",
+    "RegradeUnsupported",
     "INFRA_REASON",
     "ItemResult",
     "LiveCandidate",
@@ -217,12 +218,17 @@ class Suite(Protocol):
         """Grade again from an evidence folder, through the same grading function as the live run."""
 
 
+class RegradeUnsupported(NotImplementedError):
+    """The suite keeps no evidence it can grade again (:meth:`SuiteBase.regrade`'s default): a ``--mb-regrade`` run
+    keeps the item's live result and says so (:func:`pytest_mobilebench.regrade_run.regrade_one`)."""
+
+
 class SuiteBase:
     """A :class:`Suite` with no-op defaults, so a suite writes only what varies: its ``name``, ``reasons``,
     ``load`` and ``evaluate`` (and whatever else it has to say). The defaults: no options, markers, columns,
     fixtures or fixture module; reads no dataset; a generic ``summarize`` (items passed over eligible, with a
     Wilson 95% interval: :data:`GENERIC_HEADLINE`); no cache material beyond the record and prediction; nothing
-    to clean up; no live mode; no re-grade from evidence (``regrade`` raises ``NotImplementedError``, which a
+    to clean up; no live mode; no re-grade from evidence (``regrade`` raises :class:`RegradeUnsupported`, which a
     ``--mb-regrade`` run reports for the item). A subclass is checked at registration like any suite.
     """
 
@@ -279,9 +285,9 @@ class SuiteBase:
         """No re-grade from evidence.
 
         Raises:
-            NotImplementedError: always (a suite that can re-grade overrides this).
+            RegradeUnsupported: always (a suite that can re-grade overrides this).
         """
-        raise NotImplementedError(f"suite {self.name!r} cannot re-grade from an evidence folder")
+        raise RegradeUnsupported(f"suite {self.name!r} cannot re-grade from an evidence folder")
 
 
 #: members every suite must have: (name, is_method)
