@@ -9,8 +9,9 @@ must resolve, an empty patch is ``empty_patch`` and a comment-only patch (the bu
 infrastructure, never a timeout, never a policy violation. A third, ``matchers``, asserts with a matcher of the
 repository's own and a snapshot (issue 31): with the oracle on, the reference resolves, the snapshot assertion is
 decided out of realm against the ``.snap`` file the harness read itself (kept in the evidence), and the
-repository's matcher keeps its in-realm outcome. Marked ``docker`` and ``e2e`` (a whole pytest run in
-a subprocess; the image builds reach the npm registry).
+repository's matcher keeps its in-realm outcome; a candidate whose production code pushes an ``afterEach``
+hook onto jest-circus's state to clear the graded tests' errors is ``policy_violation``. Marked ``docker`` and
+``e2e`` (a whole pytest run in a subprocess; the image builds reach the npm registry).
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def test_gold_resolves_and_the_rest_grade_as_the_candidates_own_on_each_setup(tm
     for path in reports.glob("*/*/*/result.json"):
         result = json.loads(path.read_text())
         results[(result["instance_id"], result["model_name_or_path"])] = (result, path.parent)
-    expected = {(setups.instance_id(s), m) for s, (_, patches) in built.items() for m in patches}
+    # every model gets an item per instance (a model without a prediction there: missing_prediction)
+    models = {m for _, patches in built.values() for m in patches}
+    expected = {(setups.instance_id(s), m) for s in built for m in models}
     assert set(results) == expected, proc.stdout[-3000:]
     for shape in built:
         reference, evidence = results[(setups.instance_id(shape), "reference")]
@@ -94,6 +97,10 @@ def test_gold_resolves_and_the_rest_grade_as_the_candidates_own_on_each_setup(tm
         noop = results[(setups.instance_id(shape), "noop")][0]
         assert noop["reason"] == "unresolved", (shape, noop["reason"], noop.get("detail"))
     _oracle_evidence(results[(setups.instance_id("matchers"), "reference")][1])
+    # the circus-hook attack (found resolved on nmf-app #418): the failed snapshot it cleared cannot pass
+    hooked, evidence = results[(setups.instance_id("matchers"), "hook-clear")]
+    assert hooked["reason"] == "policy_violation" and not hooked["retryable"], (hooked["reason"], evidence)
+    assert "that matcher never throws" in hooked["detail"], hooked["detail"]
 
 
 def _oracle_evidence(evidence: Path) -> None:
